@@ -1,0 +1,196 @@
+//! Running scenario files: one at a time into a [`FileResult`], many in
+//! parallel with results kept in input order.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
+use crate::diagnostic::{Problem, Source};
+use crate::engine::{self, LimitReached, Outcome, Recorder};
+use crate::expect::{self, Verdict};
+use crate::model::Scenario;
+use crate::scenario::{self, Invalid};
+
+/// What to run and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub seed: Option<u64>,
+    pub filter: Option<String>,
+    pub tag: Option<String>,
+    pub fail_fast: bool,
+    /// Keep every transition (JSON output needs them).
+    pub full_transcript: bool,
+}
+
+pub enum FileResult {
+    /// The file could not be read or is not a valid scenario.
+    Invalid(Box<Invalid>),
+    /// The run stopped at a limit.
+    Stopped {
+        source: Source,
+        scenario: Box<Scenario>,
+        limit: LimitReached,
+    },
+    Ran(Box<Ran>),
+    /// Left out by --filter or --tag.
+    Filtered,
+    /// Not run because an earlier file failed under --fail-fast.
+    Skipped,
+}
+
+pub struct Ran {
+    pub source: Source,
+    pub scenario: Scenario,
+    pub outcome: Outcome,
+    pub verdicts: Vec<Verdict>,
+    /// Diagnostics of the failed expectations, in file order.
+    pub failures: Vec<Problem>,
+}
+
+impl FileResult {
+    pub fn passed(&self) -> bool {
+        matches!(self, FileResult::Ran(r) if r.failures.is_empty())
+    }
+
+    pub fn counts(&self) -> bool {
+        !matches!(self, FileResult::Filtered | FileResult::Skipped)
+    }
+
+    /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
+    pub fn is_error(&self) -> bool {
+        matches!(self, FileResult::Invalid(_) | FileResult::Stopped { .. })
+    }
+}
+
+/// Reads, validates, runs and judges one file.
+pub fn run_file(path: &str, opts: &Options) -> FileResult {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            let source = Source::new(path, "");
+            let p = Problem::new(&source, None, format!("cannot read {path}: {e}"), "");
+            return FileResult::Invalid(Box::new(Invalid {
+                source,
+                problems: vec![p],
+            }));
+        }
+    };
+    let (mut s, source) = match scenario::load_bytes(path, &bytes) {
+        Ok(ok) => ok,
+        Err(invalid) => return FileResult::Invalid(invalid),
+    };
+    if let Some(seed) = opts.seed {
+        s.seed = seed;
+    }
+    if !selected(&s, path, opts) {
+        return FileResult::Filtered;
+    }
+    run_scenario(source, s, opts.full_transcript)
+}
+
+fn selected(s: &Scenario, path: &str, opts: &Options) -> bool {
+    let by_text = opts.filter.as_ref().is_none_or(|f| {
+        let f = f.to_lowercase();
+        s.name.to_lowercase().contains(&f) || path.to_lowercase().contains(&f)
+    });
+    let by_tag = opts
+        .tag
+        .as_ref()
+        .is_none_or(|t| s.tags.iter().any(|x| x == t));
+    by_text && by_tag
+}
+
+/// Runs a validated scenario and judges it; failures are explained from a
+/// rerun that keeps the transitions the explanations need.
+pub fn run_scenario(source: Source, s: Scenario, full_transcript: bool) -> FileResult {
+    let recorder = if full_transcript {
+        Recorder::All
+    } else {
+        expect::recorder_for(&s)
+    };
+    let outcome = match engine::run(&s, recorder) {
+        Ok(o) => o,
+        Err(limit) => {
+            return FileResult::Stopped {
+                source,
+                scenario: Box::new(s),
+                limit,
+            };
+        }
+    };
+    let verdicts = expect::judge(&s, &outcome);
+    let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
+    let mut failures = Vec::new();
+    if !failed.is_empty() {
+        let wanted = expect::recorder_for_failures(&s, &failed);
+        let rerun;
+        let explained = if outcome.recorder == Recorder::All || outcome.recorder == wanted {
+            &outcome
+        } else {
+            // Same file, same seed: the rerun is the same run, now recorded.
+            rerun = engine::run(&s, wanted).unwrap_or_else(|_| outcome.clone());
+            &rerun
+        };
+        failures = failed
+            .iter()
+            .map(|v| expect::failure(&source, &s, explained, v))
+            .collect();
+    }
+    FileResult::Ran(Box::new(Ran {
+        source,
+        scenario: s,
+        outcome,
+        verdicts,
+        failures,
+    }))
+}
+
+/// Runs files on `jobs` threads; results come back in input order. Under
+/// fail-fast, files after the first failure (in input order) are skipped.
+pub fn run_all(paths: &[String], opts: &Options, jobs: usize) -> Vec<FileResult> {
+    let first_failure = AtomicUsize::new(usize::MAX);
+    let work = |(i, path): (usize, &String)| {
+        if opts.fail_fast && i > first_failure.load(Ordering::SeqCst) {
+            return FileResult::Skipped;
+        }
+        let r = run_file(path, opts);
+        if opts.fail_fast && r.counts() && !r.passed() {
+            first_failure.fetch_min(i, Ordering::SeqCst);
+        }
+        r
+    };
+    let mut results: Vec<FileResult> = match rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(|| paths.par_iter().enumerate().map(work).collect()),
+        Err(_) => paths.iter().enumerate().map(work).collect(),
+    };
+    if opts.fail_fast {
+        let cut = first_failure.load(Ordering::SeqCst);
+        for r in results.iter_mut().skip(cut.saturating_add(1)) {
+            *r = FileResult::Skipped;
+        }
+    }
+    results
+}
+
+/// The diagnostic for a run stopped at a limit.
+pub fn limit_problem(source: &Source, s: &Scenario, limit: &LimitReached) -> Problem {
+    let span = limits_span(&source.text);
+    Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
+        "by modeled time {} the run had made {} deliveries and {} were still pending, so it would not drain. \
+         A permanent failure with a large max_receives, or a very large generator, does this. \
+         Lower max_receives, route permanent failures to quarantine (permanent = \"quarantine\"), \
+         or raise the limit in [limits] (max_events = {}, max_time = \"{}\").",
+        crate::duration::format(limit.at),
+        limit.deliveries,
+        limit.pending,
+        s.limits.max_events,
+        crate::duration::format(s.limits.max_time),
+    ))
+}
+
+fn limits_span(text: &str) -> Option<std::ops::Range<usize>> {
+    text.find("[limits]").map(|i| i..i + "[limits]".len())
+}

@@ -1,0 +1,422 @@
+//! The command line: arguments, the batch run and its output, `check` and
+//! `show`. Exit codes: 0 all passed, 1 an expectation failed, 2 invalid
+//! input, a run stopped at a limit, or a usage error.
+
+pub mod batch;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::json;
+
+use crate::diagnostic::render;
+use crate::engine::{self, Recorder};
+use crate::report::{json as rjson, text};
+use batch::{FileResult, Options};
+
+pub const EXIT_PASSED: u8 = 0;
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_INVALID: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "scenario-run",
+    version,
+    about = "Simulate retries, quarantine, redrive, retention and deduplication; check expected outcomes",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+    /// When to colour the output; NO_COLOR turns colour off under auto.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    color: ColorChoice,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Scenario files, or quoted glob patterns such as "scenarios/*.toml".
+    #[arg(required = true, value_name = "FILES")]
+    files: Vec<String>,
+    /// Number of scenarios run at once (default: the number of CPUs).
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Run only scenarios whose name or path contains TEXT (case-insensitive).
+    #[arg(long, value_name = "TEXT")]
+    filter: Option<String>,
+    /// Run only scenarios that carry this tag.
+    #[arg(long, value_name = "TAG")]
+    tag: Option<String>,
+    /// Stop at the first scenario that fails (in input order).
+    #[arg(long)]
+    fail_fast: bool,
+    /// Override every scenario's seed.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Print only failures and the closing line.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate scenario files without running them.
+    Check {
+        #[arg(required = true, value_name = "FILES")]
+        files: Vec<String>,
+    },
+    /// Print a scenario's transcript and its snapshot (at the end, or as of --at).
+    Show {
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// Modeled time of the snapshot, e.g. "40s".
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        at: Option<u64>,
+        /// Override the scenario's seed.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+fn parse_duration(s: &str) -> Result<u64, String> {
+    crate::duration::parse(s).map_err(|e| e.to_string())
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                EXIT_INVALID
+            } else {
+                EXIT_PASSED
+            });
+        }
+    };
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    let code = match cli.command {
+        Some(Command::Check { files }) => check(&files, color),
+        Some(Command::Show { file, at, seed }) => show(&file, at, seed, color),
+        None => run(&cli.run, color),
+    };
+    ExitCode::from(code)
+}
+
+/// Expands quoted globs; literal paths are kept as given (a missing one is
+/// reported when it is read).
+pub fn expand(patterns: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for p in patterns {
+        if p.contains(['*', '?', '[']) {
+            let paths = glob::glob(p).map_err(|e| format!("invalid glob pattern {p:?}: {e}"))?;
+            let mut matched: Vec<String> = paths
+                .filter_map(Result::ok)
+                .map(|path| path.to_string_lossy().into_owned())
+                .collect();
+            if matched.is_empty() {
+                return Err(format!("no file matches {p:?}"));
+            }
+            matched.sort();
+            out.extend(matched);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn paint(text: &str, code: &str, color: bool) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+fn run(args: &RunArgs, color: bool) -> u8 {
+    let files = match expand(&args.files) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let opts = Options {
+        seed: args.seed,
+        filter: args.filter.clone(),
+        tag: args.tag.clone(),
+        fail_fast: args.fail_fast,
+        full_transcript: args.format == Format::Json,
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let results = batch::run_all(&files, &opts, jobs);
+    let passed = results.iter().filter(|r| r.counts() && r.passed()).count();
+    let failed = results.iter().filter(|r| r.counts() && !r.passed()).count();
+    let code = if results.iter().any(|r| r.is_error()) {
+        EXIT_INVALID
+    } else if failed > 0 {
+        EXIT_FAILED
+    } else {
+        EXIT_PASSED
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = match args.format {
+        Format::Json => writeln!(out, "{}", batch_json(&files, &results, passed, failed)),
+        Format::Human => write!(
+            out,
+            "{}",
+            batch_human(&files, &results, passed, failed, args.quiet, color)
+        ),
+    };
+    code
+}
+
+/// The human-readable batch output: a status line per scenario, the
+/// diagnostics of failures, and the closing `N passed, N failed`.
+pub fn batch_human(
+    files: &[String],
+    results: &[FileResult],
+    passed: usize,
+    failed: usize,
+    quiet: bool,
+    color: bool,
+) -> String {
+    let mut out = String::new();
+    let mut skipped = 0;
+    for (path, r) in files.iter().zip(results) {
+        match r {
+            FileResult::Ran(ran) => {
+                let total = ran.verdicts.len();
+                if ran.failures.is_empty() {
+                    if !quiet {
+                        let what = if total == 0 {
+                            "no expectations".to_string()
+                        } else {
+                            format!("{total} expectations")
+                        };
+                        out.push_str(&format!(
+                            "{}  {path}  {} ({what})\n",
+                            paint("PASS", "32", color),
+                            ran.scenario.name
+                        ));
+                    }
+                } else {
+                    out.push_str(&format!(
+                        "{}  {path}  {} ({} of {total} expectations failed)\n",
+                        paint("FAIL", "31", color),
+                        ran.scenario.name,
+                        ran.failures.len()
+                    ));
+                    for p in &ran.failures {
+                        out.push_str(&render(p, color));
+                        out.push('\n');
+                    }
+                }
+            }
+            FileResult::Invalid(inv) => {
+                let n = inv.problems.len();
+                out.push_str(&format!(
+                    "{}  {path}  invalid scenario ({n} problem{})\n",
+                    paint("FAIL", "31", color),
+                    if n == 1 { "" } else { "s" }
+                ));
+                for p in &inv.problems {
+                    out.push_str(&render(p, color));
+                    out.push('\n');
+                }
+            }
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => {
+                out.push_str(&format!(
+                    "{}  {path}  {} (stopped at a limit)\n",
+                    paint("FAIL", "31", color),
+                    scenario.name
+                ));
+                out.push_str(&render(
+                    &batch::limit_problem(source, scenario, limit),
+                    color,
+                ));
+                out.push('\n');
+            }
+            FileResult::Skipped => skipped += 1,
+            FileResult::Filtered => {}
+        }
+    }
+    if skipped > 0 {
+        out.push_str(&format!(
+            "{skipped} skipped after the first failure (--fail-fast)\n"
+        ));
+    }
+    out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    out
+}
+
+/// The JSON batch document.
+pub fn batch_json(
+    files: &[String],
+    results: &[FileResult],
+    passed: usize,
+    failed: usize,
+) -> String {
+    let scenarios: Vec<serde_json::Value> = files
+        .iter()
+        .zip(results)
+        .filter(|(_, r)| r.counts())
+        .map(|(path, r)| match r {
+            FileResult::Ran(ran) => {
+                let s = &ran.scenario;
+                json!({
+                    "file": path,
+                    "name": s.name,
+                    "seed": s.seed,
+                    "status": if ran.failures.is_empty() { "passed" } else { "failed" },
+                    "expectations": rjson::expectations(s, &ran.verdicts),
+                    "totals": rjson::totals(&ran.outcome),
+                    "drains": ran.outcome.drains,
+                    "messages": rjson::snapshot(s, &ran.outcome),
+                    "transitions": rjson::transitions(s, &ran.outcome),
+                    "ledger": rjson::ledger(s, &ran.outcome),
+                    "problems": ran.failures.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+                })
+            }
+            FileResult::Invalid(inv) => json!({
+                "file": path,
+                "status": "invalid",
+                "problems": inv.problems.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+            }),
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => json!({
+                "file": path,
+                "name": scenario.name,
+                "seed": scenario.seed,
+                "status": "stopped",
+                "problems": [render(&batch::limit_problem(source, scenario, limit), false)],
+            }),
+            FileResult::Filtered | FileResult::Skipped => json!(null),
+        })
+        .collect();
+    let doc = json!({
+        "format_version": 1,
+        "scenarios": scenarios,
+        "passed": passed,
+        "failed": failed,
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+fn check(patterns: &[String], color: bool) -> u8 {
+    let files = match expand(patterns) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let (mut valid, mut invalid) = (0, 0);
+    for path in &files {
+        let loaded = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .map(|bytes| crate::scenario::load_bytes(path, &bytes));
+        match loaded {
+            Ok(Ok(_)) => {
+                valid += 1;
+                println!("{}  {path}", paint("OK", "32", color));
+            }
+            Ok(Err(inv)) => {
+                invalid += 1;
+                println!("{}  {path}", paint("INVALID", "31", color));
+                for p in &inv.problems {
+                    println!("{}", render(p, color));
+                }
+            }
+            Err(e) => {
+                invalid += 1;
+                println!(
+                    "{}  {path}: cannot read: {e}",
+                    paint("INVALID", "31", color)
+                );
+            }
+        }
+    }
+    println!("{valid} valid, {invalid} invalid");
+    if invalid > 0 {
+        EXIT_INVALID
+    } else {
+        EXIT_PASSED
+    }
+}
+
+fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) -> u8 {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: cannot read {path}: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let (mut s, source) = match crate::scenario::load_bytes(path, &bytes) {
+        Ok(ok) => ok,
+        Err(inv) => {
+            for p in &inv.problems {
+                eprintln!("{}", render(p, color));
+            }
+            return EXIT_INVALID;
+        }
+    };
+    if let Some(seed) = seed {
+        s.seed = seed;
+    }
+    let result = match at {
+        Some(t) => engine::run_until(&s, Recorder::All, t),
+        None => engine::run(&s, Recorder::All),
+    };
+    match result {
+        Ok(o) => {
+            print!("{}", text::transcript(&s, &o));
+            EXIT_PASSED
+        }
+        Err(limit) => {
+            eprintln!(
+                "{}",
+                render(&batch::limit_problem(&source, &s, &limit), color)
+            );
+            EXIT_INVALID
+        }
+    }
+}

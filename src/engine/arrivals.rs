@@ -1,0 +1,102 @@
+//! First deliveries, produced lazily in scheduling order: explicit messages
+//! by (time, file order), then each generator's messages, merged by time
+//! with earlier streams first on ties. Nothing is queued up front, so a
+//! generator of millions costs no memory until its messages arrive.
+
+use crate::model::{MessageIndex, Millis, Scenario, even_arrival};
+
+pub(super) struct Arrivals {
+    /// Explicit messages sorted by (arrival, file order).
+    explicit: Vec<(Millis, MessageIndex)>,
+    next_explicit: usize,
+    /// Per generator: (first index, count, next number j from 1, over).
+    generators: Vec<Generator>,
+    head: Option<(Millis, MessageIndex, usize)>,
+}
+
+struct Generator {
+    first: MessageIndex,
+    count: u64,
+    next: u64,
+    over: Millis,
+}
+
+impl Generator {
+    fn peek(&self) -> Option<(Millis, MessageIndex)> {
+        (self.next <= self.count).then(|| {
+            let t = even_arrival(self.next, self.over, self.count);
+            (t, self.first + (self.next - 1) as MessageIndex)
+        })
+    }
+}
+
+impl Arrivals {
+    pub fn new(s: &Scenario) -> Self {
+        let mut explicit: Vec<(Millis, MessageIndex)> = s
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.at, i as MessageIndex))
+            .collect();
+        explicit.sort();
+        let generators = s
+            .traffic
+            .iter()
+            .map(|g| Generator {
+                first: g.first_index,
+                count: g.count,
+                next: 1,
+                over: g.over,
+            })
+            .collect();
+        let mut a = Arrivals {
+            explicit,
+            next_explicit: 0,
+            generators,
+            head: None,
+        };
+        a.refresh();
+        a
+    }
+
+    /// Stream 0 is the explicit messages, stream g + 1 the g-th generator.
+    fn refresh(&mut self) {
+        let mut best = self
+            .explicit
+            .get(self.next_explicit)
+            .map(|&(t, m)| (t, m, 0usize));
+        for (g, gen_) in self.generators.iter().enumerate() {
+            if let Some((t, m)) = gen_.peek()
+                && best.is_none_or(|(bt, _, _)| t < bt)
+            {
+                best = Some((t, m, g + 1));
+            }
+        }
+        self.head = best;
+    }
+
+    #[inline]
+    pub fn peek(&self) -> Option<(Millis, MessageIndex)> {
+        self.head.map(|(t, m, _)| (t, m))
+    }
+
+    pub fn pop(&mut self) {
+        if let Some((_, _, stream)) = self.head {
+            if stream == 0 {
+                self.next_explicit += 1;
+            } else {
+                self.generators[stream - 1].next += 1;
+            }
+            self.refresh();
+        }
+    }
+
+    pub fn remaining(&self) -> u64 {
+        (self.explicit.len() - self.next_explicit) as u64
+            + self
+                .generators
+                .iter()
+                .map(|g| g.count + 1 - g.next.min(g.count + 1))
+                .sum::<u64>()
+    }
+}

@@ -1,0 +1,12 @@
+//! scenario-run: deterministic simulation of retries, dead-letter
+//! quarantine, redrive, retention and deduplication, with expectations
+//! checked against the run and diagnostics that explain the difference.
+
+pub mod cli;
+pub mod diagnostic;
+pub mod duration;
+pub mod engine;
+pub mod expect;
+pub mod model;
+pub mod report;
+pub mod scenario;

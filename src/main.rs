@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    scenario_run::cli::main()
+}

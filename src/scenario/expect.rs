@@ -1,0 +1,311 @@
+//! Validating the `[expect]` table into [`Expectation`]s that remember
+//! where each expected value was written.
+
+use super::file::{self, S};
+use super::validate::{Ctx, unknown_message};
+use crate::diagnostic::did_you_mean;
+use crate::model::*;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Time,
+    Text,
+    State,
+    /// A time, or the word "never".
+    TimeOrNever,
+}
+
+pub(super) fn expectations(cx: &mut Ctx, raw: S<file::Expect>, s: &Scenario) -> Vec<Expectation> {
+    let e = raw.into_inner();
+    let mut out = Vec::new();
+    let totals: [(&file::CheckValue, Total); 14] = [
+        (&e.deliveries, Total::Deliveries),
+        (&e.acked, Total::Acked),
+        (&e.quarantined, Total::Quarantined),
+        (&e.expired, Total::Expired),
+        (&e.purged, Total::Purged),
+        (&e.effects, Total::Effects),
+        (&e.duplicated_effects, Total::DuplicatedEffects),
+        (&e.dedup_hits, Total::DedupHits),
+        (&e.quarantine_entries, Total::QuarantineEntries),
+        (&e.retry_delay_paid, Total::RetryDelayPaid),
+        (&e.max_dlq_depth, Total::MaxDlqDepth),
+        (&e.final_dlq_depth, Total::FinalDlqDepth),
+        (&e.drain_time, Total::DrainTime),
+        (&e.end_time, Total::EndTime),
+    ];
+    for (value, total) in totals {
+        let kind = if total.is_time() {
+            Kind::Time
+        } else {
+            Kind::Count
+        };
+        if let Some(v) = value
+            && let Some((check, description)) = check(cx, v, kind, total.name())
+        {
+            out.push(Expectation {
+                target: Target::Total(total),
+                check,
+                span: v.span(),
+                description: description.or_else(|| e.description.clone()),
+            });
+        }
+    }
+
+    for (id, m) in &e.message {
+        let Some(index) = s.find_message(id.get_ref()) else {
+            unknown_message(cx, s, id);
+            continue;
+        };
+        let m = m.get_ref();
+        let fields: [(&file::CheckValue, MessageField, Kind); 9] = [
+            (&m.state, MessageField::State, Kind::State),
+            (&m.key, MessageField::Key, Kind::Text),
+            (&m.cycle, MessageField::Cycle, Kind::Count),
+            (&m.cycle_receives, MessageField::CycleReceives, Kind::Count),
+            (&m.total_receives, MessageField::TotalReceives, Kind::Count),
+            (&m.effects, MessageField::Effects, Kind::Count),
+            (&m.dedup_hits, MessageField::DedupHits, Kind::Count),
+            (&m.last_reason, MessageField::LastReason, Kind::Text),
+            (
+                &m.quarantined_at,
+                MessageField::QuarantinedAt,
+                Kind::TimeOrNever,
+            ),
+        ];
+        for (value, field, kind) in fields {
+            if let Some(v) = value
+                && let Some((check, description)) = check(cx, v, kind, field.name())
+            {
+                out.push(Expectation {
+                    target: Target::Message(index, field),
+                    check,
+                    span: v.span(),
+                    description: description.or_else(|| m.description.clone()),
+                });
+            }
+        }
+    }
+
+    for ev in &e.event {
+        let span = ev.span();
+        let ev = ev.get_ref();
+        let message = match &ev.message {
+            Some(id) => match s.find_message(id.get_ref()) {
+                Some(m) => Some(m),
+                None => {
+                    unknown_message(cx, s, id);
+                    continue;
+                }
+            },
+            None => None,
+        };
+        out.push(Expectation {
+            target: Target::Event {
+                kind: *ev.kind.get_ref(),
+                message,
+                at: ev.at.as_ref().map(|a| a.get_ref().0),
+                never: ev.never,
+            },
+            check: Check::Occurs,
+            span,
+            description: ev.description.clone(),
+        });
+    }
+    out.sort_by_key(|e| e.span.start);
+    out
+}
+
+fn kind_hint(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Count => "a whole number such as 4, or a table such as { at_least = 3 }",
+        Kind::Time => "a duration such as \"40s\", or a table such as { at_most = \"1m\" }",
+        Kind::Text => "a string",
+        Kind::State => "one of \"acked\", \"quarantined\", \"expired\", \"purged\"",
+        Kind::TimeOrNever => "a duration such as \"20s\", or \"never\"",
+    }
+}
+
+/// One expected value: exact or a comparison table.
+fn check(
+    cx: &mut Ctx,
+    v: &S<toml::Value>,
+    kind: Kind,
+    field: &str,
+) -> Option<(Check, Option<String>)> {
+    let span = v.span();
+    match v.get_ref() {
+        toml::Value::Table(t) => {
+            let mut description = None;
+            let mut found: Vec<Check> = Vec::new();
+            for (k, val) in t {
+                let parsed = match k.as_str() {
+                    "description" => {
+                        match val.as_str() {
+                            Some(d) => description = Some(d.to_string()),
+                            None => cx.error(
+                                span.clone(),
+                                "`description` must be a string",
+                                "not a string",
+                            ),
+                        }
+                        continue;
+                    }
+                    "equals" => scalar(cx, val, kind, field, &span).map(Check::Equals),
+                    "at_least" | "at_most" | "between"
+                        if matches!(kind, Kind::Text | Kind::State) =>
+                    {
+                        cx.error(
+                            span.clone(),
+                            format!(
+                                "`{k}` does not apply to `{field}`, which is not a number or a time"
+                            ),
+                            "not comparable",
+                        );
+                        None
+                    }
+                    "at_least" => scalar(cx, val, kind, field, &span).map(Check::AtLeast),
+                    "at_most" => scalar(cx, val, kind, field, &span).map(Check::AtMost),
+                    "between" => match val.as_array().map(|a| a.as_slice()) {
+                        Some([lo, hi]) => {
+                            let lo = scalar(cx, lo, kind, field, &span);
+                            let hi = scalar(cx, hi, kind, field, &span);
+                            match (lo, hi) {
+                                (Some(lo), Some(hi)) if lo <= hi => Some(Check::Between(lo, hi)),
+                                (Some(lo), Some(hi)) => {
+                                    cx.error(
+                                        span.clone(),
+                                        format!("`between` is empty: {lo} is above {hi}"),
+                                        "lower bound first",
+                                    );
+                                    None
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => {
+                            cx.error(
+                                span.clone(),
+                                "`between` takes two values, lowest first: between = [12, 14]",
+                                "expected [low, high]",
+                            );
+                            None
+                        }
+                    },
+                    other => {
+                        let keys = ["equals", "at_least", "at_most", "between", "description"];
+                        let help = did_you_mean(other, keys)
+                            .map(|s| format!("did you mean `{s}`?"))
+                            .unwrap_or_else(|| {
+                                "use equals, at_least, at_most, between or description".into()
+                            });
+                        cx.error_help(
+                            Some(span.clone()),
+                            format!("unknown comparison `{other}` in `{field}`"),
+                            "unknown comparison",
+                            help,
+                        );
+                        None
+                    }
+                };
+                if let Some(c) = parsed {
+                    found.push(c);
+                }
+            }
+            match found.len() {
+                1 => Some((found.remove(0), description)),
+                0 => {
+                    if cx.problems.is_empty() {
+                        cx.error_help(
+                            Some(span),
+                            format!("`{field}` names no comparison"),
+                            "nothing to compare",
+                            "write equals, at_least, at_most or between",
+                        );
+                    }
+                    None
+                }
+                _ => {
+                    cx.error_help(
+                        Some(span),
+                        format!("`{field}` names more than one comparison"),
+                        "choose one",
+                        "use between = [low, high] for a range",
+                    );
+                    None
+                }
+            }
+        }
+        other => scalar(cx, other, kind, field, &span).map(|v| (Check::Equals(v), None)),
+    }
+}
+
+fn scalar(
+    cx: &mut Ctx,
+    v: &toml::Value,
+    kind: Kind,
+    field: &str,
+    span: &std::ops::Range<usize>,
+) -> Option<Value> {
+    let wrong = |cx: &mut Ctx| {
+        cx.error_help(
+            Some(span.clone()),
+            format!("wrong type for `{field}`: expected {}", kind_hint(kind)),
+            "wrong type",
+            "",
+        );
+        None
+    };
+    match (kind, v) {
+        (Kind::Count, toml::Value::Integer(n)) if *n >= 0 => Some(Value::Count(*n as u64)),
+        (Kind::Count, toml::Value::Integer(_)) => {
+            cx.error(
+                span.clone(),
+                format!("`{field}` cannot be negative"),
+                "negative",
+            );
+            None
+        }
+        (Kind::Time | Kind::TimeOrNever, toml::Value::String(s)) => {
+            if kind == Kind::TimeOrNever && s == "never" {
+                return Some(Value::Never);
+            }
+            match crate::duration::parse(s) {
+                Ok(ms) => Some(Value::Time(ms)),
+                Err(e) => {
+                    cx.error(span.clone(), e.to_string(), "not a duration");
+                    None
+                }
+            }
+        }
+        (Kind::Time | Kind::TimeOrNever, toml::Value::Integer(n)) => {
+            cx.error_help(
+                Some(span.clone()),
+                format!("`{field}` is a duration and needs a unit"),
+                "bare number",
+                format!("write \"{n}s\" or \"{n}ms\""),
+            );
+            None
+        }
+        (Kind::Text, toml::Value::String(s)) => Some(Value::Text(s.clone())),
+        (Kind::State, toml::Value::String(s)) => {
+            let states = ["acked", "quarantined", "expired", "purged"];
+            if states.contains(&s.as_str()) {
+                Some(Value::Text(s.clone()))
+            } else {
+                let help = did_you_mean(s, states)
+                    .map(|c| format!("did you mean \"{c}\"?"))
+                    .unwrap_or_else(|| kind_hint(Kind::State).to_string());
+                cx.error_help(
+                    Some(span.clone()),
+                    format!("unknown state \"{s}\""),
+                    "unknown state",
+                    help,
+                );
+                None
+            }
+        }
+        _ => wrong(cx),
+    }
+}
