@@ -161,7 +161,10 @@ impl Traffic {
 /// Even spacing (model.md 10.16): message j of `count` (j from 1) arrives
 /// at floor((j - 1) * over / count).
 pub fn even_arrival(j: u64, over: Millis, count: u64) -> Millis {
-    ((j - 1) as u128 * over as u128 / count as u128) as Millis
+    match (j - 1).checked_mul(over) {
+        Some(product) => product / count,
+        None => ((j - 1) as u128 * over as u128 / count as u128) as Millis,
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -19,14 +19,21 @@ struct Generator {
     count: u64,
     next: u64,
     over: Millis,
+    /// Arrival of message `next`, computed once per advance.
+    next_at: Millis,
 }
 
 impl Generator {
     fn peek(&self) -> Option<(Millis, MessageIndex)> {
-        (self.next <= self.count).then(|| {
-            let t = even_arrival(self.next, self.over, self.count);
-            (t, self.first + (self.next - 1) as MessageIndex)
-        })
+        (self.next <= self.count)
+            .then(|| (self.next_at, self.first + (self.next - 1) as MessageIndex))
+    }
+
+    fn advance(&mut self) {
+        self.next += 1;
+        if self.next <= self.count {
+            self.next_at = even_arrival(self.next, self.over, self.count);
+        }
     }
 }
 
@@ -47,6 +54,7 @@ impl Arrivals {
                 count: g.count,
                 next: 1,
                 over: g.over,
+                next_at: 0,
             })
             .collect();
         let mut a = Arrivals {
@@ -85,7 +93,7 @@ impl Arrivals {
             if stream == 0 {
                 self.next_explicit += 1;
             } else {
-                self.generators[stream - 1].next += 1;
+                self.generators[stream - 1].advance();
             }
             self.refresh();
         }

@@ -129,6 +129,13 @@ pub struct Outcome {
     pub finished: bool,
 }
 
+impl Outcome {
+    /// A message's current deduplication key.
+    pub fn key(&self, s: &Scenario, m: MessageIndex) -> KeyRef {
+        self.messages[m as usize].key(s.intent(m))
+    }
+}
+
 /// Runs a scenario to its end.
 pub fn run(s: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut e = Engine::new(s, recorder);
@@ -178,9 +185,7 @@ struct Engine<'s> {
 impl<'s> Engine<'s> {
     fn new(s: &'s Scenario, recorder: Recorder) -> Self {
         let n = s.message_count() as usize;
-        let states = (0..n as MessageIndex)
-            .map(|m| MessageState::new(s.intent(m)))
-            .collect();
+        let states = vec![MessageState::new(); n];
         let dedup_own = if s.dedup_retention.is_some() {
             vec![0; s.intent_count()]
         } else {
@@ -338,7 +343,7 @@ impl<'s> Engine<'s> {
         }
 
         // 3. Commit, unless the deduplication store holds a live result.
-        let key = self.states[m as usize].key();
+        let key = self.states[m as usize].key(s.intent(m));
         match s.dedup_retention {
             Some(retention) => {
                 let slot = if key.generation == 0 {
@@ -559,7 +564,7 @@ impl<'s> Engine<'s> {
             st.key_intent = fresh.intent;
             st.key_generation = fresh.generation;
         }
-        let (cycle, key) = (st.cycle, st.key());
+        let (cycle, key) = (st.cycle, st.key(s.intent(m)));
         self.record(Some(m), Detail::Redriven { cycle, key });
         self.schedule(self.now, m);
     }

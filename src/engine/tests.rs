@@ -469,7 +469,10 @@ fn a_new_identity_is_derived_from_the_intent_and_never_chained() {
          [[message]]\nid = \"m\"\nkey = \"order-7\"\nfaults = [{{ lose_ack = {{ until = \"repair\" }} }}]\n"
     ));
     let m = msg(&s, &o, "m");
-    assert_eq!(s.key_name(m.key()), "order-7~r2");
+    assert_eq!(
+        s.key_name(o.key(&s, s.find_message("m").unwrap())),
+        "order-7~r2"
+    );
     // Three keys, three effects for one intent.
     assert_eq!(m.effects, 3);
     assert_eq!(o.totals.duplicated_effects, 2);
@@ -482,7 +485,7 @@ fn stable_identity_keeps_a_fresh_key_given_earlier() {
          [[operator]]\naction = \"redrive_all\"\n\
          [[message]]\nid = \"m\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n"
     ));
-    assert_eq!(s.key_name(msg(&s, &o, "m").key()), "m~r1");
+    assert_eq!(s.key_name(o.key(&s, s.find_message("m").unwrap())), "m~r1");
 }
 
 #[test]

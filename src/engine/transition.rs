@@ -108,8 +108,8 @@ pub struct MessageState {
     pub dedup_hits: u32,
     /// Redrive number whose fresh key the message carries (0: its intent).
     pub key_generation: u32,
-    /// The key's intent (the message's own, or an alias for a fresh key
-    /// that an explicit message already uses).
+    /// The key's intent when it differs from the message's own (a fresh
+    /// key that an explicit message already uses); `OWN_INTENT` otherwise.
     pub key_intent: IntentIndex,
     pub last_reason: ReasonIndex,
     pub quarantine_entries: u32,
@@ -119,9 +119,16 @@ pub struct MessageState {
 
 pub const NEVER: Millis = Millis::MAX;
 pub const NO_REASON: ReasonIndex = ReasonIndex::MAX;
+pub const OWN_INTENT: IntentIndex = IntentIndex::MAX;
+
+impl Default for MessageState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl MessageState {
-    pub fn new(intent: IntentIndex) -> Self {
+    pub fn new() -> Self {
         MessageState {
             quarantined_at: NEVER,
             prev_delay: 0,
@@ -131,7 +138,7 @@ impl MessageState {
             effects: 0,
             dedup_hits: 0,
             key_generation: 0,
-            key_intent: intent,
+            key_intent: OWN_INTENT,
             last_reason: NO_REASON,
             quarantine_entries: 0,
             state: State::Waiting,
@@ -139,9 +146,14 @@ impl MessageState {
         }
     }
 
-    pub fn key(&self) -> KeyRef {
+    /// The current deduplication key, given the message's own intent.
+    pub fn key(&self, own_intent: IntentIndex) -> KeyRef {
         KeyRef {
-            intent: self.key_intent,
+            intent: if self.key_intent == OWN_INTENT {
+                own_intent
+            } else {
+                self.key_intent
+            },
             generation: self.key_generation,
         }
     }

@@ -49,7 +49,7 @@ pub fn actual(s: &Scenario, o: &Outcome, target: &Target) -> Value {
             let st = &o.messages[m as usize];
             match field {
                 MessageField::State => Value::Text(st.state.as_str().to_string()),
-                MessageField::Key => Value::Text(s.key_name(st.key())),
+                MessageField::Key => Value::Text(s.key_name(o.key(s, m))),
                 MessageField::Cycle => Value::Count(st.cycle as u64),
                 MessageField::CycleReceives => Value::Count(st.cycle_receives as u64),
                 MessageField::TotalReceives => Value::Count(st.total_receives as u64),

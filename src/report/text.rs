@@ -114,7 +114,7 @@ pub fn row(s: &Scenario, o: &Outcome, m: usize) -> Row {
     let st: &MessageState = &o.messages[m];
     Row {
         id: s.message_id(m as u32).into_owned(),
-        key: s.key_name(st.key()),
+        key: s.key_name(o.key(s, m as u32)),
         state: st.state,
         last_reason: st.last_reason().map(|r| s.reasons[r as usize].clone()),
         cycle: st.cycle,
