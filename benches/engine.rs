@@ -1,1 +1,30 @@
-fn main() {}
+//! Benchmarks of the engine, in process: the worked example and a
+//! ten-million-message generated run. `cargo bench` prints the figures;
+//! `benches/end-to-end.sh` measures whole processes and peak memory.
+
+use std::time::Instant;
+
+use scenario_run::engine::{self, Recorder};
+use scenario_run::scenario::load_bytes;
+
+fn bench(path: &str, rounds: u32) {
+    let bytes = std::fs::read(path).expect("benchmark input exists");
+    let mut best = f64::MAX;
+    let mut events = 0;
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let (s, _) = load_bytes(path, &bytes).expect("valid benchmark input");
+        let o = engine::run(&s, Recorder::Off).expect("run finishes");
+        best = best.min(start.elapsed().as_secs_f64());
+        events = o.totals.deliveries;
+    }
+    println!(
+        "{path}: best of {rounds}: {:.1} ms ({events} deliveries)",
+        best * 1000.0
+    );
+}
+
+fn main() {
+    bench("scenarios/17-outage-100k-per-hour.toml", 20);
+    bench("benches/ten-million.toml", 3);
+}

@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::engine::{Detail, Outcome};
 use crate::expect::{Verdict, describe};
-use crate::model::{Check, Scenario, Target, Value};
+use crate::model::{Check, MessageIndex, Scenario, State, Target, Value};
 use crate::report::text;
 
 fn value(v: &Value) -> Json {
@@ -53,6 +53,7 @@ pub fn snapshot(s: &Scenario, o: &Outcome) -> Json {
         (0..o.messages.len())
             .map(|m| {
                 let r = text::row(s, o, m);
+                let envelope = envelope(s, o, m);
                 json!({
                     "id": r.id,
                     "key": r.key,
@@ -65,10 +66,36 @@ pub fn snapshot(s: &Scenario, o: &Outcome) -> Json {
                     "dedup_hits": r.dedup_hits,
                     "quarantined_at": r.quarantined_at,
                     "quarantine_age": r.age,
+                    "envelope": envelope,
                 })
             })
             .collect(),
     )
+}
+
+/// The diagnostic record a message carries while in quarantine (and after
+/// it expires or is purged): nothing changes it between entry and exit.
+fn envelope(s: &Scenario, o: &Outcome, m: usize) -> Json {
+    let st = &o.messages[m];
+    if !matches!(
+        st.state,
+        State::Quarantined | State::Expired | State::Purged
+    ) {
+        return Json::Null;
+    }
+    let m32 = m as MessageIndex;
+    json!({
+        "queue": s.delivery.queue,
+        "quarantined_at": st.quarantined_at,
+        "reason": st.last_reason().map(|r| s.reasons[r as usize].clone()),
+        "class": st.last_class.as_str(),
+        "cycle": st.cycle,
+        "cycle_receives": st.cycle_receives,
+        "total_receives": st.total_receives,
+        "key": s.key_name(o.key(s, m32)),
+        "first_delivery": s.arrival(m32),
+        "payload": s.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
+    })
 }
 
 pub fn transitions(s: &Scenario, o: &Outcome) -> Json {

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Process start to exit, with peak memory: the figures in README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked --quiet
+for f in scenarios/17-outage-100k-per-hour.toml benches/ten-million.toml; do
+  for _ in 1 2 3; do
+    /usr/bin/time -f "$f: %e s wall, %M KB peak" ./target/release/scenario-run --quiet "$f" >/dev/null
+  done
+done
