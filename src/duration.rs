@@ -48,6 +48,13 @@ impl fmt::Display for DurationError {
 
 impl std::error::Error for DurationError {}
 
+impl DurationError {
+    /// Whether a parser message came from a duration (for its label).
+    pub fn is_duration_message(message: &str) -> bool {
+        message.contains("duration")
+    }
+}
+
 const UNITS: [(&str, u64); 5] = [
     ("d", 86_400_000),
     ("h", 3_600_000),

@@ -72,7 +72,7 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
     if text.trim().is_empty() {
         let p = Problem::new(&source, None, "the file is empty", "").with_help(
             "a scenario needs at least a [delivery] table and one [[message]] or [[traffic]]; \
-             `scenario-run new NAME` writes a commented starter file",
+             scenarios/ holds commented examples",
         );
         return Err(invalid(vec![p]));
     }
@@ -152,7 +152,12 @@ fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
     } else {
         let first = message.lines().next().unwrap_or("").to_string();
         let rest = message.lines().skip(1).collect::<Vec<_>>().join("\n");
-        (first, "here".to_string(), rest)
+        let label = if crate::duration::DurationError::is_duration_message(&first) {
+            "not a duration"
+        } else {
+            "here"
+        };
+        (first, label.to_string(), rest)
     };
     Problem::new(source, span, headline, label).with_help(help)
 }

@@ -103,8 +103,8 @@ pub(super) fn validate(
                 format!("duplicate message id \"{id}\""),
                 "used again here",
                 format!(
-                    "ids must be unique; \"{id}\" is first used at byte {}",
-                    first.start
+                    "ids must be unique; \"{id}\" is first used on line {}",
+                    line_of(&cx.source.text, first.start)
                 ),
             );
         } else {
@@ -414,6 +414,14 @@ fn intern(reasons: &mut Vec<String>, r: &str) -> ReasonIndex {
             (reasons.len() - 1) as ReasonIndex
         }
     }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Generated ids must not collide with explicit ids or with each other.

@@ -1,0 +1,328 @@
+//! Integration tests: the binary as users run it. Whole outputs are insta
+//! snapshots (colour-free, fixed width), so a change in a diagnostic or a
+//! transcript is seen in review.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scenario-run"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.env_remove("NO_COLOR");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8 output")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+const BAD_INPUTS: [&str; 18] = [
+    "bare-number-duration",
+    "both-retry-kinds",
+    "duplicate-id",
+    "empty",
+    "expect-unknown-message",
+    "expect-wrong-values",
+    "huge-generator",
+    "lose-ack-class",
+    "max-receives-zero",
+    "missing-delivery",
+    "negative-duration",
+    "not-utf8",
+    "only-missing-id",
+    "overflowing-duration",
+    "syntax-error",
+    "unknown-action",
+    "unknown-key",
+    "wrong-type",
+];
+
+#[test]
+fn every_kind_of_bad_input_is_a_located_diagnostic_and_exit_2() {
+    let listed: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad"))
+            .unwrap()
+            .map(|e| {
+                e.unwrap()
+                    .path()
+                    .file_stem()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+    assert_eq!(
+        listed.len(),
+        BAD_INPUTS.len(),
+        "every file in tests/bad has a snapshot"
+    );
+    for name in BAD_INPUTS {
+        let path = format!("tests/bad/{name}.toml");
+        let o = run(&["--color", "never", &path]);
+        assert_eq!(code(&o), 2, "{name}");
+        let out = stdout(&o);
+        assert!(out.ends_with("0 passed, 1 failed\n"), "{name}: {out}");
+        insta::assert_snapshot!(format!("bad_{name}"), out);
+    }
+}
+
+#[test]
+fn failed_expectations_explain_themselves() {
+    for name in ["wrong-totals", "wrong-message"] {
+        let o = run(&["--color", "never", &format!("tests/failing/{name}.toml")]);
+        assert_eq!(code(&o), 1, "{name}");
+        insta::assert_snapshot!(format!("failing_{name}"), stdout(&o));
+    }
+}
+
+#[test]
+fn the_bundled_scenarios_pass() {
+    let o = run(&["--color", "never", "scenarios/*.toml"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    let count = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+        .unwrap()
+        .count();
+    assert!(
+        out.ends_with(&format!("{count} passed, 0 failed\n")),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("PASS  scenarios/"))
+            .count(),
+        count
+    );
+}
+
+#[test]
+fn an_invalid_file_counts_as_failed_and_wins_the_exit_code() {
+    let o = run(&[
+        "--color",
+        "never",
+        "scenarios/02-repair-and-redrive.toml",
+        "tests/failing/wrong-totals.toml",
+        "tests/bad/empty.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    let out = stdout(&o);
+    assert!(out.ends_with("1 passed, 2 failed\n"), "{out}");
+    // Output follows input order.
+    let order: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL"))
+        .collect();
+    assert!(order[0].contains("02-repair"));
+    assert!(order[1].contains("wrong-totals"));
+    assert!(order[2].contains("empty.toml"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(code(&run(&[])), 2);
+    assert_eq!(code(&run(&["--jobs", "x", "a.toml"])), 2);
+    assert_eq!(code(&run(&["nothing/*.toml"])), 2);
+    assert_eq!(code(&run(&["no-such-file.toml"])), 2);
+    assert_eq!(code(&run(&["--help"])), 0);
+}
+
+#[test]
+fn json_is_byte_identical_across_runs_and_job_counts() {
+    // Every bundled scenario but the 100,000-message one, whose full
+    // transcript is large in a debug build.
+    let files = [
+        "--format",
+        "json",
+        "scenarios/0*.toml",
+        "scenarios/1[0-6]*.toml",
+    ];
+    let a = run(&[&files[..], &["--jobs", "1"]].concat());
+    let b = run(&[&files[..], &["--jobs", "2"]].concat());
+    let c = run(&[&files[..], &["--jobs", "2"]].concat());
+    assert_eq!(code(&a), 0);
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(b.stdout, c.stdout);
+}
+
+#[test]
+fn json_holds_the_whole_run() {
+    let o = run(&["--format", "json", "scenarios/02-repair-and-redrive.toml"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["passed"], 1);
+    let s = &doc["scenarios"][0];
+    assert_eq!(s["file"], "scenarios/02-repair-and-redrive.toml");
+    assert_eq!(s["seed"], 0);
+    assert_eq!(s["status"], "passed");
+    assert_eq!(s["totals"]["effects"], 4);
+    assert_eq!(s["totals"]["end_time"], 40_000);
+    assert_eq!(s["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(s["ledger"].as_array().unwrap().len(), 4);
+    let first = &s["transitions"][0];
+    assert_eq!(first["time"], 0);
+    assert_eq!(first["message"], "healthy");
+    assert_eq!(first["kind"], "delivered");
+    let expectation = &s["expectations"][0];
+    assert_eq!(expectation["expected"]["equals"], 4);
+    assert_eq!(expectation["actual"], 4);
+    assert_eq!(expectation["passed"], true);
+}
+
+#[test]
+fn json_keeps_the_quarantine_envelope() {
+    let o = run(&[
+        "--format",
+        "json",
+        "scenarios/14-permanent-to-quarantine.toml",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let malformed = &doc["scenarios"][0]["messages"][0];
+    assert_eq!(malformed["id"], "malformed");
+    let env = &malformed["envelope"];
+    assert_eq!(env["queue"], "payments");
+    assert_eq!(env["reason"], "schema: unsupported currency");
+    assert_eq!(env["class"], "permanent");
+    assert_eq!(env["total_receives"], 1);
+    assert_eq!(env["first_delivery"], 0);
+    assert_eq!(env["payload"]["currency"], "XXX");
+    assert!(doc["scenarios"][0]["messages"][1]["envelope"].is_null());
+}
+
+#[test]
+fn show_prints_the_transcript_and_a_snapshot_at_a_time() {
+    let o = run(&["show", "scenarios/02-repair-and-redrive.toml"]);
+    assert_eq!(code(&o), 0);
+    insta::assert_snapshot!("show_repair_and_redrive", stdout(&o));
+    let o = run(&[
+        "show",
+        "scenarios/02-repair-and-redrive.toml",
+        "--at",
+        "10s",
+    ]);
+    assert_eq!(code(&o), 0);
+    insta::assert_snapshot!("show_repair_and_redrive_at_10s", stdout(&o));
+    assert_eq!(
+        code(&run(&[
+            "show",
+            "scenarios/02-repair-and-redrive.toml",
+            "--at",
+            "10"
+        ])),
+        2
+    );
+}
+
+#[test]
+fn check_validates_without_running() {
+    let o = run(&[
+        "check",
+        "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+        "tests/bad/unknown-key.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    let out = stdout(&o);
+    assert!(out.contains("OK  scenarios/01"));
+    assert!(out.contains("did you mean `payload`?"));
+    assert!(out.ends_with("1 valid, 1 invalid\n"));
+    assert_eq!(code(&run(&["check", "scenarios/*.toml"])), 0);
+}
+
+#[test]
+fn filter_tag_and_fail_fast_select_scenarios() {
+    let o = run(&["--filter", "PURGE", "scenarios/*.toml"]);
+    assert!(stdout(&o).ends_with("1 passed, 0 failed\n"));
+    let o = run(&["--tag", "jitter", "scenarios/*.toml"]);
+    assert!(stdout(&o).ends_with("1 passed, 0 failed\n"));
+    let o = run(&[
+        "--fail-fast",
+        "--color",
+        "never",
+        "tests/failing/wrong-message.toml",
+        "scenarios/02-repair-and-redrive.toml",
+        "scenarios/05-dedup-off.toml",
+    ]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    assert!(out.contains("2 skipped after the first failure"), "{out}");
+    assert!(out.ends_with("0 passed, 1 failed\n"));
+}
+
+#[test]
+fn quiet_prints_only_failures() {
+    let o = run(&[
+        "--quiet",
+        "--color",
+        "never",
+        "scenarios/0*.toml",
+        "tests/failing/wrong-message.toml",
+    ]);
+    let out = stdout(&o);
+    assert!(!out.contains("PASS"));
+    assert!(out.contains("FAIL  tests/failing/wrong-message.toml"));
+}
+
+#[test]
+fn colour_follows_the_option_and_no_color() {
+    let always = run(&["--color", "always", "scenarios/02-repair-and-redrive.toml"]);
+    assert!(stdout(&always).contains("\x1b[32mPASS"));
+    let no_color = bin()
+        .args(["scenarios/02-repair-and-redrive.toml"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!stdout(&no_color).contains('\x1b'));
+}
+
+#[test]
+fn the_seed_option_overrides_the_file() {
+    let a = run(&[
+        "--format",
+        "json",
+        "--seed",
+        "1",
+        "scenarios/12-full-jitter-backoff.toml",
+    ]);
+    let b = run(&[
+        "--format",
+        "json",
+        "--seed",
+        "2",
+        "scenarios/12-full-jitter-backoff.toml",
+    ]);
+    let a: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+    assert_eq!(a["scenarios"][0]["seed"], 1);
+    assert_ne!(
+        a["scenarios"][0]["totals"]["retry_delay_paid"],
+        b["scenarios"][0]["totals"]["retry_delay_paid"]
+    );
+}
+
+#[test]
+fn a_scenario_that_cannot_drain_stops_at_its_limit() {
+    let dir = std::env::temp_dir().join(format!("scenario-run-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("forever.toml");
+    std::fs::write(
+        &path,
+        "[delivery]\nmax_receives = 4000000000\nretry_interval = \"1s\"\n[limits]\nmax_events = 5000\n\
+         [[message]]\nid = \"poison\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let o = run(&["--color", "never", path.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let out = stdout(&o);
+    assert!(
+        out.contains("the run stopped at the event limit ([limits] max_events = 5000)"),
+        "{out}"
+    );
+    assert!(out.ends_with("0 passed, 1 failed\n"));
+}
