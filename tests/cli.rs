@@ -326,3 +326,78 @@ fn a_scenario_that_cannot_drain_stops_at_its_limit() {
     );
     assert!(out.ends_with("0 passed, 1 failed\n"));
 }
+
+#[test]
+fn golden_transcripts_are_written_compared_and_blessed() {
+    let dir = std::env::temp_dir().join(format!("scenario-run-golden-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let scenario = "scenarios/15-purge.toml";
+    let golden_run = |ci: bool, extra: &[&str]| {
+        let mut c = bin();
+        c.args(["--color", "never", "--golden", d, scenario])
+            .args(extra);
+        if ci {
+            c.env("CI", "true");
+        } else {
+            c.env_remove("CI");
+        }
+        c.env_remove("SCENARIO_RUN_BLESS");
+        c.output().unwrap()
+    };
+    // Missing under CI fails and writes nothing.
+    let o = golden_run(true, &[]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).contains("missing"));
+    assert!(!dir.join("15-purge.txt").exists());
+    // Missing outside CI is written; then it matches.
+    assert_eq!(code(&golden_run(false, &[])), 0);
+    let written = std::fs::read_to_string(dir.join("15-purge.txt")).unwrap();
+    assert!(written.contains("purged from quarantine"));
+    assert_eq!(code(&golden_run(true, &[])), 0);
+    // A change is a unified diff and the command that accepts it.
+    std::fs::write(
+        dir.join("15-purge.txt"),
+        written.replace("effects             2", "effects             3"),
+    )
+    .unwrap();
+    let o = golden_run(true, &[]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("-effects             3\n+effects             2\n"),
+        "{out}"
+    );
+    assert!(out.contains(&format!(
+        "to accept the new transcripts: scenario-run --golden {d} --bless {scenario}"
+    )));
+    assert!(out.ends_with("0 passed, 1 failed\n"));
+    // Bless accepts it.
+    assert_eq!(code(&golden_run(true, &["--bless"])), 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("15-purge.txt")).unwrap(),
+        written
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "no temporary files left"
+    );
+}
+
+#[test]
+fn the_committed_golden_transcripts_are_current() {
+    let o = bin()
+        .args([
+            "--color",
+            "never",
+            "--golden",
+            "reports/golden",
+            "scenarios/*.toml",
+        ])
+        .env("CI", "true")
+        .env_remove("SCENARIO_RUN_BLESS")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+}

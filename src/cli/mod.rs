@@ -5,6 +5,7 @@
 pub mod batch;
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -12,7 +13,7 @@ use serde_json::json;
 
 use crate::diagnostic::render;
 use crate::engine::{self, Recorder};
-use crate::report::{json as rjson, text};
+use crate::report::{golden, json as rjson, text};
 use batch::{FileResult, Options};
 
 pub const EXIT_PASSED: u8 = 0;
@@ -63,6 +64,13 @@ struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Compare each scenario's transcript with DIR/<file stem>.txt.
+    #[arg(long, value_name = "DIR")]
+    golden: Option<PathBuf>,
+    /// With --golden: write the transcripts as the new golden files
+    /// (also SCENARIO_RUN_BLESS=1).
+    #[arg(long, requires = "golden")]
+    bless: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -174,14 +182,26 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         filter: args.filter.clone(),
         tag: args.tag.clone(),
         fail_fast: args.fail_fast,
-        full_transcript: args.format == Format::Json,
+        full_transcript: args.format == Format::Json || args.golden.is_some(),
     };
+    if let Some(dir) = &args.golden
+        && let Some((a, b)) = golden_collision(dir, &files)
+    {
+        eprintln!("error: {a} and {b} would share one golden file; give them different file names");
+        return EXIT_INVALID;
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let results = batch::run_all(&files, &opts, jobs);
-    let passed = results.iter().filter(|r| r.counts() && r.passed()).count();
-    let failed = results.iter().filter(|r| r.counts() && !r.passed()).count();
+    let goldens = compare_goldens(args, &files, &results);
+    let failed_golden = |i: usize| goldens[i].as_ref().is_some_and(golden::Verdict::failed);
+    let passed = (0..results.len())
+        .filter(|&i| results[i].counts() && results[i].passed() && !failed_golden(i))
+        .count();
+    let failed = (0..results.len())
+        .filter(|&i| results[i].counts() && (!results[i].passed() || failed_golden(i)))
+        .count();
     let code = if results.iter().any(|r| r.is_error()) {
         EXIT_INVALID
     } else if failed > 0 {
@@ -192,11 +212,13 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     let mut out = std::io::stdout().lock();
     let _ = match args.format {
         Format::Json => writeln!(out, "{}", batch_json(&files, &results, passed, failed)),
-        Format::Human => write!(
-            out,
-            "{}",
-            batch_human(&files, &results, passed, failed, args.quiet, color)
-        ),
+        Format::Human => {
+            let mut text = batch_human(&files, &results, passed, failed, args.quiet, color);
+            if let Some(dir) = &args.golden {
+                text = with_goldens(text, dir, &files, &goldens, args.quiet);
+            }
+            write!(out, "{text}")
+        }
     };
     code
 }
@@ -419,4 +441,92 @@ fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) -> u8 {
             EXIT_INVALID
         }
     }
+}
+
+fn golden_collision(dir: &std::path::Path, files: &[String]) -> Option<(String, String)> {
+    let mut seen = std::collections::BTreeMap::new();
+    for f in files {
+        if let Some(other) = seen.insert(golden::path_for(dir, f), f.clone())
+            && &other != f
+        {
+            return Some((other, f.clone()));
+        }
+    }
+    None
+}
+
+/// Compares each scenario that ran with its golden file.
+fn compare_goldens(
+    args: &RunArgs,
+    files: &[String],
+    results: &[FileResult],
+) -> Vec<Option<golden::Verdict>> {
+    let Some(dir) = &args.golden else {
+        return results.iter().map(|_| None).collect();
+    };
+    let bless = args.bless || std::env::var("SCENARIO_RUN_BLESS").is_ok_and(|v| v == "1");
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    files
+        .iter()
+        .zip(results)
+        .map(|(f, r)| match r {
+            FileResult::Ran(ran) => {
+                let actual = golden::transcript(&ran.scenario, &ran.outcome);
+                Some(golden::check(&golden::path_for(dir, f), &actual, bless, ci))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Inserts the golden verdicts before the closing line, and the command
+/// that accepts the changes.
+fn with_goldens(
+    text: String,
+    dir: &std::path::Path,
+    files: &[String],
+    goldens: &[Option<golden::Verdict>],
+    quiet: bool,
+) -> String {
+    let (body, closing) = match text.trim_end_matches('\n').rsplit_once('\n') {
+        Some((body, closing)) => (format!("{body}\n"), closing.to_string()),
+        None => (String::new(), text.trim_end().to_string()),
+    };
+    let mut out = body;
+    let mut to_bless = Vec::new();
+    for (f, g) in files.iter().zip(goldens) {
+        match g {
+            Some(golden::Verdict::Written(p)) if !quiet => {
+                out.push_str(&format!("golden  {f}: wrote {}\n", p.display()));
+            }
+            Some(golden::Verdict::Missing(p)) => {
+                out.push_str(&format!(
+                    "GOLDEN  {f}: missing {} (CI=true: not written)\n",
+                    p.display()
+                ));
+                to_bless.push(f.clone());
+            }
+            Some(golden::Verdict::Differs(p, diff)) => {
+                out.push_str(&format!(
+                    "GOLDEN  {f}: the transcript differs from {}\n{diff}\n",
+                    p.display()
+                ));
+                to_bless.push(f.clone());
+            }
+            Some(golden::Verdict::Error(p, e)) => {
+                out.push_str(&format!("GOLDEN  {f}: cannot use {}: {e}\n", p.display()));
+            }
+            _ => {}
+        }
+    }
+    if !to_bless.is_empty() {
+        out.push_str(&format!(
+            "to accept the new transcripts: scenario-run --golden {} --bless {}\n",
+            dir.display(),
+            to_bless.join(" ")
+        ));
+    }
+    out.push_str(&closing);
+    out.push('\n');
+    out
 }

@@ -1,4 +1,6 @@
-//! Reading a finished run: the text transcript and the JSON document.
+//! Reading a finished run: the text transcript, golden transcripts and the
+//! JSON document.
 
+pub mod golden;
 pub mod json;
 pub mod text;

@@ -1,0 +1,169 @@
+//! Golden transcripts: a scenario's stable text transcript compared with a
+//! committed file, so that a model change that moves any number is seen.
+
+use std::path::{Path, PathBuf};
+
+use similar::TextDiff;
+
+use crate::engine::Outcome;
+use crate::model::Scenario;
+use crate::report::text;
+
+/// Runs up to this size get every transition in their golden transcript;
+/// larger ones get totals, drains and the head of the snapshot.
+pub const FULL_GOLDEN_MESSAGES: u64 = 10_000;
+const LARGE_SNAPSHOT_ROWS: usize = 50;
+
+/// The golden transcript of a finished run.
+pub fn transcript(s: &Scenario, o: &Outcome) -> String {
+    if s.message_count() <= FULL_GOLDEN_MESSAGES {
+        return text::transcript(s, o);
+    }
+    let mut out = format!(
+        "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_GOLDEN_MESSAGES})\n\n",
+        s.name,
+        s.seed,
+        s.message_count()
+    );
+    out.push_str("drains:");
+    for d in &o.drains {
+        out.push(' ');
+        out.push_str(&crate::duration::format(*d));
+    }
+    out.push_str("\n\nfinal snapshot (first messages):\n");
+    out.push_str(&text::snapshot(s, o, LARGE_SNAPSHOT_ROWS));
+    out.push_str("\ntotals:\n");
+    out.push_str(&text::totals(o));
+    out
+}
+
+/// Where a scenario's golden file lives: `DIR/<file stem>.txt`.
+pub fn path_for(dir: &Path, scenario_path: &str) -> PathBuf {
+    let stem = Path::new(scenario_path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".to_string());
+    dir.join(format!("{stem}.txt"))
+}
+
+/// The result of comparing one transcript with its golden file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Same,
+    /// Written: blessed, or missing outside CI.
+    Written(PathBuf),
+    /// Missing under CI.
+    Missing(PathBuf),
+    /// Different: a unified diff from golden to actual.
+    Differs(PathBuf, String),
+    /// The file could not be read or written.
+    Error(PathBuf, String),
+}
+
+impl Verdict {
+    pub fn failed(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Missing(_) | Verdict::Differs(..) | Verdict::Error(..)
+        )
+    }
+}
+
+/// Compares (or writes) one golden file.
+pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
+    if bless {
+        return match write_atomic(path, actual) {
+            Ok(()) => Verdict::Written(path.to_path_buf()),
+            Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
+        };
+    }
+    match std::fs::read_to_string(path) {
+        Ok(golden) if golden == actual => Verdict::Same,
+        Ok(golden) => {
+            let name = path.display().to_string();
+            let diff = TextDiff::from_lines(golden.as_str(), actual)
+                .unified_diff()
+                .context_radius(3)
+                .header(&name, "actual run")
+                .to_string();
+            Verdict::Differs(path.to_path_buf(), diff)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if ci {
+                Verdict::Missing(path.to_path_buf())
+            } else {
+                match write_atomic(path, actual) {
+                    Ok(()) => Verdict::Written(path.to_path_buf()),
+                    Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
+                }
+            }
+        }
+        Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
+    }
+}
+
+/// Writes through a temporary file in the same folder, then renames, so an
+/// interrupted write never leaves a partial golden file.
+pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("scenario-run-golden-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn missing_is_written_outside_ci_and_fails_in_ci() {
+        let d = dir("missing");
+        let p = d.join("a.txt");
+        assert_eq!(check(&p, "x\n", false, true), Verdict::Missing(p.clone()));
+        assert!(!p.exists());
+        assert_eq!(check(&p, "x\n", false, false), Verdict::Written(p.clone()));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "x\n");
+        assert_eq!(check(&p, "x\n", false, true), Verdict::Same);
+    }
+
+    #[test]
+    fn a_difference_is_a_unified_diff_and_bless_accepts_it() {
+        let d = dir("diff");
+        let p = d.join("a.txt");
+        write_atomic(&p, "one\ntwo\nthree\n").unwrap();
+        match check(&p, "one\n2\nthree\n", false, false) {
+            Verdict::Differs(_, diff) => {
+                assert!(diff.contains("-two\n"), "{diff}");
+                assert!(diff.contains("+2\n"), "{diff}");
+                assert!(diff.contains("+++ actual run"), "{diff}");
+            }
+            other => panic!("expected a diff, got {other:?}"),
+        }
+        assert_eq!(
+            check(&p, "one\n2\nthree\n", true, true),
+            Verdict::Written(p.clone())
+        );
+        assert_eq!(check(&p, "one\n2\nthree\n", false, true), Verdict::Same);
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn golden_files_are_named_for_the_scenario_file() {
+        assert_eq!(
+            path_for(Path::new("reports/golden"), "scenarios/02-repair.toml"),
+            Path::new("reports/golden/02-repair.txt")
+        );
+    }
+}
