@@ -401,3 +401,42 @@ fn the_committed_golden_transcripts_are_current() {
         .unwrap();
     assert_eq!(code(&o), 0, "{}", stdout(&o));
 }
+
+#[test]
+fn junit_has_a_suite_per_file_and_a_case_per_expectation() {
+    let path = std::env::temp_dir().join(format!("scenario-run-junit-{}.xml", std::process::id()));
+    let o = run(&[
+        "--junit",
+        path.to_str().unwrap(),
+        "scenarios/05-dedup-off.toml",
+        "tests/failing/wrong-message.toml",
+        "tests/bad/unknown-key.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    let xml = std::fs::read_to_string(&path).unwrap();
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed JUnit XML");
+    let suites: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    assert_eq!(suites.len(), 3);
+    assert_eq!(
+        suites[0].attribute("file"),
+        Some("scenarios/05-dedup-off.toml")
+    );
+    assert_eq!(suites[0].attribute("tests"), Some("6"));
+    assert_eq!(suites[0].attribute("failures"), Some("0"));
+    assert_eq!(suites[1].attribute("tests"), Some("3"));
+    assert_eq!(suites[1].attribute("failures"), Some("3"));
+    let failure = suites[1]
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .unwrap();
+    let text = failure.text().unwrap();
+    assert!(
+        text.contains("expected \"acked\", got \"quarantined\""),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'));
+    assert!(suites[2].descendants().any(|n| n.has_tag_name("failure")));
+}

@@ -71,6 +71,10 @@ struct RunArgs {
     /// (also SCENARIO_RUN_BLESS=1).
     #[arg(long, requires = "golden")]
     bless: bool,
+    /// Also write a JUnit XML file: a testsuite per scenario file, a
+    /// testcase per expectation.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -209,6 +213,13 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     } else {
         EXIT_PASSED
     };
+    if let Some(path) = &args.junit {
+        let xml = junit_xml(&files, &results);
+        if let Err(e) = golden::write_atomic(path, &xml) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_INVALID;
+        }
+    }
     let mut out = std::io::stdout().lock();
     let _ = match args.format {
         Format::Json => writeln!(out, "{}", batch_json(&files, &results, passed, failed)),
@@ -529,4 +540,67 @@ fn with_goldens(
     out.push_str(&closing);
     out.push('\n');
     out
+}
+
+/// The JUnit document of a batch.
+fn junit_xml(files: &[String], results: &[FileResult]) -> String {
+    use crate::report::junit::{Suite, document, failure_text};
+    let suites: Vec<Suite> = files
+        .iter()
+        .zip(results)
+        .filter_map(|(f, r)| match r {
+            FileResult::Ran(ran) => {
+                let mut failures = ran.failures.iter();
+                let cases = ran
+                    .verdicts
+                    .iter()
+                    .map(|v| {
+                        let name = crate::expect::describe(
+                            &ran.scenario,
+                            &ran.scenario.expectations[v.index],
+                        );
+                        let failure = if v.passed {
+                            None
+                        } else {
+                            failures.next().map(failure_text)
+                        };
+                        (name, failure)
+                    })
+                    .collect();
+                Some(Suite {
+                    name: ran.scenario.name.clone(),
+                    file: f.clone(),
+                    cases,
+                })
+            }
+            FileResult::Invalid(inv) => Some(Suite {
+                name: f.clone(),
+                file: f.clone(),
+                cases: vec![(
+                    "valid scenario file".to_string(),
+                    Some(
+                        inv.problems
+                            .iter()
+                            .map(failure_text)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    ),
+                )],
+            }),
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => Some(Suite {
+                name: scenario.name.clone(),
+                file: f.clone(),
+                cases: vec![(
+                    "run finishes within its limits".to_string(),
+                    Some(failure_text(&batch::limit_problem(source, scenario, limit))),
+                )],
+            }),
+            FileResult::Filtered | FileResult::Skipped => None,
+        })
+        .collect();
+    document(&suites)
 }

@@ -3,4 +3,5 @@
 
 pub mod golden;
 pub mod json;
+pub mod junit;
 pub mod text;
