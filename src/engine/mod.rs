@@ -16,6 +16,10 @@ pub use transition::{Detail, Effect, MessageState, NEVER, NO_REASON, Transition}
 use crate::model::*;
 use arrivals::Arrivals;
 
+/// Runs with at most this many messages keep every transition wherever a
+/// transcript is shown (failure explanations, golden transcripts).
+pub const FULL_TRANSCRIPT_MESSAGES: u64 = 10_000;
+
 /// Which transitions to keep. Totals and per-message state are always kept;
 /// the transcript only when something will read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -508,10 +512,8 @@ impl<'s> Engine<'s> {
         }
 
         // 2. Repair: until = "repair" faults stop applying from now on.
-        if step.repair && !self.repaired {
+        if step.repair {
             self.repaired = true;
-            self.record(None, Detail::Repaired);
-        } else if step.repair {
             self.record(None, Detail::Repaired);
         }
 

@@ -6,12 +6,10 @@ use std::fmt::Write;
 
 use super::Verdict;
 use crate::duration::format as dur;
-use crate::engine::{Detail, Outcome, Recorder};
+use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome, Recorder};
 use crate::model::*;
 use crate::report::text;
 
-/// Runs up to this size keep every transition for their diagnostics.
-const FULL_TRANSCRIPT_MESSAGES: u64 = 10_000;
 /// Lines of contributors or transitions shown in one explanation.
 const MAX_LINES: usize = 24;
 

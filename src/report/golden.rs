@@ -5,22 +5,21 @@ use std::path::{Path, PathBuf};
 
 use similar::TextDiff;
 
-use crate::engine::Outcome;
+use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::Scenario;
 use crate::report::text;
 
-/// Runs up to this size get every transition in their golden transcript;
-/// larger ones get totals, drains and the head of the snapshot.
-pub const FULL_GOLDEN_MESSAGES: u64 = 10_000;
+/// Runs up to [`FULL_TRANSCRIPT_MESSAGES`] get every transition in their
+/// golden transcript; larger ones get totals, drains and the snapshot's head.
 const LARGE_SNAPSHOT_ROWS: usize = 50;
 
 /// The golden transcript of a finished run.
 pub fn transcript(s: &Scenario, o: &Outcome) -> String {
-    if s.message_count() <= FULL_GOLDEN_MESSAGES {
+    if s.message_count() <= FULL_TRANSCRIPT_MESSAGES {
         return text::transcript(s, o);
     }
     let mut out = format!(
-        "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_GOLDEN_MESSAGES})\n\n",
+        "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_TRANSCRIPT_MESSAGES})\n\n",
         s.name,
         s.seed,
         s.message_count()

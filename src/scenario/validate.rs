@@ -90,7 +90,6 @@ pub(super) fn validate(
     let mut ids: BTreeMap<String, Range<usize>> = BTreeMap::new();
     let mut messages = Vec::new();
     for m in raw.message {
-        let span = m.span();
         let m = m.into_inner();
         let id = m.id.get_ref().clone();
         if id.is_empty() {
@@ -111,7 +110,6 @@ pub(super) fn validate(
             ids.insert(id.clone(), m.id.span());
         }
         let faults = faults(&mut cx, &m.faults, &mut reasons);
-        let _ = span;
         messages.push(MessageSpec {
             key: m.key.map_or_else(|| id.clone(), |k| k.into_inner()),
             id,
