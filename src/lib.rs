@@ -8,5 +8,6 @@ pub mod duration;
 pub mod engine;
 pub mod expect;
 pub mod model;
+pub mod output;
 pub mod report;
 pub mod scenario;

@@ -215,7 +215,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     };
     if let Some(path) = &args.junit {
         let xml = junit_xml(&files, &results);
-        if let Err(e) = golden::write_atomic(path, &xml) {
+        if let Err(e) = crate::output::write_atomic(path, &xml) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return EXIT_INVALID;
         }

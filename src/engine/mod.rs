@@ -131,6 +131,78 @@ pub struct Outcome {
     pub as_of: Millis,
     /// Whether the run reached its end (false for a snapshot at a time).
     pub finished: bool,
+    /// Taken by [`run_with_census`].
+    pub census: Option<Census>,
+}
+
+/// Messages per state over modeled time: `samples[k]` holds the counts as of
+/// `k * step` (every event at that instant included), and `last` the counts
+/// at the end. The step doubles as the run grows, so a census never holds
+/// more than [`CENSUS_SAMPLES`] samples whatever the run's length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Census {
+    pub step: Millis,
+    /// Counts indexed by `State as usize`.
+    pub samples: Vec<[u64; STATE_COUNT]>,
+    pub end: Millis,
+    pub last: [u64; STATE_COUNT],
+}
+
+pub const STATE_COUNT: usize = 6;
+pub const CENSUS_SAMPLES: usize = 512;
+
+impl Census {
+    /// The counts as of modeled time `t` (the nearest sample at or before it).
+    pub fn at(&self, t: Millis) -> [u64; STATE_COUNT] {
+        if t >= self.end {
+            return self.last;
+        }
+        let k = (t / self.step) as usize;
+        self.samples.get(k).copied().unwrap_or(self.last)
+    }
+}
+
+struct CensusTaker {
+    step: Millis,
+    next: Millis,
+    counts: [u64; STATE_COUNT],
+    samples: Vec<[u64; STATE_COUNT]>,
+}
+
+impl CensusTaker {
+    fn new(messages: u64) -> Self {
+        let mut counts = [0; STATE_COUNT];
+        counts[State::Waiting as usize] = messages;
+        CensusTaker {
+            step: 1,
+            next: 0,
+            counts,
+            samples: Vec::new(),
+        }
+    }
+
+    /// Time is about to reach `t`: every sample before it is final.
+    fn advance(&mut self, t: Millis) {
+        while self.next < t {
+            self.samples.push(self.counts);
+            if self.samples.len() == CENSUS_SAMPLES {
+                let kept: Vec<_> = self.samples.iter().step_by(2).copied().collect();
+                self.samples = kept;
+                self.step *= 2;
+            }
+            self.next = self.samples.len() as Millis * self.step;
+        }
+    }
+
+    fn finish(mut self, end: Millis) -> Census {
+        self.advance(end.saturating_add(1));
+        Census {
+            step: self.step,
+            samples: self.samples,
+            end,
+            last: self.counts,
+        }
+    }
 }
 
 impl Outcome {
@@ -143,6 +215,15 @@ impl Outcome {
 /// Runs a scenario to its end.
 pub fn run(s: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut e = Engine::new(s, recorder);
+    while e.step()? {}
+    Ok(e.finish(None))
+}
+
+/// Runs a scenario to its end and also takes its [`Census`]: how many
+/// messages are in each state over modeled time, at any scale.
+pub fn run_with_census(s: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
+    let mut e = Engine::new(s, recorder);
+    e.census = Some(CensusTaker::new(s.message_count()));
     while e.step()? {}
     Ok(e.finish(None))
 }
@@ -184,6 +265,7 @@ struct Engine<'s> {
     transitions: Vec<Transition>,
     ledger: Vec<Effect>,
     drains: Vec<Millis>,
+    census: Option<CensusTaker>,
 }
 
 impl<'s> Engine<'s> {
@@ -221,7 +303,19 @@ impl<'s> Engine<'s> {
             transitions: Vec::new(),
             ledger: Vec::new(),
             drains: Vec::new(),
+            census: None,
         }
+    }
+
+    /// A message changes state: keeps the census's counts current.
+    #[inline]
+    fn set_state(&mut self, m: MessageIndex, to: State) {
+        let st = &mut self.states[m as usize];
+        if let Some(c) = &mut self.census {
+            c.counts[st.state as usize] -= 1;
+            c.counts[to as usize] += 1;
+        }
+        st.state = to;
     }
 
     /// Time of the next event, if any (settling a drain first).
@@ -266,13 +360,16 @@ impl<'s> Engine<'s> {
         if self.events > self.s.limits.max_events {
             return Err(self.limit(Limit::Events(self.s.limits.max_events)));
         }
+        if let Some(c) = &mut self.census {
+            c.advance(t);
+        }
         self.now = t;
         // Arrivals were all scheduled before the run: they win ties.
         if let Some((at, m)) = self.arrivals.peek()
             && at == t
         {
             self.arrivals.pop();
-            self.states[m as usize].state = State::Pending;
+            self.set_state(m, State::Pending);
             self.deliver(m);
         } else if let Some(Reverse((_, _, m))) = self.queue.pop() {
             self.deliver(m);
@@ -377,7 +474,7 @@ impl<'s> Engine<'s> {
             self.record(Some(m), Detail::AckLost);
             self.after_failure(m, REASON_ACK_LOST, Class::Transient);
         } else {
-            self.states[m as usize].state = State::Acked;
+            self.set_state(m, State::Acked);
             self.totals.acked += 1;
             self.record(Some(m), Detail::Acked);
         }
@@ -463,8 +560,8 @@ impl<'s> Engine<'s> {
     }
 
     fn quarantine(&mut self, m: MessageIndex) {
+        self.set_state(m, State::Quarantined);
         let st = &mut self.states[m as usize];
-        st.state = State::Quarantined;
         st.quarantined_at = self.now;
         st.quarantine_entries += 1;
         let (reason, class) = (st.last_reason, st.last_class);
@@ -500,10 +597,9 @@ impl<'s> Engine<'s> {
         let dlq = std::mem::take(&mut self.dlq);
         let mut retained = Vec::with_capacity(dlq.len());
         for m in dlq {
-            let st = &mut self.states[m as usize];
-            let age = self.now - st.quarantined_at;
+            let age = self.now - self.states[m as usize].quarantined_at;
             if self.s.quarantine_retention.is_some_and(|r| age >= r) {
-                st.state = State::Expired;
+                self.set_state(m, State::Expired);
                 self.totals.expired += 1;
                 self.record(Some(m), Detail::Expired { age });
             } else {
@@ -522,7 +618,7 @@ impl<'s> Engine<'s> {
             Action::Hold => self.dlq = retained,
             Action::Purge => {
                 for m in retained {
-                    self.states[m as usize].state = State::Purged;
+                    self.set_state(m, State::Purged);
                     self.totals.purged += 1;
                     self.record(Some(m), Detail::Purged);
                 }
@@ -557,10 +653,10 @@ impl<'s> Engine<'s> {
 
     fn redrive(&mut self, m: MessageIndex, identity: Identity) {
         let s = self.s;
+        self.set_state(m, State::Pending);
         let st = &mut self.states[m as usize];
         st.cycle += 1;
         st.cycle_receives = 0;
-        st.state = State::Pending;
         if identity == Identity::New {
             let fresh = s.fresh_key(s.intent(m), st.cycle - 1);
             st.key_intent = fresh.intent;
@@ -582,6 +678,7 @@ impl<'s> Engine<'s> {
         self.totals.final_dlq_depth = self.dlq.len() as u64;
         self.totals.drain_time = self.drains.first().copied().unwrap_or(end);
         self.totals.end_time = end;
+        let census = self.census.map(|c| c.finish(self.now.max(end)));
         Outcome {
             totals: self.totals,
             messages: self.states,
@@ -591,6 +688,7 @@ impl<'s> Engine<'s> {
             drains: self.drains,
             as_of: as_of.unwrap_or(end),
             finished,
+            census,
         }
     }
 }

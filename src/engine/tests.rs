@@ -771,3 +771,40 @@ fn recording_does_not_change_the_run() {
     assert_eq!(all.messages, off.messages);
     assert!(off.transitions.is_empty());
 }
+
+fn state_counts(o: &Outcome) -> [u64; STATE_COUNT] {
+    let mut c = [0; STATE_COUNT];
+    for st in &o.messages {
+        c[st.state as usize] += 1;
+    }
+    c
+}
+
+#[test]
+fn the_census_matches_a_snapshot_at_every_sample() {
+    // Long enough (hours) that the census halves its resolution many times.
+    let text = format!(
+        "{}{}[[operator]]\nwait = \"2h\"\naction = \"redrive_all\"\nrepair = true\n\
+         [[operator]]\nwait = \"1h\"\naction = \"purge\"\n\
+         [[traffic]]\ncount = 300\nover = \"3h\"\nid_prefix = \"t-\"\n\
+         faults = [{{ fail = {{ first = 1 }} }}]\n\
+         [[outage]]\nfrom = \"1h\"\nduration = \"20m\"\n",
+        DELIVERY, BASE_EXTRA
+    );
+    let (s, _) = load_str("t.toml", &fixture("", &text, "")).unwrap();
+    let o = run_with_census(&s, Recorder::Off).unwrap();
+    let c = o.census.as_ref().expect("census taken");
+    assert!(c.step > 1 << 10, "step {} did not grow", c.step);
+    assert!(c.samples.len() < CENSUS_SAMPLES);
+    assert_eq!(c.end, o.totals.end_time);
+    assert_eq!(c.last, state_counts(&o));
+    assert_eq!(o.totals, run(&s, Recorder::Off).unwrap().totals);
+    for k in (0..c.samples.len()).step_by(7) {
+        let t = k as Millis * c.step;
+        let at = run_until(&s, Recorder::Off, t).unwrap();
+        assert_eq!(c.samples[k], state_counts(&at), "sample {k} at {t} ms");
+        assert_eq!(c.at(t + c.step / 2), c.samples[k]);
+    }
+    let total: u64 = c.samples[0].iter().sum();
+    assert_eq!(total, o.totals.messages);
+}

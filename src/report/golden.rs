@@ -7,6 +7,7 @@ use similar::TextDiff;
 
 use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::Scenario;
+use crate::output::write_atomic;
 use crate::report::text;
 
 /// Runs up to [`FULL_TRANSCRIPT_MESSAGES`] get every transition in their
@@ -103,17 +104,6 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
 
 /// Writes through a temporary file in the same folder, then renames, so an
 /// interrupted write never leaves a partial golden file.
-pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

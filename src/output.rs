@@ -1,0 +1,215 @@
+//! Writing files safely: whole or not at all (a temporary file in the same
+//! folder, then a rename), and report names that stay inside their folder.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// Writes `contents` to `path` atomically: readers see the old file or the
+/// new one, never a part.
+pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(contents.as_bytes()))
+}
+
+/// Writes what `fill` produces to `path` atomically. If `fill` fails
+/// half-way, the temporary file is removed and `path` is left as it was.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".scenario-run-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    fill(tmp.as_file_mut())?;
+    tmp.as_file_mut().flush()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Names reserved for the batch's own files.
+const RESERVED: [&str; 1] = ["index"];
+
+/// One report name per scenario path, in the same order: the file stem when
+/// it is unique in the batch, otherwise the path's parts joined by `__`,
+/// and a numeric suffix if two still meet. Names use only ASCII letters,
+/// digits, `-`, `_` and `.`, never start with a dot, and hold no folder, so
+/// `DIR/<name>.<ext>` is always directly inside DIR.
+pub fn report_names(paths: &[String]) -> Vec<String> {
+    let stems: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let p = Path::new(p);
+            sanitize(
+                &p.file_stem()
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut taken: BTreeSet<String> = RESERVED.iter().map(|r| r.to_string()).collect();
+    let mut names = Vec::with_capacity(paths.len());
+    for (i, p) in paths.iter().enumerate() {
+        let stem = &stems[i];
+        let shared = stems.iter().filter(|s| *s == stem).count() > 1;
+        let base = if shared || RESERVED.contains(&stem.as_str()) {
+            let parts: Vec<String> = Path::new(p)
+                .with_extension("")
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => Some(sanitize(&s.to_string_lossy())),
+                    _ => None,
+                })
+                .collect();
+            let joined = parts.join("__");
+            if RESERVED.contains(&joined.as_str()) {
+                format!("{joined}-scenario")
+            } else {
+                joined
+            }
+        } else {
+            stem.clone()
+        };
+        let mut name = base.clone();
+        let mut n = 2;
+        while taken.contains(&name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.insert(name.clone());
+        names.push(name);
+    }
+    names
+}
+
+fn sanitize(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let trimmed = cleaned.trim_start_matches('.');
+    if trimmed.is_empty() {
+        "scenario".to_string()
+    } else {
+        trimmed.chars().take(120).collect()
+    }
+}
+
+/// `dir/file`, refusing any `file` that is not a plain name.
+pub fn inside(dir: &Path, file: &str) -> std::io::Result<PathBuf> {
+    let mut parts = Path::new(file).components();
+    match (parts.next(), parts.next()) {
+        (Some(Component::Normal(_)), None) if !file.starts_with('.') => Ok(dir.join(file)),
+        _ => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{file:?} is not a plain file name"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(paths: &[&str]) -> Vec<String> {
+        report_names(&paths.iter().map(|p| p.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn unique_stems_are_kept() {
+        assert_eq!(
+            names(&["scenarios/01-a.toml", "other/b.toml"]),
+            ["01-a", "b"]
+        );
+    }
+
+    #[test]
+    fn same_stems_in_two_folders_do_not_collide() {
+        assert_eq!(
+            names(&["a/x.toml", "b/x.toml", "c/y.toml"]),
+            ["a__x", "b__x", "y"]
+        );
+        // Paths that sanitize alike get a numeric suffix.
+        assert_eq!(names(&["a b/x.toml", "a-b/x.toml"]), ["a-b__x", "a-b__x-2"]);
+    }
+
+    #[test]
+    fn names_never_leave_the_folder_or_hide() {
+        let all = names(&[
+            "../../etc/passwd.toml",
+            "/abs/../x/.hidden.toml",
+            "..toml",
+            "index.toml",
+            "dir/index.toml",
+            "évé nt?.toml",
+        ]);
+        for n in &all {
+            assert!(!n.starts_with('.'), "{n}");
+            assert!(!n.contains('/') && !n.contains('\\'), "{n}");
+            assert!(
+                n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+                "{n}"
+            );
+            assert!(inside(Path::new("out"), &format!("{n}.md")).is_ok());
+        }
+        assert!(!all.contains(&"index".to_string()));
+        let unique: BTreeSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len());
+    }
+
+    #[test]
+    fn inside_refuses_paths() {
+        let d = Path::new("out");
+        assert!(inside(d, "../x.md").is_err());
+        assert!(inside(d, "a/b.md").is_err());
+        assert!(inside(d, "/etc/x").is_err());
+        assert!(inside(d, ".x").is_err());
+        assert_eq!(inside(d, "x.md").unwrap(), d.join("x.md"));
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("scenario-run-out-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn an_interrupted_write_leaves_no_file_and_keeps_the_old_one() {
+        let d = scratch("interrupted");
+        let p = d.join("r.md");
+        let r = write_atomic_with(&p, |w| {
+            w.write_all(b"half of a report")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(r.is_err());
+        assert!(!p.exists());
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            0,
+            "no temporary left"
+        );
+
+        write_atomic(&p, "old\n").unwrap();
+        let r = write_atomic_with(&p, |w| {
+            w.write_all(b"new but cut")?;
+            Err(std::io::Error::other("interrupted"))
+        });
+        assert!(r.is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
