@@ -22,10 +22,15 @@ pub fn write_atomic_with(
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".scenario-run-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".scenario-run-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        // A report is an ordinary file (tempfile's default is owner-only).
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
     fill(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -18,8 +18,11 @@ pub struct Options {
     pub filter: Option<String>,
     pub tag: Option<String>,
     pub fail_fast: bool,
-    /// Keep every transition (JSON output needs them).
+    /// Keep every transition (JSON output, goldens and reports read them),
+    /// for runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages.
     pub full_transcript: bool,
+    /// Take the census (the HTML report's aggregate view reads it).
+    pub census: bool,
 }
 
 pub enum FileResult {
@@ -85,7 +88,7 @@ pub fn run_file(path: &str, opts: &Options) -> FileResult {
     if !selected(&s, path, opts) {
         return FileResult::Filtered;
     }
-    run_scenario(source, s, opts.full_transcript)
+    run_scenario(source, s, opts)
 }
 
 fn selected(s: &Scenario, path: &str, opts: &Options) -> bool {
@@ -102,13 +105,19 @@ fn selected(s: &Scenario, path: &str, opts: &Options) -> bool {
 
 /// Runs a validated scenario and judges it; failures are explained from a
 /// rerun that keeps the transitions the explanations need.
-pub fn run_scenario(source: Source, s: Scenario, full_transcript: bool) -> FileResult {
-    let recorder = if full_transcript {
+pub fn run_scenario(source: Source, s: Scenario, opts: &Options) -> FileResult {
+    let recorder = if opts.full_transcript && s.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES
+    {
         Recorder::All
     } else {
         expect::recorder_for(&s)
     };
-    let outcome = match engine::run(&s, recorder) {
+    let run = if opts.census {
+        engine::run_with_census(&s, recorder)
+    } else {
+        engine::run(&s, recorder)
+    };
+    let outcome = match run {
         Ok(o) => o,
         Err(limit) => {
             return FileResult::Stopped {

@@ -3,6 +3,7 @@
 //! input, a run stopped at a limit, or a usage error.
 
 pub mod batch;
+pub mod reports;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use crate::diagnostic::render;
 use crate::engine::{self, Recorder};
 use crate::report::{golden, json as rjson, text};
 use batch::{FileResult, Options};
+use reports::ReportFormat;
 
 pub const EXIT_PASSED: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
@@ -75,6 +77,26 @@ struct RunArgs {
     /// testcase per expectation.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Write a report per scenario and an index into DIR.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Report formats, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "markdown,html,json",
+        value_name = "FORMATS"
+    )]
+    report_format: Vec<ReportFormat>,
+    /// Templates that override the built-in ones by file name
+    /// (scenario.md.j2, scenario.html.j2, index.md.j2, index.html.j2,
+    /// summary.md.j2).
+    #[arg(long, value_name = "DIR")]
+    templates: Option<PathBuf>,
+    /// Append a Markdown table of the batch to FILE (e.g. "$GITHUB_STEP_SUMMARY").
+    #[arg(long, value_name = "FILE")]
+    summary_markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -181,12 +203,29 @@ fn run(args: &RunArgs, color: bool) -> u8 {
             return EXIT_INVALID;
         }
     };
+    let templates = if args.report.is_some() || args.summary_markdown.is_some() {
+        match crate::report::templates::Templates::load(args.templates.as_deref()) {
+            Ok(t) => Some(t),
+            Err(problems) => {
+                reports::ReportError::Template(problems).print(color);
+                return EXIT_INVALID;
+            }
+        }
+    } else {
+        None
+    };
+    let mut formats = args.report_format.clone();
+    formats.sort();
+    formats.dedup();
     let opts = Options {
         seed: args.seed,
         filter: args.filter.clone(),
         tag: args.tag.clone(),
         fail_fast: args.fail_fast,
-        full_transcript: args.format == Format::Json || args.golden.is_some(),
+        full_transcript: args.format == Format::Json
+            || args.golden.is_some()
+            || args.report.is_some(),
+        census: args.report.is_some() && formats.contains(&ReportFormat::Html),
     };
     if let Some(dir) = &args.golden
         && let Some((a, b)) = golden_collision(dir, &files)
@@ -219,6 +258,29 @@ fn run(args: &RunArgs, color: bool) -> u8 {
             eprintln!("error: cannot write {}: {e}", path.display());
             return EXIT_INVALID;
         }
+    }
+    if let (Some(dir), Some(t)) = (&args.report, &templates) {
+        match reports::write_reports(dir, &formats, t, &files, &results) {
+            Ok(written) => {
+                if !args.quiet && args.format == Format::Human {
+                    eprintln!(
+                        "reports: wrote {} files to {}",
+                        written.len(),
+                        dir.display()
+                    );
+                }
+            }
+            Err(e) => {
+                e.print(color);
+                return EXIT_INVALID;
+            }
+        }
+    }
+    if let (Some(path), Some(t)) = (&args.summary_markdown, &templates)
+        && let Err(e) = reports::append_summary(path, t, &files, &results)
+    {
+        e.print(color);
+        return EXIT_INVALID;
     }
     let mut out = std::io::stdout().lock();
     let _ = match args.format {

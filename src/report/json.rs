@@ -3,9 +3,12 @@
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::duration::format as dur;
 use crate::engine::{Detail, Outcome};
 use crate::expect::{Verdict, describe};
-use crate::model::{Check, MessageIndex, Scenario, State, Target, Value};
+use crate::model::{
+    Action, Check, MessageIndex, Permanent, Retry, Scenario, Selector, State, Target, Value,
+};
 use crate::report::text;
 
 fn value(v: &Value) -> Json {
@@ -33,14 +36,20 @@ pub fn expectations(s: &Scenario, verdicts: &[Verdict]) -> Json {
             .iter()
             .map(|v| {
                 let e = &s.expectations[v.index];
-                let expected = match &e.target {
-                    Target::Event { never, .. } => json!({ "occurs": !never }),
-                    _ => check(&e.check),
+                let (expected, expected_text) = match &e.target {
+                    Target::Event { never, .. } => (
+                        json!({ "occurs": !never }),
+                        if *never { "never" } else { "to occur" }.to_string(),
+                    ),
+                    _ => (check(&e.check), e.check.to_string()),
                 };
                 json!({
                     "expectation": describe(s, e),
+                    "description": e.description,
                     "expected": expected,
+                    "expected_text": expected_text,
                     "actual": value(&v.actual),
+                    "actual_text": v.actual.to_string(),
                     "passed": v.passed,
                 })
             })
@@ -162,4 +171,196 @@ pub fn ledger(s: &Scenario, o: &Outcome) -> Json {
 
 pub fn totals(o: &Outcome) -> Json {
     serde_json::to_value(o.totals).unwrap_or(Json::Null)
+}
+
+/// Version of the JSON report's shape (README: "JSON report").
+pub const REPORT_FORMAT_VERSION: u32 = 1;
+
+/// The whole run as one document: the JSON report, and the data every
+/// report template receives as `report`.
+pub fn document(file: &str, s: &Scenario, o: &Outcome, verdicts: &[Verdict]) -> Json {
+    let passed = verdicts.iter().filter(|v| v.passed).count();
+    json!({
+        "format_version": REPORT_FORMAT_VERSION,
+        "file": file,
+        "name": s.name,
+        "summary": s.summary,
+        "description": s.description,
+        "tags": s.tags,
+        "seed": s.seed,
+        "status": if passed == verdicts.len() { "passed" } else { "failed" },
+        "expectations_passed": passed,
+        "expectations_failed": verdicts.len() - passed,
+        "parameters": parameters(s),
+        "expectations": expectations(s, verdicts),
+        "totals": totals(o),
+        "flow": flow(o),
+        "drains": o.drains,
+        "message_count": o.messages.len(),
+        "messages": snapshot(s, o),
+        "transitions_recorded": o.recorder == crate::engine::Recorder::All,
+        "transitions": transitions_with_text(s, o),
+        "ledger": ledger(s, o),
+    })
+}
+
+/// The scenario's settings as (name, value) pairs, named as in the file.
+pub fn parameters(s: &Scenario) -> Json {
+    let mut p: Vec<(String, String)> = vec![
+        ("seed".into(), s.seed.to_string()),
+        ("delivery.queue".into(), s.delivery.queue.clone()),
+        (
+            "delivery.max_receives".into(),
+            s.delivery.max_receives.to_string(),
+        ),
+    ];
+    match s.delivery.retry {
+        Retry::Fixed(d) => p.push(("delivery.retry_interval".into(), dur(d))),
+        Retry::Backoff { base, cap, jitter } => p.push((
+            "delivery.backoff".into(),
+            format!(
+                "base {}, cap {}, jitter {}",
+                dur(base),
+                cap.map_or("none".to_string(), dur),
+                serde_json::to_value(jitter)
+                    .ok()
+                    .and_then(|j| j.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+        )),
+    }
+    p.push((
+        "delivery.permanent".into(),
+        match s.delivery.permanent {
+            Permanent::Retry => "retry",
+            Permanent::Quarantine => "quarantine",
+        }
+        .into(),
+    ));
+    p.push((
+        "quarantine.retention".into(),
+        s.quarantine_retention
+            .map_or("never expires".to_string(), dur),
+    ));
+    p.push((
+        "dedup.result_retention".into(),
+        match s.dedup_retention {
+            None => "off".to_string(),
+            Some(u64::MAX) => "never expires".to_string(),
+            Some(r) => dur(r),
+        },
+    ));
+    p.push(("messages".into(), s.message_count().to_string()));
+    for m in &s.messages {
+        let faults: Vec<String> = m.faults.iter().map(|f| fault(s, f)).collect();
+        let mut v = format!("at {}, key {}", dur(m.at), m.key);
+        if !faults.is_empty() {
+            v.push_str(&format!("; {}", faults.join("; ")));
+        }
+        p.push((format!("message {}", m.id), v));
+    }
+    for (i, t) in s.traffic.iter().enumerate() {
+        let mut v = format!(
+            "{} messages over {}, ids {}1..{}{}",
+            t.count,
+            dur(t.over),
+            t.id_prefix,
+            t.id_prefix,
+            t.count
+        );
+        for f in &t.faults {
+            v.push_str(&format!("; {}", fault(s, f)));
+        }
+        p.push((format!("traffic {}", i + 1), v));
+    }
+    for (i, o) in s.outages.iter().enumerate() {
+        p.push((
+            format!("outage {}", i + 1),
+            format!("from {} for {}", dur(o.from), dur(o.duration)),
+        ));
+    }
+    for (i, op) in s.operators.iter().enumerate() {
+        let action = match &op.action {
+            Action::Redrive(only) => format!(
+                "redrive only {}",
+                only.iter()
+                    .map(|m| s.message_id(*m).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            a => a.name().to_string(),
+        };
+        let identity = match op.identity {
+            crate::model::Identity::Stable => "stable",
+            crate::model::Identity::New => "new",
+        };
+        p.push((
+            format!("operator {}", i + 1),
+            format!(
+                "wait {}{}, {action}, identity {identity}",
+                dur(op.wait),
+                if op.repair { ", repair" } else { "" }
+            ),
+        ));
+    }
+    Json::Array(
+        p.into_iter()
+            .map(|(name, value)| json!({ "name": name, "value": value }))
+            .collect(),
+    )
+}
+
+fn fault(s: &Scenario, f: &crate::model::Fault) -> String {
+    let what = match f.kind {
+        crate::model::FaultKind::Fail => "fail",
+        crate::model::FaultKind::LoseAck => "lose_ack",
+    };
+    let when = match f.selector {
+        Selector::First(n) => format!("first {n}"),
+        Selector::UntilRepair => "until repair".to_string(),
+    };
+    match f.kind {
+        crate::model::FaultKind::Fail => format!(
+            "{what} {when}: {} ({})",
+            s.reasons[f.reason as usize],
+            f.class.as_str()
+        ),
+        crate::model::FaultKind::LoseAck => format!("{what} {when}"),
+    }
+}
+
+/// How messages moved between states, from the totals alone (so it holds
+/// at any scale). Every quarantine entry ends one way: still quarantined,
+/// expired, purged or redriven; every delivery is an arrival, a redrive or a
+/// retry.
+pub fn flow(o: &Outcome) -> Json {
+    let t = &o.totals;
+    let redriven = t
+        .quarantine_entries
+        .saturating_sub(t.quarantined + t.expired + t.purged);
+    let retries = t.deliveries.saturating_sub(t.messages + redriven);
+    json!({
+        "arrived": t.messages,
+        "retries": retries,
+        "acked": t.acked,
+        "quarantine_entries": t.quarantine_entries,
+        "redriven": redriven,
+        "expired": t.expired,
+        "purged": t.purged,
+        "still_quarantined": t.quarantined,
+        "effects": t.effects,
+        "duplicated_effects": t.duplicated_effects,
+        "dedup_hits": t.dedup_hits,
+    })
+}
+
+/// The transitions, each with its sentence as in the text transcript.
+fn transitions_with_text(s: &Scenario, o: &Outcome) -> Json {
+    let mut all = transitions(s, o);
+    if let Json::Array(items) = &mut all {
+        for (item, t) in items.iter_mut().zip(&o.transitions) {
+            item["text"] = json!(text::describe(s, &t.detail));
+        }
+    }
+    all
 }

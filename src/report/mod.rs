@@ -1,7 +1,41 @@
 //! Reading a finished run: the text transcript, golden transcripts and the
 //! JSON document.
 
+pub mod chart;
 pub mod golden;
+pub mod history;
 pub mod json;
 pub mod junit;
+pub mod templates;
 pub mod text;
+
+use serde_json::{Value as Json, json};
+
+use crate::engine::Outcome;
+use crate::model::Scenario;
+
+/// What the HTML report draws and scrubs besides the JSON report: the
+/// timeline's geometry (`chart`) and the data its time scrubber reads
+/// (`scrub`: each message's rows over time, or the census's samples).
+pub fn timeline(s: &Scenario, o: &Outcome) -> (Json, Json) {
+    let versions = history::versions(s, o).filter(|v| v.len() <= chart::LANE_LIMIT);
+    let chart = chart::chart(s, o, versions.as_deref());
+    let scrub = match chart.get("mode").and_then(Json::as_str) {
+        Some("lanes") => json!({
+            "mode": "lanes",
+            "end": o.totals.end_time,
+            "left": chart["left"],
+            "right": chart["right"],
+            "history": versions.as_deref().map_or(Json::Null, history::json),
+        }),
+        Some(_) => json!({
+            "mode": "aggregate",
+            "end": o.totals.end_time,
+            "left": chart["left"],
+            "right": chart["right"],
+            "samples": chart["samples"],
+        }),
+        None => Json::Null,
+    };
+    (chart, scrub)
+}

@@ -95,6 +95,7 @@ pub fn id_width(s: &Scenario, o: &Outcome) -> usize {
 }
 
 /// A row of the snapshot table, as of `as_of`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub id: String,
     pub key: String,

@@ -1,0 +1,247 @@
+//! `--report DIR`, `--report-format` and `--summary-markdown`: a report per
+//! scenario and an index per format, rendered from the templates. Every
+//! file is rendered before any is written, and each is written atomically,
+//! so a template error leaves DIR as it was.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use minijinja::value::Serde;
+use minijinja::{Value, context};
+use serde_json::{Value as Json, json};
+
+use super::batch::FileResult;
+use crate::diagnostic::{Problem, render};
+use crate::output::{inside, report_names, write_atomic};
+use crate::report::json::{REPORT_FORMAT_VERSION, document};
+use crate::report::templates::{
+    INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, Templates,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Html,
+    Json,
+}
+
+impl ReportFormat {
+    fn extension(self) -> &'static str {
+        match self {
+            ReportFormat::Markdown => "md",
+            ReportFormat::Html => "html",
+            ReportFormat::Json => "json",
+        }
+    }
+}
+
+/// What went wrong while producing reports.
+pub enum ReportError {
+    Template(Vec<Problem>),
+    Io(String),
+}
+
+impl ReportError {
+    pub fn print(&self, color: bool) {
+        match self {
+            ReportError::Template(problems) => {
+                for p in problems {
+                    eprintln!("{}", render(p, color));
+                }
+            }
+            ReportError::Io(e) => eprintln!("error: {e}"),
+        }
+    }
+}
+
+/// The data the index and summary templates receive as `batch`.
+pub fn batch_context(files: &[String], results: &[FileResult], names: &[Option<String>]) -> Json {
+    let mut passed = 0;
+    let mut failed = 0;
+    let mut errors = 0;
+    let scenarios: Vec<Json> = files
+        .iter()
+        .zip(results)
+        .zip(names)
+        .filter(|((_, r), _)| r.counts())
+        .map(|((file, r), name)| match r {
+            FileResult::Ran(ran) => {
+                let total = ran.verdicts.len();
+                let ok = ran.verdicts.iter().filter(|v| v.passed).count();
+                if ran.failures.is_empty() {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                }
+                json!({
+                    "file": file,
+                    "name": ran.scenario.name,
+                    "summary": ran.scenario.summary,
+                    "seed": ran.scenario.seed,
+                    "status": if ran.failures.is_empty() { "passed" } else { "failed" },
+                    "report": name,
+                    "expectations_total": total,
+                    "expectations_passed": ok,
+                    "totals": crate::report::json::totals(&ran.outcome),
+                    "problems": ran.failures.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+                })
+            }
+            FileResult::Invalid(inv) => {
+                errors += 1;
+                json!({
+                    "file": file,
+                    "name": file,
+                    "summary": null,
+                    "seed": null,
+                    "status": "invalid",
+                    "report": null,
+                    "expectations_total": 0,
+                    "expectations_passed": 0,
+                    "totals": null,
+                    "problems": inv.problems.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+                })
+            }
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => {
+                errors += 1;
+                json!({
+                    "file": file,
+                    "name": scenario.name,
+                    "summary": scenario.summary,
+                    "seed": scenario.seed,
+                    "status": "stopped",
+                    "report": null,
+                    "expectations_total": 0,
+                    "expectations_passed": 0,
+                    "totals": null,
+                    "problems": [render(&super::batch::limit_problem(source, scenario, limit), false)],
+                })
+            }
+            FileResult::Filtered | FileResult::Skipped => Json::Null,
+        })
+        .collect();
+    json!({
+        "format_version": REPORT_FORMAT_VERSION,
+        "passed": passed,
+        "failed": failed,
+        "errors": errors,
+        "scenarios": scenarios,
+    })
+}
+
+/// Renders every report of the batch, then writes them into `dir`.
+/// Returns the files written.
+pub fn write_reports(
+    dir: &Path,
+    formats: &[ReportFormat],
+    templates: &Templates,
+    files: &[String],
+    results: &[FileResult],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let all_names = report_names(files);
+    let names: Vec<Option<String>> = results
+        .iter()
+        .zip(all_names)
+        .map(|(r, n)| matches!(r, FileResult::Ran(_)).then_some(n))
+        .collect();
+    let mut outputs: Vec<(String, String)> = Vec::new();
+    let mut problems = Vec::new();
+    for ((file, r), name) in files.iter().zip(results).zip(&names) {
+        let (FileResult::Ran(ran), Some(name)) = (r, name) else {
+            continue;
+        };
+        let (s, o) = (&ran.scenario, &ran.outcome);
+        let doc = document(file, s, o, &ran.verdicts);
+        for &format in formats {
+            let rendered = match format {
+                ReportFormat::Json => Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&doc).unwrap_or_default()
+                )),
+                ReportFormat::Markdown => templates.render(
+                    SCENARIO_MARKDOWN,
+                    context! { report => Value::from(Serde(&doc)) },
+                ),
+                ReportFormat::Html => {
+                    let (chart, scrub) = crate::report::timeline(s, o);
+                    templates.render(
+                        SCENARIO_HTML,
+                        context! {
+                            report => Value::from(Serde(&doc)),
+                            chart => Value::from(Serde(&chart)),
+                            scrub => Value::from(Serde(&scrub)),
+                        },
+                    )
+                }
+            };
+            match rendered {
+                Ok(text) => outputs.push((format!("{name}.{}", format.extension()), text)),
+                Err(p) => problems.push(*p),
+            }
+        }
+        if !problems.is_empty() {
+            // One broken template breaks every scenario alike: say it once.
+            break;
+        }
+    }
+    let batch = batch_context(files, results, &names);
+    for &format in formats {
+        let index = match format {
+            ReportFormat::Markdown => INDEX_MARKDOWN,
+            ReportFormat::Html => INDEX_HTML,
+            ReportFormat::Json => {
+                outputs.push((
+                    "index.json".to_string(),
+                    format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&batch).unwrap_or_default()
+                    ),
+                ));
+                continue;
+            }
+        };
+        match templates.render(index, context! { batch => Value::from(Serde(&batch)) }) {
+            Ok(text) => outputs.push((format!("index.{}", format.extension()), text)),
+            Err(p) => problems.push(*p),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ReportError::Template(problems));
+    }
+    let mut written = Vec::new();
+    for (file, text) in outputs {
+        let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
+        write_atomic(&path, &text)
+            .map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Appends the batch table to `path` (for `$GITHUB_STEP_SUMMARY`).
+pub fn append_summary(
+    path: &Path,
+    templates: &Templates,
+    files: &[String],
+    results: &[FileResult],
+) -> Result<(), ReportError> {
+    let names: Vec<Option<String>> = results.iter().map(|_| None).collect();
+    let batch = batch_context(files, results, &names);
+    let text = templates
+        .render(
+            SUMMARY_MARKDOWN,
+            context! { batch => Value::from(Serde(&batch)) },
+        )
+        .map_err(|p| ReportError::Template(vec![*p]))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| ReportError::Io(format!("cannot open {}: {e}", path.display())))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| ReportError::Io(format!("cannot append to {}: {e}", path.display())))
+}

@@ -1,0 +1,354 @@
+//! The geometry of the HTML report's timeline, in SVG user units: a lane
+//! per message with marks for what happened, or, for runs with many
+//! messages, the number of messages in each state over time. Templates only
+//! draw what this computes, so a user template gets the numbers right too.
+
+use serde_json::{Value as Json, json};
+
+use crate::duration::format as dur;
+use crate::engine::{Census, Detail, Outcome, STATE_COUNT};
+use crate::model::{Millis, Scenario, State};
+use crate::report::history::Version;
+use crate::report::text::describe;
+
+/// Runs with more messages than this get the aggregate view.
+pub const LANE_LIMIT: usize = 200;
+
+pub const WIDTH: f64 = 1000.0;
+const LEFT: f64 = 170.0;
+const RIGHT: f64 = 980.0;
+const TOP: f64 = 28.0;
+const LANE: f64 = 24.0;
+const AXIS: f64 = 34.0;
+const AREA_HEIGHT: f64 = 260.0;
+
+/// Bottom-to-top order of the aggregate view's stacked areas.
+const STACK: [State; STATE_COUNT] = [
+    State::Acked,
+    State::Expired,
+    State::Purged,
+    State::Quarantined,
+    State::Pending,
+    State::Waiting,
+];
+
+/// Candidate tick steps: readable durations from 1 ms to 30 days.
+const STEPS: [Millis; 31] = [
+    1,
+    2,
+    5,
+    10,
+    20,
+    50,
+    100,
+    200,
+    500,
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    15_000,
+    30_000,
+    60_000,
+    120_000,
+    300_000,
+    600_000,
+    900_000,
+    1_800_000,
+    3_600_000,
+    7_200_000,
+    10_800_000,
+    21_600_000,
+    43_200_000,
+    86_400_000,
+    172_800_000,
+    604_800_000,
+    1_209_600_000,
+    2_592_000_000,
+];
+
+/// At most this many intervals on the time axis.
+const MAX_TICKS: u64 = 10;
+
+fn round(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+/// Maps modeled time onto the plot's x range.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    pub end: Millis,
+}
+
+impl Scale {
+    pub fn x(&self, t: Millis) -> f64 {
+        if self.end == 0 {
+            return LEFT;
+        }
+        round(LEFT + (t.min(self.end) as f64 / self.end as f64) * (RIGHT - LEFT))
+    }
+
+    /// Tick times and labels: a readable step, at most [`MAX_TICKS`] intervals.
+    pub fn ticks(&self) -> Vec<(Millis, String)> {
+        let step = STEPS
+            .iter()
+            .copied()
+            .find(|s| self.end / s <= MAX_TICKS)
+            .unwrap_or_else(|| self.end.div_ceil(MAX_TICKS).max(1));
+        (0..=self.end / step)
+            .map(|k| (k * step, dur(k * step)))
+            .collect()
+    }
+}
+
+fn axis(scale: Scale, y: f64) -> Json {
+    let ticks: Vec<Json> = scale
+        .ticks()
+        .into_iter()
+        .map(|(t, label)| json!({ "time": t, "x": scale.x(t), "label": label }))
+        .collect();
+    json!({ "y": round(y), "ticks": ticks })
+}
+
+fn inspections(s: &Scenario, o: &Outcome, scale: Scale) -> Vec<Json> {
+    o.transitions
+        .iter()
+        .filter(|t| matches!(t.detail, Detail::Inspected { .. }))
+        .map(|t| {
+            let step = match t.detail {
+                Detail::Inspected { step, .. } => step,
+                _ => 0,
+            };
+            let x = scale.x(t.time);
+            json!({
+                "time": t.time,
+                "x": x,
+                // Near the right edge the label goes to the line's left.
+                "anchor": if x > RIGHT - 40.0 { "end" } else { "start" },
+                "label": format!("step {step}"),
+                "title": format!("{}: {}", dur(t.time), describe(s, &t.detail)),
+            })
+        })
+        .collect()
+}
+
+/// The timeline of a run. `versions` (each message's rows over time) gives
+/// the lane view; without it, or above [`LANE_LIMIT`] messages, the census
+/// gives the aggregate view. Returns `null` when neither is available.
+pub fn chart(s: &Scenario, o: &Outcome, versions: Option<&[Vec<Version>]>) -> Json {
+    let scale = Scale {
+        end: o.totals.end_time,
+    };
+    match versions {
+        Some(v) if v.len() <= LANE_LIMIT => lanes(s, o, v, scale),
+        _ => match &o.census {
+            Some(c) => aggregate(s, o, c, scale),
+            None => Json::Null,
+        },
+    }
+}
+
+/// The mark kinds of the lane view, in legend order.
+pub const MARKS: [&str; 9] = [
+    "delivered",
+    "failed",
+    "committed",
+    "dedup_hit",
+    "ack_lost",
+    "quarantined",
+    "expired",
+    "redriven",
+    "purged",
+];
+
+fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> Json {
+    let mut marks: Vec<Vec<Json>> = vec![Vec::new(); versions.len()];
+    for t in &o.transitions {
+        let Some(m) = t.message else { continue };
+        let kind = t.detail.kind().as_str();
+        if MARKS.contains(&kind) {
+            marks[m as usize].push(json!({
+                "time": t.time,
+                "x": scale.x(t.time),
+                "kind": kind,
+                "title": format!("{}  {}: {}", dur(t.time), s.message_id(m), describe(s, &t.detail)),
+            }));
+        }
+    }
+    let lanes: Vec<Json> = versions
+        .iter()
+        .zip(marks)
+        .enumerate()
+        .map(|(i, (vs, marks))| {
+            let y = round(TOP + LANE * i as f64 + LANE / 2.0);
+            let mut segments = Vec::new();
+            for (k, v) in vs.iter().enumerate() {
+                let Some(from) = v.time else { continue };
+                let to = vs
+                    .get(k + 1)
+                    .and_then(|n| n.time)
+                    .unwrap_or(scale.end)
+                    .max(from);
+                if v.row.state == State::Waiting {
+                    continue;
+                }
+                // Join with the previous segment when the state is the same.
+                let state = v.row.state.as_str();
+                if let Some(last) = segments.last_mut()
+                    && let Json::Object(last) = last
+                    && last.get("state").and_then(Json::as_str) == Some(state)
+                {
+                    last.insert("to".into(), json!(to));
+                    last.insert("x2".into(), json!(scale.x(to)));
+                    continue;
+                }
+                segments.push(json!({
+                    "state": state,
+                    "from": from,
+                    "to": to,
+                    "x1": scale.x(from),
+                    "x2": scale.x(to),
+                }));
+            }
+            json!({
+                "id": vs.first().map(|v| v.row.id.clone()).unwrap_or_default(),
+                "y": y,
+                "segments": segments,
+                "marks": marks,
+            })
+        })
+        .collect();
+    let bottom = TOP + LANE * versions.len() as f64;
+    json!({
+        "mode": "lanes",
+        "width": WIDTH,
+        "height": round(bottom + AXIS),
+        "left": LEFT,
+        "right": RIGHT,
+        "top": TOP,
+        "bottom": round(bottom),
+        "end": scale.end,
+        "axis": axis(scale, bottom),
+        "inspections": inspections(s, o, scale),
+        "lanes": lanes,
+        "marks": MARKS,
+    })
+}
+
+fn aggregate(s: &Scenario, o: &Outcome, c: &Census, scale: Scale) -> Json {
+    let total = o.totals.messages.max(1) as f64;
+    let bottom = TOP + AREA_HEIGHT;
+    let y = |count: u64| round(bottom - count as f64 / total * AREA_HEIGHT);
+    // Sample points: every census sample, then the end.
+    let mut points: Vec<(Millis, [u64; STATE_COUNT])> = c
+        .samples
+        .iter()
+        .enumerate()
+        .map(|(k, counts)| (k as Millis * c.step, *counts))
+        .filter(|(t, _)| *t < c.end)
+        .collect();
+    points.push((c.end, c.last));
+    let mut below = vec![0u64; points.len()];
+    let mut areas = Vec::new();
+    for state in STACK {
+        let above: Vec<u64> = points
+            .iter()
+            .zip(&below)
+            .map(|((_, counts), b)| b + counts[state as usize])
+            .collect();
+        let mut outline: Vec<String> = points
+            .iter()
+            .zip(&above)
+            .map(|((t, _), a)| format!("{},{}", scale.x(*t), y(*a)))
+            .collect();
+        outline.extend(
+            points
+                .iter()
+                .zip(&below)
+                .rev()
+                .map(|((t, _), b)| format!("{},{}", scale.x(*t), y(*b))),
+        );
+        let peak = points
+            .iter()
+            .map(|(_, counts)| counts[state as usize])
+            .max()
+            .unwrap_or(0);
+        areas.push(json!({
+            "state": state.as_str(),
+            "points": outline.join(" "),
+            "peak": peak,
+            "final": c.last[state as usize],
+        }));
+        below = above;
+    }
+    let y_ticks: Vec<Json> = [0.0, 0.25, 0.5, 0.75, 1.0]
+        .iter()
+        .map(|f| {
+            let count = (total * f).round() as u64;
+            json!({ "y": y(count), "label": count })
+        })
+        .collect();
+    let samples: Vec<Json> = points
+        .iter()
+        .map(|(t, counts)| {
+            let mut row = serde_json::Map::new();
+            row.insert("time".into(), json!(t));
+            for state in STACK {
+                row.insert(state.as_str().into(), json!(counts[state as usize]));
+            }
+            Json::Object(row)
+        })
+        .collect();
+    json!({
+        "mode": "aggregate",
+        "width": WIDTH,
+        "height": round(bottom + AXIS),
+        "left": LEFT,
+        "right": RIGHT,
+        "top": TOP,
+        "bottom": round(bottom),
+        "end": scale.end,
+        "axis": axis(scale, bottom),
+        "inspections": inspections(s, o, scale),
+        "areas": areas,
+        "y_ticks": y_ticks,
+        "samples": samples,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_readable_and_few() {
+        let labels =
+            |end| -> Vec<String> { Scale { end }.ticks().into_iter().map(|(_, l)| l).collect() };
+        assert_eq!(
+            labels(40_000),
+            ["0s", "5s", "10s", "15s", "20s", "25s", "30s", "35s", "40s"]
+        );
+        assert_eq!(labels(0), ["0s"]);
+        assert_eq!(
+            labels(7),
+            ["0s", "1ms", "2ms", "3ms", "4ms", "5ms", "6ms", "7ms"]
+        );
+        let day = labels(86_400_000);
+        assert_eq!(day.len(), 9);
+        assert_eq!(day[1], "3h");
+        for end in [1, 999, 61_000, 3_600_001, 400 * 86_400_000] {
+            let n = Scale { end }.ticks().len() as u64;
+            assert!((1..=MAX_TICKS + 1).contains(&n), "{end}: {n} ticks");
+        }
+    }
+
+    #[test]
+    fn x_maps_the_run_onto_the_plot() {
+        let s = Scale { end: 1000 };
+        assert_eq!(s.x(0), LEFT);
+        assert_eq!(s.x(1000), RIGHT);
+        assert_eq!(s.x(5000), RIGHT);
+        assert_eq!(s.x(500), round((LEFT + RIGHT) / 2.0));
+        assert_eq!(Scale { end: 0 }.x(10), LEFT);
+    }
+}

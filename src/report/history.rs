@@ -1,0 +1,201 @@
+//! Each message's snapshot row over time, read back from a fully recorded
+//! run: what the HTML report's time scrubber shows. The rows are the ones
+//! the engine's state gives at those times (a test checks every instant
+//! against `run_until`), so the scrubber needs no model logic of its own.
+
+use serde_json::{Value as Json, json};
+
+use crate::engine::{Detail, Outcome, Recorder};
+use crate::model::{KeyRef, Millis, REASON_ACK_LOST, Scenario, State};
+use crate::report::text::Row;
+
+/// A row as of `time` and until the next version; `time` `None` is the
+/// row before the run starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Version {
+    pub time: Option<Millis>,
+    pub row: Row,
+}
+
+/// The versions of every message's row, oldest first. Needs a run recorded
+/// with [`Recorder::All`]; returns `None` otherwise.
+pub fn versions(s: &Scenario, o: &Outcome) -> Option<Vec<Vec<Version>>> {
+    if o.recorder != Recorder::All {
+        return None;
+    }
+    let mut all: Vec<Vec<Version>> = (0..o.messages.len() as u32)
+        .map(|m| {
+            vec![Version {
+                time: None,
+                row: Row {
+                    id: s.message_id(m).into_owned(),
+                    key: s.key_name(KeyRef {
+                        intent: s.intent(m),
+                        generation: 0,
+                    }),
+                    state: State::Waiting,
+                    last_reason: None,
+                    cycle: 1,
+                    cycle_receives: 0,
+                    total_receives: 0,
+                    effects: 0,
+                    dedup_hits: 0,
+                    quarantined_at: None,
+                    age: None,
+                },
+            }]
+        })
+        .collect();
+    for t in &o.transitions {
+        let Some(m) = t.message else { continue };
+        let versions = &mut all[m as usize];
+        let mut row = versions.last().map(|v| v.row.clone())?;
+        let reason = |r: u32| Some(s.reasons[r as usize].clone());
+        match t.detail {
+            Detail::Delivered {
+                cycle,
+                cycle_receives,
+                total_receives,
+            } => {
+                row.state = State::Pending;
+                row.cycle = cycle;
+                row.cycle_receives = cycle_receives;
+                row.total_receives = total_receives;
+            }
+            Detail::Failed { reason: r, .. } => row.last_reason = reason(r),
+            Detail::Committed { key, .. } => {
+                row.effects += 1;
+                row.key = s.key_name(key);
+            }
+            Detail::DedupHit { .. } => row.dedup_hits += 1,
+            Detail::AckLost => row.last_reason = reason(REASON_ACK_LOST),
+            Detail::Acked => row.state = State::Acked,
+            Detail::Quarantined { reason: r, .. } => {
+                row.state = State::Quarantined;
+                row.quarantined_at = Some(t.time);
+                row.last_reason = reason(r);
+            }
+            Detail::Expired { .. } => row.state = State::Expired,
+            Detail::Purged => row.state = State::Purged,
+            Detail::Redriven { cycle, key } => {
+                row.state = State::Pending;
+                row.cycle = cycle;
+                row.cycle_receives = 0;
+                row.key = s.key_name(key);
+            }
+            Detail::RetryScheduled { .. }
+            | Detail::RedriveSkipped { .. }
+            | Detail::Inspected { .. }
+            | Detail::Repaired => continue,
+        }
+        match versions.last_mut() {
+            Some(last) if last.time == Some(t.time) => last.row = row,
+            _ => versions.push(Version {
+                time: Some(t.time),
+                row,
+            }),
+        }
+    }
+    Some(all)
+}
+
+/// A message's row as of `t`, with its age in quarantine.
+pub fn row_at(versions: &[Version], t: Millis) -> Option<Row> {
+    let v = versions
+        .iter()
+        .rev()
+        .find(|v| v.time.is_none_or(|vt| vt <= t))?;
+    let mut row = v.row.clone();
+    row.age = (row.state == State::Quarantined)
+        .then(|| row.quarantined_at.map(|q| t.saturating_sub(q)))
+        .flatten();
+    Some(row)
+}
+
+/// The compact JSON the scrubber reads: per message its id and versions
+/// `[time, state, key, cycle, cycle_receives, total_receives, effects,
+/// dedup_hits, quarantined_at, last_reason]`, time -1 before the run.
+pub fn json(all: &[Vec<Version>]) -> Json {
+    Json::Array(
+        all.iter()
+            .map(|versions| {
+                let id = versions
+                    .first()
+                    .map(|v| v.row.id.clone())
+                    .unwrap_or_default();
+                let vs: Vec<Json> = versions
+                    .iter()
+                    .map(|v| {
+                        let r = &v.row;
+                        json!([
+                            v.time.map_or(-1, |t| t as i64),
+                            r.state.as_str(),
+                            r.key,
+                            r.cycle,
+                            r.cycle_receives,
+                            r.total_receives,
+                            r.effects,
+                            r.dedup_hits,
+                            r.quarantined_at,
+                            r.last_reason,
+                        ])
+                    })
+                    .collect();
+                json!({ "id": id, "versions": vs })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{run, run_until};
+    use crate::report::text::row;
+
+    /// Every bundled scenario small enough to record: the history's row at
+    /// every instant something happened (and just before) is the row of a
+    /// run stopped at that instant.
+    #[test]
+    fn history_matches_the_engine_at_every_instant() {
+        let mut checked = 0;
+        for entry in std::fs::read_dir("scenarios").unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (s, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+            if s.message_count() > 200 {
+                continue;
+            }
+            let o = run(&s, Recorder::All).unwrap();
+            let all = versions(&s, &o).unwrap();
+            let mut times: Vec<Millis> = o.transitions.iter().map(|t| t.time).collect();
+            times.extend(o.transitions.iter().map(|t| t.time.saturating_sub(1)));
+            times.push(o.totals.end_time);
+            times.sort();
+            times.dedup();
+            for t in times {
+                let at = run_until(&s, Recorder::Off, t).unwrap();
+                for (m, vs) in all.iter().enumerate() {
+                    let expected = row(&s, &at, m);
+                    assert_eq!(
+                        row_at(vs, t),
+                        Some(expected),
+                        "{} message {m} at {t} ms",
+                        path.display()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "only {checked} rows checked");
+    }
+
+    #[test]
+    fn no_history_without_a_full_recording() {
+        let text =
+            std::fs::read_to_string("scenarios/01-dlq-is-not-proof-nothing-happened.toml").unwrap();
+        let (s, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+        let o = run(&s, Recorder::Off).unwrap();
+        assert!(versions(&s, &o).is_none());
+    }
+}

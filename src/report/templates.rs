@@ -1,0 +1,213 @@
+//! The report templates: built into the binary from templates/, any of them
+//! overridable by a file of the same name in `--templates DIR`. Strict: an
+//! undefined variable is an error, and an error is a located [`Problem`] in
+//! the template's own text. Files ending in `.html.j2` are HTML-escaped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
+
+use crate::diagnostic::{Problem, Source};
+
+/// The built-in templates, by file name.
+pub const BUILT_IN: [(&str, &str); 5] = [
+    (
+        SCENARIO_MARKDOWN,
+        include_str!("../../templates/scenario.md.j2"),
+    ),
+    (INDEX_MARKDOWN, include_str!("../../templates/index.md.j2")),
+    (
+        SCENARIO_HTML,
+        include_str!("../../templates/scenario.html.j2"),
+    ),
+    (INDEX_HTML, include_str!("../../templates/index.html.j2")),
+    (
+        SUMMARY_MARKDOWN,
+        include_str!("../../templates/summary.md.j2"),
+    ),
+];
+
+pub const SCENARIO_MARKDOWN: &str = "scenario.md.j2";
+pub const INDEX_MARKDOWN: &str = "index.md.j2";
+pub const SCENARIO_HTML: &str = "scenario.html.j2";
+pub const INDEX_HTML: &str = "index.html.j2";
+pub const SUMMARY_MARKDOWN: &str = "summary.md.j2";
+
+/// Rendering stops after this much work, so that a template with a runaway
+/// loop fails instead of hanging.
+const FUEL: u64 = 2_000_000_000;
+
+/// Largest template file read from `--templates DIR`.
+const MAX_TEMPLATE_BYTES: u64 = 4 << 20;
+
+/// The templates of one batch.
+pub struct Templates {
+    env: Environment<'static>,
+    /// Where each template came from, for diagnostics.
+    origins: BTreeMap<String, String>,
+}
+
+impl Templates {
+    /// The built-in templates, overridden by the `*.j2` files of `dir`.
+    pub fn load(dir: Option<&Path>) -> Result<Templates, Vec<Problem>> {
+        let mut sources: BTreeMap<String, (String, String)> = BUILT_IN
+            .iter()
+            .map(|(name, text)| {
+                (
+                    name.to_string(),
+                    (format!("templates/{name} (built in)"), text.to_string()),
+                )
+            })
+            .collect();
+        if let Some(dir) = dir {
+            for (name, path, text) in read_dir(dir)? {
+                sources.insert(name, (path.display().to_string(), text));
+            }
+        }
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_debug(true);
+        env.set_fuel(Some(FUEL));
+        if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .keep_trailing_newline(true)
+            .build()
+        {
+            env.set_syntax(syntax);
+        }
+        env.add_filter("duration", duration);
+        env.add_filter("cell", cell);
+        let mut origins = BTreeMap::new();
+        let mut problems = Vec::new();
+        for (name, (origin, text)) in sources {
+            origins.insert(name.clone(), origin.clone());
+            if let Err(e) = env.add_template_owned(name, text.clone()) {
+                problems.push(problem(&origin, &text, &e));
+            }
+        }
+        if problems.is_empty() {
+            Ok(Templates { env, origins })
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// Renders template `name` with `ctx`.
+    pub fn render(&self, name: &str, ctx: Value) -> Result<String, Box<Problem>> {
+        let result = self.env.get_template(name).and_then(|t| t.render(ctx));
+        result.map_err(|e| {
+            let failing = e.name().unwrap_or(name).to_string();
+            let origin = self
+                .origins
+                .get(&failing)
+                .cloned()
+                .unwrap_or_else(|| failing.clone());
+            let text = e.template_source().unwrap_or_default().to_string();
+            Box::new(problem(&origin, &text, &e))
+        })
+    }
+}
+
+fn read_dir(dir: &Path) -> Result<Vec<(String, PathBuf, String)>, Vec<Problem>> {
+    let fail = |msg: String| {
+        vec![Problem::new(
+            &Source::new(dir.display().to_string(), ""),
+            None,
+            msg,
+            "",
+        )]
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        fail(format!(
+            "cannot read the templates folder {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| fail(format!("cannot read {}: {e}", dir.display())))?;
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".j2") || !path.is_file() {
+            continue;
+        }
+        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if size > MAX_TEMPLATE_BYTES {
+            return Err(fail(format!(
+                "{} is {size} bytes; templates are limited to {MAX_TEMPLATE_BYTES}",
+                path.display()
+            )));
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
+        out.push((name, path, text));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A template error as a located problem in the template's text.
+fn problem(origin: &str, text: &str, e: &Error) -> Problem {
+    let source = Source::new(origin, text);
+    let span = e.range().or_else(|| {
+        // Without a span, point at the line.
+        let line = e.line()?;
+        let start: usize = text
+            .split_inclusive('\n')
+            .take(line - 1)
+            .map(str::len)
+            .sum();
+        let len = text[start.min(text.len())..].find('\n').unwrap_or(0);
+        Some(start..start + len)
+    });
+    let what = match e.kind() {
+        ErrorKind::UndefinedError => "undefined value",
+        ErrorKind::SyntaxError => "syntax error",
+        ErrorKind::TemplateNotFound => "template not found",
+        ErrorKind::OutOfFuel => "the template did too much work (a runaway loop?)",
+        _ => "template error",
+    };
+    let detail = e.detail().unwrap_or("");
+    let message = if detail.is_empty() {
+        format!("{what} in {origin}")
+    } else {
+        format!("{what} in {origin}: {detail}")
+    };
+    Problem::new(&source, span, message, what)
+        .with_help("README.md (Reports and templates) lists the data each template receives")
+}
+
+/// `{{ ms | duration }}`: milliseconds as the file format writes them
+/// ("1m30s"); none stays "-".
+fn duration(v: Value) -> Result<String, Error> {
+    if v.is_none() || v.is_undefined() {
+        return Ok("-".to_string());
+    }
+    let ms = u64::try_from(v.clone()).map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("duration expects milliseconds, got {v}"),
+        )
+    })?;
+    Ok(crate::duration::format(ms))
+}
+
+/// `{{ text | cell }}`: a value made safe for a Markdown table cell (pipes
+/// escaped, line breaks joined); none becomes "-".
+fn cell(v: Value) -> String {
+    if v.is_none() || v.is_undefined() {
+        return "-".to_string();
+    }
+    let s = match v.as_str() {
+        Some(s) => s.to_string(),
+        None => v.to_string(),
+    };
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .split(['\n', '\r'])
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
