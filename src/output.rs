@@ -41,29 +41,17 @@ pub fn write_atomic_with(
 const RESERVED: [&str; 1] = ["index"];
 
 /// One report name per scenario path, in the same order: the file stem when
-/// it is unique in the batch, otherwise the path's parts joined by `__`,
-/// and a numeric suffix if two still meet. Names use only ASCII letters,
-/// digits, `-`, `_` and `.`, never start with a dot, and hold no folder, so
-/// `DIR/<name>.<ext>` is always directly inside DIR.
+/// it is unique in the batch, otherwise the shortest tail of the path that
+/// tells the files apart, its parts joined by `__` (`a/x.toml` and
+/// `b/x.toml` give `a__x` and `b__x`), and a numeric suffix if two still
+/// meet. Names use only ASCII letters, digits, `-`, `_` and `.`, never start
+/// with a dot, and hold no folder, so `DIR/<name>.<ext>` is always directly
+/// inside DIR.
 pub fn report_names(paths: &[String]) -> Vec<String> {
-    let stems: Vec<String> = paths
+    let parts: Vec<Vec<String>> = paths
         .iter()
         .map(|p| {
-            let p = Path::new(p);
-            sanitize(
-                &p.file_stem()
-                    .map(|s| s.to_string_lossy())
-                    .unwrap_or_default(),
-            )
-        })
-        .collect();
-    let mut taken: BTreeSet<String> = RESERVED.iter().map(|r| r.to_string()).collect();
-    let mut names = Vec::with_capacity(paths.len());
-    for (i, p) in paths.iter().enumerate() {
-        let stem = &stems[i];
-        let shared = stems.iter().filter(|s| *s == stem).count() > 1;
-        let base = if shared || RESERVED.contains(&stem.as_str()) {
-            let parts: Vec<String> = Path::new(p)
+            let v: Vec<String> = Path::new(p)
                 .with_extension("")
                 .components()
                 .filter_map(|c| match c {
@@ -71,14 +59,36 @@ pub fn report_names(paths: &[String]) -> Vec<String> {
                     _ => None,
                 })
                 .collect();
-            let joined = parts.join("__");
-            if RESERVED.contains(&joined.as_str()) {
-                format!("{joined}-scenario")
-            } else {
-                joined
-            }
+            if v.is_empty() { vec![sanitize("")] } else { v }
+        })
+        .collect();
+    let tail = |i: usize, k: usize| -> String {
+        let v = &parts[i];
+        v[v.len().saturating_sub(k)..].join("__")
+    };
+    let longest = parts.iter().map(Vec::len).max().unwrap_or(1);
+    // How many distinct paths end in each tail.
+    let mut owners: std::collections::HashMap<String, BTreeSet<&str>> =
+        std::collections::HashMap::new();
+    for (i, p) in paths.iter().enumerate() {
+        for k in 1..=parts[i].len() {
+            owners.entry(tail(i, k)).or_default().insert(p.as_str());
+        }
+    }
+    let mut taken: BTreeSet<String> = RESERVED.iter().map(|r| r.to_string()).collect();
+    let mut names = Vec::with_capacity(paths.len());
+    for i in 0..paths.len() {
+        // The shortest tail no other path of the batch shares.
+        let base = (1..=parts[i].len())
+            .map(|k| tail(i, k))
+            .find(|name| {
+                !RESERVED.contains(&name.as_str()) && owners.get(name).is_some_and(|o| o.len() == 1)
+            })
+            .unwrap_or_else(|| tail(i, longest));
+        let base = if RESERVED.contains(&base.as_str()) {
+            format!("{base}-scenario")
         } else {
-            stem.clone()
+            base
         };
         let mut name = base.clone();
         let mut n = 2;
@@ -147,6 +157,12 @@ mod tests {
         );
         // Paths that sanitize alike get a numeric suffix.
         assert_eq!(names(&["a b/x.toml", "a-b/x.toml"]), ["a-b__x", "a-b__x-2"]);
+        assert_eq!(
+            names(&["/tmp/run/one/x.toml", "/tmp/run/two/x.toml"]),
+            ["one__x", "two__x"]
+        );
+        // The same file twice gets two names.
+        assert_eq!(names(&["x.toml", "x.toml"]), ["x", "x-2"]);
     }
 
     #[test]

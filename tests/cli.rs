@@ -2,27 +2,10 @@
 //! snapshots (colour-free, fixed width), so a change in a diagnostic or a
 //! transcript is seen in review.
 
+mod common;
+
+use common::{bin, code, run, stdout};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_scenario-run"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c.env_remove("NO_COLOR");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("UTF-8 output")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
 
 const BAD_INPUTS: [&str; 18] = [
     "bare-number-duration",

@@ -1,0 +1,193 @@
+//! The HTML report in a real browser: headless Chromium renders a generated
+//! report with a `#t=` fragment, and the rendered page must hold the
+//! timeline, the tables, and the snapshot as of that modeled time, row for
+//! row what the engine gives when stopped at that time.
+//!
+//! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test
+//! fails under `CI=true` and is skipped, loudly, elsewhere.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{code, run, scratch, stderr};
+use scenario_run::engine::{Recorder, run_until};
+use scenario_run::report::text::row;
+
+const SCENARIO: &str = "scenarios/16-two-operator-steps.toml";
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// The page as Chromium renders it, after its scripts ran.
+fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let mut out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).map(|_| s)
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().expect("reader").expect("UTF-8 DOM")
+}
+
+/// The text of each cell of each body row of the table with this id.
+fn table_rows(dom: &str, id: &str) -> Vec<Vec<String>> {
+    let start = dom
+        .find(&format!("<table id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no table {id}"));
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    let body = &table[table.find("<tbody>").unwrap()..];
+    body.split("<tr>")
+        .skip(1)
+        .map(|tr| {
+            tr.split("<td")
+                .skip(1)
+                .map(|td| {
+                    let inner = &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()];
+                    strip_tags(inner)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn strip_tags(s: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in s.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&amp;", "&").trim().to_string()
+}
+
+/// The snapshot rows the engine gives when stopped at `t`.
+fn engine_rows(t: u64) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(SCENARIO).unwrap();
+    let (s, _) = scenario_run::scenario::load_str(SCENARIO, &text).unwrap();
+    let o = run_until(&s, Recorder::Off, t).unwrap();
+    let d = |v: Option<u64>| v.map_or("-".to_string(), scenario_run::duration::format);
+    (0..o.messages.len())
+        .map(|m| {
+            let r = row(&s, &o, m);
+            vec![
+                r.id,
+                r.key,
+                r.state.as_str().to_string(),
+                r.last_reason.unwrap_or_else(|| "-".into()),
+                r.cycle.to_string(),
+                r.cycle_receives.to_string(),
+                r.total_receives.to_string(),
+                r.effects.to_string(),
+                r.dedup_hits.to_string(),
+                d(r.quarantined_at),
+                d(r.age),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
+    let Some(browser) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("chromium is not installed; .ci/run installs it (apt-get install chromium)");
+        }
+        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let d = scratch("browser");
+    let out = d.join("out");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        out.to_str().unwrap(),
+        "--report-format",
+        "html",
+        SCENARIO,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = out.join("16-two-operator-steps.html");
+    let url = |fragment: &str| format!("file://{}#{fragment}", page.display());
+
+    // Mid-run, as milliseconds: step 1 has just redriven everything.
+    let dom = dump_dom(&browser, &d.join("profile"), &url("t=40000"));
+    assert!(dom.contains("<svg id=\"timeline-svg\""), "timeline missing");
+    assert_eq!(dom.matches("<g class=\"lane\"").count(), 4);
+    assert!(
+        dom.contains("Snapshot as of 40s (40000 ms)"),
+        "caption not scrubbed"
+    );
+    assert!(dom.contains("<output id=\"scrub-time\" for=\"scrub\">40s</output>"));
+    let rows = table_rows(&dom, "snapshot");
+    assert_eq!(rows, engine_rows(40_000));
+    assert_eq!(rows[1][2], "acked", "transient recovered in cycle 2");
+    assert_eq!(rows[2][2], "pending");
+    // The other tables render too.
+    assert!(dom.contains("<section id=\"expectations\">"));
+    assert!(dom.contains("<section id=\"totals\">"));
+    assert!(dom.contains("<section id=\"ledger\">"));
+
+    // As a duration, in quarantine: the age is counted to that time.
+    let dom = dump_dom(&browser, &d.join("profile"), &url("t=35s"));
+    let rows = table_rows(&dom, "snapshot");
+    assert_eq!(rows, engine_rows(35_000));
+    assert_eq!(rows[2][2], "quarantined");
+    assert_eq!(rows[2][10], "25s");
+
+    // Without a fragment: the final snapshot, as rendered without script.
+    let dom = dump_dom(
+        &browser,
+        &d.join("profile"),
+        &format!("file://{}", page.display()),
+    );
+    assert!(dom.contains("Final snapshot, as of 1m."));
+    let text = std::fs::read_to_string(SCENARIO).unwrap();
+    let (s, _) = scenario_run::scenario::load_str(SCENARIO, &text).unwrap();
+    let end = scenario_run::engine::run(&s, Recorder::Off)
+        .unwrap()
+        .totals
+        .end_time;
+    assert_eq!(table_rows(&dom, "snapshot"), engine_rows(end));
+    let _ = std::fs::remove_dir_all(&d);
+}

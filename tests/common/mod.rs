@@ -1,0 +1,50 @@
+//! What the integration tests share: running the binary, and scratch folders.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scenario-run"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.env_remove("NO_COLOR");
+    c.env_remove("CI");
+    c.env_remove("SCENARIO_RUN_BLESS");
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8 output")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("UTF-8 output")
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+/// An empty scratch folder of this test's own.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("scenario-run-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch folder");
+    d
+}
+
+/// Files directly in `dir`, sorted.
+pub fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}

@@ -1,0 +1,362 @@
+//! Reports: files written where they belong, from templates a user can
+//! override, and their whole text snapshotted.
+
+mod common;
+
+use common::{code, listing, run, scratch, stderr, stdout};
+use std::path::Path;
+
+const THREE: [&str; 3] = [
+    "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+    "scenarios/04-new-identity-duplicates.toml",
+    "scenarios/16-two-operator-steps.toml",
+];
+
+fn stem(path: &str) -> &str {
+    Path::new(path).file_stem().unwrap().to_str().unwrap()
+}
+
+#[test]
+fn markdown_reports_of_three_scenarios() {
+    let d = scratch("md3");
+    let dir = d.join("out");
+    let mut args = vec![
+        "--quiet",
+        "--report",
+        dir.to_str().unwrap(),
+        "--report-format",
+        "markdown",
+    ];
+    args.extend(THREE);
+    let o = run(&args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut expected: Vec<String> = THREE.iter().map(|p| format!("{}.md", stem(p))).collect();
+    expected.push("index.md".into());
+    expected.sort();
+    assert_eq!(listing(&dir), expected);
+    for p in THREE {
+        let text = std::fs::read_to_string(dir.join(format!("{}.md", stem(p)))).unwrap();
+        insta::assert_snapshot!(format!("markdown_{}", stem(p)), text);
+    }
+    insta::assert_snapshot!(
+        "markdown_index",
+        std::fs::read_to_string(dir.join("index.md")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn golden_transcripts_of_three_scenarios() {
+    let d = scratch("golden3");
+    let mut args = vec!["--quiet", "--golden", d.to_str().unwrap(), "--bless"];
+    let files = [THREE[0], THREE[2], "scenarios/17-outage-100k-per-hour.toml"];
+    args.extend(files);
+    let o = run(&args);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    for p in files {
+        let text = std::fs::read_to_string(d.join(format!("{}.txt", stem(p)))).unwrap();
+        insta::assert_snapshot!(format!("golden_{}", stem(p)), text);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn every_format_and_an_index_land_inside_the_folder_only() {
+    let d = scratch("formats");
+    // Two folders holding a file of the same name.
+    for sub in ["east", "west"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+        std::fs::copy(THREE[0], d.join(sub).join("incident.toml")).unwrap();
+    }
+    std::fs::create_dir_all(d.join("ops")).unwrap();
+    std::fs::copy(THREE[1], d.join("ops/index.toml")).unwrap();
+    let dir = d.join("out");
+    let east = d.join("east/incident.toml");
+    let west = d.join("west/incident.toml");
+    let index = d.join("ops/index.toml");
+    let o = run(&[
+        "--report",
+        dir.to_str().unwrap(),
+        east.to_str().unwrap(),
+        west.to_str().unwrap(),
+        index.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("reports: wrote 12 files to"));
+    assert_eq!(listing(&d), ["east", "ops", "out", "west"]);
+    let mut expected = Vec::new();
+    for name in ["east__incident", "west__incident", "ops__index", "index"] {
+        for ext in ["html", "json", "md"] {
+            expected.push(format!("{name}.{ext}"));
+        }
+    }
+    expected.sort();
+    assert_eq!(listing(&dir), expected);
+
+    // The JSON report is the whole run, versioned.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("west__incident.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["status"], "passed");
+    assert_eq!(doc["totals"]["effects"], 2);
+    assert_eq!(doc["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["ledger"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        doc["transitions"][0]["text"],
+        "delivered (cycle 1, receive 1 of the cycle, 1 in all)"
+    );
+    assert_eq!(doc["flow"]["retries"], 3);
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    assert_eq!(index["passed"], 3);
+    assert_eq!(index["scenarios"][2]["report"], "ops__index");
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("href=\"east__incident.html\""));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_flow_counts_match_the_transitions() {
+    // Retries and redrives come from totals alone; check them against the
+    // recorded transitions of every small bundled scenario.
+    let d = scratch("flow");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "json",
+        "scenarios/*.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    let mut checked = 0;
+    for name in listing(&d) {
+        if name == "index.json" {
+            continue;
+        }
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join(&name)).unwrap()).unwrap();
+        if doc["transitions_recorded"] != true {
+            continue;
+        }
+        let count = |kind: &str| {
+            doc["transitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|t| t["kind"] == kind)
+                .count() as u64
+        };
+        assert_eq!(doc["flow"]["retries"], count("retry_scheduled"), "{name}");
+        assert_eq!(doc["flow"]["redriven"], count("redriven"), "{name}");
+        assert_eq!(doc["flow"]["acked"], count("acked"), "{name}");
+        checked += 1;
+    }
+    assert_eq!(checked, 16);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn templates_are_overridden_by_file_name() {
+    let d = scratch("override");
+    let t = d.join("templates");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(
+        t.join("scenario.md.j2"),
+        "{{ report.name }}: {{ report.totals.effects }} effects by {{ report.totals.end_time | duration }}\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        out.to_str().unwrap(),
+        "--report-format",
+        "markdown",
+        "--templates",
+        t.to_str().unwrap(),
+        THREE[1],
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("04-new-identity-duplicates.md")).unwrap(),
+        "A redrive under a new key duplicates the effect: 5 effects by 40s\n"
+    );
+    // The index is still the built-in one.
+    assert!(
+        std::fs::read_to_string(out.join("index.md"))
+            .unwrap()
+            .starts_with("# Scenario reports")
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn broken_template(name: &str, file: &str, text: &str) -> (i32, String, Vec<String>) {
+    let d = scratch(name);
+    let t = d.join("templates");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join(file), text).unwrap();
+    let out = d.join("out");
+    let o = run(&[
+        "--report",
+        out.to_str().unwrap(),
+        "--templates",
+        t.to_str().unwrap(),
+        THREE[0],
+    ]);
+    let err = stderr(&o).replace(t.to_str().unwrap(), "TEMPLATES");
+    let left = listing(&out);
+    let _ = std::fs::remove_dir_all(&d);
+    (code(&o), err, left)
+}
+
+#[test]
+fn an_undefined_variable_is_a_located_error_and_nothing_is_written() {
+    let (code, err, left) = broken_template(
+        "undefined",
+        "scenario.md.j2",
+        "# {{ report.name }}\n\nEffects: {{ report.totals.efects }}\n",
+    );
+    assert_eq!(code, 2);
+    assert!(left.is_empty(), "wrote {left:?}");
+    insta::assert_snapshot!("template_undefined", err);
+}
+
+#[test]
+fn a_template_syntax_error_is_located_before_anything_runs() {
+    let (code, err, left) = broken_template(
+        "syntax",
+        "index.html.j2",
+        "<ul>\n{% for s in batch.scenarios %}\n<li>{{ s.name }</li>\n{% endfor %}\n</ul>\n",
+    );
+    assert_eq!(code, 2);
+    assert!(left.is_empty());
+    insta::assert_snapshot!("template_syntax", err);
+}
+
+#[test]
+fn html_is_escaped_and_the_embedded_data_cannot_close_its_script() {
+    let d = scratch("escape");
+    let text = std::fs::read_to_string(THREE[0])
+        .unwrap()
+        .replacen(
+            "name = \"A dead-letter entry is not proof that nothing happened\"",
+            "name = \"<script>alert('name')</script> & co\"",
+            1,
+        )
+        .replacen("id = \"poison\"", "id = \"</script><b>poison\"", 1)
+        .replace(
+            "[expect.message.poison]",
+            "[expect.message.\"</script><b>poison\"]",
+        );
+    let file = d.join("hostile.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = d.join("out");
+    let o = run(&["--report", out.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let html = std::fs::read_to_string(out.join("hostile.html")).unwrap();
+    assert!(html.contains("&lt;script&gt;alert(&#x27;name&#x27;)&lt;&#x2f;script&gt; &amp; co"));
+    assert_eq!(
+        html.matches("<script").count(),
+        2,
+        "only the report's own scripts"
+    );
+    assert_eq!(html.matches("</script>").count(), 2);
+    assert!(!html.contains("<b>poison"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn html_is_self_contained_and_large_runs_get_the_aggregate_view() {
+    let d = scratch("aggregate");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "html",
+        THREE[2],
+        "scenarios/17-outage-100k-per-hour.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    let small = std::fs::read_to_string(d.join("16-two-operator-steps.html")).unwrap();
+    let large = std::fs::read_to_string(d.join("17-outage-100k-per-hour.html")).unwrap();
+    for html in [&small, &large] {
+        assert!(!html.contains("src=\"http"), "nothing fetched");
+        assert!(!html.contains("href=\"http"));
+        assert!(html.contains("<svg id=\"timeline-svg\""));
+        assert!(html.contains("<script type=\"application/json\" id=\"run-data\">"));
+    }
+    assert_eq!(small.matches("<g class=\"lane\"").count(), 4);
+    for kind in [
+        "delivered",
+        "failed",
+        "committed",
+        "dedup_hit",
+        "ack_lost",
+        "quarantined",
+        "redriven",
+    ] {
+        assert!(small.contains(&format!("class=\"m m-{kind}\"")), "{kind}");
+    }
+    assert_eq!(
+        small.matches("class=\"inspection\"").count(),
+        3,
+        "two steps and the legend"
+    );
+    assert!(!large.contains("<g class=\"lane\""));
+    assert!(large.contains("class=\"area area-quarantined\""));
+    assert!(large.len() < 300_000, "{} bytes", large.len());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_step_summary_is_appended() {
+    let d = scratch("summary");
+    let f = d.join("summary.md");
+    std::fs::write(&f, "before\n").unwrap();
+    for _ in 0..2 {
+        let o = run(&[
+            "--quiet",
+            "--summary-markdown",
+            f.to_str().unwrap(),
+            THREE[0],
+            "tests/failing/wrong-totals.toml",
+        ]);
+        assert_eq!(code(&o), 1);
+    }
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.starts_with("before\n"));
+    assert_eq!(
+        text.matches("### scenario-run: 1 passed, 1 failed").count(),
+        2
+    );
+    insta::assert_snapshot!("step_summary", text.trim_start_matches("before\n"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_bundled_markdown_reports_are_current() {
+    let d = scratch("bundled");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "markdown",
+        "scenarios/*.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+    for name in listing(&d) {
+        let fresh = std::fs::read_to_string(d.join(&name)).unwrap();
+        let old = std::fs::read_to_string(committed.join(&name))
+            .unwrap_or_else(|_| panic!("reports/{name} is missing: run the command in README.md"));
+        assert!(
+            fresh == old,
+            "reports/{name} is out of date: run the command in README.md"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
