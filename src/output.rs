@@ -77,9 +77,9 @@ pub fn report_names(paths: &[String]) -> Vec<String> {
     }
     let mut taken: BTreeSet<String> = RESERVED.iter().map(|r| r.to_string()).collect();
     let mut names = Vec::with_capacity(paths.len());
-    for i in 0..paths.len() {
+    for (i, own) in parts.iter().enumerate() {
         // The shortest tail no other path of the batch shares.
-        let base = (1..=parts[i].len())
+        let base = (1..=own.len())
             .map(|k| tail(i, k))
             .find(|name| {
                 !RESERVED.contains(&name.as_str()) && owners.get(name).is_some_and(|o| o.len() == 1)
