@@ -129,6 +129,21 @@ pub fn format(ms: u64) -> String {
     out
 }
 
+impl schemars::JsonSchema for Duration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A duration: whole numbers with units d, h, m, s, ms, largest first, e.g. \"1m30s\" or \"250ms\".",
+            "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?$",
+            "minLength": 2
+        })
+    }
+}
+
 /// A duration as written in a scenario file; deserializes from a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub u64);

@@ -106,6 +106,19 @@ enum Command {
         #[arg(required = true, value_name = "FILES")]
         files: Vec<String>,
     },
+    /// Write a commented starter scenario to NAME (NAME.toml if it has no
+    /// extension); never overwrites a file.
+    New {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// Print the JSON Schema of the scenario format (for editors).
+    Schema,
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
     /// Print a scenario's transcript and its snapshot (at the end, or as of --at).
     Show {
         #[arg(value_name = "FILE")]
@@ -159,6 +172,21 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Check { files }) => check(&files, color),
         Some(Command::Show { file, at, seed }) => show(&file, at, seed, color),
+        Some(Command::New { name }) => new_scenario(&name),
+        Some(Command::Schema) => {
+            println!("{}", schema());
+            EXIT_PASSED
+        }
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "scenario-run",
+                &mut std::io::stdout(),
+            );
+            EXIT_PASSED
+        }
         None => run(&cli.run, color),
     };
     ExitCode::from(code)
@@ -665,4 +693,88 @@ fn junit_xml(files: &[String], results: &[FileResult]) -> String {
         })
         .collect();
     document(&suites)
+}
+
+/// The JSON Schema of the scenario format.
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(crate::scenario::file::File);
+    let mut schema = serde_json::to_value(&schema).unwrap_or_default();
+    drop_null(&mut schema);
+    schema["title"] = json!("scenario-run scenario file");
+    schema["description"] = json!(
+        "A scenario for scenario-run (TOML): messages, faults, retries, quarantine, \
+         operator steps, deduplication and expected outcomes."
+    );
+    serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
+
+/// TOML has no null (an absent key is the only "none"): removes the null
+/// alternative schemars gives every `Option`.
+fn drop_null(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Array(any)) = map.get_mut("anyOf") {
+                any.retain(|s| s.get("type") != Some(&json!("null")));
+                if any.len() == 1 {
+                    let only = any.remove(0);
+                    map.remove("anyOf");
+                    if let serde_json::Value::Object(only) = only {
+                        for (k, val) in only {
+                            map.entry(k).or_insert(val);
+                        }
+                    }
+                }
+            }
+            if let Some(serde_json::Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let t = types.remove(0);
+                    map.insert("type".into(), t);
+                }
+            }
+            map.values_mut().for_each(drop_null);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null),
+        _ => {}
+    }
+}
+
+const STARTER: &str = include_str!("starter.toml");
+
+/// `new NAME`: a commented starter scenario that passes as written.
+fn new_scenario(name: &str) -> u8 {
+    let path = if std::path::Path::new(name).extension().is_some() {
+        PathBuf::from(name)
+    } else {
+        PathBuf::from(format!("{name}.toml"))
+    };
+    let title = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().replace(['-', '_'], " "))
+        .unwrap_or_else(|| "New scenario".into());
+    let text = STARTER
+        .replace("{name}", &toml::Value::String(title).to_string())
+        .replace("{file}", &path.display().to_string());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path);
+    match file.and_then(|mut f| f.write_all(text.as_bytes())) {
+        Ok(()) => {
+            println!(
+                "wrote {}; run it with: scenario-run {}",
+                path.display(),
+                path.display()
+            );
+            EXIT_PASSED
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            eprintln!("error: {} already exists; not overwritten", path.display());
+            EXIT_INVALID
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            EXIT_INVALID
+        }
+    }
 }

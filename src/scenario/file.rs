@@ -2,6 +2,7 @@
 //! every value, so that validation and expectations can point into the file.
 //! Nothing outside `scenario/` and `expect/` sees these types.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -11,55 +12,97 @@ use crate::model::EventKind;
 
 pub type S<T> = Spanned<T>;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct File {
+    /// Name, summary, description (Markdown), tags and seed.
+    #[schemars(with = "Option<ScenarioMeta>")]
     pub scenario: Option<S<ScenarioMeta>>,
+    /// The source queue: receives per cycle and the wait between them.
+    #[schemars(with = "Option<Delivery>")]
     pub delivery: Option<S<Delivery>>,
+    /// The dead-letter queue (quarantine).
+    #[schemars(with = "Option<Quarantine>")]
     pub quarantine: Option<S<Quarantine>>,
+    /// The deduplication store of committed results.
+    #[schemars(with = "Option<Dedup>")]
     pub dedup: Option<S<Dedup>>,
     #[serde(default)]
+    /// Operator steps, in order; each runs `wait` after the previous cycle drains.
+    #[schemars(with = "Vec<Operator>")]
     pub operator: Vec<S<Operator>>,
     #[serde(default)]
+    /// Explicit messages, delivered in file order when they arrive together.
+    #[schemars(with = "Vec<Message>")]
     pub message: Vec<S<Message>>,
     #[serde(default)]
+    /// Generated messages, evenly spaced.
+    #[schemars(with = "Vec<Traffic>")]
     pub traffic: Vec<S<Traffic>>,
     #[serde(default)]
+    /// Windows in which every delivery fails with "downstream unavailable".
+    #[schemars(with = "Vec<Outage>")]
     pub outage: Vec<S<Outage>>,
+    /// Where a run that would not end is stopped.
+    #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,
+    /// Expected outcomes: totals, per message (`[expect.message.ID]`) and events.
+    #[schemars(with = "Option<Expect>")]
     pub expect: Option<S<Expect>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioMeta {
+    /// Shown in output and reports (default: the file name).
+    #[schemars(with = "Option<String>")]
     pub name: Option<S<String>>,
+    /// One line shown under the name.
     pub summary: Option<String>,
+    /// Markdown, shown in reports.
     pub description: Option<String>,
     #[serde(default)]
+    /// Select scenarios with --tag.
     pub tags: Vec<String>,
+    /// Seed of the scenario's one RNG (jitter draws). Default 0.
+    #[schemars(with = "Option<i64>")]
     pub seed: Option<S<i64>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Delivery {
+    /// Source queue name, shown in quarantine envelopes. Default "orders".
     pub queue: Option<String>,
+    /// Receives per cycle, the first delivery included (at least 1).
+    #[schemars(with = "Option<i64>")]
     pub max_receives: Option<S<i64>>,
+    /// A fixed wait between receives, e.g. "10s". Or use `backoff`.
+    #[schemars(with = "Option<Duration>")]
     pub retry_interval: Option<S<Duration>>,
+    /// Exponential backoff: base * 2^(n-1), capped, with jitter.
+    #[schemars(with = "Option<Backoff>")]
     pub backoff: Option<S<Backoff>>,
+    /// "retry" (default): permanent failures use the budget; "quarantine": they go straight to quarantine.
+    #[schemars(with = "Option<Permanent>")]
     pub permanent: Option<S<Permanent>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Backoff {
+    /// The first wait, e.g. "1s".
+    #[schemars(with = "Duration")]
     pub base: S<Duration>,
+    /// The longest wait.
+    #[schemars(with = "Option<Duration>")]
     pub cap: Option<S<Duration>>,
+    /// none (default) | full | equal | decorrelated.
+    #[schemars(with = "Option<Jitter>")]
     pub jitter: Option<S<Jitter>>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Jitter {
     None,
@@ -68,37 +111,51 @@ pub enum Jitter {
     Decorrelated,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Permanent {
     Retry,
     Quarantine,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Quarantine {
+    /// How long a message stays in quarantine, measured from entering it. Absent: forever.
+    #[schemars(with = "Option<Duration>")]
     pub retention: Option<S<Duration>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dedup {
+    /// Whether the store is used (default true when the table is present).
     pub enabled: Option<bool>,
+    /// How long a committed result is kept; valid strictly before it expires.
+    #[schemars(with = "Option<Duration>")]
     pub result_retention: Option<S<Duration>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Operator {
+    /// Wait after the previous cycle drains before inspecting.
+    #[schemars(with = "Option<Duration>")]
     pub wait: Option<S<Duration>>,
+    /// Repair the handler: `until = "repair"` faults stop applying.
     pub repair: Option<bool>,
+    /// hold | redrive_all | redrive (with `only`) | purge.
+    #[schemars(with = "Option<Action>")]
     pub action: Option<S<Action>>,
+    /// With action = "redrive": the message ids to redrive.
+    #[schemars(with = "Option<Vec<String>>")]
     pub only: Option<S<Vec<S<String>>>>,
+    /// stable (keep the key) | new (a fresh key `<key>~rN`).
+    #[schemars(with = "Option<Identity>")]
     pub identity: Option<S<Identity>>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Hold,
@@ -107,83 +164,125 @@ pub enum Action {
     Purge,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Identity {
     Stable,
     New,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Message {
+    /// Unique message id.
+    #[schemars(with = "String")]
     pub id: S<String>,
+    /// Deduplication key (default: the id).
+    #[schemars(with = "Option<String>")]
     pub key: Option<S<String>>,
+    /// Arrival time (default "0s").
+    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
+    /// Shown in the quarantine envelope.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub payload: Option<toml::Table>,
     #[serde(default)]
+    /// What goes wrong, checked in file order at each delivery.
+    #[schemars(with = "Vec<Fault>")]
     pub faults: Vec<S<Fault>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
+    /// The handler fails: { first = N } or { until = "repair" }.
+    #[schemars(with = "Option<Selector>")]
     pub fail: Option<S<Selector>>,
+    /// The handler commits but the acknowledgement is lost: { first = N } or { until = "repair" }.
+    #[schemars(with = "Option<Selector>")]
     pub lose_ack: Option<S<Selector>>,
+    /// Failure reason (default "handler error").
+    #[schemars(with = "Option<String>")]
     pub reason: Option<S<String>>,
+    /// transient (default) | permanent.
+    #[schemars(with = "Option<Class>")]
     pub class: Option<S<Class>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Selector {
+    /// The first N deliveries over the message's whole life.
+    #[schemars(with = "Option<i64>")]
     pub first: Option<S<i64>>,
+    /// Every delivery until an operator step repairs.
+    #[schemars(with = "Option<Until>")]
     pub until: Option<S<Until>>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Until {
     Repair,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     Transient,
     Permanent,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Traffic {
+    /// How many messages.
+    #[schemars(with = "i64")]
     pub count: S<i64>,
+    /// Spread evenly over this long.
+    #[schemars(with = "Duration")]
     pub over: S<Duration>,
+    /// Ids are <prefix>1 .. <prefix>N.
+    #[schemars(with = "Option<String>")]
     pub id_prefix: Option<S<String>>,
+    /// even (poisson is not supported yet).
+    #[schemars(with = "Option<Arrival>")]
     pub arrival: Option<S<Arrival>>,
     #[serde(default)]
+    /// Faults of every generated message.
+    #[schemars(with = "Vec<Fault>")]
     pub faults: Vec<S<Fault>>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrival {
     Even,
     Poisson,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Outage {
+    /// Start of the window (included).
+    #[schemars(with = "Duration")]
     pub from: S<Duration>,
+    /// Length of the window (its end is excluded).
+    #[schemars(with = "Duration")]
     pub duration: S<Duration>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
+    /// Default 100,000,000.
+    #[schemars(with = "Option<i64>")]
     pub max_events: Option<S<i64>>,
+    /// Modeled time; default "365d".
+    #[schemars(with = "Option<Duration>")]
     pub max_time: Option<S<Duration>>,
+    /// Default 20,000,000.
+    #[schemars(with = "Option<i64>")]
     pub max_messages: Option<S<i64>>,
 }
 
@@ -192,52 +291,120 @@ pub struct Limits {
 /// precisely what is wrong with it.
 pub type CheckValue = Option<S<toml::Value>>;
 
-#[derive(Debug, Deserialize)]
+/// The JSON Schema of an expected value (see [`CheckValue`]).
+pub struct CheckSchema;
+
+impl JsonSchema for CheckSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Check".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let value = schemars::json_schema!({
+            "anyOf": [
+                { "type": "integer", "minimum": 0 },
+                { "type": "string", "description": "a duration such as \"10s\", a state, a key or a reason" }
+            ]
+        });
+        schemars::json_schema!({
+            "description": "An exact value, or a comparison table.",
+            "anyOf": [
+                value,
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "properties": {
+                        "equals": value,
+                        "at_least": value,
+                        "at_most": value,
+                        "between": { "type": "array", "items": value, "minItems": 2, "maxItems": 2 }
+                    }
+                }
+            ]
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
     pub deliveries: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub acked: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub quarantined: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub expired: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub purged: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub effects: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub duplicated_effects: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub dedup_hits: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub quarantine_entries: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub retry_delay_paid: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub max_dlq_depth: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub final_dlq_depth: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub drain_time: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub end_time: CheckValue,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectMessage>")]
     pub message: BTreeMap<S<String>, S<ExpectMessage>>,
     #[serde(default)]
+    #[schemars(with = "Vec<ExpectEvent>")]
     pub event: Vec<S<ExpectEvent>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectMessage {
     pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
     pub state: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub key: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub cycle: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub cycle_receives: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub total_receives: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub effects: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub dedup_hits: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub last_reason: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
     pub quarantined_at: CheckValue,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectEvent {
+    /// The transition kind.
+    #[schemars(with = "EventKind")]
     pub kind: S<EventKind>,
+    /// The message it concerns (any message if absent).
+    #[schemars(with = "Option<String>")]
     pub message: Option<S<String>>,
+    /// The exact modeled time.
+    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
     #[serde(default)]
+    /// The transition must not occur.
     pub never: bool,
     pub description: Option<String>,
 }

@@ -1,0 +1,92 @@
+//! `new`, `schema` and `completions`.
+
+mod common;
+
+use common::{bin, code, run, scratch, stderr, stdout};
+
+fn toml_as_json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    let value: toml::Value = toml::from_str(&text).unwrap();
+    serde_json::to_value(value).unwrap()
+}
+
+#[test]
+fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
+    let o = run(&["schema"]);
+    assert_eq!(code(&o), 0);
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(schema["title"], "scenario-run scenario file");
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let mut checked = 0;
+    for entry in std::fs::read_dir("scenarios").unwrap() {
+        let path = entry.unwrap().path();
+        let doc = toml_as_json(&path);
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+        checked += 1;
+    }
+    assert_eq!(checked, 17);
+    // What the tool refuses for its shape, the schema refuses too.
+    for bad in [
+        "unknown-key",
+        "unknown-action",
+        "wrong-type",
+        "bare-number-duration",
+    ] {
+        let doc = toml_as_json(&std::path::Path::new("tests/bad").join(format!("{bad}.toml")));
+        assert!(!validator.is_valid(&doc), "{bad} passed the schema");
+    }
+    // A comparison table is one of four forms.
+    let mut doc = toml_as_json(std::path::Path::new("scenarios/02-repair-and-redrive.toml"));
+    doc["expect"]["effects"] = serde_json::json!({ "at_least": 3 });
+    assert!(validator.is_valid(&doc));
+    doc["expect"]["effects"] = serde_json::json!({ "more_than": 3 });
+    assert!(!validator.is_valid(&doc));
+}
+
+#[test]
+fn new_writes_a_starter_that_passes_and_never_overwrites() {
+    let d = scratch("new");
+    let o = bin()
+        .current_dir(&d)
+        .args(["new", "retry-storm"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let path = d.join("retry-storm.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("name = \"retry storm\""));
+    assert!(text.contains("#:schema"));
+    let o = bin()
+        .current_dir(&d)
+        .arg("retry-storm.toml")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert!(stdout(&o).contains("PASS  retry-storm.toml  retry storm (7 expectations)"));
+
+    std::fs::write(&path, "mine\n").unwrap();
+    let o = bin()
+        .current_dir(&d)
+        .args(["new", "retry-storm.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("already exists; not overwritten"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine\n");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn completions_cover_the_options_and_subcommands() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(code(&o), 0, "{shell}");
+        let text = stdout(&o);
+        for word in ["report-format", "golden", "summary-markdown", "schema"] {
+            assert!(text.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let o = run(&["completions", "tcsh"]);
+    assert_eq!(code(&o), 2);
+}
