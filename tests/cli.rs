@@ -423,3 +423,25 @@ fn junit_has_a_suite_per_file_and_a_case_per_expectation() {
     assert!(!text.contains('\x1b'));
     assert!(suites[2].descendants().any(|n| n.has_tag_name("failure")));
 }
+
+#[test]
+fn the_progress_bar_shows_on_a_terminal_only() {
+    let piped = run(&["-j1", "scenarios/0*.toml"]);
+    assert_eq!(code(&piped), 0);
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("scenarios"));
+    // On a terminal (a pseudo-terminal from util-linux `script`).
+    let cmd = format!(
+        "{} -j1 'scenarios/0*.toml' >/dev/null",
+        env!("CARGO_BIN_EXE_scenario-run")
+    );
+    let Ok(tty) = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+    else {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    };
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(shown.contains("9/9 scenarios"), "{shown}");
+}

@@ -157,15 +157,27 @@ pub fn run_scenario(source: Source, s: Scenario, opts: &Options) -> FileResult {
 /// Runs files on `jobs` threads; results come back in input order. Under
 /// fail-fast, files after the first failure (in input order) are skipped.
 pub fn run_all(paths: &[String], opts: &Options, jobs: usize) -> Vec<FileResult> {
+    run_all_with(paths, opts, jobs, &|| {})
+}
+
+/// [`run_all`], calling `done` as each file finishes (for a progress bar).
+pub fn run_all_with(
+    paths: &[String],
+    opts: &Options,
+    jobs: usize,
+    done: &(dyn Fn() + Sync),
+) -> Vec<FileResult> {
     let first_failure = AtomicUsize::new(usize::MAX);
     let work = |(i, path): (usize, &String)| {
         if opts.fail_fast && i > first_failure.load(Ordering::SeqCst) {
+            done();
             return FileResult::Skipped;
         }
         let r = run_file(path, opts);
         if opts.fail_fast && r.counts() && !r.passed() {
             first_failure.fetch_min(i, Ordering::SeqCst);
         }
+        done();
         r
     };
     let mut results: Vec<FileResult> = match rayon::ThreadPoolBuilder::new()

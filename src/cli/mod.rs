@@ -264,7 +264,9 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let results = batch::run_all(&files, &opts, jobs);
+    let progress = progress_bar(args, files.len());
+    let results = batch::run_all_with(&files, &opts, jobs, &|| progress.inc(1));
+    progress.finish_and_clear();
     let goldens = compare_goldens(args, &files, &results);
     let failed_golden = |i: usize| goldens[i].as_ref().is_some_and(golden::Verdict::failed);
     let passed = (0..results.len())
@@ -322,6 +324,21 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         }
     };
     code
+}
+
+/// A progress bar on stderr for batches of several files, only when stderr
+/// is a terminal and the output is for people.
+fn progress_bar(args: &RunArgs, files: usize) -> indicatif::ProgressBar {
+    if files < 2 || args.quiet || args.format != Format::Human || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} scenarios  {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// The human-readable batch output: a status line per scenario, the
