@@ -445,3 +445,34 @@ fn the_progress_bar_shows_on_a_terminal_only() {
     let shown = String::from_utf8_lossy(&tty.stdout);
     assert!(shown.contains("9/9 scenarios"), "{shown}");
 }
+
+#[test]
+fn shards_split_a_batch_without_overlap() {
+    let mut seen = Vec::new();
+    for i in 1..=3 {
+        let o = run(&["--shard", &format!("{i}/3"), "scenarios/*.toml"]);
+        assert_eq!(code(&o), 0);
+        let lines: Vec<String> = stdout(&o)
+            .lines()
+            .filter(|l| l.starts_with("PASS"))
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+            .collect();
+        assert_eq!(lines.len(), if i == 3 { 5 } else { 6 }, "shard {i}");
+        seen.extend(lines);
+    }
+    seen.sort();
+    let all: Vec<String> = std::fs::read_dir("scenarios")
+        .unwrap()
+        .map(|e| format!("scenarios/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(seen, all);
+    for bad in ["0/3", "4/3", "1/0", "x", "1/y"] {
+        assert_eq!(
+            code(&run(&["--shard", bad, "scenarios/*.toml"])),
+            2,
+            "{bad}"
+        );
+    }
+}

@@ -360,3 +360,40 @@ fn the_bundled_markdown_reports_are_current() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
+    let d = scratch("invalid");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "json,markdown",
+        THREE[0],
+        "tests/bad/unknown-key.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        listing(&d),
+        [
+            "01-dlq-is-not-proof-nothing-happened.json",
+            "01-dlq-is-not-proof-nothing-happened.md",
+            "index.json",
+            "index.md"
+        ]
+    );
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("index.json")).unwrap()).unwrap();
+    assert_eq!(index["errors"], 1);
+    assert_eq!(index["scenarios"][1]["status"], "invalid");
+    assert!(
+        index["scenarios"][1]["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("unknown field")
+    );
+    let md = std::fs::read_to_string(d.join("index.md")).unwrap();
+    assert!(md.contains("| `tests/bad/unknown-key.toml` | invalid |"));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -57,6 +57,10 @@ struct RunArgs {
     /// Stop at the first scenario that fails (in input order).
     #[arg(long)]
     fail_fast: bool,
+    /// Run only shard I of N (1-based): the files whose position in the
+    /// expanded list is I, I+N, I+2N, ... (split a batch across CI machines).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(usize, usize)>,
     /// Override every scenario's seed.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -145,6 +149,36 @@ enum Format {
     Json,
 }
 
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("expected I/N such as 1/4, got {s:?}"))?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("{i:?} is not a shard number"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("{n:?} is not a shard count"))?;
+    if n == 0 || i == 0 || i > n {
+        return Err(format!(
+            "shard {i}/{n}: I must be between 1 and N, and N at least 1"
+        ));
+    }
+    Ok((i, n))
+}
+
+/// The files of shard `i` of `n` (1-based), in order.
+pub fn shard(files: Vec<String>, i: usize, n: usize) -> Vec<String> {
+    files
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i - 1)
+        .map(|(_, f)| f)
+        .collect()
+}
+
 fn parse_duration(s: &str) -> Result<u64, String> {
     crate::duration::parse(s).map_err(|e| e.to_string())
 }
@@ -225,7 +259,10 @@ fn paint(text: &str, code: &str, color: bool) -> String {
 
 fn run(args: &RunArgs, color: bool) -> u8 {
     let files = match expand(&args.files) {
-        Ok(f) => f,
+        Ok(f) => match args.shard {
+            Some((i, n)) => shard(f, i, n),
+            None => f,
+        },
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_INVALID;
