@@ -391,7 +391,7 @@ fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
         index["scenarios"][1]["problems"][0]
             .as_str()
             .unwrap()
-            .contains("unknown field")
+            .contains("unknown key `paylod`")
     );
     let md = std::fs::read_to_string(d.join("index.md")).unwrap();
     assert!(md.contains("| `tests/bad/unknown-key.toml` | invalid |"));
