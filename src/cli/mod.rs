@@ -483,6 +483,7 @@ pub fn batch_json(
                     "expectations": rjson::expectations(s, &ran.verdicts),
                     "totals": rjson::totals(&ran.outcome),
                     "drains": ran.outcome.drains,
+                    "messages_listed": rjson::listed(&ran.outcome),
                     "messages": rjson::snapshot(s, &ran.outcome),
                     "transitions": rjson::transitions(s, &ran.outcome),
                     "ledger": rjson::ledger(s, &ran.outcome),

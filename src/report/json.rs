@@ -4,7 +4,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::duration::format as dur;
-use crate::engine::{Detail, Outcome};
+use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::expect::{Verdict, describe};
 use crate::model::{
     Action, Check, MessageIndex, Permanent, Retry, Scenario, Selector, State, Target, Value,
@@ -57,9 +57,25 @@ pub fn expectations(s: &Scenario, verdicts: &[Verdict]) -> Json {
     )
 }
 
+/// Runs of up to [`FULL_TRANSCRIPT_MESSAGES`] list every message in JSON;
+/// larger ones list this many (the first), so that a report of millions of
+/// messages stays a file people can open.
+pub const LARGE_RUN_MESSAGES: usize = 1_000;
+
+/// How many messages JSON lists for this run.
+pub fn listed(o: &Outcome) -> usize {
+    let n = o.messages.len();
+    if n as u64 <= FULL_TRANSCRIPT_MESSAGES {
+        n
+    } else {
+        LARGE_RUN_MESSAGES
+    }
+}
+
+/// The snapshot rows of the first [`listed`] messages.
 pub fn snapshot(s: &Scenario, o: &Outcome) -> Json {
     Json::Array(
-        (0..o.messages.len())
+        (0..listed(o))
             .map(|m| {
                 let r = text::row(s, o, m);
                 let envelope = envelope(s, o, m);
@@ -197,6 +213,7 @@ pub fn document(file: &str, s: &Scenario, o: &Outcome, verdicts: &[Verdict]) -> 
         "flow": flow(o),
         "drains": o.drains,
         "message_count": o.messages.len(),
+        "messages_listed": listed(o),
         "messages": snapshot(s, o),
         "transitions_recorded": o.recorder == crate::engine::Recorder::All,
         "transitions": transitions_with_text(s, o),
