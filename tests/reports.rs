@@ -397,3 +397,25 @@ fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
     assert!(md.contains("| `tests/bad/unknown-key.toml` | invalid |"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_failed_scenario_report_explains_each_failure() {
+    let d = scratch("failed-report");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "markdown,html",
+        "tests/failing/wrong-message.toml",
+    ]);
+    assert_eq!(code(&o), 1);
+    let md = std::fs::read_to_string(d.join("wrong-message.md")).unwrap();
+    assert!(md.starts_with("# "));
+    assert!(md.contains("**FAILED**"));
+    insta::assert_snapshot!("markdown_failed", md);
+    let html = std::fs::read_to_string(d.join("wrong-message.html")).unwrap();
+    assert!(html.contains("<span class=\"status failed\">FAILED</span>"));
+    assert!(html.contains("<pre class=\"problem\">"));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -149,13 +149,14 @@ pub fn write_reports(
         .map(|(r, n)| matches!(r, FileResult::Ran(_)).then_some(n))
         .collect();
     let mut outputs: Vec<(String, String)> = Vec::new();
-    let mut problems = Vec::new();
+    let mut broken: Vec<Problem> = Vec::new();
     for ((file, r), name) in files.iter().zip(results).zip(&names) {
         let (FileResult::Ran(ran), Some(name)) = (r, name) else {
             continue;
         };
         let (s, o) = (&ran.scenario, &ran.outcome);
-        let doc = document(file, s, o, &ran.verdicts);
+        let failures: Vec<String> = ran.failures.iter().map(|p| render(p, false)).collect();
+        let doc = document(file, s, o, &ran.verdicts, &failures);
         for &format in formats {
             let rendered = match format {
                 ReportFormat::Json => Ok(format!(
@@ -180,10 +181,10 @@ pub fn write_reports(
             };
             match rendered {
                 Ok(text) => outputs.push((format!("{name}.{}", format.extension()), text)),
-                Err(p) => problems.push(*p),
+                Err(p) => broken.push(*p),
             }
         }
-        if !problems.is_empty() {
+        if !broken.is_empty() {
             // One broken template breaks every scenario alike: say it once.
             break;
         }
@@ -206,11 +207,11 @@ pub fn write_reports(
         };
         match templates.render(index, context! { batch => Value::from(Serde(&batch)) }) {
             Ok(text) => outputs.push((format!("index.{}", format.extension()), text)),
-            Err(p) => problems.push(*p),
+            Err(p) => broken.push(*p),
         }
     }
-    if !problems.is_empty() {
-        return Err(ReportError::Template(problems));
+    if !broken.is_empty() {
+        return Err(ReportError::Template(broken));
     }
     let mut written = Vec::new();
     for (file, text) in outputs {

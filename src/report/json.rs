@@ -194,7 +194,15 @@ pub const REPORT_FORMAT_VERSION: u32 = 1;
 
 /// The whole run as one document: the JSON report, and the data every
 /// report template receives as `report`.
-pub fn document(file: &str, s: &Scenario, o: &Outcome, verdicts: &[Verdict]) -> Json {
+/// `problems` are the rendered, colour-free diagnostics of the failed
+/// expectations.
+pub fn document(
+    file: &str,
+    s: &Scenario,
+    o: &Outcome,
+    verdicts: &[Verdict],
+    problems: &[String],
+) -> Json {
     let passed = verdicts.iter().filter(|v| v.passed).count();
     json!({
         "format_version": REPORT_FORMAT_VERSION,
@@ -209,6 +217,7 @@ pub fn document(file: &str, s: &Scenario, o: &Outcome, verdicts: &[Verdict]) -> 
         "expectations_failed": verdicts.len() - passed,
         "parameters": parameters(s),
         "expectations": expectations(s, verdicts),
+        "problems": problems,
         "totals": totals(o),
         "flow": flow(o),
         "drains": o.drains,
