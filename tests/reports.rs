@@ -246,6 +246,11 @@ fn html_is_escaped_and_the_embedded_data_cannot_close_its_script() {
             1,
         )
         .replacen("id = \"poison\"", "id = \"</script><b>poison\"", 1)
+        .replacen(
+            "description = \"\"\"\n",
+            "description = \"\"\"\n<script>alert('description')</script> <img src=x onerror=alert(1)>\n\n",
+            1,
+        )
         .replace(
             "[expect.message.poison]",
             "[expect.message.\"</script><b>poison\"]",
@@ -264,6 +269,11 @@ fn html_is_escaped_and_the_embedded_data_cannot_close_its_script() {
     );
     assert_eq!(html.matches("</script>").count(), 2);
     assert!(!html.contains("<b>poison"));
+    assert!(
+        !html.contains("<img"),
+        "raw HTML in the description is text"
+    );
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -79,6 +79,7 @@ impl Templates {
         }
         env.add_filter("duration", duration);
         env.add_filter("cell", cell);
+        env.add_filter("markdown", markdown);
         let mut origins = BTreeMap::new();
         let mut problems = Vec::new();
         for (name, (origin, text)) in sources {
@@ -210,4 +211,58 @@ fn cell(v: Value) -> String {
         .filter(|l| !l.trim().is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `{{ text | markdown }}`: CommonMark rendered to HTML, for descriptions in
+/// HTML reports. Raw HTML in the text is shown as text, never passed
+/// through, so a scenario file cannot inject markup or script.
+fn markdown(v: Value) -> Value {
+    use pulldown_cmark::{Event, Options, Parser, html};
+    let text = v
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string());
+    let parser = Parser::new_ext(
+        &text,
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
+    )
+    .map(|e| match e {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        e => e,
+    });
+    let mut out = String::new();
+    html::push_html(&mut out, parser);
+    Value::from_safe_string(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_renders_and_never_passes_html_through() {
+        let out = markdown(Value::from(
+            "Lesson: `uncertain` **committed**.\n\n<script>alert(1)</script>\n\nand <b>bold</b>",
+        ));
+        let html = out.as_str().unwrap();
+        assert!(html.contains("<code>uncertain</code>"));
+        assert!(html.contains("<strong>committed</strong>"));
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"));
+    }
+
+    #[test]
+    fn cells_and_durations() {
+        assert_eq!(cell(Value::from("a | b\nc")), "a \\| b c");
+        assert_eq!(cell(Value::from(())), "-");
+        assert_eq!(duration(Value::from(90_000)).unwrap(), "1m30s");
+        assert_eq!(duration(Value::from(())).unwrap(), "-");
+        assert!(duration(Value::from("soon")).is_err());
+    }
+
+    #[test]
+    fn every_built_in_template_compiles() {
+        assert!(Templates::load(None).is_ok());
+    }
 }
