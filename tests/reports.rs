@@ -429,3 +429,53 @@ fn a_failed_scenario_report_explains_each_failure() {
     assert!(html.contains("<pre class=\"problem\">"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn unusable_report_and_template_folders_are_clear_errors() {
+    let d = scratch("unusable");
+    let file = d.join("not-a-folder");
+    std::fs::write(&file, "x").unwrap();
+    let o = run(&["--quiet", "--report", file.to_str().unwrap(), THREE[0]]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("error: cannot write"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+
+    let missing = d.join("no-templates-here");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.join("out").to_str().unwrap(),
+        "--templates",
+        missing.to_str().unwrap(),
+        THREE[0],
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot read the templates folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("out").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn expiry_and_purge_have_their_marks() {
+    let d = scratch("marks");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "html",
+        "scenarios/07-quarantine-expiry.toml",
+        "scenarios/15-purge.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    let expiry = std::fs::read_to_string(d.join("07-quarantine-expiry.html")).unwrap();
+    let purge = std::fs::read_to_string(d.join("15-purge.html")).unwrap();
+    // One mark per event plus the legend's.
+    assert!(expiry.matches("class=\"m m-expired\"").count() >= 2);
+    assert!(purge.matches("class=\"m m-purged\"").count() >= 2);
+    let _ = std::fs::remove_dir_all(&d);
+}
