@@ -17,6 +17,7 @@ use scenario_run::engine::{Recorder, run_until};
 use scenario_run::report::text::row;
 
 const SCENARIO: &str = "scenarios/16-two-operator-steps.toml";
+const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
@@ -145,6 +146,7 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
         "--report-format",
         "html",
         SCENARIO,
+        LARGE,
     ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let page = out.join("16-two-operator-steps.html");
@@ -189,5 +191,41 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
         .totals
         .end_time;
     assert_eq!(table_rows(&dom, "snapshot"), engine_rows(end));
+
+    // The aggregate view scrubs the census: a time between two samples
+    // shows the earlier sample, at its own time, with exact counts.
+    let large = out.join("17-outage-100k-per-hour.html");
+    let dom = dump_dom(
+        &browser,
+        &d.join("profile"),
+        &format!("file://{}#t=2700005", large.display()),
+    );
+    assert!(!dom.contains("<g class=\"lane\""));
+    assert!(
+        dom.contains("Messages per state as of 45m (2700000 ms)"),
+        "caption not scrubbed to the sample"
+    );
+    let text = std::fs::read_to_string(LARGE).unwrap();
+    let (s, _) = scenario_run::scenario::load_str(LARGE, &text).unwrap();
+    let at = run_until(&s, Recorder::Off, 2_700_000).unwrap();
+    let count = |state: &str| {
+        at.messages
+            .iter()
+            .filter(|m| m.state.as_str() == state)
+            .count()
+            .to_string()
+    };
+    let cells = &table_rows(&dom, "counts")[0];
+    let order = [
+        "acked",
+        "expired",
+        "purged",
+        "quarantined",
+        "pending",
+        "waiting",
+    ];
+    let expected: Vec<String> = order.iter().map(|s| count(s)).collect();
+    assert_eq!(cells, &expected);
+    assert_eq!(cells[3], "12472");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -290,7 +290,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         full_transcript: args.format == Format::Json
             || args.golden.is_some()
             || args.report.is_some(),
-        census: args.report.is_some() && formats.contains(&ReportFormat::Html),
+        census: args.report.is_some(),
     };
     if let Some(dir) = &args.golden
         && let Some((a, b)) = golden_collision(dir, &files)

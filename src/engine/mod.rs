@@ -137,8 +137,10 @@ pub struct Outcome {
 
 /// Messages per state over modeled time: `samples[k]` holds the counts as of
 /// `k * step` (every event at that instant included), and `last` the counts
-/// at the end. The step doubles as the run grows, so a census never holds
-/// more than [`CENSUS_SAMPLES`] samples whatever the run's length.
+/// at the end. The step grows along [`census_step_after`] as the run grows,
+/// so a census holds at most [`CENSUS_SAMPLES`] samples whatever the run's
+/// length, and every sample falls on a readable time (a multiple of 1, 2 or
+/// 5 units).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Census {
     pub step: Millis,
@@ -149,10 +151,35 @@ pub struct Census {
 }
 
 pub const STATE_COUNT: usize = 6;
-pub const CENSUS_SAMPLES: usize = 512;
+pub const CENSUS_SAMPLES: usize = 600;
+
+/// The census's steps: each a multiple of the one before, all readable.
+const CENSUS_STEPS: [Millis; 19] = [
+    1, 2, 10, 20, 100, 200, 1_000, 2_000, 10_000, 20_000, 60_000, 120_000, 600_000, 1_200_000,
+    3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000,
+];
+
+/// The step after `step` (beyond a day, doubling).
+pub fn census_step_after(step: Millis) -> Millis {
+    CENSUS_STEPS
+        .iter()
+        .copied()
+        .find(|&s| s > step)
+        .unwrap_or(step.saturating_mul(2))
+}
 
 impl Census {
-    /// The counts as of modeled time `t` (the nearest sample at or before it).
+    /// Time of the sample that describes modeled time `t`: the latest
+    /// sample at or before it, or the end.
+    pub fn sample_time(&self, t: Millis) -> Millis {
+        if t >= self.end {
+            return self.end;
+        }
+        let k = (t / self.step).min(self.samples.len().saturating_sub(1) as Millis);
+        k * self.step
+    }
+
+    /// The counts as of [`Census::sample_time`]`(t)`.
     pub fn at(&self, t: Millis) -> [u64; STATE_COUNT] {
         if t >= self.end {
             return self.last;
@@ -186,11 +213,13 @@ impl CensusTaker {
         while self.next < t {
             self.samples.push(self.counts);
             if self.samples.len() == CENSUS_SAMPLES {
-                let kept: Vec<_> = self.samples.iter().step_by(2).copied().collect();
+                let step = census_step_after(self.step);
+                let ratio = (step / self.step) as usize;
+                let kept: Vec<_> = self.samples.iter().step_by(ratio).copied().collect();
                 self.samples = kept;
-                self.step *= 2;
+                self.step = step;
             }
-            self.next = self.samples.len() as Millis * self.step;
+            self.next = (self.samples.len() as Millis).saturating_mul(self.step);
         }
     }
 

@@ -794,8 +794,14 @@ fn the_census_matches_a_snapshot_at_every_sample() {
     let (s, _) = load_str("t.toml", &fixture("", &text, "")).unwrap();
     let o = run_with_census(&s, Recorder::Off).unwrap();
     let c = o.census.as_ref().expect("census taken");
-    assert!(c.step > 1 << 10, "step {} did not grow", c.step);
+    assert!(c.step >= 10_000, "step {} did not grow", c.step);
+    assert!(
+        CENSUS_STEPS.contains(&c.step),
+        "step {} is not readable",
+        c.step
+    );
     assert!(c.samples.len() < CENSUS_SAMPLES);
+    assert!(c.samples.len() >= CENSUS_SAMPLES / 5);
     assert_eq!(c.end, o.totals.end_time);
     assert_eq!(c.last, state_counts(&o));
     assert_eq!(o.totals, run(&s, Recorder::Off).unwrap().totals);
@@ -803,8 +809,20 @@ fn the_census_matches_a_snapshot_at_every_sample() {
         let t = k as Millis * c.step;
         let at = run_until(&s, Recorder::Off, t).unwrap();
         assert_eq!(c.samples[k], state_counts(&at), "sample {k} at {t} ms");
-        assert_eq!(c.at(t + c.step / 2), c.samples[k]);
+        if t + c.step / 2 < c.end {
+            assert_eq!(c.at(t + c.step / 2), c.samples[k]);
+            assert_eq!(c.sample_time(t + c.step / 2), t);
+        }
     }
     let total: u64 = c.samples[0].iter().sum();
     assert_eq!(total, o.totals.messages);
+}
+
+#[test]
+fn census_steps_are_a_chain_of_multiples() {
+    for w in CENSUS_STEPS.windows(2) {
+        assert_eq!(w[1] % w[0], 0, "{} is not a multiple of {}", w[1], w[0]);
+    }
+    assert_eq!(census_step_after(86_400_000), 172_800_000);
+    assert_eq!(census_step_after(3), 10);
 }

@@ -7,7 +7,7 @@ use crate::duration::format as dur;
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::expect::{Verdict, describe};
 use crate::model::{
-    Action, Check, MessageIndex, Permanent, Retry, Scenario, Selector, State, Target, Value,
+    Action, Check, MessageIndex, Millis, Permanent, Retry, Scenario, Selector, State, Target, Value,
 };
 use crate::report::text;
 
@@ -221,6 +221,7 @@ pub fn document(
         "totals": totals(o),
         "flow": flow(o),
         "drains": o.drains,
+        "census": census(o),
         "message_count": o.messages.len(),
         "messages_listed": listed(o),
         "messages": snapshot(s, o),
@@ -389,4 +390,86 @@ fn transitions_with_text(s: &Scenario, o: &Outcome) -> Json {
         }
     }
     all
+}
+
+/// At most this many rows in the census table (besides the end).
+const CENSUS_ROWS: u64 = 12;
+
+/// Messages per state at readable times (a multiple of the census's step,
+/// so every row is exact), then at the end; `null` without a census.
+pub fn census(o: &Outcome) -> Json {
+    let Some(c) = &o.census else {
+        return Json::Null;
+    };
+    let mut every = c.step;
+    while c.end / every > CENSUS_ROWS {
+        every = crate::engine::census_step_after(every);
+    }
+    let row = |t: Millis, counts: [u64; crate::engine::STATE_COUNT]| {
+        let mut r = Map::new();
+        r.insert("time".into(), json!(t));
+        for state in [
+            State::Waiting,
+            State::Pending,
+            State::Acked,
+            State::Quarantined,
+            State::Expired,
+            State::Purged,
+        ] {
+            r.insert(state.as_str().into(), json!(counts[state as usize]));
+        }
+        Json::Object(r)
+    };
+    let mut rows: Vec<Json> = (0..=c.end / every)
+        .map(|k| k * every)
+        .filter(|&t| t < c.end)
+        .map(|t| row(t, c.at(t)))
+        .collect();
+    rows.push(row(c.end, c.last));
+    json!({ "step": c.step, "every": every, "rows": rows })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Recorder, run_until, run_with_census};
+
+    /// Every census row is exact: the counts of a run stopped at its time.
+    #[test]
+    fn census_rows_are_the_counts_at_their_times() {
+        let mut rows_checked = 0;
+        for entry in std::fs::read_dir("scenarios").unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (s, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+            let o = run_with_census(&s, Recorder::Off).unwrap();
+            let table = census(&o);
+            let rows = table["rows"].as_array().unwrap();
+            assert!(rows.len() as u64 <= CENSUS_ROWS + 2, "{}", path.display());
+            assert_eq!(rows.last().unwrap()["time"], o.totals.end_time);
+            for r in rows {
+                let t = r["time"].as_u64().unwrap();
+                let at = run_until(&s, Recorder::Off, t).unwrap();
+                for state in [
+                    State::Waiting,
+                    State::Pending,
+                    State::Acked,
+                    State::Quarantined,
+                    State::Expired,
+                    State::Purged,
+                ] {
+                    let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
+                    assert_eq!(
+                        r[state.as_str()],
+                        n,
+                        "{} {} at {t}",
+                        path.display(),
+                        state.as_str()
+                    );
+                }
+                rows_checked += 1;
+            }
+        }
+        assert!(rows_checked > 50, "{rows_checked}");
+    }
 }

@@ -31,6 +31,7 @@ pub fn timeline(s: &Scenario, o: &Outcome) -> (Json, Json) {
         Some(_) => json!({
             "mode": "aggregate",
             "end": o.totals.end_time,
+            "step": o.census.as_ref().map_or(1, |c| c.step),
             "left": chart["left"],
             "right": chart["right"],
             "samples": chart["samples"],
