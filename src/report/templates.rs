@@ -97,7 +97,10 @@ impl Templates {
 
     /// Renders template `name` with `ctx`.
     pub fn render(&self, name: &str, ctx: Value) -> Result<String, Box<Problem>> {
-        let result = self.env.get_template(name).and_then(|t| t.render(ctx));
+        let result = self
+            .env
+            .get_template(name)
+            .and_then(|t| t.render(ctx.clone()));
         result.map_err(|e| {
             let failing = e.name().unwrap_or(name).to_string();
             let origin = self
@@ -106,7 +109,16 @@ impl Templates {
                 .cloned()
                 .unwrap_or_else(|| failing.clone());
             let text = e.template_source().unwrap_or_default().to_string();
-            Box::new(problem(&origin, &text, &e))
+            let mut p = problem(&origin, &text, &e);
+            if e.kind() == ErrorKind::UndefinedError
+                && let Some(help) = e
+                    .range()
+                    .and_then(|r| text.get(r))
+                    .and_then(|expr| suggest(&ctx, expr))
+            {
+                p = p.with_help(help);
+            }
+            Box::new(p)
         })
     }
 }
@@ -178,6 +190,36 @@ fn problem(origin: &str, text: &str, e: &Error) -> Problem {
     };
     Problem::new(&source, span, message, what)
         .with_help("README.md (Reports and templates) lists the data each template receives")
+}
+
+/// For an undefined `a.b.c` whose `a.b` exists: the closest key and the
+/// keys there are.
+fn suggest(ctx: &Value, expr: &str) -> Option<String> {
+    let parts: Vec<&str> = expr.trim().split('.').map(str::trim).collect();
+    let is_name = |p: &&str| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if parts.len() < 2 || !parts.iter().all(is_name) {
+        return None;
+    }
+    let (last, path) = parts.split_last()?;
+    let mut parent = ctx.clone();
+    for part in path {
+        parent = parent.get_attr(part).ok().filter(|v| !v.is_undefined())?;
+    }
+    let keys: Vec<String> = parent
+        .try_iter()
+        .ok()?
+        .filter_map(|k| k.as_str().map(str::to_string))
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let there = path.join(".");
+    let mut help = match crate::diagnostic::did_you_mean(last, keys.iter().map(String::as_str)) {
+        Some(k) => format!("did you mean `{there}.{k}`? "),
+        None => String::new(),
+    };
+    help.push_str(&format!("`{there}` has: {}", keys.join(", ")));
+    Some(help)
 }
 
 /// `{{ ms | duration }}`: milliseconds as the file format writes them
@@ -264,5 +306,24 @@ mod tests {
     #[test]
     fn every_built_in_template_compiles() {
         assert!(Templates::load(None).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod suggest_tests {
+    use super::*;
+    use minijinja::context;
+    use minijinja::value::Serde;
+
+    #[test]
+    fn an_undefined_key_suggests_the_closest() {
+        let doc = serde_json::json!({ "totals": { "effects": 2, "acked": 1 } });
+        let ctx = context! { report => Value::from(Serde(&doc)) };
+        assert_eq!(
+            suggest(&ctx, "report.totals.efects").as_deref(),
+            Some("did you mean `report.totals.effects`? `report.totals` has: effects, acked")
+        );
+        assert_eq!(suggest(&ctx, "m.id"), None);
+        assert_eq!(suggest(&ctx, "report.totals.efects + 1"), None);
     }
 }
