@@ -479,3 +479,29 @@ fn expiry_and_purge_have_their_marks() {
     assert!(purge.matches("class=\"m m-purged\"").count() >= 2);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn reports_are_byte_identical_across_runs_and_job_counts() {
+    let d = scratch("identical");
+    for (jobs, dir) in [("1", "a"), ("2", "b")] {
+        let out = d.join(dir);
+        let o = run(&[
+            "--quiet",
+            "-j",
+            jobs,
+            "--report",
+            out.to_str().unwrap(),
+            "scenarios/1*.toml",
+        ]);
+        assert_eq!(code(&o), 0);
+    }
+    let names = listing(&d.join("a"));
+    assert_eq!(names.len(), 3 * 9);
+    assert_eq!(names, listing(&d.join("b")));
+    for n in names {
+        let a = std::fs::read(d.join("a").join(&n)).unwrap();
+        let b = std::fs::read(d.join("b").join(&n)).unwrap();
+        assert!(a == b, "{n} differs between runs");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,5 +1,6 @@
-//! Reading a finished run: the text transcript, golden transcripts and the
-//! JSON document.
+//! Reading a finished run: the text transcript and golden transcripts, the
+//! JSON report, JUnit, and what the templates receive (the HTML timeline's
+//! geometry, each message's history), rendered by `templates`.
 
 pub mod chart;
 pub mod golden;
