@@ -31,6 +31,15 @@ fn chromium() -> Option<PathBuf> {
 
 /// The page as Chromium renders it, after its scripts ran.
 fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
+    dump_dom_with(browser, profile, url, &[])
+}
+
+/// The same, letting asynchronous scripts finish (10 s of virtual time).
+fn dump_dom_waiting(browser: &Path, profile: &Path, url: &str) -> String {
+    dump_dom_with(browser, profile, url, &["--virtual-time-budget=10000"])
+}
+
+fn dump_dom_with(browser: &Path, profile: &Path, url: &str, extra: &[&str]) -> String {
     let mut child = Command::new(browser)
         .args([
             "--headless",
@@ -43,6 +52,7 @@ fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
             "--disable-quic",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
         .args(["--dump-dom", url])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -227,5 +237,108 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
     let expected: Vec<String> = order.iter().map(|s| count(s)).collect();
     assert_eq!(cells, &expected);
     assert_eq!(cells[3], "12472");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn mermaid_js() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SCENARIO_RUN_MERMAID_JS") {
+        return Some(PathBuf::from(p));
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/mermaid/node_modules/mermaid/dist/mermaid.min.js");
+    p.is_file().then_some(p)
+}
+
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The Markdown reports' Mermaid diagrams parse and render with Mermaid
+/// itself (what GitHub uses), in the browser.
+#[test]
+fn every_mermaid_diagram_parses_and_renders() {
+    let (Some(browser), Some(mermaid)) = (chromium(), mermaid_js()) else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!(
+                "chromium or mermaid.min.js is missing; .ci/run installs both \
+                 (npm install --prefix target/mermaid mermaid)"
+            );
+        }
+        eprintln!("SKIPPED: needs chromium and target/mermaid (see .ci/run)");
+        return;
+    };
+    let d = scratch("mermaid");
+    let out = d.join("out");
+    let o = run(&[
+        "--quiet",
+        "--report",
+        out.to_str().unwrap(),
+        "--report-format",
+        "markdown",
+        "scenarios/*.toml",
+        "tests/failing/wrong-totals.toml",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let mut diagrams = Vec::new();
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Some(start) = text.find("```mermaid\n") {
+            let body = &text[start + 11..];
+            let body = &body[..body.find("```").unwrap()];
+            diagrams.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                body.to_string(),
+            ));
+        }
+    }
+    diagrams.sort();
+    assert_eq!(diagrams.len(), 18);
+    let mut page = String::from("<!doctype html><html><body>\n");
+    for (name, body) in &diagrams {
+        page.push_str(&format!(
+            "<pre class=\"mermaid\" data-name=\"{name}\">{}</pre>\n",
+            html_text(body)
+        ));
+    }
+    page.push_str(&format!(
+        "<script src=\"file://{}\"></script>\n<script>\n\
+         mermaid.initialize({{ startOnLoad: false }});\n\
+         (async function () {{\n\
+           var lines = [];\n\
+           for (const el of document.querySelectorAll('pre.mermaid')) {{\n\
+             try {{ await mermaid.parse(el.textContent); lines.push(el.dataset.name + ' ok'); }}\n\
+             catch (e) {{ lines.push(el.dataset.name + ' ERROR ' + e.message); }}\n\
+           }}\n\
+           try {{ await mermaid.run(); }} catch (e) {{ lines.push('run ERROR ' + e.message); }}\n\
+           lines.push('svg ' + document.querySelectorAll('pre.mermaid svg').length);\n\
+           var r = document.createElement('pre'); r.id = 'result'; r.textContent = lines.join('\\n');\n\
+           document.body.appendChild(r);\n\
+         }})();\n</script></body></html>\n",
+        mermaid.display()
+    ));
+    let file = d.join("mermaid.html");
+    std::fs::write(&file, page).unwrap();
+    let dom = dump_dom_waiting(
+        &browser,
+        &d.join("profile"),
+        &format!("file://{}", file.display()),
+    );
+    let start = dom.find("<pre id=\"result\">").expect("the check ran");
+    let result = &dom[start + 17..];
+    let result = &result[..result.find("</pre>").unwrap()];
+    let lines: Vec<&str> = result.lines().collect();
+    for (name, _) in &diagrams {
+        assert!(
+            lines.contains(&format!("{name} ok").as_str()),
+            "{name}: {result}"
+        );
+    }
+    assert_eq!(
+        lines.last(),
+        Some(&format!("svg {}", diagrams.len()).as_str())
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
