@@ -167,6 +167,50 @@ proptest! {
     }
 
     #[test]
+    fn every_run_renders_every_report(text in scenario()) {
+        use minijinja::{context, value::{Serde, Value}};
+        use scenario_run::report::templates::{SCENARIO_HTML, SCENARIO_MARKDOWN, Templates};
+        let (s, _) = load_str("p.toml", &text).unwrap();
+        let o = engine::run_with_census(&s, Recorder::All).unwrap();
+        let verdicts = scenario_run::expect::judge(&s, &o);
+        let doc = json::document("p.toml", &s, &o, &verdicts, &[]);
+        // The flow, derived from totals alone, matches the transitions.
+        let count = |kind: &str| o.transitions.iter().filter(|t| t.detail.kind().as_str() == kind).count() as u64;
+        prop_assert_eq!(&doc["flow"]["retries"], count("retry_scheduled"));
+        prop_assert_eq!(&doc["flow"]["redriven"], count("redriven"));
+        let templates = Templates::load(None).unwrap();
+        let md = templates.render(SCENARIO_MARKDOWN, context! { report => Value::from(Serde(&doc)) });
+        prop_assert!(md.is_ok(), "{:?}", md.err().map(|p| p.message));
+        let (chart, scrub) = scenario_run::report::timeline(&s, &o);
+        let html = templates.render(SCENARIO_HTML, context! {
+            report => Value::from(Serde(&doc)),
+            chart => Value::from(Serde(&chart)),
+            scrub => Value::from(Serde(&scrub)),
+        });
+        prop_assert!(html.is_ok(), "{:?}", html.err().map(|p| p.message));
+        prop_assert_eq!(chart["mode"].as_str(), Some("lanes"));
+    }
+
+    #[test]
+    fn history_and_census_agree_with_a_run_stopped_at_any_time(text in scenario(), at in 0u64..400_000) {
+        use scenario_run::report::{history, text::row};
+        let (s, _) = load_str("p.toml", &text).unwrap();
+        let o = engine::run_with_census(&s, Recorder::All).unwrap();
+        let t = at.min(o.totals.end_time);
+        let stopped = engine::run_until(&s, Recorder::Off, t).unwrap();
+        let versions = history::versions(&s, &o).unwrap();
+        for (m, vs) in versions.iter().enumerate() {
+            prop_assert_eq!(history::row_at(vs, t), Some(row(&s, &stopped, m)));
+        }
+        let c = o.census.as_ref().unwrap();
+        let sample = c.sample_time(t);
+        let at_sample = engine::run_until(&s, Recorder::Off, sample).unwrap();
+        let mut counts = [0u64; engine::STATE_COUNT];
+        for st in &at_sample.messages { counts[st.state as usize] += 1; }
+        prop_assert_eq!(c.at(t), counts);
+    }
+
+    #[test]
     fn loading_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         let _ = load_bytes("fuzz.toml", &bytes);
     }
