@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, run, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 18] = [
+const BAD_INPUTS: [&str; 20] = [
     "bare-number-duration",
     "both-retry-kinds",
     "duplicate-id",
@@ -21,6 +21,8 @@ const BAD_INPUTS: [&str; 18] = [
     "negative-duration",
     "not-utf8",
     "only-missing-id",
+    "several-mistakes",
+    "several-syntax-errors",
     "overflowing-duration",
     "syntax-error",
     "unknown-action",

@@ -76,9 +76,9 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
         );
         return Err(invalid(vec![p]));
     }
-    let raw: file::File = match toml::from_str(text) {
+    let raw = match parse(&source, text) {
         Ok(raw) => raw,
-        Err(e) => return Err(invalid(vec![toml_problem(&source, &e)])),
+        Err(problems) => return Err(invalid(problems)),
     };
     let stem = std::path::Path::new(name)
         .file_stem()
@@ -87,6 +87,170 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
     match validate::validate(&source, raw, &stem) {
         Ok(scenario) => Ok((scenario, source)),
         Err(problems) => Err(invalid(problems)),
+    }
+}
+
+/// At most this many syntax errors are shown (later ones are often echoes
+/// of the first).
+const MAX_SYNTAX_PROBLEMS: usize = 10;
+
+/// TOML into the file's types. Syntax errors are all reported (up to
+/// [`MAX_SYNTAX_PROBLEMS`]); when the types do not fit, every table and
+/// every entry of an array of tables is read on its own, so that each
+/// mistake is reported, not just the first.
+fn parse(source: &Source, text: &str) -> Result<file::File, Vec<Problem>> {
+    use serde::Deserialize;
+    use toml::de::{DeTable, Deserializer};
+    let (root, syntax) = DeTable::parse_recoverable(text);
+    if !syntax.is_empty() {
+        return Err(syntax
+            .iter()
+            .take(MAX_SYNTAX_PROBLEMS)
+            .map(|e| toml_problem(source, e))
+            .collect());
+    }
+    let table = root.get_ref().clone();
+    match file::File::deserialize(Deserializer::from(root)) {
+        Ok(f) => Ok(f),
+        Err(first) => {
+            let mut problems = piecewise(source, &table);
+            if problems.is_empty() {
+                problems.push(toml_problem(source, &first));
+            }
+            problems.sort_by_key(|p| p.span().map_or(0, |r| r.start));
+            Err(problems)
+        }
+    }
+}
+
+type DeValue<'i> = toml::Spanned<toml::de::DeValue<'i>>;
+
+/// Reads `v` as a `T` on its own; each error becomes a problem. For a
+/// table, the key at fault is then set aside and the rest read again, so
+/// that several mistakes in one table are all reported.
+fn piece<'i, T: serde::Deserialize<'i>>(source: &Source, v: &DeValue<'i>, out: &mut Vec<Problem>) {
+    use toml::de::DeValue as V;
+    let mut current = v.clone();
+    let mut set_aside = 0;
+    // Each round removes one key, so this ends.
+    loop {
+        let Err(e) = T::deserialize(toml::de::ValueDeserializer::from(current.clone())) else {
+            return;
+        };
+        if set_aside > 0 && e.message().starts_with("missing field") {
+            // Most likely a key this loop set aside; already reported.
+            return;
+        }
+        out.push(toml_problem(source, &e));
+        let (V::Table(table), Some(at)) = (current.get_ref(), e.span()) else {
+            return;
+        };
+        let culprit = table.iter().position(|(k, val)| {
+            let (ks, vs) = (k.span(), val.span());
+            (ks.start <= at.start && at.end <= ks.end) || (vs.start <= at.start && at.end <= vs.end)
+        });
+        let Some(culprit) = culprit else {
+            return;
+        };
+        let mut rest = toml::de::DeTable::new();
+        for (i, (k, val)) in table.iter().enumerate() {
+            if i != culprit {
+                rest.insert(k.clone(), val.clone());
+            }
+        }
+        current = toml::Spanned::new(current.span(), V::Table(rest));
+        set_aside += 1;
+    }
+}
+
+/// Each entry of an array of tables on its own.
+fn pieces<'i, T: serde::Deserialize<'i>>(source: &Source, v: &DeValue<'i>, out: &mut Vec<Problem>) {
+    match v.get_ref() {
+        toml::de::DeValue::Array(items) => {
+            for item in items.iter() {
+                piece::<T>(source, item, out);
+            }
+        }
+        _ => piece::<Vec<T>>(source, v, out),
+    }
+}
+
+const TOP_LEVEL: [&str; 10] = [
+    "scenario",
+    "delivery",
+    "quarantine",
+    "dedup",
+    "operator",
+    "message",
+    "traffic",
+    "outage",
+    "limits",
+    "expect",
+];
+
+fn piecewise(source: &Source, root: &toml::de::DeTable<'_>) -> Vec<Problem> {
+    use file::*;
+    let mut out = Vec::new();
+    for (key, v) in root.iter() {
+        match key.get_ref().as_ref() {
+            "scenario" => piece::<ScenarioMeta>(source, v, &mut out),
+            "delivery" => piece::<Delivery>(source, v, &mut out),
+            "quarantine" => piece::<Quarantine>(source, v, &mut out),
+            "dedup" => piece::<Dedup>(source, v, &mut out),
+            "limits" => piece::<Limits>(source, v, &mut out),
+            "operator" => pieces::<Operator>(source, v, &mut out),
+            "message" => pieces::<Message>(source, v, &mut out),
+            "traffic" => pieces::<Traffic>(source, v, &mut out),
+            "outage" => pieces::<Outage>(source, v, &mut out),
+            "expect" => expect_pieces(source, v, &mut out),
+            other => {
+                let help = match did_you_mean(other, TOP_LEVEL) {
+                    Some(k) => format!("did you mean `{k}`?"),
+                    None => format!("allowed tables: {}", TOP_LEVEL.join(", ")),
+                };
+                out.push(
+                    Problem::new(
+                        source,
+                        Some(key.span()),
+                        format!("unknown key `{other}`"),
+                        "unknown key",
+                    )
+                    .with_help(help),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `[expect]` without its sub-tables, then each `[expect.message.ID]` and
+/// each `[[expect.event]]` on its own.
+fn expect_pieces(source: &Source, v: &DeValue<'_>, out: &mut Vec<Problem>) {
+    use toml::de::DeValue as V;
+    let V::Table(table) = v.get_ref() else {
+        piece::<file::Expect>(source, v, out);
+        return;
+    };
+    let mut rest = toml::de::DeTable::new();
+    for (k, val) in table.iter() {
+        if !matches!(k.get_ref().as_ref(), "message" | "event") {
+            rest.insert(k.clone(), val.clone());
+        }
+    }
+    piece::<file::Expect>(source, &toml::Spanned::new(v.span(), V::Table(rest)), out);
+    for (key, sub) in table.iter() {
+        match (key.get_ref().as_ref(), sub.get_ref()) {
+            ("message", V::Table(messages)) => {
+                for m in messages.values() {
+                    piece::<file::ExpectMessage>(source, m, out);
+                }
+            }
+            ("message", _) => {
+                piece::<std::collections::BTreeMap<String, file::ExpectMessage>>(source, sub, out)
+            }
+            ("event", _) => pieces::<file::ExpectEvent>(source, sub, out),
+            _ => {}
+        }
     }
 }
 
@@ -145,7 +309,10 @@ fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
         )
     } else if message.starts_with("invalid type") {
         (
-            message.replace("invalid type: ", "wrong type: "),
+            message
+                .replace("invalid type: ", "wrong type: ")
+                .replace("expected i64", "expected an integer")
+                .replace("expected u64", "expected an integer"),
             "wrong type".to_string(),
             String::new(),
         )
