@@ -109,11 +109,12 @@ fn parse(source: &Source, text: &str) -> Result<file::File, Vec<Problem>> {
             .map(|e| toml_problem(source, e))
             .collect());
     }
-    let table = root.get_ref().clone();
     match file::File::deserialize(Deserializer::from(root)) {
         Ok(f) => Ok(f),
         Err(first) => {
-            let mut problems = piecewise(source, &table);
+            // Only on this path: parse again and read the pieces.
+            let (root, _) = DeTable::parse_recoverable(text);
+            let mut problems = piecewise(source, root.get_ref());
             if problems.is_empty() {
                 problems.push(toml_problem(source, &first));
             }
