@@ -1,0 +1,176 @@
+//! The subcommands besides running: `check`, `show`, `new`, `schema`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::{EXIT_INVALID, EXIT_PASSED, batch, expand, print::paint};
+use crate::diagnostic::render;
+use crate::engine::{self, Recorder};
+use crate::report::text;
+
+pub(super) fn check(patterns: &[String], color: bool) -> u8 {
+    let files = match expand(patterns) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let (mut valid, mut invalid) = (0, 0);
+    for path in &files {
+        let loaded = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .map(|bytes| crate::scenario::load_bytes(path, &bytes));
+        match loaded {
+            Ok(Ok(_)) => {
+                valid += 1;
+                println!("{}  {path}", paint("OK", "32", color));
+            }
+            Ok(Err(inv)) => {
+                invalid += 1;
+                println!("{}  {path}", paint("INVALID", "31", color));
+                for p in &inv.problems {
+                    println!("{}", render(p, color));
+                }
+            }
+            Err(e) => {
+                invalid += 1;
+                println!(
+                    "{}  {path}: cannot read: {e}",
+                    paint("INVALID", "31", color)
+                );
+            }
+        }
+    }
+    println!("{valid} valid, {invalid} invalid");
+    if invalid > 0 {
+        EXIT_INVALID
+    } else {
+        EXIT_PASSED
+    }
+}
+
+pub(super) fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) -> u8 {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: cannot read {path}: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let (mut s, source) = match crate::scenario::load_bytes(path, &bytes) {
+        Ok(ok) => ok,
+        Err(inv) => {
+            for p in &inv.problems {
+                eprintln!("{}", render(p, color));
+            }
+            return EXIT_INVALID;
+        }
+    };
+    if let Some(seed) = seed {
+        s.seed = seed;
+    }
+    let result = match at {
+        Some(t) => engine::run_until(&s, Recorder::All, t),
+        None => engine::run(&s, Recorder::All),
+    };
+    match result {
+        Ok(o) => {
+            print!("{}", text::transcript(&s, &o));
+            EXIT_PASSED
+        }
+        Err(limit) => {
+            eprintln!(
+                "{}",
+                render(&batch::limit_problem(&source, &s, &limit), color)
+            );
+            EXIT_INVALID
+        }
+    }
+}
+
+/// The JSON Schema of the scenario format.
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(crate::scenario::file::File);
+    let mut schema = serde_json::to_value(&schema).unwrap_or_default();
+    drop_null(&mut schema);
+    schema["title"] = json!("scenario-run scenario file");
+    schema["description"] = json!(
+        "A scenario for scenario-run (TOML): messages, faults, retries, quarantine, \
+         operator steps, deduplication and expected outcomes."
+    );
+    serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
+
+/// TOML has no null (an absent key is the only "none"): removes the null
+/// alternative schemars gives every `Option`.
+fn drop_null(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Array(any)) = map.get_mut("anyOf") {
+                any.retain(|s| s.get("type") != Some(&json!("null")));
+                if any.len() == 1 {
+                    let only = any.remove(0);
+                    map.remove("anyOf");
+                    if let serde_json::Value::Object(only) = only {
+                        for (k, val) in only {
+                            map.entry(k).or_insert(val);
+                        }
+                    }
+                }
+            }
+            if let Some(serde_json::Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let t = types.remove(0);
+                    map.insert("type".into(), t);
+                }
+            }
+            map.values_mut().for_each(drop_null);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null),
+        _ => {}
+    }
+}
+
+const STARTER: &str = include_str!("starter.toml");
+
+/// `new NAME`: a commented starter scenario that passes as written.
+pub(super) fn new_scenario(name: &str) -> u8 {
+    let path = if std::path::Path::new(name).extension().is_some() {
+        PathBuf::from(name)
+    } else {
+        PathBuf::from(format!("{name}.toml"))
+    };
+    let title = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().replace(['-', '_'], " "))
+        .unwrap_or_else(|| "New scenario".into());
+    let text = STARTER
+        .replace("{name}", &toml::Value::String(title).to_string())
+        .replace("{file}", &path.display().to_string());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path);
+    match file.and_then(|mut f| f.write_all(text.as_bytes())) {
+        Ok(()) => {
+            println!(
+                "wrote {}; run it with: scenario-run {}",
+                path.display(),
+                path.display()
+            );
+            EXIT_PASSED
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            eprintln!("error: {} already exists; not overwritten", path.display());
+            EXIT_INVALID
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            EXIT_INVALID
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! What a batch prints: a status line per scenario and the diagnostics of
+//! failures (human), or one JSON document.
+
+use serde_json::json;
+
+use super::batch::{self, FileResult};
+use crate::diagnostic::render;
+use crate::report::json as rjson;
+
+pub(super) fn paint(text: &str, code: &str, color: bool) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The human-readable batch output: a status line per scenario, the
+/// diagnostics of failures, and the closing `N passed, N failed`.
+pub fn batch_human(
+    files: &[String],
+    results: &[FileResult],
+    passed: usize,
+    failed: usize,
+    quiet: bool,
+    color: bool,
+) -> String {
+    let mut out = String::new();
+    let mut skipped = 0;
+    for (path, r) in files.iter().zip(results) {
+        match r {
+            FileResult::Ran(ran) => {
+                let total = ran.verdicts.len();
+                if ran.failures.is_empty() {
+                    if !quiet {
+                        let what = if total == 0 {
+                            "no expectations".to_string()
+                        } else {
+                            format!("{total} expectations")
+                        };
+                        out.push_str(&format!(
+                            "{}  {path}  {} ({what})\n",
+                            paint("PASS", "32", color),
+                            ran.scenario.name
+                        ));
+                    }
+                } else {
+                    out.push_str(&format!(
+                        "{}  {path}  {} ({} of {total} expectations failed)\n",
+                        paint("FAIL", "31", color),
+                        ran.scenario.name,
+                        ran.failures.len()
+                    ));
+                    for p in &ran.failures {
+                        out.push_str(&render(p, color));
+                        out.push('\n');
+                    }
+                }
+            }
+            FileResult::Invalid(inv) => {
+                let n = inv.problems.len();
+                out.push_str(&format!(
+                    "{}  {path}  invalid scenario ({n} problem{})\n",
+                    paint("FAIL", "31", color),
+                    if n == 1 { "" } else { "s" }
+                ));
+                for p in &inv.problems {
+                    out.push_str(&render(p, color));
+                    out.push('\n');
+                }
+            }
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => {
+                out.push_str(&format!(
+                    "{}  {path}  {} (stopped at a limit)\n",
+                    paint("FAIL", "31", color),
+                    scenario.name
+                ));
+                out.push_str(&render(
+                    &batch::limit_problem(source, scenario, limit),
+                    color,
+                ));
+                out.push('\n');
+            }
+            FileResult::Skipped => skipped += 1,
+            FileResult::Filtered => {}
+        }
+    }
+    if skipped > 0 {
+        out.push_str(&format!(
+            "{skipped} skipped after the first failure (--fail-fast)\n"
+        ));
+    }
+    out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    out
+}
+
+/// The JSON batch document.
+pub fn batch_json(
+    files: &[String],
+    results: &[FileResult],
+    passed: usize,
+    failed: usize,
+) -> String {
+    let scenarios: Vec<serde_json::Value> = files
+        .iter()
+        .zip(results)
+        .filter(|(_, r)| r.counts())
+        .map(|(path, r)| match r {
+            FileResult::Ran(ran) => {
+                let s = &ran.scenario;
+                json!({
+                    "file": path,
+                    "name": s.name,
+                    "seed": s.seed,
+                    "status": if ran.failures.is_empty() { "passed" } else { "failed" },
+                    "expectations": rjson::expectations(s, &ran.verdicts),
+                    "totals": rjson::totals(&ran.outcome),
+                    "drains": ran.outcome.drains,
+                    "messages_listed": rjson::listed(&ran.outcome),
+                    "messages": rjson::snapshot(s, &ran.outcome),
+                    "transitions": rjson::transitions(s, &ran.outcome),
+                    "ledger": rjson::ledger(s, &ran.outcome),
+                    "problems": ran.failures.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+                })
+            }
+            FileResult::Invalid(inv) => json!({
+                "file": path,
+                "status": "invalid",
+                "problems": inv.problems.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+            }),
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => json!({
+                "file": path,
+                "name": scenario.name,
+                "seed": scenario.seed,
+                "status": "stopped",
+                "problems": [render(&batch::limit_problem(source, scenario, limit), false)],
+            }),
+            FileResult::Filtered | FileResult::Skipped => json!(null),
+        })
+        .collect();
+    let doc = json!({
+        "format_version": 1,
+        "scenarios": scenarios,
+        "passed": passed,
+        "failed": failed,
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
