@@ -98,7 +98,7 @@ pub fn batch_human(
     out
 }
 
-/// The JSON batch document.
+/// The JSON batch document: each scenario that ran is its JSON report.
 pub fn batch_json(
     files: &[String],
     results: &[FileResult],
@@ -110,22 +110,10 @@ pub fn batch_json(
         .zip(results)
         .filter(|(_, r)| r.counts())
         .map(|(path, r)| match r {
+            // The same document as the JSON report.
             FileResult::Ran(ran) => {
-                let s = &ran.scenario;
-                json!({
-                    "file": path,
-                    "name": s.name,
-                    "seed": s.seed,
-                    "status": if ran.failures.is_empty() { "passed" } else { "failed" },
-                    "expectations": rjson::expectations(s, &ran.verdicts),
-                    "totals": rjson::totals(&ran.outcome),
-                    "drains": ran.outcome.drains,
-                    "messages_listed": rjson::listed(&ran.outcome),
-                    "messages": rjson::snapshot(s, &ran.outcome),
-                    "transitions": rjson::transitions(s, &ran.outcome),
-                    "ledger": rjson::ledger(s, &ran.outcome),
-                    "problems": ran.failures.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
-                })
+                let problems: Vec<String> = ran.failures.iter().map(|p| render(p, false)).collect();
+                rjson::document(path, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)
             }
             FileResult::Invalid(inv) => json!({
                 "file": path,
@@ -147,7 +135,7 @@ pub fn batch_json(
         })
         .collect();
     let doc = json!({
-        "format_version": 1,
+        "format_version": rjson::REPORT_FORMAT_VERSION,
         "scenarios": scenarios,
         "passed": passed,
         "failed": failed,
