@@ -72,7 +72,7 @@ pub struct ScenarioMeta {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Delivery {
-    /// Source queue name, shown in quarantine envelopes. Default "orders".
+    /// Source queue name, shown in quarantine envelopes. Default "source".
     pub queue: Option<String>,
     /// Receives per cycle, the first delivery included (at least 1).
     #[schemars(with = "Option<i64>")]
