@@ -421,7 +421,7 @@ fn a_failed_scenario_report_explains_each_failure() {
     ]);
     assert_eq!(code(&o), 1);
     let md = std::fs::read_to_string(d.join("wrong-message.md")).unwrap();
-    assert!(md.starts_with("# "));
+    assert!(md.starts_with("[All scenario reports](index.md)\n\n# "));
     assert!(md.contains("**FAILED**"));
     insta::assert_snapshot!("markdown_failed", md);
     let html = std::fs::read_to_string(d.join("wrong-message.html")).unwrap();
