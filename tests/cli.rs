@@ -478,3 +478,80 @@ fn shards_split_a_batch_without_overlap() {
         );
     }
 }
+
+#[test]
+fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
+    let d = common::scratch("not-run");
+    let forever = d.join("forever.toml");
+    std::fs::write(
+        &forever,
+        "[delivery]\nmax_receives = 4000000000\nretry_interval = \"1s\"\n[limits]\nmax_events = 5000\n\
+         [[message]]\nid = \"poison\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let junit = d.join("junit.xml");
+    let reports = d.join("reports");
+    let o = run(&[
+        "--format",
+        "json",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--report",
+        reports.to_str().unwrap(),
+        "--report-format",
+        "json",
+        "tests/bad/unknown-key.toml",
+        forever.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 2);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (invalid, stopped) = (&doc["scenarios"][0], &doc["scenarios"][1]);
+    assert_eq!(invalid["status"], "invalid");
+    assert_eq!(invalid["name"], serde_json::Value::Null);
+    assert!(
+        invalid["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("unknown key `paylod`")
+    );
+    assert_eq!(stopped["status"], "stopped");
+    assert_eq!(stopped["name"], "forever");
+    assert_eq!(stopped["seed"], 0);
+    assert!(
+        stopped["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("max_events = 5000")
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let x = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<(Option<&str>, bool)> = x
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|n| {
+            (
+                n.attribute("name"),
+                n.children().any(|c| c.has_tag_name("failure")),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            (Some("valid scenario file"), true),
+            (Some("run finishes within its limits"), true)
+        ]
+    );
+
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("index.json")).unwrap())
+            .unwrap();
+    assert_eq!(index["errors"], 2);
+    assert_eq!(index["passed"], 0);
+    assert_eq!(index["scenarios"][0]["name"], "tests/bad/unknown-key.toml");
+    assert_eq!(index["scenarios"][1]["status"], "stopped");
+    assert_eq!(index["scenarios"][1]["report"], serde_json::Value::Null);
+    assert_eq!(index["scenarios"][1]["totals"], serde_json::Value::Null);
+    let _ = std::fs::remove_dir_all(&d);
+}

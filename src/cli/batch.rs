@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use crate::diagnostic::{Problem, Source};
+use crate::diagnostic::{Problem, Source, render};
 use crate::engine::{self, LimitReached, Outcome, Recorder};
 use crate::expect::{self, Verdict};
 use crate::model::Scenario;
@@ -62,6 +62,43 @@ impl FileResult {
     /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
     pub fn is_error(&self) -> bool {
         matches!(self, FileResult::Invalid(_) | FileResult::Stopped { .. })
+    }
+
+    /// The word reports and JSON use: passed, failed, invalid, stopped,
+    /// filtered or skipped.
+    pub fn status(&self) -> &'static str {
+        match self {
+            FileResult::Ran(r) if r.failures.is_empty() => "passed",
+            FileResult::Ran(_) => "failed",
+            FileResult::Invalid(_) => "invalid",
+            FileResult::Stopped { .. } => "stopped",
+            FileResult::Filtered => "filtered",
+            FileResult::Skipped => "skipped",
+        }
+    }
+
+    /// The scenario, when the file was valid.
+    pub fn scenario(&self) -> Option<&Scenario> {
+        match self {
+            FileResult::Ran(r) => Some(&r.scenario),
+            FileResult::Stopped { scenario, .. } => Some(scenario),
+            _ => None,
+        }
+    }
+
+    /// The colour-free diagnostics: of the failed expectations, of the
+    /// invalid input, or of the limit that stopped the run.
+    pub fn problems(&self) -> Vec<String> {
+        match self {
+            FileResult::Ran(r) => r.failures.iter().map(|p| render(p, false)).collect(),
+            FileResult::Invalid(inv) => inv.problems.iter().map(|p| render(p, false)).collect(),
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => vec![render(&limit_problem(source, scenario, limit), false)],
+            FileResult::Filtered | FileResult::Skipped => Vec::new(),
+        }
     }
 }
 
@@ -156,12 +193,8 @@ pub fn run_scenario(source: Source, s: Scenario, opts: &Options) -> FileResult {
 
 /// Runs files on `jobs` threads; results come back in input order. Under
 /// fail-fast, files after the first failure (in input order) are skipped.
-pub fn run_all(paths: &[String], opts: &Options, jobs: usize) -> Vec<FileResult> {
-    run_all_with(paths, opts, jobs, &|| {})
-}
-
-/// [`run_all`], calling `done` as each file finishes (for a progress bar).
-pub fn run_all_with(
+/// `done` is called as each file finishes (for a progress bar).
+pub fn run_all(
     paths: &[String],
     opts: &Options,
     jobs: usize,

@@ -1,7 +1,7 @@
 //! `--junit FILE`: a testsuite per scenario file, a testcase per
 //! expectation, the colour-free diagnostic as a failure's text.
 
-use super::batch::{self, FileResult};
+use super::batch::FileResult;
 
 /// The JUnit document of a batch.
 pub(super) fn junit_xml(files: &[String], results: &[FileResult]) -> String {
@@ -34,32 +34,18 @@ pub(super) fn junit_xml(files: &[String], results: &[FileResult]) -> String {
                     cases,
                 })
             }
-            FileResult::Invalid(inv) => Some(Suite {
-                name: f.clone(),
-                file: f.clone(),
-                cases: vec![(
-                    "valid scenario file".to_string(),
-                    Some(
-                        inv.problems
-                            .iter()
-                            .map(failure_text)
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    ),
-                )],
-            }),
-            FileResult::Stopped {
-                source,
-                scenario,
-                limit,
-            } => Some(Suite {
-                name: scenario.name.clone(),
-                file: f.clone(),
-                cases: vec![(
-                    "run finishes within its limits".to_string(),
-                    Some(failure_text(&batch::limit_problem(source, scenario, limit))),
-                )],
-            }),
+            FileResult::Invalid(_) | FileResult::Stopped { .. } => {
+                let case = if matches!(r, FileResult::Invalid(_)) {
+                    "valid scenario file"
+                } else {
+                    "run finishes within its limits"
+                };
+                Some(Suite {
+                    name: r.scenario().map_or_else(|| f.clone(), |s| s.name.clone()),
+                    file: f.clone(),
+                    cases: vec![(case.to_string(), Some(r.problems().join("\n")))],
+                })
+            }
             FileResult::Filtered | FileResult::Skipped => None,
         })
         .collect();

@@ -301,7 +301,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let progress = progress_bar(args, files.len());
-    let results = batch::run_all_with(&files, &opts, jobs, &|| progress.inc(1));
+    let results = batch::run_all(&files, &opts, jobs, &|| progress.inc(1));
     progress.finish_and_clear();
     let goldens = compare_goldens(args.golden.as_deref(), args.bless, &files, &results);
     let failed_golden = |i: usize| goldens[i].as_ref().is_some_and(Verdict::failed);

@@ -111,27 +111,20 @@ pub fn batch_json(
         .filter(|(_, r)| r.counts())
         .map(|(path, r)| match r {
             // The same document as the JSON report.
-            FileResult::Ran(ran) => {
-                let problems: Vec<String> = ran.failures.iter().map(|p| render(p, false)).collect();
-                rjson::document(path, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)
-            }
-            FileResult::Invalid(inv) => json!({
+            FileResult::Ran(ran) => rjson::document(
+                path,
+                &ran.scenario,
+                &ran.outcome,
+                &ran.verdicts,
+                &r.problems(),
+            ),
+            _ => json!({
                 "file": path,
-                "status": "invalid",
-                "problems": inv.problems.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
+                "name": r.scenario().map(|s| &s.name),
+                "seed": r.scenario().map(|s| s.seed),
+                "status": r.status(),
+                "problems": r.problems(),
             }),
-            FileResult::Stopped {
-                source,
-                scenario,
-                limit,
-            } => json!({
-                "file": path,
-                "name": scenario.name,
-                "seed": scenario.seed,
-                "status": "stopped",
-                "problems": [render(&batch::limit_problem(source, scenario, limit), false)],
-            }),
-            FileResult::Filtered | FileResult::Skipped => json!(null),
         })
         .collect();
     let doc = json!({

@@ -57,78 +57,37 @@ impl ReportError {
 
 /// The data the index and summary templates receive as `batch`.
 pub fn batch_context(files: &[String], results: &[FileResult], names: &[Option<String>]) -> Json {
-    let mut passed = 0;
-    let mut failed = 0;
-    let mut errors = 0;
+    let count = |status: &str| results.iter().filter(|r| r.status() == status).count();
     let scenarios: Vec<Json> = files
         .iter()
         .zip(results)
         .zip(names)
         .filter(|((_, r), _)| r.counts())
-        .map(|((file, r), name)| match r {
-            FileResult::Ran(ran) => {
-                let total = ran.verdicts.len();
-                let ok = ran.verdicts.iter().filter(|v| v.passed).count();
-                if ran.failures.is_empty() {
-                    passed += 1;
-                } else {
-                    failed += 1;
-                }
-                json!({
-                    "file": file,
-                    "name": ran.scenario.name,
-                    "summary": ran.scenario.summary,
-                    "seed": ran.scenario.seed,
-                    "status": if ran.failures.is_empty() { "passed" } else { "failed" },
-                    "report": name,
-                    "expectations_total": total,
-                    "expectations_passed": ok,
-                    "totals": crate::report::json::totals(&ran.outcome),
-                    "problems": ran.failures.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
-                })
-            }
-            FileResult::Invalid(inv) => {
-                errors += 1;
-                json!({
-                    "file": file,
-                    "name": file,
-                    "summary": null,
-                    "seed": null,
-                    "status": "invalid",
-                    "report": null,
-                    "expectations_total": 0,
-                    "expectations_passed": 0,
-                    "totals": null,
-                    "problems": inv.problems.iter().map(|p| render(p, false)).collect::<Vec<_>>(),
-                })
-            }
-            FileResult::Stopped {
-                source,
-                scenario,
-                limit,
-            } => {
-                errors += 1;
-                json!({
-                    "file": file,
-                    "name": scenario.name,
-                    "summary": scenario.summary,
-                    "seed": scenario.seed,
-                    "status": "stopped",
-                    "report": null,
-                    "expectations_total": 0,
-                    "expectations_passed": 0,
-                    "totals": null,
-                    "problems": [render(&super::batch::limit_problem(source, scenario, limit), false)],
-                })
-            }
-            FileResult::Filtered | FileResult::Skipped => Json::Null,
+        .map(|((file, r), name)| {
+            let scenario = r.scenario();
+            let ran = match r {
+                FileResult::Ran(ran) => Some(ran),
+                _ => None,
+            };
+            json!({
+                "file": file,
+                "name": scenario.map_or(file.as_str(), |s| s.name.as_str()),
+                "summary": scenario.and_then(|s| s.summary.as_deref()),
+                "seed": scenario.map(|s| s.seed),
+                "status": r.status(),
+                "report": name,
+                "expectations_total": ran.map_or(0, |r| r.verdicts.len()),
+                "expectations_passed": ran.map_or(0, |r| r.verdicts.iter().filter(|v| v.passed).count()),
+                "totals": ran.map(|r| crate::report::json::totals(&r.outcome)),
+                "problems": r.problems(),
+            })
         })
         .collect();
     json!({
         "format_version": REPORT_FORMAT_VERSION,
-        "passed": passed,
-        "failed": failed,
-        "errors": errors,
+        "passed": count("passed"),
+        "failed": count("failed"),
+        "errors": count("invalid") + count("stopped"),
         "scenarios": scenarios,
     })
 }
@@ -155,8 +114,7 @@ pub fn write_reports(
             continue;
         };
         let (s, o) = (&ran.scenario, &ran.outcome);
-        let failures: Vec<String> = ran.failures.iter().map(|p| render(p, false)).collect();
-        let doc = document(file, s, o, &ran.verdicts, &failures);
+        let doc = document(file, s, o, &ran.verdicts, &r.problems());
         for &format in formats {
             let rendered = match format {
                 ReportFormat::Json => Ok(format!(
