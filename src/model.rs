@@ -323,6 +323,16 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in declaration order (`State as usize` indexes it).
+    pub const ALL: [State; 6] = [
+        State::Waiting,
+        State::Pending,
+        State::Acked,
+        State::Quarantined,
+        State::Expired,
+        State::Purged,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             State::Waiting => "waiting",

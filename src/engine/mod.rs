@@ -150,7 +150,7 @@ pub struct Census {
     pub last: [u64; STATE_COUNT],
 }
 
-pub const STATE_COUNT: usize = 6;
+pub const STATE_COUNT: usize = State::ALL.len();
 pub const CENSUS_SAMPLES: usize = 600;
 
 /// The census's steps: each a multiple of the one before, all readable.

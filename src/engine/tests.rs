@@ -826,3 +826,10 @@ fn census_steps_are_a_chain_of_multiples() {
     assert_eq!(census_step_after(86_400_000), 172_800_000);
     assert_eq!(census_step_after(3), 10);
 }
+
+#[test]
+fn census_counts_are_indexed_by_state_all() {
+    for (i, state) in State::ALL.into_iter().enumerate() {
+        assert_eq!(state as usize, i, "{}", state.as_str());
+    }
+}

@@ -3,11 +3,11 @@
 //! messages, the number of messages in each state over time. Templates only
 //! draw what this computes, so a user template gets the numbers right too.
 
-use serde_json::{Value as Json, json};
+use serde_json::{Map, Value as Json, json};
 
 use crate::duration::format as dur;
 use crate::engine::{Census, Detail, Outcome, STATE_COUNT};
-use crate::model::{Millis, Scenario, State};
+use crate::model::{EventKind, Millis, Scenario, State};
 use crate::report::history::Version;
 use crate::report::text::describe;
 
@@ -113,23 +113,42 @@ fn axis(scale: Scale, y: f64) -> Json {
 fn inspections(s: &Scenario, o: &Outcome, scale: Scale) -> Vec<Json> {
     o.transitions
         .iter()
-        .filter(|t| matches!(t.detail, Detail::Inspected { .. }))
-        .map(|t| {
-            let step = match t.detail {
-                Detail::Inspected { step, .. } => step,
-                _ => 0,
+        .filter_map(|t| {
+            let Detail::Inspected { step, .. } = t.detail else {
+                return None;
             };
             let x = scale.x(t.time);
-            json!({
+            Some(json!({
                 "time": t.time,
                 "x": x,
                 // Near the right edge the label goes to the line's left.
                 "anchor": if x > RIGHT - 40.0 { "end" } else { "start" },
                 "label": format!("step {step}"),
                 "title": format!("{}: {}", dur(t.time), describe(s, &t.detail)),
-            })
+            }))
         })
         .collect()
+}
+
+/// What every view shares: its mode, size, plot edges, axis and the
+/// operator inspections. `bottom` is the plot's lower edge.
+fn frame(s: &Scenario, o: &Outcome, scale: Scale, mode: &str, bottom: f64) -> Map<String, Json> {
+    let v = json!({
+        "mode": mode,
+        "width": WIDTH,
+        "height": round(bottom + AXIS),
+        "left": LEFT,
+        "right": RIGHT,
+        "top": TOP,
+        "bottom": round(bottom),
+        "end": scale.end,
+        "axis": axis(scale, bottom),
+        "inspections": inspections(s, o, scale),
+    });
+    match v {
+        Json::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 /// The timeline of a run. `versions` (each message's rows over time) gives
@@ -149,28 +168,44 @@ pub fn chart(s: &Scenario, o: &Outcome, versions: Option<&[Vec<Version>]>) -> Js
 }
 
 /// The mark kinds of the lane view, in legend order.
-pub const MARKS: [&str; 9] = [
-    "delivered",
-    "failed",
-    "committed",
-    "dedup_hit",
-    "ack_lost",
-    "quarantined",
-    "expired",
-    "redriven",
-    "purged",
+pub const MARKS: [EventKind; 9] = [
+    EventKind::Delivered,
+    EventKind::Failed,
+    EventKind::Committed,
+    EventKind::DedupHit,
+    EventKind::AckLost,
+    EventKind::Quarantined,
+    EventKind::Expired,
+    EventKind::Redriven,
+    EventKind::Purged,
 ];
+
+/// A lane's line: the message's state from one time to the next, with
+/// consecutive versions in one state joined; nothing while it waits.
+fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
+    let mut out: Vec<(State, Millis, Millis)> = Vec::new();
+    for (k, v) in vs.iter().enumerate() {
+        let Some(from) = v.time else { continue };
+        let to = vs.get(k + 1).and_then(|n| n.time).unwrap_or(end).max(from);
+        match out.last_mut() {
+            Some(last) if last.0 == v.row.state => last.2 = to,
+            _ if v.row.state == State::Waiting => {}
+            _ => out.push((v.row.state, from, to)),
+        }
+    }
+    out
+}
 
 fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> Json {
     let mut marks: Vec<Vec<Json>> = vec![Vec::new(); versions.len()];
     for t in &o.transitions {
         let Some(m) = t.message else { continue };
-        let kind = t.detail.kind().as_str();
+        let kind = t.detail.kind();
         if MARKS.contains(&kind) {
             marks[m as usize].push(json!({
                 "time": t.time,
                 "x": scale.x(t.time),
-                "kind": kind,
+                "kind": kind.as_str(),
                 "title": format!("{}  {}: {}", dur(t.time), s.message_id(m), describe(s, &t.detail)),
             }));
         }
@@ -181,35 +216,18 @@ fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> 
         .enumerate()
         .map(|(i, (vs, marks))| {
             let y = round(TOP + LANE * i as f64 + LANE / 2.0);
-            let mut segments = Vec::new();
-            for (k, v) in vs.iter().enumerate() {
-                let Some(from) = v.time else { continue };
-                let to = vs
-                    .get(k + 1)
-                    .and_then(|n| n.time)
-                    .unwrap_or(scale.end)
-                    .max(from);
-                if v.row.state == State::Waiting {
-                    continue;
-                }
-                // Join with the previous segment when the state is the same.
-                let state = v.row.state.as_str();
-                if let Some(last) = segments.last_mut()
-                    && let Json::Object(last) = last
-                    && last.get("state").and_then(Json::as_str) == Some(state)
-                {
-                    last.insert("to".into(), json!(to));
-                    last.insert("x2".into(), json!(scale.x(to)));
-                    continue;
-                }
-                segments.push(json!({
-                    "state": state,
-                    "from": from,
-                    "to": to,
-                    "x1": scale.x(from),
-                    "x2": scale.x(to),
-                }));
-            }
+            let segments: Vec<Json> = segments(vs, scale.end)
+                .into_iter()
+                .map(|(state, from, to)| {
+                    json!({
+                        "state": state.as_str(),
+                        "from": from,
+                        "to": to,
+                        "x1": scale.x(from),
+                        "x2": scale.x(to),
+                    })
+                })
+                .collect();
             json!({
                 "id": vs.first().map(|v| v.row.id.clone()).unwrap_or_default(),
                 "y": y,
@@ -218,21 +236,10 @@ fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> 
             })
         })
         .collect();
-    let bottom = TOP + LANE * versions.len() as f64;
-    json!({
-        "mode": "lanes",
-        "width": WIDTH,
-        "height": round(bottom + AXIS),
-        "left": LEFT,
-        "right": RIGHT,
-        "top": TOP,
-        "bottom": round(bottom),
-        "end": scale.end,
-        "axis": axis(scale, bottom),
-        "inspections": inspections(s, o, scale),
-        "lanes": lanes,
-        "marks": MARKS,
-    })
+    let mut view = frame(s, o, scale, "lanes", TOP + LANE * versions.len() as f64);
+    view.insert("lanes".into(), json!(lanes));
+    view.insert("marks".into(), json!(MARKS.map(EventKind::as_str)));
+    Json::Object(view)
 }
 
 fn aggregate(s: &Scenario, o: &Outcome, c: &Census, scale: Scale) -> Json {
@@ -299,21 +306,11 @@ fn aggregate(s: &Scenario, o: &Outcome, c: &Census, scale: Scale) -> Json {
             Json::Object(row)
         })
         .collect();
-    json!({
-        "mode": "aggregate",
-        "width": WIDTH,
-        "height": round(bottom + AXIS),
-        "left": LEFT,
-        "right": RIGHT,
-        "top": TOP,
-        "bottom": round(bottom),
-        "end": scale.end,
-        "axis": axis(scale, bottom),
-        "inspections": inspections(s, o, scale),
-        "areas": areas,
-        "y_ticks": y_ticks,
-        "samples": samples,
-    })
+    let mut view = frame(s, o, scale, "aggregate", bottom);
+    view.insert("areas".into(), json!(areas));
+    view.insert("y_ticks".into(), json!(y_ticks));
+    view.insert("samples".into(), json!(samples));
+    Json::Object(view)
 }
 
 #[cfg(test)]
@@ -340,6 +337,46 @@ mod tests {
             let n = Scale { end }.ticks().len() as u64;
             assert!((1..=MAX_TICKS + 1).contains(&n), "{end}: {n} ticks");
         }
+    }
+
+    fn version(time: Option<Millis>, state: State) -> Version {
+        let row = crate::report::text::Row {
+            id: "m".into(),
+            key: "m".into(),
+            state,
+            last_reason: None,
+            cycle: 1,
+            cycle_receives: 0,
+            total_receives: 0,
+            effects: 0,
+            dedup_hits: 0,
+            quarantined_at: None,
+            age: None,
+        };
+        Version { time, row }
+    }
+
+    #[test]
+    fn segments_join_one_state_and_skip_waiting() {
+        let vs = [
+            version(None, State::Waiting),
+            version(Some(0), State::Pending),
+            version(Some(10), State::Pending),
+            version(Some(20), State::Quarantined),
+            version(Some(40), State::Pending),
+            version(Some(40), State::Acked),
+        ];
+        assert_eq!(
+            segments(&vs, 60),
+            [
+                (State::Pending, 0, 20),
+                (State::Quarantined, 20, 40),
+                (State::Pending, 40, 40),
+                (State::Acked, 40, 60),
+            ]
+        );
+        // A message that has not arrived by the end draws nothing.
+        assert_eq!(segments(&vs[..1], 60), []);
     }
 
     #[test]

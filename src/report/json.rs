@@ -408,14 +408,7 @@ pub fn census(o: &Outcome) -> Json {
     let row = |t: Millis, counts: [u64; crate::engine::STATE_COUNT]| {
         let mut r = Map::new();
         r.insert("time".into(), json!(t));
-        for state in [
-            State::Waiting,
-            State::Pending,
-            State::Acked,
-            State::Quarantined,
-            State::Expired,
-            State::Purged,
-        ] {
+        for state in State::ALL {
             r.insert(state.as_str().into(), json!(counts[state as usize]));
         }
         Json::Object(r)
@@ -450,14 +443,7 @@ mod tests {
             for r in rows {
                 let t = r["time"].as_u64().unwrap();
                 let at = run_until(&s, Recorder::Off, t).unwrap();
-                for state in [
-                    State::Waiting,
-                    State::Pending,
-                    State::Acked,
-                    State::Quarantined,
-                    State::Expired,
-                    State::Purged,
-                ] {
+                for state in State::ALL {
                     let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
                     assert_eq!(
                         r[state.as_str()],
