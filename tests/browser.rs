@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{code, run, scratch, stderr};
+use common::{available, code, report, scratch, stderr};
 use scenario_run::engine::{Recorder, run_until};
 use scenario_run::report::text::row;
 
@@ -140,24 +140,12 @@ fn engine_rows(t: u64) -> Vec<Vec<String>> {
 
 #[test]
 fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
-    let Some(browser) = chromium() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("chromium is not installed; .ci/run installs it (apt-get install chromium)");
-        }
-        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+    let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
         return;
     };
     let d = scratch("browser");
     let out = d.join("out");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        out.to_str().unwrap(),
-        "--report-format",
-        "html",
-        SCENARIO,
-        LARGE,
-    ]);
+    let o = report(&out, "html", &[SCENARIO, LARGE]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let page = out.join("16-two-operator-steps.html");
     let url = |fragment: &str| format!("file://{}#{fragment}", page.display());
@@ -259,27 +247,23 @@ fn html_text(s: &str) -> String {
 /// itself (what GitHub uses), in the browser.
 #[test]
 fn every_mermaid_diagram_parses_and_renders() {
-    let (Some(browser), Some(mermaid)) = (chromium(), mermaid_js()) else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "chromium or mermaid.min.js is missing; .ci/run installs both \
-                 (npm install --prefix target/mermaid mermaid)"
-            );
-        }
-        eprintln!("SKIPPED: needs chromium and target/mermaid (see .ci/run)");
+    let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
+        return;
+    };
+    let mermaid = mermaid_js();
+    let Some(mermaid) = available(
+        mermaid,
+        "target/mermaid (npm install --prefix target/mermaid mermaid@11.17.2)",
+    ) else {
         return;
     };
     let d = scratch("mermaid");
     let out = d.join("out");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        out.to_str().unwrap(),
-        "--report-format",
+    let o = report(
+        &out,
         "markdown",
-        "scenarios/*.toml",
-        "tests/failing/wrong-totals.toml",
-    ]);
+        &["scenarios/*.toml", "tests/failing/wrong-totals.toml"],
+    );
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     let mut diagrams = Vec::new();
     for entry in std::fs::read_dir(&out).unwrap() {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{code, listing, run, scratch, stderr, stdout};
+use common::{code, listing, report, run, scratch, stderr, stdout};
 use std::path::Path;
 
 const THREE: [&str; 3] = [
@@ -20,15 +20,7 @@ fn stem(path: &str) -> &str {
 fn markdown_reports_of_three_scenarios() {
     let d = scratch("md3");
     let dir = d.join("out");
-    let mut args = vec![
-        "--quiet",
-        "--report",
-        dir.to_str().unwrap(),
-        "--report-format",
-        "markdown",
-    ];
-    args.extend(THREE);
-    let o = run(&args);
+    let o = report(&dir, "markdown", &THREE);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let mut expected: Vec<String> = THREE.iter().map(|p| format!("{}.md", stem(p))).collect();
     expected.push("index.md".into());
@@ -121,14 +113,7 @@ fn the_flow_counts_match_the_transitions() {
     // Retries and redrives come from totals alone; check them against the
     // recorded transitions of every small bundled scenario.
     let d = scratch("flow");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        d.to_str().unwrap(),
-        "--report-format",
-        "json",
-        "scenarios/*.toml",
-    ]);
+    let o = report(&d, "json", &["scenarios/*.toml"]);
     assert_eq!(code(&o), 0);
     let mut checked = 0;
     for name in listing(&d) {
@@ -280,15 +265,11 @@ fn html_is_escaped_and_the_embedded_data_cannot_close_its_script() {
 #[test]
 fn html_is_self_contained_and_large_runs_get_the_aggregate_view() {
     let d = scratch("aggregate");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        d.to_str().unwrap(),
-        "--report-format",
+    let o = report(
+        &d,
         "html",
-        THREE[2],
-        "scenarios/17-outage-100k-per-hour.toml",
-    ]);
+        &[THREE[2], "scenarios/17-outage-100k-per-hour.toml"],
+    );
     assert_eq!(code(&o), 0);
     let small = std::fs::read_to_string(d.join("16-two-operator-steps.html")).unwrap();
     let large = std::fs::read_to_string(d.join("17-outage-100k-per-hour.html")).unwrap();
@@ -349,14 +330,7 @@ fn the_step_summary_is_appended() {
 #[test]
 fn the_bundled_markdown_reports_are_current() {
     let d = scratch("bundled");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        d.to_str().unwrap(),
-        "--report-format",
-        "markdown",
-        "scenarios/*.toml",
-    ]);
+    let o = report(&d, "markdown", &["scenarios/*.toml"]);
     assert_eq!(code(&o), 0);
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
     for name in listing(&d) {
@@ -374,15 +348,11 @@ fn the_bundled_markdown_reports_are_current() {
 #[test]
 fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
     let d = scratch("invalid");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        d.to_str().unwrap(),
-        "--report-format",
+    let o = report(
+        &d,
         "json,markdown",
-        THREE[0],
-        "tests/bad/unknown-key.toml",
-    ]);
+        &[THREE[0], "tests/bad/unknown-key.toml"],
+    );
     assert_eq!(code(&o), 2);
     assert_eq!(
         listing(&d),
@@ -411,14 +381,7 @@ fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
 #[test]
 fn a_failed_scenario_report_explains_each_failure() {
     let d = scratch("failed-report");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        d.to_str().unwrap(),
-        "--report-format",
-        "markdown,html",
-        "tests/failing/wrong-message.toml",
-    ]);
+    let o = report(&d, "markdown,html", &["tests/failing/wrong-message.toml"]);
     assert_eq!(code(&o), 1);
     let md = std::fs::read_to_string(d.join("wrong-message.md")).unwrap();
     assert!(md.starts_with("[All scenario reports](index.md)\n\n# "));
@@ -462,15 +425,14 @@ fn unusable_report_and_template_folders_are_clear_errors() {
 #[test]
 fn expiry_and_purge_have_their_marks() {
     let d = scratch("marks");
-    let o = run(&[
-        "--quiet",
-        "--report",
-        d.to_str().unwrap(),
-        "--report-format",
+    let o = report(
+        &d,
         "html",
-        "scenarios/07-quarantine-expiry.toml",
-        "scenarios/15-purge.toml",
-    ]);
+        &[
+            "scenarios/07-quarantine-expiry.toml",
+            "scenarios/15-purge.toml",
+        ],
+    );
     assert_eq!(code(&o), 0);
     let expiry = std::fs::read_to_string(d.join("07-quarantine-expiry.html")).unwrap();
     let purge = std::fs::read_to_string(d.join("15-purge.html")).unwrap();

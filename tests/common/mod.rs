@@ -48,3 +48,29 @@ pub fn listing(dir: &std::path::Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Runs FILES quietly with `--report DIR --report-format FORMATS`.
+pub fn report(dir: &std::path::Path, formats: &str, files: &[&str]) -> Output {
+    let mut args = vec![
+        "--quiet",
+        "--report",
+        dir.to_str().expect("UTF-8 path"),
+        "--report-format",
+        formats,
+    ];
+    args.extend(files);
+    run(&args)
+}
+
+/// Whether a tool a test needs is present. Without it the test is skipped
+/// with a message, except under `CI=true` (`.ci/run` installs it), where
+/// that is a failure.
+pub fn available<T>(tool: Option<T>, what: &str) -> Option<T> {
+    if tool.is_none() {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{what} is missing; .ci/run installs it");
+        }
+        eprintln!("SKIPPED: {what} is missing (see .ci/run)");
+    }
+    tool
+}
