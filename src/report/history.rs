@@ -5,9 +5,9 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::engine::{Detail, Outcome, Recorder};
-use crate::model::{KeyRef, Millis, REASON_ACK_LOST, Scenario, State};
-use crate::report::text::Row;
+use crate::engine::{Detail, MessageState, Outcome, Recorder};
+use crate::model::{Millis, REASON_ACK_LOST, Scenario, State};
+use crate::report::text::{Row, row_of};
 
 /// A row as of `time` and until the next version; `time` `None` is the
 /// row before the run starts.
@@ -27,22 +27,7 @@ pub fn versions(s: &Scenario, o: &Outcome) -> Option<Vec<Vec<Version>>> {
         .map(|m| {
             vec![Version {
                 time: None,
-                row: Row {
-                    id: s.message_id(m).into_owned(),
-                    key: s.key_name(KeyRef {
-                        intent: s.intent(m),
-                        generation: 0,
-                    }),
-                    state: State::Waiting,
-                    last_reason: None,
-                    cycle: 1,
-                    cycle_receives: 0,
-                    total_receives: 0,
-                    effects: 0,
-                    dedup_hits: 0,
-                    quarantined_at: None,
-                    age: None,
-                },
+                row: row_of(s, m, &MessageState::new(), 0),
             }]
         })
         .collect();

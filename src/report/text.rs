@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::duration::format as dur;
 use crate::engine::{Detail, MessageState, Outcome, Transition};
-use crate::model::{Scenario, State};
+use crate::model::{MessageIndex, Millis, Scenario, State};
 
 /// What happened, in words, without time or message.
 pub fn describe(s: &Scenario, d: &Detail) -> String {
@@ -112,10 +112,14 @@ pub struct Row {
 }
 
 pub fn row(s: &Scenario, o: &Outcome, m: usize) -> Row {
-    let st: &MessageState = &o.messages[m];
+    row_of(s, m as MessageIndex, &o.messages[m], o.as_of)
+}
+
+/// The row of message `m` in state `st`, as of `as_of`.
+pub fn row_of(s: &Scenario, m: MessageIndex, st: &MessageState, as_of: Millis) -> Row {
     Row {
-        id: s.message_id(m as u32).into_owned(),
-        key: s.key_name(o.key(s, m as u32)),
+        id: s.message_id(m).into_owned(),
+        key: s.key_name(st.key(s.intent(m))),
         state: st.state,
         last_reason: st.last_reason().map(|r| s.reasons[r as usize].clone()),
         cycle: st.cycle,
@@ -124,7 +128,7 @@ pub fn row(s: &Scenario, o: &Outcome, m: usize) -> Row {
         effects: st.effects,
         dedup_hits: st.dedup_hits,
         quarantined_at: st.quarantined_at(),
-        age: (st.state == State::Quarantined).then(|| o.as_of.saturating_sub(st.quarantined_at)),
+        age: (st.state == State::Quarantined).then(|| as_of.saturating_sub(st.quarantined_at)),
     }
 }
 
