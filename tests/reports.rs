@@ -467,3 +467,48 @@ fn reports_are_byte_identical_across_runs_and_job_counts() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn bad_report_options_are_clear_errors() {
+    let d = scratch("bad-options");
+    let o = run(&[
+        "--report",
+        d.to_str().unwrap(),
+        "--report-format",
+        "markdown,pdf",
+        THREE[0],
+    ]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(err.contains("invalid value 'pdf'"), "{err}");
+    assert!(err.contains("markdown, html, json"), "{err}");
+    assert!(listing(&d).is_empty());
+
+    let o = run(&[
+        "--quiet",
+        "--summary-markdown",
+        "/nonexistent-folder/summary.md",
+        THREE[0],
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot open /nonexistent-folder/summary.md"),
+        "{}",
+        stderr(&o)
+    );
+
+    let t = d.join("templates");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join("scenario.md.j2"), b"caf\xe9 {{ report.name }}").unwrap();
+    let o = run(&[
+        "--report",
+        d.join("out").to_str().unwrap(),
+        "--templates",
+        t.to_str().unwrap(),
+        THREE[0],
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("scenario.md.j2"), "{}", stderr(&o));
+    assert!(!d.join("out").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -90,3 +90,14 @@ fn completions_cover_the_options_and_subcommands() {
     let o = run(&["completions", "tcsh"]);
     assert_eq!(code(&o), 2);
 }
+
+#[test]
+fn new_into_a_missing_folder_is_a_clear_error() {
+    let o = run(&["new", "/nonexistent-folder/incident"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot write /nonexistent-folder/incident.toml"),
+        "{}",
+        stderr(&o)
+    );
+}
