@@ -101,3 +101,18 @@ fn new_into_a_missing_folder_is_a_clear_error() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_schema_names_exactly_the_tables_the_reader_knows() {
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&run(&["schema"]))).unwrap();
+    let mut props: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut tables = scenario_run::scenario::file::TABLES.to_vec();
+    props.sort();
+    tables.sort();
+    assert_eq!(props, tables);
+}

@@ -117,10 +117,7 @@ pub fn write_reports(
         let doc = document(file, s, o, &ran.verdicts, &r.problems());
         for &format in formats {
             let rendered = match format {
-                ReportFormat::Json => Ok(format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&doc).unwrap_or_default()
-                )),
+                ReportFormat::Json => Ok(json_file(&doc)),
                 ReportFormat::Markdown => templates.render(
                     SCENARIO_MARKDOWN,
                     context! { report => Value::from(Serde(&doc)) },
@@ -153,13 +150,7 @@ pub fn write_reports(
             ReportFormat::Markdown => INDEX_MARKDOWN,
             ReportFormat::Html => INDEX_HTML,
             ReportFormat::Json => {
-                outputs.push((
-                    "index.json".to_string(),
-                    format!(
-                        "{}\n",
-                        serde_json::to_string_pretty(&batch).unwrap_or_default()
-                    ),
-                ));
+                outputs.push(("index.json".to_string(), json_file(&batch)));
                 continue;
             }
         };
@@ -179,6 +170,11 @@ pub fn write_reports(
         written.push(path);
     }
     Ok(written)
+}
+
+/// A JSON file's text: pretty, with a final newline.
+fn json_file(v: &Json) -> String {
+    format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
 }
 
 /// Appends the batch table to `path` (for `$GITHUB_STEP_SUMMARY`).

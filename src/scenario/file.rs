@@ -12,6 +12,20 @@ use crate::model::EventKind;
 
 pub type S<T> = Spanned<T>;
 
+/// The top-level keys of a scenario file, as in [`File`].
+pub const TABLES: [&str; 10] = [
+    "scenario",
+    "delivery",
+    "quarantine",
+    "dedup",
+    "operator",
+    "message",
+    "traffic",
+    "outage",
+    "limits",
+    "expect",
+];
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct File {

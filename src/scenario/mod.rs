@@ -176,19 +176,6 @@ fn pieces<'i, T: serde::Deserialize<'i>>(source: &Source, v: &DeValue<'i>, out: 
     }
 }
 
-const TOP_LEVEL: [&str; 10] = [
-    "scenario",
-    "delivery",
-    "quarantine",
-    "dedup",
-    "operator",
-    "message",
-    "traffic",
-    "outage",
-    "limits",
-    "expect",
-];
-
 fn piecewise(source: &Source, root: &toml::de::DeTable<'_>) -> Vec<Problem> {
     use file::*;
     let mut out = Vec::new();
@@ -205,9 +192,9 @@ fn piecewise(source: &Source, root: &toml::de::DeTable<'_>) -> Vec<Problem> {
             "outage" => pieces::<Outage>(source, v, &mut out),
             "expect" => expect_pieces(source, v, &mut out),
             other => {
-                let help = match did_you_mean(other, TOP_LEVEL) {
+                let help = match did_you_mean(other, file::TABLES) {
                     Some(k) => format!("did you mean `{k}`?"),
-                    None => format!("allowed tables: {}", TOP_LEVEL.join(", ")),
+                    None => format!("allowed tables: {}", file::TABLES.join(", ")),
                 };
                 out.push(
                     Problem::new(
