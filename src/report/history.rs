@@ -34,7 +34,9 @@ pub fn versions(s: &Scenario, o: &Outcome) -> Option<Vec<Vec<Version>>> {
     for t in &o.transitions {
         let Some(m) = t.message else { continue };
         let versions = &mut all[m as usize];
-        let mut row = versions.last().map(|v| v.row.clone())?;
+        let Some(mut row) = versions.last().map(|v| v.row.clone()) else {
+            continue;
+        };
         let reason = |r: u32| Some(s.reasons[r as usize].clone());
         match t.detail {
             Detail::Delivered {
