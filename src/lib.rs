@@ -2,6 +2,7 @@
 //! quarantine, redrive, retention and deduplication, with expectations
 //! checked against the run and diagnostics that explain the difference.
 
+pub mod app;
 pub mod cli;
 pub mod diagnostic;
 pub mod duration;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{EXIT_INVALID, EXIT_PASSED, batch, expand, print::paint};
+use super::{EXIT_INVALID, EXIT_PASSED, print::paint};
+use crate::app::{LoadError, batch, expand, load_file};
 use crate::diagnostic::render;
 use crate::engine::{self, Recorder};
 use crate::report::text;
@@ -20,22 +21,19 @@ pub(super) fn check(patterns: &[String], color: bool) -> u8 {
     };
     let (mut valid, mut invalid) = (0, 0);
     for path in &files {
-        let loaded = std::fs::read(path)
-            .map_err(|e| e.to_string())
-            .map(|bytes| crate::scenario::load_bytes(path, &bytes));
-        match loaded {
-            Ok(Ok(_)) => {
+        match load_file(path) {
+            Ok(_) => {
                 valid += 1;
                 println!("{}  {path}", paint("OK", "32", color));
             }
-            Ok(Err(inv)) => {
+            Err(LoadError::Invalid(inv)) => {
                 invalid += 1;
                 println!("{}  {path}", paint("INVALID", "31", color));
                 for p in &inv.problems {
                     println!("{}", render(p, color));
                 }
             }
-            Err(e) => {
+            Err(LoadError::Unreadable(e)) => {
                 invalid += 1;
                 println!(
                     "{}  {path}: cannot read: {e}",
@@ -53,16 +51,13 @@ pub(super) fn check(patterns: &[String], color: bool) -> u8 {
 }
 
 pub(super) fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) -> u8 {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
+    let (mut s, source) = match load_file(path) {
+        Ok(ok) => ok,
+        Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
             return EXIT_INVALID;
         }
-    };
-    let (mut s, source) = match crate::scenario::load_bytes(path, &bytes) {
-        Ok(ok) => ok,
-        Err(inv) => {
+        Err(LoadError::Invalid(inv)) => {
             for p in &inv.problems {
                 eprintln!("{}", render(p, color));
             }

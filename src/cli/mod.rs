@@ -2,12 +2,8 @@
 //! passed, 1 an expectation failed, 2 invalid input, a run stopped at a
 //! limit, or a usage error.
 
-pub mod batch;
 mod commands;
-mod golden;
-mod junit;
 pub mod print;
-pub mod reports;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -15,15 +11,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::report::golden::Verdict;
-use batch::Options;
+use crate::app::{
+    BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, expand, shard,
+};
 use commands::{check, new_scenario, show};
-use golden::{compare_goldens, golden_collision, with_goldens};
-use junit::junit_xml;
-use print::{batch_human, batch_json};
+use print::{batch_human, batch_json, with_goldens};
 
 pub use commands::schema;
-use reports::ReportFormat;
 
 pub const EXIT_PASSED: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
@@ -94,10 +88,10 @@ struct RunArgs {
     /// Report formats, comma-separated.
     #[arg(
         long,
-        value_enum,
         value_delimiter = ',',
         default_value = "markdown,html,json",
-        value_name = "FORMATS"
+        value_name = "FORMATS",
+        value_parser = report_format_parser()
     )]
     report_format: Vec<ReportFormat>,
     /// Templates that override the built-in ones by file name
@@ -176,16 +170,6 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-/// The files of shard `i` of `n` (1-based), in order.
-pub fn shard(files: Vec<String>, i: usize, n: usize) -> Vec<String> {
-    files
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| k % n == i - 1)
-        .map(|(_, f)| f)
-        .collect()
-}
-
 fn parse_duration(s: &str) -> Result<u64, String> {
     crate::duration::parse(s).map_err(|e| e.to_string())
 }
@@ -233,29 +217,16 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Expands quoted globs; literal paths are kept as given (a missing one is
-/// reported when it is read).
-pub fn expand(patterns: &[String]) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    for p in patterns {
-        if p.contains(['*', '?', '[']) {
-            let paths = glob::glob(p).map_err(|e| format!("invalid glob pattern {p:?}: {e}"))?;
-            let mut matched: Vec<String> = paths
-                .filter_map(Result::ok)
-                .map(|path| path.to_string_lossy().into_owned())
-                .collect();
-            if matched.is_empty() {
-                return Err(format!("no file matches {p:?}"));
-            }
-            matched.sort();
-            out.extend(matched);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
+/// `--report-format` values: the names `ReportFormat` knows, listed in
+/// clap's errors and help.
+fn report_format_parser() -> impl clap::builder::TypedValueParser<Value = ReportFormat> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(ReportFormat::ALL.map(|(name, _)| name))
+        .try_map(|name: String| ReportFormat::from_name(&name).ok_or("unknown report format"))
 }
 
+/// Runs a batch: the arguments become a request, the application runs it,
+/// and what it returns is printed.
 fn run(args: &RunArgs, color: bool) -> u8 {
     let files = match expand(&args.files) {
         Ok(f) => match args.shard {
@@ -267,94 +238,71 @@ fn run(args: &RunArgs, color: bool) -> u8 {
             return EXIT_INVALID;
         }
     };
-    let templates = if args.report.is_some() || args.summary_markdown.is_some() {
-        match crate::report::templates::Templates::load(args.templates.as_deref()) {
-            Ok(t) => Some(t),
-            Err(problems) => {
-                reports::ReportError::Template(problems).print(color);
-                return EXIT_INVALID;
-            }
-        }
-    } else {
-        None
+    let request = BatchRequest {
+        files,
+        options: Options {
+            seed: args.seed,
+            filter: args.filter.clone(),
+            tag: args.tag.clone(),
+            fail_fast: args.fail_fast,
+            full_transcript: args.format == Format::Json
+                || args.golden.is_some()
+                || args.report.is_some(),
+            census: args.report.is_some(),
+        },
+        jobs: args.jobs,
+        golden: args.golden.clone().map(|dir| GoldenRequest {
+            dir,
+            bless: args.bless,
+        }),
+        junit: args.junit.clone(),
+        report: args.report.clone().map(|dir| ReportRequest {
+            dir,
+            formats: args.report_format.clone(),
+        }),
+        summary_markdown: args.summary_markdown.clone(),
+        templates: args.templates.clone(),
     };
-    let mut formats = args.report_format.clone();
-    formats.sort();
-    formats.dedup();
-    let opts = Options {
-        seed: args.seed,
-        filter: args.filter.clone(),
-        tag: args.tag.clone(),
-        fail_fast: args.fail_fast,
-        full_transcript: args.format == Format::Json
-            || args.golden.is_some()
-            || args.report.is_some(),
-        census: args.report.is_some(),
-    };
-    if let Some(dir) = &args.golden
-        && let Some((a, b)) = golden_collision(dir, &files)
-    {
-        eprintln!("error: {a} and {b} would share one golden file; give them different file names");
-        return EXIT_INVALID;
-    }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let progress = progress_bar(args, files.len());
-    let results = batch::run_all(&files, &opts, jobs, &|| progress.inc(1));
+    let progress = progress_bar(args, request.files.len());
+    let outcome = crate::app::run_batch(&request, &|| progress.inc(1));
     progress.finish_and_clear();
-    let goldens = compare_goldens(args.golden.as_deref(), args.bless, &files, &results);
-    let failed_golden = |i: usize| goldens[i].as_ref().is_some_and(Verdict::failed);
-    let passed = (0..results.len())
-        .filter(|&i| results[i].counts() && results[i].passed() && !failed_golden(i))
-        .count();
-    let failed = (0..results.len())
-        .filter(|&i| results[i].counts() && (!results[i].passed() || failed_golden(i)))
-        .count();
-    let code = if results.iter().any(|r| r.is_error()) {
+    let batch = match outcome {
+        Ok(batch) => batch,
+        Err(BatchError::Usage(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+        Err(BatchError::Output(e)) => {
+            eprint!("{}", e.render(color));
+            return EXIT_INVALID;
+        }
+    };
+    if let Some(report) = &request.report
+        && !args.quiet
+        && args.format == Format::Human
+    {
+        eprintln!(
+            "reports: wrote {} files to {}",
+            batch.reports_written.len(),
+            report.dir.display()
+        );
+    }
+    let (passed, failed) = (batch.passed(), batch.failed());
+    let code = if batch.has_errors() {
         EXIT_INVALID
     } else if failed > 0 {
         EXIT_FAILED
     } else {
         EXIT_PASSED
     };
-    if let Some(path) = &args.junit {
-        let xml = junit_xml(&files, &results);
-        if let Err(e) = crate::output::write_atomic(path, &xml) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_INVALID;
-        }
-    }
-    if let (Some(dir), Some(t)) = (&args.report, &templates) {
-        match reports::write_reports(dir, &formats, t, &files, &results) {
-            Ok(written) => {
-                if !args.quiet && args.format == Format::Human {
-                    eprintln!(
-                        "reports: wrote {} files to {}",
-                        written.len(),
-                        dir.display()
-                    );
-                }
-            }
-            Err(e) => {
-                e.print(color);
-                return EXIT_INVALID;
-            }
-        }
-    }
-    if let (Some(path), Some(t)) = (&args.summary_markdown, &templates)
-        && let Err(e) = reports::append_summary(path, t, &files, &results)
-    {
-        e.print(color);
-        return EXIT_INVALID;
-    }
+    let (files, results) = (&batch.files, &batch.results);
     let mut out = std::io::stdout().lock();
     let _ = match args.format {
-        Format::Json => writeln!(out, "{}", batch_json(&files, &results, passed, failed)),
+        Format::Json => writeln!(out, "{}", batch_json(files, results, passed, failed)),
         Format::Human => {
-            let mut text = batch_human(&files, &results, passed, failed, args.quiet, color);
+            let mut text = batch_human(files, results, passed, failed, args.quiet, color);
             if let Some(dir) = &args.golden {
-                text = with_goldens(text, dir, &files, &goldens, args.quiet);
+                text = with_goldens(text, dir, files, &batch.goldens, args.quiet);
             }
             write!(out, "{text}")
         }

@@ -3,7 +3,10 @@
 
 use serde_json::json;
 
-use super::batch::{self, FileResult};
+use std::path::Path;
+
+use crate::app::batch::{self, FileResult};
+use crate::app::golden::Verdict;
 use crate::diagnostic::render;
 use crate::report::json as rjson;
 
@@ -134,4 +137,56 @@ pub fn batch_json(
         "failed": failed,
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// Inserts the golden verdicts before the closing line, and the command
+/// that accepts the changes.
+pub(super) fn with_goldens(
+    text: String,
+    dir: &Path,
+    files: &[String],
+    goldens: &[Option<Verdict>],
+    quiet: bool,
+) -> String {
+    let (body, closing) = match text.trim_end_matches('\n').rsplit_once('\n') {
+        Some((body, closing)) => (format!("{body}\n"), closing.to_string()),
+        None => (String::new(), text.trim_end().to_string()),
+    };
+    let mut out = body;
+    let mut to_bless = Vec::new();
+    for (f, g) in files.iter().zip(goldens) {
+        match g {
+            Some(Verdict::Written(p)) if !quiet => {
+                out.push_str(&format!("golden  {f}: wrote {}\n", p.display()));
+            }
+            Some(Verdict::Missing(p)) => {
+                out.push_str(&format!(
+                    "GOLDEN  {f}: missing {} (CI=true: not written)\n",
+                    p.display()
+                ));
+                to_bless.push(f.clone());
+            }
+            Some(Verdict::Differs(p, diff)) => {
+                out.push_str(&format!(
+                    "GOLDEN  {f}: the transcript differs from {}\n{diff}\n",
+                    p.display()
+                ));
+                to_bless.push(f.clone());
+            }
+            Some(Verdict::Error(p, e)) => {
+                out.push_str(&format!("GOLDEN  {f}: cannot use {}: {e}\n", p.display()));
+            }
+            _ => {}
+        }
+    }
+    if !to_bless.is_empty() {
+        out.push_str(&format!(
+            "to accept the new transcripts: scenario-run --golden {} --bless {}\n",
+            dir.display(),
+            to_bless.join(" ")
+        ));
+    }
+    out.push_str(&closing);
+    out.push('\n');
+    out
 }

@@ -3,7 +3,10 @@
 //! and asserts what the rule says must happen.
 
 use super::*;
+use crate::model::*;
 use crate::scenario::load_str;
+use census::CENSUS_STEPS;
+use rand::RngExt;
 
 fn sim(text: &str) -> (Scenario, Outcome) {
     let (s, _) = match load_str("test.toml", text) {
@@ -541,7 +544,7 @@ fn d3_outages_and_lost_acks_are_transient_and_defaults_apply() {
     assert_eq!(msg(&s, &o, "o").total_receives, 2);
     assert_eq!(msg(&s, &o, "l").total_receives, 2);
     assert_eq!(msg(&s, &o, "d").total_receives, 2);
-    assert_eq!(msg(&s, &o, "d").last_class, Class::Transient);
+    assert_eq!(msg(&s, &o, "d").last_class(), Class::Transient);
     assert_eq!(reason(&s, msg(&s, &o, "d")), "handler error");
 }
 

@@ -125,8 +125,8 @@ fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
             format!("{n} {many}")
         }
     };
-    let (title, lines): (String, Vec<String>) = match total {
-        Total::Effects => (
+    let (title, lines): (String, Vec<String>) = match total.story() {
+        Story::Ledger => (
             format!("{} effects committed; by message:", o.totals.effects),
             if o.ledger.is_empty() {
                 ids_where(s, o, |st| {
@@ -155,7 +155,7 @@ fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
                     .collect()
             },
         ),
-        Total::DuplicatedEffects => {
+        Story::PerIntent => {
             let mut per_intent: BTreeMap<String, (u32, Vec<String>)> = BTreeMap::new();
             for (m, st) in o.messages.iter().enumerate() {
                 if st.effects > 0 {
@@ -184,13 +184,7 @@ fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
                     .collect(),
             )
         }
-        Total::Acked | Total::Quarantined | Total::Expired | Total::Purged => {
-            let want = match total {
-                Total::Acked => State::Acked,
-                Total::Quarantined => State::Quarantined,
-                Total::Expired => State::Expired,
-                _ => State::Purged,
-            };
+        Story::FinalState(want) => {
             let counts = state_counts(o);
             (
                 format!("final states: {counts}; {} messages:", want.as_str()),
@@ -204,19 +198,19 @@ fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
                 }),
             )
         }
-        Total::DedupHits => (
+        Story::DedupHits => (
             format!("{} deduplication hits; by message:", o.totals.dedup_hits),
             ids_where(s, o, |st| {
                 (st.dedup_hits > 0).then(|| plural(st.dedup_hits, "hit", "hits"))
             }),
         ),
-        Total::Deliveries => (
+        Story::Receives => (
             format!("{} deliveries; receives by message:", o.totals.deliveries),
             ids_where(s, o, |st| {
                 Some(plural(st.total_receives, "receive", "receives"))
             }),
         ),
-        Total::QuarantineEntries | Total::MaxDlqDepth | Total::FinalDlqDepth => (
+        Story::QuarantineEntries => (
             format!(
                 "{} quarantine entries, maximum DLQ depth {}, final depth {}; messages that entered quarantine:",
                 o.totals.quarantine_entries, o.totals.max_dlq_depth, o.totals.final_dlq_depth
@@ -226,13 +220,13 @@ fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
                     format!(
                         "{} (latest at {}), now {}",
                         plural(st.quarantine_entries, "entry", "entries"),
-                        dur(st.quarantined_at),
+                        st.quarantined_at().map_or_else(|| "-".to_string(), dur),
                         st.state.as_str()
                     )
                 })
             }),
         ),
-        Total::RetryDelayPaid => {
+        Story::RetryDelays => {
             let mut per: BTreeMap<MessageIndex, Vec<String>> = BTreeMap::new();
             for t in &o.transitions {
                 if let (Some(m), Detail::RetryScheduled { delay, .. }) = (t.message, t.detail) {
@@ -249,7 +243,7 @@ fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
                     .collect(),
             )
         }
-        Total::DrainTime | Total::EndTime => {
+        Story::Drains => {
             let mut lines = Vec::new();
             for (i, d) in o.drains.iter().enumerate() {
                 let what = if i == 0 {

@@ -1,12 +1,12 @@
-//! Each message's snapshot row over time, read back from a fully recorded
-//! run: what the HTML report's time scrubber shows. The rows are the ones
-//! the engine's state gives at those times (a test checks every instant
-//! against `run_until`), so the scrubber needs no model logic of its own.
+//! Each message's snapshot row over time: what the HTML report's time
+//! scrubber shows. The engine emits each message's state after every
+//! change ([`Outcome::state_changes`]); this module only turns those states
+//! into rows, so the scrubber and the snapshot share one computation.
 
 use serde_json::{Value as Json, json};
 
-use crate::engine::{Detail, MessageState, Outcome, Recorder};
-use crate::model::{Millis, REASON_ACK_LOST, Scenario, State};
+use crate::engine::{MessageState, Outcome, Recorder};
+use crate::model::{Millis, Scenario, State};
 use crate::report::text::{Row, row_of};
 
 /// A row as of `time` and until the next version; `time` `None` is the
@@ -17,8 +17,9 @@ pub struct Version {
     pub row: Row,
 }
 
-/// The versions of every message's row, oldest first. Needs a run recorded
-/// with [`Recorder::All`]; returns `None` otherwise.
+/// The versions of every message's row, oldest first; several changes at
+/// one instant make one version. Needs a run recorded with
+/// [`Recorder::All`]; returns `None` otherwise.
 pub fn versions(s: &Scenario, o: &Outcome) -> Option<Vec<Vec<Version>>> {
     if o.recorder != Recorder::All {
         return None;
@@ -31,54 +32,17 @@ pub fn versions(s: &Scenario, o: &Outcome) -> Option<Vec<Vec<Version>>> {
             }]
         })
         .collect();
-    for t in &o.transitions {
-        let Some(m) = t.message else { continue };
-        let versions = &mut all[m as usize];
-        let Some(mut row) = versions.last().map(|v| v.row.clone()) else {
-            continue;
+    for change in &o.state_changes {
+        let versions = &mut all[change.message as usize];
+        // The age depends on when the row is read: see `row_at`.
+        let row = Row {
+            age: None,
+            ..row_of(s, change.message, &change.state, change.time)
         };
-        let reason = |r: u32| Some(s.reasons[r as usize].clone());
-        match t.detail {
-            Detail::Delivered {
-                cycle,
-                cycle_receives,
-                total_receives,
-            } => {
-                row.state = State::Pending;
-                row.cycle = cycle;
-                row.cycle_receives = cycle_receives;
-                row.total_receives = total_receives;
-            }
-            Detail::Failed { reason: r, .. } => row.last_reason = reason(r),
-            Detail::Committed { key, .. } => {
-                row.effects += 1;
-                row.key = s.key_name(key);
-            }
-            Detail::DedupHit { .. } => row.dedup_hits += 1,
-            Detail::AckLost => row.last_reason = reason(REASON_ACK_LOST),
-            Detail::Acked => row.state = State::Acked,
-            Detail::Quarantined { reason: r, .. } => {
-                row.state = State::Quarantined;
-                row.quarantined_at = Some(t.time);
-                row.last_reason = reason(r);
-            }
-            Detail::Expired { .. } => row.state = State::Expired,
-            Detail::Purged => row.state = State::Purged,
-            Detail::Redriven { cycle, key } => {
-                row.state = State::Pending;
-                row.cycle = cycle;
-                row.cycle_receives = 0;
-                row.key = s.key_name(key);
-            }
-            Detail::RetryScheduled { .. }
-            | Detail::RedriveSkipped { .. }
-            | Detail::Inspected { .. }
-            | Detail::Repaired => continue,
-        }
         match versions.last_mut() {
-            Some(last) if last.time == Some(t.time) => last.row = row,
+            Some(last) if last.time == Some(change.time) => last.row = row,
             _ => versions.push(Version {
-                time: Some(t.time),
+                time: Some(change.time),
                 row,
             }),
         }

@@ -111,9 +111,9 @@ fn envelope(s: &Scenario, o: &Outcome, m: usize) -> Json {
     let m32 = m as MessageIndex;
     json!({
         "queue": s.delivery.queue,
-        "quarantined_at": st.quarantined_at,
+        "quarantined_at": st.quarantined_at(),
         "reason": st.last_reason().map(|r| s.reasons[r as usize].clone()),
-        "class": st.last_class.as_str(),
+        "class": st.last_class().as_str(),
         "cycle": st.cycle,
         "cycle_receives": st.cycle_receives,
         "total_receives": st.total_receives,

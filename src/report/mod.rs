@@ -1,12 +1,11 @@
 //! Reading a finished run: the text transcript and golden transcripts, the
-//! JSON report, JUnit, and what the templates receive (the HTML timeline's
+//! JSON report, JUnit XML, and what the templates receive (the HTML timeline's
 //! geometry, each message's history), rendered by `templates`.
 
 pub mod chart;
-pub mod golden;
 pub mod history;
 pub mod json;
-pub mod junit;
+pub mod junit_xml;
 pub mod templates;
 pub mod text;
 

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use crate::duration::format as dur;
-use crate::engine::{Detail, MessageState, Outcome, Transition};
-use crate::model::{MessageIndex, Millis, Scenario, State};
+use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, MessageState, Outcome, Transition};
+use crate::model::{MessageIndex, Millis, Scenario, State, Total, Unit};
 
 /// What happened, in words, without time or message.
 pub fn describe(s: &Scenario, d: &Detail) -> String {
@@ -128,7 +128,7 @@ pub fn row_of(s: &Scenario, m: MessageIndex, st: &MessageState, as_of: Millis) -
         effects: st.effects,
         dedup_hits: st.dedup_hits,
         quarantined_at: st.quarantined_at(),
-        age: (st.state == State::Quarantined).then(|| as_of.saturating_sub(st.quarantined_at)),
+        age: st.quarantine_age(as_of),
     }
 }
 
@@ -198,25 +198,14 @@ pub fn snapshot(s: &Scenario, o: &Outcome, limit: usize) -> String {
 pub fn totals(o: &Outcome) -> String {
     let t = &o.totals;
     let mut out = String::new();
-    let rows: [(&str, String); 15] = [
-        ("messages", t.messages.to_string()),
-        ("deliveries", t.deliveries.to_string()),
-        ("acked", t.acked.to_string()),
-        ("quarantined", t.quarantined.to_string()),
-        ("expired", t.expired.to_string()),
-        ("purged", t.purged.to_string()),
-        ("effects", t.effects.to_string()),
-        ("duplicated_effects", t.duplicated_effects.to_string()),
-        ("dedup_hits", t.dedup_hits.to_string()),
-        ("quarantine_entries", t.quarantine_entries.to_string()),
-        ("retry_delay_paid", dur(t.retry_delay_paid)),
-        ("max_dlq_depth", t.max_dlq_depth.to_string()),
-        ("final_dlq_depth", t.final_dlq_depth.to_string()),
-        ("drain_time", dur(t.drain_time)),
-        ("end_time", dur(t.end_time)),
-    ];
-    for (k, v) in rows {
-        let _ = writeln!(out, "{k:<20}{v}");
+    let _ = writeln!(out, "{:<20}{}", "messages", t.messages);
+    for &total in Total::ALL {
+        let n = t.number(total);
+        let value = match total.unit() {
+            Unit::Count => n.to_string(),
+            Unit::Time => dur(n),
+        };
+        let _ = writeln!(out, "{:<20}{value}", total.name());
     }
     out
 }
@@ -242,5 +231,32 @@ pub fn transcript(s: &Scenario, o: &Outcome) -> String {
         out.push_str("\ntotals:\n");
         out.push_str(&totals(o));
     }
+    out
+}
+
+/// Runs up to [`FULL_TRANSCRIPT_MESSAGES`] get every transition in their
+/// golden transcript; larger ones get totals, drains and the snapshot's head.
+const LARGE_SNAPSHOT_ROWS: usize = 50;
+
+/// The golden transcript of a finished run.
+pub fn golden_transcript(s: &Scenario, o: &Outcome) -> String {
+    if s.message_count() <= FULL_TRANSCRIPT_MESSAGES {
+        return transcript(s, o);
+    }
+    let mut out = format!(
+        "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_TRANSCRIPT_MESSAGES})\n\n",
+        s.name,
+        s.seed,
+        s.message_count()
+    );
+    out.push_str("drains:");
+    for d in &o.drains {
+        out.push(' ');
+        out.push_str(&crate::duration::format(*d));
+    }
+    out.push_str("\n\nfinal snapshot (first messages):\n");
+    out.push_str(&snapshot(s, o, LARGE_SNAPSHOT_ROWS));
+    out.push_str("\ntotals:\n");
+    out.push_str(&totals(o));
     out
 }

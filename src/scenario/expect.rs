@@ -2,7 +2,7 @@
 //! where each expected value was written.
 
 use super::file::{self, S};
-use super::validate::{Ctx, unknown_message};
+use super::problems::{Problems, unknown_message};
 use crate::diagnostic::did_you_mean;
 use crate::model::*;
 
@@ -16,33 +16,20 @@ enum Kind {
     TimeOrNever,
 }
 
-pub(super) fn expectations(cx: &mut Ctx, raw: S<file::Expect>, s: &Scenario) -> Vec<Expectation> {
+pub(super) fn expectations(
+    problems: &mut Problems,
+    raw: S<file::Expect>,
+    s: &Scenario,
+) -> Vec<Expectation> {
     let e = raw.into_inner();
     let mut out = Vec::new();
-    let totals: [(&file::CheckValue, Total); 14] = [
-        (&e.deliveries, Total::Deliveries),
-        (&e.acked, Total::Acked),
-        (&e.quarantined, Total::Quarantined),
-        (&e.expired, Total::Expired),
-        (&e.purged, Total::Purged),
-        (&e.effects, Total::Effects),
-        (&e.duplicated_effects, Total::DuplicatedEffects),
-        (&e.dedup_hits, Total::DedupHits),
-        (&e.quarantine_entries, Total::QuarantineEntries),
-        (&e.retry_delay_paid, Total::RetryDelayPaid),
-        (&e.max_dlq_depth, Total::MaxDlqDepth),
-        (&e.final_dlq_depth, Total::FinalDlqDepth),
-        (&e.drain_time, Total::DrainTime),
-        (&e.end_time, Total::EndTime),
-    ];
-    for (value, total) in totals {
-        let kind = if total.is_time() {
-            Kind::Time
-        } else {
-            Kind::Count
+    for (value, total) in e.totals() {
+        let kind = match total.unit() {
+            Unit::Time => Kind::Time,
+            Unit::Count => Kind::Count,
         };
         if let Some(v) = value
-            && let Some((check, description)) = check(cx, v, kind, total.name())
+            && let Some((check, description)) = check(problems, v, kind, total.name())
         {
             out.push(Expectation {
                 target: Target::Total(total),
@@ -55,7 +42,7 @@ pub(super) fn expectations(cx: &mut Ctx, raw: S<file::Expect>, s: &Scenario) -> 
 
     for (id, m) in &e.message {
         let Some(index) = s.find_message(id.get_ref()) else {
-            unknown_message(cx, s, id);
+            unknown_message(problems, s, id);
             continue;
         };
         let m = m.get_ref();
@@ -76,7 +63,7 @@ pub(super) fn expectations(cx: &mut Ctx, raw: S<file::Expect>, s: &Scenario) -> 
         ];
         for (value, field, kind) in fields {
             if let Some(v) = value
-                && let Some((check, description)) = check(cx, v, kind, field.name())
+                && let Some((check, description)) = check(problems, v, kind, field.name())
             {
                 out.push(Expectation {
                     target: Target::Message(index, field),
@@ -95,7 +82,7 @@ pub(super) fn expectations(cx: &mut Ctx, raw: S<file::Expect>, s: &Scenario) -> 
             Some(id) => match s.find_message(id.get_ref()) {
                 Some(m) => Some(m),
                 None => {
-                    unknown_message(cx, s, id);
+                    unknown_message(problems, s, id);
                     continue;
                 }
             },
@@ -129,7 +116,7 @@ fn kind_hint(kind: Kind) -> &'static str {
 
 /// One expected value: exact or a comparison table.
 fn check(
-    cx: &mut Ctx,
+    problems: &mut Problems,
     v: &S<toml::Value>,
     kind: Kind,
     field: &str,
@@ -144,7 +131,7 @@ fn check(
                     "description" => {
                         match val.as_str() {
                             Some(d) => description = Some(d.to_string()),
-                            None => cx.error(
+                            None => problems.error(
                                 span.clone(),
                                 "`description` must be a string",
                                 "not a string",
@@ -152,11 +139,11 @@ fn check(
                         }
                         continue;
                     }
-                    "equals" => scalar(cx, val, kind, field, &span).map(Check::Equals),
+                    "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
                     "at_least" | "at_most" | "between"
                         if matches!(kind, Kind::Text | Kind::State) =>
                     {
-                        cx.error(
+                        problems.error(
                             span.clone(),
                             format!(
                                 "`{k}` does not apply to `{field}`, which is not a number or a time"
@@ -165,16 +152,16 @@ fn check(
                         );
                         None
                     }
-                    "at_least" => scalar(cx, val, kind, field, &span).map(Check::AtLeast),
-                    "at_most" => scalar(cx, val, kind, field, &span).map(Check::AtMost),
+                    "at_least" => scalar(problems, val, kind, field, &span).map(Check::AtLeast),
+                    "at_most" => scalar(problems, val, kind, field, &span).map(Check::AtMost),
                     "between" => match val.as_array().map(|a| a.as_slice()) {
                         Some([lo, hi]) => {
-                            let lo = scalar(cx, lo, kind, field, &span);
-                            let hi = scalar(cx, hi, kind, field, &span);
+                            let lo = scalar(problems, lo, kind, field, &span);
+                            let hi = scalar(problems, hi, kind, field, &span);
                             match (lo, hi) {
                                 (Some(lo), Some(hi)) if lo <= hi => Some(Check::Between(lo, hi)),
                                 (Some(lo), Some(hi)) => {
-                                    cx.error(
+                                    problems.error(
                                         span.clone(),
                                         format!("`between` is empty: {lo} is above {hi}"),
                                         "lower bound first",
@@ -185,7 +172,7 @@ fn check(
                             }
                         }
                         _ => {
-                            cx.error(
+                            problems.error(
                                 span.clone(),
                                 "`between` takes two values, lowest first: between = [12, 14]",
                                 "expected [low, high]",
@@ -200,7 +187,7 @@ fn check(
                             .unwrap_or_else(|| {
                                 "use equals, at_least, at_most, between or description".into()
                             });
-                        cx.error_help(
+                        problems.error_help(
                             Some(span.clone()),
                             format!("unknown comparison `{other}` in `{field}`"),
                             "unknown comparison",
@@ -216,8 +203,8 @@ fn check(
             match found.len() {
                 1 => Some((found.remove(0), description)),
                 0 => {
-                    if cx.problems.is_empty() {
-                        cx.error_help(
+                    if problems.list.is_empty() {
+                        problems.error_help(
                             Some(span),
                             format!("`{field}` names no comparison"),
                             "nothing to compare",
@@ -227,7 +214,7 @@ fn check(
                     None
                 }
                 _ => {
-                    cx.error_help(
+                    problems.error_help(
                         Some(span),
                         format!("`{field}` names more than one comparison"),
                         "choose one",
@@ -237,19 +224,19 @@ fn check(
                 }
             }
         }
-        other => scalar(cx, other, kind, field, &span).map(|v| (Check::Equals(v), None)),
+        other => scalar(problems, other, kind, field, &span).map(|v| (Check::Equals(v), None)),
     }
 }
 
 fn scalar(
-    cx: &mut Ctx,
+    problems: &mut Problems,
     v: &toml::Value,
     kind: Kind,
     field: &str,
     span: &std::ops::Range<usize>,
 ) -> Option<Value> {
-    let wrong = |cx: &mut Ctx| {
-        cx.error_help(
+    let wrong = |problems: &mut Problems| {
+        problems.error_help(
             Some(span.clone()),
             format!("wrong type for `{field}`: expected {}", kind_hint(kind)),
             "wrong type",
@@ -260,7 +247,7 @@ fn scalar(
     match (kind, v) {
         (Kind::Count, toml::Value::Integer(n)) if *n >= 0 => Some(Value::Count(*n as u64)),
         (Kind::Count, toml::Value::Integer(_)) => {
-            cx.error(
+            problems.error(
                 span.clone(),
                 format!("`{field}` cannot be negative"),
                 "negative",
@@ -274,13 +261,13 @@ fn scalar(
             match crate::duration::parse(s) {
                 Ok(ms) => Some(Value::Time(ms)),
                 Err(e) => {
-                    cx.error(span.clone(), e.to_string(), "not a duration");
+                    problems.error(span.clone(), e.to_string(), "not a duration");
                     None
                 }
             }
         }
         (Kind::Time | Kind::TimeOrNever, toml::Value::Integer(n)) => {
-            cx.error_help(
+            problems.error_help(
                 Some(span.clone()),
                 format!("`{field}` is a duration and needs a unit"),
                 "bare number",
@@ -297,7 +284,7 @@ fn scalar(
                 let help = did_you_mean(s, states)
                     .map(|c| format!("did you mean \"{c}\"?"))
                     .unwrap_or_else(|| kind_hint(Kind::State).to_string());
-                cx.error_help(
+                problems.error_help(
                     Some(span.clone()),
                     format!("unknown state \"{s}\""),
                     "unknown state",
@@ -306,6 +293,6 @@ fn scalar(
                 None
             }
         }
-        _ => wrong(cx),
+        _ => wrong(problems),
     }
 }

@@ -341,45 +341,37 @@ impl JsonSchema for CheckSchema {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Expect {
-    pub description: Option<String>,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub deliveries: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub acked: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub quarantined: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub expired: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub purged: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub effects: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub duplicated_effects: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub dedup_hits: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub quarantine_entries: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub retry_delay_paid: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub max_dlq_depth: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub final_dlq_depth: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub drain_time: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
-    pub end_time: CheckValue,
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectMessage>")]
-    pub message: BTreeMap<S<String>, S<ExpectMessage>>,
-    #[serde(default)]
-    #[schemars(with = "Vec<ExpectEvent>")]
-    pub event: Vec<S<ExpectEvent>>,
+macro_rules! define_expect {
+    ($($field:ident $variant:ident $unit:ident $story:expr, $doc:literal;)*) => {
+        // `[expect]`: a key per measure (see `model::measure`), then the
+        // per-message tables and the event expectations. (A doc comment
+        // here would become the schema's description.)
+        #[derive(Debug, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct Expect {
+            pub description: Option<String>,
+            $(
+                #[schemars(with = "Option<CheckSchema>")]
+                pub $field: CheckValue,
+            )*
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectMessage>")]
+            pub message: BTreeMap<S<String>, S<ExpectMessage>>,
+            #[serde(default)]
+            #[schemars(with = "Vec<ExpectEvent>")]
+            pub event: Vec<S<ExpectEvent>>,
+        }
+
+        impl Expect {
+            /// The expected value written for each measure, in order.
+            pub fn totals(&self) -> Vec<(&CheckValue, crate::model::Total)> {
+                vec![$((&self.$field, crate::model::Total::$variant),)*]
+            }
+        }
+    };
 }
+
+crate::for_each_measure!(define_expect);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

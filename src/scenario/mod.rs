@@ -3,6 +3,7 @@
 
 mod expect;
 pub mod file;
+mod problems;
 mod validate;
 
 use crate::diagnostic::{Problem, Source, did_you_mean};

@@ -5,59 +5,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use super::file::{self, S};
-use crate::diagnostic::{Problem, Source, did_you_mean};
+use super::problems::{Problems, unknown_message};
+use crate::diagnostic::{Problem, Source};
 use crate::model::*;
-
-pub(super) struct Ctx<'a> {
-    pub source: &'a Source,
-    pub problems: Vec<Problem>,
-}
-
-impl Ctx<'_> {
-    pub fn error(
-        &mut self,
-        span: Range<usize>,
-        message: impl Into<String>,
-        label: impl Into<String>,
-    ) {
-        self.problems
-            .push(Problem::new(self.source, Some(span), message, label));
-    }
-
-    pub fn error_help(
-        &mut self,
-        span: Option<Range<usize>>,
-        message: impl Into<String>,
-        label: impl Into<String>,
-        help: impl Into<String>,
-    ) {
-        self.problems
-            .push(Problem::new(self.source, span, message, label).with_help(help));
-    }
-
-    fn count(&mut self, v: &S<i64>, what: &str, min: i64, max: i64) -> Option<u64> {
-        let n = *v.get_ref();
-        if n < min || n > max {
-            self.error(
-                v.span(),
-                format!("`{what}` must be between {min} and {max}, got {n}"),
-                "out of range",
-            );
-            None
-        } else {
-            Some(n as u64)
-        }
-    }
-}
 
 pub(super) fn validate(
     source: &Source,
     raw: file::File,
     stem: &str,
 ) -> Result<Scenario, Vec<Problem>> {
-    let mut cx = Ctx {
+    let mut problems = Problems {
         source,
-        problems: Vec::new(),
+        list: Vec::new(),
     };
 
     let meta = raw.scenario.map(|s| s.into_inner());
@@ -66,11 +25,11 @@ pub(super) fn validate(
         .and_then(|m| m.name.as_ref().map(|n| n.get_ref().clone()))
         .unwrap_or_else(|| stem.to_string());
     let seed = match meta.as_ref().and_then(|m| m.seed.as_ref()) {
-        Some(s) => cx.count(s, "seed", 0, i64::MAX).unwrap_or(0),
+        Some(s) => problems.count(s, "seed", 0, i64::MAX).unwrap_or(0),
         None => 0,
     };
 
-    let delivery = delivery(&mut cx, raw.delivery);
+    let delivery = delivery(&mut problems, raw.delivery);
     let quarantine_retention = raw
         .quarantine
         .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0));
@@ -84,7 +43,7 @@ pub(super) fn validate(
         }
     });
 
-    let limits = limits(&mut cx, raw.limits);
+    let limits = limits(&mut problems, raw.limits);
 
     let mut reasons: Vec<String> = FIXED_REASONS.iter().map(|s| s.to_string()).collect();
     let mut ids: BTreeMap<String, Range<usize>> = BTreeMap::new();
@@ -93,23 +52,23 @@ pub(super) fn validate(
         let m = m.into_inner();
         let id = m.id.get_ref().clone();
         if id.is_empty() {
-            cx.error(m.id.span(), "a message id cannot be empty", "empty id");
+            problems.error(m.id.span(), "a message id cannot be empty", "empty id");
         }
         if let Some(first) = ids.get(&id) {
             let first = first.clone();
-            cx.error_help(
+            problems.error_help(
                 Some(m.id.span()),
                 format!("duplicate message id \"{id}\""),
                 "used again here",
                 format!(
                     "ids must be unique; \"{id}\" is first used on line {}",
-                    line_of(&cx.source.text, first.start)
+                    line_of(&problems.source.text, first.start)
                 ),
             );
         } else {
             ids.insert(id.clone(), m.id.span());
         }
-        let faults = faults(&mut cx, &m.faults, &mut reasons);
+        let faults = faults(&mut problems, &m.faults, &mut reasons);
         messages.push(MessageSpec {
             key: m.key.map_or_else(|| id.clone(), |k| k.into_inner()),
             id,
@@ -126,19 +85,21 @@ pub(super) fn validate(
         if let Some(a) = &t_ref.arrival
             && *a.get_ref() == file::Arrival::Poisson
         {
-            cx.error_help(
+            problems.error_help(
                 Some(a.span()),
                 "Poisson arrivals are not supported yet",
                 "not supported yet",
                 "use arrival = \"even\" (the default)",
             );
         }
-        let count = cx.count(&t_ref.count, "count", 0, i64::MAX).unwrap_or(0);
+        let count = problems
+            .count(&t_ref.count, "count", 0, i64::MAX)
+            .unwrap_or(0);
         let prefix = t_ref
             .id_prefix
             .as_ref()
             .map_or_else(|| "msg-".to_string(), |p| p.get_ref().clone());
-        let faults = faults(&mut cx, &t_ref.faults, &mut reasons);
+        let faults = faults(&mut problems, &t_ref.faults, &mut reasons);
         traffic.push(Traffic {
             count,
             over: t_ref.over.get_ref().0,
@@ -150,7 +111,7 @@ pub(super) fn validate(
     }
     if next_index > limits.max_messages {
         let span = raw.traffic.first().map(|t| t.get_ref().count.span());
-        cx.error_help(
+        problems.error_help(
             span,
             format!(
                 "this scenario has {next_index} messages; the limit is {} ([limits] max_messages)",
@@ -160,7 +121,7 @@ pub(super) fn validate(
             "lower the generator's count, or raise [limits] max_messages (at most 4000000000)",
         );
     }
-    generated_id_collisions(&mut cx, &raw.traffic, &traffic, &ids);
+    generated_id_collisions(&mut problems, &raw.traffic, &traffic, &ids);
 
     let outages = raw
         .outage
@@ -194,24 +155,24 @@ pub(super) fn validate(
         intents: Intents::default(),
         expectations: Vec::new(),
     };
-    if !cx.problems.is_empty() {
-        return Err(cx.problems);
+    if !problems.list.is_empty() {
+        return Err(problems.list);
     }
     scenario.intents = intents(&scenario);
-    scenario.operators = operators(&mut cx, raw.operator, &scenario);
+    scenario.operators = operators(&mut problems, raw.operator, &scenario);
     if let Some(e) = raw.expect {
-        scenario.expectations = super::expect::expectations(&mut cx, e, &scenario);
+        scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);
     }
-    if cx.problems.is_empty() {
+    if problems.list.is_empty() {
         Ok(scenario)
     } else {
-        Err(cx.problems)
+        Err(problems.list)
     }
 }
 
-fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
+fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
     let Some(raw) = raw else {
-        cx.error_help(
+        problems.error_help(
             None,
             "missing [delivery] table",
             "",
@@ -224,7 +185,7 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
     let d = raw.into_inner();
     let max_receives = match &d.max_receives {
         None => {
-            cx.error_help(
+            problems.error_help(
                 Some(span.clone()),
                 "[delivery] needs `max_receives`",
                 "max_receives missing",
@@ -233,7 +194,7 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
             None
         }
         Some(m) if *m.get_ref() == 0 => {
-            cx.error_help(
+            problems.error_help(
                 Some(m.span()),
                 "`max_receives` must be at least 1",
                 "0 would never deliver",
@@ -241,7 +202,7 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
             );
             None
         }
-        Some(m) => cx
+        Some(m) => problems
             .count(m, "max_receives", 1, u32::MAX as i64)
             .map(|n| n as u32),
     };
@@ -254,7 +215,7 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
             if let (Some(c), Some(cs)) = (cap, &bb.cap)
                 && c < base
             {
-                cx.error(
+                problems.error(
                     cs.span(),
                     format!(
                         "backoff cap ({}) is smaller than its base ({})",
@@ -273,7 +234,7 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
             Some(Retry::Backoff { base, cap, jitter })
         }
         (Some(i), Some(_)) => {
-            cx.error_help(
+            problems.error_help(
                 Some(i.span()),
                 "[delivery] names both `retry_interval` and `backoff`",
                 "choose one",
@@ -282,7 +243,7 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
             None
         }
         (None, None) => {
-            cx.error_help(
+            problems.error_help(
                 Some(span),
                 "[delivery] needs `retry_interval` or `backoff`",
                 "no retry delay",
@@ -303,12 +264,12 @@ fn delivery(cx: &mut Ctx, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
     })
 }
 
-fn limits(cx: &mut Ctx, raw: Option<S<file::Limits>>) -> Limits {
+fn limits(problems: &mut Problems, raw: Option<S<file::Limits>>) -> Limits {
     let mut limits = Limits::default();
     if let Some(l) = raw {
         let l = l.into_inner();
         if let Some(e) = &l.max_events {
-            limits.max_events = cx
+            limits.max_events = problems
                 .count(e, "max_events", 1, i64::MAX)
                 .unwrap_or(limits.max_events);
         }
@@ -316,7 +277,7 @@ fn limits(cx: &mut Ctx, raw: Option<S<file::Limits>>) -> Limits {
             limits.max_time = t.into_inner().0;
         }
         if let Some(m) = &l.max_messages {
-            limits.max_messages = cx
+            limits.max_messages = problems
                 .count(m, "max_messages", 0, 4_000_000_000)
                 .unwrap_or(limits.max_messages);
         }
@@ -324,7 +285,11 @@ fn limits(cx: &mut Ctx, raw: Option<S<file::Limits>>) -> Limits {
     limits
 }
 
-fn faults(cx: &mut Ctx, raw: &[S<file::Fault>], reasons: &mut Vec<String>) -> Vec<Fault> {
+fn faults(
+    problems: &mut Problems,
+    raw: &[S<file::Fault>],
+    reasons: &mut Vec<String>,
+) -> Vec<Fault> {
     let mut out = Vec::new();
     for f in raw {
         let span = f.span();
@@ -333,7 +298,7 @@ fn faults(cx: &mut Ctx, raw: &[S<file::Fault>], reasons: &mut Vec<String>) -> Ve
             (Some(s), None) => (FaultKind::Fail, s),
             (None, Some(s)) => (FaultKind::LoseAck, s),
             (Some(_), Some(_)) => {
-                cx.error_help(
+                problems.error_help(
                     Some(span),
                     "a fault names both `fail` and `lose_ack`",
                     "one kind per fault",
@@ -342,7 +307,7 @@ fn faults(cx: &mut Ctx, raw: &[S<file::Fault>], reasons: &mut Vec<String>) -> Ve
                 continue;
             }
             (None, None) => {
-                cx.error_help(
+                problems.error_help(
                     Some(span),
                     "a fault needs `fail` or `lose_ack`",
                     "what fails?",
@@ -352,13 +317,13 @@ fn faults(cx: &mut Ctx, raw: &[S<file::Fault>], reasons: &mut Vec<String>) -> Ve
             }
         };
         let selector = match (&sel.get_ref().first, &sel.get_ref().until) {
-            (Some(n), None) => match cx.count(n, "first", 0, i64::MAX) {
+            (Some(n), None) => match problems.count(n, "first", 0, i64::MAX) {
                 Some(n) => Selector::First(n),
                 None => continue,
             },
             (None, Some(_)) => Selector::UntilRepair,
             _ => {
-                cx.error_help(
+                problems.error_help(
                     Some(sel.span()),
                     "a fault selector needs exactly one of `first` or `until`",
                     "choose one selector",
@@ -369,7 +334,7 @@ fn faults(cx: &mut Ctx, raw: &[S<file::Fault>], reasons: &mut Vec<String>) -> Ve
         };
         if kind == FaultKind::LoseAck {
             if let Some(r) = &f.reason {
-                cx.error_help(
+                problems.error_help(
                     Some(r.span()),
                     "a lost acknowledgement has no reason of its own",
                     "not allowed on lose_ack",
@@ -377,7 +342,7 @@ fn faults(cx: &mut Ctx, raw: &[S<file::Fault>], reasons: &mut Vec<String>) -> Ve
                 );
             }
             if let Some(c) = &f.class {
-                cx.error_help(
+                problems.error_help(
                     Some(c.span()),
                     "a lost acknowledgement is always transient",
                     "not allowed on lose_ack",
@@ -424,7 +389,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Generated ids must not collide with explicit ids or with each other.
 fn generated_id_collisions(
-    cx: &mut Ctx,
+    problems: &mut Problems,
     raw: &[S<file::Traffic>],
     traffic: &[Traffic],
     ids: &BTreeMap<String, Range<usize>>,
@@ -437,7 +402,7 @@ fn generated_id_collisions(
             .map_or_else(|| raw[gi].span(), |p| p.span());
         for (id, id_span) in ids {
             if generated_number(id, &g.id_prefix, g.count).is_some() {
-                cx.error_help(
+                problems.error_help(
                     Some(id_span.clone()),
                     format!("message id \"{id}\" is also generated by a [[traffic]] generator"),
                     "collides with a generated id",
@@ -450,7 +415,7 @@ fn generated_id_collisions(
         }
         for other in &traffic[..gi] {
             if generators_collide(&other.id_prefix, other.count, &g.id_prefix, g.count) {
-                cx.error_help(
+                problems.error_help(
                     Some(span.clone()),
                     format!(
                         "generated ids with prefix \"{}\" collide with those of prefix \"{}\"",
@@ -517,13 +482,17 @@ fn intents(s: &Scenario) -> Intents {
     intents
 }
 
-fn operators(cx: &mut Ctx, raw: Vec<S<file::Operator>>, s: &Scenario) -> Vec<OperatorStep> {
+fn operators(
+    problems: &mut Problems,
+    raw: Vec<S<file::Operator>>,
+    s: &Scenario,
+) -> Vec<OperatorStep> {
     let mut steps = Vec::new();
     for op in raw {
         let span = op.span();
         let op = op.into_inner();
         let Some(action) = &op.action else {
-            cx.error_help(
+            problems.error_help(
                 Some(span),
                 "an [[operator]] step needs an `action`",
                 "action missing",
@@ -539,7 +508,7 @@ fn operators(cx: &mut Ctx, raw: Vec<S<file::Operator>>, s: &Scenario) -> Vec<Ope
                     match s.find_message(id.get_ref()) {
                         Some(m) => {
                             if !seen.insert(m) {
-                                cx.error(
+                                problems.error(
                                     id.span(),
                                     format!("\"{}\" is named twice in `only`", id.get_ref()),
                                     "named again here",
@@ -547,13 +516,13 @@ fn operators(cx: &mut Ctx, raw: Vec<S<file::Operator>>, s: &Scenario) -> Vec<Ope
                             }
                             ids.push(m);
                         }
-                        None => unknown_message(cx, s, id),
+                        None => unknown_message(problems, s, id),
                     }
                 }
                 Action::Redrive(ids)
             }
             (file::Action::Redrive, None) => {
-                cx.error_help(
+                problems.error_help(
                     Some(action.span()),
                     "action \"redrive\" needs `only = [ids]`",
                     "redrive which messages?",
@@ -562,7 +531,7 @@ fn operators(cx: &mut Ctx, raw: Vec<S<file::Operator>>, s: &Scenario) -> Vec<Ope
                 continue;
             }
             (other, Some(only)) => {
-                cx.error_help(
+                problems.error_help(
                     Some(only.span()),
                     "`only` goes with action = \"redrive\"",
                     "not used by this action",
@@ -586,29 +555,6 @@ fn operators(cx: &mut Ctx, raw: Vec<S<file::Operator>>, s: &Scenario) -> Vec<Ope
         });
     }
     steps
-}
-
-/// Reports an id that names no message, suggesting the closest one.
-pub(super) fn unknown_message(cx: &mut Ctx, s: &Scenario, id: &S<String>) {
-    let help = match did_you_mean(id.get_ref(), s.messages.iter().map(|m| m.id.as_str())) {
-        Some(c) => format!("did you mean \"{c}\"?"),
-        None if s.messages.is_empty() => "no [[message]] has this id".to_string(),
-        None => format!(
-            "known ids: {}",
-            s.messages
-                .iter()
-                .take(8)
-                .map(|m| format!("\"{}\"", m.id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    cx.error_help(
-        Some(id.span()),
-        format!("no message has id \"{}\"", id.get_ref()),
-        "unknown message",
-        help,
-    );
 }
 
 #[cfg(test)]

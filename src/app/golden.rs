@@ -1,41 +1,14 @@
-//! Golden transcripts: a scenario's stable text transcript compared with a
-//! committed file, so that a model change that moves any number is seen.
+//! Golden transcripts (`--golden DIR`): each scenario's stable text
+//! transcript compared with a committed file, so that a model change that
+//! moves any number is seen.
 
 use std::path::{Path, PathBuf};
 
 use similar::TextDiff;
 
-use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
-use crate::model::Scenario;
+use super::batch::FileResult;
 use crate::output::write_atomic;
-use crate::report::text;
-
-/// Runs up to [`FULL_TRANSCRIPT_MESSAGES`] get every transition in their
-/// golden transcript; larger ones get totals, drains and the snapshot's head.
-const LARGE_SNAPSHOT_ROWS: usize = 50;
-
-/// The golden transcript of a finished run.
-pub fn transcript(s: &Scenario, o: &Outcome) -> String {
-    if s.message_count() <= FULL_TRANSCRIPT_MESSAGES {
-        return text::transcript(s, o);
-    }
-    let mut out = format!(
-        "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_TRANSCRIPT_MESSAGES})\n\n",
-        s.name,
-        s.seed,
-        s.message_count()
-    );
-    out.push_str("drains:");
-    for d in &o.drains {
-        out.push(' ');
-        out.push_str(&crate::duration::format(*d));
-    }
-    out.push_str("\n\nfinal snapshot (first messages):\n");
-    out.push_str(&text::snapshot(s, o, LARGE_SNAPSHOT_ROWS));
-    out.push_str("\ntotals:\n");
-    out.push_str(&text::totals(o));
-    out
-}
+use crate::report::text::golden_transcript;
 
 /// Where a scenario's golden file lives: `DIR/<file stem>.txt`.
 pub fn path_for(dir: &Path, scenario_path: &str) -> PathBuf {
@@ -104,6 +77,42 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
 
 /// Writes through a temporary file in the same folder, then renames, so an
 /// interrupted write never leaves a partial golden file.
+/// Two files of the batch that would share one golden file.
+pub fn collision(dir: &Path, files: &[String]) -> Option<(String, String)> {
+    let mut seen = std::collections::BTreeMap::new();
+    for f in files {
+        if let Some(other) = seen.insert(path_for(dir, f), f.clone())
+            && &other != f
+        {
+            return Some((other, f.clone()));
+        }
+    }
+    None
+}
+
+/// Compares each scenario that ran with its golden file in `dir` (or
+/// writes it: blessed, or missing outside CI).
+pub fn compare(
+    dir: &Path,
+    bless: bool,
+    files: &[String],
+    results: &[FileResult],
+) -> Vec<Option<Verdict>> {
+    let bless = bless || std::env::var("SCENARIO_RUN_BLESS").is_ok_and(|v| v == "1");
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    files
+        .iter()
+        .zip(results)
+        .map(|(f, r)| match r {
+            FileResult::Ran(ran) => {
+                let actual = golden_transcript(&ran.scenario, &ran.outcome);
+                Some(check(&path_for(dir, f), &actual, bless, ci))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,8 @@
 use super::batch::FileResult;
 
 /// The JUnit document of a batch.
-pub(super) fn junit_xml(files: &[String], results: &[FileResult]) -> String {
-    use crate::report::junit::{Suite, document, failure_text};
+pub fn junit_xml(files: &[String], results: &[FileResult]) -> String {
+    use crate::report::junit_xml::{Suite, document, failure_text};
     let suites: Vec<Suite> = files
         .iter()
         .zip(results)

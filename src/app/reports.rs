@@ -6,7 +6,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use minijinja::value::Serde;
 use minijinja::{Value, context};
 use serde_json::{Value as Json, json};
@@ -19,7 +18,7 @@ use crate::report::templates::{
     INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, Templates,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ReportFormat {
     Markdown,
     Html,
@@ -27,6 +26,17 @@ pub enum ReportFormat {
 }
 
 impl ReportFormat {
+    /// Every format, as `--report-format` names them.
+    pub const ALL: [(&'static str, ReportFormat); 3] = [
+        ("markdown", ReportFormat::Markdown),
+        ("html", ReportFormat::Html),
+        ("json", ReportFormat::Json),
+    ];
+
+    pub fn from_name(name: &str) -> Option<ReportFormat> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+
     fn extension(self) -> &'static str {
         match self {
             ReportFormat::Markdown => "md",
@@ -43,14 +53,14 @@ pub enum ReportError {
 }
 
 impl ReportError {
-    pub fn print(&self, color: bool) {
+    /// The error as printed: located template problems, or one line.
+    pub fn render(&self, color: bool) -> String {
         match self {
-            ReportError::Template(problems) => {
-                for p in problems {
-                    eprintln!("{}", render(p, color));
-                }
-            }
-            ReportError::Io(e) => eprintln!("error: {e}"),
+            ReportError::Template(problems) => problems
+                .iter()
+                .map(|p| format!("{}\n", render(p, color)))
+                .collect(),
+            ReportError::Io(e) => format!("error: {e}\n"),
         }
     }
 }

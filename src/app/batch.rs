@@ -102,22 +102,42 @@ impl FileResult {
     }
 }
 
+/// Why a scenario file could not be loaded.
+pub enum LoadError {
+    /// The file could not be read: the reason.
+    Unreadable(String),
+    /// The file is not a valid scenario.
+    Invalid(Box<Invalid>),
+}
+
+impl LoadError {
+    /// As located problems (an unreadable file is one problem).
+    pub fn into_invalid(self, path: &str) -> Box<Invalid> {
+        match self {
+            LoadError::Invalid(invalid) => invalid,
+            LoadError::Unreadable(e) => {
+                let source = Source::new(path, "");
+                let problem = Problem::new(&source, None, format!("cannot read {path}: {e}"), "");
+                Box::new(Invalid {
+                    source,
+                    problems: vec![problem],
+                })
+            }
+        }
+    }
+}
+
+/// Reads and validates one scenario file.
+pub fn load_file(path: &str) -> Result<(Scenario, Source), LoadError> {
+    let bytes = std::fs::read(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
+    scenario::load_bytes(path, &bytes).map_err(LoadError::Invalid)
+}
+
 /// Reads, validates, runs and judges one file.
 pub fn run_file(path: &str, opts: &Options) -> FileResult {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            let source = Source::new(path, "");
-            let p = Problem::new(&source, None, format!("cannot read {path}: {e}"), "");
-            return FileResult::Invalid(Box::new(Invalid {
-                source,
-                problems: vec![p],
-            }));
-        }
-    };
-    let (mut s, source) = match scenario::load_bytes(path, &bytes) {
+    let (mut s, source) = match load_file(path) {
         Ok(ok) => ok,
-        Err(invalid) => return FileResult::Invalid(invalid),
+        Err(e) => return FileResult::Invalid(e.into_invalid(path)),
     };
     if let Some(seed) = opts.seed {
         s.seed = seed;
@@ -247,4 +267,37 @@ pub fn limit_problem(source: &Source, s: &Scenario, limit: &LimitReached) -> Pro
 
 fn limits_span(text: &str) -> Option<std::ops::Range<usize>> {
     text.find("[limits]").map(|i| i..i + "[limits]".len())
+}
+
+/// Expands quoted globs; literal paths are kept as given (a missing one is
+/// reported when it is read).
+pub fn expand(patterns: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for p in patterns {
+        if p.contains(['*', '?', '[']) {
+            let paths = glob::glob(p).map_err(|e| format!("invalid glob pattern {p:?}: {e}"))?;
+            let mut matched: Vec<String> = paths
+                .filter_map(Result::ok)
+                .map(|path| path.to_string_lossy().into_owned())
+                .collect();
+            if matched.is_empty() {
+                return Err(format!("no file matches {p:?}"));
+            }
+            matched.sort();
+            out.extend(matched);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The files of shard `i` of `n` (1-based), in order.
+pub fn shard(files: Vec<String>, i: usize, n: usize) -> Vec<String> {
+    files
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i - 1)
+        .map(|(_, f)| f)
+        .collect()
 }

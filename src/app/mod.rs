@@ -1,0 +1,156 @@
+//! The application layer: what a command asks for, done without knowing
+//! the command line. Loading scenario files, running and judging a batch,
+//! golden comparison, JUnit and report files. `cli` turns arguments into a
+//! [`BatchRequest`], and prints the [`Batch`] it gets back.
+
+pub mod batch;
+pub mod golden;
+pub mod junit;
+pub mod reports;
+
+use std::path::PathBuf;
+
+pub use batch::{FileResult, LoadError, Options, Ran, expand, load_file, run_all, run_file, shard};
+pub use reports::{ReportError, ReportFormat};
+
+use crate::report::templates::Templates;
+
+/// A batch run, as the command line asked for it.
+#[derive(Debug, Clone, Default)]
+pub struct BatchRequest {
+    /// The scenario files, globs already expanded.
+    pub files: Vec<String>,
+    pub options: Options,
+    /// Scenarios run at once; `None`: the number of CPUs.
+    pub jobs: Option<usize>,
+    pub golden: Option<GoldenRequest>,
+    /// Where to write JUnit XML.
+    pub junit: Option<PathBuf>,
+    pub report: Option<ReportRequest>,
+    /// Where to append the batch's Markdown table.
+    pub summary_markdown: Option<PathBuf>,
+    /// Templates that override the built-in ones.
+    pub templates: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GoldenRequest {
+    pub dir: PathBuf,
+    /// Write the transcripts as the new golden files.
+    pub bless: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReportRequest {
+    pub dir: PathBuf,
+    pub formats: Vec<ReportFormat>,
+}
+
+/// A finished batch: each file's result in input order, and what the
+/// golden comparison and the report writing did.
+pub struct Batch {
+    pub files: Vec<String>,
+    pub results: Vec<FileResult>,
+    /// Per file, the golden verdict (with `--golden`, for files that ran).
+    pub goldens: Vec<Option<golden::Verdict>>,
+    /// Report files written.
+    pub reports_written: Vec<PathBuf>,
+}
+
+impl Batch {
+    fn golden_failed(&self, i: usize) -> bool {
+        self.goldens[i]
+            .as_ref()
+            .is_some_and(golden::Verdict::failed)
+    }
+
+    /// Files that ran and passed, golden transcript included.
+    pub fn passed(&self) -> usize {
+        (0..self.results.len())
+            .filter(|&i| {
+                let r = &self.results[i];
+                r.counts() && r.passed() && !self.golden_failed(i)
+            })
+            .count()
+    }
+
+    /// Files that counted and did not pass (invalid and stopped included).
+    pub fn failed(&self) -> usize {
+        (0..self.results.len())
+            .filter(|&i| {
+                let r = &self.results[i];
+                r.counts() && (!r.passed() || self.golden_failed(i))
+            })
+            .count()
+    }
+
+    /// Whether some file was invalid or stopped at a limit.
+    pub fn has_errors(&self) -> bool {
+        self.results.iter().any(FileResult::is_error)
+    }
+}
+
+/// Why a batch could not be completed.
+pub enum BatchError {
+    /// A request that cannot be carried out (two files sharing a golden file).
+    Usage(String),
+    /// Templates that do not load or render, or a file that cannot be written.
+    Output(ReportError),
+}
+
+/// Runs a batch: every file (in parallel, results in input order), then
+/// the golden comparison, the JUnit file, the reports and the summary.
+/// Templates are loaded before anything runs; reports are all rendered
+/// before any is written. `done` is called as each file finishes.
+pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Batch, BatchError> {
+    let templates = if request.report.is_some() || request.summary_markdown.is_some() {
+        Some(
+            Templates::load(request.templates.as_deref())
+                .map_err(|problems| BatchError::Output(ReportError::Template(problems)))?,
+        )
+    } else {
+        None
+    };
+    let files = &request.files;
+    if let Some(g) = &request.golden
+        && let Some((a, b)) = golden::collision(&g.dir, files)
+    {
+        return Err(BatchError::Usage(format!(
+            "{a} and {b} would share one golden file; give them different file names"
+        )));
+    }
+    let jobs = request
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let results = run_all(files, &request.options, jobs, done);
+    let goldens = match &request.golden {
+        Some(g) => golden::compare(&g.dir, g.bless, files, &results),
+        None => results.iter().map(|_| None).collect(),
+    };
+    if let Some(path) = &request.junit {
+        let xml = junit::junit_xml(files, &results);
+        crate::output::write_atomic(path, &xml).map_err(|e| {
+            BatchError::Output(ReportError::Io(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )))
+        })?;
+    }
+    let mut reports_written = Vec::new();
+    if let (Some(report), Some(t)) = (&request.report, &templates) {
+        let mut formats = report.formats.clone();
+        formats.sort();
+        formats.dedup();
+        reports_written = reports::write_reports(&report.dir, &formats, t, files, &results)
+            .map_err(BatchError::Output)?;
+    }
+    if let (Some(path), Some(t)) = (&request.summary_markdown, &templates) {
+        reports::append_summary(path, t, files, &results).map_err(BatchError::Output)?;
+    }
+    Ok(Batch {
+        files: files.clone(),
+        results,
+        goldens,
+        reports_written,
+    })
+}

@@ -1,0 +1,49 @@
+//! The retry delay (model.md section 4 and decision 10.8).
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::state::MessageState;
+use crate::model::{Jitter, Millis, Retry};
+
+/// The wait after the n-th failed delivery of the cycle, n being the
+/// message's `cycle_receives`. Draws from the scenario's one generator for
+/// the jittered strategies; decorrelated jitter keeps its previous delay in
+/// the message's state and starts again from `base` each cycle.
+pub(super) fn retry_delay(
+    retry: Retry,
+    message: &mut MessageState,
+    rng: &mut ChaCha8Rng,
+) -> Millis {
+    match retry {
+        Retry::Fixed(d) => d,
+        Retry::Backoff { base, cap, jitter } => {
+            let cap = cap.unwrap_or(Millis::MAX);
+            let n = message.cycle_receives.max(1);
+            let doubled = 1u64
+                .checked_shl(n - 1)
+                .and_then(|f| base.checked_mul(f))
+                .unwrap_or(Millis::MAX);
+            let d = doubled.min(cap);
+            match jitter {
+                Jitter::None => d,
+                Jitter::Full => rng.random_range(0..=d),
+                Jitter::Equal => {
+                    let half = d / 2;
+                    half + rng.random_range(0..=half)
+                }
+                Jitter::Decorrelated => {
+                    let previous = if message.cycle_receives <= 1 {
+                        base
+                    } else {
+                        message.prev_delay
+                    };
+                    let high = previous.saturating_mul(3).max(base);
+                    let delay = rng.random_range(base..=high).min(cap);
+                    message.prev_delay = delay;
+                    delay
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The census: how many messages are in each state over modeled time, at
+//! any scale, in one pass and O(1) per state change.
+
+use crate::model::{Millis, STATE_COUNT, State};
+
+/// Messages per state over modeled time: `samples[k]` holds the counts as of
+/// `k * step` (every event at that instant included), and `last` the counts
+/// at the end. The step grows along [`census_step_after`] as the run grows,
+/// so a census holds at most [`CENSUS_SAMPLES`] samples whatever the run's
+/// length, and every sample falls on a readable time (a multiple of 1, 2 or
+/// 5 units).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Census {
+    pub step: Millis,
+    /// Counts indexed by `State as usize`.
+    pub samples: Vec<[u64; STATE_COUNT]>,
+    pub end: Millis,
+    pub last: [u64; STATE_COUNT],
+}
+
+pub const CENSUS_SAMPLES: usize = 600;
+
+/// The census's steps: each a multiple of the one before, all readable.
+pub(super) const CENSUS_STEPS: [Millis; 19] = [
+    1, 2, 10, 20, 100, 200, 1_000, 2_000, 10_000, 20_000, 60_000, 120_000, 600_000, 1_200_000,
+    3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000,
+];
+
+/// The step after `step` (beyond a day, doubling).
+pub fn census_step_after(step: Millis) -> Millis {
+    CENSUS_STEPS
+        .iter()
+        .copied()
+        .find(|&s| s > step)
+        .unwrap_or(step.saturating_mul(2))
+}
+
+impl Census {
+    /// Time of the sample that describes modeled time `t`: the latest
+    /// sample at or before it, or the end.
+    pub fn sample_time(&self, t: Millis) -> Millis {
+        if t >= self.end {
+            return self.end;
+        }
+        let k = (t / self.step).min(self.samples.len().saturating_sub(1) as Millis);
+        k * self.step
+    }
+
+    /// The counts as of [`Census::sample_time`]`(t)`.
+    pub fn at(&self, t: Millis) -> [u64; STATE_COUNT] {
+        if t >= self.end {
+            return self.last;
+        }
+        let k = (t / self.step) as usize;
+        self.samples.get(k).copied().unwrap_or(self.last)
+    }
+}
+
+pub(super) struct CensusTaker {
+    step: Millis,
+    next: Millis,
+    counts: [u64; STATE_COUNT],
+    samples: Vec<[u64; STATE_COUNT]>,
+}
+
+impl CensusTaker {
+    pub(super) fn new(messages: u64) -> Self {
+        let mut counts = [0; STATE_COUNT];
+        counts[State::Waiting as usize] = messages;
+        CensusTaker {
+            step: 1,
+            next: 0,
+            counts,
+            samples: Vec::new(),
+        }
+    }
+
+    /// Time is about to reach `t`: every sample before it is final.
+    pub(super) fn advance(&mut self, t: Millis) {
+        while self.next < t {
+            self.samples.push(self.counts);
+            if self.samples.len() == CENSUS_SAMPLES {
+                let step = census_step_after(self.step);
+                let ratio = (step / self.step) as usize;
+                let kept: Vec<_> = self.samples.iter().step_by(ratio).copied().collect();
+                self.samples = kept;
+                self.step = step;
+            }
+            self.next = (self.samples.len() as Millis).saturating_mul(self.step);
+        }
+    }
+
+    pub(super) fn finish(mut self, end: Millis) -> Census {
+        self.advance(end.saturating_add(1));
+        Census {
+            step: self.step,
+            samples: self.samples,
+            end,
+            last: self.counts,
+        }
+    }
+}
+
+impl CensusTaker {
+    /// A message moves from one state to another.
+    #[inline]
+    pub(super) fn moved(&mut self, from: State, to: State) {
+        self.counts[from as usize] -= 1;
+        self.counts[to as usize] += 1;
+    }
+}

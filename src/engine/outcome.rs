@@ -1,0 +1,72 @@
+//! What a run produces ([`Outcome`]), and the error of a run stopped at one
+//! of the scenario's `[limits]`.
+
+use super::census::Census;
+use super::recorder::{Recorder, StateChange};
+use super::state::MessageState;
+use super::transition::{Effect, Transition};
+use crate::model::{KeyRef, MessageIndex, Millis, Scenario, Totals};
+
+/// The result of a run: what reports and expectations read.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub totals: Totals,
+    pub messages: Vec<MessageState>,
+    /// Kept according to the [`Recorder`].
+    pub transitions: Vec<Transition>,
+    /// The effect ledger; kept with [`Recorder::All`].
+    pub ledger: Vec<Effect>,
+    /// Each message's state after every change, in execution order; kept
+    /// with [`Recorder::All`] (the HTML scrubber's history reads it).
+    pub state_changes: Vec<StateChange>,
+    pub recorder: Recorder,
+    /// Drain time of each cycle: the source cycle, then one per operator step
+    /// that has run.
+    pub drains: Vec<Millis>,
+    /// The modeled time the snapshot describes (the end, or `--at`).
+    pub as_of: Millis,
+    /// Whether the run reached its end (false for a snapshot at a time).
+    pub finished: bool,
+    /// Taken by [`super::run_with_census`].
+    pub census: Option<Census>,
+}
+
+impl Outcome {
+    /// A message's current deduplication key.
+    pub fn key(&self, scenario: &Scenario, m: MessageIndex) -> KeyRef {
+        self.messages[m as usize].key(scenario.intent(m))
+    }
+}
+
+/// A run stopped by one of the scenario's `[limits]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitReached {
+    pub limit: Limit,
+    /// Modeled time when the run stopped.
+    pub at: Millis,
+    pub deliveries: u64,
+    /// Deliveries still due (arrivals, retries, redrives) when it stopped.
+    pub pending: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Events(u64),
+    Time(Millis),
+}
+
+impl std::fmt::Display for LimitReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.limit {
+            Limit::Events(n) => write!(
+                f,
+                "the run stopped at the event limit ([limits] max_events = {n})"
+            ),
+            Limit::Time(t) => write!(
+                f,
+                "the run stopped at the modeled-time limit ([limits] max_time = \"{}\")",
+                crate::duration::format(t)
+            ),
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! What a run keeps besides its totals and final states: the transitions,
+//! the effect ledger and each message's state after every change. A big
+//! run keeps only what something will read.
+
+use std::collections::BTreeSet;
+
+use super::state::MessageState;
+use super::transition::{Detail, Effect, Transition};
+use crate::model::{MessageIndex, Millis};
+
+/// Runs with at most this many messages keep every transition wherever a
+/// transcript is shown (failure explanations, golden transcripts).
+pub const FULL_TRANSCRIPT_MESSAGES: u64 = 10_000;
+
+/// Which transitions to keep. Totals and per-message state are always kept;
+/// the transcript only when something will read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorder {
+    Off,
+    /// Every transition, the effect ledger and every state change.
+    All,
+    /// Operator transitions and those of these messages.
+    Only(BTreeSet<MessageIndex>),
+}
+
+impl Recorder {
+    #[inline]
+    fn wants(&self, m: Option<MessageIndex>) -> bool {
+        match self {
+            Recorder::Off => false,
+            Recorder::All => true,
+            Recorder::Only(set) => m.is_none_or(|m| set.contains(&m)),
+        }
+    }
+}
+
+/// A message's state right after it changed: the engine emits one per
+/// message an event touched, so the state over time is computed once, by
+/// the engine, and a reader never replays transitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateChange {
+    pub time: Millis,
+    pub message: MessageIndex,
+    pub state: MessageState,
+}
+
+/// What has been recorded so far.
+pub(super) struct Recording {
+    pub(super) recorder: Recorder,
+    pub(super) transitions: Vec<Transition>,
+    pub(super) ledger: Vec<Effect>,
+    pub(super) state_changes: Vec<StateChange>,
+}
+
+impl Recording {
+    pub(super) fn new(recorder: Recorder) -> Self {
+        Recording {
+            recorder,
+            transitions: Vec::new(),
+            ledger: Vec::new(),
+            state_changes: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn transition(
+        &mut self,
+        time: Millis,
+        message: Option<MessageIndex>,
+        detail: Detail,
+    ) {
+        if self.recorder.wants(message) {
+            self.transitions.push(Transition {
+                time,
+                message,
+                detail,
+            });
+        }
+    }
+
+    #[inline]
+    pub(super) fn effect(&mut self, effect: Effect) {
+        if self.recorder == Recorder::All {
+            self.ledger.push(effect);
+        }
+    }
+
+    #[inline]
+    pub(super) fn state_change(
+        &mut self,
+        time: Millis,
+        message: MessageIndex,
+        state: &MessageState,
+    ) {
+        if self.recorder == Recorder::All {
+            self.state_changes.push(StateChange {
+                time,
+                message,
+                state: *state,
+            });
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! What can happen to a message (event kinds) and where it is in its life
+//! (states).
+
+use serde::{Deserialize, Serialize};
+macro_rules! define_event_kinds {
+    ($($variant:ident $name:literal $doc:literal;)*) => {
+        /// What kind of transition happened; also what `[[expect.event]]` names.
+        #[derive(
+            Debug,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            PartialOrd,
+            Ord,
+            Hash,
+            Serialize,
+            Deserialize,
+            schemars::JsonSchema,
+        )]
+        #[serde(rename_all = "snake_case")]
+        pub enum EventKind {
+            $($variant,)*
+        }
+
+        impl EventKind {
+            /// Every kind, in the order the model lists them.
+            pub const ALL: &'static [EventKind] = &[$(EventKind::$variant,)*];
+
+            /// The name in the file, the JSON report and the templates.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(EventKind::$variant => $name,)*
+                }
+            }
+
+            /// What happened, in a few words.
+            pub fn doc(self) -> &'static str {
+                match self {
+                    $(EventKind::$variant => $doc,)*
+                }
+            }
+        }
+    };
+}
+
+// The event kinds, defined once: variant, name, meaning.
+define_event_kinds! {
+    Delivered "delivered" "a delivery (one receive) began";
+    Failed "failed" "the handler failed; nothing committed";
+    Committed "committed" "the effect committed (ledger + 1)";
+    DedupHit "dedup_hit" "the store held a live result: no effect";
+    AckLost "ack_lost" "the acknowledgement was lost";
+    Acked "acked" "the message was acknowledged (final)";
+    RetryScheduled "retry_scheduled" "the next delivery was scheduled";
+    Quarantined "quarantined" "the message entered quarantine";
+    Inspected "inspected" "the operator inspected quarantine";
+    Expired "expired" "a quarantined message outlived the retention";
+    Repaired "repaired" "the operator repaired the handler";
+    Redriven "redriven" "the operator redrove the message: a new cycle";
+    RedriveSkipped "redrive_skipped" "an `only` id was not in quarantine";
+    Purged "purged" "the operator purged the message";
+}
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Not yet arrived.
+    Waiting,
+    /// A delivery is pending.
+    Pending,
+    Acked,
+    Quarantined,
+    Expired,
+    Purged,
+}
+
+impl State {
+    /// Every state, in declaration order (`State as usize` indexes it).
+    pub const ALL: [State; 6] = [
+        State::Waiting,
+        State::Pending,
+        State::Acked,
+        State::Quarantined,
+        State::Expired,
+        State::Purged,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Waiting => "waiting",
+            State::Pending => "pending",
+            State::Acked => "acked",
+            State::Quarantined => "quarantined",
+            State::Expired => "expired",
+            State::Purged => "purged",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_kind_has_one_name_everywhere() {
+        for k in EventKind::ALL {
+            let serde_name = serde_json::to_value(k).unwrap();
+            assert_eq!(serde_name, k.as_str(), "{k:?}");
+            let back: EventKind = serde_json::from_value(serde_name).unwrap();
+            assert_eq!(back, *k);
+        }
+    }
+
+    #[test]
+    fn states_are_indexed_by_position() {
+        for (i, s) in State::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i);
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+    }
+}

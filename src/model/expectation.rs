@@ -1,0 +1,109 @@
+//! Validated expectations: what a scenario says the run must show.
+
+use std::ops::Range;
+
+use super::{EventKind, MessageIndex, Millis, Total};
+/// One expectation, validated, with the span of its value in the file.
+#[derive(Debug, Clone)]
+pub struct Expectation {
+    pub target: Target,
+    pub check: Check,
+    pub span: Range<usize>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Total(Total),
+    Message(MessageIndex, MessageField),
+    Event {
+        kind: EventKind,
+        message: Option<MessageIndex>,
+        at: Option<Millis>,
+        never: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MessageField {
+    State,
+    Key,
+    Cycle,
+    CycleReceives,
+    TotalReceives,
+    Effects,
+    DedupHits,
+    LastReason,
+    QuarantinedAt,
+}
+
+impl MessageField {
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageField::State => "state",
+            MessageField::Key => "key",
+            MessageField::Cycle => "cycle",
+            MessageField::CycleReceives => "cycle_receives",
+            MessageField::TotalReceives => "total_receives",
+            MessageField::Effects => "effects",
+            MessageField::DedupHits => "dedup_hits",
+            MessageField::LastReason => "last_reason",
+            MessageField::QuarantinedAt => "quarantined_at",
+        }
+    }
+}
+
+/// A value an expectation compares: a count, a time, or a text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Value {
+    Count(u64),
+    Time(Millis),
+    Text(String),
+    /// No value: a message never quarantined, never failed.
+    Never,
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Time(ms) => write!(f, "{}", crate::duration::format(*ms)),
+            Value::Text(s) => write!(f, "\"{s}\""),
+            Value::Never => write!(f, "never"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    Equals(Value),
+    AtLeast(Value),
+    AtMost(Value),
+    Between(Value, Value),
+    /// An event expectation: happens (or never happens).
+    Occurs,
+}
+
+impl Check {
+    pub fn holds(&self, actual: &Value) -> bool {
+        match self {
+            Check::Equals(v) => actual == v,
+            Check::AtLeast(v) => actual != &Value::Never && actual >= v,
+            Check::AtMost(v) => actual != &Value::Never && actual <= v,
+            Check::Between(lo, hi) => actual != &Value::Never && actual >= lo && actual <= hi,
+            Check::Occurs => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Check::Equals(v) => write!(f, "{v}"),
+            Check::AtLeast(v) => write!(f, "at least {v}"),
+            Check::AtMost(v) => write!(f, "at most {v}"),
+            Check::Between(a, b) => write!(f, "between {a} and {b}"),
+            Check::Occurs => write!(f, "to occur"),
+        }
+    }
+}

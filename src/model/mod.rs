@@ -1,0 +1,312 @@
+//! The validated scenario: the domain the engine runs. No file spans here,
+//! except where an expectation remembers where it was written.
+
+mod event;
+mod expectation;
+mod keys;
+mod measure;
+
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+pub use event::{EventKind, State};
+pub use expectation::{Check, Expectation, MessageField, Target, Value};
+pub use keys::{Intents, KeyRef, derived_key};
+pub use measure::{STATE_COUNT, Story, Total, Totals, Unit};
+
+/// Milliseconds of modeled time.
+pub type Millis = u64;
+
+/// Index of a message: explicit `[[message]]` entries first (file order),
+/// then each `[[traffic]]` generator's messages in order.
+pub type MessageIndex = u32;
+
+/// Index of an application intent (a message's original key).
+pub type IntentIndex = u32;
+
+/// Index into [`Scenario::reasons`].
+pub type ReasonIndex = u32;
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub seed: u64,
+    pub delivery: Delivery,
+    /// Quarantine retention; `None` means quarantined messages never expire.
+    pub quarantine_retention: Option<Millis>,
+    /// Deduplication result retention; `None` means deduplication is off.
+    pub dedup_retention: Option<Millis>,
+    pub operators: Vec<OperatorStep>,
+    pub messages: Vec<MessageSpec>,
+    pub traffic: Vec<Traffic>,
+    pub outages: Vec<Outage>,
+    pub limits: Limits,
+    /// Failure reasons, interned. The first three are fixed.
+    pub reasons: Vec<String>,
+    pub intents: Intents,
+    pub expectations: Vec<Expectation>,
+}
+
+pub const REASON_HANDLER_ERROR: ReasonIndex = 0;
+pub const REASON_DOWNSTREAM_UNAVAILABLE: ReasonIndex = 1;
+pub const REASON_ACK_LOST: ReasonIndex = 2;
+pub const FIXED_REASONS: [&str; 3] = ["handler error", "downstream unavailable", "ack lost"];
+
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub queue: String,
+    pub max_receives: u32,
+    pub retry: Retry,
+    pub permanent: Permanent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    Fixed(Millis),
+    Backoff {
+        base: Millis,
+        cap: Option<Millis>,
+        jitter: Jitter,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Jitter {
+    None,
+    Full,
+    Equal,
+    Decorrelated,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permanent {
+    Retry,
+    Quarantine,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Transient,
+    Permanent,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Transient => "transient",
+            Class::Permanent => "permanent",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The handler fails: nothing is committed.
+    Fail,
+    /// The handler succeeds but the acknowledgement is lost.
+    LoseAck,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selector {
+    /// The first N deliveries over the message's whole life.
+    First(u64),
+    /// Every delivery until the operator repairs.
+    UntilRepair,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub selector: Selector,
+    pub reason: ReasonIndex,
+    pub class: Class,
+}
+
+impl Fault {
+    /// Whether this fault applies at a delivery that is the message's
+    /// `total_receives`-th, given whether the operator has repaired.
+    pub fn applies(&self, total_receives: u64, repaired: bool) -> bool {
+        match self.selector {
+            Selector::First(n) => total_receives <= n,
+            Selector::UntilRepair => !repaired,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MessageSpec {
+    pub id: String,
+    pub key: String,
+    pub at: Millis,
+    pub payload: Option<toml::Table>,
+    pub faults: Vec<Fault>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Traffic {
+    pub count: u64,
+    pub over: Millis,
+    pub id_prefix: String,
+    pub faults: Vec<Fault>,
+    /// Index of this generator's first message.
+    pub first_index: MessageIndex,
+}
+
+impl Traffic {
+    /// Arrival time of the j-th generated message (j from 1): even spacing.
+    pub fn arrival(&self, j: u64) -> Millis {
+        even_arrival(j, self.over, self.count)
+    }
+}
+
+/// Even spacing (model.md 10.16): message j of `count` (j from 1) arrives
+/// at floor((j - 1) * over / count).
+pub fn even_arrival(j: u64, over: Millis, count: u64) -> Millis {
+    match (j - 1).checked_mul(over) {
+        Some(product) => product / count,
+        None => ((j - 1) as u128 * over as u128 / count as u128) as Millis,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Outage {
+    pub from: Millis,
+    pub duration: Millis,
+}
+
+impl Outage {
+    pub fn contains(&self, t: Millis) -> bool {
+        t >= self.from && t - self.from < self.duration
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_events: u64,
+    pub max_time: Millis,
+    pub max_messages: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: 100_000_000,
+            max_time: 365 * 86_400_000,
+            max_messages: 20_000_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OperatorStep {
+    pub wait: Millis,
+    pub repair: bool,
+    pub action: Action,
+    pub identity: Identity,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Hold,
+    RedriveAll,
+    /// Redrive only these messages (in file order of `only`).
+    Redrive(Vec<MessageIndex>),
+    Purge,
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Hold => "hold",
+            Action::RedriveAll => "redrive_all",
+            Action::Redrive(_) => "redrive",
+            Action::Purge => "purge",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Identity {
+    Stable,
+    New,
+}
+
+impl Scenario {
+    /// Total number of messages, explicit and generated.
+    pub fn message_count(&self) -> u64 {
+        self.messages.len() as u64 + self.traffic.iter().map(|t| t.count).sum::<u64>()
+    }
+
+    /// The generator that produced message `m`, with its 1-based number.
+    pub fn generated(&self, m: MessageIndex) -> Option<(&Traffic, u64)> {
+        if (m as usize) < self.messages.len() {
+            return None;
+        }
+        let g = self
+            .traffic
+            .iter()
+            .rev()
+            .find(|t| t.first_index <= m)
+            .expect("generated index belongs to a generator");
+        Some((g, (m - g.first_index) as u64 + 1))
+    }
+
+    pub fn message_id(&self, m: MessageIndex) -> Cow<'_, str> {
+        match self.generated(m) {
+            None => Cow::Borrowed(&self.messages[m as usize].id),
+            Some((g, j)) => Cow::Owned(format!("{}{}", g.id_prefix, j)),
+        }
+    }
+
+    /// Finds a message by id, explicit or generated.
+    pub fn find_message(&self, id: &str) -> Option<MessageIndex> {
+        if let Some(i) = self.messages.iter().position(|m| m.id == id) {
+            return Some(i as MessageIndex);
+        }
+        for g in &self.traffic {
+            if let Some(j) = generated_number(id, &g.id_prefix, g.count) {
+                return Some(g.first_index + (j - 1) as MessageIndex);
+            }
+        }
+        None
+    }
+
+    pub fn faults(&self, m: MessageIndex) -> &[Fault] {
+        match self.generated(m) {
+            None => &self.messages[m as usize].faults,
+            Some((g, _)) => &g.faults,
+        }
+    }
+
+    pub fn arrival(&self, m: MessageIndex) -> Millis {
+        match self.generated(m) {
+            None => self.messages[m as usize].at,
+            Some((g, j)) => g.arrival(j),
+        }
+    }
+
+    pub fn payload(&self, m: MessageIndex) -> Option<&toml::Table> {
+        match self.generated(m) {
+            None => self.messages[m as usize].payload.as_ref(),
+            Some(_) => None,
+        }
+    }
+}
+
+/// If `id` is `<prefix><j>` with 1 <= j <= count (no leading zero), j.
+pub fn generated_number(id: &str, prefix: &str, count: u64) -> Option<u64> {
+    let rest = id.strip_prefix(prefix)?;
+    if rest.is_empty() || rest.starts_with('0') || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let j: u64 = rest.parse().ok()?;
+    (j >= 1 && j <= count).then_some(j)
+}

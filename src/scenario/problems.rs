@@ -1,0 +1,74 @@
+//! Collecting located problems while validating a file, and the problems
+//! several tables share (an id that names no message).
+
+use std::ops::Range;
+
+use super::file::S;
+use crate::diagnostic::{Problem, Source, did_you_mean};
+use crate::model::Scenario;
+
+/// The problems found so far in one file; validation reports them all.
+pub(super) struct Problems<'a> {
+    pub source: &'a Source,
+    pub list: Vec<Problem>,
+}
+
+impl Problems<'_> {
+    pub fn error(
+        &mut self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) {
+        self.list
+            .push(Problem::new(self.source, Some(span), message, label));
+    }
+
+    pub fn error_help(
+        &mut self,
+        span: Option<Range<usize>>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+        help: impl Into<String>,
+    ) {
+        self.list
+            .push(Problem::new(self.source, span, message, label).with_help(help));
+    }
+
+    pub fn count(&mut self, v: &S<i64>, what: &str, min: i64, max: i64) -> Option<u64> {
+        let n = *v.get_ref();
+        if n < min || n > max {
+            self.error(
+                v.span(),
+                format!("`{what}` must be between {min} and {max}, got {n}"),
+                "out of range",
+            );
+            None
+        } else {
+            Some(n as u64)
+        }
+    }
+}
+
+/// Reports an id that names no message, suggesting the closest one.
+pub(super) fn unknown_message(problems: &mut Problems, s: &Scenario, id: &S<String>) {
+    let help = match did_you_mean(id.get_ref(), s.messages.iter().map(|m| m.id.as_str())) {
+        Some(c) => format!("did you mean \"{c}\"?"),
+        None if s.messages.is_empty() => "no [[message]] has this id".to_string(),
+        None => format!(
+            "known ids: {}",
+            s.messages
+                .iter()
+                .take(8)
+                .map(|m| format!("\"{}\"", m.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    problems.error_help(
+        Some(id.span()),
+        format!("no message has id \"{}\"", id.get_ref()),
+        "unknown message",
+        help,
+    );
+}
