@@ -3,6 +3,7 @@
 
 mod expect;
 pub mod file;
+mod messages;
 mod problems;
 mod validate;
 
