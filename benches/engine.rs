@@ -13,10 +13,10 @@ fn bench(path: &str, rounds: u32) {
     let mut events = 0;
     for _ in 0..rounds {
         let start = Instant::now();
-        let (s, _) = load_bytes(path, &bytes).expect("valid benchmark input");
-        let o = engine::run(&s, Recorder::Off).expect("run finishes");
+        let (scenario, _) = load_bytes(path, &bytes).expect("valid benchmark input");
+        let outcome = engine::run(&scenario, Recorder::Off).expect("run finishes");
         best = best.min(start.elapsed().as_secs_f64());
-        events = o.totals.deliveries;
+        events = outcome.totals.deliveries;
     }
     println!(
         "{path}: best of {rounds}: {:.1} ms ({events} deliveries)",

@@ -116,11 +116,11 @@ fn strip_tags(s: &str) -> String {
 fn engine_rows(t: u64) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(SCENARIO).unwrap();
     let (s, _) = scenario_run::scenario::load_str(SCENARIO, &text).unwrap();
-    let o = run_until(&s, Recorder::Off, t).unwrap();
+    let outcome = run_until(&s, Recorder::Off, t).unwrap();
     let d = |v: Option<u64>| v.map_or("-".to_string(), scenario_run::duration::format);
-    (0..o.messages.len())
+    (0..outcome.messages.len())
         .map(|m| {
-            let r = row(&s, &o, m);
+            let r = row(&s, &outcome, m);
             vec![
                 r.id,
                 r.key,

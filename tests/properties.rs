@@ -99,14 +99,14 @@ prop_compose! {
 }
 
 fn run_json(text: &str) -> String {
-    let (s, _) = load_str("p.toml", text).expect("generated scenarios are valid");
-    let o = engine::run(&s, Recorder::All).expect("generated scenarios finish");
+    let (scenario, _) = load_str("p.toml", text).expect("generated scenarios are valid");
+    let outcome = engine::run(&scenario, Recorder::All).expect("generated scenarios finish");
     format!(
         "{}\n{}\n{}\n{}",
-        json::totals(&o),
-        json::snapshot(&s, &o),
-        json::transitions(&s, &o),
-        json::ledger(&s, &o)
+        json::totals(&outcome),
+        json::snapshot(&scenario, &outcome),
+        json::transitions(&scenario, &outcome),
+        json::ledger(&scenario, &outcome)
     )
 }
 
@@ -120,38 +120,38 @@ proptest! {
 
     #[test]
     fn messages_and_effects_are_conserved(text in scenario()) {
-        let (s, _) = load_str("p.toml", &text).unwrap();
-        let o = engine::run(&s, Recorder::All).unwrap();
-        let t = &o.totals;
+        let (scenario, _) = load_str("p.toml", &text).unwrap();
+        let outcome = engine::run(&scenario, Recorder::All).unwrap();
+        let t = &outcome.totals;
         // Every message ends in exactly one final state.
-        for st in &o.messages {
+        for st in &outcome.messages {
             prop_assert!(matches!(st.state, State::Acked | State::Quarantined | State::Expired | State::Purged));
         }
-        let count = |state: State| o.messages.iter().filter(|m| m.state == state).count() as u64;
+        let count = |state: State| outcome.messages.iter().filter(|m| m.state == state).count() as u64;
         prop_assert_eq!(t.acked, count(State::Acked));
         prop_assert_eq!(t.quarantined, count(State::Quarantined));
         prop_assert_eq!(t.expired, count(State::Expired));
         prop_assert_eq!(t.purged, count(State::Purged));
-        prop_assert_eq!(t.acked + t.quarantined + t.expired + t.purged, s.message_count());
+        prop_assert_eq!(t.acked + t.quarantined + t.expired + t.purged, scenario.message_count());
         prop_assert_eq!(t.final_dlq_depth, t.quarantined);
         // Per-message effects sum to the ledger's length.
-        let per_message: u64 = o.messages.iter().map(|m| m.effects as u64).sum();
-        prop_assert_eq!(per_message, o.ledger.len() as u64);
-        prop_assert_eq!(t.effects, o.ledger.len() as u64);
+        let per_message: u64 = outcome.messages.iter().map(|m| m.effects as u64).sum();
+        prop_assert_eq!(per_message, outcome.ledger.len() as u64);
+        prop_assert_eq!(t.effects, outcome.ledger.len() as u64);
         // No effect without a commit transition at the same time.
-        let commits: Vec<(u64, u32)> = o.transitions.iter()
+        let commits: Vec<(u64, u32)> = outcome.transitions.iter()
             .filter(|tr| matches!(tr.detail, Detail::Committed { .. }))
             .map(|tr| (tr.time, tr.message.unwrap()))
             .collect();
-        let ledger: Vec<(u64, u32)> = o.ledger.iter().map(|e| (e.time, e.message)).collect();
+        let ledger: Vec<(u64, u32)> = outcome.ledger.iter().map(|e| (e.time, e.message)).collect();
         prop_assert_eq!(commits, ledger);
         // Duplicated effects are effects beyond the first, per intent.
         let mut per_intent: BTreeMap<u32, u64> = BTreeMap::new();
-        for e in &o.ledger { *per_intent.entry(e.intent).or_default() += 1; }
+        for e in &outcome.ledger { *per_intent.entry(e.intent).or_default() += 1; }
         let duplicated: u64 = per_intent.values().map(|n| n - 1).sum();
         prop_assert_eq!(t.duplicated_effects, duplicated);
         // Deliveries are the receives, and the DLQ never held more than entered.
-        let receives: u64 = o.messages.iter().map(|m| m.total_receives as u64).sum();
+        let receives: u64 = outcome.messages.iter().map(|m| m.total_receives as u64).sum();
         prop_assert_eq!(t.deliveries, receives);
         prop_assert!(t.max_dlq_depth <= t.quarantine_entries);
         prop_assert!(t.drain_time <= t.end_time);
@@ -159,9 +159,9 @@ proptest! {
 
     #[test]
     fn recording_never_changes_the_outcome(text in scenario()) {
-        let (s, _) = load_str("p.toml", &text).unwrap();
-        let all = engine::run(&s, Recorder::All).unwrap();
-        let off = engine::run(&s, Recorder::Off).unwrap();
+        let (scenario, _) = load_str("p.toml", &text).unwrap();
+        let all = engine::run(&scenario, Recorder::All).unwrap();
+        let off = engine::run(&scenario, Recorder::Off).unwrap();
         prop_assert_eq!(all.totals, off.totals);
         prop_assert_eq!(all.messages, off.messages);
     }
@@ -170,10 +170,10 @@ proptest! {
     fn every_run_renders_every_report(text in scenario()) {
         use minijinja::{context, value::{Serde, Value}};
         use scenario_run::report::templates::{SCENARIO_HTML, SCENARIO_MARKDOWN, Templates};
-        let (s, _) = load_str("p.toml", &text).unwrap();
-        let o = engine::run_with_census(&s, Recorder::All).unwrap();
-        let verdicts = scenario_run::expect::judge(&s, &o);
-        let doc = json::document("p.toml", &s, &o, &verdicts, &[]);
+        let (scenario, _) = load_str("p.toml", &text).unwrap();
+        let o = engine::run_with_census(&scenario, Recorder::All).unwrap();
+        let verdicts = scenario_run::expect::judge(&scenario, &o);
+        let doc = json::document("p.toml", &scenario, &o, &verdicts, &[]);
         // The flow, derived from totals alone, matches the transitions.
         let count = |kind: &str| o.transitions.iter().filter(|t| t.detail.kind().as_str() == kind).count() as u64;
         prop_assert_eq!(&doc["flow"]["retries"], count("retry_scheduled"));
@@ -181,7 +181,7 @@ proptest! {
         let templates = Templates::load(None).unwrap();
         let md = templates.render(SCENARIO_MARKDOWN, context! { report => Value::from(Serde(&doc)) });
         prop_assert!(md.is_ok(), "{:?}", md.err().map(|p| p.message));
-        let (chart, scrub) = scenario_run::report::timeline(&s, &o);
+        let (chart, scrub) = scenario_run::report::timeline(&scenario, &o);
         let html = templates.render(SCENARIO_HTML, context! {
             report => Value::from(Serde(&doc)),
             chart => Value::from(Serde(&chart)),
@@ -194,19 +194,19 @@ proptest! {
     #[test]
     fn history_and_census_agree_with_a_run_stopped_at_any_time(text in scenario(), at in 0u64..400_000) {
         use scenario_run::report::{history, text::row};
-        let (s, _) = load_str("p.toml", &text).unwrap();
-        let o = engine::run_with_census(&s, Recorder::All).unwrap();
+        let (scenario, _) = load_str("p.toml", &text).unwrap();
+        let o = engine::run_with_census(&scenario, Recorder::All).unwrap();
         let t = at.min(o.totals.end_time);
-        let stopped = engine::run_until(&s, Recorder::Off, t).unwrap();
-        let versions = history::versions(&s, &o).unwrap();
+        let stopped = engine::run_until(&scenario, Recorder::Off, t).unwrap();
+        let versions = history::versions(&scenario, &o).unwrap();
         for (m, vs) in versions.iter().enumerate() {
-            prop_assert_eq!(history::row_at(vs, t), Some(row(&s, &stopped, m)));
+            prop_assert_eq!(history::row_at(vs, t), Some(row(&scenario, &stopped, m)));
         }
         let c = o.census.as_ref().unwrap();
         let sample = c.sample_time(t);
-        let at_sample = engine::run_until(&s, Recorder::Off, sample).unwrap();
+        let at_sample = engine::run_until(&scenario, Recorder::Off, sample).unwrap();
         let mut counts = [0u64; engine::STATE_COUNT];
-        for st in &at_sample.messages { counts[st.state as usize] += 1; }
+        for state in &at_sample.messages { counts[state.state as usize] += 1; }
         prop_assert_eq!(c.at(t), counts);
     }
 

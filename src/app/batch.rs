@@ -135,76 +135,76 @@ pub fn load_file(path: &str) -> Result<(Scenario, Source), LoadError> {
 
 /// Reads, validates, runs and judges one file.
 pub fn run_file(path: &str, opts: &Options) -> FileResult {
-    let (mut s, source) = match load_file(path) {
+    let (mut scenario, source) = match load_file(path) {
         Ok(ok) => ok,
         Err(e) => return FileResult::Invalid(e.into_invalid(path)),
     };
     if let Some(seed) = opts.seed {
-        s.seed = seed;
+        scenario.seed = seed;
     }
-    if !selected(&s, path, opts) {
+    if !selected(&scenario, path, opts) {
         return FileResult::Filtered;
     }
-    run_scenario(source, s, opts)
+    run_scenario(source, scenario, opts)
 }
 
-fn selected(s: &Scenario, path: &str, opts: &Options) -> bool {
+fn selected(scenario: &Scenario, path: &str, opts: &Options) -> bool {
     let by_text = opts.filter.as_ref().is_none_or(|f| {
         let f = f.to_lowercase();
-        s.name.to_lowercase().contains(&f) || path.to_lowercase().contains(&f)
+        scenario.name.to_lowercase().contains(&f) || path.to_lowercase().contains(&f)
     });
     let by_tag = opts
         .tag
         .as_ref()
-        .is_none_or(|t| s.tags.iter().any(|x| x == t));
+        .is_none_or(|t| scenario.tags.iter().any(|x| x == t));
     by_text && by_tag
 }
 
 /// Runs a validated scenario and judges it; failures are explained from a
 /// rerun that keeps the transitions the explanations need.
-pub fn run_scenario(source: Source, s: Scenario, opts: &Options) -> FileResult {
-    let recorder = if opts.full_transcript && s.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES
-    {
-        Recorder::All
-    } else {
-        expect::recorder_for(&s)
-    };
+pub fn run_scenario(source: Source, scenario: Scenario, opts: &Options) -> FileResult {
+    let recorder =
+        if opts.full_transcript && scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES {
+            Recorder::All
+        } else {
+            expect::recorder_for(&scenario)
+        };
     let run = if opts.census {
-        engine::run_with_census(&s, recorder)
+        engine::run_with_census(&scenario, recorder)
     } else {
-        engine::run(&s, recorder)
+        engine::run(&scenario, recorder)
     };
     let outcome = match run {
         Ok(o) => o,
         Err(limit) => {
             return FileResult::Stopped {
                 source,
-                scenario: Box::new(s),
+                scenario: Box::new(scenario),
                 limit,
             };
         }
     };
-    let verdicts = expect::judge(&s, &outcome);
+    let verdicts = expect::judge(&scenario, &outcome);
     let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
     let mut failures = Vec::new();
     if !failed.is_empty() {
-        let wanted = expect::recorder_for_failures(&s, &failed);
+        let wanted = expect::recorder_for_failures(&scenario, &failed);
         let rerun;
         let explained = if outcome.recorder == Recorder::All || outcome.recorder == wanted {
             &outcome
         } else {
             // Same file, same seed: the rerun is the same run, now recorded.
-            rerun = engine::run(&s, wanted).unwrap_or_else(|_| outcome.clone());
+            rerun = engine::run(&scenario, wanted).unwrap_or_else(|_| outcome.clone());
             &rerun
         };
         failures = failed
             .iter()
-            .map(|v| expect::failure(&source, &s, explained, v))
+            .map(|v| expect::failure(&source, &scenario, explained, v))
             .collect();
     }
     FileResult::Ran(Box::new(Ran {
         source,
-        scenario: s,
+        scenario,
         outcome,
         verdicts,
         failures,
@@ -250,7 +250,7 @@ pub fn run_all(
 }
 
 /// The diagnostic for a run stopped at a limit.
-pub fn limit_problem(source: &Source, s: &Scenario, limit: &LimitReached) -> Problem {
+pub fn limit_problem(source: &Source, scenario: &Scenario, limit: &LimitReached) -> Problem {
     let span = limits_span(&source.text);
     Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
         "by modeled time {} the run had made {} deliveries and {} were still pending, so it would not drain. \
@@ -260,8 +260,8 @@ pub fn limit_problem(source: &Source, s: &Scenario, limit: &LimitReached) -> Pro
         crate::duration::format(limit.at),
         limit.deliveries,
         limit.pending,
-        s.limits.max_events,
-        crate::duration::format(s.limits.max_time),
+        scenario.limits.max_events,
+        crate::duration::format(scenario.limits.max_time),
     ))
 }
 

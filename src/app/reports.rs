@@ -123,8 +123,8 @@ pub fn write_reports(
         let (FileResult::Ran(ran), Some(name)) = (r, name) else {
             continue;
         };
-        let (s, o) = (&ran.scenario, &ran.outcome);
-        let doc = document(file, s, o, &ran.verdicts, &r.problems());
+        let (scenario, outcome) = (&ran.scenario, &ran.outcome);
+        let doc = document(file, scenario, outcome, &ran.verdicts, &r.problems());
         for &format in formats {
             let rendered = match format {
                 ReportFormat::Json => Ok(json_file(&doc)),
@@ -133,7 +133,7 @@ pub fn write_reports(
                     context! { report => Value::from(Serde(&doc)) },
                 ),
                 ReportFormat::Html => {
-                    let (chart, scrub) = crate::report::timeline(s, o);
+                    let (chart, scrub) = crate::report::timeline(scenario, outcome);
                     templates.render(
                         SCENARIO_HTML,
                         context! {

@@ -51,7 +51,7 @@ pub(super) fn check(patterns: &[String], color: bool) -> u8 {
 }
 
 pub(super) fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) -> u8 {
-    let (mut s, source) = match load_file(path) {
+    let (mut scenario, source) = match load_file(path) {
         Ok(ok) => ok,
         Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
@@ -65,21 +65,21 @@ pub(super) fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) 
         }
     };
     if let Some(seed) = seed {
-        s.seed = seed;
+        scenario.seed = seed;
     }
     let result = match at {
-        Some(t) => engine::run_until(&s, Recorder::All, t),
-        None => engine::run(&s, Recorder::All),
+        Some(t) => engine::run_until(&scenario, Recorder::All, t),
+        None => engine::run(&scenario, Recorder::All),
     };
     match result {
-        Ok(o) => {
-            print!("{}", text::transcript(&s, &o));
+        Ok(outcome) => {
+            print!("{}", text::transcript(&scenario, &outcome));
             EXIT_PASSED
         }
         Err(limit) => {
             eprintln!(
                 "{}",
-                render(&batch::limit_problem(&source, &s, &limit), color)
+                render(&batch::limit_problem(&source, &scenario, &limit), color)
             );
             EXIT_INVALID
         }

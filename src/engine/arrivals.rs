@@ -38,15 +38,15 @@ impl Generator {
 }
 
 impl Arrivals {
-    pub fn new(s: &Scenario) -> Self {
-        let mut explicit: Vec<(Millis, MessageIndex)> = s
+    pub fn new(scenario: &Scenario) -> Self {
+        let mut explicit: Vec<(Millis, MessageIndex)> = scenario
             .messages
             .iter()
             .enumerate()
             .map(|(i, m)| (m.at, i as MessageIndex))
             .collect();
         explicit.sort();
-        let generators = s
+        let generators = scenario
             .traffic
             .iter()
             .map(|g| Generator {

@@ -111,23 +111,23 @@ mod tests {
 
     #[test]
     fn sentinels_read_as_absent() {
-        let mut st = MessageState::new();
-        assert_eq!(st.quarantined_at(), None);
-        assert_eq!(st.last_reason(), None);
-        assert_eq!(st.quarantine_age(5), None);
+        let mut state = MessageState::new();
+        assert_eq!(state.quarantined_at(), None);
+        assert_eq!(state.last_reason(), None);
+        assert_eq!(state.quarantine_age(5), None);
         assert_eq!(
-            st.key(7),
+            state.key(7),
             KeyRef {
                 intent: 7,
                 generation: 0
             }
         );
-        st.set_quarantined_at(10);
-        st.state = State::Quarantined;
-        st.set_failure(3, Class::Permanent);
-        assert_eq!(st.quarantined_at(), Some(10));
-        assert_eq!(st.quarantine_age(25), Some(15));
-        assert_eq!(st.last_reason(), Some(3));
-        assert_eq!(st.last_class(), Class::Permanent);
+        state.set_quarantined_at(10);
+        state.state = State::Quarantined;
+        state.set_failure(3, Class::Permanent);
+        assert_eq!(state.quarantined_at(), Some(10));
+        assert_eq!(state.quarantine_age(25), Some(15));
+        assert_eq!(state.last_reason(), Some(3));
+        assert_eq!(state.last_class(), Class::Permanent);
     }
 }

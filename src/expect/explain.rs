@@ -14,13 +14,13 @@ use crate::report::text;
 const MAX_LINES: usize = 24;
 
 /// The recorder for a rerun that explains these failures.
-pub fn recorder_for_failures(s: &Scenario, failed: &[&Verdict]) -> Recorder {
-    if s.message_count() <= FULL_TRANSCRIPT_MESSAGES {
+pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Recorder {
+    if scenario.message_count() <= FULL_TRANSCRIPT_MESSAGES {
         return Recorder::All;
     }
     let mut named = BTreeSet::new();
     for v in failed {
-        match s.expectations[v.index].target {
+        match scenario.expectations[v.index].target {
             Target::Message(m, _) => {
                 named.insert(m);
             }
@@ -35,21 +35,21 @@ pub fn recorder_for_failures(s: &Scenario, failed: &[&Verdict]) -> Recorder {
     Recorder::Only(named)
 }
 
-pub fn explain(s: &Scenario, o: &Outcome, target: &Target) -> String {
+pub fn explain(scenario: &Scenario, outcome: &Outcome, target: &Target) -> String {
     match *target {
-        Target::Message(m, _) => message_story(s, o, m),
+        Target::Message(m, _) => message_story(scenario, outcome, m),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {
-                out.push_str(&message_story(s, o, m));
+                out.push_str(&message_story(scenario, outcome, m));
             } else {
                 let _ = writeln!(out, "{} transitions in this run:", kind.as_str());
-                let w = text::id_width(s, o);
-                let lines: Vec<String> = o
+                let w = text::id_width(scenario, outcome);
+                let lines: Vec<String> = outcome
                     .transitions
                     .iter()
                     .filter(|t| t.detail.kind() == kind)
-                    .map(|t| text::line(s, t, w))
+                    .map(|t| text::line(scenario, t, w))
                     .collect();
                 push_limited(&mut out, &lines);
                 if lines.is_empty() {
@@ -58,7 +58,7 @@ pub fn explain(s: &Scenario, o: &Outcome, target: &Target) -> String {
             }
             out
         }
-        Target::Total(t) => total_story(s, o, t),
+        Target::Total(t) => total_story(scenario, outcome, t),
     }
 }
 
@@ -71,9 +71,9 @@ fn push_limited(out: &mut String, lines: &[String]) {
     }
 }
 
-fn message_story(s: &Scenario, o: &Outcome, m: MessageIndex) -> String {
+fn message_story(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
     let mut out = String::new();
-    let r = text::row(s, o, m as usize);
+    let r = text::row(scenario, outcome, m as usize);
     let _ = writeln!(
         out,
         "message \"{}\" ended {} (key {}, cycle {}, {} receives in this cycle, {} in all, {} effects, {} dedup hits{}).",
@@ -88,12 +88,12 @@ fn message_story(s: &Scenario, o: &Outcome, m: MessageIndex) -> String {
         r.last_reason
             .map_or(String::new(), |x| format!(", last failure: {x}")),
     );
-    let w = text::id_width(s, o);
-    let lines: Vec<String> = o
+    let w = text::id_width(scenario, outcome);
+    let lines: Vec<String> = outcome
         .transitions
         .iter()
         .filter(|t| t.message == Some(m) || t.message.is_none())
-        .map(|t| text::line(s, t, w))
+        .map(|t| text::line(scenario, t, w))
         .collect();
     if !lines.is_empty() {
         out.push_str("Its transitions (and the operator's):\n");
@@ -103,30 +103,31 @@ fn message_story(s: &Scenario, o: &Outcome, m: MessageIndex) -> String {
 }
 
 fn ids_where(
-    s: &Scenario,
-    o: &Outcome,
+    scenario: &Scenario,
+    outcome: &Outcome,
     pred: impl Fn(&crate::engine::MessageState) -> Option<String>,
 ) -> Vec<String> {
-    o.messages
+    outcome
+        .messages
         .iter()
         .enumerate()
-        .filter_map(|(m, st)| {
-            pred(st).map(|what| format!("{:<16} {what}", s.message_id(m as MessageIndex)))
+        .filter_map(|(m, state)| {
+            pred(state).map(|what| format!("{:<16} {what}", scenario.message_id(m as MessageIndex)))
         })
         .collect()
 }
 
-fn total_story(s: &Scenario, o: &Outcome, total: Total) -> String {
+fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
     let mut out = String::new();
     let (title, lines) = match total.story() {
-        Story::Ledger => ledger_story(s, o),
-        Story::PerIntent => per_intent_story(s, o),
-        Story::FinalState(want) => final_state_story(s, o, want),
-        Story::DedupHits => dedup_story(s, o),
-        Story::Receives => receives_story(s, o),
-        Story::QuarantineEntries => quarantine_story(s, o),
-        Story::RetryDelays => retry_delay_story(s, o),
-        Story::Drains => drains_story(s, o),
+        Story::Ledger => ledger_story(scenario, outcome),
+        Story::PerIntent => per_intent_story(scenario, outcome),
+        Story::FinalState(want) => final_state_story(scenario, outcome, want),
+        Story::DedupHits => dedup_story(scenario, outcome),
+        Story::Receives => receives_story(scenario, outcome),
+        Story::QuarantineEntries => quarantine_story(scenario, outcome),
+        Story::RetryDelays => retry_delay_story(scenario, outcome),
+        Story::Drains => drains_story(scenario, outcome),
     };
     let _ = writeln!(out, "In this run: {title}");
     push_limited(&mut out, &lines);
@@ -144,54 +145,57 @@ fn plural(n: u32, one: &str, many: &str) -> String {
     }
 }
 
-fn ledger_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn ledger_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
-    format!("{} effects committed; by message:", o.totals.effects),
-    if o.ledger.is_empty() {
-        ids_where(s, o, |st| {
-            (st.effects > 0).then(|| plural(st.effects, "effect", "effects"))
-        })
-    } else {
-        let mut by_message: BTreeMap<MessageIndex, Vec<String>> = BTreeMap::new();
-        for e in &o.ledger {
-            by_message.entry(e.message).or_default().push(format!(
-                "{} (cycle {}, key {})",
-                dur(e.time),
-                e.cycle,
-                s.key_name(e.key)
-            ));
-        }
-        by_message
-            .into_iter()
-            .map(|(m, v)| {
-                format!(
-                    "{:<16} {} at {}",
-                    s.message_id(m),
-                    plural(v.len() as u32, "effect", "effects"),
-                    v.join(", ")
-                )
+        format!("{} effects committed; by message:", outcome.totals.effects),
+        if outcome.ledger.is_empty() {
+            ids_where(scenario, outcome, |state| {
+                (state.effects > 0).then(|| plural(state.effects, "effect", "effects"))
             })
-            .collect()
-    },
-
+        } else {
+            let mut by_message: BTreeMap<MessageIndex, Vec<String>> = BTreeMap::new();
+            for e in &outcome.ledger {
+                by_message.entry(e.message).or_default().push(format!(
+                    "{} (cycle {}, key {})",
+                    dur(e.time),
+                    e.cycle,
+                    scenario.key_name(e.key)
+                ));
+            }
+            by_message
+                .into_iter()
+                .map(|(m, v)| {
+                    format!(
+                        "{:<16} {} at {}",
+                        scenario.message_id(m),
+                        plural(v.len() as u32, "effect", "effects"),
+                        v.join(", ")
+                    )
+                })
+                .collect()
+        },
     )
 }
 
-fn per_intent_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn per_intent_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     let mut per_intent: BTreeMap<String, (u32, Vec<String>)> = BTreeMap::new();
-    for (m, st) in o.messages.iter().enumerate() {
-        if st.effects > 0 {
+    for (m, state) in outcome.messages.iter().enumerate() {
+        if state.effects > 0 {
             let e = per_intent
-                .entry(s.intent_name(s.intent(m as MessageIndex)).into_owned())
+                .entry(
+                    scenario
+                        .intent_name(scenario.intent(m as MessageIndex))
+                        .into_owned(),
+                )
                 .or_default();
-            e.0 += st.effects;
-            e.1.push(s.message_id(m as MessageIndex).into_owned());
+            e.0 += state.effects;
+            e.1.push(scenario.message_id(m as MessageIndex).into_owned());
         }
     }
     (
         format!(
             "{} duplicated effects (effects beyond the first per intent); intents with more than one:",
-            o.totals.duplicated_effects
+            outcome.totals.duplicated_effects
         ),
         per_intent
             .into_iter()
@@ -205,68 +209,74 @@ fn per_intent_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
             })
             .collect(),
     )
-
 }
 
-fn final_state_story(s: &Scenario, o: &Outcome, want: State) -> (String, Vec<String>) {
-    let counts = state_counts(o);
+fn final_state_story(scenario: &Scenario, outcome: &Outcome, want: State) -> (String, Vec<String>) {
+    let counts = state_counts(outcome);
     (
         format!("final states: {counts}; {} messages:", want.as_str()),
-        ids_where(s, o, |st| {
-            (st.state == want).then(|| match st.last_reason() {
+        ids_where(scenario, outcome, |state| {
+            (state.state == want).then(|| match state.last_reason() {
                 Some(r) if want != State::Acked => {
-                    format!("last failure: {}", s.reasons[r as usize])
+                    format!("last failure: {}", scenario.reasons[r as usize])
                 }
-                _ => format!("cycle {}, {} receives in all", st.cycle, st.total_receives),
+                _ => format!(
+                    "cycle {}, {} receives in all",
+                    state.cycle, state.total_receives
+                ),
             })
         }),
     )
-
 }
 
-fn dedup_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn dedup_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
-    format!("{} deduplication hits; by message:", o.totals.dedup_hits),
-    ids_where(s, o, |st| {
-        (st.dedup_hits > 0).then(|| plural(st.dedup_hits, "hit", "hits"))
-    }),
-
+        format!(
+            "{} deduplication hits; by message:",
+            outcome.totals.dedup_hits
+        ),
+        ids_where(scenario, outcome, |state| {
+            (state.dedup_hits > 0).then(|| plural(state.dedup_hits, "hit", "hits"))
+        }),
     )
 }
 
-fn receives_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn receives_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
-    format!("{} deliveries; receives by message:", o.totals.deliveries),
-    ids_where(s, o, |st| {
-        Some(plural(st.total_receives, "receive", "receives"))
-    }),
-
+        format!(
+            "{} deliveries; receives by message:",
+            outcome.totals.deliveries
+        ),
+        ids_where(scenario, outcome, |state| {
+            Some(plural(state.total_receives, "receive", "receives"))
+        }),
     )
 }
 
-fn quarantine_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn quarantine_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
-    format!(
-        "{} quarantine entries, maximum DLQ depth {}, final depth {}; messages that entered quarantine:",
-        o.totals.quarantine_entries, o.totals.max_dlq_depth, o.totals.final_dlq_depth
-    ),
-    ids_where(s, o, |st| {
-        (st.quarantine_entries > 0).then(|| {
-            format!(
-                "{} (latest at {}), now {}",
-                plural(st.quarantine_entries, "entry", "entries"),
-                st.quarantined_at().map_or_else(|| "-".to_string(), dur),
-                st.state.as_str()
-            )
-        })
-    }),
-
+        format!(
+            "{} quarantine entries, maximum DLQ depth {}, final depth {}; messages that entered quarantine:",
+            outcome.totals.quarantine_entries,
+            outcome.totals.max_dlq_depth,
+            outcome.totals.final_dlq_depth
+        ),
+        ids_where(scenario, outcome, |state| {
+            (state.quarantine_entries > 0).then(|| {
+                format!(
+                    "{} (latest at {}), now {}",
+                    plural(state.quarantine_entries, "entry", "entries"),
+                    state.quarantined_at().map_or_else(|| "-".to_string(), dur),
+                    state.state.as_str()
+                )
+            })
+        }),
     )
 }
 
-fn retry_delay_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn retry_delay_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     let mut per: BTreeMap<MessageIndex, Vec<String>> = BTreeMap::new();
-    for t in &o.transitions {
+    for t in &outcome.transitions {
         if let (Some(m), Detail::RetryScheduled { delay, .. }) = (t.message, t.detail) {
             per.entry(m).or_default().push(dur(delay));
         }
@@ -274,25 +284,24 @@ fn retry_delay_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
     (
         format!(
             "{} of retry delay scheduled; by message:",
-            dur(o.totals.retry_delay_paid)
+            dur(outcome.totals.retry_delay_paid)
         ),
         per.into_iter()
-            .map(|(m, v)| format!("{:<16} {}", s.message_id(m), v.join(" + ")))
+            .map(|(m, v)| format!("{:<16} {}", scenario.message_id(m), v.join(" + ")))
             .collect(),
     )
-
 }
 
-fn drains_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
+fn drains_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     let mut lines = Vec::new();
-    for (i, d) in o.drains.iter().enumerate() {
+    for (i, d) in outcome.drains.iter().enumerate() {
         let what = if i == 0 {
             "source cycle".to_string()
         } else {
             format!("cycle after operator step {i}")
         };
         lines.push(format!("{what} drained at {}", dur(*d)));
-        if let Some(op) = s.operators.get(i) {
+        if let Some(op) = scenario.operators.get(i) {
             lines.push(format!(
                 "operator step {} inspects at {} (+ wait {})",
                 i + 1,
@@ -304,16 +313,15 @@ fn drains_story(s: &Scenario, o: &Outcome) -> (String, Vec<String>) {
     (
         format!(
             "drain time {} (the source cycle's last delivery); end time {} (the last event, inspections included):",
-            dur(o.totals.drain_time),
-            dur(o.totals.end_time)
+            dur(outcome.totals.drain_time),
+            dur(outcome.totals.end_time)
         ),
         lines,
     )
-
 }
 
-fn state_counts(o: &Outcome) -> String {
-    let t = &o.totals;
+fn state_counts(outcome: &Outcome) -> String {
+    let t = &outcome.totals;
     format!(
         "{} acked, {} quarantined, {} expired, {} purged",
         t.acked, t.quarantined, t.expired, t.purged

@@ -20,10 +20,10 @@ pub struct Verdict {
 
 /// The recorder a run needs so that every expectation can be judged:
 /// event expectations read the transitions of the messages they name.
-pub fn recorder_for(s: &Scenario) -> Recorder {
+pub fn recorder_for(scenario: &Scenario) -> Recorder {
     let mut named = BTreeSet::new();
     let mut any = false;
-    for e in &s.expectations {
+    for e in &scenario.expectations {
         if let Target::Event { message, .. } = e.target {
             any = true;
             match message {
@@ -42,31 +42,31 @@ pub fn recorder_for(s: &Scenario) -> Recorder {
 }
 
 /// The value an expectation's target has in the outcome.
-pub fn actual(s: &Scenario, o: &Outcome, target: &Target) -> Value {
+pub fn actual(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value {
     match *target {
-        Target::Total(t) => o.totals.get(t),
+        Target::Total(t) => outcome.totals.get(t),
         Target::Message(m, field) => {
-            let st = &o.messages[m as usize];
+            let state = &outcome.messages[m as usize];
             match field {
-                MessageField::State => Value::Text(st.state.as_str().to_string()),
-                MessageField::Key => Value::Text(s.key_name(o.key(s, m))),
-                MessageField::Cycle => Value::Count(st.cycle as u64),
-                MessageField::CycleReceives => Value::Count(st.cycle_receives as u64),
-                MessageField::TotalReceives => Value::Count(st.total_receives as u64),
-                MessageField::Effects => Value::Count(st.effects as u64),
-                MessageField::DedupHits => Value::Count(st.dedup_hits as u64),
-                MessageField::LastReason => st
-                    .last_reason()
-                    .map_or(Value::Never, |r| Value::Text(s.reasons[r as usize].clone())),
+                MessageField::State => Value::Text(state.state.as_str().to_string()),
+                MessageField::Key => Value::Text(scenario.key_name(outcome.key(scenario, m))),
+                MessageField::Cycle => Value::Count(state.cycle as u64),
+                MessageField::CycleReceives => Value::Count(state.cycle_receives as u64),
+                MessageField::TotalReceives => Value::Count(state.total_receives as u64),
+                MessageField::Effects => Value::Count(state.effects as u64),
+                MessageField::DedupHits => Value::Count(state.dedup_hits as u64),
+                MessageField::LastReason => state.last_reason().map_or(Value::Never, |r| {
+                    Value::Text(scenario.reasons[r as usize].clone())
+                }),
                 MessageField::QuarantinedAt => {
-                    st.quarantined_at().map_or(Value::Never, Value::Time)
+                    state.quarantined_at().map_or(Value::Never, Value::Time)
                 }
             }
         }
         Target::Event {
             kind, message, at, ..
         } => {
-            let times: Vec<Millis> = o
+            let times: Vec<Millis> = outcome
                 .transitions
                 .iter()
                 .filter(|t| t.detail.kind() == kind && (message.is_none() || t.message == message))
@@ -93,14 +93,14 @@ pub fn actual(s: &Scenario, o: &Outcome, target: &Target) -> Value {
     }
 }
 
-fn event_occurs(o: &Outcome, target: &Target) -> bool {
+fn event_occurs(outcome: &Outcome, target: &Target) -> bool {
     let Target::Event {
         kind, message, at, ..
     } = *target
     else {
         return false;
     };
-    o.transitions.iter().any(|t| {
+    outcome.transitions.iter().any(|t| {
         t.detail.kind() == kind
             && (message.is_none() || t.message == message)
             && at.is_none_or(|a| a == t.time)
@@ -108,14 +108,15 @@ fn event_occurs(o: &Outcome, target: &Target) -> bool {
 }
 
 /// Judges every expectation of the scenario against the outcome.
-pub fn judge(s: &Scenario, o: &Outcome) -> Vec<Verdict> {
-    s.expectations
+pub fn judge(scenario: &Scenario, outcome: &Outcome) -> Vec<Verdict> {
+    scenario
+        .expectations
         .iter()
         .enumerate()
         .map(|(index, e)| {
-            let actual = actual(s, o, &e.target);
+            let actual = actual(scenario, outcome, &e.target);
             let passed = match &e.target {
-                Target::Event { never, .. } => event_occurs(o, &e.target) != *never,
+                Target::Event { never, .. } => event_occurs(outcome, &e.target) != *never,
                 _ => e.check.holds(&actual),
             };
             Verdict {
@@ -128,13 +129,13 @@ pub fn judge(s: &Scenario, o: &Outcome) -> Vec<Verdict> {
 }
 
 /// What the expectation says, e.g. `effects = 4` or `message "poison" state = "acked"`.
-pub fn describe(s: &Scenario, e: &Expectation) -> String {
+pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
     match &e.target {
         Target::Total(t) => format!("{} {}", t.name(), check_words(&e.check)),
         Target::Message(m, f) => {
             format!(
                 "message \"{}\" {} {}",
-                s.message_id(*m),
+                scenario.message_id(*m),
                 f.name(),
                 check_words(&e.check)
             )
@@ -145,7 +146,9 @@ pub fn describe(s: &Scenario, e: &Expectation) -> String {
             at,
             never,
         } => {
-            let who = message.map_or(String::new(), |m| format!(" of \"{}\"", s.message_id(m)));
+            let who = message.map_or(String::new(), |m| {
+                format!(" of \"{}\"", scenario.message_id(m))
+            });
             let when = at.map_or(String::new(), |a| {
                 format!(" at {}", crate::duration::format(a))
             });
@@ -165,19 +168,27 @@ fn check_words(c: &Check) -> String {
 /// A failed expectation as a located diagnostic with an explanation drawn
 /// from the run. `o` should hold the transitions of the messages concerned
 /// (see [`explain::recorder_for_failures`]).
-pub fn failure(source: &Source, s: &Scenario, o: &Outcome, v: &Verdict) -> Problem {
-    let e = &s.expectations[v.index];
+pub fn failure(source: &Source, scenario: &Scenario, outcome: &Outcome, v: &Verdict) -> Problem {
+    let e = &scenario.expectations[v.index];
     let (message, label) = match &e.target {
         Target::Event { never: true, .. } => (
-            format!("expected {}, but it {}", describe(s, e), v.actual_text()),
+            format!(
+                "expected {}, but it {}",
+                describe(scenario, e),
+                v.actual_text()
+            ),
             format!("expected never, but it {}", v.actual_text()),
         ),
         Target::Event { .. } => (
-            format!("expected {}, but it {}", describe(s, e), v.actual_text()),
+            format!(
+                "expected {}, but it {}",
+                describe(scenario, e),
+                v.actual_text()
+            ),
             format!("it {}", v.actual_text()),
         ),
         _ => (
-            format!("expected {}, got {}", describe(s, e), v.actual),
+            format!("expected {}, got {}", describe(scenario, e), v.actual),
             format!("expected {}, got {}", e.check, v.actual),
         ),
     };
@@ -186,7 +197,7 @@ pub fn failure(source: &Source, s: &Scenario, o: &Outcome, v: &Verdict) -> Probl
         help.push_str(d.trim());
         help.push_str("\n\n");
     }
-    help.push_str(&explain::explain(s, o, &e.target));
+    help.push_str(&explain::explain(scenario, outcome, &e.target));
     Problem::new(source, Some(e.span.clone()), message, label).with_help(help.trim_end())
 }
 

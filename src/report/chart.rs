@@ -110,8 +110,9 @@ fn axis(scale: Scale, y: f64) -> Json {
     json!({ "y": round(y), "ticks": ticks })
 }
 
-fn inspections(s: &Scenario, o: &Outcome, scale: Scale) -> Vec<Json> {
-    o.transitions
+fn inspections(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json> {
+    outcome
+        .transitions
         .iter()
         .filter_map(|t| {
             let Detail::Inspected { step, .. } = t.detail else {
@@ -124,7 +125,7 @@ fn inspections(s: &Scenario, o: &Outcome, scale: Scale) -> Vec<Json> {
                 // Near the right edge the label goes to the line's left.
                 "anchor": if x > RIGHT - 40.0 { "end" } else { "start" },
                 "label": format!("step {step}"),
-                "title": format!("{}: {}", dur(t.time), describe(s, &t.detail)),
+                "title": format!("{}: {}", dur(t.time), describe(scenario, &t.detail)),
             }))
         })
         .collect()
@@ -132,7 +133,13 @@ fn inspections(s: &Scenario, o: &Outcome, scale: Scale) -> Vec<Json> {
 
 /// What every view shares: its mode, size, plot edges, axis and the
 /// operator inspections. `bottom` is the plot's lower edge.
-fn frame(s: &Scenario, o: &Outcome, scale: Scale, mode: &str, bottom: f64) -> Map<String, Json> {
+fn frame(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    scale: Scale,
+    mode: &str,
+    bottom: f64,
+) -> Map<String, Json> {
     let v = json!({
         "mode": mode,
         "width": WIDTH,
@@ -143,7 +150,7 @@ fn frame(s: &Scenario, o: &Outcome, scale: Scale, mode: &str, bottom: f64) -> Ma
         "bottom": round(bottom),
         "end": scale.end,
         "axis": axis(scale, bottom),
-        "inspections": inspections(s, o, scale),
+        "inspections": inspections(scenario, outcome, scale),
     });
     match v {
         Json::Object(map) => map,
@@ -154,14 +161,14 @@ fn frame(s: &Scenario, o: &Outcome, scale: Scale, mode: &str, bottom: f64) -> Ma
 /// The timeline of a run. `versions` (each message's rows over time) gives
 /// the lane view; without it, or above [`LANE_LIMIT`] messages, the census
 /// gives the aggregate view. Returns `null` when neither is available.
-pub fn chart(s: &Scenario, o: &Outcome, versions: Option<&[Vec<Version>]>) -> Json {
+pub fn chart(scenario: &Scenario, outcome: &Outcome, versions: Option<&[Vec<Version>]>) -> Json {
     let scale = Scale {
-        end: o.totals.end_time,
+        end: outcome.totals.end_time,
     };
     match versions {
-        Some(v) if v.len() <= LANE_LIMIT => lanes(s, o, v, scale),
-        _ => match &o.census {
-            Some(c) => aggregate(s, o, c, scale),
+        Some(v) if v.len() <= LANE_LIMIT => lanes(scenario, outcome, v, scale),
+        _ => match &outcome.census {
+            Some(c) => aggregate(scenario, outcome, c, scale),
             None => Json::Null,
         },
     }
@@ -196,9 +203,9 @@ fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
     out
 }
 
-fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> Json {
+fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scale: Scale) -> Json {
     let mut marks: Vec<Vec<Json>> = vec![Vec::new(); versions.len()];
-    for t in &o.transitions {
+    for t in &outcome.transitions {
         let Some(m) = t.message else { continue };
         let kind = t.detail.kind();
         if MARKS.contains(&kind) {
@@ -206,7 +213,7 @@ fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> 
                 "time": t.time,
                 "x": scale.x(t.time),
                 "kind": kind.as_str(),
-                "title": format!("{}  {}: {}", dur(t.time), s.message_id(m), describe(s, &t.detail)),
+                "title": format!("{}  {}: {}", dur(t.time), scenario.message_id(m), describe(scenario, &t.detail)),
             }));
         }
     }
@@ -236,14 +243,20 @@ fn lanes(s: &Scenario, o: &Outcome, versions: &[Vec<Version>], scale: Scale) -> 
             })
         })
         .collect();
-    let mut view = frame(s, o, scale, "lanes", TOP + LANE * versions.len() as f64);
+    let mut view = frame(
+        scenario,
+        outcome,
+        scale,
+        "lanes",
+        TOP + LANE * versions.len() as f64,
+    );
     view.insert("lanes".into(), json!(lanes));
     view.insert("marks".into(), json!(MARKS.map(EventKind::as_str)));
     Json::Object(view)
 }
 
-fn aggregate(s: &Scenario, o: &Outcome, c: &Census, scale: Scale) -> Json {
-    let total = o.totals.messages.max(1) as f64;
+fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -> Json {
+    let total = outcome.totals.messages.max(1) as f64;
     let bottom = TOP + AREA_HEIGHT;
     let y = |count: u64| round(bottom - count as f64 / total * AREA_HEIGHT);
     // Sample points: every census sample, then the end.
@@ -306,7 +319,7 @@ fn aggregate(s: &Scenario, o: &Outcome, c: &Census, scale: Scale) -> Json {
             Json::Object(row)
         })
         .collect();
-    let mut view = frame(s, o, scale, "aggregate", bottom);
+    let mut view = frame(scenario, outcome, scale, "aggregate", bottom);
     view.insert("areas".into(), json!(areas));
     view.insert("y_ticks".into(), json!(y_ticks));
     view.insert("samples".into(), json!(samples));

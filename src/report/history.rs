@@ -20,24 +20,24 @@ pub struct Version {
 /// The versions of every message's row, oldest first; several changes at
 /// one instant make one version. Needs a run recorded with
 /// [`Recorder::All`]; returns `None` otherwise.
-pub fn versions(s: &Scenario, o: &Outcome) -> Option<Vec<Vec<Version>>> {
-    if o.recorder != Recorder::All {
+pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Version>>> {
+    if outcome.recorder != Recorder::All {
         return None;
     }
-    let mut all: Vec<Vec<Version>> = (0..o.messages.len() as u32)
+    let mut all: Vec<Vec<Version>> = (0..outcome.messages.len() as u32)
         .map(|m| {
             vec![Version {
                 time: None,
-                row: row_of(s, m, &MessageState::new(), 0),
+                row: row_of(scenario, m, &MessageState::new(), 0),
             }]
         })
         .collect();
-    for change in &o.state_changes {
+    for change in &outcome.state_changes {
         let versions = &mut all[change.message as usize];
         // The age depends on when the row is read: see `row_at`.
         let row = Row {
             age: None,
-            ..row_of(s, change.message, &change.state, change.time)
+            ..row_of(scenario, change.message, &change.state, change.time)
         };
         match versions.last_mut() {
             Some(last) if last.time == Some(change.time) => last.row = row,
@@ -113,21 +113,21 @@ mod tests {
         for entry in std::fs::read_dir("scenarios").unwrap() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
-            let (s, _) = crate::scenario::load_str("s.toml", &text).unwrap();
-            if s.message_count() > 200 {
+            let (scenario, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+            if scenario.message_count() > 200 {
                 continue;
             }
-            let o = run(&s, Recorder::All).unwrap();
-            let all = versions(&s, &o).unwrap();
-            let mut times: Vec<Millis> = o.transitions.iter().map(|t| t.time).collect();
-            times.extend(o.transitions.iter().map(|t| t.time.saturating_sub(1)));
-            times.push(o.totals.end_time);
+            let outcome = run(&scenario, Recorder::All).unwrap();
+            let all = versions(&scenario, &outcome).unwrap();
+            let mut times: Vec<Millis> = outcome.transitions.iter().map(|t| t.time).collect();
+            times.extend(outcome.transitions.iter().map(|t| t.time.saturating_sub(1)));
+            times.push(outcome.totals.end_time);
             times.sort();
             times.dedup();
             for t in times {
-                let at = run_until(&s, Recorder::Off, t).unwrap();
+                let at = run_until(&scenario, Recorder::Off, t).unwrap();
                 for (m, vs) in all.iter().enumerate() {
-                    let expected = row(&s, &at, m);
+                    let expected = row(&scenario, &at, m);
                     assert_eq!(
                         row_at(vs, t),
                         Some(expected),
@@ -145,8 +145,8 @@ mod tests {
     fn no_history_without_a_full_recording() {
         let text =
             std::fs::read_to_string("scenarios/01-dlq-is-not-proof-nothing-happened.toml").unwrap();
-        let (s, _) = crate::scenario::load_str("s.toml", &text).unwrap();
-        let o = run(&s, Recorder::Off).unwrap();
-        assert!(versions(&s, &o).is_none());
+        let (scenario, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        assert!(versions(&scenario, &outcome).is_none());
     }
 }

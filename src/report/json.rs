@@ -30,12 +30,12 @@ fn check(c: &Check) -> Json {
     }
 }
 
-pub fn expectations(s: &Scenario, verdicts: &[Verdict]) -> Json {
+pub fn expectations(scenario: &Scenario, verdicts: &[Verdict]) -> Json {
     Json::Array(
         verdicts
             .iter()
             .map(|v| {
-                let e = &s.expectations[v.index];
+                let e = &scenario.expectations[v.index];
                 let (expected, expected_text) = match &e.target {
                     Target::Event { never, .. } => (
                         json!({ "occurs": !never }),
@@ -44,7 +44,7 @@ pub fn expectations(s: &Scenario, verdicts: &[Verdict]) -> Json {
                     _ => (check(&e.check), e.check.to_string()),
                 };
                 json!({
-                    "expectation": describe(s, e),
+                    "expectation": describe(scenario, e),
                     "description": e.description,
                     "expected": expected,
                     "expected_text": expected_text,
@@ -63,8 +63,8 @@ pub fn expectations(s: &Scenario, verdicts: &[Verdict]) -> Json {
 pub const LARGE_RUN_MESSAGES: usize = 1_000;
 
 /// How many messages JSON lists for this run.
-pub fn listed(o: &Outcome) -> usize {
-    let n = o.messages.len();
+pub fn listed(outcome: &Outcome) -> usize {
+    let n = outcome.messages.len();
     if n as u64 <= FULL_TRANSCRIPT_MESSAGES {
         n
     } else {
@@ -73,12 +73,12 @@ pub fn listed(o: &Outcome) -> usize {
 }
 
 /// The snapshot rows of the first [`listed`] messages.
-pub fn snapshot(s: &Scenario, o: &Outcome) -> Json {
+pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
-        (0..listed(o))
+        (0..listed(outcome))
             .map(|m| {
-                let r = text::row(s, o, m);
-                let envelope = envelope(s, o, m);
+                let r = text::row(scenario, outcome, m);
+                let envelope = envelope(scenario, outcome, m);
                 json!({
                     "id": r.id,
                     "key": r.key,
@@ -100,39 +100,39 @@ pub fn snapshot(s: &Scenario, o: &Outcome) -> Json {
 
 /// The diagnostic record a message carries while in quarantine (and after
 /// it expires or is purged): nothing changes it between entry and exit.
-fn envelope(s: &Scenario, o: &Outcome, m: usize) -> Json {
-    let st = &o.messages[m];
+fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
+    let state = &outcome.messages[m];
     if !matches!(
-        st.state,
+        state.state,
         State::Quarantined | State::Expired | State::Purged
     ) {
         return Json::Null;
     }
     let m32 = m as MessageIndex;
     json!({
-        "queue": s.delivery.queue,
-        "quarantined_at": st.quarantined_at(),
-        "reason": st.last_reason().map(|r| s.reasons[r as usize].clone()),
-        "class": st.last_class().as_str(),
-        "cycle": st.cycle,
-        "cycle_receives": st.cycle_receives,
-        "total_receives": st.total_receives,
-        "key": s.key_name(o.key(s, m32)),
-        "first_delivery": s.arrival(m32),
-        "payload": s.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
+        "queue": scenario.delivery.queue,
+        "quarantined_at": state.quarantined_at(),
+        "reason": state.last_reason().map(|r| scenario.reasons[r as usize].clone()),
+        "class": state.last_class().as_str(),
+        "cycle": state.cycle,
+        "cycle_receives": state.cycle_receives,
+        "total_receives": state.total_receives,
+        "key": scenario.key_name(outcome.key(scenario, m32)),
+        "first_delivery": scenario.arrival(m32),
+        "payload": scenario.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
     })
 }
 
-pub fn transitions(s: &Scenario, o: &Outcome) -> Json {
+pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
-        o.transitions
+        outcome.transitions
             .iter()
             .map(|t| {
                 let mut obj = Map::new();
                 obj.insert("time".into(), json!(t.time));
                 obj.insert(
                     "message".into(),
-                    t.message.map_or(Json::Null, |m| json!(s.message_id(m))),
+                    t.message.map_or(Json::Null, |m| json!(scenario.message_id(m))),
                 );
                 obj.insert("kind".into(), json!(t.detail.kind().as_str()));
                 let extra = match t.detail {
@@ -142,20 +142,20 @@ pub fn transitions(s: &Scenario, o: &Outcome) -> Json {
                         total_receives,
                     } => json!({ "cycle": cycle, "cycle_receives": cycle_receives, "total_receives": total_receives }),
                     Detail::Failed { reason, class } | Detail::Quarantined { reason, class, .. } => {
-                        let mut v = json!({ "reason": s.reasons[reason as usize], "class": class.as_str() });
+                        let mut v = json!({ "reason": scenario.reasons[reason as usize], "class": class.as_str() });
                         if let Detail::Quarantined { depth, .. } = t.detail {
                             v["dlq_depth"] = json!(depth);
                         }
                         v
                     }
-                    Detail::Committed { key, effect } => json!({ "key": s.key_name(key), "effect": effect }),
+                    Detail::Committed { key, effect } => json!({ "key": scenario.key_name(key), "effect": effect }),
                     Detail::DedupHit { key, expires_at } => {
-                        json!({ "key": s.key_name(key), "expires_at": expires_at })
+                        json!({ "key": scenario.key_name(key), "expires_at": expires_at })
                     }
                     Detail::RetryScheduled { delay, due } => json!({ "delay": delay, "due": due }),
                     Detail::Inspected { step, depth } => json!({ "step": step, "dlq_depth": depth }),
                     Detail::Expired { age } => json!({ "age": age }),
-                    Detail::Redriven { cycle, key } => json!({ "cycle": cycle, "key": s.key_name(key) }),
+                    Detail::Redriven { cycle, key } => json!({ "cycle": cycle, "key": scenario.key_name(key) }),
                     Detail::RedriveSkipped { state } => json!({ "state": state.as_str() }),
                     Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => json!({}),
                 };
@@ -168,16 +168,17 @@ pub fn transitions(s: &Scenario, o: &Outcome) -> Json {
     )
 }
 
-pub fn ledger(s: &Scenario, o: &Outcome) -> Json {
+pub fn ledger(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
-        o.ledger
+        outcome
+            .ledger
             .iter()
             .map(|e| {
                 json!({
                     "time": e.time,
-                    "message": s.message_id(e.message),
-                    "key": s.key_name(e.key),
-                    "intent": s.intent_name(e.intent),
+                    "message": scenario.message_id(e.message),
+                    "key": scenario.key_name(e.key),
+                    "intent": scenario.intent_name(e.intent),
                     "cycle": e.cycle,
                 })
             })
@@ -185,8 +186,8 @@ pub fn ledger(s: &Scenario, o: &Outcome) -> Json {
     )
 }
 
-pub fn totals(o: &Outcome) -> Json {
-    serde_json::to_value(o.totals).unwrap_or(Json::Null)
+pub fn totals(outcome: &Outcome) -> Json {
+    serde_json::to_value(outcome.totals).unwrap_or(Json::Null)
 }
 
 /// Version of the JSON report's shape (README: "JSON report").
@@ -198,8 +199,8 @@ pub const REPORT_FORMAT_VERSION: u32 = 1;
 /// expectations.
 pub fn document(
     file: &str,
-    s: &Scenario,
-    o: &Outcome,
+    scenario: &Scenario,
+    outcome: &Outcome,
     verdicts: &[Verdict],
     problems: &[String],
 ) -> Json {
@@ -207,41 +208,41 @@ pub fn document(
     json!({
         "format_version": REPORT_FORMAT_VERSION,
         "file": file,
-        "name": s.name,
-        "summary": s.summary,
-        "description": s.description,
-        "tags": s.tags,
-        "seed": s.seed,
+        "name": scenario.name,
+        "summary": scenario.summary,
+        "description": scenario.description,
+        "tags": scenario.tags,
+        "seed": scenario.seed,
         "status": if passed == verdicts.len() { "passed" } else { "failed" },
         "expectations_passed": passed,
         "expectations_failed": verdicts.len() - passed,
-        "parameters": parameters(s),
-        "expectations": expectations(s, verdicts),
+        "parameters": parameters(scenario),
+        "expectations": expectations(scenario, verdicts),
         "problems": problems,
-        "totals": totals(o),
-        "flow": flow(o),
-        "drains": o.drains,
-        "census": census(o),
-        "message_count": o.messages.len(),
-        "messages_listed": listed(o),
-        "messages": snapshot(s, o),
-        "transitions_recorded": o.recorder == crate::engine::Recorder::All,
-        "transitions": transitions_with_text(s, o),
-        "ledger": ledger(s, o),
+        "totals": totals(outcome),
+        "flow": flow(outcome),
+        "drains": outcome.drains,
+        "census": census(outcome),
+        "message_count": outcome.messages.len(),
+        "messages_listed": listed(outcome),
+        "messages": snapshot(scenario, outcome),
+        "transitions_recorded": outcome.recorder == crate::engine::Recorder::All,
+        "transitions": transitions_with_text(scenario, outcome),
+        "ledger": ledger(scenario, outcome),
     })
 }
 
 /// The scenario's settings as (name, value) pairs, named as in the file.
-pub fn parameters(s: &Scenario) -> Json {
+pub fn parameters(scenario: &Scenario) -> Json {
     let mut p: Vec<(String, String)> = vec![
-        ("seed".into(), s.seed.to_string()),
-        ("delivery.queue".into(), s.delivery.queue.clone()),
+        ("seed".into(), scenario.seed.to_string()),
+        ("delivery.queue".into(), scenario.delivery.queue.clone()),
         (
             "delivery.max_receives".into(),
-            s.delivery.max_receives.to_string(),
+            scenario.delivery.max_receives.to_string(),
         ),
     ];
-    match s.delivery.retry {
+    match scenario.delivery.retry {
         Retry::Fixed(d) => p.push(("delivery.retry_interval".into(), dur(d))),
         Retry::Backoff { base, cap, jitter } => p.push((
             "delivery.backoff".into(),
@@ -258,7 +259,7 @@ pub fn parameters(s: &Scenario) -> Json {
     }
     p.push((
         "delivery.permanent".into(),
-        match s.delivery.permanent {
+        match scenario.delivery.permanent {
             Permanent::Retry => "retry",
             Permanent::Quarantine => "quarantine",
         }
@@ -266,27 +267,28 @@ pub fn parameters(s: &Scenario) -> Json {
     ));
     p.push((
         "quarantine.retention".into(),
-        s.quarantine_retention
+        scenario
+            .quarantine_retention
             .map_or("never expires".to_string(), dur),
     ));
     p.push((
         "dedup.result_retention".into(),
-        match s.dedup_retention {
+        match scenario.dedup_retention {
             None => "off".to_string(),
             Some(u64::MAX) => "never expires".to_string(),
             Some(r) => dur(r),
         },
     ));
-    p.push(("messages".into(), s.message_count().to_string()));
-    for m in &s.messages {
-        let faults: Vec<String> = m.faults.iter().map(|f| fault(s, f)).collect();
+    p.push(("messages".into(), scenario.message_count().to_string()));
+    for m in &scenario.messages {
+        let faults: Vec<String> = m.faults.iter().map(|f| fault(scenario, f)).collect();
         let mut v = format!("at {}, key {}", dur(m.at), m.key);
         if !faults.is_empty() {
             v.push_str(&format!("; {}", faults.join("; ")));
         }
         p.push((format!("message {}", m.id), v));
     }
-    for (i, t) in s.traffic.iter().enumerate() {
+    for (i, t) in scenario.traffic.iter().enumerate() {
         let mut v = format!(
             "{} messages over {}, ids {}1..{}{}",
             t.count,
@@ -296,22 +298,22 @@ pub fn parameters(s: &Scenario) -> Json {
             t.count
         );
         for f in &t.faults {
-            v.push_str(&format!("; {}", fault(s, f)));
+            v.push_str(&format!("; {}", fault(scenario, f)));
         }
         p.push((format!("traffic {}", i + 1), v));
     }
-    for (i, o) in s.outages.iter().enumerate() {
+    for (i, o) in scenario.outages.iter().enumerate() {
         p.push((
             format!("outage {}", i + 1),
             format!("from {} for {}", dur(o.from), dur(o.duration)),
         ));
     }
-    for (i, op) in s.operators.iter().enumerate() {
+    for (i, op) in scenario.operators.iter().enumerate() {
         let action = match &op.action {
             Action::Redrive(only) => format!(
                 "redrive only {}",
                 only.iter()
-                    .map(|m| s.message_id(*m).into_owned())
+                    .map(|m| scenario.message_id(*m).into_owned())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -337,7 +339,7 @@ pub fn parameters(s: &Scenario) -> Json {
     )
 }
 
-fn fault(s: &Scenario, f: &crate::model::Fault) -> String {
+fn fault(scenario: &Scenario, f: &crate::model::Fault) -> String {
     let what = match f.kind {
         crate::model::FaultKind::Fail => "fail",
         crate::model::FaultKind::LoseAck => "lose_ack",
@@ -349,7 +351,7 @@ fn fault(s: &Scenario, f: &crate::model::Fault) -> String {
     match f.kind {
         crate::model::FaultKind::Fail => format!(
             "{what} {when}: {} ({})",
-            s.reasons[f.reason as usize],
+            scenario.reasons[f.reason as usize],
             f.class.as_str()
         ),
         crate::model::FaultKind::LoseAck => format!("{what} {when}"),
@@ -360,8 +362,8 @@ fn fault(s: &Scenario, f: &crate::model::Fault) -> String {
 /// at any scale). Every quarantine entry ends one way: still quarantined,
 /// expired, purged or redriven; every delivery is an arrival, a redrive or a
 /// retry.
-pub fn flow(o: &Outcome) -> Json {
-    let t = &o.totals;
+pub fn flow(outcome: &Outcome) -> Json {
+    let t = &outcome.totals;
     let redriven = t
         .quarantine_entries
         .saturating_sub(t.quarantined + t.expired + t.purged);
@@ -382,11 +384,11 @@ pub fn flow(o: &Outcome) -> Json {
 }
 
 /// The transitions, each with its sentence as in the text transcript.
-fn transitions_with_text(s: &Scenario, o: &Outcome) -> Json {
-    let mut all = transitions(s, o);
+fn transitions_with_text(scenario: &Scenario, outcome: &Outcome) -> Json {
+    let mut all = transitions(scenario, outcome);
     if let Json::Array(items) = &mut all {
-        for (item, t) in items.iter_mut().zip(&o.transitions) {
-            item["text"] = json!(text::describe(s, &t.detail));
+        for (item, t) in items.iter_mut().zip(&outcome.transitions) {
+            item["text"] = json!(text::describe(scenario, &t.detail));
         }
     }
     all
@@ -397,8 +399,8 @@ const CENSUS_ROWS: u64 = 12;
 
 /// Messages per state at readable times (a multiple of the census's step,
 /// so every row is exact), then at the end; `null` without a census.
-pub fn census(o: &Outcome) -> Json {
-    let Some(c) = &o.census else {
+pub fn census(outcome: &Outcome) -> Json {
+    let Some(c) = &outcome.census else {
         return Json::Null;
     };
     let mut every = c.step;
@@ -434,15 +436,15 @@ mod tests {
         for entry in std::fs::read_dir("scenarios").unwrap() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
-            let (s, _) = crate::scenario::load_str("s.toml", &text).unwrap();
-            let o = run_with_census(&s, Recorder::Off).unwrap();
-            let table = census(&o);
+            let (scenario, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+            let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
+            let table = census(&outcome);
             let rows = table["rows"].as_array().unwrap();
             assert!(rows.len() as u64 <= CENSUS_ROWS + 2, "{}", path.display());
-            assert_eq!(rows.last().unwrap()["time"], o.totals.end_time);
+            assert_eq!(rows.last().unwrap()["time"], outcome.totals.end_time);
             for r in rows {
                 let t = r["time"].as_u64().unwrap();
-                let at = run_until(&s, Recorder::Off, t).unwrap();
+                let at = run_until(&scenario, Recorder::Off, t).unwrap();
                 for state in State::ALL {
                     let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
                     assert_eq!(

@@ -17,21 +17,21 @@ use crate::model::Scenario;
 /// What the HTML report draws and scrubs besides the JSON report: the
 /// timeline's geometry (`chart`) and the data its time scrubber reads
 /// (`scrub`: each message's rows over time, or the census's samples).
-pub fn timeline(s: &Scenario, o: &Outcome) -> (Json, Json) {
-    let versions = history::versions(s, o).filter(|v| v.len() <= chart::LANE_LIMIT);
-    let chart = chart::chart(s, o, versions.as_deref());
+pub fn timeline(scenario: &Scenario, outcome: &Outcome) -> (Json, Json) {
+    let versions = history::versions(scenario, outcome).filter(|v| v.len() <= chart::LANE_LIMIT);
+    let chart = chart::chart(scenario, outcome, versions.as_deref());
     let scrub = match chart.get("mode").and_then(Json::as_str) {
         Some("lanes") => json!({
             "mode": "lanes",
-            "end": o.totals.end_time,
+            "end": outcome.totals.end_time,
             "left": chart["left"],
             "right": chart["right"],
             "history": versions.as_deref().map_or(Json::Null, history::json),
         }),
         Some(_) => json!({
             "mode": "aggregate",
-            "end": o.totals.end_time,
-            "step": o.census.as_ref().map_or(1, |c| c.step),
+            "end": outcome.totals.end_time,
+            "step": outcome.census.as_ref().map_or(1, |c| c.step),
             "left": chart["left"],
             "right": chart["right"],
             "samples": chart["samples"],

@@ -9,7 +9,7 @@ use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, MessageState, Outcome, Tra
 use crate::model::{MessageIndex, Millis, Scenario, State, Total, Unit};
 
 /// What happened, in words, without time or message.
-pub fn describe(s: &Scenario, d: &Detail) -> String {
+pub fn describe(scenario: &Scenario, d: &Detail) -> String {
     match *d {
         Detail::Delivered {
             cycle,
@@ -21,16 +21,19 @@ pub fn describe(s: &Scenario, d: &Detail) -> String {
         Detail::Failed { reason, class } => {
             format!(
                 "failed: {} ({})",
-                s.reasons[reason as usize],
+                scenario.reasons[reason as usize],
                 class.as_str()
             )
         }
         Detail::Committed { key, effect } => {
-            format!("committed effect #{effect} (key {})", s.key_name(key))
+            format!(
+                "committed effect #{effect} (key {})",
+                scenario.key_name(key)
+            )
         }
         Detail::DedupHit { key, expires_at } => format!(
             "dedup hit on key {}: stored result valid until {}, no effect",
-            s.key_name(key),
+            scenario.key_name(key),
             dur(expires_at)
         ),
         Detail::AckLost => "ack lost: the broker counts the delivery as failed".to_string(),
@@ -44,11 +47,11 @@ pub fn describe(s: &Scenario, d: &Detail) -> String {
             depth,
         } => format!(
             "quarantined: {} ({}); DLQ depth {depth}",
-            s.reasons[reason as usize],
+            scenario.reasons[reason as usize],
             class.as_str()
         ),
         Detail::Inspected { step, depth } => {
-            let op = &s.operators[step as usize - 1];
+            let op = &scenario.operators[step as usize - 1];
             format!(
                 "operator step {step} inspects: DLQ depth {depth}, action {}{}",
                 op.action.name(),
@@ -58,7 +61,7 @@ pub fn describe(s: &Scenario, d: &Detail) -> String {
         Detail::Expired { age } => format!("expired in quarantine (age {})", dur(age)),
         Detail::Repaired => "repaired: until = \"repair\" faults stop".to_string(),
         Detail::Redriven { cycle, key } => {
-            format!("redriven: cycle {cycle}, key {}", s.key_name(key))
+            format!("redriven: cycle {cycle}, key {}", scenario.key_name(key))
         }
         Detail::RedriveSkipped { state } => {
             format!(
@@ -71,24 +74,25 @@ pub fn describe(s: &Scenario, d: &Detail) -> String {
 }
 
 /// One transcript line: time, message, what happened.
-pub fn line(s: &Scenario, t: &Transition, id_width: usize) -> String {
-    let who = t
-        .message
-        .map_or_else(|| "operator".to_string(), |m| s.message_id(m).into_owned());
+pub fn line(scenario: &Scenario, t: &Transition, id_width: usize) -> String {
+    let who = t.message.map_or_else(
+        || "operator".to_string(),
+        |m| scenario.message_id(m).into_owned(),
+    );
     format!(
         "{:>10}  {:<id_width$}  {}",
         dur(t.time),
         who,
-        describe(s, &t.detail)
+        describe(scenario, &t.detail)
     )
 }
 
-pub fn id_width(s: &Scenario, o: &Outcome) -> usize {
-    let widest = o
+pub fn id_width(scenario: &Scenario, outcome: &Outcome) -> usize {
+    let widest = outcome
         .transitions
         .iter()
         .filter_map(|t| t.message)
-        .map(|m| s.message_id(m).len())
+        .map(|m| scenario.message_id(m).len())
         .max()
         .unwrap_or(0);
     widest.clamp(8, 32)
@@ -111,29 +115,36 @@ pub struct Row {
     pub age: Option<u64>,
 }
 
-pub fn row(s: &Scenario, o: &Outcome, m: usize) -> Row {
-    row_of(s, m as MessageIndex, &o.messages[m], o.as_of)
+pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Row {
+    row_of(
+        scenario,
+        m as MessageIndex,
+        &outcome.messages[m],
+        outcome.as_of,
+    )
 }
 
-/// The row of message `m` in state `st`, as of `as_of`.
-pub fn row_of(s: &Scenario, m: MessageIndex, st: &MessageState, as_of: Millis) -> Row {
+/// The row of message `m` in state `message`, as of `as_of`.
+pub fn row_of(scenario: &Scenario, m: MessageIndex, message: &MessageState, as_of: Millis) -> Row {
     Row {
-        id: s.message_id(m).into_owned(),
-        key: s.key_name(st.key(s.intent(m))),
-        state: st.state,
-        last_reason: st.last_reason().map(|r| s.reasons[r as usize].clone()),
-        cycle: st.cycle,
-        cycle_receives: st.cycle_receives,
-        total_receives: st.total_receives,
-        effects: st.effects,
-        dedup_hits: st.dedup_hits,
-        quarantined_at: st.quarantined_at(),
-        age: st.quarantine_age(as_of),
+        id: scenario.message_id(m).into_owned(),
+        key: scenario.key_name(message.key(scenario.intent(m))),
+        state: message.state,
+        last_reason: message
+            .last_reason()
+            .map(|r| scenario.reasons[r as usize].clone()),
+        cycle: message.cycle,
+        cycle_receives: message.cycle_receives,
+        total_receives: message.total_receives,
+        effects: message.effects,
+        dedup_hits: message.dedup_hits,
+        quarantined_at: message.quarantined_at(),
+        age: message.quarantine_age(as_of),
     }
 }
 
 /// The snapshot table. Shows at most `limit` messages.
-pub fn snapshot(s: &Scenario, o: &Outcome, limit: usize) -> String {
+pub fn snapshot(scenario: &Scenario, outcome: &Outcome, limit: usize) -> String {
     let header = [
         "id",
         "key",
@@ -147,9 +158,9 @@ pub fn snapshot(s: &Scenario, o: &Outcome, limit: usize) -> String {
         "age",
         "last reason",
     ];
-    let rows: Vec<[String; 11]> = (0..o.messages.len().min(limit))
+    let rows: Vec<[String; 11]> = (0..outcome.messages.len().min(limit))
         .map(|m| {
-            let r = row(s, o, m);
+            let r = row(scenario, outcome, m);
             [
                 r.id,
                 r.key,
@@ -189,14 +200,18 @@ pub fn snapshot(s: &Scenario, o: &Outcome, limit: usize) -> String {
         out.push_str(&fmt_row(r.iter().map(|c| c.as_str()).collect()));
         out.push('\n');
     }
-    if o.messages.len() > limit {
-        let _ = writeln!(out, "... and {} more messages", o.messages.len() - limit);
+    if outcome.messages.len() > limit {
+        let _ = writeln!(
+            out,
+            "... and {} more messages",
+            outcome.messages.len() - limit
+        );
     }
     out
 }
 
-pub fn totals(o: &Outcome) -> String {
-    let t = &o.totals;
+pub fn totals(outcome: &Outcome) -> String {
+    let t = &outcome.totals;
     let mut out = String::new();
     let _ = writeln!(out, "{:<20}{}", "messages", t.messages);
     for &total in Total::ALL {
@@ -211,25 +226,25 @@ pub fn totals(o: &Outcome) -> String {
 }
 
 /// The whole transcript: transitions, snapshot, totals.
-pub fn transcript(s: &Scenario, o: &Outcome) -> String {
+pub fn transcript(scenario: &Scenario, outcome: &Outcome) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "scenario: {}", s.name);
-    let _ = writeln!(out, "seed: {}", s.seed);
+    let _ = writeln!(out, "scenario: {}", scenario.name);
+    let _ = writeln!(out, "seed: {}", scenario.seed);
     out.push_str("\ntransitions:\n");
-    let w = id_width(s, o);
-    for t in &o.transitions {
-        out.push_str(&line(s, t, w));
+    let w = id_width(scenario, outcome);
+    for t in &outcome.transitions {
+        out.push_str(&line(scenario, t, w));
         out.push('\n');
     }
-    if o.finished {
+    if outcome.finished {
         out.push_str("\nfinal snapshot:\n");
     } else {
-        let _ = writeln!(out, "\nsnapshot as of {}:", dur(o.as_of));
+        let _ = writeln!(out, "\nsnapshot as of {}:", dur(outcome.as_of));
     }
-    out.push_str(&snapshot(s, o, usize::MAX));
-    if o.finished {
+    out.push_str(&snapshot(scenario, outcome, usize::MAX));
+    if outcome.finished {
         out.push_str("\ntotals:\n");
-        out.push_str(&totals(o));
+        out.push_str(&totals(outcome));
     }
     out
 }
@@ -239,24 +254,24 @@ pub fn transcript(s: &Scenario, o: &Outcome) -> String {
 const LARGE_SNAPSHOT_ROWS: usize = 50;
 
 /// The golden transcript of a finished run.
-pub fn golden_transcript(s: &Scenario, o: &Outcome) -> String {
-    if s.message_count() <= FULL_TRANSCRIPT_MESSAGES {
-        return transcript(s, o);
+pub fn golden_transcript(scenario: &Scenario, outcome: &Outcome) -> String {
+    if scenario.message_count() <= FULL_TRANSCRIPT_MESSAGES {
+        return transcript(scenario, outcome);
     }
     let mut out = format!(
         "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_TRANSCRIPT_MESSAGES})\n\n",
-        s.name,
-        s.seed,
-        s.message_count()
+        scenario.name,
+        scenario.seed,
+        scenario.message_count()
     );
     out.push_str("drains:");
-    for d in &o.drains {
+    for d in &outcome.drains {
         out.push(' ');
         out.push_str(&crate::duration::format(*d));
     }
     out.push_str("\n\nfinal snapshot (first messages):\n");
-    out.push_str(&snapshot(s, o, LARGE_SNAPSHOT_ROWS));
+    out.push_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS));
     out.push_str("\ntotals:\n");
-    out.push_str(&totals(o));
+    out.push_str(&totals(outcome));
     out
 }

@@ -19,7 +19,7 @@ enum Kind {
 pub(super) fn expectations(
     problems: &mut Problems,
     raw: S<file::Expect>,
-    s: &Scenario,
+    scenario: &Scenario,
 ) -> Vec<Expectation> {
     let e = raw.into_inner();
     let mut out = Vec::new();
@@ -41,8 +41,8 @@ pub(super) fn expectations(
     }
 
     for (id, m) in &e.message {
-        let Some(index) = s.find_message(id.get_ref()) else {
-            unknown_message(problems, s, id);
+        let Some(index) = scenario.find_message(id.get_ref()) else {
+            unknown_message(problems, scenario, id);
             continue;
         };
         let m = m.get_ref();
@@ -79,10 +79,10 @@ pub(super) fn expectations(
         let span = ev.span();
         let ev = ev.get_ref();
         let message = match &ev.message {
-            Some(id) => match s.find_message(id.get_ref()) {
+            Some(id) => match scenario.find_message(id.get_ref()) {
                 Some(m) => Some(m),
                 None => {
-                    unknown_message(problems, s, id);
+                    unknown_message(problems, scenario, id);
                     continue;
                 }
             },

@@ -279,9 +279,9 @@ fn generators_collide(a: &str, a_count: u64, b: &str, b_count: u64) -> bool {
     }
 }
 
-pub(super) fn intents(s: &Scenario) -> Intents {
+pub(super) fn intents(scenario: &Scenario) -> Intents {
     let mut intents = Intents::default();
-    for m in &s.messages {
+    for m in &scenario.messages {
         let i = *intents.by_name.entry(m.key.clone()).or_insert_with(|| {
             intents.explicit.push(m.key.clone());
             (intents.explicit.len() - 1) as IntentIndex
@@ -289,7 +289,7 @@ pub(super) fn intents(s: &Scenario) -> Intents {
         intents.of_explicit.push(i);
     }
     for (name, &i) in &intents.by_name {
-        for g in &s.traffic {
+        for g in &scenario.traffic {
             if let Some(j) = generated_number(name, &g.id_prefix, g.count) {
                 intents
                     .generated_aliases

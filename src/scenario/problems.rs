@@ -51,13 +51,17 @@ impl Problems<'_> {
 }
 
 /// Reports an id that names no message, suggesting the closest one.
-pub(super) fn unknown_message(problems: &mut Problems, s: &Scenario, id: &S<String>) {
-    let help = match did_you_mean(id.get_ref(), s.messages.iter().map(|m| m.id.as_str())) {
+pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: &S<String>) {
+    let help = match did_you_mean(
+        id.get_ref(),
+        scenario.messages.iter().map(|m| m.id.as_str()),
+    ) {
         Some(c) => format!("did you mean \"{c}\"?"),
-        None if s.messages.is_empty() => "no [[message]] has this id".to_string(),
+        None if scenario.messages.is_empty() => "no [[message]] has this id".to_string(),
         None => format!(
             "known ids: {}",
-            s.messages
+            scenario
+                .messages
                 .iter()
                 .take(8)
                 .map(|m| format!("\"{}\"", m.id))

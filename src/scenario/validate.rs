@@ -47,7 +47,13 @@ pub(super) fn validate(
 
     let mut reasons: Vec<String> = FIXED_REASONS.iter().map(|s| s.to_string()).collect();
     let (messages, ids) = explicit_messages(&mut problems, raw.message, &mut reasons);
-    let traffic = generators(&mut problems, &raw.traffic, &messages, &mut reasons, &limits);
+    let traffic = generators(
+        &mut problems,
+        &raw.traffic,
+        &messages,
+        &mut reasons,
+        &limits,
+    );
     generated_id_collisions(&mut problems, &raw.traffic, &traffic, &ids);
 
     let outages = raw
@@ -218,7 +224,7 @@ fn limits(problems: &mut Problems, raw: Option<S<file::Limits>>) -> Limits {
 fn operators(
     problems: &mut Problems,
     raw: Vec<S<file::Operator>>,
-    s: &Scenario,
+    scenario: &Scenario,
 ) -> Vec<OperatorStep> {
     let mut steps = Vec::new();
     for op in raw {
@@ -238,7 +244,7 @@ fn operators(
                 let mut seen = BTreeSet::new();
                 let mut ids = Vec::new();
                 for id in only.get_ref() {
-                    match s.find_message(id.get_ref()) {
+                    match scenario.find_message(id.get_ref()) {
                         Some(m) => {
                             if !seen.insert(m) {
                                 problems.error(
@@ -249,7 +255,7 @@ fn operators(
                             }
                             ids.push(m);
                         }
-                        None => unknown_message(problems, s, id),
+                        None => unknown_message(problems, scenario, id),
                     }
                 }
                 Action::Redrive(ids)
