@@ -211,3 +211,6 @@ impl Verdict {
 }
 
 pub use explain::recorder_for_failures;
+
+#[cfg(test)]
+mod tests;

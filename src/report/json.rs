@@ -233,7 +233,20 @@ pub fn document(
 }
 
 /// The scenario's settings as (name, value) pairs, named as in the file.
+/// The settings, named as in the file: the policy, the messages and
+/// traffic, the outages, the operator steps.
 pub fn parameters(scenario: &Scenario) -> Json {
+    let mut p = policy_parameters(scenario);
+    p.extend(message_parameters(scenario));
+    p.extend(operator_parameters(scenario));
+    Json::Array(
+        p.into_iter()
+            .map(|(name, value)| json!({ "name": name, "value": value }))
+            .collect(),
+    )
+}
+
+fn policy_parameters(scenario: &Scenario) -> Vec<(String, String)> {
     let mut p: Vec<(String, String)> = vec![
         ("seed".into(), scenario.seed.to_string()),
         ("delivery.queue".into(), scenario.delivery.queue.clone()),
@@ -279,6 +292,11 @@ pub fn parameters(scenario: &Scenario) -> Json {
             Some(r) => dur(r),
         },
     ));
+    p
+}
+
+fn message_parameters(scenario: &Scenario) -> Vec<(String, String)> {
+    let mut p = Vec::new();
     p.push(("messages".into(), scenario.message_count().to_string()));
     for m in &scenario.messages {
         let faults: Vec<String> = m.faults.iter().map(|f| fault(scenario, f)).collect();
@@ -308,6 +326,11 @@ pub fn parameters(scenario: &Scenario) -> Json {
             format!("from {} for {}", dur(o.from), dur(o.duration)),
         ));
     }
+    p
+}
+
+fn operator_parameters(scenario: &Scenario) -> Vec<(String, String)> {
+    let mut p = Vec::new();
     for (i, op) in scenario.operators.iter().enumerate() {
         let action = match &op.action {
             Action::Redrive(only) => format!(
@@ -332,11 +355,7 @@ pub fn parameters(scenario: &Scenario) -> Json {
             ),
         ));
     }
-    Json::Array(
-        p.into_iter()
-            .map(|(name, value)| json!({ "name": name, "value": value }))
-            .collect(),
-    )
+    p
 }
 
 fn fault(scenario: &Scenario, f: &crate::model::Fault) -> String {
@@ -459,5 +478,31 @@ mod tests {
             }
         }
         assert!(rows_checked > 50, "{rows_checked}");
+    }
+
+    #[test]
+    fn the_envelope_is_the_latest_quarantine() {
+        // poison, redriven with a new identity and not repaired, returns to
+        // quarantine at 50s in cycle 2.
+        let text = std::fs::read_to_string("scenarios/04-new-identity-duplicates.toml").unwrap();
+        let (scenario, _) = crate::scenario::load_str("s.toml", &text).unwrap();
+        let mut scenario = scenario;
+        scenario.operators[0].repair = false;
+        let outcome = crate::engine::run(&scenario, Recorder::All).unwrap();
+        let poison = scenario.find_message("poison").unwrap() as usize;
+        let envelope = &snapshot(&scenario, &outcome)[poison]["envelope"];
+        assert_eq!(envelope["queue"], scenario.delivery.queue);
+        assert_eq!(envelope["quarantined_at"], 50_000);
+        assert_eq!(envelope["cycle"], 2);
+        assert_eq!(envelope["cycle_receives"], 2);
+        assert_eq!(envelope["total_receives"], 4);
+        assert_eq!(envelope["key"], "poison~r1");
+        assert_eq!(envelope["class"], "permanent");
+        assert_eq!(envelope["first_delivery"], 0);
+        let healthy = scenario.find_message("healthy").unwrap() as usize;
+        assert_eq!(
+            snapshot(&scenario, &outcome)[healthy]["envelope"],
+            Json::Null
+        );
     }
 }

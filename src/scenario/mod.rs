@@ -5,10 +5,12 @@ mod expect;
 pub mod file;
 mod messages;
 mod problems;
+mod toml_errors;
 mod validate;
 
 use crate::diagnostic::{Problem, Source, did_you_mean};
 use crate::model::Scenario;
+use toml_errors::Shape;
 
 /// Files larger than this are refused before parsing.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
@@ -247,74 +249,52 @@ fn expect_pieces(source: &Source, v: &DeValue<'_>, out: &mut Vec<Problem>) {
 /// Turns a TOML syntax or type error into a located problem with a
 /// "did you mean" for misspelt keys and enum values.
 fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
-    let message = e.message().trim().to_string();
-    let span = e.span();
-    let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
-    let (headline, label, help) = if message.starts_with("unknown field") {
-        let word = ticked.first().copied().unwrap_or("");
-        let expected = ticked.iter().skip(1).copied();
-        let help = match did_you_mean(word, expected) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!(
-                "allowed keys here: {}",
-                ticked
-                    .iter()
-                    .skip(1)
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        (
-            format!("unknown key `{word}`"),
-            "unknown key".to_string(),
-            help,
-        )
-    } else if message.starts_with("unknown variant") {
-        let word = ticked.first().copied().unwrap_or("");
-        let expected = ticked.iter().skip(1).copied();
-        let help = match did_you_mean(word, expected) {
-            Some(s) => format!("did you mean \"{s}\"?"),
-            None => format!(
-                "allowed values: {}",
-                ticked
-                    .iter()
-                    .skip(1)
-                    .map(|k| format!("\"{k}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        (
-            format!("unknown value \"{word}\""),
-            "unknown value".to_string(),
-            help,
-        )
-    } else if message.starts_with("missing field") {
-        let word = ticked.first().copied().unwrap_or("");
-        (
+    let message = e.message().trim();
+    let (headline, label, help) = match toml_errors::shape(message) {
+        Shape::UnknownField { word, expected } => {
+            let help = match did_you_mean(word, expected.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("allowed keys here: {}", quoted(&expected, "`")),
+            };
+            (
+                format!("unknown key `{word}`"),
+                "unknown key".to_string(),
+                help,
+            )
+        }
+        Shape::UnknownVariant { word, expected } => {
+            let help = match did_you_mean(word, expected.iter().copied()) {
+                Some(s) => format!("did you mean \"{s}\"?"),
+                None => format!("allowed values: {}", quoted(&expected, "\"")),
+            };
+            (
+                format!("unknown value \"{word}\""),
+                "unknown value".to_string(),
+                help,
+            )
+        }
+        Shape::MissingField { word } => (
             format!("missing key `{word}`"),
             format!("this table needs `{word}`"),
             String::new(),
-        )
-    } else if message.starts_with("invalid type") {
-        (
-            message
-                .replace("invalid type: ", "wrong type: ")
-                .replace("expected i64", "expected an integer")
-                .replace("expected u64", "expected an integer"),
-            "wrong type".to_string(),
-            String::new(),
-        )
-    } else {
-        let first = message.lines().next().unwrap_or("").to_string();
-        let rest = message.lines().skip(1).collect::<Vec<_>>().join("\n");
-        let label = if crate::duration::DurationError::is_duration_message(&first) {
-            "not a duration"
-        } else {
-            "here"
-        };
-        (first, label.to_string(), rest)
+        ),
+        Shape::InvalidType { message } => (message, "wrong type".to_string(), String::new()),
+        Shape::Other { first, rest } => {
+            let label = if crate::duration::DurationError::is_duration_message(first) {
+                "not a duration"
+            } else {
+                "here"
+            };
+            (first.to_string(), label.to_string(), rest)
+        }
     };
-    Problem::new(source, span, headline, label).with_help(help)
+    Problem::new(source, e.span(), headline, label).with_help(help)
+}
+
+fn quoted(words: &[&str], quote: &str) -> String {
+    words
+        .iter()
+        .map(|k| format!("{quote}{k}{quote}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

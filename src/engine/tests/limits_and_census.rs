@@ -1,0 +1,119 @@
+//! Limits, snapshots at a time, and the census.
+
+use super::*;
+
+// ---- Limits and snapshots ----
+
+#[test]
+fn a_run_that_cannot_drain_stops_at_a_limit() {
+    let (scenario, _) = load_str(
+        "t.toml",
+        "[delivery]\nmax_receives = 4000000000\nretry_interval = \"1s\"\n[limits]\nmax_events = 1000\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let err = run(&scenario, Recorder::Off).unwrap_err();
+    assert_eq!(err.limit, Limit::Events(1000));
+    assert_eq!(err.deliveries, 1000);
+}
+
+#[test]
+fn a_run_past_max_time_stops() {
+    let (scenario, _) = load_str(
+        "t.toml",
+        "[delivery]\nmax_receives = 100\nretry_interval = \"1h\"\n[limits]\nmax_time = \"10h\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let err = run(&scenario, Recorder::Off).unwrap_err();
+    assert_eq!(err.limit, Limit::Time(36_000_000));
+}
+
+#[test]
+fn a_snapshot_at_t_includes_every_event_at_t() {
+    let (scenario, _) = load_str("t.toml", &fixture(DELIVERY, BASE_EXTRA, BASE_OP)).unwrap();
+    let outcome = run_until(&scenario, Recorder::All, 10_000).unwrap();
+    assert!(!outcome.finished);
+    assert_eq!(outcome.as_of, 10_000);
+    assert_eq!(outcome.totals.quarantine_entries, 3);
+    assert!(outcome.transitions.iter().all(|t| t.time <= 10_000));
+    let outcome = run_until(&scenario, Recorder::All, 9_999).unwrap();
+    assert_eq!(outcome.totals.quarantine_entries, 0);
+    let p = &outcome.messages[scenario.find_message("poison").unwrap() as usize];
+    assert_eq!(p.state, State::Pending);
+}
+
+#[test]
+fn recording_does_not_change_the_run() {
+    let (scenario, _) = load_str("t.toml", &fixture(DELIVERY, BASE_EXTRA, BASE_OP)).unwrap();
+    let all = run(&scenario, Recorder::All).unwrap();
+    let off = run(&scenario, Recorder::Off).unwrap();
+    assert_eq!(all.totals, off.totals);
+    assert_eq!(all.messages, off.messages);
+    assert!(off.transitions.is_empty());
+}
+
+fn state_counts(outcome: &Outcome) -> [u64; STATE_COUNT] {
+    let mut c = [0; STATE_COUNT];
+    for message in &outcome.messages {
+        c[message.state as usize] += 1;
+    }
+    c
+}
+
+#[test]
+fn the_census_matches_a_snapshot_at_every_sample() {
+    // Long enough (hours) that the census halves its resolution many times.
+    let text = format!(
+        "{}{}[[operator]]\nwait = \"2h\"\naction = \"redrive_all\"\nrepair = true\n\
+         [[operator]]\nwait = \"1h\"\naction = \"purge\"\n\
+         [[traffic]]\ncount = 300\nover = \"3h\"\nid_prefix = \"t-\"\n\
+         faults = [{{ fail = {{ first = 1 }} }}]\n\
+         [[outage]]\nfrom = \"1h\"\nduration = \"20m\"\n",
+        DELIVERY, BASE_EXTRA
+    );
+    let (scenario, _) = load_str("t.toml", &fixture("", &text, "")).unwrap();
+    let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
+    let c = outcome.census.as_ref().expect("census taken");
+    assert!(c.step >= 10_000, "step {} did not grow", c.step);
+    assert!(
+        CENSUS_STEPS.contains(&c.step),
+        "step {} is not readable",
+        c.step
+    );
+    assert!(c.samples.len() < CENSUS_SAMPLES);
+    assert!(c.samples.len() >= CENSUS_SAMPLES / 5);
+    assert_eq!(c.end, outcome.totals.end_time);
+    assert_eq!(c.last, state_counts(&outcome));
+    assert_eq!(
+        outcome.totals,
+        run(&scenario, Recorder::Off).unwrap().totals
+    );
+    for k in (0..c.samples.len()).step_by(7) {
+        let t = k as Millis * c.step;
+        let at = run_until(&scenario, Recorder::Off, t).unwrap();
+        assert_eq!(c.samples[k], state_counts(&at), "sample {k} at {t} ms");
+        if t + c.step / 2 < c.end {
+            assert_eq!(c.at(t + c.step / 2), c.samples[k]);
+            assert_eq!(c.sample_time(t + c.step / 2), t);
+        }
+    }
+    let total: u64 = c.samples[0].iter().sum();
+    assert_eq!(total, outcome.totals.messages);
+}
+
+#[test]
+fn census_steps_are_a_chain_of_multiples() {
+    for w in CENSUS_STEPS.windows(2) {
+        assert_eq!(w[1] % w[0], 0, "{} is not a multiple of {}", w[1], w[0]);
+    }
+    assert_eq!(census_step_after(86_400_000), 172_800_000);
+    assert_eq!(census_step_after(3), 10);
+}
+
+#[test]
+fn census_counts_are_indexed_by_state_all() {
+    for (i, state) in State::ALL.into_iter().enumerate() {
+        assert_eq!(state as usize, i, "{}", state.as_str());
+    }
+}

@@ -1,0 +1,104 @@
+//! One test per rule of model.md sections 1-6 and decision of section 10.
+//! Each builds a small scenario, runs it with every transition recorded,
+//! and asserts what the rule says must happen.
+
+use super::*;
+use crate::model::*;
+use crate::scenario::load_str;
+use census::CENSUS_STEPS;
+use rand::RngExt;
+
+pub(super) fn sim(text: &str) -> (Scenario, Outcome) {
+    let (scenario, _) = match load_str("test.toml", text) {
+        Ok(ok) => ok,
+        Err(inv) => panic!(
+            "invalid test scenario: {:?}",
+            inv.problems
+                .iter()
+                .map(|p| p.message.clone())
+                .collect::<Vec<_>>()
+        ),
+    };
+    let outcome = run(&scenario, Recorder::All).expect("run finishes");
+    (scenario, outcome)
+}
+
+pub(super) fn msg<'a>(scenario: &Scenario, outcome: &'a Outcome, id: &str) -> &'a MessageState {
+    &outcome.messages[scenario.find_message(id).expect("message exists") as usize]
+}
+
+/// (time, kind) of a message's transitions.
+pub(super) fn story(scenario: &Scenario, outcome: &Outcome, id: &str) -> Vec<(Millis, EventKind)> {
+    let m = scenario.find_message(id);
+    outcome
+        .transitions
+        .iter()
+        .filter(|t| t.message == m)
+        .map(|t| (t.time, t.detail.kind()))
+        .collect()
+}
+
+pub(super) fn deliveries_of(scenario: &Scenario, outcome: &Outcome, id: &str) -> Vec<Millis> {
+    story(scenario, outcome, id)
+        .into_iter()
+        .filter(|(_, k)| *k == EventKind::Delivered)
+        .map(|(t, _)| t)
+        .collect()
+}
+
+pub(super) fn retry_delays(scenario: &Scenario, outcome: &Outcome, id: &str) -> Vec<Millis> {
+    let m = scenario.find_message(id);
+    outcome
+        .transitions
+        .iter()
+        .filter(|t| t.message == m)
+        .filter_map(|t| match t.detail {
+            Detail::RetryScheduled { delay, .. } => Some(delay),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(super) fn reason(scenario: &Scenario, state: &MessageState) -> String {
+    state
+        .last_reason()
+        .map(|r| scenario.reasons[r as usize].clone())
+        .unwrap_or_default()
+}
+
+pub(super) const DELIVERY: &str = "[delivery]\nmax_receives = 2\nretry_interval = \"10s\"\n";
+
+/// The four-message fixture with the acceptance baseline, plus `extra`
+/// tables and the given operator step.
+pub(super) fn fixture(delivery: &str, extra: &str, operator: &str) -> String {
+    format!(
+        r#"{delivery}
+{extra}
+{operator}
+[[message]]
+id = "healthy"
+[[message]]
+id = "transient"
+faults = [{{ fail = {{ first = 2 }}, reason = "upstream timeout" }}]
+[[message]]
+id = "poison"
+faults = [{{ fail = {{ until = "repair" }}, reason = "schema", class = "permanent" }}]
+[[message]]
+id = "uncertain"
+faults = [{{ lose_ack = {{ until = "repair" }} }}]
+"#
+    )
+}
+
+pub(super) const BASE_EXTRA: &str =
+    "[quarantine]\nretention = \"120s\"\n[dedup]\nresult_retention = \"60s\"\n";
+pub(super) const BASE_OP: &str =
+    "[[operator]]\nwait = \"30s\"\nrepair = true\naction = \"redrive_all\"\n";
+
+mod decisions;
+mod delivery;
+mod limits_and_census;
+mod operator;
+mod pinned;
+mod retry_delay;
+mod time_and_keys;

@@ -1,0 +1,104 @@
+//! Sections 5 and 6: quarantine and the operator.
+
+use super::*;
+
+// ---- Section 5: quarantine ----
+
+#[test]
+fn retention_expires_at_exactly_its_age() {
+    let text = |retention: &str| {
+        fixture(
+            DELIVERY,
+            &format!(
+                "[quarantine]\nretention = \"{retention}\"\n[dedup]\nresult_retention = \"60s\"\n"
+            ),
+            "[[operator]]\nwait = \"60s\"\nrepair = true\naction = \"redrive_all\"\n",
+        )
+    };
+    // Quarantined at 10s, inspected at 70s: age 60s.
+    let (_, outcome) = sim(&text("60s"));
+    assert_eq!(outcome.totals.expired, 3);
+    let (_, outcome) = sim(&text("60s1ms"));
+    assert_eq!(outcome.totals.expired, 0);
+    assert_eq!(outcome.totals.acked, 4);
+}
+
+#[test]
+fn dlq_depth_keeps_its_maximum_and_final_value() {
+    let (_, outcome) = sim(&fixture(
+        DELIVERY,
+        BASE_EXTRA,
+        "[[operator]]\nwait = \"30s\"\naction = \"redrive\"\nonly = [\"poison\"]\nrepair = true\n",
+    ));
+    assert_eq!(outcome.totals.max_dlq_depth, 3);
+    assert_eq!(outcome.totals.final_dlq_depth, 2);
+    assert_eq!(outcome.totals.quarantined, 2);
+}
+
+// ---- Section 6: the operator ----
+
+#[test]
+fn the_operator_inspects_wait_after_the_last_delivery() {
+    let (_, outcome) = sim(&fixture(DELIVERY, BASE_EXTRA, BASE_OP));
+    let inspected: Vec<_> = outcome
+        .transitions
+        .iter()
+        .filter(|t| t.detail.kind() == EventKind::Inspected)
+        .map(|t| t.time)
+        .collect();
+    assert_eq!(inspected, [40_000]);
+    assert_eq!(outcome.totals.drain_time, 10_000);
+    assert_eq!(outcome.drains, [10_000, 40_000]);
+}
+
+#[test]
+fn redrive_starts_a_new_cycle_and_keeps_total_receives() {
+    let (scenario, outcome) = sim(&fixture(DELIVERY, BASE_EXTRA, BASE_OP));
+    let p = msg(&scenario, &outcome, "poison");
+    assert_eq!((p.cycle, p.cycle_receives, p.total_receives), (2, 1, 3));
+}
+
+#[test]
+fn a_new_identity_is_derived_from_the_intent_and_never_chained() {
+    let (scenario, outcome) = sim(&format!(
+        "{DELIVERY}[dedup]\nresult_retention = \"1h\"\n\
+         [[operator]]\naction = \"redrive_all\"\nidentity = \"new\"\n\
+         [[operator]]\naction = \"redrive_all\"\nidentity = \"new\"\nrepair = true\n\
+         [[message]]\nid = \"m\"\nkey = \"order-7\"\nfaults = [{{ lose_ack = {{ until = \"repair\" }} }}]\n"
+    ));
+    let m = msg(&scenario, &outcome, "m");
+    assert_eq!(
+        scenario.key_name(outcome.key(&scenario, scenario.find_message("m").unwrap())),
+        "order-7~r2"
+    );
+    // Three keys, three effects for one intent.
+    assert_eq!(m.effects, 3);
+    assert_eq!(outcome.totals.duplicated_effects, 2);
+}
+
+#[test]
+fn stable_identity_keeps_a_fresh_key_given_earlier() {
+    let (scenario, outcome) = sim(&format!(
+        "{DELIVERY}[[operator]]\naction = \"redrive_all\"\nidentity = \"new\"\n\
+         [[operator]]\naction = \"redrive_all\"\n\
+         [[message]]\nid = \"m\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n"
+    ));
+    assert_eq!(
+        scenario.key_name(outcome.key(&scenario, scenario.find_message("m").unwrap())),
+        "m~r1"
+    );
+}
+
+#[test]
+fn a_failed_redrive_returns_to_quarantine_once() {
+    let (scenario, outcome) = sim(&fixture(
+        DELIVERY,
+        BASE_EXTRA,
+        "[[operator]]\nwait = \"30s\"\naction = \"redrive_all\"\n",
+    ));
+    let p = msg(&scenario, &outcome, "poison");
+    assert_eq!(p.state, State::Quarantined);
+    assert_eq!(p.quarantined_at(), Some(50_000));
+    assert_eq!(p.quarantine_entries, 2);
+    assert_eq!(outcome.totals.end_time, 50_000);
+}

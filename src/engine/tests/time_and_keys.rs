@@ -1,0 +1,86 @@
+//! Sections 1 and 2: time and order; keys, effects and the ledger.
+
+use super::*;
+
+// ---- Section 1: time and order ----
+
+#[test]
+fn arrival_at_t_runs_before_a_retry_due_at_t() {
+    let (scenario, outcome) = sim(&format!(
+        "{DELIVERY}[[message]]\nid = \"a\"\nfaults = [{{ fail = {{ first = 1 }} }}]\n[[message]]\nid = \"b\"\nat = \"10s\"\n"
+    ));
+    let at_10: Vec<_> = outcome
+        .transitions
+        .iter()
+        .filter(|t| t.time == 10_000 && t.detail.kind() == EventKind::Delivered)
+        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
+        .collect();
+    assert_eq!(at_10, ["b", "a"]);
+}
+
+#[test]
+fn initial_deliveries_run_in_time_then_file_order() {
+    let (scenario, outcome) = sim(&format!(
+        "{DELIVERY}[[message]]\nid = \"late\"\nat = \"1s\"\n[[message]]\nid = \"first\"\n[[message]]\nid = \"second\"\n"
+    ));
+    let order: Vec<_> = outcome
+        .transitions
+        .iter()
+        .filter(|t| t.detail.kind() == EventKind::Delivered)
+        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
+        .collect();
+    assert_eq!(order, ["first", "second", "late"]);
+}
+
+#[test]
+fn the_rng_is_chacha8_pinned() {
+    // Changing the generator or the draw method changes golden outputs.
+    // The published vector for ChaCha8 seeded with 42 (32-bit draws) ...
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let draws: Vec<i32> = (0..3).map(|_| rng.random_range(0..1000)).collect();
+    assert_eq!(draws, [224, 681, 146]);
+    // ... and the 64-bit draws the engine makes, pinned with rand 0.10.0.
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let draws: Vec<u64> = (0..3).map(|_| rng.random_range(0..1000u64)).collect();
+    assert_eq!(draws, [681, 950, 427]);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run_and_another_seed_another() {
+    let text = |seed: u64| {
+        format!(
+            "[scenario]\nseed = {seed}\n[delivery]\nmax_receives = 6\nbackoff = {{ base = \"1s\", cap = \"1m\", jitter = \"full\" }}\n[[traffic]]\ncount = 50\nover = \"1s\"\nfaults = [{{ fail = {{ first = 5 }} }}]\n"
+        )
+    };
+    let (_, a) = sim(&text(1));
+    let (_, b) = sim(&text(1));
+    let (_, c) = sim(&text(2));
+    assert_eq!(a.transitions, b.transitions);
+    assert_ne!(a.totals.retry_delay_paid, c.totals.retry_delay_paid);
+}
+
+// ---- Section 2: keys, effects, ledger ----
+
+#[test]
+fn duplicated_effects_count_per_intent_across_messages() {
+    let (_, outcome) = sim(&format!(
+        "{DELIVERY}[[message]]\nid = \"a\"\nkey = \"order-1\"\n[[message]]\nid = \"b\"\nkey = \"order-1\"\n[[message]]\nid = \"c\"\n"
+    ));
+    assert_eq!(outcome.totals.effects, 3);
+    assert_eq!(outcome.totals.duplicated_effects, 1);
+    assert_eq!(outcome.ledger.len(), 3);
+    assert_eq!(outcome.ledger[1].intent, outcome.ledger[0].intent);
+}
+
+#[test]
+fn the_ledger_is_never_rolled_back() {
+    let (_, outcome) = sim(&fixture(
+        DELIVERY,
+        "[quarantine]\nretention = \"10s\"\n",
+        "[[operator]]\nwait = \"30s\"\naction = \"purge\"\n",
+    ));
+    // uncertain committed twice (no dedup), then expired: its effects stay.
+    assert_eq!(outcome.totals.expired, 3);
+    assert_eq!(outcome.totals.effects, 3);
+    assert_eq!(outcome.ledger.len(), 3);
+}

@@ -1,0 +1,124 @@
+//! What an error of the `toml` and `serde` crates says, read from its text.
+//! The texts are the dependencies' own, not ours: each shape below has a
+//! test that provokes it from the real parser, so a dependency upgrade that
+//! changes a text fails here, loudly, rather than degrading a diagnostic.
+
+/// One message, by shape. Words are the ones the message puts in backticks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Shape<'m> {
+    /// "unknown field `x`, expected one of `a`, `b`" (or "expected `a`").
+    UnknownField {
+        word: &'m str,
+        expected: Vec<&'m str>,
+    },
+    /// "unknown variant `x`, expected one of `a`, `b`".
+    UnknownVariant {
+        word: &'m str,
+        expected: Vec<&'m str>,
+    },
+    /// "missing field `x`".
+    MissingField { word: &'m str },
+    /// "invalid type: string \"2\", expected u32", reworded for people.
+    InvalidType { message: String },
+    /// Anything else (syntax errors, our own duration errors): the first
+    /// line, and the rest as help.
+    Other { first: &'m str, rest: String },
+}
+
+/// Reads a message's shape.
+pub(super) fn shape(message: &str) -> Shape<'_> {
+    let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    let word = ticked.first().copied().unwrap_or("");
+    let expected = ticked.iter().skip(1).copied().collect();
+    if message.starts_with("unknown field") {
+        Shape::UnknownField { word, expected }
+    } else if message.starts_with("unknown variant") {
+        Shape::UnknownVariant { word, expected }
+    } else if message.starts_with("missing field") {
+        Shape::MissingField { word }
+    } else if message.starts_with("invalid type") {
+        Shape::InvalidType {
+            message: message
+                .replace("invalid type: ", "wrong type: ")
+                .replace("expected i64", "expected an integer")
+                .replace("expected u64", "expected an integer"),
+        }
+    } else {
+        Shape::Other {
+            first: message.lines().next().unwrap_or(""),
+            rest: message.lines().skip(1).collect::<Vec<_>>().join("\n"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::file::File;
+
+    /// The message the real parser gives for this file.
+    fn message_of(text: &str) -> String {
+        match toml::from_str::<File>(text) {
+            Ok(_) => panic!("the file parsed: {text}"),
+            Err(e) => e.message().trim().to_string(),
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_names_it_and_the_allowed_keys() {
+        let message = message_of("[delivery]\nmax_receives = 2\nretry_intervall = \"1s\"\n");
+        let Shape::UnknownField { word, expected } = shape(&message) else {
+            panic!("not an unknown field: {message}");
+        };
+        assert_eq!(word, "retry_intervall");
+        assert!(expected.contains(&"retry_interval"), "{expected:?}");
+        assert!(expected.contains(&"max_receives"), "{expected:?}");
+    }
+
+    #[test]
+    fn an_unknown_value_names_it_and_the_allowed_values() {
+        let message = message_of(
+            "[delivery]\nmax_receives = 2\nbackoff = { base = \"1s\", jitter = \"fulll\" }\n",
+        );
+        assert_eq!(
+            shape(&message),
+            Shape::UnknownVariant {
+                word: "fulll",
+                expected: vec!["none", "full", "equal", "decorrelated"],
+            }
+        );
+    }
+
+    #[test]
+    fn a_missing_key_names_it() {
+        let message = message_of("[delivery]\nmax_receives = 2\n[[message]]\nat = \"1s\"\n");
+        assert_eq!(shape(&message), Shape::MissingField { word: "id" });
+    }
+
+    #[test]
+    fn a_wrong_type_is_reworded() {
+        let message = message_of("[scenario]\nseed = \"seven\"\n");
+        let Shape::InvalidType { message: reworded } = shape(&message) else {
+            panic!("not a wrong type: {message}");
+        };
+        assert!(
+            reworded.starts_with("wrong type: string \"seven\""),
+            "{reworded}"
+        );
+        assert!(reworded.ends_with("expected an integer"), "{reworded}");
+    }
+
+    #[test]
+    fn other_messages_keep_their_first_line_as_the_headline() {
+        let message = message_of("[delivery]\nmax_receives = 2\nretry_interval = \"10\"\n");
+        let Shape::Other { first, .. } = shape(&message) else {
+            panic!("not another message: {message}");
+        };
+        assert!(
+            crate::duration::DurationError::is_duration_message(first),
+            "{first}"
+        );
+        let syntax = message_of("[delivery\nmax_receives = 2\n");
+        assert!(matches!(shape(&syntax), Shape::Other { .. }), "{syntax}");
+    }
+}
