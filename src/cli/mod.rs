@@ -225,20 +225,9 @@ fn report_format_parser() -> impl clap::builder::TypedValueParser<Value = Report
         .try_map(|name: String| ReportFormat::from_name(&name).ok_or("unknown report format"))
 }
 
-/// Runs a batch: the arguments become a request, the application runs it,
-/// and what it returns is printed.
-fn run(args: &RunArgs, color: bool) -> u8 {
-    let files = match expand(&args.files) {
-        Ok(f) => match args.shard {
-            Some((i, n)) => shard(f, i, n),
-            None => f,
-        },
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_INVALID;
-        }
-    };
-    let request = BatchRequest {
+/// What the arguments ask the application to do.
+fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
+    BatchRequest {
         files,
         options: Options {
             seed: args.seed,
@@ -262,7 +251,23 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         }),
         summary_markdown: args.summary_markdown.clone(),
         templates: args.templates.clone(),
+    }
+}
+
+/// Runs a batch: the arguments become a request, the application runs it,
+/// and what it returns is printed.
+fn run(args: &RunArgs, color: bool) -> u8 {
+    let files = match expand(&args.files) {
+        Ok(f) => match args.shard {
+            Some((i, n)) => shard(f, i, n),
+            None => f,
+        },
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
     };
+    let request = request(args, files);
     let progress = progress_bar(args, request.files.len());
     let outcome = crate::app::run_batch(&request, &|| progress.inc(1));
     progress.finish_and_clear();

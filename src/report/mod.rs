@@ -6,6 +6,7 @@ pub mod chart;
 pub mod history;
 pub mod json;
 pub mod junit_xml;
+pub mod parameters;
 pub mod templates;
 pub mod text;
 

@@ -41,67 +41,86 @@ pub(super) fn expectations(
     }
 
     for (id, m) in &e.message {
-        let Some(index) = scenario.find_message(id.get_ref()) else {
-            unknown_message(problems, scenario, id);
-            continue;
-        };
-        let m = m.get_ref();
-        let fields: [(&file::CheckValue, MessageField, Kind); 9] = [
-            (&m.state, MessageField::State, Kind::State),
-            (&m.key, MessageField::Key, Kind::Text),
-            (&m.cycle, MessageField::Cycle, Kind::Count),
-            (&m.cycle_receives, MessageField::CycleReceives, Kind::Count),
-            (&m.total_receives, MessageField::TotalReceives, Kind::Count),
-            (&m.effects, MessageField::Effects, Kind::Count),
-            (&m.dedup_hits, MessageField::DedupHits, Kind::Count),
-            (&m.last_reason, MessageField::LastReason, Kind::Text),
-            (
-                &m.quarantined_at,
-                MessageField::QuarantinedAt,
-                Kind::TimeOrNever,
-            ),
-        ];
-        for (value, field, kind) in fields {
-            if let Some(v) = value
-                && let Some((check, description)) = check(problems, v, kind, field.name())
-            {
-                out.push(Expectation {
-                    target: Target::Message(index, field),
-                    check,
-                    span: v.span(),
-                    description: description.or_else(|| m.description.clone()),
-                });
-            }
-        }
+        out.extend(message_expectations(problems, scenario, id, m.get_ref()));
     }
-
     for ev in &e.event {
-        let span = ev.span();
-        let ev = ev.get_ref();
-        let message = match &ev.message {
-            Some(id) => match scenario.find_message(id.get_ref()) {
-                Some(m) => Some(m),
-                None => {
-                    unknown_message(problems, scenario, id);
-                    continue;
-                }
-            },
-            None => None,
-        };
-        out.push(Expectation {
-            target: Target::Event {
-                kind: *ev.kind.get_ref(),
-                message,
-                at: ev.at.as_ref().map(|a| a.get_ref().0),
-                never: ev.never,
-            },
-            check: Check::Occurs,
-            span,
-            description: ev.description.clone(),
-        });
+        out.extend(event_expectation(problems, scenario, ev));
     }
     out.sort_by_key(|e| e.span.start);
     out
+}
+
+/// `[expect.message.ID]`: each field written, against that message.
+fn message_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    id: &S<String>,
+    m: &file::ExpectMessage,
+) -> Vec<Expectation> {
+    let Some(index) = scenario.find_message(id.get_ref()) else {
+        unknown_message(problems, scenario, id);
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let fields: [(&file::CheckValue, MessageField, Kind); 9] = [
+        (&m.state, MessageField::State, Kind::State),
+        (&m.key, MessageField::Key, Kind::Text),
+        (&m.cycle, MessageField::Cycle, Kind::Count),
+        (&m.cycle_receives, MessageField::CycleReceives, Kind::Count),
+        (&m.total_receives, MessageField::TotalReceives, Kind::Count),
+        (&m.effects, MessageField::Effects, Kind::Count),
+        (&m.dedup_hits, MessageField::DedupHits, Kind::Count),
+        (&m.last_reason, MessageField::LastReason, Kind::Text),
+        (
+            &m.quarantined_at,
+            MessageField::QuarantinedAt,
+            Kind::TimeOrNever,
+        ),
+    ];
+    for (value, field, kind) in fields {
+        if let Some(v) = value
+            && let Some((check, description)) = check(problems, v, kind, field.name())
+        {
+            out.push(Expectation {
+                target: Target::Message(index, field),
+                check,
+                span: v.span(),
+                description: description.or_else(|| m.description.clone()),
+            });
+        }
+    }
+    out
+}
+
+/// One `[[expect.event]]`.
+fn event_expectation(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    ev: &S<file::ExpectEvent>,
+) -> Option<Expectation> {
+    let span = ev.span();
+    let ev = ev.get_ref();
+    let message = match &ev.message {
+        Some(id) => match scenario.find_message(id.get_ref()) {
+            Some(m) => Some(m),
+            None => {
+                unknown_message(problems, scenario, id);
+                return None;
+            }
+        },
+        None => None,
+    };
+    Some(Expectation {
+        target: Target::Event {
+            kind: *ev.kind.get_ref(),
+            message,
+            at: ev.at.as_ref().map(|a| a.get_ref().0),
+            never: ev.never,
+        },
+        check: Check::Occurs,
+        span,
+        description: ev.description.clone(),
+    })
 }
 
 fn kind_hint(kind: Kind) -> &'static str {
@@ -123,108 +142,125 @@ fn check(
 ) -> Option<(Check, Option<String>)> {
     let span = v.span();
     match v.get_ref() {
-        toml::Value::Table(t) => {
-            let mut description = None;
-            let mut found: Vec<Check> = Vec::new();
-            for (k, val) in t {
-                let parsed = match k.as_str() {
-                    "description" => {
-                        match val.as_str() {
-                            Some(d) => description = Some(d.to_string()),
-                            None => problems.error(
-                                span.clone(),
-                                "`description` must be a string",
-                                "not a string",
-                            ),
-                        }
-                        continue;
-                    }
-                    "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
-                    "at_least" | "at_most" | "between"
-                        if matches!(kind, Kind::Text | Kind::State) =>
-                    {
-                        problems.error(
-                            span.clone(),
-                            format!(
-                                "`{k}` does not apply to `{field}`, which is not a number or a time"
-                            ),
-                            "not comparable",
-                        );
-                        None
-                    }
-                    "at_least" => scalar(problems, val, kind, field, &span).map(Check::AtLeast),
-                    "at_most" => scalar(problems, val, kind, field, &span).map(Check::AtMost),
-                    "between" => match val.as_array().map(|a| a.as_slice()) {
-                        Some([lo, hi]) => {
-                            let lo = scalar(problems, lo, kind, field, &span);
-                            let hi = scalar(problems, hi, kind, field, &span);
-                            match (lo, hi) {
-                                (Some(lo), Some(hi)) if lo <= hi => Some(Check::Between(lo, hi)),
-                                (Some(lo), Some(hi)) => {
-                                    problems.error(
-                                        span.clone(),
-                                        format!("`between` is empty: {lo} is above {hi}"),
-                                        "lower bound first",
-                                    );
-                                    None
-                                }
-                                _ => None,
-                            }
-                        }
-                        _ => {
-                            problems.error(
-                                span.clone(),
-                                "`between` takes two values, lowest first: between = [12, 14]",
-                                "expected [low, high]",
-                            );
-                            None
-                        }
-                    },
-                    other => {
-                        let keys = ["equals", "at_least", "at_most", "between", "description"];
-                        let help = did_you_mean(other, keys)
-                            .map(|s| format!("did you mean `{s}`?"))
-                            .unwrap_or_else(|| {
-                                "use equals, at_least, at_most, between or description".into()
-                            });
-                        problems.error_help(
-                            Some(span.clone()),
-                            format!("unknown comparison `{other}` in `{field}`"),
-                            "unknown comparison",
-                            help,
-                        );
-                        None
-                    }
-                };
-                if let Some(c) = parsed {
-                    found.push(c);
+        toml::Value::Table(t) => comparison(problems, t, span, kind, field),
+        other => scalar(problems, other, kind, field, &span).map(|v| (Check::Equals(v), None)),
+    }
+}
+
+/// A comparison table: `{ at_least = 3 }`, `{ between = [a, b] }`, ...,
+/// with an optional `description`.
+fn comparison(
+    problems: &mut Problems,
+    t: &toml::Table,
+    span: std::ops::Range<usize>,
+    kind: Kind,
+    field: &str,
+) -> Option<(Check, Option<String>)> {
+    let mut description = None;
+    let mut found: Vec<Check> = Vec::new();
+    for (k, val) in t {
+        let parsed = match k.as_str() {
+            "description" => {
+                match val.as_str() {
+                    Some(d) => description = Some(d.to_string()),
+                    None => problems.error(
+                        span.clone(),
+                        "`description` must be a string",
+                        "not a string",
+                    ),
                 }
+                continue;
             }
-            match found.len() {
-                1 => Some((found.remove(0), description)),
-                0 => {
-                    if problems.list.is_empty() {
-                        problems.error_help(
-                            Some(span),
-                            format!("`{field}` names no comparison"),
-                            "nothing to compare",
-                            "write equals, at_least, at_most or between",
-                        );
-                    }
-                    None
-                }
-                _ => {
-                    problems.error_help(
-                        Some(span),
-                        format!("`{field}` names more than one comparison"),
-                        "choose one",
-                        "use between = [low, high] for a range",
+            "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
+            "at_least" | "at_most" | "between" if matches!(kind, Kind::Text | Kind::State) => {
+                problems.error(
+                    span.clone(),
+                    format!("`{k}` does not apply to `{field}`, which is not a number or a time"),
+                    "not comparable",
+                );
+                None
+            }
+            "at_least" => scalar(problems, val, kind, field, &span).map(Check::AtLeast),
+            "at_most" => scalar(problems, val, kind, field, &span).map(Check::AtMost),
+            "between" => between(problems, val, &span, kind, field),
+            other => {
+                let keys = ["equals", "at_least", "at_most", "between", "description"];
+                let help = did_you_mean(other, keys)
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| {
+                        "use equals, at_least, at_most, between or description".into()
+                    });
+                problems.error_help(
+                    Some(span.clone()),
+                    format!("unknown comparison `{other}` in `{field}`"),
+                    "unknown comparison",
+                    help,
+                );
+                None
+            }
+        };
+        if let Some(c) = parsed {
+            found.push(c);
+        }
+    }
+    match found.len() {
+        1 => Some((found.remove(0), description)),
+        0 => {
+            if problems.list.is_empty() {
+                problems.error_help(
+                    Some(span),
+                    format!("`{field}` names no comparison"),
+                    "nothing to compare",
+                    "write equals, at_least, at_most or between",
+                );
+            }
+            None
+        }
+        _ => {
+            problems.error_help(
+                Some(span),
+                format!("`{field}` names more than one comparison"),
+                "choose one",
+                "use between = [low, high] for a range",
+            );
+            None
+        }
+    }
+}
+
+/// `between = [low, high]`, lowest first.
+fn between(
+    problems: &mut Problems,
+    val: &toml::Value,
+    span: &std::ops::Range<usize>,
+    kind: Kind,
+    field: &str,
+) -> Option<Check> {
+    match val.as_array().map(|a| a.as_slice()) {
+        Some([lo, hi]) => {
+            let lo = scalar(problems, lo, kind, field, span);
+            let hi = scalar(problems, hi, kind, field, span);
+            match (lo, hi) {
+                (Some(lo), Some(hi)) if lo <= hi => Some(Check::Between(lo, hi)),
+                (Some(lo), Some(hi)) => {
+                    problems.error(
+                        span.clone(),
+                        format!("`between` is empty: {lo} is above {hi}"),
+                        "lower bound first",
                     );
                     None
                 }
+                _ => None,
             }
         }
-        other => scalar(problems, other, kind, field, &span).map(|v| (Check::Equals(v), None)),
+        _ => {
+            problems.error(
+                span.clone(),
+                "`between` takes two values, lowest first: between = [12, 14]",
+                "expected [low, high]",
+            );
+            None
+        }
     }
 }
 

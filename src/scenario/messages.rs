@@ -135,21 +135,8 @@ pub(super) fn faults(
                 continue;
             }
         };
-        let selector = match (&sel.get_ref().first, &sel.get_ref().until) {
-            (Some(n), None) => match problems.count(n, "first", 0, i64::MAX) {
-                Some(n) => Selector::First(n),
-                None => continue,
-            },
-            (None, Some(_)) => Selector::UntilRepair,
-            _ => {
-                problems.error_help(
-                    Some(sel.span()),
-                    "a fault selector needs exactly one of `first` or `until`",
-                    "choose one selector",
-                    "first = N fails the first N deliveries; until = \"repair\" fails until the operator repairs",
-                );
-                continue;
-            }
+        let Some(selector) = selector(problems, sel) else {
+            continue;
         };
         if kind == FaultKind::LoseAck {
             if let Some(r) = &f.reason {
@@ -186,6 +173,23 @@ pub(super) fn faults(
         });
     }
     out
+}
+
+/// `{ first = N }` or `{ until = "repair" }`.
+fn selector(problems: &mut Problems, sel: &S<file::Selector>) -> Option<Selector> {
+    match (&sel.get_ref().first, &sel.get_ref().until) {
+        (Some(n), None) => problems.count(n, "first", 0, i64::MAX).map(Selector::First),
+        (None, Some(_)) => Some(Selector::UntilRepair),
+        _ => {
+            problems.error_help(
+                Some(sel.span()),
+                "a fault selector needs exactly one of `first` or `until`",
+                "choose one selector",
+                "first = N fails the first N deliveries; until = \"repair\" fails until the operator repairs",
+            );
+            None
+        }
+    }
 }
 
 fn intern(reasons: &mut Vec<String>, r: &str) -> ReasonIndex {

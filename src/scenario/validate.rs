@@ -33,15 +33,7 @@ pub(super) fn validate(
     let quarantine_retention = raw
         .quarantine
         .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0));
-    let dedup_retention = raw.dedup.and_then(|d| {
-        let d = d.into_inner();
-        if d.enabled == Some(false) {
-            None
-        } else {
-            // No result_retention: stored results never expire.
-            Some(d.result_retention.map_or(u64::MAX, |r| r.into_inner().0))
-        }
-    });
+    let dedup_retention = dedup_retention(raw.dedup);
 
     let limits = limits(&mut problems, raw.limits);
 
@@ -59,9 +51,9 @@ pub(super) fn validate(
     let outages = raw
         .outage
         .iter()
-        .map(|o| Outage {
-            from: o.get_ref().from.get_ref().0,
-            duration: o.get_ref().duration.get_ref().0,
+        .map(|outage| Outage {
+            from: outage.get_ref().from.get_ref().0,
+            duration: outage.get_ref().duration.get_ref().0,
         })
         .collect();
 
@@ -71,12 +63,8 @@ pub(super) fn validate(
         description: meta.as_ref().and_then(|m| m.description.clone()),
         tags: meta.as_ref().map(|m| m.tags.clone()).unwrap_or_default(),
         seed,
-        delivery: delivery.unwrap_or(Delivery {
-            queue: String::new(),
-            max_receives: 1,
-            retry: Retry::Fixed(0),
-            permanent: Permanent::Retry,
-        }),
+        // Problems stop validation below, before the placeholder is used.
+        delivery: delivery.unwrap_or(PLACEHOLDER_DELIVERY),
         quarantine_retention,
         dedup_retention,
         operators: Vec::new(),
@@ -100,6 +88,30 @@ pub(super) fn validate(
         Ok(scenario)
     } else {
         Err(problems.list)
+    }
+}
+
+/// Stands in for a `[delivery]` with problems, so that the rest of the
+/// file is still checked; such a scenario never runs.
+const PLACEHOLDER_DELIVERY: Delivery = Delivery {
+    queue: String::new(),
+    max_receives: 1,
+    retry: Retry::Fixed(0),
+    permanent: Permanent::Retry,
+};
+
+/// `[dedup]`: absent or `enabled = false` is off (`None`); without
+/// `result_retention`, stored results never expire.
+fn dedup_retention(raw: Option<S<file::Dedup>>) -> Option<Millis> {
+    let dedup = raw?.into_inner();
+    if dedup.enabled == Some(false) {
+        None
+    } else {
+        Some(
+            dedup
+                .result_retention
+                .map_or(Millis::MAX, |r| r.into_inner().0),
+        )
     }
 }
 
