@@ -36,7 +36,7 @@ impl fmt::Display for DurationError {
             ),
             DurationError::Invalid(s) => write!(
                 f,
-                "`{s}` is not a duration: write whole numbers with units, largest first (\"250ms\", \"1m30s\"); no sign or decimals"
+                "`{s}` is not a duration: write whole numbers with units, largest first (\"250ms\", \"1m30s\"); no sign, decimals or spaces"
             ),
             DurationError::Overflow => write!(
                 f,
@@ -65,7 +65,8 @@ const UNITS: [(&str, u64); 5] = [
 
 /// Parses a duration string into milliseconds.
 pub fn parse(text: &str) -> Result<u64, DurationError> {
-    let s = text.trim();
+    // No surrounding whitespace: the grammar is digits and units only.
+    let s = text;
     if s.is_empty() {
         return Err(DurationError::Empty);
     }
@@ -199,6 +200,12 @@ mod tests {
         assert_eq!(parse("10"), Err(DurationError::MissingUnit("10".into())));
         assert_eq!(parse(""), Err(DurationError::Empty));
         assert!(matches!(parse("-5s"), Err(DurationError::Invalid(_))));
+        for spaced in [" 1s", "1s ", "1 s", "1m 30s", "\t1s", "1s\n"] {
+            assert!(
+                matches!(parse(spaced), Err(DurationError::Invalid(_))),
+                "{spaced:?}"
+            );
+        }
         assert!(matches!(parse("1.5s"), Err(DurationError::Invalid(_))));
         assert!(matches!(parse("30s1m"), Err(DurationError::Order(_))));
         assert!(matches!(parse("1s1s"), Err(DurationError::Order(_))));

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, code, run, stdout};
+use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
 const BAD_INPUTS: [&str; 20] = [
@@ -29,6 +29,8 @@ const BAD_INPUTS: [&str; 20] = [
     "unknown-key",
     "wrong-type",
 ];
+
+const THREE_FIRST: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
 
 #[test]
 fn every_kind_of_bad_input_is_a_located_diagnostic_and_exit_2() {
@@ -117,6 +119,62 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&run(&["nothing/*.toml"])), 2);
     assert_eq!(code(&run(&["no-such-file.toml"])), 2);
     assert_eq!(code(&run(&["--help"])), 0);
+}
+
+#[test]
+fn small_faults_of_the_command_line_are_clear_errors() {
+    // --seed takes the range a file's seed takes.
+    let o = run(&["--seed", "9223372036854775808", THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("is not in 0..=9223372036854775807"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        code(&run(&["--seed", "9223372036854775807", THREE_FIRST])),
+        0
+    );
+    // --report naming a file.
+    let d = scratch("report-file");
+    let file = d.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let o = run(&["--report", file.to_str().unwrap(), THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("is a file, not a folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    // A file whose name holds glob characters is run as itself.
+    let literal = d.join("incident[1].toml");
+    std::fs::copy(THREE_FIRST, &literal).unwrap();
+    let o = run(&[literal.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 passed, 0 failed"));
+    // An input that never ends is read only up to the file size limit.
+    if std::path::Path::new("/dev/zero").exists() {
+        let o = run(&["/dev/zero"]);
+        assert_eq!(code(&o), 2);
+        assert!(
+            stdout(&o).contains("larger than 16777216 bytes"),
+            "{}",
+            stdout(&o)
+        );
+    }
+    // `new` refuses names that cannot make a starter.
+    for name in ["", "a\nb", "x\u{1b}y"] {
+        let o = bin().current_dir(&d).args(["new", name]).output().unwrap();
+        assert_eq!(code(&o), 2, "{name:?}");
+        assert!(
+            stderr(&o).contains("not a usable file name"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(listing(&d), ["a-file", "incident[1].toml"]);
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]

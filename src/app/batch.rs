@@ -128,8 +128,15 @@ impl LoadError {
 }
 
 /// Reads and validates one scenario file.
+/// Reads at most one byte more than [`scenario::MAX_FILE_BYTES`], so that
+/// a device, a pipe or a FIFO that never ends cannot fill memory.
 pub fn load_file(path: &str) -> Result<(Scenario, Source), LoadError> {
-    let bytes = std::fs::read(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(scenario::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| LoadError::Unreadable(e.to_string()))?;
     scenario::load_bytes(path, &bytes).map_err(LoadError::Invalid)
 }
 
@@ -270,11 +277,12 @@ fn limits_span(text: &str) -> Option<std::ops::Range<usize>> {
 }
 
 /// Expands quoted globs; literal paths are kept as given (a missing one is
-/// reported when it is read).
+/// reported when it is read). A file that exists under a name with glob
+/// characters (`incident[1].toml`) is that file, not a pattern.
 pub fn expand(patterns: &[String]) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for p in patterns {
-        if p.contains(['*', '?', '[']) {
+        if p.contains(['*', '?', '[']) && !std::path::Path::new(p).is_file() {
             let paths = glob::glob(p).map_err(|e| format!("invalid glob pattern {p:?}: {e}"))?;
             let mut matched: Vec<String> = paths
                 .filter_map(Result::ok)

@@ -112,6 +112,15 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         None
     };
     let files = &request.files;
+    if let Some(report) = &request.report
+        && report.dir.exists()
+        && !report.dir.is_dir()
+    {
+        return Err(BatchError::Usage(format!(
+            "--report {} is a file, not a folder",
+            report.dir.display()
+        )));
+    }
     if let Some(g) = &request.golden
         && let Some((a, b)) = golden::collision(&g.dir, files)
     {

@@ -134,6 +134,13 @@ const STARTER: &str = include_str!("starter.toml");
 
 /// `new NAME`: a commented starter scenario that passes as written.
 pub(super) fn new_scenario(name: &str) -> u8 {
+    let stem = std::path::Path::new(name).file_stem();
+    if name.trim().is_empty() || name.chars().any(char::is_control) || stem.is_none() {
+        eprintln!(
+            "error: {name:?} is not a usable file name: give a name such as incident or scenarios/incident.toml, without control characters"
+        );
+        return EXIT_INVALID;
+    }
     let path = if std::path::Path::new(name).extension().is_some() {
         PathBuf::from(name)
     } else {

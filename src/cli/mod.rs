@@ -62,8 +62,9 @@ struct RunArgs {
     /// expanded list is I, I+N, I+2N, ... (split a batch across CI machines).
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
-    /// Override every scenario's seed.
-    #[arg(long, value_name = "N")]
+    /// Override every scenario's seed (0 to 9223372036854775807, the range
+    /// a file's `seed` takes).
+    #[arg(long, value_name = "N", value_parser = seed_parser())]
     seed: Option<u64>,
     /// Print only failures and the closing line.
     #[arg(long, short = 'q')]
@@ -132,7 +133,7 @@ enum Command {
         #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
         at: Option<u64>,
         /// Override the scenario's seed.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = seed_parser())]
         seed: Option<u64>,
     },
 }
@@ -168,6 +169,11 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
         ));
     }
     Ok((i, n))
+}
+
+/// `--seed`: the same range as a file's `seed` (a TOML integer, not negative).
+fn seed_parser() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=i64::MAX as u64)
 }
 
 fn parse_duration(s: &str) -> Result<u64, String> {

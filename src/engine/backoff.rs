@@ -20,10 +20,12 @@ pub(super) fn retry_delay(
         Retry::Backoff { base, cap, jitter } => {
             let cap = cap.unwrap_or(Millis::MAX);
             let n = message.cycle_receives.max(1);
-            let doubled = 1u64
-                .checked_shl(n - 1)
-                .and_then(|f| base.checked_mul(f))
-                .unwrap_or(Millis::MAX);
+            // base * 2^(n-1), saturating: 0 stays 0 however many failures.
+            let doubled = match 1u64.checked_shl(n - 1) {
+                Some(factor) => base.saturating_mul(factor),
+                None if base == 0 => 0,
+                None => Millis::MAX,
+            };
             let d = doubled.min(cap);
             match jitter {
                 Jitter::None => d,

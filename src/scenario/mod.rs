@@ -29,11 +29,7 @@ pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Scenario, Source), Box<In
         let p = Problem::new(
             &source,
             None,
-            format!(
-                "the file is {} bytes; scenario files are limited to {} bytes",
-                bytes.len(),
-                MAX_FILE_BYTES
-            ),
+            format!("the file is larger than {MAX_FILE_BYTES} bytes, the limit for scenario files"),
             "",
         )
         .with_help(

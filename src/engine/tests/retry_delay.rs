@@ -1,6 +1,7 @@
 //! Section 4: the retry delay.
 
 use super::*;
+use rand::SeedableRng;
 
 // ---- Section 4: retry delay ----
 
@@ -99,4 +100,29 @@ fn the_backoff_exponent_restarts_on_redrive() {
         retry_delays(&scenario, &outcome, "m"),
         [1_000, 2_000, 1_000, 2_000]
     );
+}
+
+#[test]
+fn a_zero_base_stays_zero_however_many_failures() {
+    // 2^(n-1) overflows after 64 failures; 0 times anything is still 0.
+    let (scenario, outcome) = backoff_run("{ base = \"0s\" }", 70, 0);
+    let delays = retry_delays(&scenario, &outcome, "m");
+    assert_eq!(delays.len(), 69);
+    assert!(delays.iter().all(|&d| d == 0), "{delays:?}");
+    // A non-zero base saturates instead of wrapping.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let mut message = MessageState::new();
+    let delay = |base: Millis, n: u32, message: &mut MessageState, rng: &mut _| {
+        message.cycle_receives = n;
+        let retry = Retry::Backoff {
+            base,
+            cap: None,
+            jitter: Jitter::None,
+        };
+        backoff::retry_delay(retry, message, rng)
+    };
+    assert_eq!(delay(1, 64, &mut message, &mut rng), 1 << 63);
+    assert_eq!(delay(3, 64, &mut message, &mut rng), Millis::MAX);
+    assert_eq!(delay(1, 65, &mut message, &mut rng), Millis::MAX);
+    assert_eq!(delay(0, 65, &mut message, &mut rng), 0);
 }
