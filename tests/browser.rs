@@ -3,8 +3,11 @@
 //! timeline, the tables, and the snapshot as of that modeled time, row for
 //! row what the engine gives when stopped at that time.
 //!
-//! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test
-//! fails under `CI=true` and is skipped, loudly, elsewhere.
+//! Needs Debian's `chromium` and Mermaid (`.ci/run` installs both), so
+//! both tests are ignored by a plain `cargo test`, which lists them as
+//! ignored with the reason. `cargo test --locked --test browser --
+//! --ignored` runs them; a missing tool then fails under `CI=true` and is
+//! skipped, with a message, elsewhere.
 
 mod common;
 
@@ -139,6 +142,7 @@ fn engine_rows(t: u64) -> Vec<Vec<String>> {
 }
 
 #[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test browser -- --ignored"]
 fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
     let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
         return;
@@ -246,6 +250,7 @@ fn html_text(s: &str) -> String {
 /// The Markdown reports' Mermaid diagrams parse and render with Mermaid
 /// itself (what GitHub uses), in the browser.
 #[test]
+#[ignore = "needs chromium and Mermaid; .ci/run installs them and runs: cargo test --locked --test browser -- --ignored"]
 fn every_mermaid_diagram_parses_and_renders() {
     let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
         return;

@@ -122,6 +122,74 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn a_selection_that_selects_nothing_is_a_usage_error() {
+    for args in [
+        &["--tag", "jiter", "scenarios/*.toml"][..],
+        &["--filter", "no such scenario", "scenarios/*.toml"][..],
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(
+            stderr(&o).contains("selects none of the 17 scenarios"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(stdout(&o), "");
+    }
+}
+
+#[test]
+fn options_without_their_partner_are_usage_errors() {
+    let o = run(&["--report-format", "html", THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--report <DIR>"), "{}", stderr(&o));
+    let o = run(&["--templates", "templates", THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--templates does nothing"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["-j", "0", THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("0 is not in 1.."), "{}", stderr(&o));
+    // A template file that overrides nothing and is used by nothing.
+    let d = scratch("templates-typo");
+    std::fs::write(d.join("scenaro.md.j2"), "x").unwrap();
+    let o = run(&[
+        "--report",
+        d.join("out").to_str().unwrap(),
+        "--templates",
+        d.to_str().unwrap(),
+        THREE_FIRST,
+    ]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("overrides no template and no template"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean scenario.md.j2?"), "{err}");
+    // Included by an override, the same file is a partial.
+    std::fs::write(d.join("index.md.j2"), "{% include \"scenaro.md.j2\" %}\n").unwrap();
+    let o = run(&[
+        "--report",
+        d.join("out").to_str().unwrap(),
+        "--report-format",
+        "markdown",
+        "--templates",
+        d.to_str().unwrap(),
+        THREE_FIRST,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("out/index.md")).unwrap(),
+        "x"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn small_faults_of_the_command_line_are_clear_errors() {
     // --seed takes the range a file's seed takes.
     let o = run(&["--seed", "9223372036854775808", THREE_FIRST]);
@@ -284,6 +352,25 @@ fn filter_tag_and_fail_fast_select_scenarios() {
     assert!(stdout(&o).ends_with("1 passed, 0 failed\n"));
     let o = run(&["--tag", "jitter", "scenarios/*.toml"]);
     assert!(stdout(&o).ends_with("1 passed, 0 failed\n"));
+    // Tags ignore case, repeat, and split on commas: one of them suffices.
+    let o = run(&["--tag", "JITTER", "scenarios/*.toml"]);
+    assert!(
+        stdout(&o).ends_with("1 passed, 0 failed\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["--tag", "jitter,purge", "scenarios/*.toml"]);
+    assert!(
+        stdout(&o).ends_with("2 passed, 0 failed\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["--tag", "jitter", "--tag", "purge", "scenarios/*.toml"]);
+    assert!(
+        stdout(&o).ends_with("2 passed, 0 failed\n"),
+        "{}",
+        stdout(&o)
+    );
     let o = run(&[
         "--fail-fast",
         "--color",

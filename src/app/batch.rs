@@ -16,7 +16,8 @@ use crate::scenario::{self, Invalid};
 pub struct Options {
     pub seed: Option<u64>,
     pub filter: Option<String>,
-    pub tag: Option<String>,
+    /// Run only scenarios carrying one of these tags (case-insensitive).
+    pub tag: Vec<String>,
     pub fail_fast: bool,
     /// Keep every transition (JSON output, goldens and reports read them),
     /// for runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages.
@@ -160,10 +161,11 @@ fn selected(scenario: &Scenario, path: &str, opts: &Options) -> bool {
         let f = f.to_lowercase();
         scenario.name.to_lowercase().contains(&f) || path.to_lowercase().contains(&f)
     });
-    let by_tag = opts
-        .tag
-        .as_ref()
-        .is_none_or(|t| scenario.tags.iter().any(|x| x == t));
+    let by_tag = opts.tag.is_empty()
+        || opts.tag.iter().any(|wanted| {
+            let wanted = wanted.to_lowercase();
+            scenario.tags.iter().any(|t| t.to_lowercase() == wanted)
+        });
     by_text && by_tag
 }
 

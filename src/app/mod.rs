@@ -98,6 +98,34 @@ pub enum BatchError {
     Output(ReportError),
 }
 
+/// A `--filter` or `--tag` that selects none of the valid files is a
+/// mistake (a typo in CI would otherwise run nothing and pass).
+fn nothing_selected(options: &Options, results: &[FileResult]) -> Result<(), BatchError> {
+    let selecting = options.filter.is_some() || !options.tag.is_empty();
+    let filtered = results
+        .iter()
+        .filter(|r| matches!(r, FileResult::Filtered))
+        .count();
+    let selected = results
+        .iter()
+        .filter(|r| matches!(r, FileResult::Ran(_) | FileResult::Stopped { .. }))
+        .count();
+    if !selecting || selected > 0 || filtered == 0 {
+        return Ok(());
+    }
+    let mut what = Vec::new();
+    if let Some(f) = &options.filter {
+        what.push(format!("--filter {f:?}"));
+    }
+    if !options.tag.is_empty() {
+        what.push(format!("--tag {:?}", options.tag.join(",")));
+    }
+    Err(BatchError::Usage(format!(
+        "{} selects none of the {filtered} scenarios; --filter matches names and paths, --tag the scenarios' tags (both ignore case)",
+        what.join(" with ")
+    )))
+}
+
 /// Runs a batch: every file (in parallel, results in input order), then
 /// the golden comparison, the JUnit file, the reports and the summary.
 /// Templates are loaded before anything runs; reports are all rendered
@@ -132,6 +160,7 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let results = run_all(files, &request.options, jobs, done);
+    nothing_selected(&request.options, &results)?;
     let goldens = match &request.golden {
         Some(g) => golden::compare(&g.dir, g.bless, files, &results),
         None => results.iter().map(|_| None).collect(),

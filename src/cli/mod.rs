@@ -47,14 +47,15 @@ struct RunArgs {
     #[arg(required = true, value_name = "FILES")]
     files: Vec<String>,
     /// Number of scenarios run at once (default: the number of CPUs).
-    #[arg(long, short = 'j', value_name = "N")]
-    jobs: Option<usize>,
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     /// Run only scenarios whose name or path contains TEXT (case-insensitive).
     #[arg(long, value_name = "TEXT")]
     filter: Option<String>,
-    /// Run only scenarios that carry this tag.
-    #[arg(long, value_name = "TAG")]
-    tag: Option<String>,
+    /// Run only scenarios that carry one of these tags (case-insensitive;
+    /// repeat the option or separate tags with commas).
+    #[arg(long, value_name = "TAG", value_delimiter = ',')]
+    tag: Vec<String>,
     /// Stop at the first scenario that fails (in input order).
     #[arg(long)]
     fail_fast: bool,
@@ -92,7 +93,8 @@ struct RunArgs {
         value_delimiter = ',',
         default_value = "markdown,html,json",
         value_name = "FORMATS",
-        value_parser = report_format_parser()
+        value_parser = report_format_parser(),
+        requires = "report"
     )]
     report_format: Vec<ReportFormat>,
     /// Templates that override the built-in ones by file name
@@ -245,7 +247,7 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
                 || args.report.is_some(),
             census: args.report.is_some(),
         },
-        jobs: args.jobs,
+        jobs: args.jobs.map(usize::from),
         golden: args.golden.clone().map(|dir| GoldenRequest {
             dir,
             bless: args.bless,
@@ -263,6 +265,10 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
 /// Runs a batch: the arguments become a request, the application runs it,
 /// and what it returns is printed.
 fn run(args: &RunArgs, color: bool) -> u8 {
+    if args.templates.is_some() && args.report.is_none() && args.summary_markdown.is_none() {
+        eprintln!("error: --templates does nothing without --report or --summary-markdown");
+        return EXIT_INVALID;
+    }
     let files = match expand(&args.files) {
         Ok(f) => match args.shard {
             Some((i, n)) => shard(f, i, n),

@@ -103,3 +103,27 @@ fn the_recorder_follows_the_event_expectations() {
     let (scenario, _, _, _) = judged("[[expect.event]]\nkind = \"acked\"\n");
     assert_eq!(recorder_for(&scenario), Recorder::All);
 }
+
+#[test]
+fn an_event_seen_more_than_eight_times_says_how_many_more() {
+    let text = |receives: u32| {
+        format!(
+            "[delivery]\nmax_receives = {receives}\nretry_interval = \"1s\"\n\
+             [[message]]\nid = \"p\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n\
+             [[expect.event]]\nkind = \"delivered\"\nmessage = \"p\"\nat = \"1h\"\n"
+        )
+    };
+    let actual = |receives: u32| {
+        let (scenario, _) = load_str("t.toml", &text(receives)).unwrap();
+        let outcome = run(&scenario, recorder_for(&scenario)).unwrap();
+        judge(&scenario, &outcome).remove(0).actual
+    };
+    assert_eq!(
+        actual(8),
+        Value::Text("happened only at 0s, 1s, 2s, 3s, 4s, 5s, 6s, 7s".into())
+    );
+    assert_eq!(
+        actual(9),
+        Value::Text("happened only at 0s, 1s, 2s, 3s, 4s, 5s, 6s, 7s and 1 more".into())
+    );
+}

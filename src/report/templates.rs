@@ -64,6 +64,7 @@ impl Templates {
             for (name, path, text) in read_dir(dir)? {
                 sources.insert(name, (path.display().to_string(), text));
             }
+            unused_files(&sources)?;
         }
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -120,6 +121,43 @@ impl Templates {
             }
             Box::new(p)
         })
+    }
+}
+
+/// A file of `--templates DIR` that overrides no built-in template and that
+/// no template includes, imports or extends would be silently ignored: most
+/// often a misspelt name. It is refused.
+fn unused_files(sources: &BTreeMap<String, (String, String)>) -> Result<(), Vec<Problem>> {
+    let built_in: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
+    let referenced = |name: &str| {
+        sources.values().any(|(_, text)| {
+            text.contains(&format!("\"{name}\"")) || text.contains(&format!("'{name}'"))
+        })
+    };
+    let problems: Vec<Problem> = sources
+        .iter()
+        .filter(|(name, _)| !built_in.contains(&name.as_str()) && !referenced(name))
+        .map(|(name, (origin, _))| {
+            let help = match crate::diagnostic::did_you_mean(name, built_in.iter().copied()) {
+                Some(close) => format!("did you mean {close}?"),
+                None => format!(
+                    "templates are {}; a partial must be included by one of them",
+                    built_in.join(", ")
+                ),
+            };
+            Problem::new(
+                &Source::new(origin, ""),
+                None,
+                format!("{origin} overrides no template and no template uses it"),
+                "",
+            )
+            .with_help(help)
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
     }
 }
 
