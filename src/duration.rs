@@ -1,6 +1,6 @@
 //! Durations in modeled time: integer milliseconds, written with units.
 //!
-//! Grammar (model.md 10.14): one or more `<digits><unit>` groups, units
+//! Grammar (docs/model.md 10.14): one or more `<digits><unit>` groups, units
 //! `d`, `h`, `m`, `s`, `ms`, largest first, each at most once. No sign, no
 //! decimals, no bare numbers.
 

@@ -116,3 +116,47 @@ fn the_schema_names_exactly_the_tables_the_reader_knows() {
     tables.sort();
     assert_eq!(props, tables);
 }
+
+/// Every key the JSON Schema knows, at any depth.
+fn schema_keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Object(props)) = map.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            map.values().for_each(|x| schema_keys(x, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|x| schema_keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_key_of_the_schema_is_in_the_format_reference() {
+    let o = run(&["schema"]);
+    let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    schema_keys(&schema, &mut keys);
+    assert!(keys.len() > 40, "only {} keys: {keys:?}", keys.len());
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme.find("## The scenario format").unwrap();
+    let end = readme[start..].find("\n## ").unwrap() + start;
+    let reference = &readme[start..end];
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            let written = [
+                format!("`{k}`"),
+                format!("{k} ="),
+                format!("[{k}]"),
+                format!("[[{k}]]"),
+                format!(".{k}]"),
+            ];
+            !written.iter().any(|w| reference.contains(w.as_str()))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "keys of the JSON Schema missing from README's format reference: {missing:?}"
+    );
+}

@@ -1,4 +1,4 @@
-//! The retry delay (model.md section 4 and decision 10.8).
+//! The retry delay (docs/model.md section 4 and decision 10.8).
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;

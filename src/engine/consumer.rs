@@ -1,5 +1,5 @@
 //! The consumer side: one delivery of a taken message, decided by the rules
-//! of model.md section 3, and what follows a failure (step 5).
+//! of docs/model.md section 3, and what follows a failure (step 5).
 
 use super::Engine;
 use super::backoff::retry_delay;
@@ -135,7 +135,7 @@ impl Engine<'_> {
     }
 
     /// The message enters quarantine with its diagnostic envelope
-    /// (model.md section 5), keeping the last failure's reason and class.
+    /// (docs/model.md section 5), keeping the last failure's reason and class.
     fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         self.set_state(m, State::Quarantined);
         let message = &mut self.messages[m as usize];

@@ -1,4 +1,4 @@
-//! The deduplication store (model.md section 3, step 3): a result per key,
+//! The deduplication store (docs/model.md section 3, step 3): a result per key,
 //! valid strictly before its expiry, never extended by a hit.
 
 use std::collections::HashMap;

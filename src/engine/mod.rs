@@ -1,5 +1,5 @@
 //! The event engine: modeled time, one seeded RNG, the delivery rules of
-//! model.md sections 3-6. It knows nothing of files or terminals; it turns a
+//! docs/model.md sections 3-6. It knows nothing of files or terminals; it turns a
 //! [`Scenario`] into an [`Outcome`].
 //!
 //! The parts, one module each:

@@ -1,4 +1,4 @@
-//! The operator (model.md section 6): after each cycle drains and the
+//! The operator (docs/model.md section 6): after each cycle drains and the
 //! step's wait, an inspection applies expiry, then repair, then the action.
 
 use std::collections::BTreeSet;

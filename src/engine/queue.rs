@@ -22,7 +22,7 @@ pub(super) struct Taken {
 pub(super) struct SourceQueue {
     arrivals: Arrivals,
     /// Retries and redrives: (due, sequence, message). The sequence, global
-    /// and increasing, breaks ties in scheduling order (model.md section 1).
+    /// and increasing, breaks ties in scheduling order (docs/model.md section 1).
     due: BinaryHeap<Reverse<(Millis, u64, MessageIndex)>>,
     sequence: u64,
 }

@@ -166,7 +166,7 @@ impl Traffic {
     }
 }
 
-/// Even spacing (model.md 10.16): message j of `count` (j from 1) arrives
+/// Even spacing (docs/model.md 10.16): message j of `count` (j from 1) arrives
 /// at floor((j - 1) * over / count).
 pub fn even_arrival(j: u64, over: Millis, count: u64) -> Millis {
     match (j - 1).checked_mul(over) {

@@ -1,4 +1,4 @@
-//! One test per rule of model.md sections 1-6 and decision of section 10.
+//! One test per rule of docs/model.md sections 1-6 and decision of section 10.
 //! Each builds a small scenario, runs it with every transition recorded,
 //! and asserts what the rule says must happen.
 
