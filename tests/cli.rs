@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 20] = [
+const BAD_INPUTS: [&str; 23] = [
     "bare-number-duration",
     "both-retry-kinds",
     "duplicate-id",
@@ -17,15 +17,18 @@ const BAD_INPUTS: [&str; 20] = [
     "huge-generator",
     "lose-ack-class",
     "max-receives-zero",
+    "message-field-in-expect",
     "missing-delivery",
     "negative-duration",
     "not-utf8",
     "only-missing-id",
+    "only-not-a-list",
     "several-mistakes",
     "several-syntax-errors",
     "overflowing-duration",
     "syntax-error",
     "unknown-action",
+    "unknown-generated-id",
     "unknown-key",
     "wrong-type",
 ];
@@ -119,6 +122,23 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&run(&["nothing/*.toml"])), 2);
     assert_eq!(code(&run(&["no-such-file.toml"])), 2);
     assert_eq!(code(&run(&["--help"])), 0);
+}
+
+#[test]
+fn a_folder_argument_suggests_a_glob_and_no_argument_shows_the_usage() {
+    let o = run(&["--color", "never", "scenarios"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stdout(&o).contains("scenarios is a folder: to run its scenarios, give a quoted glob such as 'scenarios/*.toml'"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&[]);
+    assert_eq!(code(&o), 2);
+    let usage = stderr(&o);
+    for word in ["Usage:", "Commands:", "check", "show", "new", "schema"] {
+        assert!(usage.contains(word), "{word}: {usage}");
+    }
 }
 
 #[test]

@@ -118,7 +118,14 @@ impl LoadError {
             LoadError::Invalid(invalid) => invalid,
             LoadError::Unreadable(e) => {
                 let source = Source::new(path, "");
-                let problem = Problem::new(&source, None, format!("cannot read {path}: {e}"), "");
+                let mut problem =
+                    Problem::new(&source, None, format!("cannot read {path}: {e}"), "");
+                if std::path::Path::new(path).is_dir() {
+                    problem = problem.with_help(format!(
+                        "{path} is a folder: to run its scenarios, give a quoted glob such as '{}/*.toml'",
+                        path.trim_end_matches('/')
+                    ));
+                }
                 Box::new(Invalid {
                     source,
                     problems: vec![problem],

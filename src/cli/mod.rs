@@ -29,7 +29,8 @@ pub const EXIT_INVALID: u8 = 2;
     version,
     about = "Simulate retries, quarantine, redrive, retention and deduplication; check expected outcomes",
     args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    subcommand_negates_reqs = true,
+    arg_required_else_help = true
 )]
 pub struct Cli {
     #[command(subcommand)]

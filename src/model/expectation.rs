@@ -38,6 +38,19 @@ pub enum MessageField {
 }
 
 impl MessageField {
+    /// Every field of `[expect.message.ID]`.
+    pub const ALL: [MessageField; 9] = [
+        MessageField::State,
+        MessageField::Key,
+        MessageField::Cycle,
+        MessageField::CycleReceives,
+        MessageField::TotalReceives,
+        MessageField::Effects,
+        MessageField::DedupHits,
+        MessageField::LastReason,
+        MessageField::QuarantinedAt,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             MessageField::State => "state",

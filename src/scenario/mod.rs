@@ -9,7 +9,7 @@ mod toml_errors;
 mod validate;
 
 use crate::diagnostic::{Problem, Source, did_you_mean};
-use crate::model::Scenario;
+use crate::model::{MessageField, Scenario};
 use toml_errors::Shape;
 
 /// Files larger than this are refused before parsing.
@@ -248,8 +248,13 @@ fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
     let message = e.message().trim();
     let (headline, label, help) = match toml_errors::shape(message) {
         Shape::UnknownField { word, expected } => {
+            let in_expect = expected.contains(&"message") && expected.contains(&"event");
             let help = match did_you_mean(word, expected.iter().copied()) {
                 Some(s) => format!("did you mean `{s}`?"),
+                None if in_expect && MessageField::ALL.iter().any(|f| f.name() == word) => format!(
+                    "`{word}` belongs to one message: write it under [expect.message.ID], \
+                     e.g. [expect.message.poison]"
+                ),
                 None => format!("allowed keys here: {}", quoted(&expected, "`")),
             };
             (
@@ -274,7 +279,16 @@ fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
             format!("this table needs `{word}`"),
             String::new(),
         ),
-        Shape::InvalidType { message } => (message, "wrong type".to_string(), String::new()),
+        Shape::InvalidType { message } => {
+            // A single value where a list belongs: show the list.
+            let written = e.span().and_then(|s| source.text.get(s)).unwrap_or("");
+            let help = if message.ends_with("expected a sequence") && !written.is_empty() {
+                format!("write a list: [{written}]")
+            } else {
+                String::new()
+            };
+            (message, "wrong type".to_string(), help)
+        }
         Shape::Other { first, rest } => {
             let label = if crate::duration::DurationError::is_duration_message(first) {
                 "not a duration"

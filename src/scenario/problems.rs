@@ -52,13 +52,13 @@ impl Problems<'_> {
 
 /// Reports an id that names no message, suggesting the closest one.
 pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: &S<String>) {
-    let help = match did_you_mean(
+    let explicit = match did_you_mean(
         id.get_ref(),
         scenario.messages.iter().map(|m| m.id.as_str()),
     ) {
-        Some(c) => format!("did you mean \"{c}\"?"),
-        None if scenario.messages.is_empty() => "no [[message]] has this id".to_string(),
-        None => format!(
+        Some(c) => Some(format!("did you mean \"{c}\"?")),
+        None if scenario.messages.is_empty() => None,
+        None => Some(format!(
             "known ids: {}",
             scenario
                 .messages
@@ -67,7 +67,23 @@ pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: 
                 .map(|m| format!("\"{}\"", m.id))
                 .collect::<Vec<_>>()
                 .join(", ")
-        ),
+        )),
+    };
+    // Generated ids are described by their ranges, never listed.
+    let generated: Vec<String> = scenario
+        .traffic
+        .iter()
+        .filter(|g| g.count > 0)
+        .map(|g| match g.count {
+            1 => format!("\"{}1\"", g.id_prefix),
+            n => format!("\"{p}1\" to \"{p}{n}\"", p = g.id_prefix),
+        })
+        .collect();
+    let help = match (explicit, generated.is_empty()) {
+        (Some(e), true) => e,
+        (Some(e), false) => format!("{e}; generated ids: {}", generated.join(", ")),
+        (None, false) => format!("generated ids: {}", generated.join(", ")),
+        (None, true) => "no [[message]] has this id".to_string(),
     };
     problems.error_help(
         Some(id.span()),
