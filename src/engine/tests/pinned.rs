@@ -66,8 +66,9 @@ fn a_run_that_jumps_far_past_max_time_stops_at_the_jump() {
 
 #[test]
 fn the_pending_count_of_a_limit_counts_every_due_delivery() {
-    // Three messages that never succeed, one still to arrive, and a
-    // generator with three of its four messages still to arrive.
+    // Three messages that never succeed, one still to arrive, a generator
+    // with three of its four messages still to arrive, and one whose
+    // messages have all arrived.
     let (scenario, _) = load_str(
         "t.toml",
         "[delivery]\nmax_receives = 1000\nretry_interval = \"1s\"\n[limits]\nmax_events = 10\n\
@@ -75,13 +76,15 @@ fn the_pending_count_of_a_limit_counts_every_due_delivery() {
          [[message]]\nid = \"b\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
          [[message]]\nid = \"c\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
          [[message]]\nid = \"late\"\nat = \"1h\"\n\
-         [[traffic]]\ncount = 4\nover = \"1h\"\nid_prefix = \"g-\"\n",
+         [[traffic]]\ncount = 4\nover = \"1h\"\nid_prefix = \"g-\"\n\
+         [[traffic]]\ncount = 2\nover = \"1ms\"\nid_prefix = \"h-\"\n",
     )
     .unwrap();
     let err = run(&scenario, Recorder::Off).unwrap_err();
     assert_eq!(err.limit, Limit::Events(10));
     assert_eq!(err.deliveries, 10);
-    // Deliveries at 0s (a, b, c, g-1), 1s (3), 2s (3); the 11th would stop.
+    // Deliveries at 0s (a, b, c, g-1, h-1, h-2), 1s (a, b, c), 2s (a);
+    // the 11th would stop.
     assert_eq!(err.at, 2_000);
     // Retries of a, b and c; late; g-2, g-3 and g-4.
     assert_eq!(err.pending, 7);
