@@ -142,6 +142,39 @@ fn a_folder_argument_suggests_a_glob_and_no_argument_shows_the_usage() {
 }
 
 #[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    for args in [
+        &["show", "scenarios/17-outage-100k-per-hour.toml"][..],
+        &["schema"][..],
+        &["completions", "bash"][..],
+        &["check", "scenarios/*.toml"][..],
+    ] {
+        let mut child = bin()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one byte, then hang up, as `| head -c 1` does.
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 1];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout);
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn a_selection_that_selects_nothing_is_a_usage_error() {
     for args in [
         &["--tag", "jiter", "scenarios/*.toml"][..],

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{EXIT_INVALID, EXIT_PASSED, print::paint};
+use super::print::{emit, paint};
+use super::{EXIT_INVALID, EXIT_PASSED};
 use crate::app::{LoadError, batch, expand, load_file};
 use crate::diagnostic::render;
 use crate::engine::{self, Recorder};
@@ -20,29 +21,31 @@ pub(super) fn check(patterns: &[String], color: bool) -> u8 {
         }
     };
     let (mut valid, mut invalid) = (0, 0);
+    let mut out = String::new();
     for path in &files {
         match load_file(path) {
             Ok(_) => {
                 valid += 1;
-                println!("{}  {path}", paint("OK", "32", color));
+                out += &format!("{}  {path}\n", paint("OK", "32", color));
             }
             Err(LoadError::Invalid(inv)) => {
                 invalid += 1;
-                println!("{}  {path}", paint("INVALID", "31", color));
+                out += &format!("{}  {path}\n", paint("INVALID", "31", color));
                 for p in &inv.problems {
-                    println!("{}", render(p, color));
+                    out += &format!("{}\n", render(p, color));
                 }
             }
             Err(LoadError::Unreadable(e)) => {
                 invalid += 1;
-                println!(
-                    "{}  {path}: cannot read: {e}",
+                out += &format!(
+                    "{}  {path}: cannot read: {e}\n",
                     paint("INVALID", "31", color)
                 );
             }
         }
     }
-    println!("{valid} valid, {invalid} invalid");
+    out += &format!("{valid} valid, {invalid} invalid\n");
+    emit(&out);
     if invalid > 0 {
         EXIT_INVALID
     } else {
@@ -73,7 +76,7 @@ pub(super) fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) 
     };
     match result {
         Ok(outcome) => {
-            print!("{}", text::transcript(&scenario, &outcome));
+            emit(&text::transcript(&scenario, &outcome));
             EXIT_PASSED
         }
         Err(limit) => {

@@ -208,17 +208,14 @@ pub fn main() -> ExitCode {
         Some(Command::Show { file, at, seed }) => show(&file, at, seed, color),
         Some(Command::New { name }) => new_scenario(&name),
         Some(Command::Schema) => {
-            println!("{}", schema());
+            print::emit(&format!("{}\n", schema()));
             EXIT_PASSED
         }
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "scenario-run",
-                &mut std::io::stdout(),
-            );
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "scenario-run", &mut script);
+            print::emit(&String::from_utf8_lossy(&script));
             EXIT_PASSED
         }
         None => run(&cli.run, color),

@@ -10,6 +10,14 @@ use crate::app::golden::Verdict;
 use crate::diagnostic::render;
 use crate::report::json as rjson;
 
+/// Writes `text` to standard output. A reader that has gone away (`show |
+/// head`) ends the output quietly: the error is dropped, never a panic.
+pub(super) fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 pub(super) fn paint(text: &str, code: &str, color: bool) -> String {
     if color {
         format!("\x1b[{code}m{text}\x1b[0m")
