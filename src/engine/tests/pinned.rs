@@ -267,3 +267,18 @@ fn the_engine_emits_each_state_after_every_change() {
     let quiet = run(&scenario, Recorder::Only(Default::default())).unwrap();
     assert!(quiet.state_changes.is_empty());
 }
+
+#[test]
+fn asking_for_the_next_event_after_the_end_changes_nothing() {
+    // run_until asks once more whether anything is left after the last
+    // event: that must not record another drain.
+    for operator in ["", BASE_OP, "[[operator]]\naction = \"hold\"\n"] {
+        let (scenario, _) = load_str("t.toml", &fixture(DELIVERY, BASE_EXTRA, operator)).unwrap();
+        let whole = run(&scenario, Recorder::Off).unwrap();
+        let until = run_until(&scenario, Recorder::Off, Millis::MAX).unwrap();
+        assert!(until.finished);
+        assert_eq!(until.drains, whole.drains, "{operator}");
+        assert_eq!(until.totals, whole.totals, "{operator}");
+        assert_eq!(whole.drains.len(), 1 + scenario.operators.len());
+    }
+}
