@@ -555,6 +555,15 @@ fn golden_transcripts_are_written_compared_and_blessed() {
         "to accept the new transcripts: scenario-run --golden {d} --bless {scenario}"
     )));
     assert!(out.ends_with("0 passed, 1 failed\n"));
+    // The command repeats the seed that shaped the run.
+    let o = golden_run(true, &["--seed", "3"]);
+    assert!(
+        stdout(&o).contains(&format!(
+            "to accept the new transcripts: scenario-run --seed 3 --golden {d} --bless {scenario}"
+        )),
+        "{}",
+        stdout(&o)
+    );
     // Bless accepts it.
     assert_eq!(code(&golden_run(true, &["--bless"])), 0);
     assert_eq!(

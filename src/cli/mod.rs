@@ -317,7 +317,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         Format::Human => {
             let mut text = batch_human(files, results, passed, failed, args.quiet, color);
             if let Some(dir) = &args.golden {
-                text = with_goldens(text, dir, files, &batch.goldens, args.quiet);
+                text = with_goldens(text, dir, files, &batch.goldens, args.quiet, args.seed);
             }
             write!(out, "{text}")
         }

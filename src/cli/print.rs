@@ -149,12 +149,15 @@ pub fn batch_json(
 
 /// Inserts the golden verdicts before the closing line, and the command
 /// that accepts the changes.
+/// `seed` is the `--seed` that shaped the run: the command that accepts
+/// the changes repeats it, so that it blesses the same transcripts.
 pub(super) fn with_goldens(
     text: String,
     dir: &Path,
     files: &[String],
     goldens: &[Option<Verdict>],
     quiet: bool,
+    seed: Option<u64>,
 ) -> String {
     let (body, closing) = match text.trim_end_matches('\n').rsplit_once('\n') {
         Some((body, closing)) => (format!("{body}\n"), closing.to_string()),
@@ -188,8 +191,9 @@ pub(super) fn with_goldens(
         }
     }
     if !to_bless.is_empty() {
+        let seed = seed.map_or(String::new(), |s| format!("--seed {s} "));
         out.push_str(&format!(
-            "to accept the new transcripts: scenario-run --golden {} --bless {}\n",
+            "to accept the new transcripts: scenario-run {seed}--golden {} --bless {}\n",
             dir.display(),
             to_bless.join(" ")
         ));
