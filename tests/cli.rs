@@ -142,6 +142,31 @@ fn a_folder_argument_suggests_a_glob_and_no_argument_shows_the_usage() {
 }
 
 #[test]
+fn colour_goes_before_or_after_a_subcommand_and_run_options_do_not() {
+    for args in [
+        &["--color", "never", "check", THREE_FIRST][..],
+        &["check", "--color", "never", THREE_FIRST][..],
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).ends_with("1 valid, 0 invalid\n"));
+    }
+    let o = run(&["--jobs", "2", "check", THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--jobs applies to running scenarios, not to `check`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["--seed", "3", "show", THREE_FIRST]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--seed applies to running scenarios, not to `show`"));
+    let o = run(&["show", "--seed", "3", THREE_FIRST]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).starts_with("scenario: "));
+}
+
+#[test]
 fn a_closed_pipe_ends_the_output_quietly() {
     use std::io::Read;
     for args in [

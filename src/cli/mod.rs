@@ -28,9 +28,9 @@ pub const EXIT_INVALID: u8 = 2;
     name = "scenario-run",
     version,
     about = "Simulate retries, quarantine, redrive, retention and deduplication; check expected outcomes",
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    arg_required_else_help = true
+    arg_required_else_help = true,
+    override_usage = "scenario-run [OPTIONS] <FILES>...\n       scenario-run [--color <COLOR>] <COMMAND>"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -184,7 +184,7 @@ fn parse_duration(s: &str) -> Result<u64, String> {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -221,6 +221,30 @@ pub fn main() -> ExitCode {
         None => run(&cli.run, color),
     };
     ExitCode::from(code)
+}
+
+/// The arguments. `--color` goes before or after a subcommand; an option of
+/// a batch run given with a subcommand is refused rather than ignored.
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+    let mut command = Cli::command();
+    let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+    if let Some((name, _)) = matches.subcommand() {
+        let misplaced = command
+            .get_arguments()
+            .filter(|a| !a.is_global_set())
+            .find(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine));
+        if let Some(arg) = misplaced {
+            let option = arg
+                .get_long()
+                .map_or_else(|| arg.get_id().to_string(), |l| format!("--{l}"));
+            return Err(command.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{option} applies to running scenarios, not to `{name}`"),
+            ));
+        }
+    }
+    Cli::from_arg_matches(&matches)
 }
 
 /// `--report-format` values: the names `ReportFormat` knows, listed in
