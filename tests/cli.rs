@@ -558,6 +558,15 @@ fn golden_transcripts_are_written_compared_and_blessed() {
     assert_eq!(code(&o), 1);
     assert!(stdout(&o).contains("missing"));
     assert!(!dir.join("15-purge.txt").exists());
+    // ... on its own status line, not a PASS with a failed count.
+    assert!(
+        stdout(&o).starts_with(&format!(
+            "FAIL  {scenario}  Purge deletes the messages, not the effects (10 expectations passed; its golden transcript is missing)\n"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("PASS"));
     // Missing outside CI is written; then it matches.
     assert_eq!(code(&golden_run(false, &[])), 0);
     let written = std::fs::read_to_string(dir.join("15-purge.txt")).unwrap();

@@ -339,7 +339,15 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     let _ = match args.format {
         Format::Json => writeln!(out, "{}", batch_json(files, results, passed, failed)),
         Format::Human => {
-            let mut text = batch_human(files, results, passed, failed, args.quiet, color);
+            let mut text = batch_human(
+                files,
+                results,
+                &batch.goldens,
+                passed,
+                failed,
+                args.quiet,
+                color,
+            );
             if let Some(dir) = &args.golden {
                 text = with_goldens(text, dir, files, &batch.goldens, args.quiet, args.seed);
             }

@@ -28,9 +28,13 @@ pub(super) fn paint(text: &str, code: &str, color: bool) -> String {
 
 /// The human-readable batch output: a status line per scenario, the
 /// diagnostics of failures, and the closing `N passed, N failed`.
+/// `goldens` holds each file's golden verdict (empty without `--golden`):
+/// a scenario whose expectations pass but whose golden transcript fails is
+/// a FAIL on its own line.
 pub fn batch_human(
     files: &[String],
     results: &[FileResult],
+    goldens: &[Option<Verdict>],
     passed: usize,
     failed: usize,
     quiet: bool,
@@ -38,11 +42,23 @@ pub fn batch_human(
 ) -> String {
     let mut out = String::new();
     let mut skipped = 0;
-    for (path, r) in files.iter().zip(results) {
+    for (i, (path, r)) in files.iter().zip(results).enumerate() {
+        let golden = goldens.get(i).and_then(Option::as_ref);
         match r {
             FileResult::Ran(ran) => {
                 let total = ran.verdicts.len();
-                if ran.failures.is_empty() {
+                if ran.failures.is_empty() && golden.is_some_and(Verdict::failed) {
+                    let why = match golden {
+                        Some(Verdict::Missing(_)) => "its golden transcript is missing",
+                        Some(Verdict::Differs(..)) => "its transcript differs from the golden one",
+                        _ => "its golden transcript cannot be used",
+                    };
+                    out.push_str(&format!(
+                        "{}  {path}  {} ({total} expectations passed; {why})\n",
+                        paint("FAIL", "31", color),
+                        ran.scenario.name
+                    ));
+                } else if ran.failures.is_empty() {
                     if !quiet {
                         let what = if total == 0 {
                             "no expectations".to_string()
