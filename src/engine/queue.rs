@@ -85,3 +85,36 @@ impl SourceQueue {
         self.due.len() as u64 + self.arrivals.remaining()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load_str;
+
+    #[test]
+    fn nothing_is_taken_before_it_is_due_and_ties_keep_their_order() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+             [[message]]\nid = \"a\"\nat = \"10s\"\n",
+        )
+        .unwrap();
+        let mut queue = SourceQueue::new(&scenario);
+        queue.put_back(5_000, 7);
+        queue.put_back(5_000, 3);
+        assert_eq!(queue.next_due(), Some(5_000));
+        assert_eq!(queue.pending(), 3);
+        assert_eq!(queue.take(4_999), None);
+        let taken = |message, arrival| Some(Taken { message, arrival });
+        assert_eq!(queue.take(5_000), taken(7, false));
+        assert_eq!(queue.take(5_000), taken(3, false));
+        assert_eq!(queue.take(5_000), None);
+        assert_eq!(queue.next_due(), Some(10_000));
+        queue.put_back(10_000, 3);
+        // The arrival was scheduled before the run: it goes first.
+        assert_eq!(queue.take(10_000), taken(0, true));
+        assert_eq!(queue.take(10_000), taken(3, false));
+        assert_eq!(queue.next_due(), None);
+        assert_eq!(queue.pending(), 0);
+    }
+}

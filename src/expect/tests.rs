@@ -127,3 +127,69 @@ fn an_event_seen_more_than_eight_times_says_how_many_more() {
         Value::Text("happened only at 0s, 1s, 2s, 3s, 4s, 5s, 6s, 7s and 1 more".into())
     );
 }
+
+#[test]
+fn a_large_run_records_just_the_messages_its_failures_name() {
+    let text = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+         [[message]]\nid = \"probe\"\n[[message]]\nid = \"other\"\n\
+         [[traffic]]\ncount = 10000\nover = \"1h\"\n\
+         [expect.message.probe]\nstate = \"quarantined\"\n\
+         [[expect.event]]\nkind = \"failed\"\nmessage = \"other\"\n\
+         [[expect.event]]\nkind = \"failed\"\n";
+    let (scenario, source) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, recorder_for(&scenario)).unwrap();
+    let verdicts = judge(&scenario, &outcome);
+    assert!(verdicts.iter().all(|v| !v.passed));
+    let failed: Vec<&Verdict> = verdicts.iter().collect();
+    let probe = scenario.find_message("probe").unwrap();
+    let other = scenario.find_message("other").unwrap();
+    let wanted = recorder_for_failures(&scenario, &failed);
+    assert_eq!(wanted, Recorder::Only([probe, other].into()));
+    // The explanation shows the message's own transitions.
+    let rerun = run(&scenario, wanted).unwrap();
+    let text = render(&failure(&source, &scenario, &rerun, &verdicts[0]), false);
+    assert!(text.contains("Its transitions"), "{text}");
+    assert!(text.contains("delivered"), "{text}");
+    // A small run records everything.
+    let (small, _) = load_str("t.toml", &std::fs::read_to_string(FOUR).unwrap()).unwrap();
+    assert_eq!(recorder_for_failures(&small, &[]), Recorder::All);
+}
+
+#[test]
+fn an_event_explanation_lists_the_transitions_of_its_kind() {
+    let (scenario, _, verdicts, source) =
+        judged("[[expect.event]]\nkind = \"redriven\"\nnever = true\n");
+    assert!(!verdicts[0].passed);
+    let recorded = run(&scenario, Recorder::All).unwrap();
+    let text = render(&failure(&source, &scenario, &recorded, &verdicts[0]), false);
+    assert!(text.contains("redriven transitions in this run:"), "{text}");
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("redriven transitions in this run:"))
+        .skip(1)
+        .filter(|l| l.contains(" 40s "))
+        .collect();
+    assert_eq!(listed.len(), 3, "{text}");
+    assert!(!text.contains("delivered"), "{text}");
+}
+
+#[test]
+fn explanations_show_at_most_24_lines_and_count_the_rest() {
+    let explained = |receives: u32| {
+        let text = format!(
+            "[delivery]\nmax_receives = {receives}\nretry_interval = \"1s\"\n\
+             [[message]]\nid = \"p\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n\
+             [[expect.event]]\nkind = \"delivered\"\nat = \"1h\"\n"
+        );
+        let (scenario, source) = load_str("t.toml", &text).unwrap();
+        let outcome = run(&scenario, Recorder::All).unwrap();
+        let verdict = judge(&scenario, &outcome).remove(0);
+        render(&failure(&source, &scenario, &outcome, &verdict), false)
+    };
+    let full = explained(24);
+    assert!(!full.contains("... and"), "{full}");
+    assert!(full.contains(" 23s "), "{full}");
+    let cut = explained(25);
+    assert!(cut.contains("... and 1 more"), "{cut}");
+    assert!(!cut.contains(" 24s "), "{cut}");
+}
