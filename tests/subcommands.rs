@@ -100,6 +100,33 @@ fn new_into_a_missing_folder_is_a_clear_error() {
         "{}",
         stderr(&o)
     );
+    assert!(
+        stderr(&o).contains("create it first: mkdir -p /nonexistent-folder"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn new_quotes_a_path_the_shell_would_split() {
+    let d = scratch("new-quoted");
+    let o = bin()
+        .current_dir(&d)
+        .args(["new", "my incident"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "wrote my incident.toml; run it with: scenario-run 'my incident.toml'\n"
+    );
+    let o = bin()
+        .current_dir(&d)
+        .args(["my incident.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]

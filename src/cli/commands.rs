@@ -155,18 +155,18 @@ pub(super) fn new_scenario(name: &str) -> u8 {
         .unwrap_or_else(|| "New scenario".into());
     let text = STARTER
         .replace("{name}", &toml::Value::String(title).to_string())
-        .replace("{file}", &path.display().to_string());
+        .replace("{file}", &shell_quoted(&path.display().to_string()));
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&path);
     match file.and_then(|mut f| f.write_all(text.as_bytes())) {
         Ok(()) => {
-            println!(
-                "wrote {}; run it with: scenario-run {}",
+            emit(&format!(
+                "wrote {}; run it with: scenario-run {}\n",
                 path.display(),
-                path.display()
-            );
+                shell_quoted(&path.display().to_string())
+            ));
             EXIT_PASSED
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -175,7 +175,29 @@ pub(super) fn new_scenario(name: &str) -> u8 {
         }
         Err(e) => {
             eprintln!("error: cannot write {}: {e}", path.display());
+            if let Some(folder) = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+            {
+                eprintln!(
+                    "help: the folder does not exist; create it first: mkdir -p {}",
+                    shell_quoted(&folder.display().to_string())
+                );
+            }
             EXIT_INVALID
         }
+    }
+}
+
+/// A path as a shell reads it back: as is when it is plain, otherwise in
+/// single quotes.
+fn shell_quoted(path: &str) -> String {
+    let plain = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./+@%:,".contains(c));
+    if plain && !path.is_empty() {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
     }
 }
