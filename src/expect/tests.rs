@@ -193,3 +193,28 @@ fn explanations_show_at_most_24_lines_and_count_the_rest() {
     assert!(cut.contains("... and 1 more"), "{cut}");
     assert!(!cut.contains(" 24s "), "{cut}");
 }
+
+/// A run too large to keep its ledger: 10,000 generated messages that never
+/// succeed, and one that does.
+fn large_without_ledger(expect: &str) -> String {
+    let text = format!(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[message]]\nid = \"probe\"\n\
+         [[traffic]]\ncount = 10000\nover = \"1h\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n\
+         {expect}"
+    );
+    let (scenario, source) = load_str("t.toml", &text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    assert!(outcome.ledger.is_empty());
+    let verdict = judge(&scenario, &outcome).remove(0);
+    assert!(!verdict.passed);
+    render(&failure(&source, &scenario, &outcome, &verdict), false)
+}
+
+#[test]
+fn without_a_ledger_effects_are_explained_by_the_messages_that_have_them() {
+    let text = large_without_ledger("[expect]\neffects = 2\n");
+    assert!(text.contains("1 effects committed; by message:"), "{text}");
+    assert!(text.contains("probe            1 effect\n"), "{text}");
+    assert!(!text.contains("msg-1 "), "{text}");
+}
