@@ -187,3 +187,44 @@ fn every_key_of_the_schema_is_in_the_format_reference() {
         "keys of the JSON Schema missing from README's format reference: {missing:?}"
     );
 }
+
+/// The files of tests/bad a JSON Schema cannot refuse: the mistake is in a
+/// relation between values (ids, references, sizes) or in the text itself.
+const BEYOND_THE_SCHEMA: [&str; 10] = [
+    "duplicate-id",
+    "empty",
+    "expect-unknown-message",
+    "huge-generator",
+    "not-utf8",
+    "only-missing-id",
+    "overflowing-duration",
+    "several-syntax-errors",
+    "syntax-error",
+    "unknown-generated-id",
+];
+
+#[test]
+fn the_schema_refuses_every_bad_file_it_can_express() {
+    let o = run(&["schema"]);
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut passed = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir("tests/bad")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let doc = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| text.parse::<toml::Table>().ok())
+            .filter(|table| !table.is_empty())
+            .map(|table| serde_json::to_value(table).unwrap());
+        match doc {
+            Some(doc) if !validator.is_valid(&doc) => {}
+            _ => passed.push(name),
+        }
+    }
+    assert_eq!(passed, BEYOND_THE_SCHEMA);
+}

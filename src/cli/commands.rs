@@ -94,12 +94,106 @@ pub fn schema() -> String {
     let schema = schemars::schema_for!(crate::scenario::file::File);
     let mut schema = serde_json::to_value(&schema).unwrap_or_default();
     drop_null(&mut schema);
+    tighten(&mut schema);
     schema["title"] = json!("scenario-run scenario file");
     schema["description"] = json!(
         "A scenario for scenario-run (TOML): messages, faults, retries, quarantine, \
          operator steps, deduplication and expected outcomes."
     );
     serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
+
+/// What validation requires beyond the serde types (which keep keys
+/// optional so that the tool can say precisely what is missing): the
+/// schema says it too, so an editor does not show green for a file the tool
+/// refuses. What a schema cannot say (unique ids, references between
+/// tables, sizes) stays with the tool.
+fn tighten(schema: &mut serde_json::Value) {
+    let one_of_keys = |keys: &[&str]| {
+        json!(
+            keys.iter()
+                .map(|k| json!({ "required": [k] }))
+                .collect::<Vec<_>>()
+        )
+    };
+    schema["required"] = json!(["delivery"]);
+    let defs = &mut schema["$defs"];
+    defs["Delivery"]["required"] = json!(["max_receives"]);
+    defs["Delivery"]["oneOf"] = one_of_keys(&["retry_interval", "backoff"]);
+    defs["Delivery"]["properties"]["max_receives"]["minimum"] = json!(1);
+    defs["Delivery"]["properties"]["max_receives"]["maximum"] = json!(u32::MAX);
+    defs["Operator"]["required"] = json!(["action"]);
+    defs["Message"]["required"] = json!(["id"]);
+    defs["Fault"]["oneOf"] = one_of_keys(&["fail", "lose_ack"]);
+    defs["Selector"]["oneOf"] = one_of_keys(&["first", "until"]);
+    defs["Selector"]["properties"]["first"]["minimum"] = json!(0);
+    defs["Traffic"]["properties"]["count"]["minimum"] = json!(0);
+    defs["ScenarioMeta"]["properties"]["seed"]["minimum"] = json!(0);
+    for limit in ["max_events", "max_messages"] {
+        defs["Limits"]["properties"][limit]["minimum"] = json!(0);
+    }
+    defs["ExpectEvent"]["required"] = json!(["kind"]);
+    // A lost acknowledgement has no reason or class of its own.
+    defs["Fault"]["oneOf"] = json!([
+        { "required": ["fail"] },
+        { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }] } }
+    ]);
+    // Each expected value takes its own kind of value.
+    let count = json!({ "type": "integer", "minimum": 0 });
+    let time = json!({ "$ref": "#/$defs/Duration" });
+    let states = json!({ "enum": ["acked", "quarantined", "expired", "purged"] });
+    let text = json!({ "type": "string" });
+    let time_or_never = json!({ "anyOf": [time, { "const": "never" }] });
+    defs["CountCheck"] = check_schema(&count, true);
+    defs["TimeCheck"] = check_schema(&time, true);
+    defs["StateCheck"] = check_schema(&states, false);
+    defs["TextCheck"] = check_schema(&text, false);
+    defs["TimeOrNeverCheck"] = check_schema(&time_or_never, true);
+    for total in crate::model::Total::ALL {
+        let check = match total.unit() {
+            crate::model::Unit::Count => "CountCheck",
+            crate::model::Unit::Time => "TimeCheck",
+        };
+        defs["Expect"]["properties"][total.name()] = json!({ "$ref": format!("#/$defs/{check}") });
+    }
+    for field in crate::model::MessageField::ALL {
+        use crate::model::MessageField as F;
+        let check = match field {
+            F::State => "StateCheck",
+            F::Key | F::LastReason => "TextCheck",
+            F::QuarantinedAt => "TimeOrNeverCheck",
+            F::Cycle | F::CycleReceives | F::TotalReceives | F::Effects | F::DedupHits => {
+                "CountCheck"
+            }
+        };
+        defs["ExpectMessage"]["properties"][field.name()] =
+            json!({ "$ref": format!("#/$defs/{check}") });
+    }
+    if let Some(defs) = defs.as_object_mut() {
+        defs.remove("Check");
+    }
+}
+
+/// An expected value: `value`, or a table with one comparison (and an
+/// optional description). Only numbers and times compare by order.
+fn check_schema(value: &serde_json::Value, ordered: bool) -> serde_json::Value {
+    let mut comparisons = json!({
+        "equals": value,
+        "description": { "type": "string" },
+    });
+    if ordered {
+        comparisons["at_least"] = value.clone();
+        comparisons["at_most"] = value.clone();
+        comparisons["between"] =
+            json!({ "type": "array", "items": value, "minItems": 2, "maxItems": 2 });
+    }
+    json!({
+        "description": "An exact value, or a comparison table.",
+        "anyOf": [
+            value,
+            { "type": "object", "additionalProperties": false, "minProperties": 1, "properties": comparisons }
+        ]
+    })
 }
 
 /// TOML has no null (an absent key is the only "none"): removes the null
