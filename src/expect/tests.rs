@@ -218,3 +218,46 @@ fn without_a_ledger_effects_are_explained_by_the_messages_that_have_them() {
     assert!(text.contains("probe            1 effect\n"), "{text}");
     assert!(!text.contains("msg-1 "), "{text}");
 }
+
+/// Every measure's explanation, for scenarios where each has something to
+/// say: a failing expectation (the actual value plus one) on every measure.
+#[test]
+fn every_measure_explains_itself() {
+    let mut all = String::new();
+    for file in [
+        "scenarios/04-new-identity-duplicates.toml",
+        "scenarios/07-quarantine-expiry.toml",
+        "scenarios/15-purge.toml",
+        "scenarios/03-redrive-without-repair.toml",
+        "scenarios/12-full-jitter-backoff.toml",
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let (mut scenario, source) = load_str(file, &text).unwrap();
+        let outcome = run(&scenario, Recorder::All).unwrap();
+        scenario.expectations = Total::ALL
+            .iter()
+            .map(|&total| {
+                let wrong = outcome.totals.number(total) + 1;
+                Expectation {
+                    target: Target::Total(total),
+                    check: Check::Equals(match total.unit() {
+                        Unit::Count => Value::Count(wrong),
+                        Unit::Time => Value::Time(wrong),
+                    }),
+                    span: 0..1,
+                    description: None,
+                }
+            })
+            .collect();
+        for verdict in judge(&scenario, &outcome) {
+            assert!(!verdict.passed);
+            let problem = failure(&source, &scenario, &outcome, &verdict);
+            all.push_str(&format!(
+                "== {file}: {}\n{}\n",
+                problem.message,
+                problem.help.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    insta::assert_snapshot!("every_measure", all);
+}
