@@ -297,7 +297,7 @@ fn cell(v: Value) -> String {
 /// HTML reports. Raw HTML in the text is shown as text, never passed
 /// through, so a scenario file cannot inject markup or script.
 fn markdown(v: Value) -> Value {
-    use pulldown_cmark::{Event, Options, Parser, html};
+    use pulldown_cmark::{Event, Options, Parser, Tag, html};
     let text = v
         .as_str()
         .map(str::to_string)
@@ -308,11 +308,53 @@ fn markdown(v: Value) -> Value {
     )
     .map(|e| match e {
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => Event::Start(Tag::Link {
+            link_type,
+            dest_url: safe_url(dest_url),
+            title,
+            id,
+        }),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => Event::Start(Tag::Image {
+            link_type,
+            dest_url: safe_url(dest_url),
+            title,
+            id,
+        }),
         e => e,
     });
     let mut out = String::new();
     html::push_html(&mut out, parser);
     Value::from_safe_string(out)
+}
+
+/// Link targets a description may use: http, https, mailto, relative
+/// paths and fragments. Any other scheme (`javascript:`, `data:`, ...)
+/// becomes an empty link. Browsers ignore whitespace and control characters
+/// inside a scheme, so they are ignored here too.
+fn safe_url(url: pulldown_cmark::CowStr<'_>) -> pulldown_cmark::CowStr<'_> {
+    let squeezed: String = url
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace() && !c.is_control())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let scheme = squeezed
+        .find(':')
+        .map(|i| &squeezed[..i])
+        .filter(|s| !s.contains(['/', '?', '#']));
+    match scheme {
+        None | Some("http" | "https" | "mailto") => url,
+        Some(_) => pulldown_cmark::CowStr::Borrowed(""),
+    }
 }
 
 #[cfg(test)]
@@ -330,6 +372,51 @@ mod tests {
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<b>"), "{html}");
         assert!(html.contains("&lt;script&gt;"));
+    }
+
+    #[test]
+    fn links_keep_only_safe_targets() {
+        let html = |md: &str| markdown(Value::from(md)).as_str().unwrap().to_string();
+        for unsafe_link in [
+            "[x](javascript:alert(1))",
+            "[x](JavaScript:alert(1))",
+            "[x](java\tscript:alert(1))",
+            "[x](data:text/html,hi)",
+            "[x](vbscript:x)",
+            "![x](javascript:alert(1))",
+            "<javascript:alert(1)>",
+        ] {
+            let out = html(unsafe_link);
+            let targets: Vec<&str> = [" href=\"", " src=\""]
+                .iter()
+                .flat_map(|attribute| out.split(attribute).skip(1))
+                .filter_map(|rest| rest.split('"').next())
+                .collect();
+            assert!(
+                targets.iter().all(|t| t.is_empty() || !t.contains(':')),
+                "{unsafe_link}: {out}"
+            );
+        }
+        for safe in [
+            (
+                "[x](https://example.com/a?b#c)",
+                "https://example.com/a?b#c",
+            ),
+            ("[x](http://example.com)", "http://example.com"),
+            ("[x](mailto:ops@example.com)", "mailto:ops@example.com"),
+            (
+                "[x](docs/model.md#3-one-delivery)",
+                "docs/model.md#3-one-delivery",
+            ),
+            ("[x](#t=40s)", "#t=40s"),
+            ("[x](a/b:c)", "a/b:c"),
+        ] {
+            assert!(
+                html(safe.0).contains(&format!("href=\"{}\"", safe.1)),
+                "{}",
+                html(safe.0)
+            );
+        }
     }
 
     #[test]
