@@ -21,9 +21,40 @@ impl Source {
         }
     }
 
+    /// The text as a diagnostic shows it: a control character (other than
+    /// a newline, a tab or the carriage return of a CRLF) becomes a
+    /// character of the same length in bytes, so that spans still fit and
+    /// nothing in the file can drive the reader's terminal.
     fn named(&self) -> NamedSource<Arc<str>> {
-        NamedSource::new(self.name.clone(), self.text.clone()).with_language("toml")
+        let mut shown = String::with_capacity(self.text.len());
+        let mut chars = self.text.chars().peekable();
+        while let Some(c) = chars.next() {
+            let keep = !c.is_control()
+                || matches!(c, '\n' | '\t')
+                || (c == '\r' && chars.peek() == Some(&'\n'));
+            if keep {
+                shown.push(c);
+            } else {
+                // One byte for a C0 control or DEL, two for a C1 control.
+                shown.push_str(if c.len_utf8() == 1 { "?" } else { "\u{bf}" });
+            }
+        }
+        NamedSource::new(visible(&self.name), Arc::from(shown)).with_language("toml")
     }
+}
+
+/// A text with its control characters (other than newlines and tabs)
+/// written as escapes (`\u{1b}`), for messages that quote the user's text.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && !matches!(c, '\n' | '\t') {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// One located problem: a message, a labelled span, and a help text.
@@ -53,16 +84,16 @@ impl Problem {
             .filter(|r| !(r.start == 0 && r.end == 0))
             .map(|r| clamp(r, source.text.len()));
         Problem {
-            message: message.into(),
+            message: visible(&message.into()),
             src: source.named(),
             span,
-            label: label.into(),
+            label: visible(&label.into()),
             help: None,
         }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        let help = help.into();
+        let help = visible(&help.into());
         self.help = if help.is_empty() { None } else { Some(help) };
         self
     }
@@ -124,4 +155,28 @@ pub fn did_you_mean<'a>(
         }
     }
     best.map(|(c, _)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_from_the_file_reaches_the_terminal_as_a_control_character() {
+        let source = Source::new(
+            "a\u{1b}b.toml",
+            "id = 1\n# \u{1b}]0;title\u{7}\r\nx = \u{9b}2J\n",
+        );
+        let problem = Problem::new(&source, Some(9..10), "bad \u{1b}[31m", "here \u{7}")
+            .with_help("help \u{1b}");
+        let text = render(&problem, false);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("bad \\u{1b}[31m"), "{text}");
+        assert!(text.contains("# ?]0;title?"), "{text}");
+        assert!(text.contains("x = \u{bf}2J"), "{text}");
+        assert_eq!(visible("tab\tand\nline"), "tab\tand\nline");
+    }
 }

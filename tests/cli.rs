@@ -7,9 +7,10 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 23] = [
+const BAD_INPUTS: [&str; 24] = [
     "bare-number-duration",
     "both-retry-kinds",
+    "control-characters",
     "duplicate-id",
     "empty",
     "expect-unknown-message",

@@ -22,6 +22,10 @@ pub(super) fn explicit_messages(
         if id.is_empty() {
             problems.error(m.id.span(), "a message id cannot be empty", "empty id");
         }
+        problems.plain_spanned(&m.id, "a message id");
+        if let Some(key) = &m.key {
+            problems.plain_spanned(key, "a key");
+        }
         if let Some(first) = ids.get(&id) {
             let first = first.clone();
             problems.error_help(
@@ -75,6 +79,9 @@ pub(super) fn generators(
         let count = problems
             .count(&t_ref.count, "count", 0, i64::MAX)
             .unwrap_or(0);
+        if let Some(p) = &t_ref.id_prefix {
+            problems.plain_spanned(p, "an id prefix");
+        }
         let prefix = t_ref
             .id_prefix
             .as_ref()
@@ -157,7 +164,10 @@ pub(super) fn faults(
             }
         }
         let reason = match (&f.reason, kind) {
-            (Some(r), FaultKind::Fail) => intern(reasons, r.get_ref()),
+            (Some(r), FaultKind::Fail) => {
+                problems.plain_spanned(r, "a failure reason");
+                intern(reasons, r.get_ref())
+            }
             (_, FaultKind::LoseAck) => REASON_ACK_LOST,
             (None, FaultKind::Fail) => REASON_HANDLER_ERROR,
         };

@@ -50,6 +50,39 @@ impl Problems<'_> {
     }
 }
 
+/// Whether `text` holds a control character a terminal or a report would
+/// act on (escape sequences, bell, carriage return...). Multi-line texts may
+/// keep newlines and tabs.
+pub(super) fn has_control(text: &str, multi_line: bool) -> bool {
+    text.chars()
+        .any(|c| c.is_control() && !(multi_line && matches!(c, '\n' | '\t' | '\r')))
+}
+
+impl Problems<'_> {
+    /// Refuses control characters in a text the tool prints: they could
+    /// drive the reader's terminal or break a report's layout.
+    pub fn plain(&mut self, text: &str, span: Range<usize>, what: &str, multi_line: bool) {
+        if has_control(text, multi_line) {
+            let allowed = if multi_line {
+                "; newlines and tabs are fine"
+            } else {
+                ""
+            };
+            self.error_help(
+                Some(span),
+                format!("{what} contains a control character"),
+                "control character",
+                format!("write printable text only{allowed}; control characters could drive a terminal or break a report"),
+            );
+        }
+    }
+
+    /// [`Problems::plain`] for a spanned string.
+    pub fn plain_spanned(&mut self, text: &S<String>, what: &str) {
+        self.plain(text.get_ref(), text.span(), what, false);
+    }
+}
+
 /// Reports an id that names no message, suggesting the closest one.
 pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: &S<String>) {
     let explicit = match did_you_mean(

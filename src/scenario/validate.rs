@@ -19,7 +19,25 @@ pub(super) fn validate(
         list: Vec::new(),
     };
 
+    let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
     let meta = raw.scenario.map(|s| s.into_inner());
+    if let Some(m) = &meta {
+        if let Some(n) = &m.name {
+            problems.plain_spanned(n, "the scenario's name");
+        }
+        let texts = [
+            (&m.summary, "the summary", false),
+            (&m.description, "the description", true),
+        ];
+        for (text, what, multi_line) in texts {
+            if let Some(text) = text {
+                problems.plain(text, meta_span.clone(), what, multi_line);
+            }
+        }
+        for tag in &m.tags {
+            problems.plain(tag, meta_span.clone(), "a tag", false);
+        }
+    }
     let name = meta
         .as_ref()
         .and_then(|m| m.name.as_ref().map(|n| n.get_ref().clone()))
@@ -128,6 +146,9 @@ fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<D
     };
     let span = raw.span();
     let d = raw.into_inner();
+    if let Some(queue) = &d.queue {
+        problems.plain(queue, span.clone(), "the queue name", false);
+    }
     let max_receives = match &d.max_receives {
         None => {
             problems.error_help(
