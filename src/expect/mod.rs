@@ -9,14 +9,7 @@ use crate::diagnostic::{Problem, Source};
 use crate::engine::{Outcome, Recorder};
 use crate::model::*;
 
-/// One expectation's verdict.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    /// Index into [`Scenario::expectations`].
-    pub index: usize,
-    pub passed: bool,
-    pub actual: Value,
-}
+pub use crate::model::{Verdict, describe};
 
 /// The recorder a run needs so that every expectation can be judged:
 /// event expectations read the transitions of the messages they name.
@@ -126,43 +119,6 @@ pub fn judge(scenario: &Scenario, outcome: &Outcome) -> Vec<Verdict> {
             }
         })
         .collect()
-}
-
-/// What the expectation says, e.g. `effects = 4` or `message "poison" state = "acked"`.
-pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
-    match &e.target {
-        Target::Total(t) => format!("{} {}", t.name(), check_words(&e.check)),
-        Target::Message(m, f) => {
-            format!(
-                "message \"{}\" {} {}",
-                scenario.message_id(*m),
-                f.name(),
-                check_words(&e.check)
-            )
-        }
-        Target::Event {
-            kind,
-            message,
-            at,
-            never,
-        } => {
-            let who = message.map_or(String::new(), |m| {
-                format!(" of \"{}\"", scenario.message_id(m))
-            });
-            let when = at.map_or(String::new(), |a| {
-                format!(" at {}", crate::duration::format(a))
-            });
-            let verb = if *never { "never happens" } else { "happens" };
-            format!("event {}{who}{when} {verb}", kind.as_str())
-        }
-    }
-}
-
-fn check_words(c: &Check) -> String {
-    match c {
-        Check::Equals(v) => format!("= {v}"),
-        other => format!("is {other}"),
-    }
 }
 
 /// A failed expectation as a located diagnostic with an explanation drawn

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::{EventKind, MessageIndex, Millis, Total};
+use super::{EventKind, MessageIndex, Millis, Scenario, Total};
 /// One expectation, validated, with the span of its value in the file.
 #[derive(Debug, Clone)]
 pub struct Expectation {
@@ -118,5 +118,51 @@ impl std::fmt::Display for Check {
             Check::Between(a, b) => write!(f, "between {a} and {b}"),
             Check::Occurs => write!(f, "to occur"),
         }
+    }
+}
+
+/// One expectation's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Index into [`Scenario::expectations`].
+    pub index: usize,
+    pub passed: bool,
+    pub actual: Value,
+}
+
+/// What the expectation says, e.g. `effects = 4` or `message "poison" state = "acked"`.
+pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
+    match &e.target {
+        Target::Total(t) => format!("{} {}", t.name(), check_words(&e.check)),
+        Target::Message(m, f) => {
+            format!(
+                "message \"{}\" {} {}",
+                scenario.message_id(*m),
+                f.name(),
+                check_words(&e.check)
+            )
+        }
+        Target::Event {
+            kind,
+            message,
+            at,
+            never,
+        } => {
+            let who = message.map_or(String::new(), |m| {
+                format!(" of \"{}\"", scenario.message_id(m))
+            });
+            let when = at.map_or(String::new(), |a| {
+                format!(" at {}", crate::duration::format(a))
+            });
+            let verb = if *never { "never happens" } else { "happens" };
+            format!("event {}{who}{when} {verb}", kind.as_str())
+        }
+    }
+}
+
+fn check_words(c: &Check) -> String {
+    match c {
+        Check::Equals(v) => format!("= {v}"),
+        other => format!("is {other}"),
     }
 }

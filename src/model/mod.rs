@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 pub use event::{EventKind, State};
-pub use expectation::{Check, Expectation, MessageField, Target, Value};
+pub use expectation::{Check, Expectation, MessageField, Target, Value, Verdict, describe};
 pub use keys::{Intents, KeyRef, derived_key};
 pub use measure::{STATE_COUNT, Story, Total, Totals, Unit};
 

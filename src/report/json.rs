@@ -4,8 +4,9 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
-use crate::expect::{Verdict, describe};
-use crate::model::{Check, MessageIndex, Millis, Scenario, State, Target, Value};
+use crate::model::{
+    Check, MessageIndex, Millis, Scenario, State, Target, Value, Verdict, describe,
+};
 use crate::report::text;
 
 fn value(v: &Value) -> Json {
