@@ -261,3 +261,20 @@ fn every_measure_explains_itself() {
     }
     insta::assert_snapshot!("every_measure", all);
 }
+
+#[test]
+fn duplicated_effects_name_only_the_messages_that_committed() {
+    let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[message]]\nid = \"a\"\nkey = \"k\"\n\
+         [[message]]\nid = \"b\"\nkey = \"k\"\n\
+         [[message]]\nid = \"c\"\nkey = \"k\"\nfaults = [{ fail = { first = 1 } }]\n\
+         [expect]\nduplicated_effects = 0\n";
+    let (scenario, source) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::All).unwrap();
+    let verdict = judge(&scenario, &outcome).remove(0);
+    let text = render(&failure(&source, &scenario, &outcome, &verdict), false);
+    assert!(
+        text.contains("intent k         2 effects, 1 duplicated (messages a, b)"),
+        "{text}"
+    );
+}
