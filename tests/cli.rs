@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 24] = [
+const BAD_INPUTS: [&str; 25] = [
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
@@ -28,6 +28,7 @@ const BAD_INPUTS: [&str; 24] = [
     "several-syntax-errors",
     "overflowing-duration",
     "syntax-error",
+    "too-deep",
     "unknown-action",
     "unknown-generated-id",
     "unknown-key",

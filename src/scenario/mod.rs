@@ -289,6 +289,11 @@ fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
             };
             (message, "wrong type".to_string(), help)
         }
+        Shape::Other { first, .. } if first.contains("recursion") => (
+            "this is nested too deeply for the TOML reader".to_string(),
+            "most deeply nested line".to_string(),
+            "use fewer levels of dotted keys, tables or arrays".to_string(),
+        ),
         Shape::Other { first, rest } => {
             let label = if crate::duration::DurationError::is_duration_message(first) {
                 "not a duration"
@@ -298,7 +303,39 @@ fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
             (first.to_string(), label.to_string(), rest)
         }
     };
-    Problem::new(source, e.span(), headline, label).with_help(help)
+    // The parser's nesting limit comes without a place: point at the most
+    // deeply nested line.
+    let span = e.span().or_else(|| {
+        message
+            .contains("recursion")
+            .then(|| deepest_line(&source.text))
+    });
+    Problem::new(source, span, headline, label).with_help(help)
+}
+
+/// The line with the most nesting (dots of dotted keys, brackets and
+/// braces) outside strings.
+fn deepest_line(text: &str) -> std::ops::Range<usize> {
+    let mut best = (0, 0..0);
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let mut depth = 0;
+        let mut quote = None;
+        for c in line.chars() {
+            match (c, quote) {
+                ('"' | '\'', None) => quote = Some(c),
+                (q, Some(open)) if q == open => quote = None,
+                ('#', None) => break,
+                ('.' | '[' | '{', None) => depth += 1,
+                _ => {}
+            }
+        }
+        if depth > best.0 {
+            best = (depth, start..start + line.trim_end().len());
+        }
+        start += line.len();
+    }
+    best.1
 }
 
 fn quoted(words: &[&str], quote: &str) -> String {
