@@ -121,4 +121,15 @@ mod tests {
         let syntax = message_of("[delivery\nmax_receives = 2\n");
         assert!(matches!(shape(&syntax), Shape::Other { .. }), "{syntax}");
     }
+
+    #[test]
+    fn too_deep_a_nesting_says_recursion_and_has_no_place() {
+        let keys = vec!["k"; 130].join(".");
+        let text =
+            format!("[delivery]\nmax_receives = 2\n[[message]]\nid = \"a\"\npayload.{keys} = 1\n");
+        let error = toml::from_str::<File>(&text).unwrap_err();
+        assert!(error.message().contains("recursion"), "{}", error.message());
+        assert_eq!(error.span(), None);
+        assert!(matches!(shape(error.message()), Shape::Other { .. }));
+    }
 }
