@@ -496,3 +496,30 @@ fn bad_report_options_are_clear_errors() {
     assert!(!d.join("out").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn ids_with_pipes_and_backticks_keep_the_markdown_tables_whole() {
+    let d = scratch("md-cells");
+    let file = d.join("cells.toml");
+    std::fs::write(
+        &file,
+        "[scenario]\nname = \"A | B\"\n[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[message]]\nid = \"a|b\"\nkey = \"k`1\"\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = report(&out, "markdown", &[file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("cells.md")).unwrap();
+    assert!(md.contains("\n# A \\| B\n"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `a\\|b` |"))
+        .unwrap_or_else(|| panic!("no snapshot row: {md}"));
+    assert!(row.contains("| ``k`1`` |"), "{row}");
+    // Unescaped pipes: one per column boundary of the snapshot table.
+    let header = md.lines().find(|l| l.starts_with("| id |")).unwrap();
+    let bars = |l: &str| l.replace("\\|", "").matches('|').count();
+    assert_eq!(bars(row), bars(header), "{row}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -80,6 +80,7 @@ impl Templates {
         }
         env.add_filter("duration", duration);
         env.add_filter("cell", cell);
+        env.add_filter("code", code);
         env.add_filter("markdown", markdown);
         let mut origins = BTreeMap::new();
         let mut problems = Vec::new();
@@ -296,6 +297,31 @@ fn cell(v: Value) -> String {
 /// `{{ text | markdown }}`: CommonMark rendered to HTML, for descriptions in
 /// HTML reports. Raw HTML in the text is shown as text, never passed
 /// through, so a scenario file cannot inject markup or script.
+/// A value as a Markdown code span that is safe in a table cell: on one
+/// line, `|` escaped, and fenced by more backticks than it holds.
+fn code(v: Value) -> String {
+    if v.is_none() || v.is_undefined() {
+        return "-".to_string();
+    }
+    // In a GFM table, `\|` is a pipe even inside a code span; nothing else
+    // is escaped there.
+    let text = v
+        .as_str()
+        .map_or_else(|| v.to_string(), str::to_string)
+        .replace('|', "\\|")
+        .split(['\n', '\r'])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 fn markdown(v: Value) -> Value {
     use pulldown_cmark::{Event, Options, Parser, Tag, html};
     let text = v
@@ -417,6 +443,17 @@ mod tests {
                 html(safe.0)
             );
         }
+    }
+
+    #[test]
+    fn code_spans_hold_any_text_on_one_line() {
+        assert_eq!(code(Value::from("poison")), "`poison`");
+        assert_eq!(code(Value::from("a|b")), "`a\\|b`");
+        assert_eq!(code(Value::from("a`b")), "``a`b``");
+        assert_eq!(code(Value::from("`x`")), "`` `x` ``");
+        assert_eq!(code(Value::from("one\ntwo")), "`one two`");
+        assert_eq!(code(Value::from("a\\b")), "`a\\b`");
+        assert_eq!(code(Value::from(())), "-");
     }
 
     #[test]
