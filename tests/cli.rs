@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 25] = [
+const BAD_INPUTS: [&str; 26] = [
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
@@ -29,6 +29,7 @@ const BAD_INPUTS: [&str; 25] = [
     "overflowing-duration",
     "syntax-error",
     "too-deep",
+    "too-long",
     "unknown-action",
     "unknown-generated-id",
     "unknown-key",

@@ -45,45 +45,7 @@ pub fn batch_human(
     for (i, (path, r)) in files.iter().zip(results).enumerate() {
         let golden = goldens.get(i).and_then(Option::as_ref);
         match r {
-            FileResult::Ran(ran) => {
-                let total = ran.verdicts.len();
-                if ran.failures.is_empty() && golden.is_some_and(Verdict::failed) {
-                    let why = match golden {
-                        Some(Verdict::Missing(_)) => "its golden transcript is missing",
-                        Some(Verdict::Differs(..)) => "its transcript differs from the golden one",
-                        _ => "its golden transcript cannot be used",
-                    };
-                    out.push_str(&format!(
-                        "{}  {path}  {} ({total} expectations passed; {why})\n",
-                        paint("FAIL", "31", color),
-                        ran.scenario.name
-                    ));
-                } else if ran.failures.is_empty() {
-                    if !quiet {
-                        let what = if total == 0 {
-                            "no expectations".to_string()
-                        } else {
-                            format!("{total} expectations")
-                        };
-                        out.push_str(&format!(
-                            "{}  {path}  {} ({what})\n",
-                            paint("PASS", "32", color),
-                            ran.scenario.name
-                        ));
-                    }
-                } else {
-                    out.push_str(&format!(
-                        "{}  {path}  {} ({} of {total} expectations failed)\n",
-                        paint("FAIL", "31", color),
-                        ran.scenario.name,
-                        ran.failures.len()
-                    ));
-                    for p in &ran.failures {
-                        out.push_str(&render(p, color));
-                        out.push('\n');
-                    }
-                }
-            }
+            FileResult::Ran(ran) => out.push_str(&ran_lines(path, ran, golden, quiet, color)),
             FileResult::Invalid(inv) => {
                 let n = inv.problems.len();
                 out.push_str(&format!(
@@ -122,6 +84,56 @@ pub fn batch_human(
         ));
     }
     out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    out
+}
+
+/// The status line of a scenario that ran, and the diagnostics of its
+/// failures.
+fn ran_lines(
+    path: &str,
+    ran: &crate::app::Ran,
+    golden: Option<&Verdict>,
+    quiet: bool,
+    color: bool,
+) -> String {
+    let mut out = String::new();
+    let total = ran.verdicts.len();
+    if ran.failures.is_empty() && golden.is_some_and(Verdict::failed) {
+        let why = match golden {
+            Some(Verdict::Missing(_)) => "its golden transcript is missing",
+            Some(Verdict::Differs(..)) => "its transcript differs from the golden one",
+            _ => "its golden transcript cannot be used",
+        };
+        out.push_str(&format!(
+            "{}  {path}  {} ({total} expectations passed; {why})\n",
+            paint("FAIL", "31", color),
+            ran.scenario.name
+        ));
+    } else if ran.failures.is_empty() {
+        if !quiet {
+            let what = if total == 0 {
+                "no expectations".to_string()
+            } else {
+                format!("{total} expectations")
+            };
+            out.push_str(&format!(
+                "{}  {path}  {} ({what})\n",
+                paint("PASS", "32", color),
+                ran.scenario.name
+            ));
+        }
+    } else {
+        out.push_str(&format!(
+            "{}  {path}  {} ({} of {total} expectations failed)\n",
+            paint("FAIL", "31", color),
+            ran.scenario.name,
+            ran.failures.len()
+        ));
+        for p in &ran.failures {
+            out.push_str(&render(p, color));
+            out.push('\n');
+        }
+    }
     out
 }
 

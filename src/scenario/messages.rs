@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::file::{self, S};
-use super::problems::Problems;
+use super::problems::{MAX_ID, MAX_REASON, Problems};
 use crate::model::*;
 
 /// The `[[message]]` entries, and where each id is written.
@@ -22,9 +22,9 @@ pub(super) fn explicit_messages(
         if id.is_empty() {
             problems.error(m.id.span(), "a message id cannot be empty", "empty id");
         }
-        problems.plain_spanned(&m.id, "a message id");
+        problems.plain_spanned(&m.id, "a message id", MAX_ID);
         if let Some(key) = &m.key {
-            problems.plain_spanned(key, "a key");
+            problems.plain_spanned(key, "a key", MAX_ID);
         }
         if let Some(first) = ids.get(&id) {
             let first = first.clone();
@@ -80,7 +80,7 @@ pub(super) fn generators(
             .count(&t_ref.count, "count", 0, i64::MAX)
             .unwrap_or(0);
         if let Some(p) = &t_ref.id_prefix {
-            problems.plain_spanned(p, "an id prefix");
+            problems.plain_spanned(p, "an id prefix", MAX_ID);
         }
         let prefix = t_ref
             .id_prefix
@@ -165,7 +165,7 @@ pub(super) fn faults(
         }
         let reason = match (&f.reason, kind) {
             (Some(r), FaultKind::Fail) => {
-                problems.plain_spanned(r, "a failure reason");
+                problems.plain_spanned(r, "a failure reason", MAX_REASON);
                 intern(reasons, r.get_ref())
             }
             (_, FaultKind::LoseAck) => REASON_ACK_LOST,

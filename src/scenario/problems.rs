@@ -58,10 +58,26 @@ pub(super) fn has_control(text: &str, multi_line: bool) -> bool {
         .any(|c| c.is_control() && !(multi_line && matches!(c, '\n' | '\t' | '\r')))
 }
 
+/// The longest text, in characters, of each kind the tool prints: enough
+/// for any real name, small enough that no file can make reports huge.
+pub(super) const MAX_NAME: usize = 200;
+pub(super) const MAX_ID: usize = 128;
+pub(super) const MAX_REASON: usize = 256;
+pub(super) const MAX_SUMMARY: usize = 500;
+pub(super) const MAX_DESCRIPTION: usize = 20_000;
+
 impl Problems<'_> {
-    /// Refuses control characters in a text the tool prints: they could
-    /// drive the reader's terminal or break a report's layout.
-    pub fn plain(&mut self, text: &str, span: Range<usize>, what: &str, multi_line: bool) {
+    /// Refuses control characters in a text the tool prints (they could
+    /// drive the reader's terminal or break a report's layout), and a text
+    /// longer than `max` characters.
+    pub fn plain(
+        &mut self,
+        text: &str,
+        span: Range<usize>,
+        what: &str,
+        multi_line: bool,
+        max: usize,
+    ) {
         if has_control(text, multi_line) {
             let allowed = if multi_line {
                 "; newlines and tabs are fine"
@@ -69,17 +85,26 @@ impl Problems<'_> {
                 ""
             };
             self.error_help(
-                Some(span),
+                Some(span.clone()),
                 format!("{what} contains a control character"),
                 "control character",
                 format!("write printable text only{allowed}; control characters could drive a terminal or break a report"),
             );
         }
+        let length = text.chars().count();
+        if length > max {
+            self.error_help(
+                Some(span),
+                format!("{what} is {length} characters long; the limit is {max}"),
+                "too long",
+                "shorten it; the limits keep transcripts and reports readable",
+            );
+        }
     }
 
-    /// [`Problems::plain`] for a spanned string.
-    pub fn plain_spanned(&mut self, text: &S<String>, what: &str) {
-        self.plain(text.get_ref(), text.span(), what, false);
+    /// [`Problems::plain`] for a spanned one-line string.
+    pub fn plain_spanned(&mut self, text: &S<String>, what: &str, max: usize) {
+        self.plain(text.get_ref(), text.span(), what, false, max);
     }
 }
 

@@ -2,10 +2,11 @@
 //! Collects every problem rather than stopping at the first.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use super::file::{self, S};
 use super::messages::{explicit_messages, generated_id_collisions, generators, intents};
-use super::problems::{Problems, unknown_message};
+use super::problems::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_SUMMARY, Problems, unknown_message};
 use crate::diagnostic::{Problem, Source};
 use crate::model::*;
 
@@ -22,21 +23,7 @@ pub(super) fn validate(
     let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
     let meta = raw.scenario.map(|s| s.into_inner());
     if let Some(m) = &meta {
-        if let Some(n) = &m.name {
-            problems.plain_spanned(n, "the scenario's name");
-        }
-        let texts = [
-            (&m.summary, "the summary", false),
-            (&m.description, "the description", true),
-        ];
-        for (text, what, multi_line) in texts {
-            if let Some(text) = text {
-                problems.plain(text, meta_span.clone(), what, multi_line);
-            }
-        }
-        for tag in &m.tags {
-            problems.plain(tag, meta_span.clone(), "a tag", false);
-        }
+        printable_texts(&mut problems, m, meta_span);
     }
     let name = meta
         .as_ref()
@@ -109,6 +96,25 @@ pub(super) fn validate(
     }
 }
 
+/// `[scenario]`'s texts are printable and of a readable length.
+fn printable_texts(problems: &mut Problems, m: &file::ScenarioMeta, meta_span: Range<usize>) {
+    if let Some(n) = &m.name {
+        problems.plain_spanned(n, "the scenario's name", MAX_NAME);
+    }
+    let texts = [
+        (&m.summary, "the summary", false, MAX_SUMMARY),
+        (&m.description, "the description", true, MAX_DESCRIPTION),
+    ];
+    for (text, what, multi_line, max) in texts {
+        if let Some(text) = text {
+            problems.plain(text, meta_span.clone(), what, multi_line, max);
+        }
+    }
+    for tag in &m.tags {
+        problems.plain(tag, meta_span.clone(), "a tag", false, MAX_ID);
+    }
+}
+
 /// Stands in for a `[delivery]` with problems, so that the rest of the
 /// file is still checked; such a scenario never runs.
 const PLACEHOLDER_DELIVERY: Delivery = Delivery {
@@ -147,7 +153,7 @@ fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<D
     let span = raw.span();
     let d = raw.into_inner();
     if let Some(queue) = &d.queue {
-        problems.plain(queue, span.clone(), "the queue name", false);
+        problems.plain(queue, span.clone(), "the queue name", false, MAX_ID);
     }
     let max_receives = match &d.max_receives {
         None => {
