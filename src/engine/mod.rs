@@ -38,7 +38,7 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::model::{STATE_COUNT, Totals};
 pub use census::{CENSUS_SAMPLES, Census, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
-pub use recorder::{FULL_TRANSCRIPT_MESSAGES, Recorder, StateChange};
+pub use recorder::{FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange};
 pub use state::MessageState;
 pub use transition::{Detail, Effect, Transition};
 
@@ -118,7 +118,7 @@ impl<'s> Engine<'s> {
                 effects_per_intent: vec![0; scenario.intent_count()],
                 census: None,
             },
-            recording: Recording::new(recorder),
+            recording: Recording::new(recorder, count),
         }
     }
 

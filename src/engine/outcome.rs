@@ -17,7 +17,8 @@ pub struct Outcome {
     /// The effect ledger; kept with [`Recorder::All`].
     pub ledger: Vec<Effect>,
     /// Each message's state after every change, in execution order; kept
-    /// with [`Recorder::All`] (the HTML scrubber's history reads it).
+    /// with [`Recorder::All`] for runs of at most
+    /// [`super::HISTORY_MESSAGES`] messages (the HTML scrubber reads it).
     pub state_changes: Vec<StateChange>,
     pub recorder: Recorder,
     /// Drain time of each cycle: the source cycle, then one per operator step

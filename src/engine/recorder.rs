@@ -12,6 +12,11 @@ use crate::model::{MessageIndex, Millis};
 /// transcript is shown (failure explanations, golden transcripts).
 pub const FULL_TRANSCRIPT_MESSAGES: u64 = 10_000;
 
+/// Runs with at most this many messages also keep each message's state
+/// after every change (the HTML report's swimlanes and scrubber read it);
+/// larger runs are shown in aggregate, so this costs nothing at scale.
+pub const HISTORY_MESSAGES: u64 = 200;
+
 /// Which transitions to keep. Totals and per-message state are always kept;
 /// the transcript only when something will read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,14 +52,18 @@ pub struct StateChange {
 /// What has been recorded so far.
 pub(super) struct Recording {
     pub(super) recorder: Recorder,
+    /// Whether state changes are kept: everything is recorded and the run
+    /// has at most [`HISTORY_MESSAGES`] messages.
+    history: bool,
     pub(super) transitions: Vec<Transition>,
     pub(super) ledger: Vec<Effect>,
     pub(super) state_changes: Vec<StateChange>,
 }
 
 impl Recording {
-    pub(super) fn new(recorder: Recorder) -> Self {
+    pub(super) fn new(recorder: Recorder, messages: u64) -> Self {
         Recording {
+            history: recorder == Recorder::All && messages <= HISTORY_MESSAGES,
             recorder,
             transitions: Vec::new(),
             ledger: Vec::new(),
@@ -92,7 +101,7 @@ impl Recording {
         message: MessageIndex,
         state: &MessageState,
     ) {
-        if self.recorder == Recorder::All {
+        if self.history {
             self.state_changes.push(StateChange {
                 time,
                 message,

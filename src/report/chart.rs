@@ -12,7 +12,7 @@ use crate::report::history::Version;
 use crate::report::text::describe;
 
 /// Runs with more messages than this get the aggregate view.
-pub const LANE_LIMIT: usize = 200;
+pub const LANE_LIMIT: usize = crate::engine::HISTORY_MESSAGES as usize;
 
 pub const WIDTH: f64 = 1000.0;
 const LEFT: f64 = 170.0;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::engine::{MessageState, Outcome, Recorder};
+use crate::engine::{HISTORY_MESSAGES, MessageState, Outcome, Recorder};
 use crate::model::{Millis, Scenario, State};
 use crate::report::text::{Row, row_of};
 
@@ -19,9 +19,10 @@ pub struct Version {
 
 /// The versions of every message's row, oldest first; several changes at
 /// one instant make one version. Needs a run recorded with
-/// [`Recorder::All`]; returns `None` otherwise.
+/// [`Recorder::All`] of at most [`HISTORY_MESSAGES`] messages; returns
+/// `None` otherwise.
 pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Version>>> {
-    if outcome.recorder != Recorder::All {
+    if outcome.recorder != Recorder::All || outcome.messages.len() as u64 > HISTORY_MESSAGES {
         return None;
     }
     let mut all: Vec<Vec<Version>> = (0..outcome.messages.len() as u32)

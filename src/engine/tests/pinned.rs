@@ -282,3 +282,25 @@ fn asking_for_the_next_event_after_the_end_changes_nothing() {
         assert_eq!(whole.drains.len(), 1 + scenario.operators.len());
     }
 }
+
+#[test]
+fn only_small_runs_keep_their_state_over_time() {
+    let text = |count: u64| {
+        format!(
+            "{DELIVERY}[[traffic]]\ncount = {count}\nover = \"1m\"\nfaults = [{{ fail = {{ first = 1 }} }}]\n"
+        )
+    };
+    let (small, _) = load_str("t.toml", &text(HISTORY_MESSAGES)).unwrap();
+    let kept = run(&small, Recorder::All).unwrap();
+    // Two deliveries per message.
+    assert_eq!(kept.state_changes.len() as u64, 2 * HISTORY_MESSAGES);
+    let (large, _) = load_str("t.toml", &text(HISTORY_MESSAGES + 1)).unwrap();
+    let outcome = run(&large, Recorder::All).unwrap();
+    assert!(outcome.state_changes.is_empty());
+    // One more message: delivered, failed, retry scheduled, delivered,
+    // committed, acked.
+    assert_eq!(
+        outcome.transitions.len() as u64,
+        kept.transitions.len() as u64 + 6
+    );
+}
