@@ -137,7 +137,9 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
     out
 }
 
-fn plural(n: u32, one: &str, many: &str) -> String {
+/// "1 effect", "2 effects": a count that agrees in number.
+fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
     if n == 1 {
         format!("1 {one}")
     } else {
@@ -147,7 +149,10 @@ fn plural(n: u32, one: &str, many: &str) -> String {
 
 fn ledger_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
-        format!("{} effects committed; by message:", outcome.totals.effects),
+        format!(
+            "{} committed; by message:",
+            plural(outcome.totals.effects, "effect", "effects")
+        ),
         if outcome.ledger.is_empty() {
             ids_where(scenario, outcome, |state| {
                 (state.effects > 0).then(|| plural(state.effects, "effect", "effects"))
@@ -168,7 +173,7 @@ fn ledger_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>)
                     format!(
                         "{:<16} {} at {}",
                         scenario.message_id(m),
-                        plural(v.len() as u32, "effect", "effects"),
+                        plural(v.len() as u64, "effect", "effects"),
                         v.join(", ")
                     )
                 })
@@ -194,8 +199,12 @@ fn per_intent_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<Stri
     }
     (
         format!(
-            "{} duplicated effects (effects beyond the first per intent); intents with more than one:",
-            outcome.totals.duplicated_effects
+            "{} (effects beyond the first per intent); intents with more than one:",
+            plural(
+                outcome.totals.duplicated_effects,
+                "duplicated effect",
+                "duplicated effects"
+            )
         ),
         per_intent
             .into_iter()
@@ -221,8 +230,9 @@ fn final_state_story(scenario: &Scenario, outcome: &Outcome, want: State) -> (St
                     format!("last failure: {}", scenario.reasons[r as usize])
                 }
                 _ => format!(
-                    "cycle {}, {} receives in all",
-                    state.cycle, state.total_receives
+                    "cycle {}, {} in all",
+                    state.cycle,
+                    plural(state.total_receives, "receive", "receives")
                 ),
             })
         }),
@@ -232,8 +242,12 @@ fn final_state_story(scenario: &Scenario, outcome: &Outcome, want: State) -> (St
 fn dedup_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
         format!(
-            "{} deduplication hits; by message:",
-            outcome.totals.dedup_hits
+            "{}; by message:",
+            plural(
+                outcome.totals.dedup_hits,
+                "deduplication hit",
+                "deduplication hits"
+            )
         ),
         ids_where(scenario, outcome, |state| {
             (state.dedup_hits > 0).then(|| plural(state.dedup_hits, "hit", "hits"))
@@ -244,8 +258,8 @@ fn dedup_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) 
 fn receives_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
         format!(
-            "{} deliveries; receives by message:",
-            outcome.totals.deliveries
+            "{}; receives by message:",
+            plural(outcome.totals.deliveries, "delivery", "deliveries")
         ),
         ids_where(scenario, outcome, |state| {
             Some(plural(state.total_receives, "receive", "receives"))
@@ -256,8 +270,12 @@ fn receives_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String
 fn quarantine_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
         format!(
-            "{} quarantine entries, maximum DLQ depth {}, final depth {}; messages that entered quarantine:",
-            outcome.totals.quarantine_entries,
+            "{}, maximum DLQ depth {}, final depth {}; messages that entered quarantine:",
+            plural(
+                outcome.totals.quarantine_entries,
+                "quarantine entry",
+                "quarantine entries"
+            ),
             outcome.totals.max_dlq_depth,
             outcome.totals.final_dlq_depth
         ),

@@ -214,7 +214,7 @@ fn large_without_ledger(expect: &str) -> String {
 #[test]
 fn without_a_ledger_effects_are_explained_by_the_messages_that_have_them() {
     let text = large_without_ledger("[expect]\neffects = 2\n");
-    assert!(text.contains("1 effects committed; by message:"), "{text}");
+    assert!(text.contains("1 effect committed; by message:"), "{text}");
     assert!(text.contains("probe            1 effect\n"), "{text}");
     assert!(!text.contains("msg-1 "), "{text}");
 }
