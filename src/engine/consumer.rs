@@ -6,7 +6,7 @@ use super::backoff::retry_delay;
 use super::dedup::Lookup;
 use super::transition::{Detail, Effect};
 use crate::model::{
-    Class, FaultKind, KeyRef, MessageIndex, Permanent, REASON_ACK_LOST,
+    Class, Fault, FaultKind, KeyRef, MessageIndex, Permanent, REASON_ACK_LOST,
     REASON_DOWNSTREAM_UNAVAILABLE, ReasonIndex, State,
 };
 
@@ -34,8 +34,11 @@ impl Engine<'_> {
             },
         );
 
-        // 2. The handler.
-        if let Some((reason, class)) = self.handler_failure(m, total_receives) {
+        // 2. The handler. The faults are looked up once per delivery (for a
+        // generated message that means finding its generator).
+        let scenario = self.scenario;
+        let faults = scenario.faults(m);
+        if let Some((reason, class)) = self.handler_failure(faults, total_receives) {
             self.record(Some(m), Detail::Failed { reason, class });
             self.after_failure(m, reason, class);
             return;
@@ -55,10 +58,9 @@ impl Engine<'_> {
 
         // 4. Acknowledgement.
         let repaired = self.operator.repaired;
-        let ack_lost =
-            self.scenario.faults(m).iter().any(|f| {
-                f.kind == FaultKind::LoseAck && f.applies(total_receives as u64, repaired)
-            });
+        let ack_lost = faults
+            .iter()
+            .any(|f| f.kind == FaultKind::LoseAck && f.applies(total_receives as u64, repaired));
         if ack_lost {
             self.record(Some(m), Detail::AckLost);
             self.after_failure(m, REASON_ACK_LOST, Class::Transient);
@@ -73,13 +75,12 @@ impl Engine<'_> {
     /// own `fail` faults in file order, then outage windows (decision 10.2).
     fn handler_failure(
         &self,
-        m: MessageIndex,
+        faults: &[Fault],
         total_receives: u32,
     ) -> Option<(ReasonIndex, Class)> {
         let repaired = self.operator.repaired;
         let now = self.clock.now;
-        self.scenario
-            .faults(m)
+        faults
             .iter()
             .find(|f| f.kind == FaultKind::Fail && f.applies(total_receives as u64, repaired))
             .map(|f| (f.reason, f.class))
