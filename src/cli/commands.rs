@@ -154,7 +154,10 @@ fn tighten(schema: &mut serde_json::Value) {
             crate::model::Unit::Count => "CountCheck",
             crate::model::Unit::Time => "TimeCheck",
         };
-        defs["Expect"]["properties"][total.name()] = json!({ "$ref": format!("#/$defs/{check}") });
+        defs["Expect"]["properties"][total.name()] = json!({
+            "description": total.doc(),
+            "$ref": format!("#/$defs/{check}"),
+        });
     }
     for field in crate::model::MessageField::ALL {
         use crate::model::MessageField as F;
@@ -172,6 +175,40 @@ fn tighten(schema: &mut serde_json::Value) {
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");
     }
+    printable_texts(defs);
+    let kinds: Vec<String> = crate::model::EventKind::ALL
+        .iter()
+        .map(|k| format!("{}: {}", k.as_str(), k.doc()))
+        .collect();
+    defs["EventKind"]["description"] = json!(format!("What happened. {}.", kinds.join("; ")));
+}
+
+/// The texts the tool prints are printable and of a bounded length, with
+/// the limits validation applies (`scenario::MAX_*`).
+fn printable_texts(defs: &mut serde_json::Value) {
+    use crate::scenario::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_REASON, MAX_SUMMARY};
+    // A control character (Unicode category Cc); a description may hold
+    // tabs and line breaks.
+    let one_line = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+    let lines = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
+    let texts: [(&str, &str, usize, &str); 8] = [
+        ("ScenarioMeta", "name", MAX_NAME, one_line),
+        ("ScenarioMeta", "summary", MAX_SUMMARY, one_line),
+        ("ScenarioMeta", "description", MAX_DESCRIPTION, lines),
+        ("Delivery", "queue", MAX_ID, one_line),
+        ("Message", "id", MAX_ID, one_line),
+        ("Message", "key", MAX_ID, one_line),
+        ("Traffic", "id_prefix", MAX_ID, one_line),
+        ("Fault", "reason", MAX_REASON, one_line),
+    ];
+    for (table, key, max, pattern) in texts {
+        let property = &mut defs[table]["properties"][key];
+        property["maxLength"] = json!(max);
+        property["pattern"] = json!(pattern);
+    }
+    let tags = &mut defs["ScenarioMeta"]["properties"]["tags"]["items"];
+    tags["maxLength"] = json!(MAX_ID);
+    tags["pattern"] = json!(one_line);
 }
 
 /// An expected value: `value`, or a table with one comparison (and an

@@ -47,7 +47,7 @@ macro_rules! define_event_kinds {
 // The event kinds, defined once: variant, name, meaning.
 define_event_kinds! {
     Delivered "delivered" "a delivery (one receive) began";
-    Failed "failed" "the handler failed; nothing committed";
+    Failed "failed" "the handler failed, nothing committed";
     Committed "committed" "the effect committed (ledger + 1)";
     DedupHit "dedup_hit" "the store held a live result: no effect";
     AckLost "ack_lost" "the acknowledgement was lost";

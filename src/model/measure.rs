@@ -142,10 +142,6 @@ for_each_measure!(define_measures);
 pub const STATE_COUNT: usize = State::ALL.len();
 
 impl Total {
-    pub fn is_time(self) -> bool {
-        self.unit() == Unit::Time
-    }
-
     /// A measure by its name in the file.
     pub fn from_name(name: &str) -> Option<Total> {
         Total::ALL.iter().copied().find(|t| t.name() == name)

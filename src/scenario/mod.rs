@@ -12,6 +12,8 @@ use crate::diagnostic::{Problem, Source, did_you_mean};
 use crate::model::{MessageField, Scenario};
 use toml_errors::Shape;
 
+pub use problems::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_REASON, MAX_SUMMARY};
+
 /// Files larger than this are refused before parsing.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 

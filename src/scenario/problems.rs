@@ -60,11 +60,11 @@ pub(super) fn has_control(text: &str, multi_line: bool) -> bool {
 
 /// The longest text, in characters, of each kind the tool prints: enough
 /// for any real name, small enough that no file can make reports huge.
-pub(super) const MAX_NAME: usize = 200;
-pub(super) const MAX_ID: usize = 128;
-pub(super) const MAX_REASON: usize = 256;
-pub(super) const MAX_SUMMARY: usize = 500;
-pub(super) const MAX_DESCRIPTION: usize = 20_000;
+pub const MAX_NAME: usize = 200;
+pub const MAX_ID: usize = 128;
+pub const MAX_REASON: usize = 256;
+pub const MAX_SUMMARY: usize = 500;
+pub const MAX_DESCRIPTION: usize = 20_000;
 
 impl Problems<'_> {
     /// Refuses control characters in a text the tool prints (they could
