@@ -103,7 +103,7 @@ fn run_json(text: &str) -> String {
     let outcome = engine::run(&scenario, Recorder::All).expect("generated scenarios finish");
     format!(
         "{}\n{}\n{}\n{}",
-        json::totals(&outcome),
+        json::totals(&scenario, &outcome),
         json::snapshot(&scenario, &outcome),
         json::transitions(&scenario, &outcome),
         json::ledger(&scenario, &outcome)

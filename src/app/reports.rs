@@ -88,7 +88,7 @@ pub fn batch_context(files: &[String], results: &[FileResult], names: &[Option<S
                 "report": name,
                 "expectations_total": ran.map_or(0, |r| r.verdicts.len()),
                 "expectations_passed": ran.map_or(0, |r| r.verdicts.iter().filter(|v| v.passed).count()),
-                "totals": ran.map(|r| crate::report::json::totals(&r.outcome)),
+                "totals": ran.map(|r| crate::report::json::totals(&r.scenario, &r.outcome)),
                 "problems": r.problems(),
             })
         })

@@ -141,7 +141,9 @@ fn tighten(schema: &mut serde_json::Value) {
     // Each expected value takes its own kind of value.
     let count = json!({ "type": "integer", "minimum": 0 });
     let time = json!({ "$ref": "#/$defs/Duration" });
-    let states = json!({ "enum": ["acked", "quarantined", "expired", "purged"] });
+    let states =
+        json!({ "enum": crate::model::State::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>() });
+    let stopped_by = json!({ "enum": crate::model::StoppedBy::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>() });
     let text = json!({ "type": "string" });
     let time_or_never = json!({ "anyOf": [time, { "const": "never" }] });
     defs["CountCheck"] = check_schema(&count, true);
@@ -149,10 +151,13 @@ fn tighten(schema: &mut serde_json::Value) {
     defs["StateCheck"] = check_schema(&states, false);
     defs["TextCheck"] = check_schema(&text, false);
     defs["TimeOrNeverCheck"] = check_schema(&time_or_never, true);
+    defs["StopCheck"] = check_schema(&stopped_by, false);
     for total in crate::model::Total::ALL {
         let check = match total.unit() {
             crate::model::Unit::Count => "CountCheck",
             crate::model::Unit::Time => "TimeCheck",
+            crate::model::Unit::MaybeTime => "TimeOrNeverCheck",
+            crate::model::Unit::Stop => "StopCheck",
         };
         defs["Expect"]["properties"][total.name()] = json!({
             "description": total.doc(),
@@ -163,14 +168,18 @@ fn tighten(schema: &mut serde_json::Value) {
         use crate::model::MessageField as F;
         let check = match field {
             F::State => "StateCheck",
-            F::Key | F::LastReason => "TextCheck",
-            F::QuarantinedAt => "TimeOrNeverCheck",
+            F::Key | F::LastReason | F::Group => "TextCheck",
+            F::QuarantinedAt | F::ArrivedAt | F::AckedAt | F::Latency => "TimeOrNeverCheck",
+            F::QueueWait => "TimeCheck",
             F::Cycle | F::CycleReceives | F::TotalReceives | F::Effects | F::DedupHits => {
                 "CountCheck"
             }
         };
         defs["ExpectMessage"]["properties"][field.name()] =
             json!({ "$ref": format!("#/$defs/{check}") });
+    }
+    for field in crate::model::KindField::ALL {
+        defs["ExpectKind"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
     }
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");

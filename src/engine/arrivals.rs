@@ -1,7 +1,8 @@
 //! First deliveries, produced lazily in scheduling order: explicit messages
 //! by (time, file order), then each generator's messages, merged by time
-//! with earlier streams first on ties. Nothing is queued up front, so a
-//! generator of millions costs no memory until its messages arrive.
+//! with earlier streams first on ties. Nothing is queued up front for even
+//! arrivals, so a generator of millions costs no memory until its messages
+//! arrive; Poisson arrivals keep their drawn, sorted offsets.
 
 use crate::model::{MessageIndex, Millis, Scenario, even_arrival};
 
@@ -18,7 +19,10 @@ struct Generator {
     first: MessageIndex,
     count: u64,
     next: u64,
+    start: Millis,
     over: Millis,
+    /// Poisson arrivals: the sorted offsets from `start`.
+    offsets: Option<Vec<Millis>>,
     /// Arrival of message `next`, computed once per advance.
     next_at: Millis,
 }
@@ -29,16 +33,25 @@ impl Generator {
             .then(|| (self.next_at, self.first + (self.next - 1) as MessageIndex))
     }
 
+    fn arrival(&self, j: u64) -> Millis {
+        let offset = match &self.offsets {
+            Some(offsets) => offsets[(j - 1) as usize],
+            None => even_arrival(j, self.over, self.count),
+        };
+        self.start.saturating_add(offset)
+    }
+
     fn advance(&mut self) {
         self.next += 1;
         if self.next <= self.count {
-            self.next_at = even_arrival(self.next, self.over, self.count);
+            self.next_at = self.arrival(self.next);
         }
     }
 }
 
 impl Arrivals {
-    pub fn new(scenario: &Scenario) -> Self {
+    /// `poisson[k]`: block k's sorted offsets when its arrivals are Poisson.
+    pub fn new(scenario: &Scenario, mut poisson: Vec<Option<Vec<Millis>>>) -> Self {
         let mut explicit: Vec<(Millis, MessageIndex)> = scenario
             .messages
             .iter()
@@ -46,15 +59,25 @@ impl Arrivals {
             .map(|(i, m)| (m.at, i as MessageIndex))
             .collect();
         explicit.sort();
+        poisson.resize(scenario.traffic.len(), None);
         let generators = scenario
             .traffic
             .iter()
-            .map(|g| Generator {
-                first: g.first_index,
-                count: g.count,
-                next: 1,
-                over: g.over,
-                next_at: 0,
+            .zip(poisson)
+            .map(|(g, offsets)| {
+                let mut generator = Generator {
+                    first: g.first_index,
+                    count: g.count,
+                    next: 1,
+                    start: g.start,
+                    over: g.over,
+                    offsets,
+                    next_at: 0,
+                };
+                if g.count > 0 {
+                    generator.next_at = generator.arrival(1);
+                }
+                generator
             })
             .collect();
         let mut a = Arrivals {

@@ -1,12 +1,10 @@
 //! The broker side: the source queue of messages waiting for a delivery,
 //! the quarantine (the dead-letter queue) and the deduplication store.
-//! Deliveries are instantaneous in this model, so nothing is in flight
-//! between taking a message and deciding its delivery; in-flight
-//! deliveries (workers, visibility timeouts) belong here beside the queue.
+//! The end of each delivery in flight is scheduled in the queue.
 
 use super::dedup::DedupStore;
 use super::queue::SourceQueue;
-use crate::model::{MessageIndex, Scenario};
+use crate::model::{MessageIndex, Millis, Scenario};
 
 pub(super) struct Broker {
     pub(super) queue: SourceQueue,
@@ -16,9 +14,9 @@ pub(super) struct Broker {
 }
 
 impl Broker {
-    pub(super) fn new(scenario: &Scenario) -> Self {
+    pub(super) fn new(scenario: &Scenario, poisson: Vec<Option<Vec<Millis>>>) -> Self {
         Broker {
-            queue: SourceQueue::new(scenario),
+            queue: SourceQueue::new(scenario, poisson),
             quarantine: Vec::new(),
             dedup: DedupStore::new(scenario),
         }

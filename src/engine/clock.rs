@@ -7,26 +7,42 @@ use crate::model::{Limits, Millis};
 #[derive(Debug, Default)]
 pub(super) struct Clock {
     pub(super) now: Millis,
-    /// Events so far: deliveries plus inspections.
+    /// Events so far.
     events: u64,
     pub(super) last_delivery: Option<Millis>,
     pub(super) last_inspection: Option<Millis>,
+    /// Where `on_limit = "stop"` ended the run.
+    stopped_at: Option<Millis>,
 }
 
 impl Clock {
-    /// Moves to the next event at `t`, unless a limit stops the run: an
-    /// event after `max_time` (one exactly at it still runs), or one event
-    /// more than `max_events`.
-    pub(super) fn advance(&mut self, t: Millis, limits: &Limits) -> Result<(), Limit> {
+    /// Moves to the next event (or inspection) at `t`, unless a limit
+    /// stops the run: anything after `max_time` (one exactly at it still
+    /// runs), or one event more than `max_events`. An event is a message
+    /// becoming ready or a delivery ending; inspections are not events
+    /// (decision 16.9).
+    pub(super) fn advance(&mut self, t: Millis, limits: &Limits, event: bool) -> Result<(), Limit> {
         if t > limits.max_time {
             return Err(Limit::Time(limits.max_time));
         }
-        self.events += 1;
-        if self.events > limits.max_events {
-            return Err(Limit::Events(limits.max_events));
+        if event {
+            self.events += 1;
+            if self.events > limits.max_events {
+                return Err(Limit::Events(limits.max_events));
+            }
         }
         self.now = t;
         Ok(())
+    }
+
+    /// The run stops at `t` (a limit under `on_limit = "stop"`).
+    pub(super) fn stop_at(&mut self, t: Millis) {
+        self.stopped_at = Some(t);
+    }
+
+    /// The end of the run: where it stopped, or when it fell quiet.
+    pub(super) fn end(&self) -> Millis {
+        self.stopped_at.unwrap_or_else(|| self.quiet_since())
     }
 
     /// Since when nothing has happened: the later of the last delivery and

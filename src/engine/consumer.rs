@@ -1,21 +1,24 @@
 //! The consumer side: one delivery of a taken message, decided by the rules
-//! of docs/model.md section 3, and what follows a failure (step 5).
+//! of docs/model.md section 3 (with the downstream's order of section 13)
+//! when it starts, and what follows when it ends (step 5). Without workers
+//! and service time the start and the end are one atomic step.
 
 use super::Engine;
 use super::backoff::retry_delay;
-use super::dedup::Lookup;
+use super::calls::Call;
+use super::queue::Finish;
 use super::transition::{Detail, Effect};
 use crate::model::{
-    Class, Fault, FaultKind, KeyRef, MessageIndex, Permanent, REASON_ACK_LOST,
-    REASON_DOWNSTREAM_UNAVAILABLE, ReasonIndex, State,
+    Class, Fault, FaultKind, KeyRef, MessageIndex, Millis, Permanent, REASON_ACK_LOST,
+    REASON_DOWNSTREAM_UNAVAILABLE, REASON_THROTTLED, ReasonIndex, State,
 };
 
 impl Engine<'_> {
-    /// One delivery (one receive) of message `m` now.
-    pub(super) fn deliver(&mut self, m: MessageIndex) {
+    /// A worker takes message `m` now: everything section 3 decides is
+    /// decided now; the broker learns the outcome when the service ends.
+    pub(super) fn start_delivery(&mut self, m: MessageIndex) {
         let now = self.clock.now;
         self.measures.totals.deliveries += 1;
-        self.clock.last_delivery = Some(now);
         let message = &mut self.messages[m as usize];
         // 1. Receive counts.
         message.cycle_receives = message.cycle_receives.saturating_add(1);
@@ -34,63 +37,102 @@ impl Engine<'_> {
             },
         );
 
-        // 2. The handler. The faults are looked up once per delivery (for a
-        // generated message that means finding its generator).
+        // 2.-5. The handler, the downstream, the store, the acknowledgement.
         let scenario = self.scenario;
-        let faults = scenario.faults(m);
-        if let Some((reason, class)) = self.handler_failure(faults, total_receives) {
-            self.record(Some(m), Detail::Failed { reason, class });
-            self.after_failure(m, reason, class);
-            return;
-        }
-
-        // 3. Commit, unless the deduplication store holds a live result.
-        let key = self.messages[m as usize].key(self.scenario.intent(m));
-        match self.broker.dedup.check_and_store(key, now) {
-            Lookup::Hit { expires_at } => {
-                let message = &mut self.messages[m as usize];
-                message.dedup_hits = message.dedup_hits.saturating_add(1);
-                self.measures.totals.dedup_hits += 1;
-                self.record(Some(m), Detail::DedupHit { key, expires_at });
-            }
-            Lookup::Stored | Lookup::Off => self.commit(m, key),
-        }
-
-        // 4. Acknowledgement.
-        let repaired = self.operator.repaired;
-        let ack_lost = faults
-            .iter()
-            .any(|f| f.kind == FaultKind::LoseAck && f.applies(total_receives as u64, repaired));
-        if ack_lost {
-            self.record(Some(m), Detail::AckLost);
-            self.after_failure(m, REASON_ACK_LOST, Class::Transient);
+        let faults = scenario.faults(m, self.mix.entry(scenario, m));
+        let (finish, takes) = self.decide(m, faults, total_receives);
+        let service = takes.unwrap_or(self.service_time);
+        let busy = &mut self.measures.totals.worker_busy;
+        *busy = busy.saturating_add(service);
+        if service == 0 && scenario.flow.workers.is_none() {
+            // Atomic, as in sections 1-10 (decision 16.3).
+            self.end_delivery(m, finish, false);
         } else {
-            self.set_state(m, State::Acked);
-            self.measures.totals.acked += 1;
-            self.record(Some(m), Detail::Acked);
+            self.set_state(m, State::InFlight);
+            self.in_flight += 1;
+            self.state_changed(m);
+            let end = now.saturating_add(service);
+            self.broker.queue.schedule_end(end, m, finish);
         }
     }
 
-    /// Whether the handler fails at this delivery, and why: the message's
-    /// own `fail` faults in file order, then outage windows (decision 10.2).
-    fn handler_failure(
-        &self,
+    /// How the delivery of `m` ends, and how long a failing fault holds
+    /// its worker: the message's own `fail` faults in file order, then
+    /// outage windows (decision 10.2), then the store, then the
+    /// downstream's capacity (section 13).
+    fn decide(
+        &mut self,
+        m: MessageIndex,
         faults: &[Fault],
         total_receives: u32,
-    ) -> Option<(ReasonIndex, Class)> {
-        let repaired = self.operator.repaired;
+    ) -> (Finish, Option<Millis>) {
         let now = self.clock.now;
-        faults
+        let repaired = self.operator.repaired;
+        if let Some(f) = faults
             .iter()
             .find(|f| f.kind == FaultKind::Fail && f.applies(total_receives as u64, repaired))
-            .map(|f| (f.reason, f.class))
-            .or_else(|| {
-                self.scenario
-                    .outages
-                    .iter()
-                    .any(|o| o.contains(now))
-                    .then_some((REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient))
-            })
+        {
+            return (Finish::Failed(f.reason, f.class), f.takes);
+        }
+        if self.scenario.outages.iter().any(|o| o.contains(now)) {
+            self.calls
+                .offer_during_outage(now, &mut self.measures.totals);
+            return (
+                Finish::Failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient),
+                None,
+            );
+        }
+        let key = self.messages[m as usize].key(self.scenario.intent(m));
+        if let Some(expires_at) = self.broker.dedup.live(key, now) {
+            let message = &mut self.messages[m as usize];
+            message.dedup_hits = message.dedup_hits.saturating_add(1);
+            self.measures.totals.dedup_hits += 1;
+            self.record(Some(m), Detail::DedupHit { key, expires_at });
+        } else {
+            if self.calls.offer(now, &mut self.measures.totals) == Call::Throttled {
+                return (Finish::Failed(REASON_THROTTLED, Class::Transient), None);
+            }
+            self.broker.dedup.store(key, now);
+            self.commit(m, key);
+        }
+        let ack_lost = faults
+            .iter()
+            .any(|f| f.kind == FaultKind::LoseAck && f.applies(total_receives as u64, repaired));
+        (
+            if ack_lost {
+                Finish::AckLost
+            } else {
+                Finish::Acked
+            },
+            None,
+        )
+    }
+
+    /// The delivery of `m` ends now (`in_flight`: it was held by a
+    /// worker): the broker learns its outcome.
+    pub(super) fn end_delivery(&mut self, m: MessageIndex, finish: Finish, in_flight: bool) {
+        if in_flight {
+            self.in_flight -= 1;
+        }
+        self.clock.last_delivery = Some(self.clock.now);
+        match finish {
+            Finish::Acked => {
+                self.set_state(m, State::Acked);
+                self.messages[m as usize].set_acked_at(self.clock.now);
+                self.measures.totals.acked += 1;
+                self.record(Some(m), Detail::Acked);
+                self.ready.leave(m);
+            }
+            Finish::AckLost => {
+                self.record(Some(m), Detail::AckLost);
+                self.after_failure(m, REASON_ACK_LOST, Class::Transient);
+            }
+            Finish::Failed(reason, class) => {
+                self.record(Some(m), Detail::Failed { reason, class });
+                self.after_failure(m, reason, class);
+            }
+        }
+        self.state_changed(m);
     }
 
     /// The effect commits: the ledger grows and is never rolled back.
@@ -125,6 +167,7 @@ impl Engine<'_> {
             self.quarantine(m, reason, class);
         } else if message.cycle_receives < delivery.max_receives {
             let delay = retry_delay(delivery.retry, message, &mut self.rng);
+            self.set_state(m, State::Waiting);
             let due = self.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
@@ -139,6 +182,7 @@ impl Engine<'_> {
     /// (docs/model.md section 5), keeping the last failure's reason and class.
     fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         self.set_state(m, State::Quarantined);
+        self.ready.leave(m);
         let message = &mut self.messages[m as usize];
         message.set_quarantined_at(self.clock.now);
         message.quarantine_entries += 1;

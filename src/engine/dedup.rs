@@ -5,17 +5,6 @@ use std::collections::HashMap;
 
 use crate::model::{KeyRef, Millis, Scenario};
 
-/// What the store says at a commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lookup {
-    /// Deduplication is off: the effect commits.
-    Off,
-    /// A live result: no effect. The stored expiry is not extended.
-    Hit { expires_at: Millis },
-    /// No live result: the effect commits and its result is now stored.
-    Stored,
-}
-
 pub(super) struct DedupStore {
     /// `None`: deduplication is off.
     retention: Option<Millis>,
@@ -40,24 +29,29 @@ impl DedupStore {
         }
     }
 
-    /// Consults the store for `key` at time `t`, storing a new result when
-    /// there is no live one.
-    pub(super) fn check_and_store(&mut self, key: KeyRef, t: Millis) -> Lookup {
-        let Some(retention) = self.retention else {
-            return Lookup::Off;
-        };
+    /// The expiry of a live result for `key` at time `t`, if the store
+    /// holds one (a result is valid strictly before its expiry).
+    pub(super) fn live(&self, key: KeyRef, t: Millis) -> Option<Millis> {
+        self.retention?;
         let expires_at = if key.generation == 0 {
-            &mut self.own[key.intent as usize]
+            self.own[key.intent as usize]
         } else {
-            self.fresh.entry(key).or_insert(0)
+            self.fresh.get(&key).copied().unwrap_or(0)
         };
-        if t < *expires_at {
-            Lookup::Hit {
-                expires_at: *expires_at,
-            }
+        (t < expires_at).then_some(expires_at)
+    }
+
+    /// An effect for `key` committed at `t`: its result is stored until
+    /// `t + result_retention` (nothing when deduplication is off).
+    pub(super) fn store(&mut self, key: KeyRef, t: Millis) {
+        let Some(retention) = self.retention else {
+            return;
+        };
+        let expires_at = t.saturating_add(retention);
+        if key.generation == 0 {
+            self.own[key.intent as usize] = expires_at;
         } else {
-            *expires_at = t.saturating_add(retention);
-            Lookup::Stored
+            self.fresh.insert(key, expires_at);
         }
     }
 }

@@ -21,6 +21,7 @@
 mod arrivals;
 mod backoff;
 mod broker;
+mod calls;
 mod census;
 mod clock;
 mod consumer;
@@ -28,8 +29,10 @@ mod dedup;
 mod operator;
 mod outcome;
 mod queue;
+mod ready;
 mod recorder;
 mod state;
+mod traffic;
 mod transition;
 
 use rand::SeedableRng;
@@ -40,13 +43,17 @@ pub use census::{CENSUS_SAMPLES, Census, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange};
 pub use state::MessageState;
+pub use traffic::Mix;
 pub use transition::{Detail, Effect, Transition};
 
-use crate::model::{MessageIndex, Millis, Scenario, State};
+use crate::model::{MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
+use calls::Calls;
 use census::CensusTaker;
 use clock::Clock;
 use operator::Operator;
+use queue::Due;
+use ready::ReadySet;
 use recorder::Recording;
 
 /// Runs a scenario to its end.
@@ -93,21 +100,40 @@ struct Engine<'s> {
     clock: Clock,
     messages: Vec<MessageState>,
     broker: Broker,
-    /// The scenario's one generator; drawn in event order.
+    /// Ready messages not yet taken, and which may be taken.
+    ready: ReadySet,
+    /// Workers delivering now; `None`: unlimited.
+    busy_workers: u64,
+    /// Deliveries in flight (with a service time).
+    in_flight: u64,
+    service_time: Millis,
+    calls: Calls,
+    /// Each generated message's mix kind.
+    mix: Mix,
+    /// The jitter's generator, stream 0 of the scenario's seed; drawn in
+    /// event order.
     rng: ChaCha8Rng,
     operator: Operator,
     measures: Measures,
     recording: Recording,
+    stopped_by: StoppedBy,
 }
 
 impl<'s> Engine<'s> {
     fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
         let count = scenario.message_count();
+        let (poisson, mix) = traffic::draw(scenario);
         Engine {
             scenario,
             clock: Clock::default(),
             messages: vec![MessageState::new(); count as usize],
-            broker: Broker::new(scenario),
+            broker: Broker::new(scenario, poisson),
+            ready: ReadySet::new(scenario),
+            busy_workers: 0,
+            in_flight: 0,
+            service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
+            calls: Calls::new(scenario),
+            mix,
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
             operator: Operator::default(),
             measures: Measures {
@@ -119,6 +145,7 @@ impl<'s> Engine<'s> {
                 census: None,
             },
             recording: Recording::new(recorder, count),
+            stopped_by: StoppedBy::Drained,
         }
     }
 
@@ -133,28 +160,99 @@ impl<'s> Engine<'s> {
         }
     }
 
-    /// Processes one event; false when the run has ended.
+    /// Processes one event; false when the run has ended (drained, or
+    /// stopped at a limit under `on_limit = "stop"`).
     fn step(&mut self) -> Result<bool, LimitReached> {
         let Some(t) = self.next_time() else {
             return Ok(false);
         };
-        self.clock
-            .advance(t, &self.scenario.limits)
-            .map_err(|limit| self.limit_reached(limit))?;
+        if t > self.clock.now {
+            self.observe_instant();
+        }
+        let is_event = self.broker.queue.next_due() == Some(t);
+        if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
+            if self.scenario.flow.on_limit == OnLimit::Fail {
+                return Err(self.limit_reached(limit));
+            }
+            self.stop(limit);
+            return Ok(false);
+        }
         if let Some(census) = &mut self.measures.census {
             census.advance(t);
         }
         match self.broker.queue.take(t) {
-            Some(taken) => {
-                if taken.arrival {
-                    self.set_state(taken.message, State::Pending);
-                }
-                self.deliver(taken.message);
-                self.state_changed(taken.message);
+            Some(Due::Ready {
+                message,
+                arrival,
+                sequence,
+            }) => self.becomes_ready(message, arrival, sequence),
+            Some(Due::End { message, finish }) => {
+                self.busy_workers = self.busy_workers.saturating_sub(1);
+                self.end_delivery(message, finish, true);
             }
             None => self.inspect(),
         }
+        self.take_ready();
         Ok(true)
+    }
+
+    /// Message `m` becomes ready now. Without workers or ordering it is
+    /// taken at once.
+    fn becomes_ready(&mut self, m: MessageIndex, arrival: bool, sequence: u64) {
+        if arrival {
+            self.messages[m as usize].set_arrived_at(self.clock.now);
+        }
+        self.set_state(m, State::Ready);
+        if self.scenario.flow.workers.is_none() && self.ready_is_unordered() {
+            self.start_delivery(m);
+        } else {
+            self.ready.add(m, self.clock.now, sequence);
+            self.state_changed(m);
+        }
+    }
+
+    fn ready_is_unordered(&self) -> bool {
+        self.scenario.flow.ordering == crate::model::Ordering::None
+    }
+
+    /// Taking (section 12): while a worker is free, it takes the eligible
+    /// message that became ready first.
+    fn take_ready(&mut self) {
+        let limit = self.scenario.flow.workers.map(|w| w.count);
+        while limit.is_none_or(|count| self.busy_workers < count) {
+            let Some((m, ready_at)) = self.ready.take() else {
+                break;
+            };
+            let wait = self.clock.now.saturating_sub(ready_at);
+            let message = &mut self.messages[m as usize];
+            message.queue_wait = message.queue_wait.saturating_add(wait);
+            if limit.is_some() {
+                self.busy_workers += 1;
+            }
+            self.start_delivery(m);
+        }
+    }
+
+    /// After each instant: the queue depth and the deliveries in flight.
+    fn observe_instant(&mut self) {
+        let totals = &mut self.measures.totals;
+        totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
+        totals.max_in_flight = totals.max_in_flight.max(self.in_flight);
+    }
+
+    /// `on_limit = "stop"`: the run ends at the limit. A time limit ends
+    /// it at `max_time`; an event limit at the last processed event.
+    fn stop(&mut self, limit: Limit) {
+        self.stopped_by = match limit {
+            Limit::Time(max_time) => {
+                self.clock.stop_at(max_time);
+                StoppedBy::MaxTime
+            }
+            Limit::Events(_) => {
+                self.clock.stop_at(self.clock.now);
+                StoppedBy::MaxEvents
+            }
+        };
     }
 
     fn limit_reached(&self, limit: Limit) -> LimitReached {
@@ -162,7 +260,7 @@ impl<'s> Engine<'s> {
             limit,
             at: self.clock.now,
             deliveries: self.measures.totals.deliveries,
-            pending: self.broker.queue.pending(),
+            pending: self.broker.queue.pending() + self.ready.depth,
         }
     }
 
@@ -189,9 +287,12 @@ impl<'s> Engine<'s> {
             .state_change(self.clock.now, m, &self.messages[m as usize]);
     }
 
-    fn finish(self, as_of: Option<Millis>) -> Outcome {
-        let end = self.clock.quiet_since();
+    fn finish(mut self, as_of: Option<Millis>) -> Outcome {
+        self.observe_instant();
+        let end = self.clock.end();
         let mut totals = self.measures.totals;
+        flow_measures(&mut totals, &self.messages);
+        totals.stopped_by = self.stopped_by as u64;
         totals.quarantined = self.broker.depth();
         totals.final_dlq_depth = self.broker.depth();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
@@ -211,8 +312,35 @@ impl<'s> Engine<'s> {
             as_of: as_of.unwrap_or(end),
             finished: as_of.is_none(),
             census,
+            mix: self.mix,
         }
     }
+}
+
+/// The measures read from every message at the end: latency percentiles
+/// (nearest rank over acked messages: the value at rank ceil(p * n / 100)),
+/// the longest queue wait, and the messages still pending.
+fn flow_measures(totals: &mut Totals, messages: &[MessageState]) {
+    let mut latencies = Vec::new();
+    for message in messages {
+        if message.is_pending() {
+            totals.pending += 1;
+        }
+        totals.max_queue_wait = totals.max_queue_wait.max(message.queue_wait);
+        if let Some(latency) = message.latency() {
+            latencies.push(latency);
+        }
+    }
+    latencies.sort_unstable();
+    let n = latencies.len() as u64;
+    let rank = |p: u64| match n {
+        0 => NO_TIME,
+        _ => latencies[((p * n).div_ceil(100)).max(1) as usize - 1],
+    };
+    totals.latency_p50 = rank(50);
+    totals.latency_p95 = rank(95);
+    totals.latency_p99 = rank(99);
+    totals.latency_max = rank(100);
 }
 
 #[cfg(test)]

@@ -126,7 +126,7 @@ impl Engine<'_> {
     /// A new cycle for a quarantined message, delivered again now.
     fn redrive(&mut self, m: MessageIndex, identity: Identity) {
         let scenario = self.scenario;
-        self.set_state(m, State::Pending);
+        self.set_state(m, State::Waiting);
         let message = &mut self.messages[m as usize];
         message.cycle += 1;
         message.cycle_receives = 0;

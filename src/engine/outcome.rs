@@ -30,6 +30,8 @@ pub struct Outcome {
     pub finished: bool,
     /// Taken by [`super::run_with_census`].
     pub census: Option<Census>,
+    /// Each generated message's mix kind.
+    pub mix: super::Mix,
 }
 
 impl Outcome {

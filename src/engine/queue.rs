@@ -1,86 +1,155 @@
-//! The source queue: where each message waits for its next delivery. First
-//! deliveries come from the arrivals (produced lazily, in scheduling
-//! order); retries and redrives are put back due at a later time. Its
-//! interface is what a consumer needs and no more: when is the next
-//! delivery due, take it, put a message back. A worker pool, ordering
-//! groups or a faster priority queue replace what is behind it.
+//! The source queue's schedule: what happens next and when. First arrivals
+//! come from the [`Arrivals`] (produced lazily, in scheduling order); a
+//! message becoming ready again (a retry due, a redrive) and the end of a
+//! delivery in flight are scheduled with a global sequence number that
+//! breaks ties in scheduling order (docs/model.md section 1). Arrivals
+//! were all scheduled before the run started, so they win ties (decision
+//! 10.1) and their sequence numbers are their ranks, below every later one.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::arrivals::Arrivals;
-use crate::model::{MessageIndex, Millis, Scenario};
+use crate::model::{Class, MessageIndex, Millis, ReasonIndex, Scenario};
 
-/// A message taken for delivery.
+/// How a delivery ends, decided when it starts (docs/model.md section 12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Taken {
-    pub(super) message: MessageIndex,
-    /// Its first delivery (it has just arrived), not a retry or a redrive.
-    pub(super) arrival: bool,
+pub(super) enum Finish {
+    Acked,
+    AckLost,
+    Failed(ReasonIndex, Class),
+}
+
+/// What is due now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Due {
+    /// The message becomes ready: it has arrived (`arrival`), its retry is
+    /// due, or it was redriven.
+    Ready {
+        message: MessageIndex,
+        arrival: bool,
+        sequence: u64,
+    },
+    /// A delivery in flight ends.
+    End {
+        message: MessageIndex,
+        finish: Finish,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheduled {
+    Ready(MessageIndex),
+    End(MessageIndex, Finish),
+}
+
+/// A scheduled entry, ordered by (time, sequence) only: sequences are
+/// unique.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    at: Millis,
+    sequence: u64,
+    what: Scheduled,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.sequence) == (other.at, other.sequence)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.sequence).cmp(&(other.at, other.sequence))
+    }
 }
 
 pub(super) struct SourceQueue {
     arrivals: Arrivals,
-    /// Retries and redrives: (due, sequence, message). The sequence, global
-    /// and increasing, breaks ties in scheduling order (docs/model.md section 1).
-    due: BinaryHeap<Reverse<(Millis, u64, MessageIndex)>>,
+    /// Arrivals taken so far: the next arrival's sequence number.
+    arrived: u64,
+    due: BinaryHeap<Reverse<Entry>>,
+    /// The next sequence number for a scheduled entry.
     sequence: u64,
 }
 
 impl SourceQueue {
-    pub(super) fn new(scenario: &Scenario) -> Self {
+    pub(super) fn new(scenario: &Scenario, poisson: Vec<Option<Vec<Millis>>>) -> Self {
         SourceQueue {
-            arrivals: Arrivals::new(scenario),
+            arrivals: Arrivals::new(scenario, poisson),
+            arrived: 0,
             due: BinaryHeap::new(),
-            sequence: 0,
+            sequence: scenario.message_count(),
         }
     }
 
-    /// When the next delivery is due, if any is.
+    /// When the next entry is due, if any is.
     #[inline]
     pub(super) fn next_due(&self) -> Option<Millis> {
         let arrival = self.arrivals.peek().map(|(t, _)| t);
-        let put_back = self.due.peek().map(|Reverse((t, _, _))| *t);
-        match (arrival, put_back) {
-            (Some(a), Some(p)) => Some(a.min(p)),
+        let scheduled = self.due.peek().map(|Reverse(e)| e.at);
+        match (arrival, scheduled) {
+            (Some(a), Some(s)) => Some(a.min(s)),
             (Some(t), None) | (None, Some(t)) => Some(t),
             (None, None) => None,
         }
     }
 
-    /// Takes the message whose delivery is due at `now`. Arrivals were all
-    /// scheduled before the run started, so they win ties (decision 10.1).
+    /// Takes the entry due at `now`, arrivals first.
     #[inline]
-    pub(super) fn take(&mut self, now: Millis) -> Option<Taken> {
+    pub(super) fn take(&mut self, now: Millis) -> Option<Due> {
         if let Some((at, message)) = self.arrivals.peek()
             && at == now
         {
             self.arrivals.pop();
-            return Some(Taken {
+            self.arrived += 1;
+            return Some(Due::Ready {
                 message,
                 arrival: true,
+                sequence: self.arrived - 1,
             });
         }
         match self.due.peek() {
-            Some(Reverse((at, _, _))) if *at <= now => {
-                let Reverse((_, _, message)) = self.due.pop()?;
-                Some(Taken {
-                    message,
-                    arrival: false,
+            Some(Reverse(e)) if e.at <= now => {
+                let Reverse(e) = self.due.pop()?;
+                Some(match e.what {
+                    Scheduled::Ready(message) => Due::Ready {
+                        message,
+                        arrival: false,
+                        sequence: e.sequence,
+                    },
+                    Scheduled::End(message, finish) => Due::End { message, finish },
                 })
             }
             _ => None,
         }
     }
 
-    /// Puts a message back, due for delivery at `at` (a retry or a redrive).
-    #[inline]
-    pub(super) fn put_back(&mut self, at: Millis, message: MessageIndex) {
+    fn schedule(&mut self, at: Millis, what: Scheduled) {
+        let sequence = self.sequence;
         self.sequence += 1;
-        self.due.push(Reverse((at, self.sequence, message)));
+        self.due.push(Reverse(Entry { at, sequence, what }));
     }
 
-    /// Deliveries still due: arrivals to come, retries and redrives.
+    /// The message becomes ready again at `at` (a retry or a redrive).
+    #[inline]
+    pub(super) fn put_back(&mut self, at: Millis, message: MessageIndex) {
+        self.schedule(at, Scheduled::Ready(message));
+    }
+
+    /// A delivery in flight ends at `at`, after everything already
+    /// scheduled for that instant.
+    #[inline]
+    pub(super) fn schedule_end(&mut self, at: Millis, message: MessageIndex, finish: Finish) {
+        self.schedule(at, Scheduled::End(message, finish));
+    }
+
+    /// Entries still due: arrivals to come, retries, redrives and ends.
     pub(super) fn pending(&self) -> u64 {
         self.due.len() as u64 + self.arrivals.remaining()
     }
@@ -91,6 +160,14 @@ mod tests {
     use super::*;
     use crate::scenario::load_str;
 
+    fn ready(message: MessageIndex, arrival: bool, sequence: u64) -> Option<Due> {
+        Some(Due::Ready {
+            message,
+            arrival,
+            sequence,
+        })
+    }
+
     #[test]
     fn nothing_is_taken_before_it_is_due_and_ties_keep_their_order() {
         let (scenario, _) = load_str(
@@ -99,21 +176,29 @@ mod tests {
              [[message]]\nid = \"a\"\nat = \"10s\"\n",
         )
         .unwrap();
-        let mut queue = SourceQueue::new(&scenario);
+        let mut queue = SourceQueue::new(&scenario, vec![]);
         queue.put_back(5_000, 7);
         queue.put_back(5_000, 3);
         assert_eq!(queue.next_due(), Some(5_000));
         assert_eq!(queue.pending(), 3);
         assert_eq!(queue.take(4_999), None);
-        let taken = |message, arrival| Some(Taken { message, arrival });
-        assert_eq!(queue.take(5_000), taken(7, false));
-        assert_eq!(queue.take(5_000), taken(3, false));
+        assert_eq!(queue.take(5_000), ready(7, false, 1));
+        assert_eq!(queue.take(5_000), ready(3, false, 2));
         assert_eq!(queue.take(5_000), None);
         assert_eq!(queue.next_due(), Some(10_000));
+        queue.schedule_end(10_000, 3, Finish::Acked);
         queue.put_back(10_000, 3);
-        // The arrival was scheduled before the run: it goes first.
-        assert_eq!(queue.take(10_000), taken(0, true));
-        assert_eq!(queue.take(10_000), taken(3, false));
+        // The arrival was scheduled before the run: it goes first, then
+        // the others in the order they were scheduled.
+        assert_eq!(queue.take(10_000), ready(0, true, 0));
+        assert_eq!(
+            queue.take(10_000),
+            Some(Due::End {
+                message: 3,
+                finish: Finish::Acked
+            })
+        );
+        assert_eq!(queue.take(10_000), ready(3, false, 4));
         assert_eq!(queue.next_due(), None);
         assert_eq!(queue.pending(), 0);
     }

@@ -38,6 +38,7 @@ pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Record
 pub fn explain(scenario: &Scenario, outcome: &Outcome, target: &Target) -> String {
     match *target {
         Target::Message(m, _) => message_story(scenario, outcome, m),
+        Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {
@@ -128,6 +129,11 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         Story::QuarantineEntries => quarantine_story(scenario, outcome),
         Story::RetryDelays => retry_delay_story(scenario, outcome),
         Story::Drains => drains_story(scenario, outcome),
+        Story::Latency(p) => super::flow_stories::latency_story(scenario, outcome, p),
+        Story::QueueWait => super::flow_stories::queue_wait_story(scenario, outcome),
+        Story::Workers => super::flow_stories::workers_story(scenario, outcome),
+        Story::Calls => super::flow_stories::calls_story(scenario, outcome),
+        Story::Pending => super::flow_stories::pending_story(scenario, outcome),
     };
     let _ = writeln!(out, "In this run: {title}");
     push_limited(&mut out, &lines);

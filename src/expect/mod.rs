@@ -2,6 +2,7 @@
 //! diagnostics that explain a difference from the run itself.
 
 mod explain;
+mod flow_stories;
 
 use std::collections::BTreeSet;
 
@@ -54,8 +55,14 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value 
                 MessageField::QuarantinedAt => {
                     state.quarantined_at().map_or(Value::Never, Value::Time)
                 }
+                MessageField::ArrivedAt => state.arrived_at().map_or(Value::Never, Value::Time),
+                MessageField::AckedAt => state.acked_at().map_or(Value::Never, Value::Time),
+                MessageField::Latency => state.latency().map_or(Value::Never, Value::Time),
+                MessageField::QueueWait => Value::Time(state.queue_wait),
+                MessageField::Group => Value::Text(scenario.group_name(scenario.group(m)).into()),
             }
         }
+        Target::Kind(kind, field) => Value::Count(kind_count(scenario, outcome, kind, field)),
         Target::Event {
             kind, message, at, ..
         } => {
@@ -84,6 +91,29 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value 
             }
         }
     }
+}
+
+/// A measure of the messages of one mix kind.
+pub fn kind_count(scenario: &Scenario, outcome: &Outcome, kind: u32, field: KindField) -> u64 {
+    let mut n = 0;
+    for g in &scenario.traffic {
+        if !g.mix.iter().any(|k| k.kind == kind) {
+            continue;
+        }
+        for m in g.first_index..g.first_index + g.count as MessageIndex {
+            if outcome.mix.kind(scenario, m) != Some(kind) {
+                continue;
+            }
+            let state = &outcome.messages[m as usize];
+            n += match field {
+                KindField::Messages => 1,
+                KindField::Acked => (state.state == State::Acked) as u64,
+                KindField::Quarantined => (state.state == State::Quarantined) as u64,
+                KindField::Deliveries => state.total_receives as u64,
+            };
+        }
+    }
+    n
 }
 
 fn event_occurs(outcome: &Outcome, target: &Target) -> bool {

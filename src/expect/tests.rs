@@ -242,7 +242,8 @@ fn every_measure_explains_itself() {
                     target: Target::Total(total),
                     check: Check::Equals(match total.unit() {
                         Unit::Count => Value::Count(wrong),
-                        Unit::Time => Value::Time(wrong),
+                        Unit::Time | Unit::MaybeTime => Value::Time(wrong),
+                        Unit::Stop => Value::Text("max_events".into()),
                     }),
                     span: 0..1,
                     description: None,

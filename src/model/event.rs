@@ -66,10 +66,12 @@ define_event_kinds! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
-    /// Not yet arrived.
+    /// Not ready yet: not arrived, or its retry is due later.
     Waiting,
-    /// A delivery is pending.
-    Pending,
+    /// Arrived (or due, or redriven) and not yet taken by a worker.
+    Ready,
+    /// A worker is delivering it (with a service time).
+    InFlight,
     Acked,
     Quarantined,
     Expired,
@@ -78,9 +80,10 @@ pub enum State {
 
 impl State {
     /// Every state, in declaration order (`State as usize` indexes it).
-    pub const ALL: [State; 6] = [
+    pub const ALL: [State; 7] = [
         State::Waiting,
-        State::Pending,
+        State::Ready,
+        State::InFlight,
         State::Acked,
         State::Quarantined,
         State::Expired,
@@ -90,7 +93,8 @@ impl State {
     pub fn as_str(self) -> &'static str {
         match self {
             State::Waiting => "waiting",
-            State::Pending => "pending",
+            State::Ready => "ready",
+            State::InFlight => "in_flight",
             State::Acked => "acked",
             State::Quarantined => "quarantined",
             State::Expired => "expired",

@@ -16,6 +16,8 @@ pub struct Expectation {
 pub enum Target {
     Total(Total),
     Message(MessageIndex, MessageField),
+    /// `[expect.kind."NAME"]`: index into [`Scenario::kinds`].
+    Kind(u32, KindField),
     Event {
         kind: EventKind,
         message: Option<MessageIndex>,
@@ -35,11 +37,16 @@ pub enum MessageField {
     DedupHits,
     LastReason,
     QuarantinedAt,
+    ArrivedAt,
+    AckedAt,
+    Latency,
+    QueueWait,
+    Group,
 }
 
 impl MessageField {
     /// Every field of `[expect.message.ID]`.
-    pub const ALL: [MessageField; 9] = [
+    pub const ALL: [MessageField; 14] = [
         MessageField::State,
         MessageField::Key,
         MessageField::Cycle,
@@ -49,6 +56,11 @@ impl MessageField {
         MessageField::DedupHits,
         MessageField::LastReason,
         MessageField::QuarantinedAt,
+        MessageField::ArrivedAt,
+        MessageField::AckedAt,
+        MessageField::Latency,
+        MessageField::QueueWait,
+        MessageField::Group,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +74,38 @@ impl MessageField {
             MessageField::DedupHits => "dedup_hits",
             MessageField::LastReason => "last_reason",
             MessageField::QuarantinedAt => "quarantined_at",
+            MessageField::ArrivedAt => "arrived_at",
+            MessageField::AckedAt => "acked_at",
+            MessageField::Latency => "latency",
+            MessageField::QueueWait => "queue_wait",
+            MessageField::Group => "group",
+        }
+    }
+}
+
+/// A field of `[expect.kind."NAME"]`: the messages of one mix kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KindField {
+    Messages,
+    Acked,
+    Quarantined,
+    Deliveries,
+}
+
+impl KindField {
+    pub const ALL: [KindField; 4] = [
+        KindField::Messages,
+        KindField::Acked,
+        KindField::Quarantined,
+        KindField::Deliveries,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KindField::Messages => "messages",
+            KindField::Acked => "acked",
+            KindField::Quarantined => "quarantined",
+            KindField::Deliveries => "deliveries",
         }
     }
 }
@@ -142,6 +186,12 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
                 check_words(&e.check)
             )
         }
+        Target::Kind(k, f) => format!(
+            "kind \"{}\" {} {}",
+            scenario.kinds[*k as usize],
+            f.name(),
+            check_words(&e.check)
+        ),
         Target::Event {
             kind,
             message,

@@ -6,7 +6,7 @@
 //! `totals`, the transcript's totals block and the explanations. Adding a
 //! measure is one entry here plus its computation in the engine.
 
-use super::{Millis, State, Value};
+use super::{Millis, State, StoppedBy, Value};
 
 /// What a measure counts in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +15,23 @@ pub enum Unit {
     Count,
     /// Modeled milliseconds, written as a duration.
     Time,
+    /// A duration that may have no value (a percentile with nothing acked).
+    MaybeTime,
+    /// Why the run ended ([`StoppedBy`]).
+    Stop,
 }
+
+/// Which part of the model a measure belongs to: `Core` measures are
+/// listed for every run, `Flow` ones (sections 11-13) for files that use
+/// those sections. Every measure can be expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Core,
+    Flow,
+}
+
+/// A `MaybeTime` measure's raw number when it has no value.
+pub const NO_TIME: Millis = Millis::MAX;
 
 /// How a failed expectation on a measure is explained from the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +52,16 @@ pub enum Story {
     RetryDelays,
     /// Each cycle's drain and each operator step's inspection.
     Drains,
+    /// The acked message at a latency rank (100: the maximum).
+    Latency(u8),
+    /// The messages that waited longest for a worker.
+    QueueWait,
+    /// Deliveries in flight and the service they took.
+    Workers,
+    /// Calls per window, offered and accepted.
+    Calls,
+    /// The messages not final at the stop.
+    Pending,
 }
 
 /// Calls `$callback!` with every measure, in the order the file format,
@@ -45,41 +71,69 @@ pub enum Story {
 macro_rules! for_each_measure {
     ($callback:ident) => {
         $callback! {
-            deliveries Deliveries Count $crate::model::Story::Receives,
+            deliveries Deliveries Count Core $crate::model::Story::Receives,
                 "deliveries (worker attempts), every cycle included";
-            acked Acked Count $crate::model::Story::FinalState($crate::model::State::Acked),
+            acked Acked Count Core $crate::model::Story::FinalState($crate::model::State::Acked),
                 "messages whose final state is acked";
-            quarantined Quarantined Count
+            quarantined Quarantined Count Core
                 $crate::model::Story::FinalState($crate::model::State::Quarantined),
                 "messages still in quarantine at the end";
-            expired Expired Count $crate::model::Story::FinalState($crate::model::State::Expired),
+            expired Expired Count Core $crate::model::Story::FinalState($crate::model::State::Expired),
                 "messages that expired in quarantine";
-            purged Purged Count $crate::model::Story::FinalState($crate::model::State::Purged),
+            purged Purged Count Core $crate::model::Story::FinalState($crate::model::State::Purged),
                 "messages the operator purged";
-            effects Effects Count $crate::model::Story::Ledger,
+            effects Effects Count Core $crate::model::Story::Ledger,
                 "committed effects (the ledger's length)";
-            duplicated_effects DuplicatedEffects Count $crate::model::Story::PerIntent,
+            duplicated_effects DuplicatedEffects Count Core $crate::model::Story::PerIntent,
                 "effects beyond the first of each intent";
-            dedup_hits DedupHits Count $crate::model::Story::DedupHits,
+            dedup_hits DedupHits Count Core $crate::model::Story::DedupHits,
                 "deliveries answered from the deduplication store";
-            quarantine_entries QuarantineEntries Count $crate::model::Story::QuarantineEntries,
+            quarantine_entries QuarantineEntries Count Core $crate::model::Story::QuarantineEntries,
                 "times a message entered quarantine";
-            retry_delay_paid RetryDelayPaid Time $crate::model::Story::RetryDelays,
+            retry_delay_paid RetryDelayPaid Time Core $crate::model::Story::RetryDelays,
                 "the sum of every scheduled retry delay";
-            max_dlq_depth MaxDlqDepth Count $crate::model::Story::QuarantineEntries,
+            max_dlq_depth MaxDlqDepth Count Core $crate::model::Story::QuarantineEntries,
                 "the most messages in quarantine at once";
-            final_dlq_depth FinalDlqDepth Count $crate::model::Story::QuarantineEntries,
+            final_dlq_depth FinalDlqDepth Count Core $crate::model::Story::QuarantineEntries,
                 "messages in quarantine at the end";
-            drain_time DrainTime Time $crate::model::Story::Drains,
+            drain_time DrainTime Time Core $crate::model::Story::Drains,
                 "when the source cycle drained (its last delivery)";
-            end_time EndTime Time $crate::model::Story::Drains,
+            end_time EndTime Time Core $crate::model::Story::Drains,
                 "the last event, inspections included";
+            latency_p50 LatencyP50 MaybeTime Flow $crate::model::Story::Latency(50),
+                "median latency of acked messages (nearest rank)";
+            latency_p95 LatencyP95 MaybeTime Flow $crate::model::Story::Latency(95),
+                "95th percentile latency of acked messages (nearest rank)";
+            latency_p99 LatencyP99 MaybeTime Flow $crate::model::Story::Latency(99),
+                "99th percentile latency of acked messages (nearest rank)";
+            latency_max LatencyMax MaybeTime Flow $crate::model::Story::Latency(100),
+                "the longest latency of an acked message";
+            max_queue_wait MaxQueueWait Time Flow $crate::model::Story::QueueWait,
+                "the longest time one message spent ready but not taken";
+            max_queue_depth MaxQueueDepth Count Flow $crate::model::Story::QueueWait,
+                "the most ready messages not taken, after an instant";
+            max_in_flight MaxInFlight Count Flow $crate::model::Story::Workers,
+                "the most deliveries in flight, after an instant";
+            worker_busy WorkerBusy Time Flow $crate::model::Story::Workers,
+                "the sum of every delivery's service time";
+            calls_offered CallsOffered Count Flow $crate::model::Story::Calls,
+                "calls offered to the downstream";
+            calls_accepted CallsAccepted Count Flow $crate::model::Story::Calls,
+                "calls the downstream accepted";
+            throttled Throttled Count Flow $crate::model::Story::Calls,
+                "calls refused because their window was full";
+            peak_offered PeakOffered Count Flow $crate::model::Story::Calls,
+                "the most calls offered in one window";
+            pending Pending Count Flow $crate::model::Story::Pending,
+                "messages not final when the run stopped";
+            stopped_by StoppedBy Stop Flow $crate::model::Story::Pending,
+                "why the run ended: drained, max_time or max_events";
         }
     };
 }
 
 macro_rules! define_measures {
-    ($($field:ident $variant:ident $unit:ident $story:expr, $doc:literal;)*) => {
+    ($($field:ident $variant:ident $unit:ident $part:ident $story:expr, $doc:literal;)*) => {
         /// A run's measures. `messages` is the scenario's size, not a
         /// measure an expectation can name.
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -108,6 +162,12 @@ macro_rules! define_measures {
             pub fn unit(self) -> Unit {
                 match self {
                     $(Total::$variant => Unit::$unit,)*
+                }
+            }
+
+            pub fn part(self) -> Part {
+                match self {
+                    $(Total::$variant => Part::$part,)*
                 }
             }
 
@@ -146,6 +206,15 @@ impl Total {
     pub fn from_name(name: &str) -> Option<Total> {
         Total::ALL.iter().copied().find(|t| t.name() == name)
     }
+
+    /// The measures a run lists: the core ones, and the flow ones when
+    /// the scenario uses sections 11-13.
+    pub fn listed(extended: bool) -> impl Iterator<Item = Total> {
+        Total::ALL
+            .iter()
+            .copied()
+            .filter(move |t| extended || t.part() == Part::Core)
+    }
 }
 
 impl Totals {
@@ -155,6 +224,16 @@ impl Totals {
         match t.unit() {
             Unit::Count => Value::Count(n),
             Unit::Time => Value::Time(n),
+            Unit::MaybeTime if n == NO_TIME => Value::Never,
+            Unit::MaybeTime => Value::Time(n),
+            Unit::Stop => Value::Text(
+                StoppedBy::ALL
+                    .get(n as usize)
+                    .copied()
+                    .unwrap_or_default()
+                    .as_str()
+                    .to_string(),
+            ),
         }
     }
 }
@@ -184,6 +263,20 @@ mod tests {
                 Total::FinalDlqDepth => totals.final_dlq_depth = i as u64 + 1,
                 Total::DrainTime => totals.drain_time = i as u64 + 1,
                 Total::EndTime => totals.end_time = i as u64 + 1,
+                Total::LatencyP50 => totals.latency_p50 = i as u64 + 1,
+                Total::LatencyP95 => totals.latency_p95 = i as u64 + 1,
+                Total::LatencyP99 => totals.latency_p99 = i as u64 + 1,
+                Total::LatencyMax => totals.latency_max = i as u64 + 1,
+                Total::MaxQueueWait => totals.max_queue_wait = i as u64 + 1,
+                Total::MaxQueueDepth => totals.max_queue_depth = i as u64 + 1,
+                Total::MaxInFlight => totals.max_in_flight = i as u64 + 1,
+                Total::WorkerBusy => totals.worker_busy = i as u64 + 1,
+                Total::CallsOffered => totals.calls_offered = i as u64 + 1,
+                Total::CallsAccepted => totals.calls_accepted = i as u64 + 1,
+                Total::Throttled => totals.throttled = i as u64 + 1,
+                Total::PeakOffered => totals.peak_offered = i as u64 + 1,
+                Total::Pending => totals.pending = i as u64 + 1,
+                Total::StoppedBy => totals.stopped_by = i as u64 + 1,
             }
         }
         for (i, t) in Total::ALL.iter().enumerate() {

@@ -3,6 +3,7 @@
 
 mod event;
 mod expectation;
+mod flow;
 mod keys;
 mod measure;
 
@@ -10,9 +11,12 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 pub use event::{EventKind, State};
-pub use expectation::{Check, Expectation, MessageField, Target, Value, Verdict, describe};
+pub use expectation::{
+    Check, Expectation, KindField, MessageField, Target, Value, Verdict, describe,
+};
+pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, StoppedBy, Workers};
 pub use keys::{Intents, KeyRef, derived_key};
-pub use measure::{STATE_COUNT, Story, Total, Totals, Unit};
+pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 
 /// Milliseconds of modeled time.
 pub type Millis = u64;
@@ -44,6 +48,12 @@ pub struct Scenario {
     pub traffic: Vec<Traffic>,
     pub outages: Vec<Outage>,
     pub limits: Limits,
+    /// Workers, ordering, downstream capacity, what a limit does
+    /// (sections 11-13).
+    pub flow: Flow,
+    /// Names of the `[[traffic.mix]]` kinds, distinct, in file order; a
+    /// name used in several blocks is one kind.
+    pub kinds: Vec<String>,
     /// Failure reasons, interned. The first three are fixed.
     pub reasons: Vec<String>,
     pub intents: Intents,
@@ -53,7 +63,16 @@ pub struct Scenario {
 pub const REASON_HANDLER_ERROR: ReasonIndex = 0;
 pub const REASON_DOWNSTREAM_UNAVAILABLE: ReasonIndex = 1;
 pub const REASON_ACK_LOST: ReasonIndex = 2;
-pub const FIXED_REASONS: [&str; 3] = ["handler error", "downstream unavailable", "ack lost"];
+pub const REASON_THROTTLED: ReasonIndex = 3;
+pub const FIXED_REASONS: [&str; 4] = [
+    "handler error",
+    "downstream unavailable",
+    "ack lost",
+    "throttled",
+];
+
+/// `max_receives = "unlimited"`: no quarantine by budget.
+pub const UNLIMITED_RECEIVES: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 pub struct Delivery {
@@ -127,6 +146,9 @@ pub struct Fault {
     pub selector: Selector,
     pub reason: ReasonIndex,
     pub class: Class,
+    /// How long a failing delivery holds its worker (a handler that hangs
+    /// until its timeout); `None`: the service time.
+    pub takes: Option<Millis>,
 }
 
 impl Fault {
@@ -144,6 +166,8 @@ impl Fault {
 pub struct MessageSpec {
     pub id: String,
     pub key: String,
+    /// The ordering group, when the file names one (default: the key).
+    pub group: Option<String>,
     pub at: Millis,
     pub payload: Option<toml::Table>,
     pub faults: Vec<Fault>,
@@ -152,17 +176,44 @@ pub struct MessageSpec {
 #[derive(Debug, Clone)]
 pub struct Traffic {
     pub count: u64,
+    pub start: Millis,
     pub over: Millis,
+    pub arrival: Arrival,
     pub id_prefix: String,
     pub faults: Vec<Fault>,
+    /// `groups = N`: per-key groups `<id_prefix>g1` .. `<id_prefix>gN`.
+    pub groups: Option<u64>,
+    /// The `[[traffic.mix]]` kinds, in file order.
+    pub mix: Vec<MixKind>,
     /// Index of this generator's first message.
     pub first_index: MessageIndex,
+    /// The block's random stream: its 1-based position in the file.
+    pub stream: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    Even,
+    Poisson,
+}
+
+/// One kind of a traffic mix.
+#[derive(Debug, Clone)]
+pub struct MixKind {
+    /// Index into [`Scenario::kinds`].
+    pub kind: u32,
+    /// How many of the 1,000,000 draw values it owns: round(share * 1e6).
+    pub width: u32,
+    /// The block's own faults, then the kind's.
+    pub faults: Vec<Fault>,
 }
 
 impl Traffic {
-    /// Arrival time of the j-th generated message (j from 1): even spacing.
+    /// Arrival time of the j-th generated message (j from 1) with even
+    /// spacing; Poisson arrivals are drawn by the engine.
     pub fn arrival(&self, j: u64) -> Millis {
-        even_arrival(j, self.over, self.count)
+        self.start
+            .saturating_add(even_arrival(j, self.over, self.count))
     }
 }
 
@@ -279,17 +330,14 @@ impl Scenario {
         None
     }
 
-    pub fn faults(&self, m: MessageIndex) -> &[Fault] {
+    /// The faults of message `m`, given its mix kind (`None`: plain).
+    pub fn faults(&self, m: MessageIndex, kind: Option<usize>) -> &[Fault] {
         match self.generated(m) {
             None => &self.messages[m as usize].faults,
-            Some((g, _)) => &g.faults,
-        }
-    }
-
-    pub fn arrival(&self, m: MessageIndex) -> Millis {
-        match self.generated(m) {
-            None => self.messages[m as usize].at,
-            Some((g, j)) => g.arrival(j),
+            Some((g, _)) => match kind {
+                Some(k) => &g.mix[k].faults,
+                None => &g.faults,
+            },
         }
     }
 

@@ -28,7 +28,8 @@ const STACK: [State; STATE_COUNT] = [
     State::Expired,
     State::Purged,
     State::Quarantined,
-    State::Pending,
+    State::InFlight,
+    State::Ready,
     State::Waiting,
 ];
 
@@ -196,7 +197,8 @@ fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
         let to = vs.get(k + 1).and_then(|n| n.time).unwrap_or(end).max(from);
         match out.last_mut() {
             Some(last) if last.0 == v.row.state => last.2 = to,
-            _ if v.row.state == State::Waiting => {}
+            // Not arrived yet: nothing to draw.
+            _ if v.row.state == State::Waiting && v.row.total_receives == 0 => {}
             _ => out.push((v.row.state, from, to)),
         }
     }
@@ -360,7 +362,8 @@ mod tests {
             last_reason: None,
             cycle: 1,
             cycle_receives: 0,
-            total_receives: 0,
+            // Delivered once by its first version with a time.
+            total_receives: time.is_some() as u32,
             effects: 0,
             dedup_hits: 0,
             quarantined_at: None,
@@ -373,18 +376,18 @@ mod tests {
     fn segments_join_one_state_and_skip_waiting() {
         let vs = [
             version(None, State::Waiting),
-            version(Some(0), State::Pending),
-            version(Some(10), State::Pending),
+            version(Some(0), State::Waiting),
+            version(Some(10), State::Waiting),
             version(Some(20), State::Quarantined),
-            version(Some(40), State::Pending),
+            version(Some(40), State::Waiting),
             version(Some(40), State::Acked),
         ];
         assert_eq!(
             segments(&vs, 60),
             [
-                (State::Pending, 0, 20),
+                (State::Waiting, 0, 20),
                 (State::Quarantined, 20, 40),
-                (State::Pending, 40, 40),
+                (State::Waiting, 40, 40),
                 (State::Acked, 40, 60),
             ]
         );

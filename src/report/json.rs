@@ -5,7 +5,8 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::{
-    Check, MessageIndex, Millis, Scenario, State, Target, Value, Verdict, describe,
+    Check, KindField, MessageIndex, Millis, Scenario, State, Target, Total, Value, Verdict,
+    describe,
 };
 use crate::report::text;
 
@@ -77,7 +78,7 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
             .map(|m| {
                 let r = text::row(scenario, outcome, m);
                 let envelope = envelope(scenario, outcome, m);
-                json!({
+                let mut row = json!({
                     "id": r.id,
                     "key": r.key,
                     "state": r.state.as_str(),
@@ -90,7 +91,23 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
                     "quarantined_at": r.quarantined_at,
                     "quarantine_age": r.age,
                     "envelope": envelope,
-                })
+                });
+                if scenario.flow.extended {
+                    let state = &outcome.messages[m];
+                    let m32 = m as MessageIndex;
+                    row["arrived_at"] = json!(state.arrived_at());
+                    row["acked_at"] = json!(state.acked_at());
+                    row["latency"] = json!(state.latency());
+                    row["queue_wait"] = json!(state.queue_wait);
+                    row["group"] = json!(scenario.group_name(scenario.group(m32)));
+                    row["kind"] = json!(
+                        outcome
+                            .mix
+                            .kind(scenario, m32)
+                            .map(|k| &scenario.kinds[k as usize])
+                    );
+                }
+                row
             })
             .collect(),
     )
@@ -116,7 +133,7 @@ fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
         "cycle_receives": state.cycle_receives,
         "total_receives": state.total_receives,
         "key": scenario.key_name(outcome.key(scenario, m32)),
-        "first_delivery": scenario.arrival(m32),
+        "first_delivery": state.arrived_at(),
         "payload": scenario.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
     })
 }
@@ -184,8 +201,32 @@ pub fn ledger(scenario: &Scenario, outcome: &Outcome) -> Json {
     )
 }
 
-pub fn totals(outcome: &Outcome) -> Json {
-    serde_json::to_value(outcome.totals).unwrap_or(Json::Null)
+/// The measures the run lists (see [`Total::listed`]): counts and
+/// milliseconds as numbers, an absent value as null, a stop reason as text.
+pub fn totals(scenario: &Scenario, outcome: &Outcome) -> Json {
+    let mut map = Map::new();
+    map.insert("messages".into(), json!(outcome.totals.messages));
+    for total in Total::listed(scenario.flow.extended) {
+        map.insert(total.name().into(), value(&outcome.totals.get(total)));
+    }
+    Json::Object(map)
+}
+
+/// Per `[[traffic.mix]]` kind: its messages and what became of them.
+pub fn kinds(scenario: &Scenario, outcome: &Outcome) -> Json {
+    Json::Array(
+        (0..scenario.kinds.len() as u32)
+            .map(|k| {
+                let mut map = Map::new();
+                map.insert("name".into(), json!(scenario.kinds[k as usize]));
+                for field in KindField::ALL {
+                    let n = crate::expect::kind_count(scenario, outcome, k, field);
+                    map.insert(field.name().into(), json!(n));
+                }
+                Json::Object(map)
+            })
+            .collect(),
+    )
 }
 
 /// Version of the JSON report's shape (README: "JSON report").
@@ -203,7 +244,7 @@ pub fn document(
     problems: &[String],
 ) -> Json {
     let passed = verdicts.iter().filter(|v| v.passed).count();
-    json!({
+    let mut doc = json!({
         "format_version": REPORT_FORMAT_VERSION,
         "file": file,
         "name": scenario.name,
@@ -217,7 +258,7 @@ pub fn document(
         "parameters": super::parameters::parameters(scenario),
         "expectations": expectations(scenario, verdicts),
         "problems": problems,
-        "totals": totals(outcome),
+        "totals": totals(scenario, outcome),
         "flow": flow(outcome),
         "drains": outcome.drains,
         "census": census(outcome),
@@ -227,7 +268,11 @@ pub fn document(
         "transitions_recorded": outcome.recorder == crate::engine::Recorder::All,
         "transitions": transitions_with_text(scenario, outcome),
         "ledger": ledger(scenario, outcome),
-    })
+    });
+    if !scenario.kinds.is_empty() {
+        doc["kinds"] = kinds(scenario, outcome);
+    }
+    doc
 }
 
 /// The scenario's settings as (name, value) pairs, named as in the file.

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::duration::format as dur;
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, MessageState, Outcome, Transition};
-use crate::model::{MessageIndex, Millis, Scenario, State, Total, Unit};
+use crate::model::{MessageIndex, Millis, Scenario, State, Total, Value};
 
 /// What happened, in words, without time or message.
 pub fn describe(scenario: &Scenario, d: &Detail) -> String {
@@ -210,15 +210,16 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome, limit: usize) -> String 
     out
 }
 
-pub fn totals(outcome: &Outcome) -> String {
+pub fn totals(scenario: &Scenario, outcome: &Outcome) -> String {
     let t = &outcome.totals;
     let mut out = String::new();
     let _ = writeln!(out, "{:<20}{}", "messages", t.messages);
-    for &total in Total::ALL {
-        let n = t.number(total);
-        let value = match total.unit() {
-            Unit::Count => n.to_string(),
-            Unit::Time => dur(n),
+    for total in Total::listed(scenario.flow.extended) {
+        let value = match t.get(total) {
+            Value::Count(n) => n.to_string(),
+            Value::Time(ms) => dur(ms),
+            Value::Text(s) => s,
+            Value::Never => "-".to_string(),
         };
         let _ = writeln!(out, "{:<20}{value}", total.name());
     }
@@ -244,7 +245,7 @@ pub fn transcript(scenario: &Scenario, outcome: &Outcome) -> String {
     out.push_str(&snapshot(scenario, outcome, usize::MAX));
     if outcome.finished {
         out.push_str("\ntotals:\n");
-        out.push_str(&totals(outcome));
+        out.push_str(&totals(scenario, outcome));
     }
     out
 }
@@ -272,6 +273,6 @@ pub fn golden_transcript(scenario: &Scenario, outcome: &Outcome) -> String {
     out.push_str("\n\nfinal snapshot (first messages):\n");
     out.push_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS));
     out.push_str("\ntotals:\n");
-    out.push_str(&totals(outcome));
+    out.push_str(&totals(scenario, outcome));
     out
 }

@@ -14,6 +14,8 @@ enum Kind {
     State,
     /// A time, or the word "never".
     TimeOrNever,
+    /// Why a run ended.
+    Stop,
 }
 
 pub(super) fn expectations(
@@ -27,6 +29,8 @@ pub(super) fn expectations(
         let kind = match total.unit() {
             Unit::Time => Kind::Time,
             Unit::Count => Kind::Count,
+            Unit::MaybeTime => Kind::TimeOrNever,
+            Unit::Stop => Kind::Stop,
         };
         if let Some(v) = value
             && let Some((check, description)) = check(problems, v, kind, total.name())
@@ -42,6 +46,9 @@ pub(super) fn expectations(
 
     for (id, m) in &e.message {
         out.extend(message_expectations(problems, scenario, id, m.get_ref()));
+    }
+    for (name, k) in &e.kind {
+        out.extend(kind_expectations(problems, scenario, name, k.get_ref()));
     }
     for ev in &e.event {
         out.extend(event_expectation(problems, scenario, ev));
@@ -62,7 +69,7 @@ fn message_expectations(
         return Vec::new();
     };
     let mut out = Vec::new();
-    let fields: [(&file::CheckValue, MessageField, Kind); 9] = [
+    let fields: [(&file::CheckValue, MessageField, Kind); 14] = [
         (&m.state, MessageField::State, Kind::State),
         (&m.key, MessageField::Key, Kind::Text),
         (&m.cycle, MessageField::Cycle, Kind::Count),
@@ -76,6 +83,11 @@ fn message_expectations(
             MessageField::QuarantinedAt,
             Kind::TimeOrNever,
         ),
+        (&m.arrived_at, MessageField::ArrivedAt, Kind::TimeOrNever),
+        (&m.acked_at, MessageField::AckedAt, Kind::TimeOrNever),
+        (&m.latency, MessageField::Latency, Kind::TimeOrNever),
+        (&m.queue_wait, MessageField::QueueWait, Kind::Time),
+        (&m.group, MessageField::Group, Kind::Text),
     ];
     for (value, field, kind) in fields {
         if let Some(v) = value
@@ -86,6 +98,51 @@ fn message_expectations(
                 check,
                 span: v.span(),
                 description: description.or_else(|| m.description.clone()),
+            });
+        }
+    }
+    out
+}
+
+/// `[expect.kind."NAME"]`: each field written, against that mix kind.
+fn kind_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    name: &S<String>,
+    k: &file::ExpectKind,
+) -> Vec<Expectation> {
+    let Some(index) = scenario.kinds.iter().position(|n| n == name.get_ref()) else {
+        let help = match did_you_mean(name.get_ref(), scenario.kinds.iter().map(|s| s.as_str())) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None if scenario.kinds.is_empty() => {
+                "kinds are the names of [[traffic.mix]] entries; this file has none".to_string()
+            }
+            None => format!("the kinds are: {}", scenario.kinds.join(", ")),
+        };
+        problems.error_help(
+            Some(name.span()),
+            format!("unknown mix kind \"{}\"", name.get_ref()),
+            "no [[traffic.mix]] entry has this name",
+            help,
+        );
+        return Vec::new();
+    };
+    let fields = [
+        (&k.messages, KindField::Messages),
+        (&k.acked, KindField::Acked),
+        (&k.quarantined, KindField::Quarantined),
+        (&k.deliveries, KindField::Deliveries),
+    ];
+    let mut out = Vec::new();
+    for (value, field) in fields {
+        if let Some(v) = value
+            && let Some((check, description)) = check(problems, v, Kind::Count, field.name())
+        {
+            out.push(Expectation {
+                target: Target::Kind(index as u32, field),
+                check,
+                span: v.span(),
+                description: description.or_else(|| k.description.clone()),
             });
         }
     }
@@ -128,7 +185,10 @@ fn kind_hint(kind: Kind) -> &'static str {
         Kind::Count => "a whole number such as 4, or a table such as { at_least = 3 }",
         Kind::Time => "a duration such as \"40s\", or a table such as { at_most = \"1m\" }",
         Kind::Text => "a string",
-        Kind::State => "one of \"acked\", \"quarantined\", \"expired\", \"purged\"",
+        Kind::State => {
+            "one of \"acked\", \"quarantined\", \"expired\", \"purged\", \"waiting\", \"ready\", \"in_flight\""
+        }
+        Kind::Stop => "one of \"drained\", \"max_time\", \"max_events\"",
         Kind::TimeOrNever => "a duration such as \"20s\", or \"never\"",
     }
 }
@@ -172,7 +232,9 @@ fn comparison(
                 continue;
             }
             "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
-            "at_least" | "at_most" | "between" if matches!(kind, Kind::Text | Kind::State) => {
+            "at_least" | "at_most" | "between"
+                if matches!(kind, Kind::Text | Kind::State | Kind::Stop) =>
+            {
                 problems.error(
                     span.clone(),
                     format!("`{k}` does not apply to `{field}`, which is not a number or a time"),
@@ -312,18 +374,26 @@ fn scalar(
             None
         }
         (Kind::Text, toml::Value::String(s)) => Some(Value::Text(s.clone())),
-        (Kind::State, toml::Value::String(s)) => {
-            let states = ["acked", "quarantined", "expired", "purged"];
-            if states.contains(&s.as_str()) {
+        (Kind::State | Kind::Stop, toml::Value::String(s)) => {
+            let names: Vec<&str> = match kind {
+                Kind::State => State::ALL.iter().map(|s| s.as_str()).collect(),
+                _ => StoppedBy::ALL.iter().map(|s| s.as_str()).collect(),
+            };
+            if names.contains(&s.as_str()) {
                 Some(Value::Text(s.clone()))
             } else {
-                let help = did_you_mean(s, states)
+                let what = if kind == Kind::State {
+                    "state"
+                } else {
+                    "stop reason"
+                };
+                let help = did_you_mean(s, names)
                     .map(|c| format!("did you mean \"{c}\"?"))
-                    .unwrap_or_else(|| kind_hint(Kind::State).to_string());
+                    .unwrap_or_else(|| kind_hint(kind).to_string());
                 problems.error_help(
                     Some(span.clone()),
-                    format!("unknown state \"{s}\""),
-                    "unknown state",
+                    format!("unknown {what} \"{s}\""),
+                    format!("unknown {what}"),
                     help,
                 );
                 None

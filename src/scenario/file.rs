@@ -13,7 +13,7 @@ use crate::model::EventKind;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 10] = [
+pub const TABLES: [&str; 12] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -22,6 +22,8 @@ pub const TABLES: [&str; 10] = [
     "message",
     "traffic",
     "outage",
+    "workers",
+    "downstream",
     "limits",
     "expect",
 ];
@@ -57,6 +59,12 @@ pub struct File {
     /// Windows in which every delivery fails with "downstream unavailable".
     #[schemars(with = "Vec<Outage>")]
     pub outage: Vec<S<Outage>>,
+    /// A pool of workers with a service time (default: unlimited, zero).
+    #[schemars(with = "Option<WorkersTable>")]
+    pub workers: Option<S<WorkersTable>>,
+    /// A downstream that accepts at most `limit` calls per window.
+    #[schemars(with = "Option<DownstreamTable>")]
+    pub downstream: Option<S<DownstreamTable>>,
     /// Where a run that would not end is stopped.
     #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,
@@ -88,9 +96,9 @@ pub struct ScenarioMeta {
 pub struct Delivery {
     /// Source queue name, shown in quarantine envelopes. Default "source".
     pub queue: Option<String>,
-    /// Receives per cycle, the first delivery included (at least 1).
-    #[schemars(with = "Option<i64>")]
-    pub max_receives: Option<S<i64>>,
+    /// Receives per cycle, the first delivery included (at least 1), or "unlimited".
+    #[schemars(with = "Option<Receives>")]
+    pub max_receives: Option<S<Receives>>,
     /// A fixed wait between receives, e.g. "10s". Or use `backoff`.
     #[schemars(with = "Option<Duration>")]
     pub retry_interval: Option<S<Duration>>,
@@ -100,6 +108,84 @@ pub struct Delivery {
     /// "retry" (default): permanent failures use the budget; "quarantine": they go straight to quarantine.
     #[schemars(with = "Option<Permanent>")]
     pub permanent: Option<S<Permanent>>,
+    /// none (default) | fifo (one group) | per_key (a group per key or `group`).
+    #[schemars(with = "Option<Ordering>")]
+    pub ordering: Option<S<Ordering>>,
+}
+
+/// `max_receives`: a count, or "unlimited".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Receives {
+    Count(i64),
+    /// Any other text: only "unlimited" is valid.
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for Receives {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Receives;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number of receives, or \"unlimited\"")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Receives, E> {
+                Ok(Receives::Count(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Receives, E> {
+                Ok(Receives::Count(v.try_into().unwrap_or(i64::MAX)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Receives, E> {
+                Ok(Receives::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+impl JsonSchema for Receives {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Receives".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "oneOf": [
+                { "type": "integer", "minimum": 1, "maximum": 4294967294u64 },
+                { "const": "unlimited" }
+            ]
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Ordering {
+    None,
+    Fifo,
+    PerKey,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersTable {
+    /// How many deliveries run at once (at least 1).
+    #[schemars(with = "i64")]
+    pub count: S<i64>,
+    /// How long a delivery holds its worker (default "0s").
+    #[schemars(with = "Option<Duration>")]
+    pub service_time: Option<S<Duration>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DownstreamTable {
+    /// Calls accepted per window (at least 1).
+    #[schemars(with = "i64")]
+    pub limit: S<i64>,
+    /// The window's length (default "1s").
+    #[schemars(with = "Option<Duration>")]
+    pub per: Option<S<Duration>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -197,6 +283,9 @@ pub struct Message {
     /// Arrival time (default "0s").
     #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
+    /// Ordering group under ordering = "per_key" (default: the key).
+    #[schemars(with = "Option<String>")]
+    pub group: Option<S<String>>,
     /// Shown in the quarantine envelope.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub payload: Option<toml::Table>,
@@ -221,6 +310,9 @@ pub struct Fault {
     /// transient (default) | permanent.
     #[schemars(with = "Option<Class>")]
     pub class: Option<S<Class>>,
+    /// With `fail`: how long the failing delivery holds its worker, e.g. "30s".
+    #[schemars(with = "Option<Duration>")]
+    pub takes: Option<S<Duration>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -253,19 +345,70 @@ pub struct Traffic {
     /// How many messages.
     #[schemars(with = "i64")]
     pub count: S<i64>,
-    /// Spread evenly over this long.
+    /// The first arrival (default "0s").
+    #[schemars(with = "Option<Duration>")]
+    pub start: Option<S<Duration>>,
+    /// The messages arrive over this long.
     #[schemars(with = "Duration")]
     pub over: S<Duration>,
     /// Ids are <prefix>1 .. <prefix>N.
     #[schemars(with = "Option<String>")]
     pub id_prefix: Option<S<String>>,
-    /// even (poisson is not supported yet).
+    /// even (default) | poisson.
     #[schemars(with = "Option<Arrival>")]
     pub arrival: Option<S<Arrival>>,
+    /// With ordering = "per_key": the messages share N groups <prefix>g1 .. <prefix>gN.
+    #[schemars(with = "Option<i64>")]
+    pub groups: Option<S<i64>>,
     #[serde(default)]
     /// Faults of every generated message.
     #[schemars(with = "Vec<Fault>")]
     pub faults: Vec<S<Fault>>,
+    #[serde(default)]
+    /// Kinds of message, each drawn with its share and given its faults.
+    #[schemars(with = "Vec<Mix>")]
+    pub mix: Vec<S<Mix>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Mix {
+    /// The kind's name, for `[expect.kind."NAME"]` and reports.
+    #[schemars(with = "String")]
+    pub name: S<String>,
+    /// The fraction of the block's messages, in [0, 1].
+    #[schemars(with = "f64")]
+    pub share: S<Share>,
+    #[serde(default)]
+    /// Faults of this kind, after the block's own.
+    #[schemars(with = "Vec<Fault>")]
+    pub faults: Vec<S<Fault>>,
+}
+
+/// A share: a number, integer or not.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Share(pub f64);
+
+impl<'de> Deserialize<'de> for Share {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Share;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number between 0 and 1, e.g. 0.02")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Share, E> {
+                Ok(Share(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Share, E> {
+                Ok(Share(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Share, E> {
+                Ok(Share(v as f64))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
@@ -298,6 +441,16 @@ pub struct Limits {
     /// Default 20,000,000.
     #[schemars(with = "Option<i64>")]
     pub max_messages: Option<S<i64>>,
+    /// fail (default): a run that hits a limit is an error; stop: it ends there and is judged.
+    #[schemars(with = "Option<OnLimit>")]
+    pub on_limit: Option<S<OnLimit>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnLimit {
+    Fail,
+    Stop,
 }
 
 /// An expected value as written: an exact value or a comparison table
@@ -342,7 +495,7 @@ impl JsonSchema for CheckSchema {
 }
 
 macro_rules! define_expect {
-    ($($field:ident $variant:ident $unit:ident $story:expr, $doc:literal;)*) => {
+    ($($field:ident $variant:ident $unit:ident $part:ident $story:expr, $doc:literal;)*) => {
         // `[expect]`: a key per measure (see `model::measure`), then the
         // per-message tables and the event expectations. (A doc comment
         // here would become the schema's description.)
@@ -357,6 +510,9 @@ macro_rules! define_expect {
             #[serde(default)]
             #[schemars(with = "BTreeMap<String, ExpectMessage>")]
             pub message: BTreeMap<S<String>, S<ExpectMessage>>,
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectKind>")]
+            pub kind: BTreeMap<S<String>, S<ExpectKind>>,
             #[serde(default)]
             #[schemars(with = "Vec<ExpectEvent>")]
             pub event: Vec<S<ExpectEvent>>,
@@ -395,6 +551,30 @@ pub struct ExpectMessage {
     pub last_reason: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub quarantined_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub arrived_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub acked_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub latency: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub queue_wait: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub group: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectKind {
+    pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub messages: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub acked: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub quarantined: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub deliveries: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

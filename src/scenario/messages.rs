@@ -41,8 +41,12 @@ pub(super) fn explicit_messages(
             ids.insert(id.clone(), m.id.span());
         }
         let faults = faults(problems, &m.faults, reasons);
+        if let Some(group) = &m.group {
+            problems.plain_spanned(group, "a group", MAX_ID);
+        }
         messages.push(MessageSpec {
             key: m.key.map_or_else(|| id.clone(), |k| k.into_inner()),
+            group: m.group.map(|g| g.into_inner()),
             id,
             at: m.at.map_or(0, |a| a.into_inner().0),
             payload: m.payload,
@@ -54,26 +58,30 @@ pub(super) fn explicit_messages(
 }
 
 /// The `[[traffic]]` generators; their messages are numbered after the
-/// explicit ones. Refuses a scenario above `[limits] max_messages`.
+/// explicit ones. Refuses a scenario above `[limits] max_messages`. Mix
+/// kinds are named in `kinds` (a name used by several blocks is one kind).
 pub(super) fn generators(
     problems: &mut Problems,
     raw: &[S<file::Traffic>],
     messages: &[MessageSpec],
     reasons: &mut Vec<String>,
     limits: &Limits,
+    kinds: &mut Vec<String>,
 ) -> Vec<Traffic> {
     let mut traffic = Vec::new();
     let mut next_index: u64 = messages.len() as u64;
-    for t in raw {
+    for (k, t) in raw.iter().enumerate() {
         let t_ref = t.get_ref();
-        if let Some(a) = &t_ref.arrival
-            && *a.get_ref() == file::Arrival::Poisson
-        {
+        let arrival = match t_ref.arrival.as_ref().map(|a| *a.get_ref()) {
+            Some(file::Arrival::Poisson) => Arrival::Poisson,
+            _ => Arrival::Even,
+        };
+        if arrival == Arrival::Poisson && t_ref.over.get_ref().0 == 0 {
             problems.error_help(
-                Some(a.span()),
-                "Poisson arrivals are not supported yet",
-                "not supported yet",
-                "use arrival = \"even\" (the default)",
+                Some(t_ref.over.span()),
+                "Poisson arrivals need a window longer than 0s",
+                "over = \"0s\" with arrival = \"poisson\"",
+                "offsets are drawn from 0 to over - 1ms: give `over` a length, or use arrival = \"even\"",
             );
         }
         let count = problems
@@ -82,17 +90,27 @@ pub(super) fn generators(
         if let Some(p) = &t_ref.id_prefix {
             problems.plain_spanned(p, "an id prefix", MAX_ID);
         }
+        let groups = t_ref
+            .groups
+            .as_ref()
+            .and_then(|g| problems.count(g, "groups", 1, i64::MAX));
         let prefix = t_ref
             .id_prefix
             .as_ref()
             .map_or_else(|| "msg-".to_string(), |p| p.get_ref().clone());
         let faults = faults(problems, &t_ref.faults, reasons);
+        let mix = mix(problems, &t_ref.mix, &faults, reasons, kinds);
         traffic.push(Traffic {
             count,
+            start: t_ref.start.as_ref().map_or(0, |s| s.get_ref().0),
             over: t_ref.over.get_ref().0,
+            arrival,
             id_prefix: prefix,
             faults,
+            groups,
+            mix,
             first_index: next_index.min(u32::MAX as u64) as MessageIndex,
+            stream: k as u64 + 1,
         });
         next_index = next_index.saturating_add(count);
     }
@@ -109,6 +127,73 @@ pub(super) fn generators(
         );
     }
     traffic
+}
+
+/// The most `[[traffic.mix]]` kinds one block may have.
+pub const MAX_MIX_KINDS: usize = 255;
+
+/// A block's `[[traffic.mix]]`: widths round(share * 1e6) (decision 16.2),
+/// summing to at most 1,000,000; each kind's faults come after the block's.
+fn mix(
+    problems: &mut Problems,
+    raw: &[S<file::Mix>],
+    block_faults: &[Fault],
+    reasons: &mut Vec<String>,
+    kinds: &mut Vec<String>,
+) -> Vec<MixKind> {
+    if raw.len() > MAX_MIX_KINDS {
+        problems.error(
+            raw[MAX_MIX_KINDS].span(),
+            format!("a [[traffic]] block has at most {MAX_MIX_KINDS} mix kinds"),
+            "one kind too many",
+        );
+    }
+    let mut total: u64 = 0;
+    let mut out = Vec::new();
+    for entry in raw.iter().take(MAX_MIX_KINDS) {
+        let e = entry.get_ref();
+        let name = e.name.get_ref();
+        problems.plain_spanned(&e.name, "a kind's name", MAX_ID);
+        if name.is_empty() {
+            problems.error(e.name.span(), "a kind's name cannot be empty", "empty name");
+        }
+        let share = e.share.get_ref().0;
+        let width = if (0.0..=1.0).contains(&share) {
+            (share * 1_000_000.0).round() as u32
+        } else {
+            problems.error_help(
+                Some(e.share.span()),
+                format!("a share is a fraction between 0 and 1, got {share}"),
+                "out of range",
+                "a poison rate of 2% is share = 0.02",
+            );
+            0
+        };
+        total += width as u64;
+        if total > 1_000_000 && total - (width as u64) <= 1_000_000 {
+            problems.error_help(
+                Some(e.share.span()),
+                "the shares of this block's mix add up to more than 1",
+                "the total passes 1 here",
+                "the kinds share one draw per message; the rest of the messages are plain",
+            );
+        }
+        let kind = match kinds.iter().position(|k| k == name) {
+            Some(i) => i,
+            None => {
+                kinds.push(name.clone());
+                kinds.len() - 1
+            }
+        };
+        let mut all = block_faults.to_vec();
+        all.extend(faults(problems, &e.faults, reasons));
+        out.push(MixKind {
+            kind: kind as u32,
+            width,
+            faults: all,
+        });
+    }
+    out
 }
 
 pub(super) fn faults(
@@ -175,11 +260,20 @@ pub(super) fn faults(
             Some(file::Class::Permanent) if kind == FaultKind::Fail => Class::Permanent,
             _ => Class::Transient,
         };
+        if let (Some(t), FaultKind::LoseAck) = (&f.takes, kind) {
+            problems.error_help(
+                Some(t.span()),
+                "`takes` goes with a `fail` fault",
+                "not allowed on lose_ack",
+                "a lost acknowledgement takes the service time; `takes` says how long a failing handler hangs",
+            );
+        }
         out.push(Fault {
             kind,
             selector,
             reason,
             class,
+            takes: f.takes.as_ref().map(|t| t.get_ref().0),
         });
     }
     out

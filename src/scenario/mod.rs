@@ -3,6 +3,7 @@
 
 mod expect;
 pub mod file;
+mod flow;
 mod messages;
 mod problems;
 mod toml_errors;

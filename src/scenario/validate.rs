@@ -34,22 +34,53 @@ pub(super) fn validate(
         None => 0,
     };
 
+    let ordering = raw.delivery.as_ref().and_then(|d| {
+        d.get_ref()
+            .ordering
+            .as_ref()
+            .map(|o| (o.span(), *o.get_ref()))
+    });
+    let unlimited = raw.delivery.as_ref().is_some_and(|d| {
+        matches!(
+            d.get_ref().max_receives.as_ref().map(|m| m.get_ref()),
+            Some(file::Receives::Text(_))
+        )
+    });
     let delivery = delivery(&mut problems, raw.delivery);
     let quarantine_retention = raw
         .quarantine
         .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0));
     let dedup_retention = dedup_retention(raw.dedup);
 
+    let ordering = ordering.map(|(span, o)| S::new(span, o));
+    let other_keys = unlimited || uses_flow_keys(&raw.traffic, &raw.message);
+    let flow = super::flow::flow(
+        &mut problems,
+        &super::flow::FlowTables {
+            workers: raw.workers.as_ref(),
+            downstream: raw.downstream.as_ref(),
+            ordering: ordering.as_ref(),
+            on_limit: raw
+                .limits
+                .as_ref()
+                .and_then(|l| l.get_ref().on_limit.as_ref()),
+            traffic: &raw.traffic,
+            message: &raw.message,
+            other_keys,
+        },
+    );
     let limits = limits(&mut problems, raw.limits);
 
     let mut reasons: Vec<String> = FIXED_REASONS.iter().map(|s| s.to_string()).collect();
     let (messages, ids) = explicit_messages(&mut problems, raw.message, &mut reasons);
+    let mut kinds = Vec::new();
     let traffic = generators(
         &mut problems,
         &raw.traffic,
         &messages,
         &mut reasons,
         &limits,
+        &mut kinds,
     );
     generated_id_collisions(&mut problems, &raw.traffic, &traffic, &ids);
 
@@ -77,6 +108,8 @@ pub(super) fn validate(
         traffic,
         outages,
         limits,
+        flow,
+        kinds,
         reasons,
         intents: Intents::default(),
         expectations: Vec::new(),
@@ -85,6 +118,7 @@ pub(super) fn validate(
         return Err(problems.list);
     }
     scenario.intents = intents(&scenario);
+    scenario.flow.groups = super::flow::groups(&scenario);
     scenario.operators = operators(&mut problems, raw.operator, &scenario);
     if let Some(e) = raw.expect {
         scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);
@@ -165,18 +199,7 @@ fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<D
             );
             None
         }
-        Some(m) if *m.get_ref() == 0 => {
-            problems.error_help(
-                Some(m.span()),
-                "`max_receives` must be at least 1",
-                "0 would never deliver",
-                "max_receives counts deliveries per cycle, the first included",
-            );
-            None
-        }
-        Some(m) => problems
-            .count(m, "max_receives", 1, u32::MAX as i64)
-            .map(|n| n as u32),
+        Some(m) => receives(problems, m),
     };
     let retry = match (&d.retry_interval, &d.backoff) {
         (Some(i), None) => Some(Retry::Fixed(i.get_ref().0)),
@@ -210,6 +233,53 @@ fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<D
         retry: retry?,
         permanent,
     })
+}
+
+/// `max_receives`: at least 1, or "unlimited".
+fn receives(problems: &mut Problems, m: &S<file::Receives>) -> Option<u32> {
+    match m.get_ref() {
+        file::Receives::Count(0) => {
+            problems.error_help(
+                Some(m.span()),
+                "`max_receives` must be at least 1",
+                "0 would never deliver",
+                "max_receives counts deliveries per cycle, the first included",
+            );
+            None
+        }
+        file::Receives::Count(n) => problems
+            .count(
+                &S::new(m.span(), *n),
+                "max_receives",
+                1,
+                UNLIMITED_RECEIVES as i64 - 1,
+            )
+            .map(|n| n as u32),
+        file::Receives::Text(t) if t == "unlimited" => Some(UNLIMITED_RECEIVES),
+        file::Receives::Text(t) => {
+            problems.error_help(
+                Some(m.span()),
+                format!("`max_receives` is a number or \"unlimited\", got \"{t}\""),
+                "not a receive budget",
+                "write max_receives = 5, or max_receives = \"unlimited\" (never quarantined by budget)",
+            );
+            None
+        }
+    }
+}
+
+/// Whether the messages use a key of sections 11-13 (`takes`, a traffic
+/// block's `start`, Poisson arrivals or a mix).
+fn uses_flow_keys(traffic: &[S<file::Traffic>], messages: &[S<file::Message>]) -> bool {
+    let takes = |faults: &[S<file::Fault>]| faults.iter().any(|f| f.get_ref().takes.is_some());
+    traffic.iter().any(|t| {
+        let t = t.get_ref();
+        t.start.is_some()
+            || t.arrival.as_ref().map(|a| *a.get_ref()) == Some(file::Arrival::Poisson)
+            || !t.mix.is_empty()
+            || takes(&t.faults)
+            || t.mix.iter().any(|k| takes(&k.get_ref().faults))
+    }) || messages.iter().any(|m| takes(&m.get_ref().faults))
 }
 
 /// `backoff = { base, cap, jitter }`: exponential delays; a cap below the
