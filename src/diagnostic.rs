@@ -72,6 +72,11 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Where in the file the problem is (0 for the file as a whole).
+    pub fn offset(&self) -> usize {
+        self.span.map_or(0, |s| s.offset())
+    }
+
     /// A problem at `span` of `source`. An empty span at offset 0 (what the
     /// TOML parser gives a missing table) is shown without a label.
     pub fn new(

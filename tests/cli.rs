@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 26] = [
+const BAD_INPUTS: [&str; 28] = [
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
@@ -15,6 +15,8 @@ const BAD_INPUTS: [&str; 26] = [
     "empty",
     "expect-unknown-message",
     "expect-wrong-values",
+    "flow-cross-checks",
+    "flow-zero-capacity",
     "huge-generator",
     "lose-ack-class",
     "max-receives-zero",

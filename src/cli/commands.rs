@@ -120,14 +120,17 @@ fn tighten(schema: &mut serde_json::Value) {
     let defs = &mut schema["$defs"];
     defs["Delivery"]["required"] = json!(["max_receives"]);
     defs["Delivery"]["oneOf"] = one_of_keys(&["retry_interval", "backoff"]);
-    defs["Delivery"]["properties"]["max_receives"]["minimum"] = json!(1);
-    defs["Delivery"]["properties"]["max_receives"]["maximum"] = json!(u32::MAX);
     defs["Operator"]["required"] = json!(["action"]);
     defs["Message"]["required"] = json!(["id"]);
     defs["Fault"]["oneOf"] = one_of_keys(&["fail", "lose_ack"]);
     defs["Selector"]["oneOf"] = one_of_keys(&["first", "until"]);
     defs["Selector"]["properties"]["first"]["minimum"] = json!(0);
     defs["Traffic"]["properties"]["count"]["minimum"] = json!(0);
+    defs["Traffic"]["properties"]["groups"]["minimum"] = json!(1);
+    defs["Mix"]["properties"]["share"]["minimum"] = json!(0);
+    defs["Mix"]["properties"]["share"]["maximum"] = json!(1);
+    defs["WorkersTable"]["properties"]["count"]["minimum"] = json!(1);
+    defs["DownstreamTable"]["properties"]["limit"]["minimum"] = json!(1);
     defs["ScenarioMeta"]["properties"]["seed"]["minimum"] = json!(0);
     for limit in ["max_events", "max_messages"] {
         defs["Limits"]["properties"][limit]["minimum"] = json!(0);
@@ -136,7 +139,7 @@ fn tighten(schema: &mut serde_json::Value) {
     // A lost acknowledgement has no reason or class of its own.
     defs["Fault"]["oneOf"] = json!([
         { "required": ["fail"] },
-        { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }] } }
+        { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }, { "required": ["takes"] }] } }
     ]);
     // Each expected value takes its own kind of value.
     let count = json!({ "type": "integer", "minimum": 0 });

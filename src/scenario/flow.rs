@@ -25,6 +25,15 @@ pub(super) struct FlowTables<'a> {
 pub(super) fn flow(problems: &mut Problems, t: &FlowTables) -> Flow {
     let workers = t.workers.and_then(|w| {
         let w = w.get_ref();
+        if *w.count.get_ref() == 0 {
+            problems.error_help(
+                Some(w.count.span()),
+                "a pool of workers needs at least 1 worker",
+                "no worker would ever take a message",
+                "remove [workers] for unlimited workers with no service time, or set count = 1 or more",
+            );
+            return None;
+        }
         let count = problems.count(&w.count, "count", 1, i64::MAX)?;
         Some(Workers {
             count,
@@ -45,6 +54,15 @@ pub(super) fn flow(problems: &mut Problems, t: &FlowTables) -> Flow {
             } else {
                 call_window = per.get_ref().0;
             }
+        }
+        if *d.limit.get_ref() == 0 {
+            problems.error_help(
+                Some(d.limit.span()),
+                "a downstream limit of 0 would accept no call",
+                "no call accepted",
+                "remove [downstream] for unlimited capacity, or set limit = 1 or more",
+            );
+            return None;
         }
         let limit = problems.count(&d.limit, "limit", 1, i64::MAX)?;
         Some(Downstream { limit })

@@ -115,7 +115,7 @@ pub(super) fn validate(
         expectations: Vec::new(),
     };
     if !problems.list.is_empty() {
-        return Err(problems.list);
+        return Err(in_file_order(problems.list));
     }
     scenario.intents = intents(&scenario);
     scenario.flow.groups = super::flow::groups(&scenario);
@@ -126,8 +126,15 @@ pub(super) fn validate(
     if problems.list.is_empty() {
         Ok(scenario)
     } else {
-        Err(problems.list)
+        Err(in_file_order(problems.list))
     }
+}
+
+/// Problems are listed in the order of the file (stable: problems at one
+/// place keep the order they were found in).
+fn in_file_order(mut list: Vec<Problem>) -> Vec<Problem> {
+    list.sort_by_key(Problem::offset);
+    list
 }
 
 /// `[scenario]`'s texts are printable and of a readable length.

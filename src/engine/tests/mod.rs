@@ -97,8 +97,12 @@ pub(super) const BASE_OP: &str =
 
 mod decisions;
 mod delivery;
+mod downstream;
 mod limits_and_census;
 mod operator;
+mod ordering;
 mod pinned;
 mod retry_delay;
 mod time_and_keys;
+mod traffic;
+mod workers;

@@ -1,0 +1,105 @@
+//! docs/model.md section 12, ordering: `fifo` and `per_key` groups,
+//! head-of-line blocking, and decision 16.12.
+
+use super::*;
+
+fn acked_order(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
+    outcome
+        .transitions
+        .iter()
+        .filter(|t| t.detail.kind() == EventKind::Acked)
+        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
+        .collect()
+}
+
+const POISON_FIRST: &str = "[[message]]\nid = \"poison\"\nkey = \"k1\"\nfaults = [{ fail = { first = 2 } }]\n\
+                            [[message]]\nid = \"a\"\nkey = \"k2\"\n[[message]]\nid = \"b\"\nkey = \"k1\"\nat = \"1s\"\n";
+
+#[test]
+fn s12_fifo_blocks_the_queue_behind_a_head_awaiting_its_retry() {
+    let (scenario, outcome) = sim(&format!(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\nordering = \"fifo\"\n{POISON_FIRST}"
+    ));
+    // poison fails at 0 and 10s, succeeds at 20s; a and b wait behind it.
+    assert_eq!(acked_order(&scenario, &outcome), ["poison", "a", "b"]);
+    let a = msg(&scenario, &outcome, "a");
+    assert_eq!((a.acked_at(), a.queue_wait), (Some(20_000), 20_000));
+    let b = msg(&scenario, &outcome, "b");
+    assert_eq!((b.acked_at(), b.queue_wait), (Some(20_000), 19_000));
+    // Ready but blocked messages count in the queue depth (16.6).
+    assert_eq!(outcome.totals.max_queue_depth, 2);
+    assert_eq!(outcome.totals.latency_max, 20_000);
+}
+
+#[test]
+fn s12_per_key_confines_the_blocking_to_the_group() {
+    let (scenario, outcome) = sim(&format!(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\nordering = \"per_key\"\n{POISON_FIRST}"
+    ));
+    assert_eq!(acked_order(&scenario, &outcome), ["a", "poison", "b"]);
+    assert_eq!(msg(&scenario, &outcome, "a").acked_at(), Some(0));
+    // b shares poison's key k1, so its group.
+    assert_eq!(msg(&scenario, &outcome, "b").acked_at(), Some(20_000));
+}
+
+#[test]
+fn s12_a_quarantined_head_leaves_its_group() {
+    let (scenario, outcome) = sim(&format!(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"10s\"\nordering = \"fifo\"\n{POISON_FIRST}"
+    ));
+    assert_eq!(msg(&scenario, &outcome, "poison").state, State::Quarantined);
+    assert_eq!(msg(&scenario, &outcome, "a").acked_at(), Some(0));
+    assert_eq!(msg(&scenario, &outcome, "b").acked_at(), Some(1_000));
+}
+
+#[test]
+fn s12_explicit_groups_and_generated_groups() {
+    let text = "[delivery]\nmax_receives = 2\nretry_interval = \"5s\"\nordering = \"per_key\"\n\
+                [[message]]\nid = \"x\"\ngroup = \"o-g2\"\nfaults = [{ fail = { first = 1 } }]\n\
+                [[traffic]]\ncount = 4\nover = \"4s\"\nid_prefix = \"o-\"\ngroups = 2\n";
+    let (scenario, outcome) = sim(text);
+    let group = |id| scenario.group_name(scenario.group(scenario.find_message(id).unwrap()));
+    assert_eq!(group("o-1"), "o-g1");
+    assert_eq!(group("o-2"), "o-g2");
+    assert_eq!(group("o-3"), "o-g1");
+    assert_eq!(group("x"), "o-g2");
+    // x (group o-g2) fails at 0, retries at 5s: o-2 (1s) and o-4 (3s)
+    // wait behind it; o-1 and o-3 do not.
+    let acked = |id| msg(&scenario, &outcome, id).acked_at();
+    assert_eq!(acked("o-1"), Some(0));
+    assert_eq!(acked("o-3"), Some(2_000));
+    assert_eq!(acked("x"), Some(5_000));
+    assert_eq!(acked("o-2"), Some(5_000));
+    assert_eq!(acked("o-4"), Some(5_000));
+}
+
+#[test]
+fn s12_per_key_with_one_group_equals_fifo() {
+    let body = "max_receives = 3\nretry_interval = \"7s\"\n[workers]\ncount = 2\nservice_time = \"2s\"\n\
+                [[message]]\nid = \"p\"\nfaults = [{ fail = { first = 2 } }]\n\
+                [[traffic]]\ncount = 9\nover = \"9s\"\nid_prefix = \"t\"\n";
+    let (_, fifo) = sim(&format!("[delivery]\nordering = \"fifo\"\n{body}"));
+    let (_, one) = sim(&format!(
+        "[delivery]\nordering = \"per_key\"\n{}",
+        body.replace("id = \"p\"\n", "id = \"p\"\ngroup = \"tg1\"\n")
+            .replace("id_prefix = \"t\"\n", "id_prefix = \"t\"\ngroups = 1\n")
+    ));
+    assert_eq!(fifo.messages, one.messages);
+    assert_eq!(fifo.totals.latency_p99, one.totals.latency_p99);
+}
+
+#[test]
+fn d16_12_a_redriven_message_queues_behind_the_others() {
+    let (scenario, outcome) = sim(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\nordering = \"fifo\"\n\
+         [workers]\ncount = 1\nservice_time = \"1s\"\n\
+         [[operator]]\nwait = \"0s\"\nrepair = true\naction = \"redrive_all\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+         [[message]]\nid = \"a\"\n",
+    );
+    // p fails 0-1s and is quarantined; a runs 1s-2s; drained at 2s, p is
+    // redriven at 2s: ready then, so no queue wait for it this time.
+    let p = msg(&scenario, &outcome, "p");
+    assert_eq!((p.acked_at(), p.queue_wait), (Some(3_000), 0));
+    assert_eq!(msg(&scenario, &outcome, "a").queue_wait, 1_000);
+}
