@@ -4,6 +4,9 @@
 //! arrivals, so a generator of millions costs no memory until its messages
 //! arrive; Poisson arrivals keep their drawn, sorted offsets.
 
+use std::sync::Arc;
+
+use super::traffic::Offsets;
 use crate::model::{MessageIndex, Millis, Scenario, even_arrival};
 
 pub(super) struct Arrivals {
@@ -22,7 +25,7 @@ struct Generator {
     start: Millis,
     over: Millis,
     /// Poisson arrivals: the sorted offsets from `start`.
-    offsets: Option<Vec<Millis>>,
+    offsets: Option<Arc<Offsets>>,
     /// Arrival of message `next`, computed once per advance.
     next_at: Millis,
 }
@@ -35,7 +38,7 @@ impl Generator {
 
     fn arrival(&self, j: u64) -> Millis {
         let offset = match &self.offsets {
-            Some(offsets) => offsets[(j - 1) as usize],
+            Some(offsets) => offsets.get(j),
             None => even_arrival(j, self.over, self.count),
         };
         self.start.saturating_add(offset)
@@ -51,7 +54,7 @@ impl Generator {
 
 impl Arrivals {
     /// `poisson[k]`: block k's sorted offsets when its arrivals are Poisson.
-    pub fn new(scenario: &Scenario, mut poisson: Vec<Option<Vec<Millis>>>) -> Self {
+    pub fn new(scenario: &Scenario, mut poisson: Vec<Option<Arc<Offsets>>>) -> Self {
         let mut explicit: Vec<(Millis, MessageIndex)> = scenario
             .messages
             .iter()

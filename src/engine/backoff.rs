@@ -12,7 +12,8 @@ use crate::model::{Jitter, Millis, Retry};
 /// the message's state and starts again from `base` each cycle.
 pub(super) fn retry_delay(
     retry: Retry,
-    message: &mut MessageState,
+    message: &MessageState,
+    prev_delay: Option<&mut Millis>,
     rng: &mut ChaCha8Rng,
 ) -> Millis {
     match retry {
@@ -35,14 +36,16 @@ pub(super) fn retry_delay(
                     half + rng.random_range(0..=half)
                 }
                 Jitter::Decorrelated => {
+                    let mut none = 0;
+                    let kept = prev_delay.unwrap_or(&mut none);
                     let previous = if message.cycle_receives <= 1 {
                         base
                     } else {
-                        message.prev_delay
+                        *kept
                     };
                     let high = previous.saturating_mul(3).max(base);
                     let delay = rng.random_range(base..=high).min(cap);
-                    message.prev_delay = delay;
+                    *kept = delay;
                     delay
                 }
             }

@@ -4,7 +4,7 @@
 
 use super::dedup::DedupStore;
 use super::queue::SourceQueue;
-use crate::model::{MessageIndex, Millis, Scenario};
+use crate::model::{MessageIndex, Scenario};
 
 pub(super) struct Broker {
     pub(super) queue: SourceQueue,
@@ -14,7 +14,10 @@ pub(super) struct Broker {
 }
 
 impl Broker {
-    pub(super) fn new(scenario: &Scenario, poisson: Vec<Option<Vec<Millis>>>) -> Self {
+    pub(super) fn new(
+        scenario: &Scenario,
+        poisson: Vec<Option<std::sync::Arc<super::traffic::Offsets>>>,
+    ) -> Self {
         Broker {
             queue: SourceQueue::new(scenario, poisson),
             quarantine: Vec::new(),

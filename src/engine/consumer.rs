@@ -39,7 +39,7 @@ impl Engine<'_> {
 
         // 2.-5. The handler, the downstream, the store, the acknowledgement.
         let scenario = self.scenario;
-        let faults = scenario.faults(m, self.mix.entry(scenario, m));
+        let faults = scenario.faults(m, self.draws.entry(scenario, m));
         let (finish, takes) = self.decide(m, faults, total_receives);
         let service = takes.unwrap_or(self.service_time);
         let busy = &mut self.measures.totals.worker_busy;
@@ -166,12 +166,14 @@ impl Engine<'_> {
         if class == Class::Permanent && delivery.permanent == Permanent::Quarantine {
             self.quarantine(m, reason, class);
         } else if message.cycle_receives < delivery.max_receives {
-            let delay = retry_delay(delivery.retry, message, &mut self.rng);
+            let previous = self.prev_delays.get_mut(m as usize);
+            let delay = retry_delay(delivery.retry, message, previous, &mut self.rng);
             self.set_state(m, State::Waiting);
             let due = self.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
             self.broker.queue.put_back(due, m);
+            self.measures.retries += 1;
             self.record(Some(m), Detail::RetryScheduled { delay, due });
         } else {
             self.quarantine(m, reason, class);

@@ -43,7 +43,7 @@ pub use census::{CENSUS_SAMPLES, Census, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange};
 pub use state::MessageState;
-pub use traffic::Mix;
+pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Transition};
 
 use crate::model::{MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
@@ -93,6 +93,8 @@ struct Measures {
     effects_per_intent: Vec<u32>,
     /// Taken by [`run_with_census`].
     census: Option<CensusTaker>,
+    /// Retries scheduled.
+    retries: u64,
 }
 
 struct Engine<'s> {
@@ -108,8 +110,14 @@ struct Engine<'s> {
     in_flight: u64,
     service_time: Millis,
     calls: Calls,
-    /// Each generated message's mix kind.
-    mix: Mix,
+    /// Poisson arrivals and each generated message's mix kind.
+    draws: Draws,
+    /// Per message, time ready but not taken; only with workers or
+    /// ordering (otherwise nothing ever waits).
+    queue_waits: Vec<Millis>,
+    /// Per message, decorrelated jitter's previous delay in its cycle;
+    /// only with decorrelated jitter.
+    prev_delays: Vec<Millis>,
     /// The jitter's generator, stream 0 of the scenario's seed; drawn in
     /// event order.
     rng: ChaCha8Rng,
@@ -122,18 +130,30 @@ struct Engine<'s> {
 impl<'s> Engine<'s> {
     fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
         let count = scenario.message_count();
-        let (poisson, mix) = traffic::draw(scenario);
+        let draws = traffic::draw(scenario);
+        let flow = &scenario.flow;
+        let waits = flow.workers.is_some() || flow.ordering != crate::model::Ordering::None;
+        let decorrelated = matches!(
+            scenario.delivery.retry,
+            crate::model::Retry::Backoff {
+                jitter: crate::model::Jitter::Decorrelated,
+                ..
+            }
+        );
+        let per_message = |wanted: bool| vec![0; if wanted { count as usize } else { 0 }];
         Engine {
             scenario,
             clock: Clock::default(),
             messages: vec![MessageState::new(); count as usize],
-            broker: Broker::new(scenario, poisson),
+            broker: Broker::new(scenario, draws.offsets.clone()),
             ready: ReadySet::new(scenario),
             busy_workers: 0,
             in_flight: 0,
             service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
             calls: Calls::new(scenario),
-            mix,
+            draws,
+            queue_waits: per_message(waits),
+            prev_delays: per_message(decorrelated),
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
             operator: Operator::default(),
             measures: Measures {
@@ -143,6 +163,7 @@ impl<'s> Engine<'s> {
                 },
                 effects_per_intent: vec![0; scenario.intent_count()],
                 census: None,
+                retries: 0,
             },
             recording: Recording::new(recorder, count),
             stopped_by: StoppedBy::Drained,
@@ -199,9 +220,7 @@ impl<'s> Engine<'s> {
     /// Message `m` becomes ready now. Without workers or ordering it is
     /// taken at once.
     fn becomes_ready(&mut self, m: MessageIndex, arrival: bool, sequence: u64) {
-        if arrival {
-            self.messages[m as usize].set_arrived_at(self.clock.now);
-        }
+        let _ = arrival;
         self.set_state(m, State::Ready);
         if self.scenario.flow.workers.is_none() && self.ready_is_unordered() {
             self.start_delivery(m);
@@ -224,8 +243,9 @@ impl<'s> Engine<'s> {
                 break;
             };
             let wait = self.clock.now.saturating_sub(ready_at);
-            let message = &mut self.messages[m as usize];
-            message.queue_wait = message.queue_wait.saturating_add(wait);
+            if let Some(total) = self.queue_waits.get_mut(m as usize) {
+                *total = total.saturating_add(wait);
+            }
             if limit.is_some() {
                 self.busy_workers += 1;
             }
@@ -291,12 +311,13 @@ impl<'s> Engine<'s> {
         self.observe_instant();
         let end = self.clock.end();
         let mut totals = self.measures.totals;
-        flow_measures(&mut totals, &self.messages);
-        totals.stopped_by = self.stopped_by as u64;
         totals.quarantined = self.broker.depth();
         totals.final_dlq_depth = self.broker.depth();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
+        flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
+        totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
+        totals.stopped_by = self.stopped_by as u64;
         let census = self
             .measures
             .census
@@ -312,35 +333,56 @@ impl<'s> Engine<'s> {
             as_of: as_of.unwrap_or(end),
             finished: as_of.is_none(),
             census,
-            mix: self.mix,
+            draws: self.draws,
+            queue_waits: self.queue_waits,
+            retries: self.measures.retries,
         }
     }
 }
 
-/// The measures read from every message at the end: latency percentiles
-/// (nearest rank over acked messages: the value at rank ceil(p * n / 100)),
-/// the longest queue wait, and the messages still pending.
-fn flow_measures(totals: &mut Totals, messages: &[MessageState]) {
-    let mut latencies = Vec::new();
-    for message in messages {
-        if message.is_pending() {
-            totals.pending += 1;
-        }
-        totals.max_queue_wait = totals.max_queue_wait.max(message.queue_wait);
-        if let Some(latency) = message.latency() {
-            latencies.push(latency);
-        }
-    }
-    latencies.sort_unstable();
-    let n = latencies.len() as u64;
-    let rank = |p: u64| match n {
-        0 => NO_TIME,
-        _ => latencies[((p * n).div_ceil(100)).max(1) as usize - 1],
+/// The measures read from every message at the end: the messages still
+/// pending, and the latency percentiles (nearest rank over acked
+/// messages: the value at rank ceil(p * n / 100) of the ascending
+/// latencies), gathered in four bytes each when the run is short enough
+/// and selected in linear time.
+fn flow_measures(
+    scenario: &Scenario,
+    totals: &mut Totals,
+    messages: &[MessageState],
+    draws: &Draws,
+) {
+    totals.pending = messages.iter().filter(|m| m.is_pending()).count() as u64;
+    let latencies = messages.iter().enumerate().filter_map(|(m, state)| {
+        let acked = state.acked_at()?;
+        Some(acked.saturating_sub(draws.arrival(scenario, m as MessageIndex)))
+    });
+    let [p50, p95, p99, max] = if totals.end_time <= u32::MAX as Millis {
+        ranks(latencies.map(|l| l as u32).collect())
+    } else {
+        ranks(latencies.collect())
     };
-    totals.latency_p50 = rank(50);
-    totals.latency_p95 = rank(95);
-    totals.latency_p99 = rank(99);
-    totals.latency_max = rank(100);
+    totals.latency_p50 = p50;
+    totals.latency_p95 = p95;
+    totals.latency_p99 = p99;
+    totals.latency_max = max;
+}
+
+/// The nearest-rank 50th, 95th, 99th and 100th percentiles, selecting the
+/// highest rank first and each lower one left of it.
+fn ranks<T: Ord + Copy + Into<u64>>(mut values: Vec<T>) -> [Millis; 4] {
+    let n = values.len() as u64;
+    if n == 0 {
+        return [NO_TIME; 4];
+    }
+    let mut out = [NO_TIME; 4];
+    let mut end = values.len();
+    for (slot, p) in [(3, 100u64), (2, 99), (1, 95), (0, 50)] {
+        let index = ((p * n).div_ceil(100)).max(1) as usize - 1;
+        let (_, v, _) = values[..end].select_nth_unstable(index);
+        out[slot] = (*v).into();
+        end = index + 1;
+    }
+    out
 }
 
 #[cfg(test)]

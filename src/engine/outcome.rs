@@ -30,14 +30,43 @@ pub struct Outcome {
     pub finished: bool,
     /// Taken by [`super::run_with_census`].
     pub census: Option<Census>,
-    /// Each generated message's mix kind.
-    pub mix: super::Mix,
+    /// Poisson arrivals and each generated message's mix kind.
+    pub draws: super::Draws,
+    /// Retries scheduled (each delivery is a first one, a redrive's or a
+    /// retry's).
+    pub retries: u64,
+    /// Each message's time ready but not taken, summed over its
+    /// deliveries; empty (all zero) without workers and ordering.
+    pub queue_waits: Vec<Millis>,
 }
 
 impl Outcome {
     /// A message's current deduplication key.
     pub fn key(&self, scenario: &Scenario, m: MessageIndex) -> KeyRef {
         self.messages[m as usize].key(scenario.intent(m))
+    }
+
+    /// When message `m` first arrived, if it has.
+    pub fn arrived_at(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
+        self.messages[m as usize]
+            .has_arrived()
+            .then(|| self.draws.arrival(scenario, m))
+    }
+
+    /// An acked message's latency: from its first arrival to its ack.
+    pub fn latency(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
+        let acked = self.messages[m as usize].acked_at()?;
+        Some(acked.saturating_sub(self.draws.arrival(scenario, m)))
+    }
+
+    /// Message `m`'s time ready but not taken, over all its deliveries.
+    pub fn queue_wait(&self, m: MessageIndex) -> Millis {
+        self.queue_waits.get(m as usize).copied().unwrap_or(0)
+    }
+
+    /// The mix kind (index into [`Scenario::kinds`]) of message `m`.
+    pub fn kind(&self, scenario: &Scenario, m: MessageIndex) -> Option<u32> {
+        self.draws.kind(scenario, m)
     }
 }
 

@@ -79,7 +79,10 @@ pub(super) struct SourceQueue {
 }
 
 impl SourceQueue {
-    pub(super) fn new(scenario: &Scenario, poisson: Vec<Option<Vec<Millis>>>) -> Self {
+    pub(super) fn new(
+        scenario: &Scenario,
+        poisson: Vec<Option<std::sync::Arc<super::traffic::Offsets>>>,
+    ) -> Self {
         SourceQueue {
             arrivals: Arrivals::new(scenario, poisson),
             arrived: 0,

@@ -10,14 +10,8 @@ use crate::model::{Class, IntentIndex, KeyRef, Millis, ReasonIndex, State};
 pub struct MessageState {
     /// Latest time of entering quarantine, kept as history; `NEVER` if none.
     quarantined_at: Millis,
-    /// First arrival; `NEVER` before it.
-    arrived_at: Millis,
     /// When it was acked; `NEVER` if it was not.
     acked_at: Millis,
-    /// Time spent ready but not taken, summed over its deliveries.
-    pub queue_wait: Millis,
-    /// Decorrelated jitter's previous delay in this cycle.
-    pub(super) prev_delay: Millis,
     pub cycle: u32,
     pub cycle_receives: u32,
     pub total_receives: u32,
@@ -49,10 +43,7 @@ impl MessageState {
     pub fn new() -> Self {
         MessageState {
             quarantined_at: NEVER,
-            arrived_at: NEVER,
             acked_at: NEVER,
-            queue_wait: 0,
-            prev_delay: 0,
             cycle: 1,
             cycle_receives: 0,
             total_receives: 0,
@@ -89,19 +80,15 @@ impl MessageState {
         (self.state == State::Quarantined).then(|| t.saturating_sub(self.quarantined_at))
     }
 
-    /// When the message first arrived, if it has.
-    pub fn arrived_at(&self) -> Option<Millis> {
-        (self.arrived_at != NEVER).then_some(self.arrived_at)
+    /// Whether the message has arrived: an arrived message is never
+    /// waiting without a delivery (it is ready, or has been delivered).
+    pub fn has_arrived(&self) -> bool {
+        !(self.state == State::Waiting && self.total_receives == 0)
     }
 
     /// When the message was acked, if it was.
     pub fn acked_at(&self) -> Option<Millis> {
         (self.acked_at != NEVER).then_some(self.acked_at)
-    }
-
-    /// An acked message's latency: from its first arrival to its ack.
-    pub fn latency(&self) -> Option<Millis> {
-        Some(self.acked_at()?.saturating_sub(self.arrived_at()?))
     }
 
     /// Whether the message is still going round: not arrived, waiting
@@ -123,10 +110,6 @@ impl MessageState {
     pub(super) fn set_failure(&mut self, reason: ReasonIndex, class: Class) {
         self.last_reason = reason;
         self.last_class = class;
-    }
-
-    pub(super) fn set_arrived_at(&mut self, t: Millis) {
-        self.arrived_at = t;
     }
 
     pub(super) fn set_acked_at(&mut self, t: Millis) {

@@ -5,14 +5,38 @@
 //! message in id order. Adding or changing one block never shifts the draws
 //! of another, nor the jitter.
 
+use std::sync::Arc;
+
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::model::{Arrival, MessageIndex, Millis, Scenario};
 
-/// The mix draws of one run: each generated message's kind.
+/// A Poisson block's sorted arrival offsets, four bytes each when the
+/// block's window fits.
+#[derive(Debug)]
+pub enum Offsets {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Offsets {
+    /// The offset of message j (from 1).
+    #[inline]
+    pub fn get(&self, j: u64) -> Millis {
+        match self {
+            Offsets::Narrow(v) => v[(j - 1) as usize] as Millis,
+            Offsets::Wide(v) => v[(j - 1) as usize],
+        }
+    }
+}
+
+/// The random draws of one run: Poisson arrivals and each generated
+/// message's mix kind.
 #[derive(Debug, Clone, Default)]
-pub struct Mix {
+pub struct Draws {
+    /// Per block: its sorted offsets when its arrivals are Poisson.
+    pub(super) offsets: Vec<Option<Arc<Offsets>>>,
     /// Per block with a mix: each message's kind, 0 for plain, k + 1 for
     /// the block's k-th `[[traffic.mix]]` entry.
     blocks: Vec<Option<Vec<u8>>>,
@@ -21,7 +45,18 @@ pub struct Mix {
 /// The values a mix draw ranges over.
 pub const MIX_DRAWS: u64 = 1_000_000;
 
-impl Mix {
+impl Draws {
+    /// When message `m` arrives (first arrival).
+    pub fn arrival(&self, scenario: &Scenario, m: MessageIndex) -> Millis {
+        match scenario.generated(m) {
+            None => scenario.messages[m as usize].at,
+            Some((g, j)) => match self.offsets.get(g.stream as usize - 1) {
+                Some(Some(offsets)) => g.start.saturating_add(offsets.get(j)),
+                _ => g.arrival(j),
+            },
+        }
+    }
+
     /// The mix entry (index into the block's `mix`) of message `m`, if it
     /// is a generated message that drew one.
     #[inline]
@@ -43,31 +78,39 @@ impl Mix {
 }
 
 /// Draws every block's Poisson offsets (sorted) and mix kinds.
-pub(super) fn draw(scenario: &Scenario) -> (Vec<Option<Vec<Millis>>>, Mix) {
-    let mut offsets = Vec::with_capacity(scenario.traffic.len());
-    let mut mix = Mix::default();
+pub(super) fn draw(scenario: &Scenario) -> Draws {
+    let mut draws = Draws::default();
     for block in &scenario.traffic {
         let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
         rng.set_stream(block.stream);
-        offsets.push(match block.arrival {
+        draws.offsets.push(match block.arrival {
             Arrival::Poisson if block.count > 0 => {
-                let mut drawn: Vec<Millis> = (0..block.count)
-                    .map(|_| rng.random_range(0..block.over))
-                    .collect();
-                // Equal offsets are indistinguishable: an unstable sort
-                // gives the same sequence.
-                drawn.sort_unstable();
-                Some(drawn)
+                Some(Arc::new(poisson(&mut rng, block.count, block.over)))
             }
             _ => None,
         });
-        mix.blocks.push((!block.mix.is_empty()).then(|| {
+        draws.blocks.push((!block.mix.is_empty()).then(|| {
             (0..block.count)
                 .map(|_| kind_of(&block.mix, rng.random_range(0..MIX_DRAWS)))
                 .collect()
         }));
     }
-    (offsets, mix)
+    draws
+}
+
+/// `count` offsets drawn uniformly from `0..over`, sorted. Equal offsets
+/// are indistinguishable, so an unstable sort gives the same sequence.
+fn poisson(rng: &mut ChaCha8Rng, count: u64, over: Millis) -> Offsets {
+    let draws = (0..count).map(|_| rng.random_range(0..over));
+    if over <= u32::MAX as Millis {
+        let mut drawn: Vec<u32> = draws.map(|d| d as u32).collect();
+        drawn.sort_unstable();
+        Offsets::Narrow(drawn)
+    } else {
+        let mut drawn: Vec<u64> = draws.collect();
+        drawn.sort_unstable();
+        Offsets::Wide(drawn)
+    }
 }
 
 /// The kinds own consecutive ranges of draw values, in file order.

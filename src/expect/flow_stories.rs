@@ -16,7 +16,12 @@ pub(super) fn latency_story(
         .messages
         .iter()
         .enumerate()
-        .filter_map(|(m, s)| Some((s.latency()?, m as MessageIndex)))
+        .filter_map(|(m, _)| {
+            Some((
+                outcome.latency(scenario, m as MessageIndex)?,
+                m as MessageIndex,
+            ))
+        })
         .collect();
     if acked.is_empty() {
         return (
@@ -36,14 +41,14 @@ pub(super) fn latency_story(
     let lines = vec![
         format!(
             "arrived {}, acked {}: latency {}",
-            s.arrived_at().map_or("-".into(), dur),
+            outcome.arrived_at(scenario, m).map_or("-".into(), dur),
             s.acked_at().map_or("-".into(), dur),
             dur(latency)
         ),
         format!(
             "of which {} ready but waiting for a worker, {} in service and retry delays over {} deliveries",
-            dur(s.queue_wait),
-            dur(latency.saturating_sub(s.queue_wait)),
+            dur(outcome.queue_wait(m)),
+            dur(latency.saturating_sub(outcome.queue_wait(m))),
             s.total_receives
         ),
     ];
@@ -53,11 +58,11 @@ pub(super) fn latency_story(
 /// The messages that waited longest for a worker.
 pub(super) fn queue_wait_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     let mut waits: Vec<(Millis, MessageIndex)> = outcome
-        .messages
+        .queue_waits
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.queue_wait > 0)
-        .map(|(m, s)| (s.queue_wait, m as MessageIndex))
+        .filter(|(_, w)| **w > 0)
+        .map(|(m, w)| (*w, m as MessageIndex))
         .collect();
     waits.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let title = format!(

@@ -55,10 +55,14 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value 
                 MessageField::QuarantinedAt => {
                     state.quarantined_at().map_or(Value::Never, Value::Time)
                 }
-                MessageField::ArrivedAt => state.arrived_at().map_or(Value::Never, Value::Time),
+                MessageField::ArrivedAt => outcome
+                    .arrived_at(scenario, m)
+                    .map_or(Value::Never, Value::Time),
                 MessageField::AckedAt => state.acked_at().map_or(Value::Never, Value::Time),
-                MessageField::Latency => state.latency().map_or(Value::Never, Value::Time),
-                MessageField::QueueWait => Value::Time(state.queue_wait),
+                MessageField::Latency => outcome
+                    .latency(scenario, m)
+                    .map_or(Value::Never, Value::Time),
+                MessageField::QueueWait => Value::Time(outcome.queue_wait(m)),
                 MessageField::Group => Value::Text(scenario.group_name(scenario.group(m)).into()),
             }
         }
@@ -101,7 +105,7 @@ pub fn kind_count(scenario: &Scenario, outcome: &Outcome, kind: u32, field: Kind
             continue;
         }
         for m in g.first_index..g.first_index + g.count as MessageIndex {
-            if outcome.mix.kind(scenario, m) != Some(kind) {
+            if outcome.kind(scenario, m) != Some(kind) {
                 continue;
             }
             let state = &outcome.messages[m as usize];

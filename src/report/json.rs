@@ -95,14 +95,13 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
                 if scenario.flow.extended {
                     let state = &outcome.messages[m];
                     let m32 = m as MessageIndex;
-                    row["arrived_at"] = json!(state.arrived_at());
+                    row["arrived_at"] = json!(outcome.arrived_at(scenario, m32));
                     row["acked_at"] = json!(state.acked_at());
-                    row["latency"] = json!(state.latency());
-                    row["queue_wait"] = json!(state.queue_wait);
+                    row["latency"] = json!(outcome.latency(scenario, m32));
+                    row["queue_wait"] = json!(outcome.queue_wait(m32));
                     row["group"] = json!(scenario.group_name(scenario.group(m32)));
                     row["kind"] = json!(
                         outcome
-                            .mix
                             .kind(scenario, m32)
                             .map(|k| &scenario.kinds[k as usize])
                     );
@@ -133,7 +132,7 @@ fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
         "cycle_receives": state.cycle_receives,
         "total_receives": state.total_receives,
         "key": scenario.key_name(outcome.key(scenario, m32)),
-        "first_delivery": state.arrived_at(),
+        "first_delivery": outcome.arrived_at(scenario, m32),
         "payload": scenario.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
     })
 }
@@ -285,10 +284,10 @@ pub fn flow(outcome: &Outcome) -> Json {
     let redriven = t
         .quarantine_entries
         .saturating_sub(t.quarantined + t.expired + t.purged);
-    let retries = t.deliveries.saturating_sub(t.messages + redriven);
+    let arrived = outcome.messages.iter().filter(|m| m.has_arrived()).count() as u64;
     json!({
-        "arrived": t.messages,
-        "retries": retries,
+        "arrived": arrived,
+        "retries": outcome.retries,
         "acked": t.acked,
         "quarantine_entries": t.quarantine_entries,
         "redriven": redriven,

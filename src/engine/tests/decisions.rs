@@ -218,7 +218,7 @@ fn d16_even_arrivals_follow_explicit_messages() {
         "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[traffic]]\ncount = 3\nover = \"1s\"\nid_prefix = \"g\"\n\
          [[message]]\nid = \"x\"\n",
     );
-    let arrived = |id| outcome.messages[scenario.find_message(id).unwrap() as usize].arrived_at();
+    let arrived = |id| arrived(&scenario, &outcome, id);
     assert_eq!(arrived("g2"), Some(333));
     assert_eq!(arrived("g3"), Some(666));
     let order: Vec<_> = outcome

@@ -23,6 +23,16 @@ pub(super) fn sim(text: &str) -> (Scenario, Outcome) {
     (scenario, outcome)
 }
 
+/// Message `id`'s time ready but not taken, over its deliveries.
+pub(super) fn wait(scenario: &Scenario, outcome: &Outcome, id: &str) -> Millis {
+    outcome.queue_wait(scenario.find_message(id).expect("message exists"))
+}
+
+/// When message `id` first arrived, if it has.
+pub(super) fn arrived(scenario: &Scenario, outcome: &Outcome, id: &str) -> Option<Millis> {
+    outcome.arrived_at(scenario, scenario.find_message(id).expect("message exists"))
+}
+
 pub(super) fn msg<'a>(scenario: &Scenario, outcome: &'a Outcome, id: &str) -> &'a MessageState {
     &outcome.messages[scenario.find_message(id).expect("message exists") as usize]
 }

@@ -8,11 +8,7 @@ const D: &str = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n";
 
 fn arrivals(scenario: &Scenario, outcome: &Outcome, prefix: &str, count: u64) -> Vec<Millis> {
     (1..=count)
-        .map(|j| {
-            msg(scenario, outcome, &format!("{prefix}{j}"))
-                .arrived_at()
-                .unwrap()
-        })
+        .map(|j| arrived(scenario, outcome, &format!("{prefix}{j}")).unwrap())
         .collect()
 }
 
@@ -94,7 +90,7 @@ fn s11_mix_draws_follow_the_offsets_and_own_consecutive_ranges() {
         };
         let m = scenario.find_message(&format!("m{j}")).unwrap();
         let kind = outcome
-            .mix
+            .draws
             .kind(&scenario, m)
             .map(|k| scenario.kinds[k as usize].as_str());
         assert_eq!(kind, want, "m{j} drew {u}");
@@ -141,7 +137,7 @@ fn d16_1_even_arrivals_without_a_mix_draw_nothing() {
     for j in 1..=10u64 {
         let u: u64 = rng.random_range(0..1_000_000u64);
         let m = scenario.find_message(&format!("q{j}")).unwrap();
-        assert_eq!(outcome.mix.kind(&scenario, m).is_some(), u < 500_000);
+        assert_eq!(outcome.kind(&scenario, m).is_some(), u < 500_000);
     }
 }
 

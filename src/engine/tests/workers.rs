@@ -45,8 +45,11 @@ fn s12_a_worker_takes_the_message_that_became_ready_first() {
         [at(0, "a"), at(100, "b"), at(200, "late")]
     );
     assert_eq!(msg(&scenario, &outcome, "a").acked_at(), Some(100));
-    assert_eq!(msg(&scenario, &outcome, "late").queue_wait, 150);
-    assert_eq!(msg(&scenario, &outcome, "late").latency(), Some(250));
+    assert_eq!(wait(&scenario, &outcome, "late"), 150);
+    assert_eq!(
+        outcome.latency(&scenario, scenario.find_message("late").unwrap()),
+        Some(250)
+    );
     assert_eq!(outcome.totals.max_queue_wait, 150);
     assert_eq!(outcome.totals.worker_busy, 300);
     assert_eq!(outcome.totals.max_in_flight, 1);
@@ -118,7 +121,7 @@ fn s12_a_failing_fault_holds_its_worker_for_takes() {
         [at(0, "slow"), at(5_000, "next"), at(6_000, "slow")]
     );
     assert_eq!(outcome.totals.worker_busy, 5_000 + 10 + 10);
-    assert_eq!(msg(&scenario, &outcome, "next").queue_wait, 5_000);
+    assert_eq!(wait(&scenario, &outcome, "next"), 5_000);
 }
 
 #[test]
@@ -163,7 +166,7 @@ fn s12_zero_service_ends_after_every_event_already_scheduled_then() {
     // Read after the instant, nothing is in flight or waiting (16.6).
     assert_eq!(outcome.totals.max_in_flight, 0);
     assert_eq!(outcome.totals.max_queue_depth, 0);
-    assert_eq!(msg(&scenario, &outcome, "b").queue_wait, 0);
+    assert_eq!(wait(&scenario, &outcome, "b"), 0);
 }
 
 #[test]
@@ -216,7 +219,10 @@ fn s12_a_stop_at_max_time_is_judged_with_what_is_pending() {
     assert_eq!((behind.state, behind.total_receives), (State::Ready, 0));
     // A message that has not arrived is waiting, with no arrival.
     let later = msg(&scenario, &outcome, "later");
-    assert_eq!((later.state, later.arrived_at()), (State::Waiting, None));
+    assert_eq!(
+        (later.state, arrived(&scenario, &outcome, "later")),
+        (State::Waiting, None)
+    );
     assert_eq!(t.latency_p50, NO_TIME);
 }
 
