@@ -27,4 +27,5 @@ fn bench(path: &str, rounds: u32) {
 fn main() {
     bench("scenarios/17-outage-100k-per-hour.toml", 20);
     bench("benches/ten-million.toml", 3);
+    bench("benches/lab-ten-million.toml", 3);
 }

@@ -36,6 +36,7 @@ impl Generator {
             .then(|| (self.next_at, self.first + (self.next - 1) as MessageIndex))
     }
 
+    #[inline]
     fn arrival(&self, j: u64) -> Millis {
         let offset = match &self.offsets {
             Some(offsets) => offsets.get(j),

@@ -8,7 +8,8 @@ pub(super) struct Calls {
     per: Millis,
     /// Calls accepted per window; `None`: unlimited.
     limit: Option<u64>,
-    window: u64,
+    /// The current window's end (exclusive).
+    window_end: Millis,
     offered: u64,
     accepted: u64,
 }
@@ -25,16 +26,16 @@ impl Calls {
         Calls {
             per: scenario.flow.call_window.max(1),
             limit: scenario.flow.downstream.map(|d| d.limit),
-            window: 0,
+            window_end: 0,
             offered: 0,
             accepted: 0,
         }
     }
 
     fn enter(&mut self, t: Millis, totals: &mut Totals) {
-        let window = t / self.per;
-        if window != self.window {
-            self.window = window;
+        // Deliveries start in time order: a later window starts afresh.
+        if t >= self.window_end {
+            self.window_end = (t / self.per).saturating_add(1).saturating_mul(self.per);
             self.offered = 0;
             self.accepted = 0;
         }

@@ -39,7 +39,7 @@ impl Engine<'_> {
 
         // 2.-5. The handler, the downstream, the store, the acknowledgement.
         let scenario = self.scenario;
-        let faults = scenario.faults(m, self.draws.entry(scenario, m));
+        let faults = self.draws.faults(scenario, m);
         let (finish, takes) = self.decide(m, faults, total_receives);
         let service = takes.unwrap_or(self.service_time);
         let busy = &mut self.measures.totals.worker_busy;

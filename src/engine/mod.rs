@@ -315,6 +315,13 @@ impl<'s> Engine<'s> {
         totals.final_dlq_depth = self.broker.depth();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
+        debug_assert_eq!(
+            totals.acked,
+            self.messages
+                .iter()
+                .filter(|m| m.state == State::Acked)
+                .count() as u64
+        );
         flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
         totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.stopped_by as u64;
@@ -351,12 +358,17 @@ fn flow_measures(
     messages: &[MessageState],
     draws: &Draws,
 ) {
-    totals.pending = messages.iter().filter(|m| m.is_pending()).count() as u64;
+    // Every message is final (acked, quarantined, expired, purged) or
+    // still going round.
+    totals.pending =
+        totals.messages - (totals.acked + totals.quarantined + totals.expired + totals.purged);
     let latencies = messages.iter().enumerate().filter_map(|(m, state)| {
         let acked = state.acked_at()?;
         Some(acked.saturating_sub(draws.arrival(scenario, m as MessageIndex)))
     });
-    let [p50, p95, p99, max] = if totals.end_time <= u32::MAX as Millis {
+    let [p50, p95, p99, max] = if !scenario.wants_latency() {
+        [NO_TIME; 4]
+    } else if totals.end_time <= u32::MAX as Millis {
         ranks(latencies.map(|l| l as u32).collect())
     } else {
         ranks(latencies.collect())

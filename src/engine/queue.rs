@@ -37,36 +37,58 @@ pub(super) enum Due {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scheduled {
-    Ready(MessageIndex),
-    End(MessageIndex, Finish),
-}
-
-/// A scheduled entry, ordered by (time, sequence) only: sequences are
-/// unique.
-#[derive(Debug, Clone, Copy)]
+/// A scheduled entry: (time, sequence, what), ordered by time then
+/// sequence (sequences are unique). `what` packs the message (low 32
+/// bits) with, for the end of a delivery, how it ends: bits 32-33 the
+/// kind (0: the message becomes ready, 1: acked, 2: ack lost, 3: failed),
+/// bit 34 the class, bits 35-63 the reason. 24 bytes, so that a heap of
+/// many waiting retries stays small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
     at: Millis,
     sequence: u64,
-    what: Scheduled,
+    what: u64,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.sequence) == (other.at, other.sequence)
-    }
+const READY: u64 = 0;
+const ACKED: u64 = 1;
+const ACK_LOST: u64 = 2;
+const FAILED: u64 = 3;
+
+fn pack(message: MessageIndex, finish: Option<Finish>) -> u64 {
+    let (kind, class, reason) = match finish {
+        None => (READY, 0, 0),
+        Some(Finish::Acked) => (ACKED, 0, 0),
+        Some(Finish::AckLost) => (ACK_LOST, 0, 0),
+        Some(Finish::Failed(reason, class)) => {
+            (FAILED, (class == Class::Permanent) as u64, reason as u64)
+        }
+    };
+    message as u64 | kind << 32 | class << 34 | reason << 35
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.sequence).cmp(&(other.at, other.sequence))
-    }
+
+fn unpack(what: u64, sequence: u64) -> Due {
+    let message = what as MessageIndex;
+    let finish = match (what >> 32) & 3 {
+        READY => {
+            return Due::Ready {
+                message,
+                arrival: false,
+                sequence,
+            };
+        }
+        ACKED => Finish::Acked,
+        ACK_LOST => Finish::AckLost,
+        _ => {
+            let class = if (what >> 34) & 1 == 1 {
+                Class::Permanent
+            } else {
+                Class::Transient
+            };
+            Finish::Failed((what >> 35) as ReasonIndex, class)
+        }
+    };
+    Due::End { message, finish }
 }
 
 pub(super) struct SourceQueue {
@@ -120,20 +142,13 @@ impl SourceQueue {
         match self.due.peek() {
             Some(Reverse(e)) if e.at <= now => {
                 let Reverse(e) = self.due.pop()?;
-                Some(match e.what {
-                    Scheduled::Ready(message) => Due::Ready {
-                        message,
-                        arrival: false,
-                        sequence: e.sequence,
-                    },
-                    Scheduled::End(message, finish) => Due::End { message, finish },
-                })
+                Some(unpack(e.what, e.sequence))
             }
             _ => None,
         }
     }
 
-    fn schedule(&mut self, at: Millis, what: Scheduled) {
+    fn schedule(&mut self, at: Millis, what: u64) {
         let sequence = self.sequence;
         self.sequence += 1;
         self.due.push(Reverse(Entry { at, sequence, what }));
@@ -142,14 +157,14 @@ impl SourceQueue {
     /// The message becomes ready again at `at` (a retry or a redrive).
     #[inline]
     pub(super) fn put_back(&mut self, at: Millis, message: MessageIndex) {
-        self.schedule(at, Scheduled::Ready(message));
+        self.schedule(at, pack(message, None));
     }
 
     /// A delivery in flight ends at `at`, after everything already
     /// scheduled for that instant.
     #[inline]
     pub(super) fn schedule_end(&mut self, at: Millis, message: MessageIndex, finish: Finish) {
-        self.schedule(at, Scheduled::End(message, finish));
+        self.schedule(at, pack(message, Some(finish)));
     }
 
     /// Entries still due: arrivals to come, retries, redrives and ends.
@@ -203,6 +218,16 @@ mod tests {
         );
         assert_eq!(queue.take(10_000), ready(3, false, 4));
         assert_eq!(queue.next_due(), None);
+        // How a delivery ends survives the packing.
+        for finish in [
+            Finish::AckLost,
+            Finish::Failed(0, Class::Transient),
+            Finish::Failed(123_456, Class::Permanent),
+        ] {
+            queue.schedule_end(20_000, MessageIndex::MAX, finish);
+            let message = MessageIndex::MAX;
+            assert_eq!(queue.take(20_000), Some(Due::End { message, finish }));
+        }
         assert_eq!(queue.pending(), 0);
     }
 }

@@ -94,6 +94,7 @@ impl ReadySet {
 
     /// Takes the eligible message that became ready first: (message, the
     /// time it became ready).
+    #[inline]
     pub(super) fn take(&mut self) -> Option<(MessageIndex, Millis)> {
         let Reverse((at, _, m)) = self.eligible.pop()?;
         self.depth -= 1;
@@ -103,6 +104,7 @@ impl ReadySet {
     /// Message `m` is acked or quarantined: under ordering it leaves its
     /// group, and the message behind it, ready since it arrived, becomes
     /// eligible.
+    #[inline]
     pub(super) fn leave(&mut self, m: MessageIndex) {
         let Some(q) = &mut self.groups else {
             return;

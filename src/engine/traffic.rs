@@ -46,6 +46,21 @@ pub struct Draws {
 pub const MIX_DRAWS: u64 = 1_000_000;
 
 impl Draws {
+    /// The faults of message `m`: its own, or its block's then its mix
+    /// kind's. One lookup of the block per delivery.
+    #[inline]
+    pub fn faults<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s [crate::model::Fault] {
+        match scenario.generated(m) {
+            None => &scenario.messages[m as usize].faults,
+            Some((g, j)) => match self.blocks.get(g.stream as usize - 1) {
+                Some(Some(kinds)) if kinds[(j - 1) as usize] > 0 => {
+                    &g.mix[kinds[(j - 1) as usize] as usize - 1].faults
+                }
+                _ => &g.faults,
+            },
+        }
+    }
+
     /// When message `m` arrives (first arrival).
     pub fn arrival(&self, scenario: &Scenario, m: MessageIndex) -> Millis {
         match scenario.generated(m) {

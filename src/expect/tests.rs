@@ -233,6 +233,17 @@ fn every_measure_explains_itself() {
     ] {
         let text = std::fs::read_to_string(file).unwrap();
         let (mut scenario, source) = load_str(file, &text).unwrap();
+        // Expecting every measure, the latencies included, then saying
+        // each is one more than it is.
+        scenario.expectations = Total::ALL
+            .iter()
+            .map(|&total| Expectation {
+                target: Target::Total(total),
+                check: Check::Equals(Value::Count(0)),
+                span: 0..1,
+                description: None,
+            })
+            .collect();
         let outcome = run(&scenario, Recorder::All).unwrap();
         scenario.expectations = Total::ALL
             .iter()

@@ -114,6 +114,25 @@ pub struct Groups {
 }
 
 impl Scenario {
+    /// Whether a run gathers every latency for the percentiles: the file
+    /// lists the flow measures or expects a percentile. (Other runs report
+    /// none, and a run of millions of messages saves the work.)
+    pub fn wants_latency(&self) -> bool {
+        use super::{Target, Total};
+        self.flow.extended
+            || self.expectations.iter().any(|e| {
+                matches!(
+                    e.target,
+                    Target::Total(
+                        Total::LatencyP50
+                            | Total::LatencyP95
+                            | Total::LatencyP99
+                            | Total::LatencyMax
+                    )
+                )
+            })
+    }
+
     /// The ordering group of message `m` (its per-key group, whatever the
     /// ordering; under `fifo` every message is in the one queue).
     pub fn group(&self, m: MessageIndex) -> u64 {

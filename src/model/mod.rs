@@ -330,17 +330,6 @@ impl Scenario {
         None
     }
 
-    /// The faults of message `m`, given its mix kind (`None`: plain).
-    pub fn faults(&self, m: MessageIndex, kind: Option<usize>) -> &[Fault] {
-        match self.generated(m) {
-            None => &self.messages[m as usize].faults,
-            Some((g, _)) => match kind {
-                Some(k) => &g.mix[k].faults,
-                None => &g.faults,
-            },
-        }
-    }
-
     pub fn payload(&self, m: MessageIndex) -> Option<&toml::Table> {
         match self.generated(m) {
             None => self.messages[m as usize].payload.as_ref(),
