@@ -34,6 +34,7 @@ mod recorder;
 mod state;
 mod traffic;
 mod transition;
+mod watch;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -41,10 +42,13 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::model::{STATE_COUNT, Totals};
 pub use census::{CENSUS_SAMPLES, Census, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
-pub use recorder::{FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange};
+pub use recorder::{
+    FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
+};
 pub use state::MessageState;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Transition};
+pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
 use crate::model::{MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
@@ -165,7 +169,7 @@ impl<'s> Engine<'s> {
                 census: None,
                 retries: 0,
             },
-            recording: Recording::new(recorder, count),
+            recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
             stopped_by: StoppedBy::Drained,
         }
     }
@@ -335,6 +339,9 @@ impl<'s> Engine<'s> {
             transitions: self.recording.transitions,
             ledger: self.recording.ledger,
             state_changes: self.recording.state_changes,
+            transitions_dropped: self.recording.dropped,
+            history_complete: self.recording.history_complete,
+            events_seen: self.recording.watches.finish(),
             recorder: self.recording.recorder,
             drains: self.operator.drains,
             as_of: as_of.unwrap_or(end),

@@ -20,6 +20,14 @@ pub struct Outcome {
     /// with [`Recorder::All`] for runs of at most
     /// [`super::HISTORY_MESSAGES`] messages (the HTML scrubber reads it).
     pub state_changes: Vec<StateChange>,
+    /// Transitions the recorder wanted past [`super::TRANSITIONS_KEPT`]:
+    /// counted, not kept.
+    pub transitions_dropped: u64,
+    /// Whether `state_changes` is complete (a history past the limit is
+    /// dropped whole).
+    pub history_complete: bool,
+    /// What each event expectation saw, by expectation index.
+    pub events_seen: std::collections::BTreeMap<usize, super::EventSeen>,
     pub recorder: Recorder,
     /// Drain time of each cycle: the source cycle, then one per operator step
     /// that has run.

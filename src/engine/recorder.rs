@@ -6,7 +6,14 @@ use std::collections::BTreeSet;
 
 use super::state::MessageState;
 use super::transition::{Detail, Effect, Transition};
+use super::watch::Watches;
 use crate::model::{MessageIndex, Millis};
+
+/// The most transitions (and effects, and state changes) a run keeps: a
+/// run that would record more (a crash loop of a few messages under a huge
+/// event limit) keeps the first ones and counts the rest, so that no file
+/// can make the transcript exhaust memory. About 40 MB.
+pub const TRANSITIONS_KEPT: usize = 1_000_000;
 
 /// Runs with at most this many messages keep every transition wherever a
 /// transcript is shown (failure explanations, golden transcripts).
@@ -58,11 +65,19 @@ pub(super) struct Recording {
     pub(super) transitions: Vec<Transition>,
     pub(super) ledger: Vec<Effect>,
     pub(super) state_changes: Vec<StateChange>,
+    /// Transitions past [`TRANSITIONS_KEPT`], counted and not kept.
+    pub(super) dropped: u64,
+    /// Whether the state changes are complete (none were dropped).
+    pub(super) history_complete: bool,
+    pub(super) watches: Watches,
 }
 
 impl Recording {
-    pub(super) fn new(recorder: Recorder, messages: u64) -> Self {
+    pub(super) fn new(recorder: Recorder, messages: u64, watches: Watches) -> Self {
         Recording {
+            dropped: 0,
+            history_complete: true,
+            watches,
             history: recorder == Recorder::All && messages <= HISTORY_MESSAGES,
             recorder,
             transitions: Vec::new(),
@@ -78,18 +93,25 @@ impl Recording {
         message: Option<MessageIndex>,
         detail: Detail,
     ) {
+        if !self.watches.is_empty() {
+            self.watches.saw(detail.kind(), message, time);
+        }
         if self.recorder.wants(message) {
-            self.transitions.push(Transition {
-                time,
-                message,
-                detail,
-            });
+            if self.transitions.len() < TRANSITIONS_KEPT {
+                self.transitions.push(Transition {
+                    time,
+                    message,
+                    detail,
+                });
+            } else {
+                self.dropped += 1;
+            }
         }
     }
 
     #[inline]
     pub(super) fn effect(&mut self, effect: Effect) {
-        if self.recorder == Recorder::All {
+        if self.recorder == Recorder::All && self.ledger.len() < TRANSITIONS_KEPT {
             self.ledger.push(effect);
         }
     }
@@ -101,6 +123,12 @@ impl Recording {
         message: MessageIndex,
         state: &MessageState,
     ) {
+        if self.history && self.state_changes.len() >= TRANSITIONS_KEPT {
+            // An incomplete history would show wrong states: none at all.
+            self.history = false;
+            self.history_complete = false;
+            self.state_changes = Vec::new();
+        }
         if self.history {
             self.state_changes.push(StateChange {
                 time,

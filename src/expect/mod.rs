@@ -4,40 +4,15 @@
 mod explain;
 mod flow_stories;
 
-use std::collections::BTreeSet;
-
 use crate::diagnostic::{Problem, Source};
-use crate::engine::{Outcome, Recorder};
+use crate::engine::Outcome;
 use crate::model::*;
 
 pub use crate::model::{Verdict, describe};
 
-/// The recorder a run needs so that every expectation can be judged:
-/// event expectations read the transitions of the messages they name.
-pub fn recorder_for(scenario: &Scenario) -> Recorder {
-    let mut named = BTreeSet::new();
-    let mut any = false;
-    for e in &scenario.expectations {
-        if let Target::Event { message, .. } = e.target {
-            any = true;
-            match message {
-                Some(m) => {
-                    named.insert(m);
-                }
-                None => return Recorder::All,
-            }
-        }
-    }
-    if any {
-        Recorder::Only(named)
-    } else {
-        Recorder::Off
-    }
-}
-
-/// The value an expectation's target has in the outcome.
-pub fn actual(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value {
-    match *target {
+/// The value expectation `index`'s target has in the outcome.
+pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
+    match scenario.expectations[index].target {
         Target::Total(t) => outcome.totals.get(t),
         Target::Message(m, field) => {
             let state = &outcome.messages[m as usize];
@@ -67,32 +42,26 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value 
             }
         }
         Target::Kind(kind, field) => Value::Count(kind_count(scenario, outcome, kind, field)),
-        Target::Event {
-            kind, message, at, ..
-        } => {
-            let times: Vec<Millis> = outcome
-                .transitions
-                .iter()
-                .filter(|t| t.detail.kind() == kind && (message.is_none() || t.message == message))
-                .map(|t| t.time)
-                .collect();
-            let matched = times.iter().any(|&t| at.is_none_or(|a| a == t));
-            if times.is_empty() {
-                Value::Text("never happened".into())
-            } else {
-                let shown: Vec<String> = times
-                    .iter()
-                    .take(8)
-                    .map(|&t| crate::duration::format(t))
-                    .collect();
-                let more = if times.len() > 8 {
-                    format!(" and {} more", times.len() - 8)
-                } else {
-                    String::new()
-                };
-                let prefix = if matched { "happened" } else { "happened only" };
-                Value::Text(format!("{prefix} at {}{more}", shown.join(", ")))
+        Target::Event { .. } => {
+            let seen = outcome.events_seen.get(&index).cloned().unwrap_or_default();
+            if seen.count == 0 {
+                return Value::Text("never happened".into());
             }
+            let shown: Vec<String> = seen
+                .times
+                .iter()
+                .map(|&t| crate::duration::format(t))
+                .collect();
+            let more = match seen.count - seen.times.len() as u64 {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            let prefix = if seen.at_time {
+                "happened"
+            } else {
+                "happened only"
+            };
+            Value::Text(format!("{prefix} at {}{more}", shown.join(", ")))
         }
     }
 }
@@ -120,18 +89,12 @@ pub fn kind_count(scenario: &Scenario, outcome: &Outcome, kind: u32, field: Kind
     n
 }
 
-fn event_occurs(outcome: &Outcome, target: &Target) -> bool {
-    let Target::Event {
-        kind, message, at, ..
-    } = *target
-    else {
-        return false;
-    };
-    outcome.transitions.iter().any(|t| {
-        t.detail.kind() == kind
-            && (message.is_none() || t.message == message)
-            && at.is_none_or(|a| a == t.time)
-    })
+/// Whether an event expectation's event happened (at its time, if given).
+fn event_occurs(outcome: &Outcome, index: usize) -> bool {
+    outcome
+        .events_seen
+        .get(&index)
+        .is_some_and(|seen| seen.at_time && seen.count > 0)
 }
 
 /// Judges every expectation of the scenario against the outcome.
@@ -141,9 +104,9 @@ pub fn judge(scenario: &Scenario, outcome: &Outcome) -> Vec<Verdict> {
         .iter()
         .enumerate()
         .map(|(index, e)| {
-            let actual = actual(scenario, outcome, &e.target);
+            let actual = actual(scenario, outcome, index);
             let passed = match &e.target {
-                Target::Event { never, .. } => event_occurs(outcome, &e.target) != *never,
+                Target::Event { never, .. } => event_occurs(outcome, index) != *never,
                 _ => e.check.holds(&actual),
             };
             Verdict {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::diagnostic::render;
-use crate::engine::run;
+use crate::engine::{Recorder, run};
 use crate::scenario::load_str;
 
 const FOUR: &str = "scenarios/02-repair-and-redrive.toml";
@@ -16,7 +16,7 @@ fn judged(expect: &str) -> (Scenario, Outcome, Vec<Verdict>, crate::diagnostic::
         None => &text,
     };
     let (scenario, source) = load_str("t.toml", &format!("{text}\n{expect}")).unwrap();
-    let outcome = run(&scenario, recorder_for(&scenario)).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
     let verdicts = judge(&scenario, &outcome);
     (scenario, outcome, verdicts, source)
 }
@@ -94,14 +94,24 @@ fn never_compares_only_by_equality() {
 }
 
 #[test]
-fn the_recorder_follows_the_event_expectations() {
-    let (scenario, _, _, _) = judged("[expect]\neffects = 4\n");
-    assert_eq!(recorder_for(&scenario), Recorder::Off);
-    let (scenario, _, _, _) = judged("[[expect.event]]\nkind = \"acked\"\nmessage = \"healthy\"\n");
-    let healthy = scenario.find_message("healthy").unwrap();
-    assert_eq!(recorder_for(&scenario), Recorder::Only([healthy].into()));
-    let (scenario, _, _, _) = judged("[[expect.event]]\nkind = \"acked\"\n");
-    assert_eq!(recorder_for(&scenario), Recorder::All);
+fn event_expectations_are_judged_without_keeping_the_transcript() {
+    // A crash loop of 100,000 deliveries: the expectation is judged from
+    // counts kept while the run goes, with nothing recorded.
+    let text = "[delivery]\nmax_receives = 100000\nretry_interval = \"1s\"\n\
+                [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+                [[expect.event]]\nkind = \"failed\"\nmessage = \"p\"\nat = \"99999s\"\n\
+                [[expect.event]]\nkind = \"acked\"\nnever = true\n";
+    let (scenario, _) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    assert!(outcome.transitions.is_empty());
+    let verdicts = judge(&scenario, &outcome);
+    assert!(verdicts.iter().all(|v| v.passed), "{verdicts:?}");
+    assert_eq!(outcome.events_seen[&0].count, 100_000);
+    assert_eq!(
+        outcome.events_seen[&0].times.len(),
+        crate::engine::EVENT_TIMES_KEPT
+    );
+    assert_eq!(outcome.events_seen[&1].count, 0);
 }
 
 #[test]
@@ -115,7 +125,7 @@ fn an_event_seen_more_than_eight_times_says_how_many_more() {
     };
     let actual = |receives: u32| {
         let (scenario, _) = load_str("t.toml", &text(receives)).unwrap();
-        let outcome = run(&scenario, recorder_for(&scenario)).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
         judge(&scenario, &outcome).remove(0).actual
     };
     assert_eq!(
@@ -137,7 +147,7 @@ fn a_large_run_records_just_the_messages_its_failures_name() {
          [[expect.event]]\nkind = \"failed\"\nmessage = \"other\"\n\
          [[expect.event]]\nkind = \"failed\"\n";
     let (scenario, source) = load_str("t.toml", text).unwrap();
-    let outcome = run(&scenario, recorder_for(&scenario)).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
     let verdicts = judge(&scenario, &outcome);
     assert!(verdicts.iter().all(|v| !v.passed));
     let failed: Vec<&Verdict> = verdicts.iter().collect();

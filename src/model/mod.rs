@@ -245,6 +245,11 @@ pub struct Limits {
     pub max_messages: u64,
 }
 
+/// The highest `[limits] max_messages` a file may set: a run costs about
+/// 60 bytes a message (up to about 110 with workers, ordering and Poisson
+/// arrivals), so this keeps any file within about 5.5 GB.
+pub const MAX_MESSAGES_CEILING: u64 = 50_000_000;
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {

@@ -22,7 +22,10 @@ pub struct Version {
 /// [`Recorder::All`] of at most [`HISTORY_MESSAGES`] messages; returns
 /// `None` otherwise.
 pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Version>>> {
-    if outcome.recorder != Recorder::All || outcome.messages.len() as u64 > HISTORY_MESSAGES {
+    if outcome.recorder != Recorder::All
+        || !outcome.history_complete
+        || outcome.messages.len() as u64 > HISTORY_MESSAGES
+    {
         return None;
     }
     let mut all: Vec<Vec<Version>> = (0..outcome.messages.len() as u32)

@@ -271,6 +271,9 @@ pub fn document(
     if !scenario.kinds.is_empty() {
         doc["kinds"] = kinds(scenario, outcome);
     }
+    if outcome.transitions_dropped > 0 {
+        doc["transitions_dropped"] = json!(outcome.transitions_dropped);
+    }
     doc
 }
 

@@ -237,6 +237,14 @@ pub fn transcript(scenario: &Scenario, outcome: &Outcome) -> String {
         out.push_str(&line(scenario, t, w));
         out.push('\n');
     }
+    if outcome.transitions_dropped > 0 {
+        let _ = writeln!(
+            out,
+            "... and {} more transitions, not kept (a run keeps at most {})",
+            outcome.transitions_dropped,
+            crate::engine::TRANSITIONS_KEPT
+        );
+    }
     if outcome.finished {
         out.push_str("\nfinal snapshot:\n");
     } else {

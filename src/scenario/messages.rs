@@ -123,7 +123,9 @@ pub(super) fn generators(
                 limits.max_messages
             ),
             "too many messages",
-            "lower the generator's count, or raise [limits] max_messages (at most 4000000000)",
+            format!(
+                "lower the generator's count, or raise [limits] max_messages (at most {MAX_MESSAGES_CEILING}: about 110 bytes of memory each)"
+            ),
         );
     }
     traffic

@@ -330,7 +330,7 @@ fn limits(problems: &mut Problems, raw: Option<S<file::Limits>>) -> Limits {
         }
         if let Some(m) = &l.max_messages {
             limits.max_messages = problems
-                .count(m, "max_messages", 0, 4_000_000_000)
+                .count(m, "max_messages", 0, MAX_MESSAGES_CEILING as i64)
                 .unwrap_or(limits.max_messages);
         }
     }

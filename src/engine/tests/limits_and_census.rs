@@ -45,6 +45,28 @@ fn a_snapshot_at_t_includes_every_event_at_t() {
 }
 
 #[test]
+fn a_run_keeps_at_most_a_million_transitions_and_counts_the_rest() {
+    // One message failing 1,100,000 times: 3.3 million transitions, and
+    // 1.1 million state changes.
+    let (scenario, _) = load_str(
+        "t.toml",
+        "[delivery]\nmax_receives = 1100000\nretry_interval = \"1ms\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let outcome = run(&scenario, Recorder::All).unwrap();
+    assert_eq!(outcome.transitions.len(), TRANSITIONS_KEPT);
+    assert_eq!(
+        outcome.transitions_dropped,
+        3_300_000 - TRANSITIONS_KEPT as u64
+    );
+    // The history would be incomplete: it is dropped whole.
+    assert!(!outcome.history_complete);
+    assert!(outcome.state_changes.is_empty());
+    assert_eq!(outcome.totals.deliveries, 1_100_000);
+}
+
+#[test]
 fn recording_does_not_change_the_run() {
     let (scenario, _) = load_str("t.toml", &fixture(DELIVERY, BASE_EXTRA, BASE_OP)).unwrap();
     let all = run(&scenario, Recorder::All).unwrap();

@@ -1,0 +1,93 @@
+//! Event expectations judged while the run goes: each `[[expect.event]]`
+//! is a watch that counts the matching transitions and keeps the first
+//! few times, so an event expectation never makes a run keep its
+//! transcript. Watches are indexed by kind and message: a transition costs
+//! two map lookups whatever the number of expectations.
+
+use std::collections::BTreeMap;
+
+use crate::model::{EventKind, MessageIndex, Millis, Scenario, Target};
+
+/// How many times of a watched event are kept for the explanation.
+pub const EVENT_TIMES_KEPT: usize = 8;
+
+/// What a run saw of one event expectation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventSeen {
+    /// Matching transitions (kind, and message when it names one).
+    pub count: u64,
+    /// The first [`EVENT_TIMES_KEPT`] of their times.
+    pub times: Vec<Millis>,
+    /// Whether one happened at the expected time (any time if none).
+    pub at_time: bool,
+}
+
+#[derive(Debug, Default)]
+struct ByKind {
+    /// Watches of any message.
+    any: Vec<usize>,
+    /// Watches of one message.
+    of: BTreeMap<MessageIndex, Vec<usize>>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Watches {
+    by_kind: BTreeMap<EventKind, ByKind>,
+    /// Per watch: its expectation's index and expected time.
+    watched: Vec<(usize, Option<Millis>)>,
+    seen: Vec<EventSeen>,
+}
+
+impl Watches {
+    pub(super) fn new(scenario: &Scenario) -> Self {
+        let mut w = Watches::default();
+        for (index, e) in scenario.expectations.iter().enumerate() {
+            if let Target::Event {
+                kind, message, at, ..
+            } = e.target
+            {
+                let slot = w.watched.len();
+                w.watched.push((index, at));
+                w.seen.push(EventSeen::default());
+                let by_kind = w.by_kind.entry(kind).or_default();
+                match message {
+                    Some(m) => by_kind.of.entry(m).or_default().push(slot),
+                    None => by_kind.any.push(slot),
+                }
+            }
+        }
+        w
+    }
+
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.watched.is_empty()
+    }
+
+    /// A transition of `kind` happened at `time`.
+    pub(super) fn saw(&mut self, kind: EventKind, message: Option<MessageIndex>, time: Millis) {
+        let Some(by_kind) = self.by_kind.get(&kind) else {
+            return;
+        };
+        let of = message.and_then(|m| by_kind.of.get(&m));
+        for &slot in by_kind.any.iter().chain(of.into_iter().flatten()) {
+            let seen = &mut self.seen[slot];
+            seen.count += 1;
+            if seen.times.len() < EVENT_TIMES_KEPT {
+                seen.times.push(time);
+            }
+            if self.watched[slot].1.is_none_or(|at| at == time) {
+                seen.at_time = true;
+            }
+        }
+    }
+
+    /// What each event expectation saw, by expectation index.
+    pub(super) fn finish(self) -> BTreeMap<usize, EventSeen> {
+        self.watched
+            .into_iter()
+            .map(|(index, _)| index)
+            .zip(self.seen)
+            .collect()
+    }
+}
