@@ -166,7 +166,8 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
     let rows = table_rows(&dom, "snapshot");
     assert_eq!(rows, engine_rows(40_000));
     assert_eq!(rows[1][2], "acked", "transient recovered in cycle 2");
-    assert_eq!(rows[2][2], "pending");
+    // Redriven at 40s, its next delivery not yet made: waiting.
+    assert_eq!(rows[2][2], "waiting");
     // The other tables render too.
     assert!(dom.contains("<section id=\"expectations\">"));
     assert!(dom.contains("<section id=\"totals\">"));
@@ -223,7 +224,8 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
         "expired",
         "purged",
         "quarantined",
-        "pending",
+        "in_flight",
+        "ready",
         "waiting",
     ];
     let expected: Vec<String> = order.iter().map(|s| count(s)).collect();
@@ -284,7 +286,9 @@ fn every_mermaid_diagram_parses_and_renders() {
         }
     }
     diagrams.sort();
-    assert_eq!(diagrams.len(), 18);
+    // One per bundled scenario, and the index's.
+    let bundled = std::fs::read_dir("scenarios").unwrap().count();
+    assert_eq!(diagrams.len(), bundled + 1);
     let mut page = String::from("<!doctype html><html><body>\n");
     for (name, body) in &diagrams {
         page.push_str(&format!(
