@@ -7,7 +7,8 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 28] = [
+const BAD_INPUTS: [&str; 29] = [
+    "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",

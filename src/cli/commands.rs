@@ -181,6 +181,17 @@ fn tighten(schema: &mut serde_json::Value) {
         defs["ExpectMessage"]["properties"][field.name()] =
             json!({ "$ref": format!("#/$defs/{check}") });
     }
+    defs["BoolCheck"] = check_schema(&json!({ "type": "boolean" }), false);
+    for field in crate::model::AlarmField::ALL {
+        use crate::model::AlarmField as A;
+        let check = match field {
+            A::Fired | A::FiringAtEnd => "BoolCheck",
+            A::FirstFiredAt => "TimeOrNeverCheck",
+            A::TimesFired => "CountCheck",
+        };
+        defs["ExpectAlarm"]["properties"][field.name()] =
+            json!({ "$ref": format!("#/$defs/{check}") });
+    }
     for field in crate::model::KindField::ALL {
         defs["ExpectKind"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
     }

@@ -185,6 +185,7 @@ impl Engine<'_> {
     fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         self.set_state(m, State::Quarantined);
         self.ready.leave(m);
+        self.alarms.entered(self.clock.now);
         let message = &mut self.messages[m as usize];
         message.set_quarantined_at(self.clock.now);
         message.quarantine_entries += 1;

@@ -18,6 +18,7 @@
 //! due time, the queue gives the message due then (or the operator
 //! inspects), and the consumer decides its delivery.
 
+mod alarms;
 mod arrivals;
 mod backoff;
 mod broker;
@@ -40,6 +41,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use crate::model::{STATE_COUNT, Totals};
+pub use alarms::AlarmRecord;
 pub use census::{CENSUS_SAMPLES, Census, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
@@ -128,6 +130,7 @@ struct Engine<'s> {
     operator: Operator,
     measures: Measures,
     recording: Recording,
+    alarms: alarms::Alarms,
     stopped_by: StoppedBy,
 }
 
@@ -170,6 +173,7 @@ impl<'s> Engine<'s> {
                 retries: 0,
             },
             recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
+            alarms: alarms::Alarms::new(scenario),
             stopped_by: StoppedBy::Drained,
         }
     }
@@ -193,6 +197,7 @@ impl<'s> Engine<'s> {
         };
         if t > self.clock.now {
             self.observe_instant();
+            self.observe_alarms(t.min(self.scenario.limits.max_time));
         }
         let is_event = self.broker.queue.next_due() == Some(t);
         if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
@@ -205,6 +210,7 @@ impl<'s> Engine<'s> {
         if let Some(census) = &mut self.measures.census {
             census.advance(t);
         }
+        self.alarms.instant_has_events = true;
         match self.broker.queue.take(t) {
             Some(Due::Ready {
                 message,
@@ -314,6 +320,7 @@ impl<'s> Engine<'s> {
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
         self.observe_instant();
         let end = self.clock.end();
+        self.observe_alarms(end);
         let mut totals = self.measures.totals;
         totals.quarantined = self.broker.depth();
         totals.final_dlq_depth = self.broker.depth();
@@ -350,6 +357,7 @@ impl<'s> Engine<'s> {
             draws: self.draws,
             queue_waits: self.queue_waits,
             retries: self.measures.retries,
+            alarms: self.alarms.records,
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct Outcome {
     /// Retries scheduled (each delivery is a first one, a redrive's or a
     /// retry's).
     pub retries: u64,
+    /// What each `[[alarm]]` did, in file order.
+    pub alarms: Vec<super::AlarmRecord>,
     /// Each message's time ready but not taken, summed over its
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,

@@ -61,6 +61,14 @@ pub enum Detail {
         state: State,
     },
     Purged,
+    /// Alarm (index into `Scenario::alarms`) fired; its metric's value.
+    AlarmFired {
+        alarm: u32,
+        value: u64,
+    },
+    AlarmCleared {
+        alarm: u32,
+    },
 }
 
 impl Detail {
@@ -78,6 +86,8 @@ impl Detail {
             Detail::Expired { .. } => EventKind::Expired,
             Detail::Repaired => EventKind::Repaired,
             Detail::Redriven { .. } => EventKind::Redriven,
+            Detail::AlarmFired { .. } => EventKind::AlarmFired,
+            Detail::AlarmCleared { .. } => EventKind::AlarmCleared,
             Detail::RedriveSkipped { .. } => EventKind::RedriveSkipped,
             Detail::Purged => EventKind::Purged,
         }

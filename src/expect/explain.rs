@@ -39,6 +39,7 @@ pub fn explain(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Strin
     match *target {
         Target::Message(m, _) => message_story(scenario, outcome, m),
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
+        Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {

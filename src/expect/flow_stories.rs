@@ -173,3 +173,48 @@ pub(super) fn kind_story(scenario: &Scenario, outcome: &Outcome, kind: u32) -> S
         count(KindField::Deliveries)
     )
 }
+
+/// An alarm's transitions, and the quarantine entries around them.
+pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> String {
+    use crate::engine::Detail;
+    let alarm = &scenario.alarms[a as usize];
+    let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
+    let mut out = format!(
+        "alarm \"{}\" ({} at least {}) fired {} times{}.\n",
+        alarm.name,
+        alarm.metric.name(),
+        if alarm.metric.is_time() {
+            dur(alarm.at_least)
+        } else {
+            alarm.at_least.to_string()
+        },
+        r.times_fired,
+        if r.firing {
+            " and was firing at the end"
+        } else {
+            ""
+        }
+    );
+    let w = crate::report::text::id_width(scenario, outcome);
+    let lines: Vec<String> = outcome
+        .transitions
+        .iter()
+        .filter(|t| match t.detail {
+            Detail::AlarmFired { alarm, .. } | Detail::AlarmCleared { alarm } => alarm == a,
+            Detail::Quarantined { .. } | Detail::Inspected { .. } => true,
+            _ => false,
+        })
+        .take(24)
+        .map(|t| {
+            format!(
+                "  {}\n",
+                crate::report::text::line(scenario, t, w).trim_end()
+            )
+        })
+        .collect();
+    if !lines.is_empty() {
+        out.push_str("Its transitions, with the quarantine entries and inspections:\n");
+        out.extend(lines);
+    }
+    out
+}

@@ -42,6 +42,15 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
             }
         }
         Target::Kind(kind, field) => Value::Count(kind_count(scenario, outcome, kind, field)),
+        Target::Alarm(a, field) => {
+            let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
+            match field {
+                AlarmField::Fired => Value::Bool(r.times_fired > 0),
+                AlarmField::FirstFiredAt => r.first_fired_at.map_or(Value::Never, Value::Time),
+                AlarmField::TimesFired => Value::Count(r.times_fired),
+                AlarmField::FiringAtEnd => Value::Bool(r.firing),
+            }
+        }
         Target::Event { .. } => {
             let seen = outcome.events_seen.get(&index).cloned().unwrap_or_default();
             if seen.count == 0 {

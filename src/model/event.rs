@@ -60,6 +60,8 @@ define_event_kinds! {
     Redriven "redriven" "the operator redrove the message: a new cycle";
     RedriveSkipped "redrive_skipped" "an `only` id was not in quarantine";
     Purged "purged" "the operator purged the message";
+    AlarmFired "alarm_fired" "an alarm's metric reached its threshold";
+    AlarmCleared "alarm_cleared" "an alarm's metric fell below its threshold";
 }
 
 /// Where a message is in its life.

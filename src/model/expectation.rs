@@ -18,6 +18,8 @@ pub enum Target {
     Message(MessageIndex, MessageField),
     /// `[expect.kind."NAME"]`: index into [`Scenario::kinds`].
     Kind(u32, KindField),
+    /// `[expect.alarm."NAME"]`: index into [`Scenario::alarms`].
+    Alarm(u32, super::AlarmField),
     Event {
         kind: EventKind,
         message: Option<MessageIndex>,
@@ -118,6 +120,7 @@ pub enum Value {
     Text(String),
     /// No value: a message never quarantined, never failed.
     Never,
+    Bool(bool),
 }
 
 impl std::fmt::Display for Value {
@@ -127,6 +130,7 @@ impl std::fmt::Display for Value {
             Value::Time(ms) => write!(f, "{}", crate::duration::format(*ms)),
             Value::Text(s) => write!(f, "\"{s}\""),
             Value::Never => write!(f, "never"),
+            Value::Bool(b) => write!(f, "{b}"),
         }
     }
 }
@@ -186,6 +190,12 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
                 check_words(&e.check)
             )
         }
+        Target::Alarm(a, f) => format!(
+            "alarm \"{}\" {} {}",
+            scenario.alarms[*a as usize].name,
+            f.name(),
+            check_words(&e.check)
+        ),
         Target::Kind(k, f) => format!(
             "kind \"{}\" {} {}",
             scenario.kinds[*k as usize],

@@ -1,6 +1,7 @@
 //! The validated scenario: the domain the engine runs. No file spans here,
 //! except where an expectation remembers where it was written.
 
+mod alarm;
 mod event;
 mod expectation;
 mod flow;
@@ -10,6 +11,7 @@ mod measure;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
+pub use alarm::{Alarm, AlarmField, Metric};
 pub use event::{EventKind, State};
 pub use expectation::{
     Check, Expectation, KindField, MessageField, Target, Value, Verdict, describe,
@@ -54,6 +56,8 @@ pub struct Scenario {
     /// Names of the `[[traffic.mix]]` kinds, distinct, in file order; a
     /// name used in several blocks is one kind.
     pub kinds: Vec<String>,
+    /// `[[alarm]]`s, in file order.
+    pub alarms: Vec<Alarm>,
     /// Failure reasons, interned. The first three are fixed.
     pub reasons: Vec<String>,
     pub intents: Intents,

@@ -16,6 +16,7 @@ fn value(v: &Value) -> Json {
         Value::Time(ms) => json!(ms),
         Value::Text(s) => json!(s),
         Value::Never => Json::Null,
+        Value::Bool(b) => json!(b),
     }
 }
 
@@ -172,6 +173,8 @@ pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
                     Detail::Redriven { cycle, key } => json!({ "cycle": cycle, "key": scenario.key_name(key) }),
                     Detail::RedriveSkipped { state } => json!({ "state": state.as_str() }),
                     Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => json!({}),
+                    Detail::AlarmFired { alarm, value } => json!({ "alarm": scenario.alarms[alarm as usize].name, "value": value }),
+                    Detail::AlarmCleared { alarm } => json!({ "alarm": scenario.alarms[alarm as usize].name }),
                 };
                 if let Json::Object(extra) = extra {
                     obj.extend(extra);
@@ -209,6 +212,29 @@ pub fn totals(scenario: &Scenario, outcome: &Outcome) -> Json {
         map.insert(total.name().into(), value(&outcome.totals.get(total)));
     }
     Json::Object(map)
+}
+
+/// Per `[[alarm]]`: its definition and what it did.
+pub fn alarms(scenario: &Scenario, outcome: &Outcome) -> Json {
+    Json::Array(
+        scenario
+            .alarms
+            .iter()
+            .zip(&outcome.alarms)
+            .map(|(a, r)| {
+                json!({
+                    "name": a.name,
+                    "metric": a.metric.name(),
+                    "at_least": a.at_least,
+                    "window": match a.metric { crate::model::Metric::DlqArrivals { window } => Some(window), _ => None },
+                    "fired": r.times_fired > 0,
+                    "first_fired_at": r.first_fired_at,
+                    "times_fired": r.times_fired,
+                    "firing_at_end": r.firing,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// Per `[[traffic.mix]]` kind: its messages and what became of them.
@@ -270,6 +296,9 @@ pub fn document(
     });
     if !scenario.kinds.is_empty() {
         doc["kinds"] = kinds(scenario, outcome);
+    }
+    if !scenario.alarms.is_empty() {
+        doc["alarms"] = alarms(scenario, outcome);
     }
     if outcome.transitions_dropped > 0 {
         doc["transitions_dropped"] = json!(outcome.transitions_dropped);

@@ -70,15 +70,46 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
             )
         }
         Detail::Purged => "purged from quarantine".to_string(),
+        Detail::AlarmFired { alarm, value } => {
+            let a = &scenario.alarms[alarm as usize];
+            let show = |n: u64| {
+                if a.metric.is_time() {
+                    dur(n)
+                } else {
+                    n.to_string()
+                }
+            };
+            format!(
+                "alarm \"{}\" fired: {} {} (at least {})",
+                a.name,
+                a.metric.name(),
+                show(value),
+                show(a.at_least)
+            )
+        }
+        Detail::AlarmCleared { alarm } => {
+            let a = &scenario.alarms[alarm as usize];
+            format!(
+                "alarm \"{}\" cleared: {} below {}",
+                a.name,
+                a.metric.name(),
+                if a.metric.is_time() {
+                    dur(a.at_least)
+                } else {
+                    a.at_least.to_string()
+                }
+            )
+        }
     }
 }
 
 /// One transcript line: time, message, what happened.
 pub fn line(scenario: &Scenario, t: &Transition, id_width: usize) -> String {
-    let who = t.message.map_or_else(
-        || "operator".to_string(),
-        |m| scenario.message_id(m).into_owned(),
-    );
+    let who = match (t.message, t.detail) {
+        (Some(m), _) => scenario.message_id(m).into_owned(),
+        (None, Detail::AlarmFired { .. } | Detail::AlarmCleared { .. }) => "alarm".to_string(),
+        (None, _) => "operator".to_string(),
+    };
     format!(
         "{:>10}  {:<id_width$}  {}",
         dur(t.time),
@@ -220,6 +251,7 @@ pub fn totals(scenario: &Scenario, outcome: &Outcome) -> String {
             Value::Time(ms) => dur(ms),
             Value::Text(s) => s,
             Value::Never => "-".to_string(),
+            Value::Bool(b) => b.to_string(),
         };
         let _ = writeln!(out, "{:<20}{value}", total.name());
     }

@@ -16,6 +16,8 @@ enum Kind {
     TimeOrNever,
     /// Why a run ended.
     Stop,
+    /// true or false.
+    Bool,
 }
 
 pub(super) fn expectations(
@@ -49,6 +51,9 @@ pub(super) fn expectations(
     }
     for (name, k) in &e.kind {
         out.extend(kind_expectations(problems, scenario, name, k.get_ref()));
+    }
+    for (name, a) in &e.alarm {
+        out.extend(alarm_expectations(problems, scenario, name, a.get_ref()));
     }
     for ev in &e.event {
         out.extend(event_expectation(problems, scenario, ev));
@@ -149,6 +154,66 @@ fn kind_expectations(
     out
 }
 
+/// `[expect.alarm."NAME"]`: each field written, against that alarm.
+fn alarm_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    name: &S<String>,
+    a: &file::ExpectAlarm,
+) -> Vec<Expectation> {
+    let Some(index) = scenario
+        .alarms
+        .iter()
+        .position(|x| &x.name == name.get_ref())
+    else {
+        let names = scenario.alarms.iter().map(|x| x.name.as_str());
+        let help = match did_you_mean(name.get_ref(), names) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None if scenario.alarms.is_empty() => "this file has no [[alarm]]".to_string(),
+            None => format!(
+                "the alarms are: {}",
+                scenario
+                    .alarms
+                    .iter()
+                    .map(|x| x.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        problems.error_help(
+            Some(name.span()),
+            format!("unknown alarm \"{}\"", name.get_ref()),
+            "no [[alarm]] has this name",
+            help,
+        );
+        return Vec::new();
+    };
+    let fields = [
+        (&a.fired, AlarmField::Fired, Kind::Bool),
+        (
+            &a.first_fired_at,
+            AlarmField::FirstFiredAt,
+            Kind::TimeOrNever,
+        ),
+        (&a.times_fired, AlarmField::TimesFired, Kind::Count),
+        (&a.firing_at_end, AlarmField::FiringAtEnd, Kind::Bool),
+    ];
+    let mut out = Vec::new();
+    for (value, field, kind) in fields {
+        if let Some(v) = value
+            && let Some((check, description)) = check(problems, v, kind, field.name())
+        {
+            out.push(Expectation {
+                target: Target::Alarm(index as u32, field),
+                check,
+                span: v.span(),
+                description: description.or_else(|| a.description.clone()),
+            });
+        }
+    }
+    out
+}
+
 /// One `[[expect.event]]`.
 fn event_expectation(
     problems: &mut Problems,
@@ -189,6 +254,7 @@ fn kind_hint(kind: Kind) -> &'static str {
             "one of \"acked\", \"quarantined\", \"expired\", \"purged\", \"waiting\", \"ready\", \"in_flight\""
         }
         Kind::Stop => "one of \"drained\", \"max_time\", \"max_events\"",
+        Kind::Bool => "true or false",
         Kind::TimeOrNever => "a duration such as \"20s\", or \"never\"",
     }
 }
@@ -233,7 +299,7 @@ fn comparison(
             }
             "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
             "at_least" | "at_most" | "between"
-                if matches!(kind, Kind::Text | Kind::State | Kind::Stop) =>
+                if matches!(kind, Kind::Text | Kind::State | Kind::Stop | Kind::Bool) =>
             {
                 problems.error(
                     span.clone(),
@@ -374,6 +440,7 @@ fn scalar(
             None
         }
         (Kind::Text, toml::Value::String(s)) => Some(Value::Text(s.clone())),
+        (Kind::Bool, toml::Value::Boolean(b)) => Some(Value::Bool(*b)),
         (Kind::State | Kind::Stop, toml::Value::String(s)) => {
             let names: Vec<&str> = match kind {
                 Kind::State => State::ALL.iter().map(|s| s.as_str()).collect(),

@@ -13,7 +13,7 @@ use crate::model::EventKind;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 12] = [
+pub const TABLES: [&str; 13] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -24,6 +24,7 @@ pub const TABLES: [&str; 12] = [
     "outage",
     "workers",
     "downstream",
+    "alarm",
     "limits",
     "expect",
 ];
@@ -65,6 +66,10 @@ pub struct File {
     /// A downstream that accepts at most `limit` calls per window.
     #[schemars(with = "Option<DownstreamTable>")]
     pub downstream: Option<S<DownstreamTable>>,
+    #[serde(default)]
+    /// Alarms on the queues: each fires when its metric reaches `at_least`.
+    #[schemars(with = "Vec<super::alarms::AlarmTable>")]
+    pub alarm: Vec<S<super::alarms::AlarmTable>>,
     /// Where a run that would not end is stopped.
     #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,
@@ -514,6 +519,9 @@ macro_rules! define_expect {
             #[schemars(with = "BTreeMap<String, ExpectKind>")]
             pub kind: BTreeMap<S<String>, S<ExpectKind>>,
             #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectAlarm>")]
+            pub alarm: BTreeMap<S<String>, S<ExpectAlarm>>,
+            #[serde(default)]
             #[schemars(with = "Vec<ExpectEvent>")]
             pub event: Vec<S<ExpectEvent>>,
         }
@@ -561,6 +569,20 @@ pub struct ExpectMessage {
     pub queue_wait: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub group: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectAlarm {
+    pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub fired: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub first_fired_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub times_fired: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub firing_at_end: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

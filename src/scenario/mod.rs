@@ -1,6 +1,7 @@
 //! Reading a scenario file: TOML with spans, then validation into the
 //! model. Every problem is located; nothing runs until the file is valid.
 
+mod alarms;
 mod expect;
 pub mod file;
 mod flow;

@@ -110,6 +110,7 @@ pub(super) fn validate(
         limits,
         flow,
         kinds,
+        alarms: super::alarms::alarms(&mut problems, &raw.alarm),
         reasons,
         intents: Intents::default(),
         expectations: Vec::new(),

@@ -105,6 +105,7 @@ pub(super) const BASE_EXTRA: &str =
 pub(super) const BASE_OP: &str =
     "[[operator]]\nwait = \"30s\"\nrepair = true\naction = \"redrive_all\"\n";
 
+mod alarms;
 mod decisions;
 mod delivery;
 mod downstream;

@@ -1,0 +1,107 @@
+//! docs/model.md section 15 (alarms) and decision 16.11.
+
+use super::*;
+
+/// (time, fired?) of alarm `name`'s transitions.
+fn alarm_story(scenario: &Scenario, outcome: &Outcome, name: &str) -> Vec<(Millis, bool)> {
+    let a = scenario.alarms.iter().position(|x| x.name == name).unwrap() as u32;
+    outcome
+        .transitions
+        .iter()
+        .filter_map(|t| match t.detail {
+            Detail::AlarmFired { alarm, .. } if alarm == a => Some((t.time, true)),
+            Detail::AlarmCleared { alarm } if alarm == a => Some((t.time, false)),
+            _ => None,
+        })
+        .collect()
+}
+
+const BASE: &str = "[delivery]\nmax_receives = 2\nretry_interval = \"10s\"\n\
+                    [[operator]]\nwait = \"30s\"\nrepair = true\naction = \"redrive_all\"\n\
+                    [[message]]\nid = \"a\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+                    [[message]]\nid = \"b\"\nat = \"5s\"\nfaults = [{ fail = { until = \"repair\" } }]\n";
+
+fn with(alarm: &str) -> (Scenario, Outcome) {
+    sim(&format!("{BASE}[[alarm]]\nname = \"x\"\n{alarm}"))
+}
+
+#[test]
+fn s15_dlq_depth_fires_and_clears_at_event_instants() {
+    // a is quarantined at 10s, b at 15s; both redriven at 45s.
+    let (s, o) = with("metric = \"dlq_depth\"\nat_least = 2\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(15_000, true), (45_000, false)]);
+    assert_eq!(o.alarms[0].times_fired, 1);
+    assert_eq!(o.alarms[0].first_fired_at, Some(15_000));
+    assert!(!o.alarms[0].firing);
+}
+
+#[test]
+fn s15_oldest_age_fires_when_time_alone_reaches_the_threshold() {
+    // The oldest entry is a's at 10s: age 7s at 17s, between events.
+    let (s, o) = with("metric = \"oldest_age\"\nat_least = \"7s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(17_000, true), (45_000, false)]);
+}
+
+#[test]
+fn s15_dlq_arrivals_clears_when_an_entry_leaves_the_window() {
+    // Entries at 10s and 15s; window 8s: two in (7s, 15s] at 15s, one
+    // in (10s, 18s] at 18s.
+    let (s, o) = with("metric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(15_000, true), (18_000, false)]);
+}
+
+#[test]
+fn s15_queue_depth_reads_ready_messages_not_taken() {
+    let (s, o) = sim(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[workers]\ncount = 1\nservice_time = \"1s\"\n\
+         [[message]]\nid = \"a\"\n[[message]]\nid = \"b\"\n[[message]]\nid = \"c\"\n\
+         [[alarm]]\nname = \"x\"\nmetric = \"queue_depth\"\nat_least = 2\n",
+    );
+    // After 0s, b and c wait; after 1s only c.
+    assert_eq!(alarm_story(&s, &o, "x"), [(0, true), (1_000, false)]);
+}
+
+#[test]
+fn d16_11_an_instant_after_the_last_event_is_not_observed() {
+    // Without operator steps the run ends at 15s: a's age would reach
+    // 10s at 20s, after the end.
+    let text = BASE.replace(
+        "[[operator]]\nwait = \"30s\"\nrepair = true\naction = \"redrive_all\"\n",
+        "",
+    );
+    let (s, o) = sim(&format!(
+        "{text}[[alarm]]\nname = \"x\"\nmetric = \"oldest_age\"\nat_least = \"10s\"\n"
+    ));
+    assert_eq!(o.totals.end_time, 15_000);
+    assert_eq!(alarm_story(&s, &o, "x"), []);
+    // An empty quarantine has no age: below any threshold.
+    let (s, o) = sim(&format!(
+        "{text}[[alarm]]\nname = \"x\"\nmetric = \"oldest_age\"\nat_least = \"1ms\"\n"
+    ));
+    assert_eq!(alarm_story(&s, &o, "x"), [(10_001, true)]);
+    assert!(o.alarms[0].firing);
+}
+
+#[test]
+fn s15_alarms_never_change_the_run() {
+    let plain = fixture(DELIVERY, BASE_EXTRA, BASE_OP);
+    let alarms = "[[alarm]]\nname = \"d\"\nmetric = \"dlq_depth\"\nat_least = 1\n\
+                  [[alarm]]\nname = \"o\"\nmetric = \"oldest_age\"\nat_least = \"1s\"\n\
+                  [[alarm]]\nname = \"w\"\nmetric = \"dlq_arrivals\"\nwindow = \"5s\"\nat_least = 1\n";
+    let (_, a) = sim(&plain);
+    let (_, b) = sim(&format!("{plain}{alarms}"));
+    assert_eq!(a.totals, b.totals);
+    assert_eq!(a.messages, b.messages);
+    let without: Vec<_> = b
+        .transitions
+        .iter()
+        .filter(|t| {
+            !matches!(
+                t.detail,
+                Detail::AlarmFired { .. } | Detail::AlarmCleared { .. }
+            )
+        })
+        .copied()
+        .collect();
+    assert_eq!(a.transitions, without);
+}

@@ -1,0 +1,68 @@
+//! Alarms (docs/model.md section 15): a metric of the queues read at each
+//! instant, firing when it reaches a threshold and clearing when it falls
+//! below. Alarms observe; they never change the run.
+
+use super::Millis;
+
+#[derive(Debug, Clone)]
+pub struct Alarm {
+    pub name: String,
+    pub metric: Metric,
+    /// The threshold: a count, or milliseconds for `oldest_age`; at least 1.
+    pub at_least: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Messages in quarantine.
+    DlqDepth,
+    /// Quarantine entries with entry time in (t - window, t].
+    DlqArrivals { window: Millis },
+    /// t minus the earliest entry time of the messages in quarantine.
+    OldestAge,
+    /// Ready messages not yet taken.
+    QueueDepth,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::DlqDepth => "dlq_depth",
+            Metric::DlqArrivals { .. } => "dlq_arrivals",
+            Metric::OldestAge => "oldest_age",
+            Metric::QueueDepth => "queue_depth",
+        }
+    }
+
+    /// Whether the metric is a duration (its threshold is written as one).
+    pub fn is_time(self) -> bool {
+        self == Metric::OldestAge
+    }
+}
+
+/// A field of `[expect.alarm."NAME"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AlarmField {
+    Fired,
+    FirstFiredAt,
+    TimesFired,
+    FiringAtEnd,
+}
+
+impl AlarmField {
+    pub const ALL: [AlarmField; 4] = [
+        AlarmField::Fired,
+        AlarmField::FirstFiredAt,
+        AlarmField::TimesFired,
+        AlarmField::FiringAtEnd,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AlarmField::Fired => "fired",
+            AlarmField::FirstFiredAt => "first_fired_at",
+            AlarmField::TimesFired => "times_fired",
+            AlarmField::FiringAtEnd => "firing_at_end",
+        }
+    }
+}

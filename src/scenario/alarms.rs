@@ -1,0 +1,169 @@
+//! `[[alarm]]` as written, and its validation (docs/model.md section 15):
+//! a unique name, a metric, a threshold of at least 1 (a duration of at
+//! least 1ms for `oldest_age`), and a `window` for `dlq_arrivals` only.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::file::S;
+use super::problems::{MAX_ID, Problems};
+use crate::duration::Duration;
+use crate::model::{Alarm, Metric};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AlarmTable {
+    /// Unique; `[expect.alarm."NAME"]` names it.
+    #[schemars(with = "String")]
+    pub name: S<String>,
+    /// dlq_depth | dlq_arrivals (with window) | oldest_age | queue_depth.
+    #[schemars(with = "MetricName")]
+    pub metric: S<MetricName>,
+    /// The threshold: a count, or a duration for oldest_age.
+    #[schemars(with = "AtLeast")]
+    pub at_least: S<toml::Value>,
+    /// With dlq_arrivals: entries counted over this long, e.g. "1m".
+    #[schemars(with = "Option<Duration>")]
+    pub window: Option<S<Duration>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricName {
+    DlqDepth,
+    DlqArrivals,
+    OldestAge,
+    QueueDepth,
+}
+
+/// The JSON Schema of a threshold: a count of at least 1 or a duration.
+pub struct AtLeast;
+
+impl JsonSchema for AtLeast {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AtLeast".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                { "type": "integer", "minimum": 1 },
+                { "$ref": "#/$defs/Duration" }
+            ]
+        })
+    }
+}
+
+pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>]) -> Vec<Alarm> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for a in raw {
+        let a = a.get_ref();
+        let name = a.name.get_ref();
+        problems.plain_spanned(&a.name, "an alarm's name", MAX_ID);
+        if seen.insert(name.clone(), out.len()).is_some() {
+            problems.error(
+                a.name.span(),
+                format!("two alarms are named \"{name}\""),
+                "name used again",
+            );
+        }
+        let metric = match (*a.metric.get_ref(), &a.window) {
+            (MetricName::DlqArrivals, Some(w)) if w.get_ref().0 == 0 => {
+                problems.error_help(
+                    Some(w.span()),
+                    "a dlq_arrivals window cannot be 0s long",
+                    "empty window",
+                    "entries are counted in (t - window, t]: e.g. window = \"1m\"",
+                );
+                None
+            }
+            (MetricName::DlqArrivals, Some(w)) => Some(Metric::DlqArrivals {
+                window: w.get_ref().0,
+            }),
+            (MetricName::DlqArrivals, None) => {
+                problems.error_help(
+                    Some(a.metric.span()),
+                    "metric \"dlq_arrivals\" needs a `window`",
+                    "over how long?",
+                    "add e.g. window = \"1m\": the alarm counts quarantine entries in the last minute",
+                );
+                None
+            }
+            (_, Some(w)) => {
+                problems.error_help(
+                    Some(w.span()),
+                    "`window` goes with metric = \"dlq_arrivals\"",
+                    "not used by this metric",
+                    "remove `window`, or use metric = \"dlq_arrivals\"",
+                );
+                None
+            }
+            (MetricName::DlqDepth, None) => Some(Metric::DlqDepth),
+            (MetricName::OldestAge, None) => Some(Metric::OldestAge),
+            (MetricName::QueueDepth, None) => Some(Metric::QueueDepth),
+        };
+        let at_least = threshold(problems, &a.at_least, *a.metric.get_ref());
+        if let (Some(metric), Some(at_least)) = (metric, at_least) {
+            out.push(Alarm {
+                name: name.clone(),
+                metric,
+                at_least,
+            });
+        }
+    }
+    out
+}
+
+/// `at_least`: a count of at least 1, or for `oldest_age` a duration of at
+/// least 1ms (decision 16.14).
+fn threshold(problems: &mut Problems, v: &S<toml::Value>, metric: MetricName) -> Option<u64> {
+    let span = v.span();
+    match (metric, v.get_ref()) {
+        (MetricName::OldestAge, toml::Value::String(s)) => match crate::duration::parse(s) {
+            Ok(0) => {
+                problems.error(
+                    span,
+                    "an oldest_age threshold must be at least 1ms",
+                    "0s would always fire",
+                );
+                None
+            }
+            Ok(ms) => Some(ms),
+            Err(e) => {
+                problems.error(span, e.to_string(), "not a duration");
+                None
+            }
+        },
+        (MetricName::OldestAge, _) => {
+            problems.error_help(
+                Some(span),
+                "an oldest_age threshold is a duration",
+                "needs a unit",
+                "write e.g. at_least = \"5m\"",
+            );
+            None
+        }
+        (_, toml::Value::Integer(n)) if *n >= 1 => Some(*n as u64),
+        (_, toml::Value::Integer(_)) => {
+            problems.error_help(
+                Some(span),
+                "an alarm's threshold must be at least 1",
+                "0 or less would always fire",
+                "\"zero tolerance\" is metric = \"dlq_depth\", at_least = 1",
+            );
+            None
+        }
+        _ => {
+            problems.error_help(
+                Some(span),
+                "this alarm's threshold is a count",
+                "not a whole number",
+                "write e.g. at_least = 1",
+            );
+            None
+        }
+    }
+}
