@@ -229,3 +229,59 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Alarms observe: with every alarm removed, everything else a run
+    /// produces is the same.
+    #[test]
+    fn alarms_never_change_the_run(
+        text in scenario(),
+        depth in 1u64..4,
+        age in 1u64..60,
+        window in 1u64..60,
+        arrivals in 1u64..4,
+    ) {
+        let alarms = format!(
+            "[[alarm]]\nname = \"depth\"\nmetric = \"dlq_depth\"\nat_least = {depth}\n\
+             [[alarm]]\nname = \"age\"\nmetric = \"oldest_age\"\nat_least = \"{age}s\"\n\
+             [[alarm]]\nname = \"burst\"\nmetric = \"dlq_arrivals\"\nwindow = \"{window}s\"\nat_least = {arrivals}\n\
+             [[alarm]]\nname = \"queue\"\nmetric = \"queue_depth\"\nat_least = 1\n"
+        );
+        let (plain, _) = load_str("p.toml", &text).unwrap();
+        let (watched, _) = load_str("p.toml", &format!("{text}{alarms}")).unwrap();
+        let a = engine::run(&plain, Recorder::All).unwrap();
+        let b = engine::run(&watched, Recorder::All).unwrap();
+        prop_assert_eq!(a.totals, b.totals);
+        prop_assert_eq!(&a.messages, &b.messages);
+        prop_assert_eq!(&a.ledger, &b.ledger);
+        let others: Vec<_> = b
+            .transitions
+            .iter()
+            .filter(|t| !matches!(t.detail, Detail::AlarmFired { .. } | Detail::AlarmCleared { .. }))
+            .copied()
+            .collect();
+        prop_assert_eq!(&a.transitions, &others);
+        // Alarm transitions come in time order, and alternate per alarm.
+        let times: Vec<u64> = b.transitions.iter().map(|t| t.time).collect();
+        prop_assert!(times.windows(2).all(|w| w[0] <= w[1]), "out of order: {:?}", times);
+        for (i, record) in b.alarms.iter().enumerate() {
+            let mut firing = false;
+            for t in &b.transitions {
+                match t.detail {
+                    Detail::AlarmFired { alarm, .. } if alarm as usize == i => {
+                        prop_assert!(!firing);
+                        firing = true;
+                    }
+                    Detail::AlarmCleared { alarm } if alarm as usize == i => {
+                        prop_assert!(firing);
+                        firing = false;
+                    }
+                    _ => {}
+                }
+            }
+            prop_assert_eq!(firing, record.firing);
+        }
+    }
+}
