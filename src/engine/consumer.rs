@@ -74,9 +74,11 @@ impl Engine<'_> {
         {
             return (Finish::Failed(f.reason, f.class), f.takes);
         }
+        // A delivery after the first of its cycle is a retry.
+        let retry = self.messages[m as usize].cycle_receives > 1;
         if self.scenario.outages.iter().any(|o| o.contains(now)) {
             self.calls
-                .offer_during_outage(now, &mut self.measures.totals);
+                .offer_during_outage(now, retry, &mut self.measures.totals);
             return (
                 Finish::Failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient),
                 None,
@@ -89,7 +91,7 @@ impl Engine<'_> {
             self.measures.totals.dedup_hits += 1;
             self.record(Some(m), Detail::DedupHit { key, expires_at });
         } else {
-            if self.calls.offer(now, &mut self.measures.totals) == Call::Throttled {
+            if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
                 return (Finish::Failed(REASON_THROTTLED, Class::Transient), None);
             }
             self.broker.dedup.store(key, now);

@@ -42,6 +42,7 @@ use rand_chacha::ChaCha8Rng;
 
 pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::AlarmRecord;
+pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
 pub use census::{CENSUS_SAMPLES, Census, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
@@ -358,6 +359,7 @@ impl<'s> Engine<'s> {
             queue_waits: self.queue_waits,
             retries: self.measures.retries,
             alarms: self.alarms.records,
+            calls: self.calls.finish(),
         }
     }
 }

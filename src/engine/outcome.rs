@@ -43,6 +43,8 @@ pub struct Outcome {
     /// Retries scheduled (each delivery is a first one, a redrive's or a
     /// retry's).
     pub retries: u64,
+    /// Calls offered and accepted per window.
+    pub calls: super::CallSeries,
     /// What each `[[alarm]]` did, in file order.
     pub alarms: Vec<super::AlarmRecord>,
     /// Each message's time ready but not taken, summed over its

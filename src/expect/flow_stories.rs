@@ -126,7 +126,16 @@ pub(super) fn calls_story(scenario: &Scenario, outcome: &Outcome) -> (String, Ve
                 t.throttled,
                 t.calls_offered - t.calls_accepted - t.throttled
             ),
-            format!("the busiest window was offered {} calls", t.peak_offered),
+            match outcome.calls.peak_window {
+                Some(start) => format!(
+                    "the busiest window, [{}, {}), was offered {} calls, {} of them retries",
+                    dur(start),
+                    dur(start + scenario.flow.call_window),
+                    t.peak_offered,
+                    outcome.calls.peak_retries
+                ),
+                None => "no call was offered".to_string(),
+            },
         ],
     )
 }

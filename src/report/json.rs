@@ -214,6 +214,47 @@ pub fn totals(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Object(map)
 }
 
+/// Rows of the calls table in Markdown and HTML reports.
+pub const CALLS_TABLE_ROWS: usize = 40;
+
+/// Calls offered and accepted per window, in at most `max_rows` rows (each
+/// row a span of windows, its busiest window's count kept).
+pub fn calls(scenario: &Scenario, outcome: &Outcome, max_rows: usize) -> Json {
+    let series = &outcome.calls;
+    let mut windows = series.windows_per_row.max(1);
+    let mut rows = series.rows.clone();
+    while rows.len() > max_rows {
+        windows *= 2;
+        let span = series.per.saturating_mul(windows).max(1);
+        let mut merged: Vec<crate::engine::CallRow> = Vec::new();
+        for row in rows {
+            let start = row.start - row.start % span;
+            match merged.last_mut() {
+                Some(m) if m.start == start => {
+                    m.offered += row.offered;
+                    m.accepted += row.accepted;
+                    m.busiest = m.busiest.max(row.busiest);
+                }
+                _ => merged.push(crate::engine::CallRow { start, ..row }),
+            }
+        }
+        rows = merged;
+    }
+    json!({
+        "per": series.per,
+        "limit": scenario.flow.downstream.map(|d| d.limit),
+        "windows_per_row": windows,
+        "peak_window": series.peak_window,
+        "peak_retries": series.peak_retries,
+        "rows": rows.iter().map(|r| json!({
+            "start": r.start,
+            "offered": r.offered,
+            "accepted": r.accepted,
+            "busiest": r.busiest,
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// Per `[[alarm]]`: its definition and what it did.
 pub fn alarms(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
@@ -299,6 +340,10 @@ pub fn document(
     }
     if !scenario.alarms.is_empty() {
         doc["alarms"] = alarms(scenario, outcome);
+    }
+    if scenario.flow.extended {
+        doc["calls"] = calls(scenario, outcome, crate::engine::CALL_SERIES_ROWS);
+        doc["calls_table"] = calls(scenario, outcome, CALLS_TABLE_ROWS);
     }
     if outcome.transitions_dropped > 0 {
         doc["transitions_dropped"] = json!(outcome.transitions_dropped);
