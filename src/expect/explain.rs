@@ -78,15 +78,15 @@ fn message_story(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> Str
     let r = text::row(scenario, outcome, m as usize);
     let _ = writeln!(
         out,
-        "message \"{}\" ended {} (key {}, cycle {}, {} receives in this cycle, {} in all, {} effects, {} dedup hits{}).",
+        "message \"{}\" ended {} (key {}, cycle {}, {} in this cycle, {} in all, {}, {}{}).",
         r.id,
         r.state.as_str(),
         r.key,
         r.cycle,
-        r.cycle_receives,
+        plural(r.cycle_receives, "receive", "receives"),
         r.total_receives,
-        r.effects,
-        r.dedup_hits,
+        plural(r.effects, "effect", "effects"),
+        plural(r.dedup_hits, "dedup hit", "dedup hits"),
         r.last_reason
             .map_or(String::new(), |x| format!(", last failure: {x}")),
     );
@@ -101,6 +101,7 @@ fn message_story(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> Str
         out.push_str("Its transitions (and the operator's):\n");
         push_limited(&mut out, &lines);
     }
+    out.push_str(&super::flow_stories::waiting_story(scenario, outcome, m));
     out
 }
 
@@ -145,7 +146,7 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
 }
 
 /// "1 effect", "2 effects": a count that agrees in number.
-fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+pub(super) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     if n == 1 {
         format!("1 {one}")

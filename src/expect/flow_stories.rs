@@ -1,9 +1,13 @@
 //! Explanations for the measures of sections 11-13: latency ranks, queue
 //! waits, workers, calls, and what was still pending at a stop.
 
+use std::fmt::Write;
+
 use crate::duration::format as dur;
 use crate::engine::Outcome;
 use crate::model::*;
+
+use super::explain::plural;
 
 /// The acked message at latency rank `p` (100: the maximum), and how its
 /// latency splits.
@@ -35,7 +39,8 @@ pub(super) fn latency_story(
     let (latency, m) = acked[rank as usize - 1];
     let s = &outcome.messages[m as usize];
     let title = format!(
-        "rank {rank} of {n} acked messages (nearest rank, ceil({p} * {n} / 100)) is \"{}\"",
+        "rank {rank} of {} (nearest rank, ceil({p} * {n} / 100)) is \"{}\"",
+        plural(n, "acked message", "acked messages"),
         scenario.message_id(m)
     );
     let lines = vec![
@@ -46,10 +51,10 @@ pub(super) fn latency_story(
             dur(latency)
         ),
         format!(
-            "of which {} ready but waiting for a worker, {} in service and retry delays over {} deliveries",
+            "of which {} ready but waiting for a worker, {} in service and retry delays over {}",
             dur(outcome.queue_wait(m)),
             dur(latency.saturating_sub(outcome.queue_wait(m))),
-            s.total_receives
+            plural(s.total_receives, "delivery", "deliveries")
         ),
     ];
     (title, lines)
@@ -74,10 +79,10 @@ pub(super) fn queue_wait_story(scenario: &Scenario, outcome: &Outcome) -> (Strin
         .map(|&(w, m)| {
             let s = &outcome.messages[m as usize];
             format!(
-                "{:<16} waited {} over {} deliveries",
+                "{:<16} waited {} over {}",
                 scenario.message_id(m),
                 dur(w),
-                s.total_receives
+                plural(s.total_receives, "delivery", "deliveries")
             )
         })
         .collect();
@@ -144,10 +149,17 @@ pub(super) fn calls_story(scenario: &Scenario, outcome: &Outcome) -> (String, Ve
 pub(super) fn pending_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     let t = &outcome.totals;
     let title = format!(
-        "the run ended at {} ({}); {} messages were not final:",
+        "the run ended at {} ({}); {} not final:",
         dur(t.end_time),
-        outcome.totals.get(Total::StoppedBy),
-        t.pending
+        match outcome.totals.get(Total::StoppedBy) {
+            Value::Text(s) => s,
+            other => other.to_string(),
+        },
+        if t.pending == 1 {
+            "1 message was".to_string()
+        } else {
+            format!("{} messages were", t.pending)
+        }
     );
     let lines = outcome
         .messages
@@ -156,10 +168,10 @@ pub(super) fn pending_story(scenario: &Scenario, outcome: &Outcome) -> (String, 
         .filter(|(_, s)| s.is_pending())
         .map(|(m, s)| {
             format!(
-                "{:<16} {} after {} deliveries{}",
+                "{:<16} {} after {}{}",
                 scenario.message_id(m as MessageIndex),
                 s.state.as_str(),
-                s.total_receives,
+                plural(s.total_receives, "delivery", "deliveries"),
                 s.last_reason().map_or(String::new(), |r| format!(
                     ", last failure: {}",
                     scenario.reasons[r as usize]
@@ -174,12 +186,12 @@ pub(super) fn pending_story(scenario: &Scenario, outcome: &Outcome) -> (String, 
 pub(super) fn kind_story(scenario: &Scenario, outcome: &Outcome, kind: u32) -> String {
     let count = |f| super::kind_count(scenario, outcome, kind, f);
     format!(
-        "kind \"{}\": {} messages, {} acked, {} quarantined, {} deliveries.\n",
+        "kind \"{}\": {}, {} acked, {} quarantined, {}.\n",
         scenario.kinds[kind as usize],
-        count(KindField::Messages),
+        plural(count(KindField::Messages), "message", "messages"),
         count(KindField::Acked),
         count(KindField::Quarantined),
-        count(KindField::Deliveries)
+        plural(count(KindField::Deliveries), "delivery", "deliveries")
     )
 }
 
@@ -189,7 +201,7 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
     let alarm = &scenario.alarms[a as usize];
     let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
     let mut out = format!(
-        "alarm \"{}\" ({} at least {}) fired {} times{}.\n",
+        "alarm \"{}\" ({} at least {}) fired {}{}.\n",
         alarm.name,
         alarm.metric.name(),
         if alarm.metric.is_time() {
@@ -197,7 +209,7 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
         } else {
             alarm.at_least.to_string()
         },
-        r.times_fired,
+        plural(r.times_fired, "time", "times"),
         if r.firing {
             " and was firing at the end"
         } else {
@@ -224,6 +236,80 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
     if !lines.is_empty() {
         out.push_str("Its transitions, with the quarantine entries and inspections:\n");
         out.extend(lines);
+    }
+    out
+}
+
+/// What a message waited for: its time ready but not taken, and under
+/// ordering the messages of its group delivered meanwhile (the heads that
+/// blocked it), with when. Empty when it never waited.
+pub(super) fn waiting_story(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
+    use crate::engine::Detail;
+    use crate::model::Ordering;
+    let wait = outcome.queue_wait(m);
+    if wait == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "It was ready but not taken for {} in all (its queue wait).\n",
+        dur(wait)
+    );
+    let ordering = scenario.flow.ordering;
+    let (Some(arrived), true) = (outcome.arrived_at(scenario, m), ordering != Ordering::None)
+    else {
+        return out;
+    };
+    let group = |x: MessageIndex| match ordering {
+        Ordering::Fifo => 0,
+        _ => scenario.group(x),
+    };
+    let first = outcome
+        .transitions
+        .iter()
+        .find(|t| t.message == Some(m) && matches!(t.detail, Detail::Delivered { .. }))
+        .map_or(outcome.totals.end_time, |t| t.time);
+    // The group's deliveries while it waited for its first one.
+    let mut blockers: Vec<(MessageIndex, u64, Millis, Millis)> = Vec::new();
+    for t in &outcome.transitions {
+        let Some(x) = t.message else { continue };
+        if x == m || t.time < arrived || t.time > first || group(x) != group(m) {
+            continue;
+        }
+        if matches!(t.detail, Detail::Delivered { .. }) {
+            match blockers.iter_mut().find(|b| b.0 == x) {
+                Some(b) => {
+                    b.1 += 1;
+                    b.3 = t.time;
+                }
+                None => blockers.push((x, 1, t.time, t.time)),
+            }
+        }
+    }
+    if blockers.is_empty() {
+        return out;
+    }
+    let whose = match ordering {
+        Ordering::Fifo => "the FIFO queue".to_string(),
+        _ => format!("its group {}", scenario.group_name(group(m))),
+    };
+    let _ = writeln!(
+        out,
+        "Before its first delivery at {}, {whose} delivered these messages ahead of it:",
+        dur(first)
+    );
+    for (x, n, from, to) in blockers.iter().take(8) {
+        let _ = writeln!(
+            out,
+            "  {:<16} {} {} from {} to {}",
+            scenario.message_id(*x),
+            n,
+            if *n == 1 { "delivery" } else { "deliveries" },
+            dur(*from),
+            dur(*to)
+        );
+    }
+    if blockers.len() > 8 {
+        let _ = writeln!(out, "  ... and {} more messages", blockers.len() - 8);
     }
     out
 }
