@@ -111,6 +111,9 @@ struct Engine<'s> {
     broker: Broker,
     /// Ready messages not yet taken, and which may be taken.
     ready: ReadySet,
+    /// Unlimited workers and no ordering: a ready message is taken at
+    /// once, and the ready set is never used.
+    direct: bool,
     /// Workers delivering now; `None`: unlimited.
     busy_workers: u64,
     /// Deliveries in flight (with a service time).
@@ -155,6 +158,7 @@ impl<'s> Engine<'s> {
             messages: vec![MessageState::new(); count as usize],
             broker: Broker::new(scenario, draws.offsets.clone()),
             ready: ReadySet::new(scenario),
+            direct: !waits,
             busy_workers: 0,
             in_flight: 0,
             service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
@@ -181,11 +185,18 @@ impl<'s> Engine<'s> {
 
     /// Time of the next event, if any (settling a drain first).
     fn next_time(&mut self) -> Option<Millis> {
+        self.next().map(|(t, _)| t)
+    }
+
+    /// The next thing to happen: its time, and whether it is an event
+    /// (something due in the queue) rather than an inspection.
+    #[inline]
+    fn next(&mut self) -> Option<(Millis, bool)> {
         match self.broker.queue.next_due() {
-            Some(t) => Some(t),
+            Some(t) => Some((t, true)),
             None => {
                 self.settle_drain();
-                self.operator.inspection_due
+                self.operator.inspection_due.map(|t| (t, false))
             }
         }
     }
@@ -193,14 +204,13 @@ impl<'s> Engine<'s> {
     /// Processes one event; false when the run has ended (drained, or
     /// stopped at a limit under `on_limit = "stop"`).
     fn step(&mut self) -> Result<bool, LimitReached> {
-        let Some(t) = self.next_time() else {
+        let Some((t, is_event)) = self.next() else {
             return Ok(false);
         };
         if t > self.clock.now {
             self.observe_instant();
             self.observe_alarms(t.min(self.scenario.limits.max_time));
         }
-        let is_event = self.broker.queue.next_due() == Some(t);
         if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
             if self.scenario.flow.on_limit == OnLimit::Fail {
                 return Err(self.limit_reached(limit));
@@ -214,10 +224,8 @@ impl<'s> Engine<'s> {
         self.alarms.instant_has_events = true;
         match self.broker.queue.take(t) {
             Some(Due::Ready {
-                message,
-                arrival,
-                sequence,
-            }) => self.becomes_ready(message, arrival, sequence),
+                message, sequence, ..
+            }) => self.becomes_ready(message, sequence),
             Some(Due::End { message, finish }) => {
                 self.busy_workers = self.busy_workers.saturating_sub(1);
                 self.end_delivery(message, finish, true);
@@ -230,10 +238,10 @@ impl<'s> Engine<'s> {
 
     /// Message `m` becomes ready now. Without workers or ordering it is
     /// taken at once.
-    fn becomes_ready(&mut self, m: MessageIndex, arrival: bool, sequence: u64) {
-        let _ = arrival;
+    #[inline]
+    fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
         self.set_state(m, State::Ready);
-        if self.scenario.flow.workers.is_none() && self.ready_is_unordered() {
+        if self.direct {
             self.start_delivery(m);
         } else {
             self.ready.add(m, self.clock.now, sequence);
@@ -241,13 +249,14 @@ impl<'s> Engine<'s> {
         }
     }
 
-    fn ready_is_unordered(&self) -> bool {
-        self.scenario.flow.ordering == crate::model::Ordering::None
-    }
-
     /// Taking (section 12): while a worker is free, it takes the eligible
     /// message that became ready first.
+    #[inline]
     fn take_ready(&mut self) {
+        if self.direct {
+            // Nothing ever waits in the ready set.
+            return;
+        }
         let limit = self.scenario.flow.workers.map(|w| w.count);
         while limit.is_none_or(|count| self.busy_workers < count) {
             let Some((m, ready_at)) = self.ready.take() else {
