@@ -73,7 +73,6 @@ fn message_expectations(
         unknown_message(problems, scenario, id);
         return Vec::new();
     };
-    let mut out = Vec::new();
     let fields: [(&file::CheckValue, MessageField, Kind); 14] = [
         (&m.state, MessageField::State, Kind::State),
         (&m.key, MessageField::Key, Kind::Text),
@@ -94,15 +93,28 @@ fn message_expectations(
         (&m.queue_wait, MessageField::QueueWait, Kind::Time),
         (&m.group, MessageField::Group, Kind::Text),
     ];
-    for (value, field, kind) in fields {
+    let fields = fields.map(|(v, f, kind)| (v, Target::Message(index, f), kind, f.name()));
+    table_expectations(problems, fields, &m.description)
+}
+
+/// The values written in one table of `[expect]`: each checked as its
+/// kind, against its target, with the table's description unless the
+/// value has its own.
+fn table_expectations<'a>(
+    problems: &mut Problems,
+    fields: impl IntoIterator<Item = (&'a file::CheckValue, Target, Kind, &'static str)>,
+    table_description: &Option<String>,
+) -> Vec<Expectation> {
+    let mut out = Vec::new();
+    for (value, target, kind, name) in fields {
         if let Some(v) = value
-            && let Some((check, description)) = check(problems, v, kind, field.name())
+            && let Some((check, description)) = check(problems, v, kind, name)
         {
             out.push(Expectation {
-                target: Target::Message(index, field),
+                target,
                 check,
                 span: v.span(),
-                description: description.or_else(|| m.description.clone()),
+                description: description.or_else(|| table_description.clone()),
             });
         }
     }
@@ -138,20 +150,8 @@ fn kind_expectations(
         (&k.quarantined, KindField::Quarantined),
         (&k.deliveries, KindField::Deliveries),
     ];
-    let mut out = Vec::new();
-    for (value, field) in fields {
-        if let Some(v) = value
-            && let Some((check, description)) = check(problems, v, Kind::Count, field.name())
-        {
-            out.push(Expectation {
-                target: Target::Kind(index as u32, field),
-                check,
-                span: v.span(),
-                description: description.or_else(|| k.description.clone()),
-            });
-        }
-    }
-    out
+    let fields = fields.map(|(v, f)| (v, Target::Kind(index as u32, f), Kind::Count, f.name()));
+    table_expectations(problems, fields, &k.description)
 }
 
 /// `[expect.alarm."NAME"]`: each field written, against that alarm.
@@ -198,20 +198,8 @@ fn alarm_expectations(
         (&a.times_fired, AlarmField::TimesFired, Kind::Count),
         (&a.firing_at_end, AlarmField::FiringAtEnd, Kind::Bool),
     ];
-    let mut out = Vec::new();
-    for (value, field, kind) in fields {
-        if let Some(v) = value
-            && let Some((check, description)) = check(problems, v, kind, field.name())
-        {
-            out.push(Expectation {
-                target: Target::Alarm(index as u32, field),
-                check,
-                span: v.span(),
-                description: description.or_else(|| a.description.clone()),
-            });
-        }
-    }
-    out
+    let fields = fields.map(|(v, f, kind)| (v, Target::Alarm(index as u32, f), kind, f.name()));
+    table_expectations(problems, fields, &a.description)
 }
 
 /// One `[[expect.event]]`.
