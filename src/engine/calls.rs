@@ -76,6 +76,7 @@ impl Calls {
         }
     }
 
+    #[inline]
     fn enter(&mut self, t: Millis, retry: bool, totals: &mut Totals) {
         // Deliveries start in time order: a later window starts afresh.
         if t >= self.window_end {
@@ -100,6 +101,7 @@ impl Calls {
     }
 
     /// Adds the current window to the series.
+    #[inline(never)]
     fn close_window(&mut self) {
         if self.offered == 0 {
             return;
@@ -146,6 +148,7 @@ impl Calls {
 
     /// A call offered at `t`: accepted unless its window has already
     /// accepted the limit.
+    #[inline]
     pub(super) fn offer(&mut self, t: Millis, retry: bool, totals: &mut Totals) -> Call {
         self.enter(t, retry, totals);
         if self.limit.is_some_and(|limit| self.accepted >= limit) {
