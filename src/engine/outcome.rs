@@ -5,7 +5,7 @@ use super::census::Census;
 use super::recorder::{Recorder, StateChange};
 use super::state::MessageState;
 use super::transition::{Effect, Transition};
-use crate::model::{KeyRef, MessageIndex, Millis, Scenario, Totals};
+use crate::model::{KeyRef, KindField, MessageIndex, Millis, Scenario, State, Totals};
 
 /// The result of a run: what reports and expectations read.
 #[derive(Debug, Clone)]
@@ -74,6 +74,31 @@ impl Outcome {
     /// Message `m`'s time ready but not taken, over all its deliveries.
     pub fn queue_wait(&self, m: MessageIndex) -> Millis {
         self.queue_waits.get(m as usize).copied().unwrap_or(0)
+    }
+
+    /// A measure of the messages of one mix kind (index into
+    /// [`Scenario::kinds`]).
+    pub fn kind_count(&self, scenario: &Scenario, kind: u32, field: KindField) -> u64 {
+        let mut n = 0;
+        for g in scenario
+            .traffic
+            .iter()
+            .filter(|g| g.mix.iter().any(|k| k.kind == kind))
+        {
+            for m in g.first_index..g.first_index + g.count as MessageIndex {
+                if self.kind(scenario, m) != Some(kind) {
+                    continue;
+                }
+                let state = &self.messages[m as usize];
+                n += match field {
+                    KindField::Messages => 1,
+                    KindField::Acked => (state.state == State::Acked) as u64,
+                    KindField::Quarantined => (state.state == State::Quarantined) as u64,
+                    KindField::Deliveries => state.total_receives as u64,
+                };
+            }
+        }
+        n
     }
 
     /// The mix kind (index into [`Scenario::kinds`]) of message `m`.

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::Verdict;
+use super::words::plural;
 use crate::duration::format as dur;
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome, Recorder};
 use crate::model::*;
@@ -143,16 +144,6 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         out.push_str("  (none)\n");
     }
     out
-}
-
-/// "1 effect", "2 effects": a count that agrees in number.
-pub(super) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
 }
 
 fn ledger_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {

@@ -7,7 +7,7 @@ use crate::duration::format as dur;
 use crate::engine::Outcome;
 use crate::model::*;
 
-use super::explain::plural;
+use super::words::plural;
 
 /// The acked message at latency rank `p` (100: the maximum), and how its
 /// latency splits.
@@ -184,7 +184,7 @@ pub(super) fn pending_story(scenario: &Scenario, outcome: &Outcome) -> (String, 
 
 /// The messages of one mix kind.
 pub(super) fn kind_story(scenario: &Scenario, outcome: &Outcome, kind: u32) -> String {
-    let count = |f| super::kind_count(scenario, outcome, kind, f);
+    let count = |f| outcome.kind_count(scenario, kind, f);
     format!(
         "kind \"{}\": {}, {} acked, {} quarantined, {}.\n",
         scenario.kinds[kind as usize],

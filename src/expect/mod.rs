@@ -3,6 +3,7 @@
 
 mod explain;
 mod flow_stories;
+mod words;
 
 use crate::diagnostic::{Problem, Source};
 use crate::engine::Outcome;
@@ -41,7 +42,7 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
                 MessageField::Group => Value::Text(scenario.group_name(scenario.group(m)).into()),
             }
         }
-        Target::Kind(kind, field) => Value::Count(kind_count(scenario, outcome, kind, field)),
+        Target::Kind(kind, field) => Value::Count(outcome.kind_count(scenario, kind, field)),
         Target::Alarm(a, field) => {
             let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
             match field {
@@ -73,29 +74,6 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
             Value::Text(format!("{prefix} at {}{more}", shown.join(", ")))
         }
     }
-}
-
-/// A measure of the messages of one mix kind.
-pub fn kind_count(scenario: &Scenario, outcome: &Outcome, kind: u32, field: KindField) -> u64 {
-    let mut n = 0;
-    for g in &scenario.traffic {
-        if !g.mix.iter().any(|k| k.kind == kind) {
-            continue;
-        }
-        for m in g.first_index..g.first_index + g.count as MessageIndex {
-            if outcome.kind(scenario, m) != Some(kind) {
-                continue;
-            }
-            let state = &outcome.messages[m as usize];
-            n += match field {
-                KindField::Messages => 1,
-                KindField::Acked => (state.state == State::Acked) as u64,
-                KindField::Quarantined => (state.state == State::Quarantined) as u64,
-                KindField::Deliveries => state.total_receives as u64,
-            };
-        }
-    }
-    n
 }
 
 /// Whether an event expectation's event happened (at its time, if given).

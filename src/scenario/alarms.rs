@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::file::S;
+use toml::Spanned as S;
+
 use super::problems::{MAX_ID, Problems};
 use crate::duration::Duration;
 use crate::model::{Alarm, Metric};

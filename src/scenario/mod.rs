@@ -4,6 +4,7 @@
 mod alarms;
 mod expect;
 pub mod file;
+mod file_expect;
 mod flow;
 mod messages;
 mod problems;

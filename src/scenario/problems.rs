@@ -3,9 +3,9 @@
 
 use std::ops::Range;
 
-use super::file::S;
 use crate::diagnostic::{Problem, Source, did_you_mean};
 use crate::model::Scenario;
+use toml::Spanned as S;
 
 /// The problems found so far in one file; validation reports them all.
 pub(super) struct Problems<'a> {

@@ -1,0 +1,170 @@
+//! `[expect]` as written: each expected value kept raw with its span, so
+//! that validation can say precisely what is wrong with it. Part of the
+//! file format (see `file.rs`).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned as S;
+
+use crate::duration::Duration;
+use crate::model::EventKind;
+
+/// An expected value as written: an exact value or a comparison table
+/// (`{ at_least = 3 }`). Kept as a raw value so that validation can say
+/// precisely what is wrong with it.
+pub type CheckValue = Option<S<toml::Value>>;
+
+/// The JSON Schema of an expected value (see [`CheckValue`]).
+pub struct CheckSchema;
+
+impl JsonSchema for CheckSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Check".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let value = schemars::json_schema!({
+            "anyOf": [
+                { "type": "integer", "minimum": 0 },
+                { "type": "string", "description": "a duration such as \"10s\", a state, a key or a reason" }
+            ]
+        });
+        schemars::json_schema!({
+            "description": "An exact value, or a comparison table.",
+            "anyOf": [
+                value,
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "properties": {
+                        "equals": value,
+                        "at_least": value,
+                        "at_most": value,
+                        "between": { "type": "array", "items": value, "minItems": 2, "maxItems": 2 }
+                    }
+                }
+            ]
+        })
+    }
+}
+
+macro_rules! define_expect {
+    ($($field:ident $variant:ident $unit:ident $part:ident $story:expr, $doc:literal;)*) => {
+        // `[expect]`: a key per measure (see `model::measure`), then the
+        // per-message tables and the event expectations. (A doc comment
+        // here would become the schema's description.)
+        #[derive(Debug, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct Expect {
+            pub description: Option<String>,
+            $(
+                #[schemars(with = "Option<CheckSchema>")]
+                pub $field: CheckValue,
+            )*
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectMessage>")]
+            pub message: BTreeMap<S<String>, S<ExpectMessage>>,
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectKind>")]
+            pub kind: BTreeMap<S<String>, S<ExpectKind>>,
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectAlarm>")]
+            pub alarm: BTreeMap<S<String>, S<ExpectAlarm>>,
+            #[serde(default)]
+            #[schemars(with = "Vec<ExpectEvent>")]
+            pub event: Vec<S<ExpectEvent>>,
+        }
+
+        impl Expect {
+            /// The expected value written for each measure, in order.
+            pub fn totals(&self) -> Vec<(&CheckValue, crate::model::Total)> {
+                vec![$((&self.$field, crate::model::Total::$variant),)*]
+            }
+        }
+    };
+}
+
+crate::for_each_measure!(define_expect);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectMessage {
+    pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub state: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub key: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub cycle: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub cycle_receives: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub total_receives: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub effects: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub dedup_hits: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub last_reason: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub quarantined_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub arrived_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub acked_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub latency: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub queue_wait: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub group: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectAlarm {
+    pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub fired: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub first_fired_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub times_fired: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub firing_at_end: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectKind {
+    pub description: Option<String>,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub messages: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub acked: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub quarantined: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub deliveries: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectEvent {
+    /// The transition kind.
+    #[schemars(with = "EventKind")]
+    pub kind: S<EventKind>,
+    /// The message it concerns (any message if absent).
+    #[schemars(with = "Option<String>")]
+    pub message: Option<S<String>>,
+    /// The exact modeled time.
+    #[schemars(with = "Option<Duration>")]
+    pub at: Option<S<Duration>>,
+    #[serde(default)]
+    /// The transition must not occur.
+    pub never: bool,
+    pub description: Option<String>,
+}
