@@ -70,36 +70,35 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
             )
         }
         Detail::Purged => "purged from quarantine".to_string(),
-        Detail::AlarmFired { alarm, value } => {
-            let a = &scenario.alarms[alarm as usize];
-            let show = |n: u64| {
-                if a.metric.is_time() {
-                    dur(n)
-                } else {
-                    n.to_string()
-                }
-            };
-            format!(
-                "alarm \"{}\" fired: {} {} (at least {})",
-                a.name,
-                a.metric.name(),
-                show(value),
-                show(a.at_least)
-            )
+        Detail::AlarmFired { alarm, value } => alarm_sentence(scenario, alarm, Some(value)),
+        Detail::AlarmCleared { alarm } => alarm_sentence(scenario, alarm, None),
+    }
+}
+
+/// An alarm fired (with its metric's value) or cleared.
+fn alarm_sentence(scenario: &Scenario, alarm: u32, fired: Option<u64>) -> String {
+    let a = &scenario.alarms[alarm as usize];
+    let show = |n: u64| {
+        if a.metric.is_time() {
+            dur(n)
+        } else {
+            n.to_string()
         }
-        Detail::AlarmCleared { alarm } => {
-            let a = &scenario.alarms[alarm as usize];
-            format!(
-                "alarm \"{}\" cleared: {} below {}",
-                a.name,
-                a.metric.name(),
-                if a.metric.is_time() {
-                    dur(a.at_least)
-                } else {
-                    a.at_least.to_string()
-                }
-            )
-        }
+    };
+    match fired {
+        Some(value) => format!(
+            "alarm \"{}\" fired: {} {} (at least {})",
+            a.name,
+            a.metric.name(),
+            show(value),
+            show(a.at_least)
+        ),
+        None => format!(
+            "alarm \"{}\" cleared: {} below {}",
+            a.name,
+            a.metric.name(),
+            show(a.at_least)
+        ),
     }
 }
 

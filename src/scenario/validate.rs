@@ -20,6 +20,7 @@ pub(super) fn validate(
         list: Vec::new(),
     };
 
+    let flow = flow_of(&mut problems, &raw);
     let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
     let meta = raw.scenario.map(|s| s.into_inner());
     if let Some(m) = &meta {
@@ -34,41 +35,12 @@ pub(super) fn validate(
         None => 0,
     };
 
-    let ordering = raw.delivery.as_ref().and_then(|d| {
-        d.get_ref()
-            .ordering
-            .as_ref()
-            .map(|o| (o.span(), *o.get_ref()))
-    });
-    let unlimited = raw.delivery.as_ref().is_some_and(|d| {
-        matches!(
-            d.get_ref().max_receives.as_ref().map(|m| m.get_ref()),
-            Some(file::Receives::Text(_))
-        )
-    });
     let delivery = delivery(&mut problems, raw.delivery);
     let quarantine_retention = raw
         .quarantine
         .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0));
     let dedup_retention = dedup_retention(raw.dedup);
 
-    let ordering = ordering.map(|(span, o)| S::new(span, o));
-    let other_keys = unlimited || uses_flow_keys(&raw.traffic, &raw.message);
-    let flow = super::flow::flow(
-        &mut problems,
-        &super::flow::FlowTables {
-            workers: raw.workers.as_ref(),
-            downstream: raw.downstream.as_ref(),
-            ordering: ordering.as_ref(),
-            on_limit: raw
-                .limits
-                .as_ref()
-                .and_then(|l| l.get_ref().on_limit.as_ref()),
-            traffic: &raw.traffic,
-            message: &raw.message,
-            other_keys,
-        },
-    );
     let limits = limits(&mut problems, raw.limits);
 
     let mut reasons: Vec<String> = FIXED_REASONS.iter().map(|s| s.to_string()).collect();
@@ -136,6 +108,33 @@ pub(super) fn validate(
 fn in_file_order(mut list: Vec<Problem>) -> Vec<Problem> {
     list.sort_by_key(Problem::offset);
     list
+}
+
+/// Workers, ordering, the downstream and `on_limit` (sections 11-13).
+fn flow_of(problems: &mut Problems, raw: &file::File) -> Flow {
+    let delivery = raw.delivery.as_ref().map(|d| d.get_ref());
+    let ordering = delivery.and_then(|d| d.ordering.as_ref());
+    let unlimited = delivery.is_some_and(|d| {
+        matches!(
+            d.max_receives.as_ref().map(|m| m.get_ref()),
+            Some(file::Receives::Text(_))
+        )
+    });
+    super::flow::flow(
+        problems,
+        &super::flow::FlowTables {
+            workers: raw.workers.as_ref(),
+            downstream: raw.downstream.as_ref(),
+            ordering,
+            on_limit: raw
+                .limits
+                .as_ref()
+                .and_then(|l| l.get_ref().on_limit.as_ref()),
+            traffic: &raw.traffic,
+            message: &raw.message,
+            other_keys: unlimited || uses_flow_keys(&raw.traffic, &raw.message),
+        },
+    )
 }
 
 /// `[scenario]`'s texts are printable and of a readable length.
