@@ -64,8 +64,8 @@ struct RunArgs {
     /// expanded list is I, I+N, I+2N, ... (split a batch across CI machines).
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
-    /// Override every scenario's seed (0 to 9223372036854775807, the range
-    /// a file's `seed` takes).
+    /// Override every scenario's seed (0 to 18446744073709551615; a file's
+    /// `seed`, a TOML integer, goes up to 9223372036854775807).
     #[arg(long, value_name = "N", value_parser = seed_parser())]
     seed: Option<u64>,
     /// Print only failures and the closing line.
@@ -174,9 +174,10 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-/// `--seed`: the same range as a file's `seed` (a TOML integer, not negative).
+/// `--seed`: any u64 (model decision 16.13: a file's `seed` is a TOML
+/// integer, so it stops at 2^63 - 1; the command line has no such limit).
 fn seed_parser() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(0..=i64::MAX as u64)
+    clap::value_parser!(u64).range(0..=u64::MAX)
 }
 
 fn parse_duration(s: &str) -> Result<u64, String> {
