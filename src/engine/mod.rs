@@ -53,7 +53,7 @@ pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
-use crate::model::{MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
+use crate::model::{KindField, MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
 use calls::Calls;
 use census::CensusTaker;
@@ -346,6 +346,7 @@ impl<'s> Engine<'s> {
         flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
         totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.stopped_by as u64;
+        let kind_counts = kind_counts(self.scenario, &self.messages, &self.draws);
         let census = self
             .measures
             .census
@@ -369,6 +370,7 @@ impl<'s> Engine<'s> {
             retries: self.measures.retries,
             alarms: self.alarms.records,
             calls: self.calls.finish(),
+            kind_counts,
         }
     }
 }
@@ -403,6 +405,26 @@ fn flow_measures(
     totals.latency_p95 = p95;
     totals.latency_p99 = p99;
     totals.latency_max = max;
+}
+
+/// Every mix kind's counts, in one pass over the generated messages of the
+/// blocks that have a mix.
+fn kind_counts(scenario: &Scenario, messages: &[MessageState], draws: &Draws) -> Vec<[u64; 4]> {
+    let mut counts = vec![[0u64; 4]; scenario.kinds.len()];
+    for g in scenario.traffic.iter().filter(|g| !g.mix.is_empty()) {
+        for m in g.first_index..g.first_index + g.count as MessageIndex {
+            let Some(kind) = draws.kind(scenario, m) else {
+                continue;
+            };
+            let state = &messages[m as usize];
+            let c = &mut counts[kind as usize];
+            c[KindField::Messages as usize] += 1;
+            c[KindField::Acked as usize] += (state.state == State::Acked) as u64;
+            c[KindField::Quarantined as usize] += (state.state == State::Quarantined) as u64;
+            c[KindField::Deliveries as usize] += state.total_receives as u64;
+        }
+    }
+    counts
 }
 
 /// The nearest-rank 50th, 95th, 99th and 100th percentiles, selecting the

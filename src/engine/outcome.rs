@@ -5,7 +5,7 @@ use super::census::Census;
 use super::recorder::{Recorder, StateChange};
 use super::state::MessageState;
 use super::transition::{Effect, Transition};
-use crate::model::{KeyRef, KindField, MessageIndex, Millis, Scenario, State, Totals};
+use crate::model::{KeyRef, KindField, MessageIndex, Millis, Scenario, Totals};
 
 /// The result of a run: what reports and expectations read.
 #[derive(Debug, Clone)]
@@ -43,6 +43,9 @@ pub struct Outcome {
     /// Retries scheduled (each delivery is a first one, a redrive's or a
     /// retry's).
     pub retries: u64,
+    /// Per mix kind: its messages, acked, quarantined and deliveries (in
+    /// the order of [`KindField::ALL`]).
+    pub kind_counts: Vec<[u64; 4]>,
     /// Calls offered and accepted per window.
     pub calls: super::CallSeries,
     /// What each `[[alarm]]` did, in file order.
@@ -77,28 +80,11 @@ impl Outcome {
     }
 
     /// A measure of the messages of one mix kind (index into
-    /// [`Scenario::kinds`]).
-    pub fn kind_count(&self, scenario: &Scenario, kind: u32, field: KindField) -> u64 {
-        let mut n = 0;
-        for g in scenario
-            .traffic
-            .iter()
-            .filter(|g| g.mix.iter().any(|k| k.kind == kind))
-        {
-            for m in g.first_index..g.first_index + g.count as MessageIndex {
-                if self.kind(scenario, m) != Some(kind) {
-                    continue;
-                }
-                let state = &self.messages[m as usize];
-                n += match field {
-                    KindField::Messages => 1,
-                    KindField::Acked => (state.state == State::Acked) as u64,
-                    KindField::Quarantined => (state.state == State::Quarantined) as u64,
-                    KindField::Deliveries => state.total_receives as u64,
-                };
-            }
-        }
-        n
+    /// [`Scenario::kinds`]), counted once at the end of the run.
+    pub fn kind_count(&self, kind: u32, field: KindField) -> u64 {
+        self.kind_counts
+            .get(kind as usize)
+            .map_or(0, |counts| counts[field as usize])
     }
 
     /// The mix kind (index into [`Scenario::kinds`]) of message `m`.

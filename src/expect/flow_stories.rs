@@ -184,7 +184,7 @@ pub(super) fn pending_story(scenario: &Scenario, outcome: &Outcome) -> (String, 
 
 /// The messages of one mix kind.
 pub(super) fn kind_story(scenario: &Scenario, outcome: &Outcome, kind: u32) -> String {
-    let count = |f| outcome.kind_count(scenario, kind, f);
+    let count = |f| outcome.kind_count(kind, f);
     format!(
         "kind \"{}\": {}, {} acked, {} quarantined, {}.\n",
         scenario.kinds[kind as usize],

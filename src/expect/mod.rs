@@ -42,7 +42,7 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
                 MessageField::Group => Value::Text(scenario.group_name(scenario.group(m)).into()),
             }
         }
-        Target::Kind(kind, field) => Value::Count(outcome.kind_count(scenario, kind, field)),
+        Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
         Target::Alarm(a, field) => {
             let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
             match field {

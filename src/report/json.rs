@@ -286,7 +286,7 @@ pub fn kinds(scenario: &Scenario, outcome: &Outcome) -> Json {
                 let mut map = Map::new();
                 map.insert("name".into(), json!(scenario.kinds[k as usize]));
                 for field in KindField::ALL {
-                    let n = outcome.kind_count(scenario, k, field);
+                    let n = outcome.kind_count(k, field);
                     map.insert(field.name().into(), json!(n));
                 }
                 Json::Object(map)

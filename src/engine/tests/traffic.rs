@@ -151,7 +151,7 @@ fn s11_kind_expectations_count_the_kinds_messages() {
     ));
     // One name in two blocks is one kind.
     assert_eq!(scenario.kinds, ["poison"]);
-    let count = |f| outcome.kind_count(&scenario, 0, f);
+    let count = |f| outcome.kind_count(0, f);
     let poisoned = outcome
         .messages
         .iter()
