@@ -223,9 +223,7 @@ impl<'s> Engine<'s> {
         }
         self.alarms.instant_has_events = true;
         match self.broker.queue.take(t) {
-            Some(Due::Ready {
-                message, sequence, ..
-            }) => self.becomes_ready(message, sequence),
+            Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
             Some(Due::End { message, finish }) => {
                 self.busy_workers = self.busy_workers.saturating_sub(1);
                 self.end_delivery(message, finish, true);

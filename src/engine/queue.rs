@@ -23,11 +23,10 @@ pub(super) enum Finish {
 /// What is due now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Due {
-    /// The message becomes ready: it has arrived (`arrival`), its retry is
-    /// due, or it was redriven.
+    /// The message becomes ready: it has arrived (its sequence is then
+    /// below the message count), its retry is due, or it was redriven.
     Ready {
         message: MessageIndex,
-        arrival: bool,
         sequence: u64,
     },
     /// A delivery in flight ends.
@@ -71,11 +70,7 @@ fn unpack(what: u64, sequence: u64) -> Due {
     let message = what as MessageIndex;
     let finish = match (what >> 32) & 3 {
         READY => {
-            return Due::Ready {
-                message,
-                arrival: false,
-                sequence,
-            };
+            return Due::Ready { message, sequence };
         }
         ACKED => Finish::Acked,
         ACK_LOST => Finish::AckLost,
@@ -135,7 +130,6 @@ impl SourceQueue {
             self.arrived += 1;
             return Some(Due::Ready {
                 message,
-                arrival: true,
                 sequence: self.arrived - 1,
             });
         }
@@ -178,12 +172,8 @@ mod tests {
     use super::*;
     use crate::scenario::load_str;
 
-    fn ready(message: MessageIndex, arrival: bool, sequence: u64) -> Option<Due> {
-        Some(Due::Ready {
-            message,
-            arrival,
-            sequence,
-        })
+    fn ready(message: MessageIndex, sequence: u64) -> Option<Due> {
+        Some(Due::Ready { message, sequence })
     }
 
     #[test]
@@ -200,15 +190,15 @@ mod tests {
         assert_eq!(queue.next_due(), Some(5_000));
         assert_eq!(queue.pending(), 3);
         assert_eq!(queue.take(4_999), None);
-        assert_eq!(queue.take(5_000), ready(7, false, 1));
-        assert_eq!(queue.take(5_000), ready(3, false, 2));
+        assert_eq!(queue.take(5_000), ready(7, 1));
+        assert_eq!(queue.take(5_000), ready(3, 2));
         assert_eq!(queue.take(5_000), None);
         assert_eq!(queue.next_due(), Some(10_000));
         queue.schedule_end(10_000, 3, Finish::Acked);
         queue.put_back(10_000, 3);
         // The arrival was scheduled before the run: it goes first, then
         // the others in the order they were scheduled.
-        assert_eq!(queue.take(10_000), ready(0, true, 0));
+        assert_eq!(queue.take(10_000), ready(0, 0));
         assert_eq!(
             queue.take(10_000),
             Some(Due::End {
@@ -216,7 +206,7 @@ mod tests {
                 finish: Finish::Acked
             })
         );
-        assert_eq!(queue.take(10_000), ready(3, false, 4));
+        assert_eq!(queue.take(10_000), ready(3, 4));
         assert_eq!(queue.next_due(), None);
         // How a delivery ends survives the packing.
         for finish in [
