@@ -109,18 +109,63 @@ impl Problem {
 
     /// 1-based line and column of the span's start, if it has one.
     pub fn line_column(&self, text: &str) -> Option<(usize, usize)> {
-        let start = self.span?.offset().min(text.len());
-        let before = &text.as_bytes()[..start];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |p| p + 1);
-        let column = String::from_utf8_lossy(&before[line_start..])
-            .chars()
-            .count()
-            + 1;
-        Some((line, column))
+        Some(position(text, self.span?.offset()))
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, column)
+}
+
+/// A problem as data: the file, where in it (1-based lines and columns,
+/// columns in characters; absent for a problem about the file as a whole),
+/// what it says, and its rendered text. JSON, JUnit and CI annotations
+/// carry it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Located {
+    pub file: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub end_line: Option<usize>,
+    pub end_column: Option<usize>,
+    pub message: String,
+    pub label: Option<String>,
+    pub help: Option<String>,
+    /// The colour-free diagnostic, as the terminal shows it.
+    pub text: String,
+}
+
+impl Problem {
+    /// The problem as data (see [`Located`]).
+    pub fn located(&self) -> Located {
+        let text: &str = self.src.inner();
+        let start = self.line_column(text);
+        // The end is the position of the span's last character.
+        let end = self
+            .span
+            .map(|s| position(text, s.offset() + s.len().saturating_sub(1)));
+        Located {
+            file: self.src.name().to_string(),
+            line: start.map(|p| p.0),
+            column: start.map(|p| p.1),
+            end_line: end.map(|p| p.0),
+            end_column: end.map(|p| p.1),
+            message: self.message.clone(),
+            label: (!self.label.is_empty() && self.span.is_some()).then(|| self.label.clone()),
+            help: self.help.clone(),
+            text: render(self, false),
+        }
     }
 }
 

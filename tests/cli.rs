@@ -342,7 +342,7 @@ fn json_is_byte_identical_across_runs_and_job_counts() {
 fn json_holds_the_whole_run() {
     let o = run(&["--format", "json", "scenarios/02-repair-and-redrive.toml"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
-    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["format_version"], 2);
     assert_eq!(doc["passed"], 1);
     let s = &doc["scenarios"][0];
     assert_eq!(s["file"], "scenarios/02-repair-and-redrive.toml");
@@ -747,17 +747,31 @@ fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
     let (invalid, stopped) = (&doc["scenarios"][0], &doc["scenarios"][1]);
     assert_eq!(invalid["status"], "invalid");
     assert_eq!(invalid["name"], serde_json::Value::Null);
+    // A problem is data as well as text: where it is and what to do.
+    let problem = &invalid["problems"][0];
+    assert_eq!(problem["file"], "tests/bad/unknown-key.toml");
+    assert_eq!(
+        (&problem["line"], &problem["column"]),
+        (&serde_json::json!(7), &serde_json::json!(1))
+    );
+    assert_eq!(
+        (&problem["end_line"], &problem["end_column"]),
+        (&serde_json::json!(7), &serde_json::json!(6))
+    );
+    assert_eq!(problem["message"], "unknown key `paylod`");
+    assert_eq!(problem["label"], "unknown key");
+    assert_eq!(problem["help"], "did you mean `payload`?");
     assert!(
-        invalid["problems"][0]
+        problem["text"]
             .as_str()
             .unwrap()
-            .contains("unknown key `paylod`")
+            .contains("7 │ paylod = { x = 1 }")
     );
     assert_eq!(stopped["status"], "stopped");
     assert_eq!(stopped["name"], "forever");
     assert_eq!(stopped["seed"], 0);
     assert!(
-        stopped["problems"][0]
+        stopped["problems"][0]["text"]
             .as_str()
             .unwrap()
             .contains("max_events = 5000")
@@ -765,12 +779,13 @@ fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
 
     let xml = std::fs::read_to_string(&junit).unwrap();
     let x = roxmltree::Document::parse(&xml).unwrap();
-    let cases: Vec<(Option<&str>, bool)> = x
+    let cases: Vec<(Option<&str>, Option<&str>, bool)> = x
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
         .map(|n| {
             (
                 n.attribute("name"),
+                n.attribute("line"),
                 n.children().any(|c| c.has_tag_name("failure")),
             )
         })
@@ -778,8 +793,18 @@ fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
     assert_eq!(
         cases,
         [
-            (Some("valid scenario file"), true),
-            (Some("run finishes within its limits"), true)
+            (
+                Some("valid scenario file: line 7: unknown key `paylod`"),
+                Some("7"),
+                true
+            ),
+            (
+                Some(
+                    "run finishes within its limits: line 4: the run stopped at the event limit ([limits] max_events = 5000)"
+                ),
+                Some("4"),
+                true
+            )
         ]
     );
 

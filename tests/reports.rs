@@ -69,7 +69,7 @@ fn every_format_and_an_index_land_inside_the_folder_only() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("west__incident.json")).unwrap())
             .unwrap();
-    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["format_version"], 2);
     assert_eq!(doc["status"], "passed");
     assert_eq!(doc["totals"]["effects"], 2);
     assert_eq!(doc["messages"].as_array().unwrap().len(), 4);
@@ -349,7 +349,7 @@ fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
     assert_eq!(index["errors"], 1);
     assert_eq!(index["scenarios"][1]["status"], "invalid");
     assert!(
-        index["scenarios"][1]["problems"][0]
+        index["scenarios"][1]["problems"][0]["text"]
             .as_str()
             .unwrap()
             .contains("unknown key `paylod`")

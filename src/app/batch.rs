@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use crate::diagnostic::{Problem, Source, render};
+use crate::diagnostic::{Located, Problem, Source};
 use crate::engine::{self, LimitReached, Outcome, Recorder};
+use crate::expect::words::plural;
 use crate::expect::{self, Verdict};
 use crate::model::Scenario;
 use crate::scenario::{self, Invalid};
@@ -87,17 +88,18 @@ impl FileResult {
         }
     }
 
-    /// The colour-free diagnostics: of the failed expectations, of the
-    /// invalid input, or of the limit that stopped the run.
-    pub fn problems(&self) -> Vec<String> {
+    /// The problems as data, each with its colour-free diagnostic: of the
+    /// failed expectations, of the invalid input, or of the limit that
+    /// stopped the run.
+    pub fn problems(&self) -> Vec<Located> {
         match self {
-            FileResult::Ran(r) => r.failures.iter().map(|p| render(p, false)).collect(),
-            FileResult::Invalid(inv) => inv.problems.iter().map(|p| render(p, false)).collect(),
+            FileResult::Ran(r) => r.failures.iter().map(Problem::located).collect(),
+            FileResult::Invalid(inv) => inv.problems.iter().map(Problem::located).collect(),
             FileResult::Stopped {
                 source,
                 scenario,
                 limit,
-            } => vec![render(&limit_problem(source, scenario, limit), false)],
+            } => vec![limit_problem(source, scenario, limit).located()],
             FileResult::Filtered | FileResult::Skipped => Vec::new(),
         }
     }
@@ -270,13 +272,16 @@ pub fn run_all(
 pub fn limit_problem(source: &Source, scenario: &Scenario, limit: &LimitReached) -> Problem {
     let span = limits_span(&source.text);
     Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
-        "by modeled time {} the run had made {} deliveries and {} were still pending, so it would not drain. \
+        "by modeled time {} the run had made {} and {} still pending, so it would not drain. \
          A permanent failure with a large max_receives, or a very large generator, does this. \
          Lower max_receives, route permanent failures to quarantine (permanent = \"quarantine\"), \
          or raise the limit in [limits] (max_events = {}, max_time = \"{}\").",
         crate::duration::format(limit.at),
-        limit.deliveries,
-        limit.pending,
+        plural(limit.deliveries, "delivery", "deliveries"),
+        match limit.pending {
+            1 => "1 message was".to_string(),
+            n => format!("{n} messages were"),
+        },
         scenario.limits.max_events,
         crate::duration::format(scenario.limits.max_time),
     ))

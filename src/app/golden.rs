@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use similar::TextDiff;
 
 use super::batch::FileResult;
+use crate::diagnostic::Located;
 use crate::output::write_atomic;
 use crate::report::text::golden_transcript;
 
@@ -22,7 +23,7 @@ pub fn path_for(dir: &Path, scenario_path: &str) -> PathBuf {
 /// The result of comparing one transcript with its golden file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    Same,
+    Same(PathBuf),
     /// Written: blessed, or missing outside CI.
     Written(PathBuf),
     /// Missing under CI.
@@ -42,6 +43,84 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// The word JSON and the index use: same, written, missing, differs
+    /// or error.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Same(_) => "same",
+            Verdict::Written(_) => "written",
+            Verdict::Missing(_) => "missing",
+            Verdict::Differs(..) => "differs",
+            Verdict::Error(..) => "error",
+        }
+    }
+
+    /// Why the comparison failed, as the status line says it.
+    pub fn why(&self) -> Option<&'static str> {
+        match self {
+            Verdict::Missing(_) => Some("its golden transcript is missing"),
+            Verdict::Differs(..) => Some("its transcript differs from the golden one"),
+            Verdict::Error(..) => Some("its golden transcript cannot be used"),
+            Verdict::Same(_) | Verdict::Written(_) => None,
+        }
+    }
+
+    /// A failed comparison as a problem of the scenario file (about the
+    /// file as a whole: no line), its text the diff or the reason.
+    pub fn problem(&self, file: &str) -> Option<Located> {
+        let (message, text) = match self {
+            Verdict::Missing(p) => (
+                format!("golden transcript {} is missing", p.display()),
+                "CI=true: not written; run with --bless to write it\n".to_string(),
+            ),
+            Verdict::Differs(p, diff) => (
+                format!("the transcript differs from {}", p.display()),
+                format!("{diff}\n"),
+            ),
+            Verdict::Error(p, e) => (format!("cannot use {}: {e}", p.display()), String::new()),
+            Verdict::Same(_) | Verdict::Written(_) => return None,
+        };
+        Some(Located {
+            file: file.to_string(),
+            line: None,
+            column: None,
+            end_line: None,
+            end_column: None,
+            text: format!("  × {message}\n{text}"),
+            message,
+            label: None,
+            help: None,
+        })
+    }
+
+    /// The verdict in JSON: `{"file": ..., "status": ...}`.
+    pub fn json(&self) -> serde_json::Value {
+        let (Verdict::Same(p)
+        | Verdict::Written(p)
+        | Verdict::Missing(p)
+        | Verdict::Differs(p, _)
+        | Verdict::Error(p, _)) = self;
+        serde_json::json!({ "file": p.display().to_string(), "status": self.word() })
+    }
+}
+
+/// A file's status with its golden verdict: a scenario whose expectations
+/// all pass but whose golden transcript does not match has failed.
+pub fn status(result: &FileResult, verdict: Option<&Verdict>) -> &'static str {
+    match result.status() {
+        "passed" if verdict.is_some_and(Verdict::failed) => "failed",
+        other => other,
+    }
+}
+
+/// A file's problems, its golden comparison's included.
+pub fn problems(file: &str, result: &FileResult, verdict: Option<&Verdict>) -> Vec<Located> {
+    let mut all = result.problems();
+    all.extend(verdict.and_then(|v| v.problem(file)));
+    all
+}
+
 /// Compares (or writes) one golden file.
 pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     if bless {
@@ -51,7 +130,7 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
         };
     }
     match std::fs::read_to_string(path) {
-        Ok(golden) if golden == actual => Verdict::Same,
+        Ok(golden) if golden == actual => Verdict::Same(path.to_path_buf()),
         Ok(golden) => {
             let name = path.display().to_string();
             let diff = TextDiff::from_lines(golden.as_str(), actual)
@@ -75,8 +154,6 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     }
 }
 
-/// Writes through a temporary file in the same folder, then renames, so an
-/// interrupted write never leaves a partial golden file.
 /// Two files of the batch that would share one golden file.
 pub fn collision(dir: &Path, files: &[String]) -> Option<(String, String)> {
     let mut seen = std::collections::BTreeMap::new();
@@ -132,7 +209,7 @@ mod tests {
         assert!(!p.exists());
         assert_eq!(check(&p, "x\n", false, false), Verdict::Written(p.clone()));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "x\n");
-        assert_eq!(check(&p, "x\n", false, true), Verdict::Same);
+        assert_eq!(check(&p, "x\n", false, true), Verdict::Same(p.clone()));
     }
 
     #[test]
@@ -152,7 +229,10 @@ mod tests {
             check(&p, "one\n2\nthree\n", true, true),
             Verdict::Written(p.clone())
         );
-        assert_eq!(check(&p, "one\n2\nthree\n", false, true), Verdict::Same);
+        assert_eq!(
+            check(&p, "one\n2\nthree\n", false, true),
+            Verdict::Same(p.clone())
+        );
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
     }

@@ -166,7 +166,7 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         None => results.iter().map(|_| None).collect(),
     };
     if let Some(path) = &request.junit {
-        let xml = junit::junit_xml(files, &results);
+        let xml = junit::junit_xml(files, &results, &goldens);
         crate::output::write_atomic(path, &xml).map_err(|e| {
             BatchError::Output(ReportError::Io(format!(
                 "cannot write {}: {e}",
@@ -179,11 +179,12 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         let mut formats = report.formats.clone();
         formats.sort();
         formats.dedup();
-        reports_written = reports::write_reports(&report.dir, &formats, t, files, &results)
-            .map_err(BatchError::Output)?;
+        reports_written =
+            reports::write_reports(&report.dir, &formats, t, files, &results, &goldens)
+                .map_err(BatchError::Output)?;
     }
     if let (Some(path), Some(t)) = (&request.summary_markdown, &templates) {
-        reports::append_summary(path, t, files, &results).map_err(BatchError::Output)?;
+        reports::append_summary(path, t, files, &results, &goldens).map_err(BatchError::Output)?;
     }
     Ok(Batch {
         files: files.clone(),

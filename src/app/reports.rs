@@ -11,6 +11,7 @@ use minijinja::{Value, context};
 use serde_json::{Value as Json, json};
 
 use super::batch::FileResult;
+use super::golden::{self, Verdict};
 use crate::diagnostic::{Problem, render};
 use crate::output::{inside, report_names, write_atomic};
 use crate::report::json::{REPORT_FORMAT_VERSION, document};
@@ -66,14 +67,28 @@ impl ReportError {
 }
 
 /// The data the index and summary templates receive as `batch`.
-pub fn batch_context(files: &[String], results: &[FileResult], names: &[Option<String>]) -> Json {
-    let count = |status: &str| results.iter().filter(|r| r.status() == status).count();
+/// `goldens` holds each file's golden verdict (`None` without `--golden`):
+/// a golden transcript that does not match makes the scenario failed.
+pub fn batch_context(
+    files: &[String],
+    results: &[FileResult],
+    goldens: &[Option<Verdict>],
+    names: &[Option<String>],
+) -> Json {
+    let statuses: Vec<&str> = results
+        .iter()
+        .zip(goldens)
+        .map(|(r, g)| golden::status(r, g.as_ref()))
+        .collect();
+    let count = |status: &str| statuses.iter().filter(|s| **s == status).count();
     let scenarios: Vec<Json> = files
         .iter()
         .zip(results)
+        .zip(goldens)
         .zip(names)
-        .filter(|((_, r), _)| r.counts())
-        .map(|((file, r), name)| {
+        .filter(|(((_, r), _), _)| r.counts())
+        .map(|(((file, r), golden), name)| {
+            let golden = golden.as_ref();
             let scenario = r.scenario();
             let ran = match r {
                 FileResult::Ran(ran) => Some(ran),
@@ -84,12 +99,13 @@ pub fn batch_context(files: &[String], results: &[FileResult], names: &[Option<S
                 "name": scenario.map_or(file.as_str(), |s| s.name.as_str()),
                 "summary": scenario.and_then(|s| s.summary.as_deref()),
                 "seed": scenario.map(|s| s.seed),
-                "status": r.status(),
+                "status": golden::status(r, golden),
+                "golden": golden.map(Verdict::json),
                 "report": name,
                 "expectations_total": ran.map_or(0, |r| r.verdicts.len()),
                 "expectations_passed": ran.map_or(0, |r| r.verdicts.iter().filter(|v| v.passed).count()),
                 "totals": ran.map(|r| crate::report::json::totals(&r.scenario, &r.outcome)),
-                "problems": r.problems(),
+                "problems": golden::problems(file, r, golden),
             })
         })
         .collect();
@@ -110,6 +126,7 @@ pub fn write_reports(
     templates: &Templates,
     files: &[String],
     results: &[FileResult],
+    goldens: &[Option<Verdict>],
 ) -> Result<Vec<PathBuf>, ReportError> {
     let all_names = report_names(files);
     let names: Vec<Option<String>> = results
@@ -119,12 +136,15 @@ pub fn write_reports(
         .collect();
     let mut outputs: Vec<(String, String)> = Vec::new();
     let mut broken: Vec<Problem> = Vec::new();
-    for ((file, r), name) in files.iter().zip(results).zip(&names) {
+    for (((file, r), golden), name) in files.iter().zip(results).zip(goldens).zip(&names) {
         let (FileResult::Ran(ran), Some(name)) = (r, name) else {
             continue;
         };
         let (scenario, outcome) = (&ran.scenario, &ran.outcome);
-        let doc = document(file, scenario, outcome, &ran.verdicts, &r.problems());
+        let golden = golden.as_ref();
+        let problems = golden::problems(file, r, golden);
+        let mut doc = document(file, scenario, outcome, &ran.verdicts, &problems);
+        doc["status"] = json!(golden::status(r, golden));
         for &format in formats {
             let rendered = match format {
                 ReportFormat::Json => Ok(json_file(&doc)),
@@ -154,7 +174,7 @@ pub fn write_reports(
             break;
         }
     }
-    let batch = batch_context(files, results, &names);
+    let batch = batch_context(files, results, goldens, &names);
     for &format in formats {
         let index = match format {
             ReportFormat::Markdown => INDEX_MARKDOWN,
@@ -193,9 +213,10 @@ pub fn append_summary(
     templates: &Templates,
     files: &[String],
     results: &[FileResult],
+    goldens: &[Option<Verdict>],
 ) -> Result<(), ReportError> {
     let names: Vec<Option<String>> = results.iter().map(|_| None).collect();
-    let batch = batch_context(files, results, &names);
+    let batch = batch_context(files, results, goldens, &names);
     let text = templates
         .render(
             SUMMARY_MARKDOWN,

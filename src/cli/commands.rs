@@ -5,14 +5,17 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::print::{emit, paint};
+use super::Format;
+use super::print::{annotation, emit, paint};
 use super::{EXIT_INVALID, EXIT_PASSED};
 use crate::app::{LoadError, batch, expand, load_file};
-use crate::diagnostic::render;
+use crate::diagnostic::{Problem, render};
 use crate::engine::{self, Recorder};
 use crate::report::text;
 
-pub(super) fn check(patterns: &[String], color: bool) -> u8 {
+/// `check`: validates each file without running it; prints each file's
+/// status and problems as `format` asks.
+pub(super) fn check(patterns: &[String], format: Format, color: bool) -> u8 {
     let files = match expand(patterns) {
         Ok(f) => f,
         Err(e) => {
@@ -20,31 +23,56 @@ pub(super) fn check(patterns: &[String], color: bool) -> u8 {
             return EXIT_INVALID;
         }
     };
-    let (mut valid, mut invalid) = (0, 0);
-    let mut out = String::new();
-    for path in &files {
-        match load_file(path) {
-            Ok(_) => {
-                valid += 1;
-                out += &format!("{}  {path}\n", paint("OK", "32", color));
-            }
-            Err(LoadError::Invalid(inv)) => {
-                invalid += 1;
+    let checked: Vec<(&String, Vec<Problem>)> = files
+        .iter()
+        .map(|path| match load_file(path) {
+            Ok(_) => (path, Vec::new()),
+            Err(e) => (path, e.into_invalid(path).problems),
+        })
+        .collect();
+    let invalid = checked.iter().filter(|(_, p)| !p.is_empty()).count();
+    let valid = checked.len() - invalid;
+    let out = match format {
+        Format::Json => {
+            let files: Vec<_> = checked
+                .iter()
+                .map(|(file, problems)| {
+                    json!({
+                        "file": file,
+                        "status": if problems.is_empty() { "valid" } else { "invalid" },
+                        "problems": problems.iter().map(Problem::located).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let doc = json!({
+                "format_version": crate::report::json::REPORT_FORMAT_VERSION,
+                "files": files,
+                "valid": valid,
+                "invalid": invalid,
+            });
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            )
+        }
+        Format::Human | Format::Github => {
+            let mut out = String::new();
+            for (path, problems) in &checked {
+                if problems.is_empty() {
+                    out += &format!("{}  {path}\n", paint("OK", "32", color));
+                    continue;
+                }
                 out += &format!("{}  {path}\n", paint("INVALID", "31", color));
-                for p in &inv.problems {
-                    out += &format!("{}\n", render(p, color));
+                for p in problems {
+                    out += &match format {
+                        Format::Github => annotation(&p.located(), path),
+                        _ => format!("{}\n", render(p, color)),
+                    };
                 }
             }
-            Err(LoadError::Unreadable(e)) => {
-                invalid += 1;
-                out += &format!(
-                    "{}  {path}: cannot read: {e}\n",
-                    paint("INVALID", "31", color)
-                );
-            }
+            out + &format!("{valid} valid, {invalid} invalid\n")
         }
-    }
-    out += &format!("{valid} valid, {invalid} invalid\n");
+    };
     emit(&out);
     if invalid > 0 {
         EXIT_INVALID

@@ -15,7 +15,7 @@ use crate::app::{
     BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, expand, shard,
 };
 use commands::{check, new_scenario, show};
-use print::{batch_human, batch_json, with_goldens};
+use print::{batch_github, batch_human, batch_json, with_goldens};
 
 pub use commands::schema;
 
@@ -114,6 +114,10 @@ enum Command {
     Check {
         #[arg(required = true, value_name = "FILES")]
         files: Vec<String>,
+        /// Output format: problems for people, one JSON document, or
+        /// GitHub Actions annotations.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Write a commented starter scenario to NAME (NAME.toml if it has no
     /// extension); never overwrites a file.
@@ -150,8 +154,12 @@ enum ColorChoice {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// Status lines and diagnostics, for people.
     Human,
+    /// One JSON document.
     Json,
+    /// Status lines and GitHub Actions `::error` annotations.
+    Github,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -205,7 +213,7 @@ pub fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
-        Some(Command::Check { files }) => check(&files, color),
+        Some(Command::Check { files, format }) => check(&files, format, color),
         Some(Command::Show { file, at, seed }) => show(&file, at, seed, color),
         Some(Command::New { name }) => new_scenario(&name),
         Some(Command::Schema) => {
@@ -338,7 +346,16 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     let (files, results) = (&batch.files, &batch.results);
     let mut out = std::io::stdout().lock();
     let _ = match args.format {
-        Format::Json => writeln!(out, "{}", batch_json(files, results, passed, failed)),
+        Format::Json => writeln!(
+            out,
+            "{}",
+            batch_json(files, results, &batch.goldens, passed, failed)
+        ),
+        Format::Github => write!(
+            out,
+            "{}",
+            batch_github(files, results, &batch.goldens, passed, failed, args.quiet)
+        ),
         Format::Human => {
             let mut text = batch_human(
                 files,

@@ -6,8 +6,8 @@ use serde_json::json;
 use std::path::Path;
 
 use crate::app::batch::{self, FileResult};
-use crate::app::golden::Verdict;
-use crate::diagnostic::render;
+use crate::app::golden::{self, Verdict};
+use crate::diagnostic::{Located, render};
 use crate::report::json as rjson;
 
 /// Writes `text` to standard output. A reader that has gone away (`show |
@@ -98,12 +98,9 @@ fn ran_lines(
 ) -> String {
     let mut out = String::new();
     let total = ran.verdicts.len();
-    if ran.failures.is_empty() && golden.is_some_and(Verdict::failed) {
-        let why = match golden {
-            Some(Verdict::Missing(_)) => "its golden transcript is missing",
-            Some(Verdict::Differs(..)) => "its transcript differs from the golden one",
-            _ => "its golden transcript cannot be used",
-        };
+    if let Some(why) = golden.and_then(Verdict::why)
+        && ran.failures.is_empty()
+    {
         out.push_str(&format!(
             "{}  {path}  {} ({total} expectations passed; {why})\n",
             paint("FAIL", "31", color),
@@ -137,33 +134,42 @@ fn ran_lines(
     out
 }
 
-/// The JSON batch document: each scenario that ran is its JSON report.
+/// The JSON batch document: each scenario that ran is its JSON report,
+/// with its golden comparison (`golden`, with `--golden`) and the status
+/// and problems that comparison adds.
 pub fn batch_json(
     files: &[String],
     results: &[FileResult],
+    goldens: &[Option<Verdict>],
     passed: usize,
     failed: usize,
 ) -> String {
     let scenarios: Vec<serde_json::Value> = files
         .iter()
         .zip(results)
-        .filter(|(_, r)| r.counts())
-        .map(|(path, r)| match r {
-            // The same document as the JSON report.
-            FileResult::Ran(ran) => rjson::document(
-                path,
-                &ran.scenario,
-                &ran.outcome,
-                &ran.verdicts,
-                &r.problems(),
-            ),
-            _ => json!({
-                "file": path,
-                "name": r.scenario().map(|s| &s.name),
-                "seed": r.scenario().map(|s| s.seed),
-                "status": r.status(),
-                "problems": r.problems(),
-            }),
+        .zip(goldens)
+        .filter(|((_, r), _)| r.counts())
+        .map(|((path, r), golden)| {
+            let golden = golden.as_ref();
+            let problems = golden::problems(path, r, golden);
+            let mut doc = match r {
+                // The same document as the JSON report.
+                FileResult::Ran(ran) => {
+                    rjson::document(path, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)
+                }
+                _ => json!({
+                    "file": path,
+                    "name": r.scenario().map(|s| &s.name),
+                    "seed": r.scenario().map(|s| s.seed),
+                    "status": r.status(),
+                    "problems": problems,
+                }),
+            };
+            doc["status"] = json!(golden::status(r, golden));
+            if let Some(g) = golden {
+                doc["golden"] = g.json();
+            }
+            doc
         })
         .collect();
     let doc = json!({
@@ -229,4 +235,96 @@ pub(super) fn with_goldens(
     out.push_str(&closing);
     out.push('\n');
     out
+}
+
+/// The batch for GitHub Actions (`--format github`): a status line per
+/// scenario and, for every problem (failed expectation, invalid input,
+/// limit, golden transcript), an `::error` workflow command that puts the
+/// problem on its line of the scenario file in a pull request.
+pub fn batch_github(
+    files: &[String],
+    results: &[FileResult],
+    goldens: &[Option<Verdict>],
+    passed: usize,
+    failed: usize,
+    quiet: bool,
+) -> String {
+    let mut out = String::new();
+    for ((path, r), golden) in files.iter().zip(results).zip(goldens) {
+        if !r.counts() {
+            continue;
+        }
+        let status = golden::status(r, golden.as_ref());
+        let name = r.scenario().map_or(path.as_str(), |s| s.name.as_str());
+        if status == "passed" {
+            if !quiet {
+                out.push_str(&format!("PASS  {path}  {name}\n"));
+            }
+            continue;
+        }
+        out.push_str(&format!("FAIL  {path}  {name} ({status})\n"));
+        for p in golden::problems(path, r, golden.as_ref()) {
+            out.push_str(&annotation(&p, name));
+        }
+    }
+    out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    out
+}
+
+/// One `::error` workflow command for a problem, titled with `title`.
+pub fn annotation(problem: &Located, title: &str) -> String {
+    let mut properties = vec![format!("file={}", property(&problem.file))];
+    let numbers = [
+        ("line", problem.line),
+        ("col", problem.column),
+        ("endLine", problem.end_line),
+        ("endColumn", problem.end_column),
+    ];
+    for (key, value) in numbers {
+        if let Some(v) = value {
+            properties.push(format!("{key}={v}"));
+        }
+    }
+    properties.push(format!("title={}", property(title)));
+    let message = match &problem.help {
+        Some(help) => format!("{}\n{help}", problem.message),
+        None => problem.message.clone(),
+    };
+    format!("::error {}::{}\n", properties.join(","), data(&message))
+}
+
+/// A workflow command's message, escaped as the Actions runner reads it.
+fn data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value: [`data`] plus `:` and `,`.
+fn property(text: &str) -> String {
+    data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_escape_what_the_runner_would_read_as_syntax() {
+        let problem = Located {
+            file: "a,b:c%.toml".to_string(),
+            line: Some(3),
+            column: None,
+            end_line: None,
+            end_column: None,
+            message: "50% of\r\nthe calls".to_string(),
+            label: None,
+            help: Some("x::y".to_string()),
+            text: String::new(),
+        };
+        assert_eq!(
+            annotation(&problem, "t: 1, 2"),
+            "::error file=a%2Cb%3Ac%25.toml,line=3,title=t%3A 1%2C 2::50%25 of%0D%0Athe calls%0Ax::y\n"
+        );
+    }
 }

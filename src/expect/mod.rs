@@ -3,7 +3,7 @@
 
 mod explain;
 mod flow_stories;
-mod words;
+pub mod words;
 
 use crate::diagnostic::{Problem, Source};
 use crate::engine::Outcome;

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::diagnostic::Located;
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::{
     Check, KindField, MessageIndex, Millis, Scenario, State, Target, Total, Value, Verdict,
@@ -296,7 +297,7 @@ pub fn kinds(scenario: &Scenario, outcome: &Outcome) -> Json {
 }
 
 /// Version of the JSON report's shape (README: "JSON report").
-pub const REPORT_FORMAT_VERSION: u32 = 1;
+pub const REPORT_FORMAT_VERSION: u32 = 2;
 
 /// The whole run as one document: the JSON report, and the data every
 /// report template receives as `report`.
@@ -307,7 +308,7 @@ pub fn document(
     scenario: &Scenario,
     outcome: &Outcome,
     verdicts: &[Verdict],
-    problems: &[String],
+    problems: &[Located],
 ) -> Json {
     let passed = verdicts.iter().filter(|v| v.passed).count();
     let mut doc = json!({

@@ -1,13 +1,21 @@
 //! JUnit XML for CI: a testsuite per scenario file, a testcase per
 //! expectation; a failure's text is the colour-free diagnostic.
 
-use crate::diagnostic::render;
+use crate::diagnostic::Located;
 
-/// One scenario file's cases: (name, failure text if it failed).
+/// One scenario file's cases.
 pub struct Suite {
     pub name: String,
     pub file: String,
-    pub cases: Vec<(String, Option<String>)>,
+    pub cases: Vec<Case>,
+}
+
+/// One testcase: its name, the line of the scenario file it is about, and
+/// the problem if it failed.
+pub struct Case {
+    pub name: String,
+    pub line: Option<usize>,
+    pub failure: Option<Located>,
 }
 
 pub fn escape(s: &str) -> String {
@@ -28,37 +36,22 @@ pub fn escape(s: &str) -> String {
 }
 
 pub fn document(suites: &[Suite]) -> String {
+    let failed = |s: &Suite| s.cases.iter().filter(|c| c.failure.is_some()).count();
     let tests: usize = suites.iter().map(|s| s.cases.len()).sum();
-    let failures: usize = suites
-        .iter()
-        .map(|s| s.cases.iter().filter(|c| c.1.is_some()).count())
-        .sum();
+    let failures: usize = suites.iter().map(failed).sum();
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"scenario-run\" tests=\"{tests}\" failures=\"{failures}\">\n"
     );
     for s in suites {
-        let f = s.cases.iter().filter(|c| c.1.is_some()).count();
         out.push_str(&format!(
-            "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{f}\">\n",
+            "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{}\">\n",
             escape(&s.name),
             escape(&s.file),
-            s.cases.len()
+            s.cases.len(),
+            failed(s)
         ));
-        for (name, failure) in &s.cases {
-            let name = escape(name);
-            let class = escape(&s.file);
-            match failure {
-                None => out.push_str(&format!(
-                    "    <testcase name=\"{name}\" classname=\"{class}\"/>\n"
-                )),
-                Some(text) => {
-                    let first = escape(text.lines().next().unwrap_or("").trim());
-                    out.push_str(&format!(
-                        "    <testcase name=\"{name}\" classname=\"{class}\">\n      <failure message=\"{first}\">{}</failure>\n    </testcase>\n",
-                        escape(text)
-                    ));
-                }
-            }
+        for case in &s.cases {
+            out.push_str(&testcase(&s.file, case));
         }
         out.push_str("  </testsuite>\n");
     }
@@ -66,7 +59,29 @@ pub fn document(suites: &[Suite]) -> String {
     out
 }
 
-/// The rendered, colour-free text of a diagnostic, for a failure element.
-pub fn failure_text(p: &crate::diagnostic::Problem) -> String {
-    render(p, false)
+/// A `<testcase>` with `file` and `line` (the attributes CI test
+/// reporters read to put a failure on its line), and its `<failure>`:
+/// the problem's message, its help, and the rendered diagnostic.
+fn testcase(file: &str, case: &Case) -> String {
+    let name = escape(&case.name);
+    let class = escape(file);
+    let line = case
+        .line
+        .map_or(String::new(), |l| format!(" line=\"{l}\""));
+    let head =
+        format!("    <testcase name=\"{name}\" classname=\"{class}\" file=\"{class}\"{line}");
+    match &case.failure {
+        None => format!("{head}/>\n"),
+        Some(p) => {
+            let message = match &p.help {
+                Some(help) => format!("{}; help: {help}", p.message),
+                None => p.message.clone(),
+            };
+            format!(
+                "{head}>\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                escape(&message),
+                escape(&p.text)
+            )
+        }
+    }
 }
