@@ -7,13 +7,14 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 29] = [
+const BAD_INPUTS: [&str; 30] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
     "duplicate-id",
     "empty",
+    "every-layer",
     "expect-unknown-message",
     "expect-wrong-values",
     "flow-cross-checks",

@@ -107,13 +107,14 @@ pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>]) -> Vec<Alar
             (MetricName::QueueDepth, None) => Some(Metric::QueueDepth),
         };
         let at_least = threshold(problems, &a.at_least, *a.metric.get_ref());
-        if let (Some(metric), Some(at_least)) = (metric, at_least) {
-            out.push(Alarm {
-                name: name.clone(),
-                metric,
-                at_least,
-            });
-        }
+        // An alarm with a problem is kept under its name (the run never
+        // starts), so that an expectation naming it is checked in the same
+        // pass rather than called unknown.
+        out.push(Alarm {
+            name: name.clone(),
+            metric: metric.unwrap_or(Metric::DlqDepth),
+            at_least: at_least.unwrap_or(0),
+        });
     }
     out
 }

@@ -71,7 +71,7 @@ pub(super) fn validate(
         description: meta.as_ref().and_then(|m| m.description.clone()),
         tags: meta.as_ref().map(|m| m.tags.clone()).unwrap_or_default(),
         seed,
-        // Problems stop validation below, before the placeholder is used.
+        // A problem stops validation before a run could use the placeholder.
         delivery: delivery.unwrap_or(PLACEHOLDER_DELIVERY),
         quarantine_retention,
         dedup_retention,
@@ -87,20 +87,19 @@ pub(super) fn validate(
         intents: Intents::default(),
         expectations: Vec::new(),
     };
+    // The operator's steps and the expectations refer to messages, kinds
+    // and alarms, which are all known even when something above is wrong:
+    // their problems are reported in the same pass.
+    scenario.operators = operators(&mut problems, raw.operator, &scenario);
+    if let Some(e) = raw.expect {
+        scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);
+    }
     if !problems.list.is_empty() {
         return Err(in_file_order(problems.list));
     }
     scenario.intents = intents(&scenario);
     scenario.flow.groups = super::flow::groups(&scenario);
-    scenario.operators = operators(&mut problems, raw.operator, &scenario);
-    if let Some(e) = raw.expect {
-        scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);
-    }
-    if problems.list.is_empty() {
-        Ok(scenario)
-    } else {
-        Err(in_file_order(problems.list))
-    }
+    Ok(scenario)
 }
 
 /// Problems are listed in the order of the file (stable: problems at one
