@@ -3,6 +3,9 @@
 //! test that provokes it from the real parser, so a dependency upgrade that
 //! changes a text fails here, loudly, rather than degrading a diagnostic.
 
+use crate::diagnostic::{Problem, Source, did_you_mean};
+use crate::model::MessageField;
+
 /// One message, by shape. Words are the ones the message puts in backticks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Shape<'m> {
@@ -49,6 +52,110 @@ pub(super) fn shape(message: &str) -> Shape<'_> {
             rest: message.lines().skip(1).collect::<Vec<_>>().join("\n"),
         }
     }
+}
+
+/// Turns a TOML syntax or type error into a located problem with a
+/// "did you mean" for misspelt keys and enum values.
+pub(super) fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
+    let message = e.message().trim();
+    let (headline, label, help) = match shape(message) {
+        Shape::UnknownField { word, expected } => {
+            let in_expect = expected.contains(&"message") && expected.contains(&"event");
+            let help = match did_you_mean(word, expected.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if in_expect && MessageField::ALL.iter().any(|f| f.name() == word) => format!(
+                    "`{word}` belongs to one message: write it under [expect.message.ID], \
+                     e.g. [expect.message.poison]"
+                ),
+                None => format!("allowed keys here: {}", quoted(&expected, "`")),
+            };
+            (
+                format!("unknown key `{word}`"),
+                "unknown key".to_string(),
+                help,
+            )
+        }
+        Shape::UnknownVariant { word, expected } => {
+            let help = match did_you_mean(word, expected.iter().copied()) {
+                Some(s) => format!("did you mean \"{s}\"?"),
+                None => format!("allowed values: {}", quoted(&expected, "\"")),
+            };
+            (
+                format!("unknown value \"{word}\""),
+                "unknown value".to_string(),
+                help,
+            )
+        }
+        Shape::MissingField { word } => (
+            format!("missing key `{word}`"),
+            format!("this table needs `{word}`"),
+            String::new(),
+        ),
+        Shape::InvalidType { message } => {
+            // A single value where a list belongs: show the list.
+            let written = e.span().and_then(|s| source.text.get(s)).unwrap_or("");
+            let help = if message.ends_with("expected a sequence") && !written.is_empty() {
+                format!("write a list: [{written}]")
+            } else {
+                String::new()
+            };
+            (message, "wrong type".to_string(), help)
+        }
+        Shape::Other { first, .. } if first.contains("recursion") => (
+            "this is nested too deeply for the TOML reader".to_string(),
+            "most deeply nested line".to_string(),
+            "use fewer levels of dotted keys, tables or arrays".to_string(),
+        ),
+        Shape::Other { first, rest } => {
+            let label = if crate::duration::DurationError::is_duration_message(first) {
+                "not a duration"
+            } else {
+                "here"
+            };
+            (first.to_string(), label.to_string(), rest)
+        }
+    };
+    // The parser's nesting limit comes without a place: point at the most
+    // deeply nested line.
+    let span = e.span().or_else(|| {
+        message
+            .contains("recursion")
+            .then(|| deepest_line(&source.text))
+    });
+    Problem::new(source, span, headline, label).with_help(help)
+}
+
+/// The line with the most nesting (dots of dotted keys, brackets and
+/// braces) outside strings.
+fn deepest_line(text: &str) -> std::ops::Range<usize> {
+    let mut best = (0, 0..0);
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let mut depth = 0;
+        let mut quote = None;
+        for c in line.chars() {
+            match (c, quote) {
+                ('"' | '\'', None) => quote = Some(c),
+                (q, Some(open)) if q == open => quote = None,
+                ('#', None) => break,
+                ('.' | '[' | '{', None) => depth += 1,
+                _ => {}
+            }
+        }
+        if depth > best.0 {
+            best = (depth, start..start + line.trim_end().len());
+        }
+        start += line.len();
+    }
+    best.1
+}
+
+fn quoted(words: &[&str], quote: &str) -> String {
+    words
+        .iter()
+        .map(|k| format!("{quote}{k}{quote}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -1,0 +1,350 @@
+//! Reading a file that does not fit the format: every table, entry and
+//! key on its own, so that each mistake is reported; and what is left once
+//! the wrong keys are set aside, so that the problems of meaning are found
+//! in the same pass.
+
+use super::file;
+use super::toml_errors::toml_problem;
+use crate::diagnostic::{Problem, Source, did_you_mean};
+
+/// The problems of types and keys, and those of meaning found in the rest
+/// of the file, in file order. A problem of meaning is left out where it
+/// overlaps a problem of type, or is about a whole table or entry that was
+/// read without some of its keys (a key set aside is not missing: it is
+/// wrong, and that is said already).
+fn with_meaning(
+    mut problems: Vec<Problem>,
+    meaning: Vec<Problem>,
+    partial: &[Partial],
+    dropped: &[String],
+) -> Vec<Problem> {
+    let spans: Vec<std::ops::Range<usize>> = problems.iter().filter_map(Problem::span).collect();
+    let names_dropped = |p: &Problem| {
+        dropped.iter().any(|t| {
+            p.message.contains(t.as_str())
+                || p.help.as_deref().is_some_and(|h| h.contains(t.as_str()))
+        })
+    };
+    let overlaps = |p: &Problem| {
+        names_dropped(p)
+            || p.span().is_none_or(|m| {
+                partial.iter().any(|t| t.echoes(p))
+                    || spans
+                        .iter()
+                        .any(|t| m.start <= t.end && t.start <= m.end.max(m.start + 1))
+            })
+    };
+    problems.extend(meaning.into_iter().filter(|p| !overlaps(p)));
+    problems.sort_by_key(Problem::offset);
+    problems
+}
+
+/// At most this many syntax errors are shown (later ones are often echoes
+/// of the first).
+const MAX_SYNTAX_PROBLEMS: usize = 10;
+
+/// The problems of a file whose text or types are wrong, and, when every
+/// table and entry could still be read once its wrong keys were set aside,
+/// the file without them (so that the problems of meaning elsewhere are
+/// found in the same pass).
+pub(super) struct Unreadable {
+    problems: Vec<Problem>,
+    rest: Option<Box<file::File>>,
+    /// The tables and entries read without some of their keys.
+    partial: Vec<Partial>,
+    /// The tables that could not be read at all, as `[name]`.
+    dropped: Vec<String>,
+}
+
+impl Unreadable {
+    /// Every problem, in file order: those of text and types, and those of
+    /// meaning that `meaning` finds in the rest of the file.
+    pub(super) fn problems(self, meaning: impl FnOnce(file::File) -> Vec<Problem>) -> Vec<Problem> {
+        let found = self.rest.map(|raw| meaning(*raw)).unwrap_or_default();
+        with_meaning(self.problems, found, &self.partial, &self.dropped)
+    }
+}
+
+/// TOML into the file's types. Syntax errors are all reported (up to
+/// [`MAX_SYNTAX_PROBLEMS`]); when the types do not fit, every table and
+/// every entry of an array of tables is read on its own, so that each
+/// mistake is reported, not just the first.
+pub(super) fn parse(source: &Source, text: &str) -> Result<file::File, Unreadable> {
+    use serde::Deserialize;
+    use toml::de::{DeTable, Deserializer};
+    let (root, syntax) = DeTable::parse_recoverable(text);
+    if !syntax.is_empty() {
+        let problems = syntax
+            .iter()
+            .take(MAX_SYNTAX_PROBLEMS)
+            .map(|e| toml_problem(source, e))
+            .collect();
+        return Err(Unreadable {
+            problems,
+            rest: None,
+            partial: Vec::new(),
+            dropped: Vec::new(),
+        });
+    }
+    match file::File::deserialize(Deserializer::from(root)) {
+        Ok(f) => Ok(f),
+        Err(first) => {
+            // Only on this path: parse again and read the pieces.
+            let (root, _) = DeTable::parse_recoverable(text);
+            let mut reading = Reading::default();
+            let rest = piecewise(source, root.get_ref(), &mut reading);
+            let mut problems = reading.problems;
+            if problems.is_empty() {
+                problems.push(toml_problem(source, &first));
+            }
+            problems.sort_by_key(|p| p.span().map_or(0, |r| r.start));
+            let rest = rest.filter(|_| reading.whole).and_then(|t| {
+                file::File::deserialize(Deserializer::from(toml::Spanned::new(root.span(), t)))
+                    .ok()
+                    .map(Box::new)
+            });
+            Err(Unreadable {
+                problems,
+                rest,
+                partial: reading.partial,
+                dropped: reading.dropped,
+            })
+        }
+    }
+}
+
+/// What reading the pieces found: the problems, and whether every table
+/// and entry could be read once its wrong keys were set aside.
+struct Reading {
+    problems: Vec<Problem>,
+    whole: bool,
+    partial: Vec<Partial>,
+    /// The tables that could not be read at all, as `[name]`.
+    dropped: Vec<String>,
+}
+
+/// A table or entry read without some of its keys.
+struct Partial {
+    /// Its header.
+    span: std::ops::Range<usize>,
+    /// Where its last value ends.
+    end: usize,
+    /// The keys set aside.
+    keys: Vec<String>,
+}
+
+impl Partial {
+    /// Whether a problem of meaning may be an echo of a key set aside: it
+    /// is about the whole table, or, inside the table, names such a key.
+    fn echoes(&self, p: &Problem) -> bool {
+        let Some(at) = p.span() else { return true };
+        if at == self.span {
+            return true;
+        }
+        let inside = self.span.start <= at.start && at.start <= self.end;
+        let names = |text: &str| self.keys.iter().any(|k| text.contains(&format!("`{k}")));
+        inside && (names(&p.message) || p.help.as_deref().is_some_and(names))
+    }
+}
+
+/// Where the last value of a table ends (its span is its header's).
+fn extent(v: &DeValue<'_>) -> usize {
+    match v.get_ref() {
+        toml::de::DeValue::Table(t) => t
+            .iter()
+            .map(|(_, val)| extent(val))
+            .fold(v.span().end, usize::max),
+        _ => v.span().end,
+    }
+}
+
+impl Default for Reading {
+    fn default() -> Self {
+        Reading {
+            problems: Vec::new(),
+            whole: true,
+            partial: Vec::new(),
+            dropped: Vec::new(),
+        }
+    }
+}
+
+type DeValue<'i> = toml::Spanned<toml::de::DeValue<'i>>;
+
+/// Reads `v` as a `T` on its own; each error becomes a problem. For a
+/// table, the key at fault is then set aside and the rest read again, so
+/// that several mistakes in one table are all reported. Returns what could
+/// be read (`v` without the keys at fault), or `None` when nothing could.
+fn piece<'i, T: serde::Deserialize<'i>>(
+    source: &Source,
+    v: &DeValue<'i>,
+    reading: &mut Reading,
+) -> Option<DeValue<'i>> {
+    use toml::de::DeValue as V;
+    let mut current = v.clone();
+    let mut set_aside = 0;
+    let mut set_aside_keys = Vec::new();
+    // Each round removes one key, so this ends.
+    loop {
+        let Err(e) = T::deserialize(toml::de::ValueDeserializer::from(current.clone())) else {
+            if set_aside > 0 {
+                reading.partial.push(Partial {
+                    span: v.span(),
+                    end: extent(v),
+                    keys: set_aside_keys,
+                });
+            }
+            return Some(current);
+        };
+        if set_aside > 0 && e.message().starts_with("missing field") {
+            // Most likely a key this loop set aside; already reported.
+            return None;
+        }
+        reading.problems.push(toml_problem(source, &e));
+        let (V::Table(table), Some(at)) = (current.get_ref(), e.span()) else {
+            return None;
+        };
+        let culprit = table.iter().position(|(k, val)| {
+            let (ks, vs) = (k.span(), val.span());
+            (ks.start <= at.start && at.end <= ks.end) || (vs.start <= at.start && at.end <= vs.end)
+        });
+        let culprit = culprit?;
+        let mut rest = toml::de::DeTable::new();
+        for (i, (k, val)) in table.iter().enumerate() {
+            if i == culprit {
+                set_aside_keys.push(k.get_ref().to_string());
+            } else {
+                rest.insert(k.clone(), val.clone());
+            }
+        }
+        current = toml::Spanned::new(current.span(), V::Table(rest));
+        set_aside += 1;
+    }
+}
+
+/// Each entry of an array of tables on its own.
+/// `referenced`: other tables name these entries (messages, generators,
+/// alarms), so that without one of them the rest cannot be checked.
+fn pieces<'i, T: serde::Deserialize<'i>>(
+    source: &Source,
+    v: &DeValue<'i>,
+    reading: &mut Reading,
+    referenced: bool,
+) -> Option<DeValue<'i>> {
+    match v.get_ref() {
+        toml::de::DeValue::Array(items) => {
+            let mut read = toml::de::DeArray::new();
+            for item in items.iter() {
+                match piece::<T>(source, item, reading) {
+                    Some(item) => read.push(item),
+                    None if referenced => reading.whole = false,
+                    None => {}
+                }
+            }
+            Some(toml::Spanned::new(v.span(), toml::de::DeValue::Array(read)))
+        }
+        _ => {
+            let read = piece::<Vec<T>>(source, v, reading);
+            reading.whole &= read.is_some() || !referenced;
+            read
+        }
+    }
+}
+
+fn piecewise<'i>(
+    source: &Source,
+    root: &toml::de::DeTable<'i>,
+    reading: &mut Reading,
+) -> Option<toml::de::DeTable<'i>> {
+    use file::*;
+    let mut rest = toml::de::DeTable::new();
+    for (key, v) in root.iter() {
+        let read = match key.get_ref().as_ref() {
+            "scenario" => piece::<ScenarioMeta>(source, v, reading),
+            "delivery" => piece::<Delivery>(source, v, reading),
+            "quarantine" => piece::<Quarantine>(source, v, reading),
+            "dedup" => piece::<Dedup>(source, v, reading),
+            "limits" => piece::<Limits>(source, v, reading),
+            "operator" => pieces::<Operator>(source, v, reading, false),
+            "message" => pieces::<Message>(source, v, reading, true),
+            "traffic" => pieces::<Traffic>(source, v, reading, true),
+            "outage" => pieces::<Outage>(source, v, reading, false),
+            "workers" => piece::<WorkersTable>(source, v, reading),
+            "downstream" => piece::<DownstreamTable>(source, v, reading),
+            "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, true),
+            "expect" => expect_pieces(source, v, reading),
+            other => {
+                let help = match did_you_mean(other, file::TABLES) {
+                    Some(k) => format!("did you mean `{k}`?"),
+                    None => format!("allowed tables: {}", file::TABLES.join(", ")),
+                };
+                reading.problems.push(
+                    Problem::new(
+                        source,
+                        Some(key.span()),
+                        format!("unknown key `{other}`"),
+                        "unknown key",
+                    )
+                    .with_help(help),
+                );
+                None
+            }
+        };
+        match read {
+            Some(read) => {
+                rest.insert(key.clone(), read);
+            }
+            None => reading.dropped.push(format!("[{}]", key.get_ref())),
+        }
+    }
+    Some(rest)
+}
+
+/// `[expect]` without its sub-tables, then each `[expect.message.ID]` and
+/// each `[[expect.event]]` on its own.
+fn expect_pieces<'i>(
+    source: &Source,
+    v: &DeValue<'i>,
+    reading: &mut Reading,
+) -> Option<DeValue<'i>> {
+    use toml::de::DeValue as V;
+    let V::Table(table) = v.get_ref() else {
+        return piece::<file::Expect>(source, v, reading);
+    };
+    let mut rest = toml::de::DeTable::new();
+    for (k, val) in table.iter() {
+        if !matches!(k.get_ref().as_ref(), "message" | "event") {
+            rest.insert(k.clone(), val.clone());
+        }
+    }
+    let read = piece::<file::Expect>(
+        source,
+        &toml::Spanned::new(v.span(), V::Table(rest)),
+        reading,
+    );
+    let Some(V::Table(mut read)) = read.map(toml::Spanned::into_inner) else {
+        return None;
+    };
+    for (key, sub) in table.iter() {
+        let sub_read = match (key.get_ref().as_ref(), sub.get_ref()) {
+            ("message", V::Table(messages)) => {
+                let mut each = toml::de::DeTable::new();
+                for (id, m) in messages.iter() {
+                    if let Some(m) = piece::<file::ExpectMessage>(source, m, reading) {
+                        each.insert(id.clone(), m);
+                    }
+                }
+                Some(toml::Spanned::new(sub.span(), V::Table(each)))
+            }
+            ("message", _) => piece::<std::collections::BTreeMap<String, file::ExpectMessage>>(
+                source, sub, reading,
+            ),
+            ("event", _) => pieces::<file::ExpectEvent>(source, sub, reading, false),
+            _ => continue,
+        };
+        if let Some(sub_read) = sub_read {
+            read.insert(key.clone(), sub_read);
+        }
+    }
+    Some(toml::Spanned::new(v.span(), V::Table(read)))
+}
