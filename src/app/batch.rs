@@ -216,10 +216,7 @@ pub fn run_scenario(source: Source, scenario: Scenario, opts: &Options) -> FileR
             rerun = engine::run(&scenario, wanted).unwrap_or_else(|_| outcome.clone());
             &rerun
         };
-        failures = failed
-            .iter()
-            .map(|v| expect::failure(&source, &scenario, explained, v))
-            .collect();
+        failures = expect::failures(&source, &scenario, explained, &failed);
     }
     FileResult::Ran(Box::new(Ran {
         source,

@@ -36,15 +36,23 @@ pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Record
     Recorder::Only(named)
 }
 
-pub fn explain(scenario: &Scenario, outcome: &Outcome, target: &Target) -> String {
+/// `told`: the messages whose transitions an earlier diagnostic showed
+/// (then this one refers to it); `line`: this expectation's line.
+pub fn explain(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    target: &Target,
+    told: &mut super::Told,
+    line: usize,
+) -> String {
     match *target {
-        Target::Message(m, _) => message_story(scenario, outcome, m),
+        Target::Message(m, _) => message_story(scenario, outcome, m, told, line),
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {
-                out.push_str(&message_story(scenario, outcome, m));
+                out.push_str(&message_story(scenario, outcome, m, told, line));
             } else {
                 let _ = writeln!(out, "{} transitions in this run:", kind.as_str());
                 let w = text::id_width(scenario, outcome);
@@ -74,7 +82,13 @@ fn push_limited(out: &mut String, lines: &[String]) {
     }
 }
 
-fn message_story(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
+fn message_story(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    m: MessageIndex,
+    told: &mut super::Told,
+    line: usize,
+) -> String {
     let mut out = String::new();
     let r = text::row(scenario, outcome, m as usize);
     let _ = writeln!(
@@ -91,6 +105,14 @@ fn message_story(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> Str
         r.last_reason
             .map_or(String::new(), |x| format!(", last failure: {x}")),
     );
+    if let Some(first) = told.get(&m) {
+        let _ = writeln!(
+            out,
+            "Its transitions are shown under the expectation on line {first}."
+        );
+        return out;
+    }
+    told.insert(m, line);
     let w = text::id_width(scenario, outcome);
     let lines: Vec<String> = outcome
         .transitions
@@ -269,13 +291,14 @@ fn receives_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String
 fn quarantine_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
     (
         format!(
-            "{}, maximum DLQ depth {}, final depth {}; messages that entered quarantine:",
+            "{}, maximum DLQ depth {}{}, final depth {}; messages that entered quarantine:",
             plural(
                 outcome.totals.quarantine_entries,
                 "quarantine entry",
                 "quarantine entries"
             ),
             outcome.totals.max_dlq_depth,
+            peak_dlq(scenario, outcome),
             outcome.totals.final_dlq_depth
         ),
         ids_where(scenario, outcome, |state| {
@@ -289,6 +312,38 @@ fn quarantine_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<Stri
             })
         }),
     )
+}
+
+/// When the DLQ first reached its maximum depth, and whose entry did it,
+/// as " (first reached at T, when ID entered)"; empty when the
+/// transitions were not kept.
+fn peak_dlq(scenario: &Scenario, outcome: &Outcome) -> String {
+    let peak = outcome.totals.max_dlq_depth;
+    outcome
+        .transitions
+        .iter()
+        .find(|t| matches!(t.detail, Detail::Quarantined { depth, .. } if depth == peak && peak > 0))
+        .map_or(String::new(), |t| {
+            format!(
+                " (first reached at {}, when {} entered)",
+                dur(t.time),
+                t.message.map_or("-".into(), |m| scenario.message_id(m))
+            )
+        })
+}
+
+/// The message whose delivery at `time` was the last one, if the
+/// transitions were kept.
+fn delivered_last(scenario: &Scenario, outcome: &Outcome, time: Millis) -> Option<String> {
+    outcome
+        .transitions
+        .iter()
+        .rev()
+        .skip_while(|t| t.time > time)
+        .take_while(|t| t.time == time)
+        .find(|t| matches!(t.detail, Detail::Delivered { .. }))
+        .and_then(|t| t.message)
+        .map(|m| scenario.message_id(m).to_string())
 }
 
 fn retry_delay_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
@@ -317,7 +372,9 @@ fn drains_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>)
         } else {
             format!("cycle after operator step {i}")
         };
-        lines.push(format!("{what} drained at {}", dur(*d)));
+        let last = delivered_last(scenario, outcome, *d)
+            .map_or(String::new(), |id| format!(" (last delivery: {id})"));
+        lines.push(format!("{what} drained at {}{last}", dur(*d)));
         if let Some(op) = scenario.operators.get(i) {
             lines.push(format!(
                 "operator step {} inspects at {} (+ wait {})",

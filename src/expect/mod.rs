@@ -109,6 +109,36 @@ pub fn judge(scenario: &Scenario, outcome: &Outcome) -> Vec<Verdict> {
 /// from the run. `o` should hold the transitions of the messages concerned
 /// (see [`explain::recorder_for_failures`]).
 pub fn failure(source: &Source, scenario: &Scenario, outcome: &Outcome, v: &Verdict) -> Problem {
+    failure_told(source, scenario, outcome, v, &mut Told::default())
+}
+
+/// The diagnostics of the failed expectations, in order. A message's
+/// transitions are shown under the first of its failed expectations; the
+/// others refer to that one.
+pub fn failures(
+    source: &Source,
+    scenario: &Scenario,
+    outcome: &Outcome,
+    failed: &[&Verdict],
+) -> Vec<Problem> {
+    let mut told = Told::default();
+    failed
+        .iter()
+        .map(|v| failure_told(source, scenario, outcome, v, &mut told))
+        .collect()
+}
+
+/// The messages whose transitions a diagnostic has shown, with the line
+/// of the expectation it belongs to.
+pub(crate) type Told = std::collections::BTreeMap<crate::model::MessageIndex, usize>;
+
+fn failure_told(
+    source: &Source,
+    scenario: &Scenario,
+    outcome: &Outcome,
+    v: &Verdict,
+    told: &mut Told,
+) -> Problem {
     let e = &scenario.expectations[v.index];
     let (message, label) = match &e.target {
         Target::Event { never: true, .. } => (
@@ -137,7 +167,8 @@ pub fn failure(source: &Source, scenario: &Scenario, outcome: &Outcome, v: &Verd
         help.push_str(d.trim());
         help.push_str("\n\n");
     }
-    help.push_str(&explain::explain(scenario, outcome, &e.target));
+    let line = source.text.get(..e.span.start).map_or(1, |b| b.matches('\n').count() + 1);
+    help.push_str(&explain::explain(scenario, outcome, &e.target, told, line));
     Problem::new(source, Some(e.span.clone()), message, label).with_help(help.trim_end())
 }
 

@@ -300,3 +300,81 @@ fn duplicated_effects_name_only_the_messages_that_committed() {
         "{text}"
     );
 }
+
+#[test]
+fn a_messages_transitions_are_shown_once_however_many_of_its_expectations_fail() {
+    let (scenario, _, verdicts, source) = judged(
+        "[expect.message.poison]\nstate = \"quarantined\"\ntotal_receives = 1\neffects = 5\n",
+    );
+    let outcome = run(&scenario, Recorder::All).unwrap();
+    let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
+    assert_eq!(failed.len(), 3);
+    let texts: Vec<String> = failures(&source, &scenario, &outcome, &failed)
+        .iter()
+        .map(|p| render(p, false))
+        .collect();
+    let shown = |t: &str| t.contains("Its transitions (and the operator's):");
+    assert!(shown(&texts[0]), "{}", texts[0]);
+    // The expectations below name the line of the first ("state", line 2
+    // of the [expect] text appended after the scenario).
+    let first_line = source.text[..scenario.expectations[0].span.start]
+        .matches('\n')
+        .count()
+        + 1;
+    for t in &texts[1..] {
+        assert!(!shown(t), "{t}");
+        assert!(
+            t.contains(&format!(
+                "Its transitions are shown under the expectation on line {first_line}."
+            )),
+            "{t}"
+        );
+        // Each keeps its own one-line summary of the message.
+        assert!(t.contains("message \"poison\" ended acked"), "{t}");
+    }
+    // One failure alone still shows them.
+    assert!(shown(&render(
+        &failure(&source, &scenario, &outcome, failed[1]),
+        false
+    )));
+}
+
+#[test]
+fn drain_time_names_the_last_delivery_and_max_dlq_depth_its_first_peak() {
+    let (scenario, _, verdicts, source) = judged("[expect]\ndrain_time = \"1s\"\nmax_dlq_depth = 9\n");
+    let outcome = run(&scenario, Recorder::All).unwrap();
+    let text = |i: usize| render(&failure(&source, &scenario, &outcome, &verdicts[i]), false);
+    let drain = text(0);
+    let last = outcome
+        .transitions
+        .iter()
+        .rfind(|t| t.time == outcome.drains[0] && t.detail.kind() == crate::model::EventKind::Delivered)
+        .and_then(|t| t.message)
+        .unwrap();
+    assert!(
+        drain.contains(&format!(
+            "source cycle drained at {} (last delivery: {})",
+            crate::duration::format(outcome.drains[0]),
+            scenario.message_id(last)
+        )),
+        "{drain}"
+    );
+    // The help wraps at the rendering's width: compare words.
+    let peak = text(1).split_whitespace().collect::<Vec<_>>().join(" ");
+    let first = outcome
+        .transitions
+        .iter()
+        .find(|t| {
+            matches!(t.detail, crate::engine::Detail::Quarantined { depth, .. } if depth == outcome.totals.max_dlq_depth)
+        })
+        .unwrap();
+    assert!(
+        peak.contains(&format!(
+            "maximum DLQ depth {} (first reached at {}, when {} entered)",
+            outcome.totals.max_dlq_depth,
+            crate::duration::format(first.time),
+            scenario.message_id(first.message.unwrap())
+        )),
+        "{peak}"
+    );
+}
