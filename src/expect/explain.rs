@@ -14,6 +14,9 @@ use crate::report::text;
 /// Lines of contributors or transitions shown in one explanation.
 const MAX_LINES: usize = 24;
 
+/// Causes told apart when an explanation groups messages by cause.
+const MAX_CAUSES: usize = 1_000;
+
 /// The recorder for a rerun that explains these failures.
 pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Recorder {
     if scenario.message_count() <= FULL_TRANSCRIPT_MESSAGES {
@@ -128,19 +131,59 @@ fn message_story(
     out
 }
 
+/// A line per message that `pred` says something about, while they fit in
+/// one explanation ([`MAX_LINES`]); past that, a line per cause (what
+/// `pred` says) with its count and its first and last message, in order of
+/// first appearance, so that 10,000 identical lines read as one. Holds at
+/// most [`MAX_LINES`] + 1 lines and [`MAX_CAUSES`] causes at a time.
 fn ids_where(
     scenario: &Scenario,
     outcome: &Outcome,
     pred: impl Fn(&crate::engine::MessageState) -> Option<String>,
 ) -> Vec<String> {
-    outcome
-        .messages
-        .iter()
-        .enumerate()
-        .filter_map(|(m, state)| {
-            pred(state).map(|what| format!("{:<16} {what}", scenario.message_id(m as MessageIndex)))
+    let id = |m: usize| scenario.message_id(m as MessageIndex);
+    let mut each: Vec<(usize, String)> = Vec::new();
+    let mut causes: Vec<(String, u64, usize, usize)> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut other = 0u64;
+    for (m, state) in outcome.messages.iter().enumerate() {
+        let Some(what) = pred(state) else { continue };
+        if each.len() <= MAX_LINES {
+            each.push((m, what.clone()));
+        }
+        match index.get(&what) {
+            Some(&i) => {
+                causes[i].1 += 1;
+                causes[i].3 = m;
+            }
+            None if causes.len() < MAX_CAUSES => {
+                index.insert(what.clone(), causes.len());
+                causes.push((what, 1, m, m));
+            }
+            None => other += 1,
+        }
+    }
+    if each.len() <= MAX_LINES {
+        return each
+            .into_iter()
+            .map(|(m, what)| format!("{:<16} {what}", id(m)))
+            .collect();
+    }
+    let mut lines: Vec<String> = causes
+        .into_iter()
+        .map(|(what, n, first, last)| match n {
+            1 => format!("{:<16} {what}", id(first)),
+            n => format!(
+                "{n} messages: {what} (first \"{}\", last \"{}\")",
+                id(first),
+                id(last)
+            ),
         })
-        .collect()
+        .collect();
+    if other > 0 {
+        lines.push(format!("{} with other causes", plural(other, "message", "messages")));
+    }
+    lines
 }
 
 fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {

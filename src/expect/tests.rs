@@ -378,3 +378,37 @@ fn drain_time_names_the_last_delivery_and_max_dlq_depth_its_first_peak() {
         "{peak}"
     );
 }
+
+#[test]
+fn past_24_messages_an_explanation_groups_them_by_cause() {
+    let explained = |timeouts: u32, schema: u32| {
+        let text = format!(
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\npermanent = \"quarantine\"\n\
+             [[traffic]]\ncount = {timeouts}\nover = \"10s\"\nid_prefix = \"order-\"\n\
+             faults = [{{ fail = {{ until = \"repair\" }}, reason = \"timeout\" }}]\n\
+             [[traffic]]\ncount = {schema}\nover = \"10s\"\nid_prefix = \"bad-\"\n\
+             faults = [{{ fail = {{ until = \"repair\" }}, reason = \"schema\", class = \"permanent\" }}]\n\
+             [expect]\nquarantined = 0\n"
+        );
+        let (scenario, source) = load_str("t.toml", &text).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        let verdict = judge(&scenario, &outcome).remove(0);
+        let text = render(&failure(&source, &scenario, &outcome, &verdict), false);
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    // 24 fit: one line each.
+    let each = explained(20, 4);
+    assert!(each.contains("order-20 last failure: timeout"), "{each}");
+    assert!(each.contains("bad-4 last failure: schema"), "{each}");
+    assert!(!each.contains("messages: last failure"), "{each}");
+    // 25 do not: one line per cause, with its count, first and last.
+    let grouped = explained(5000, 100);
+    assert!(
+        grouped.contains(
+            "5000 messages: last failure: timeout (first \"order-1\", last \"order-5000\") \
+             100 messages: last failure: schema (first \"bad-1\", last \"bad-100\")"
+        ),
+        "{grouped}"
+    );
+    assert!(!grouped.contains("... and"), "{grouped}");
+}
