@@ -134,7 +134,7 @@ fn engine_rows(t: u64) -> Vec<Vec<String>> {
                 r.total_receives.to_string(),
                 r.effects.to_string(),
                 r.dedup_hits.to_string(),
-                d(r.quarantined_at),
+                d(r.last_quarantined_at),
                 d(r.age),
             ]
         })

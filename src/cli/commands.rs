@@ -200,7 +200,7 @@ fn tighten(schema: &mut serde_json::Value) {
         let check = match field {
             F::State => "StateCheck",
             F::Key | F::LastReason | F::Group => "TextCheck",
-            F::QuarantinedAt | F::ArrivedAt | F::AckedAt | F::Latency => "TimeOrNeverCheck",
+            F::LastQuarantinedAt | F::ArrivedAt | F::AckedAt | F::Latency => "TimeOrNeverCheck",
             F::QueueWait => "TimeCheck",
             F::Cycle | F::CycleReceives | F::TotalReceives | F::Effects | F::DedupHits => {
                 "CountCheck"

@@ -116,7 +116,7 @@ impl Engine<'_> {
     /// When the earliest message now in quarantine entered it.
     fn oldest_entry(&self) -> Option<Millis> {
         let &m = self.broker.quarantine.first()?;
-        self.messages[m as usize].quarantined_at()
+        self.messages[m as usize].last_quarantined_at()
     }
 
     /// The instant in (now, next) where time alone changes alarm `a`'s

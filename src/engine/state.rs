@@ -71,7 +71,7 @@ impl MessageState {
     }
 
     /// When the message last entered quarantine, if ever.
-    pub fn quarantined_at(&self) -> Option<Millis> {
+    pub fn last_quarantined_at(&self) -> Option<Millis> {
         (self.quarantined_at != NEVER).then_some(self.quarantined_at)
     }
 
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn sentinels_read_as_absent() {
         let mut state = MessageState::new();
-        assert_eq!(state.quarantined_at(), None);
+        assert_eq!(state.last_quarantined_at(), None);
         assert_eq!(state.last_reason(), None);
         assert_eq!(state.quarantine_age(5), None);
         assert_eq!(
@@ -146,7 +146,7 @@ mod tests {
         state.set_quarantined_at(10);
         state.state = State::Quarantined;
         state.set_failure(3, Class::Permanent);
-        assert_eq!(state.quarantined_at(), Some(10));
+        assert_eq!(state.last_quarantined_at(), Some(10));
         assert_eq!(state.quarantine_age(25), Some(15));
         assert_eq!(state.last_reason(), Some(3));
         assert_eq!(state.last_class(), Class::Permanent);

@@ -181,7 +181,10 @@ fn ids_where(
         })
         .collect();
     if other > 0 {
-        lines.push(format!("{} with other causes", plural(other, "message", "messages")));
+        lines.push(format!(
+            "{} with other causes",
+            plural(other, "message", "messages")
+        ));
     }
     lines
 }
@@ -349,7 +352,9 @@ fn quarantine_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<Stri
                 format!(
                     "{} (latest at {}), now {}",
                     plural(state.quarantine_entries, "entry", "entries"),
-                    state.quarantined_at().map_or_else(|| "-".to_string(), dur),
+                    state
+                        .last_quarantined_at()
+                        .map_or_else(|| "-".to_string(), dur),
                     state.state.as_str()
                 )
             })
@@ -365,7 +370,9 @@ fn peak_dlq(scenario: &Scenario, outcome: &Outcome) -> String {
     outcome
         .transitions
         .iter()
-        .find(|t| matches!(t.detail, Detail::Quarantined { depth, .. } if depth == peak && peak > 0))
+        .find(
+            |t| matches!(t.detail, Detail::Quarantined { depth, .. } if depth == peak && peak > 0),
+        )
         .map_or(String::new(), |t| {
             format!(
                 " (first reached at {}, when {} entered)",

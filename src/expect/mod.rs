@@ -28,9 +28,9 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
                 MessageField::LastReason => state.last_reason().map_or(Value::Never, |r| {
                     Value::Text(scenario.reasons[r as usize].clone())
                 }),
-                MessageField::QuarantinedAt => {
-                    state.quarantined_at().map_or(Value::Never, Value::Time)
-                }
+                MessageField::LastQuarantinedAt => state
+                    .last_quarantined_at()
+                    .map_or(Value::Never, Value::Time),
                 MessageField::ArrivedAt => outcome
                     .arrived_at(scenario, m)
                     .map_or(Value::Never, Value::Time),
@@ -167,7 +167,10 @@ fn failure_told(
         help.push_str(d.trim());
         help.push_str("\n\n");
     }
-    let line = source.text.get(..e.span.start).map_or(1, |b| b.matches('\n').count() + 1);
+    let line = source
+        .text
+        .get(..e.span.start)
+        .map_or(1, |b| b.matches('\n').count() + 1);
     help.push_str(&explain::explain(scenario, outcome, &e.target, told, line));
     Problem::new(source, Some(e.span.clone()), message, label).with_help(help.trim_end())
 }

@@ -341,14 +341,17 @@ fn a_messages_transitions_are_shown_once_however_many_of_its_expectations_fail()
 
 #[test]
 fn drain_time_names_the_last_delivery_and_max_dlq_depth_its_first_peak() {
-    let (scenario, _, verdicts, source) = judged("[expect]\ndrain_time = \"1s\"\nmax_dlq_depth = 9\n");
+    let (scenario, _, verdicts, source) =
+        judged("[expect]\ndrain_time = \"1s\"\nmax_dlq_depth = 9\n");
     let outcome = run(&scenario, Recorder::All).unwrap();
     let text = |i: usize| render(&failure(&source, &scenario, &outcome, &verdicts[i]), false);
     let drain = text(0);
     let last = outcome
         .transitions
         .iter()
-        .rfind(|t| t.time == outcome.drains[0] && t.detail.kind() == crate::model::EventKind::Delivered)
+        .rfind(|t| {
+            t.time == outcome.drains[0] && t.detail.kind() == crate::model::EventKind::Delivered
+        })
         .and_then(|t| t.message)
         .unwrap();
     assert!(
@@ -411,4 +414,16 @@ fn past_24_messages_an_explanation_groups_them_by_cause() {
         "{grouped}"
     );
     assert!(!grouped.contains("... and"), "{grouped}");
+}
+
+#[test]
+fn quarantined_at_is_still_read_as_last_quarantined_at() {
+    let (_, _, new_name, _) = judged("[expect.message.poison]\nlast_quarantined_at = \"10s\"\n");
+    let (scenario, _, old_name, _) = judged("[expect.message.poison]\nquarantined_at = \"10s\"\n");
+    assert_eq!(new_name, old_name);
+    assert_eq!(new_name[0].actual, Value::Time(10_000));
+    assert_eq!(
+        describe(&scenario, &scenario.expectations[0]),
+        "message \"poison\" last_quarantined_at = 10s"
+    );
 }

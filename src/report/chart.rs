@@ -366,7 +366,7 @@ mod tests {
             total_receives: time.is_some() as u32,
             effects: 0,
             dedup_hits: 0,
-            quarantined_at: None,
+            last_quarantined_at: None,
             age: None,
         };
         Version { time, row }

@@ -62,14 +62,14 @@ pub fn row_at(versions: &[Version], t: Millis) -> Option<Row> {
         .find(|v| v.time.is_none_or(|vt| vt <= t))?;
     let mut row = v.row.clone();
     row.age = (row.state == State::Quarantined)
-        .then(|| row.quarantined_at.map(|q| t.saturating_sub(q)))
+        .then(|| row.last_quarantined_at.map(|q| t.saturating_sub(q)))
         .flatten();
     Some(row)
 }
 
 /// The compact JSON the scrubber reads: per message its id and versions
 /// `[time, state, key, cycle, cycle_receives, total_receives, effects,
-/// dedup_hits, quarantined_at, last_reason]`, time -1 before the run.
+/// dedup_hits, last_quarantined_at, last_reason]`, time -1 before the run.
 pub fn json(all: &[Vec<Version>]) -> Json {
     Json::Array(
         all.iter()
@@ -91,7 +91,7 @@ pub fn json(all: &[Vec<Version>]) -> Json {
                             r.total_receives,
                             r.effects,
                             r.dedup_hits,
-                            r.quarantined_at,
+                            r.last_quarantined_at,
                             r.last_reason,
                         ])
                     })

@@ -90,7 +90,7 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
                     "total_receives": r.total_receives,
                     "effects": r.effects,
                     "dedup_hits": r.dedup_hits,
-                    "quarantined_at": r.quarantined_at,
+                    "last_quarantined_at": r.last_quarantined_at,
                     "quarantine_age": r.age,
                     "envelope": envelope,
                 });
@@ -127,7 +127,7 @@ fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
     let m32 = m as MessageIndex;
     json!({
         "queue": scenario.delivery.queue,
-        "quarantined_at": state.quarantined_at(),
+        "quarantined_at": state.last_quarantined_at(),
         "reason": state.last_reason().map(|r| scenario.reasons[r as usize].clone()),
         "class": state.last_class().as_str(),
         "cycle": state.cycle,

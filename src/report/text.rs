@@ -140,7 +140,7 @@ pub struct Row {
     pub total_receives: u32,
     pub effects: u32,
     pub dedup_hits: u32,
-    pub quarantined_at: Option<u64>,
+    pub last_quarantined_at: Option<u64>,
     /// Time in quarantine as of the snapshot, while quarantined.
     pub age: Option<u64>,
 }
@@ -168,7 +168,7 @@ pub fn row_of(scenario: &Scenario, m: MessageIndex, message: &MessageState, as_o
         total_receives: message.total_receives,
         effects: message.effects,
         dedup_hits: message.dedup_hits,
-        quarantined_at: message.quarantined_at(),
+        last_quarantined_at: message.last_quarantined_at(),
         age: message.quarantine_age(as_of),
     }
 }
@@ -184,7 +184,7 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome, limit: usize) -> String 
         "total rcv",
         "effects",
         "dedup",
-        "quarantined",
+        "last quarantined",
         "age",
         "last reason",
     ];
@@ -200,7 +200,7 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome, limit: usize) -> String 
                 r.total_receives.to_string(),
                 r.effects.to_string(),
                 r.dedup_hits.to_string(),
-                r.quarantined_at.map_or("-".into(), dur),
+                r.last_quarantined_at.map_or("-".into(), dur),
                 r.age.map_or("-".into(), dur),
                 r.last_reason.unwrap_or_else(|| "-".into()),
             ]

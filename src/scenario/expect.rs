@@ -83,8 +83,8 @@ fn message_expectations(
         (&m.dedup_hits, MessageField::DedupHits, Kind::Count),
         (&m.last_reason, MessageField::LastReason, Kind::Text),
         (
-            &m.quarantined_at,
-            MessageField::QuarantinedAt,
+            &m.last_quarantined_at,
+            MessageField::LastQuarantinedAt,
             Kind::TimeOrNever,
         ),
         (&m.arrived_at, MessageField::ArrivedAt, Kind::TimeOrNever),

@@ -109,8 +109,11 @@ pub struct ExpectMessage {
     pub dedup_hits: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub last_reason: CheckValue,
+    /// When the message last entered quarantine. `quarantined_at`, its
+    /// name before 0.2, is still read.
+    #[serde(alias = "quarantined_at")]
     #[schemars(with = "Option<CheckSchema>")]
-    pub quarantined_at: CheckValue,
+    pub last_quarantined_at: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub arrived_at: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]

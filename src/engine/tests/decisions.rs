@@ -188,7 +188,7 @@ fn d12_requarantine_gets_a_fresh_time_and_history_is_kept() {
     let (scenario, outcome) = sim(&fixture(DELIVERY, BASE_EXTRA, BASE_OP));
     let t = msg(&scenario, &outcome, "transient");
     assert_eq!(t.state, State::Acked);
-    assert_eq!(t.quarantined_at(), Some(10_000));
+    assert_eq!(t.last_quarantined_at(), Some(10_000));
     assert_eq!(reason(&scenario, t), "upstream timeout");
 }
 

@@ -113,7 +113,7 @@ fn the_budget_counts_deliveries_and_quarantine_keeps_the_last_reason() {
     assert_eq!(deliveries_of(&scenario, &outcome, "m"), [0, 5_000, 10_000]);
     assert_eq!(m.state, State::Quarantined);
     assert_eq!(reason(&scenario, m), "third");
-    assert_eq!(m.quarantined_at(), Some(10_000));
+    assert_eq!(m.last_quarantined_at(), Some(10_000));
 }
 
 #[test]

@@ -98,7 +98,7 @@ fn a_failed_redrive_returns_to_quarantine_once() {
     ));
     let p = msg(&scenario, &outcome, "poison");
     assert_eq!(p.state, State::Quarantined);
-    assert_eq!(p.quarantined_at(), Some(50_000));
+    assert_eq!(p.last_quarantined_at(), Some(50_000));
     assert_eq!(p.quarantine_entries, 2);
     assert_eq!(outcome.totals.end_time, 50_000);
 }

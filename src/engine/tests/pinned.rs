@@ -218,7 +218,7 @@ fn a_requarantined_message_carries_its_latest_quarantine_in_its_state() {
     ));
     let poison = msg(&scenario, &outcome, "poison");
     assert_eq!(poison.state, State::Quarantined);
-    assert_eq!(poison.quarantined_at(), Some(50_000));
+    assert_eq!(poison.last_quarantined_at(), Some(50_000));
     assert_eq!(poison.quarantine_age(60_000), Some(10_000));
     assert_eq!(poison.cycle, 2);
     assert_eq!(poison.cycle_receives, 2);
