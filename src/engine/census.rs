@@ -16,9 +16,26 @@ pub struct Census {
     pub samples: Vec<[u64; STATE_COUNT]>,
     pub end: Millis,
     pub last: [u64; STATE_COUNT],
+    /// The counts at the instants where things change that a round time
+    /// would miss (each operator inspection, each outage edge), in time
+    /// order; at most [`CENSUS_MARKS`].
+    pub marks: Vec<Mark>,
+}
+
+/// The counts as of a marked instant, every event at it included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    pub time: Millis,
+    /// What happens then: "operator step 1 inspects", "outage starts"...
+    pub label: String,
+    pub counts: [u64; STATE_COUNT],
 }
 
 pub const CENSUS_SAMPLES: usize = 600;
+
+/// Marked instants kept by one census (the file bounds how many outages and
+/// operator steps there are; this bounds what a report shows).
+pub const CENSUS_MARKS: usize = 100;
 
 /// The census's steps: each a multiple of the one before, all readable.
 pub(super) const CENSUS_STEPS: [Millis; 19] = [
@@ -61,6 +78,9 @@ pub(super) struct CensusTaker {
     next: Millis,
     counts: [u64; STATE_COUNT],
     samples: Vec<[u64; STATE_COUNT]>,
+    /// Instants to mark that time has not yet passed, with their labels.
+    pending: std::collections::BTreeMap<Millis, String>,
+    marks: Vec<Mark>,
 }
 
 impl CensusTaker {
@@ -72,11 +92,37 @@ impl CensusTaker {
             next: 0,
             counts,
             samples: Vec::new(),
+            pending: std::collections::BTreeMap::new(),
+            marks: Vec::new(),
         }
     }
 
-    /// Time is about to reach `t`: every sample before it is final.
+    /// Takes the counts as of `t` (every event at `t` included) when time
+    /// passes it. Labels of one instant are joined.
+    pub(super) fn mark(&mut self, t: Millis, label: &str) {
+        if let Some(existing) = self.pending.get_mut(&t) {
+            if !existing.split("; ").any(|l| l == label) {
+                existing.push_str("; ");
+                existing.push_str(label);
+            }
+        } else if self.pending.len() + self.marks.len() < CENSUS_MARKS {
+            self.pending.insert(t, label.to_string());
+        }
+    }
+
+    /// Time is about to reach `t`: every sample and mark before it is final.
     pub(super) fn advance(&mut self, t: Millis) {
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() >= t {
+                break;
+            }
+            let (time, label) = entry.remove_entry();
+            self.marks.push(Mark {
+                time,
+                label,
+                counts: self.counts,
+            });
+        }
         while self.next < t {
             self.samples.push(self.counts);
             if self.samples.len() == CENSUS_SAMPLES {
@@ -97,6 +143,7 @@ impl CensusTaker {
             samples: self.samples,
             end,
             last: self.counts,
+            marks: self.marks,
         }
     }
 }

@@ -43,7 +43,7 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::AlarmRecord;
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
-pub use census::{CENSUS_SAMPLES, Census, census_step_after};
+pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
@@ -74,7 +74,12 @@ pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReac
 /// messages are in each state over modeled time, at any scale.
 pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder);
-    engine.measures.census = Some(CensusTaker::new(scenario.message_count()));
+    let mut census = CensusTaker::new(scenario.message_count());
+    for outage in &scenario.outages {
+        census.mark(outage.from, "outage starts");
+        census.mark(outage.from.saturating_add(outage.duration), "outage ends");
+    }
+    engine.measures.census = Some(census);
     while engine.step()? {}
     Ok(engine.finish(None))
 }

@@ -45,6 +45,9 @@ impl Engine<'_> {
         self.operator.inspection_due = None;
         self.clock.last_inspection = Some(now);
         let step = &self.scenario.operators[step_index];
+        if let Some(census) = &mut self.measures.census {
+            census.mark(now, &format!("operator step {} inspects", step_index + 1));
+        }
         self.record(
             None,
             Detail::Inspected {

@@ -410,12 +410,33 @@ pub fn census(outcome: &Outcome) -> Json {
         }
         Json::Object(r)
     };
-    let mut rows: Vec<Json> = (0..=c.end / every)
+    // Round times, the marked instants (inspections, outage edges) and the
+    // end, in time order; a marked instant says what happened then.
+    let mut at: std::collections::BTreeMap<
+        Millis,
+        (Option<&str>, [u64; crate::engine::STATE_COUNT]),
+    > = (0..=c.end / every)
         .map(|k| k * every)
         .filter(|&t| t < c.end)
-        .map(|t| row(t, c.at(t)))
+        .map(|t| (t, (None, c.at(t))))
         .collect();
-    rows.push(row(c.end, c.last));
+    for m in c.marks.iter().filter(|m| m.time < c.end) {
+        at.insert(m.time, (Some(m.label.as_str()), m.counts));
+    }
+    let end_label = c
+        .marks
+        .iter()
+        .find(|m| m.time == c.end)
+        .map(|m| m.label.as_str());
+    at.insert(c.end, (end_label, c.last));
+    let rows: Vec<Json> = at
+        .into_iter()
+        .map(|(t, (label, counts))| {
+            let mut r = row(t, counts);
+            r["why"] = json!(label);
+            r
+        })
+        .collect();
     json!({ "step": c.step, "every": every, "rows": rows })
 }
 
@@ -428,6 +449,7 @@ mod tests {
     #[test]
     fn census_rows_are_the_counts_at_their_times() {
         let mut rows_checked = 0;
+        let mut marked = 0;
         for entry in std::fs::read_dir("scenarios").unwrap() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
@@ -435,7 +457,36 @@ mod tests {
             let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
             let table = census(&outcome);
             let rows = table["rows"].as_array().unwrap();
-            assert!(rows.len() as u64 <= CENSUS_ROWS + 2, "{}", path.display());
+            let census = outcome.census.as_ref().unwrap();
+            let marks = census.marks.len() as u64;
+            assert!(
+                rows.len() as u64 <= CENSUS_ROWS + 2 + marks,
+                "{}",
+                path.display()
+            );
+            // Each inspection and outage edge of the run has its row.
+            let inspections = scenario.operators.len().min(outcome.drains.len());
+            let edges = scenario
+                .outages
+                .iter()
+                .flat_map(|o| [o.from, o.from + o.duration])
+                .filter(|&t| t <= outcome.totals.end_time)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            assert!(
+                census.marks.len() >= inspections.max(edges),
+                "{}",
+                path.display()
+            );
+            for m in &census.marks {
+                assert!(
+                    rows.iter()
+                        .any(|r| r["time"] == m.time && r["why"] == m.label.as_str()),
+                    "{}: {m:?}",
+                    path.display()
+                );
+                marked += 1;
+            }
             assert_eq!(rows.last().unwrap()["time"], outcome.totals.end_time);
             for r in rows {
                 let t = r["time"].as_u64().unwrap();
@@ -454,6 +505,7 @@ mod tests {
             }
         }
         assert!(rows_checked > 50, "{rows_checked}");
+        assert!(marked >= 10, "{marked}");
     }
 
     #[test]
