@@ -5,15 +5,15 @@
 use std::time::Instant;
 
 use scenario_run::engine::{self, Recorder};
-use scenario_run::scenario::load_bytes;
+use scenario_run::scenario::load_str;
 
 fn bench(path: &str, rounds: u32) {
-    let bytes = std::fs::read(path).expect("benchmark input exists");
+    let text = std::fs::read_to_string(path).expect("benchmark input exists");
     let mut best = f64::MAX;
     let mut events = 0;
     for _ in 0..rounds {
         let start = Instant::now();
-        let (scenario, _) = load_bytes(path, &bytes).expect("valid benchmark input");
+        let (scenario, _) = load_str(path, &text).expect("valid benchmark input");
         let outcome = engine::run(&scenario, Recorder::Off).expect("run finishes");
         best = best.min(start.elapsed().as_secs_f64());
         events = outcome.totals.deliveries;

@@ -212,7 +212,7 @@ proptest! {
 
     #[test]
     fn loading_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
-        let _ = load_bytes("fuzz.toml", &bytes);
+        let _ = load_bytes("fuzz.toml", &bytes, &[]);
     }
 
     #[test]

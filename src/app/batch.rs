@@ -10,7 +10,7 @@ use crate::engine::{self, LimitReached, Outcome, Recorder};
 use crate::expect::words::plural;
 use crate::expect::{self, Verdict};
 use crate::model::Scenario;
-use crate::scenario::{self, Invalid};
+use crate::scenario::{self, Invalid, Loaded};
 
 /// What to run and how.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +25,8 @@ pub struct Options {
     pub full_transcript: bool,
     /// Take the census (the HTML report's aggregate view reads it).
     pub census: bool,
+    /// `--set PATH=VALUE` overrides, written in place in every file.
+    pub sets: Vec<(String, String)>,
 }
 
 pub enum FileResult {
@@ -37,6 +39,8 @@ pub enum FileResult {
         limit: LimitReached,
     },
     Ran(Box<Ran>),
+    /// A sweep: each point's result.
+    Swept(Box<super::sweep::SweepRun>),
     /// Left out by --filter or --tag.
     Filtered,
     /// Not run because an earlier file failed under --fail-fast.
@@ -54,7 +58,11 @@ pub struct Ran {
 
 impl FileResult {
     pub fn passed(&self) -> bool {
-        matches!(self, FileResult::Ran(r) if r.failures.is_empty())
+        match self {
+            FileResult::Ran(r) => r.failures.is_empty(),
+            FileResult::Swept(s) => s.passed(),
+            _ => false,
+        }
     }
 
     pub fn counts(&self) -> bool {
@@ -63,7 +71,11 @@ impl FileResult {
 
     /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
     pub fn is_error(&self) -> bool {
-        matches!(self, FileResult::Invalid(_) | FileResult::Stopped { .. })
+        match self {
+            FileResult::Invalid(_) | FileResult::Stopped { .. } => true,
+            FileResult::Swept(s) => s.stopped(),
+            _ => false,
+        }
     }
 
     /// The word reports and JSON use: passed, failed, invalid, stopped,
@@ -72,6 +84,9 @@ impl FileResult {
         match self {
             FileResult::Ran(r) if r.failures.is_empty() => "passed",
             FileResult::Ran(_) => "failed",
+            FileResult::Swept(s) if s.stopped() => "stopped",
+            FileResult::Swept(s) if s.passed() => "passed",
+            FileResult::Swept(_) => "failed",
             FileResult::Invalid(_) => "invalid",
             FileResult::Stopped { .. } => "stopped",
             FileResult::Filtered => "filtered",
@@ -84,6 +99,7 @@ impl FileResult {
         match self {
             FileResult::Ran(r) => Some(&r.scenario),
             FileResult::Stopped { scenario, .. } => Some(scenario),
+            FileResult::Swept(s) => s.scenario(),
             _ => None,
         }
     }
@@ -100,6 +116,7 @@ impl FileResult {
                 scenario,
                 limit,
             } => vec![limit_problem(source, scenario, limit).located()],
+            FileResult::Swept(s) => s.problems(),
             FileResult::Filtered | FileResult::Skipped => Vec::new(),
         }
     }
@@ -137,32 +154,44 @@ impl LoadError {
     }
 }
 
-/// Reads and validates one scenario file.
-/// Reads at most one byte more than [`scenario::MAX_FILE_BYTES`], so that
-/// a device, a pipe or a FIFO that never ends cannot fill memory.
-pub fn load_file(path: &str) -> Result<(Scenario, Source), LoadError> {
+/// Reads and validates one scenario file, with `sets` (`--set
+/// PATH=VALUE`) written in place. Reads at most one byte more than
+/// [`scenario::MAX_FILE_BYTES`], so that a device, a pipe or a FIFO that
+/// never ends cannot fill memory.
+pub fn load_file(path: &str, sets: &[(String, String)]) -> Result<(Loaded, Source), LoadError> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
     let mut bytes = Vec::new();
     file.take(scenario::MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| LoadError::Unreadable(e.to_string()))?;
-    scenario::load_bytes(path, &bytes).map_err(LoadError::Invalid)
+    scenario::load_bytes(path, &bytes, sets).map_err(LoadError::Invalid)
 }
 
-/// Reads, validates, runs and judges one file.
+/// Reads, validates, runs and judges one file (every point of a sweep).
 pub fn run_file(path: &str, opts: &Options) -> FileResult {
-    let (mut scenario, source) = match load_file(path) {
+    let (loaded, source) = match load_file(path, &opts.sets) {
         Ok(ok) => ok,
         Err(e) => return FileResult::Invalid(e.into_invalid(path)),
     };
-    if let Some(seed) = opts.seed {
-        scenario.seed = seed;
+    match loaded {
+        Loaded::One(mut scenario) => {
+            if let Some(seed) = opts.seed {
+                scenario.seed = seed;
+            }
+            if !selected(&scenario, path, opts) {
+                return FileResult::Filtered;
+            }
+            run_scenario(source, *scenario, opts)
+        }
+        Loaded::Sweep(sweep) => {
+            let first = &sweep.points[0].scenario;
+            if !selected(first, path, opts) {
+                return FileResult::Filtered;
+            }
+            super::sweep::run_sweep(source, sweep, opts)
+        }
     }
-    if !selected(&scenario, path, opts) {
-        return FileResult::Filtered;
-    }
-    run_scenario(source, scenario, opts)
 }
 
 fn selected(scenario: &Scenario, path: &str, opts: &Options) -> bool {

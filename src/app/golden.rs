@@ -185,6 +185,9 @@ pub fn compare(
                 let actual = golden_transcript(&ran.scenario, &ran.outcome);
                 Some(check(&path_for(dir, f), &actual, bless, ci))
             }
+            FileResult::Swept(sweep) => {
+                Some(check(&path_for(dir, f), &sweep.transcript(), bless, ci))
+            }
             _ => None,
         })
         .collect()

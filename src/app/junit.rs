@@ -19,6 +19,7 @@ pub fn junit_xml(files: &[String], results: &[FileResult], goldens: &[Option<Ver
         .map(|((file, r), golden)| {
             let mut cases = match r {
                 FileResult::Ran(ran) => expectation_cases(file, ran),
+                FileResult::Swept(sweep) => sweep_cases(file, sweep),
                 _ => problem_cases(file, r),
             };
             if let Some(verdict) = golden {
@@ -68,6 +69,23 @@ fn expectation_cases(file: &str, ran: &super::Ran) -> Vec<Case> {
             }
         })
         .collect()
+}
+
+/// A sweep: each point's cases, named with the point's values.
+fn sweep_cases(file: &str, sweep: &super::sweep::SweepRun) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for point in &sweep.points {
+        let at = sweep.describe(point);
+        let point_cases = match &point.result {
+            FileResult::Ran(ran) => expectation_cases(file, ran),
+            other => problem_cases(file, other),
+        };
+        cases.extend(point_cases.into_iter().map(|c| Case {
+            name: format!("[{at}] {}", c.name),
+            ..c
+        }));
+    }
+    cases
 }
 
 /// An invalid file: a failed case per problem, at its line; a run stopped

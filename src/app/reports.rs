@@ -16,7 +16,8 @@ use crate::diagnostic::{Problem, render};
 use crate::output::{inside, report_names, write_atomic};
 use crate::report::json::{REPORT_FORMAT_VERSION, document};
 use crate::report::templates::{
-    INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, Templates,
+    INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, SWEEP_HTML,
+    SWEEP_MARKDOWN, Templates,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -94,6 +95,10 @@ pub fn batch_context(
                 FileResult::Ran(ran) => Some(ran),
                 _ => None,
             };
+            let sweep = match r {
+                FileResult::Swept(sweep) => Some(sweep),
+                _ => None,
+            };
             json!({
                 "file": file,
                 "name": scenario.map_or(file.as_str(), |s| s.name.as_str()),
@@ -105,6 +110,8 @@ pub fn batch_context(
                 "expectations_total": ran.map_or(0, |r| r.verdicts.len()),
                 "expectations_passed": ran.map_or(0, |r| r.verdicts.iter().filter(|v| v.passed).count()),
                 "totals": ran.map(|r| crate::report::json::totals(&r.scenario, &r.outcome)),
+                "points": sweep.map(|s| s.points.len()),
+                "points_passed": sweep.map(|s| s.points.iter().filter(|p| p.result.passed()).count()),
                 "problems": golden::problems(file, r, golden),
             })
         })
@@ -132,37 +139,29 @@ pub fn write_reports(
     let names: Vec<Option<String>> = results
         .iter()
         .zip(all_names)
-        .map(|(r, n)| matches!(r, FileResult::Ran(_)).then_some(n))
+        .map(|(r, n)| matches!(r, FileResult::Ran(_) | FileResult::Swept(_)).then_some(n))
         .collect();
     let mut outputs: Vec<(String, String)> = Vec::new();
     let mut broken: Vec<Problem> = Vec::new();
     for (((file, r), golden), name) in files.iter().zip(results).zip(goldens).zip(&names) {
-        let (FileResult::Ran(ran), Some(name)) = (r, name) else {
-            continue;
-        };
-        let (scenario, outcome) = (&ran.scenario, &ran.outcome);
+        let Some(name) = name else { continue };
         let golden = golden.as_ref();
         let problems = golden::problems(file, r, golden);
-        let mut doc = document(file, scenario, outcome, &ran.verdicts, &problems);
-        doc["status"] = json!(golden::status(r, golden));
         for &format in formats {
-            let rendered = match format {
-                ReportFormat::Json => Ok(json_file(&doc)),
-                ReportFormat::Markdown => templates.render(
-                    SCENARIO_MARKDOWN,
-                    context! { report => Value::from(Serde(&doc)) },
-                ),
-                ReportFormat::Html => {
-                    let (chart, scrub) = crate::report::timeline(scenario, outcome);
-                    templates.render(
-                        SCENARIO_HTML,
-                        context! {
-                            report => Value::from(Serde(&doc)),
-                            chart => Value::from(Serde(&chart)),
-                            scrub => Value::from(Serde(&scrub)),
-                        },
-                    )
+            let rendered = match r {
+                FileResult::Ran(ran) => {
+                    let mut doc =
+                        document(file, &ran.scenario, &ran.outcome, &ran.verdicts, &problems);
+                    doc["status"] = json!(golden::status(r, golden));
+                    scenario_report(templates, format, ran, &doc)
                 }
+                FileResult::Swept(sweep) => {
+                    let mut doc = sweep.json(file);
+                    doc["status"] = json!(golden::status(r, golden));
+                    doc["problems"] = json!(problems);
+                    sweep_report(templates, format, sweep, &doc)
+                }
+                _ => continue,
             };
             match rendered {
                 Ok(text) => outputs.push((format!("{name}.{}", format.extension()), text)),
@@ -200,6 +199,57 @@ pub fn write_reports(
         written.push(path);
     }
     Ok(written)
+}
+
+/// One scenario's report in one format.
+fn scenario_report(
+    templates: &Templates,
+    format: ReportFormat,
+    ran: &super::Ran,
+    doc: &Json,
+) -> Result<String, Box<Problem>> {
+    match format {
+        ReportFormat::Json => Ok(json_file(doc)),
+        ReportFormat::Markdown => templates.render(
+            SCENARIO_MARKDOWN,
+            context! { report => Value::from(Serde(doc)) },
+        ),
+        ReportFormat::Html => {
+            let (chart, scrub) = crate::report::timeline(&ran.scenario, &ran.outcome);
+            templates.render(
+                SCENARIO_HTML,
+                context! {
+                    report => Value::from(Serde(doc)),
+                    chart => Value::from(Serde(&chart)),
+                    scrub => Value::from(Serde(&scrub)),
+                },
+            )
+        }
+    }
+}
+
+/// One sweep's report in one format: the table of points (and, in HTML,
+/// the chart of its first column).
+fn sweep_report(
+    templates: &Templates,
+    format: ReportFormat,
+    sweep: &super::sweep::SweepRun,
+    doc: &Json,
+) -> Result<String, Box<Problem>> {
+    match format {
+        ReportFormat::Json => Ok(json_file(doc)),
+        ReportFormat::Markdown => templates.render(
+            SWEEP_MARKDOWN,
+            context! { report => Value::from(Serde(doc)) },
+        ),
+        ReportFormat::Html => templates.render(
+            SWEEP_HTML,
+            context! {
+                report => Value::from(Serde(doc)),
+                chart => Value::from(Serde(&sweep.chart())),
+            },
+        ),
+    }
 }
 
 /// A JSON file's text: pretty, with a final newline.

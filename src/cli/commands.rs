@@ -12,10 +12,16 @@ use crate::app::{LoadError, batch, expand, load_file};
 use crate::diagnostic::{Problem, render};
 use crate::engine::{self, Recorder};
 use crate::report::text;
+use crate::scenario::Loaded;
 
 /// `check`: validates each file without running it; prints each file's
 /// status and problems as `format` asks.
-pub(super) fn check(patterns: &[String], format: Format, color: bool) -> u8 {
+pub(super) fn check(
+    patterns: &[String],
+    sets: &[(String, String)],
+    format: Format,
+    color: bool,
+) -> u8 {
     let files = match expand(patterns) {
         Ok(f) => f,
         Err(e) => {
@@ -25,7 +31,7 @@ pub(super) fn check(patterns: &[String], format: Format, color: bool) -> u8 {
     };
     let checked: Vec<(&String, Vec<Problem>)> = files
         .iter()
-        .map(|path| match load_file(path) {
+        .map(|path| match load_file(path, sets) {
             Ok(_) => (path, Vec::new()),
             Err(e) => (path, e.into_invalid(path).problems),
         })
@@ -81,9 +87,33 @@ pub(super) fn check(patterns: &[String], format: Format, color: bool) -> u8 {
     }
 }
 
-pub(super) fn show(path: &str, at: Option<u64>, seed: Option<u64>, color: bool) -> u8 {
-    let (mut scenario, source) = match load_file(path) {
-        Ok(ok) => ok,
+/// `show`: a scenario's transcript and snapshot. A sweep shows one point:
+/// `--set` must fix every swept path but one value.
+pub(super) fn show(
+    path: &str,
+    sets: &[(String, String)],
+    at: Option<u64>,
+    seed: Option<u64>,
+    color: bool,
+) -> u8 {
+    let (mut scenario, source) = match load_file(path, sets) {
+        Ok((Loaded::One(scenario), source)) => (*scenario, source),
+        Ok((Loaded::Sweep(mut sweep), source)) if sweep.points.len() == 1 => {
+            (sweep.points.remove(0).scenario, source)
+        }
+        Ok((Loaded::Sweep(sweep), _)) => {
+            let fix: Vec<String> = sweep
+                .keys
+                .iter()
+                .map(|k| format!("--set {k}=VALUE"))
+                .collect();
+            eprintln!(
+                "error: {path} sweeps {} points; show one by fixing each swept path: {}",
+                sweep.points.len(),
+                fix.join(" ")
+            );
+            return EXIT_INVALID;
+        }
         Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
             return EXIT_INVALID;
@@ -123,12 +153,41 @@ pub fn schema() -> String {
     let mut schema = serde_json::to_value(&schema).unwrap_or_default();
     drop_null(&mut schema);
     tighten(&mut schema);
+    sweep_schema(&mut schema);
     schema["title"] = json!("scenario-run scenario file");
     schema["description"] = json!(
         "A scenario for scenario-run (TOML): messages, faults, retries, quarantine, \
          operator steps, deduplication and expected outcomes."
     );
     serde_json::to_string_pretty(&schema).unwrap_or_default()
+}
+
+/// `[sweep]` and `[[expect.point]]`, which the tool reads before the file's
+/// types (each swept value is checked where it goes, not here).
+fn sweep_schema(schema: &mut serde_json::Value) {
+    let totals: Vec<&str> = crate::model::Total::ALL.iter().map(|t| t.name()).collect();
+    schema["properties"]["sweep"] = json!({
+        "description": "Run the scenario once per point of the cartesian product of these values: a dotted path (\"delivery.max_receives\", \"traffic.1.mix.1.share\": list entries by 1-based position) to a list of values; `columns` names the measures of the table of points.",
+        "type": "object",
+        "properties": {
+            "columns": { "type": "array", "items": { "enum": totals } }
+        },
+        "additionalProperties": { "type": "array", "minItems": 1 }
+    });
+    let defs = &mut schema["$defs"];
+    let mut point = defs["Expect"].clone();
+    point["properties"]["where"] = json!({
+        "description": "The points these expectations apply to: swept paths and their values.",
+        "type": "object",
+        "minProperties": 1
+    });
+    point["required"] = json!(["where"]);
+    defs["ExpectPoint"] = point;
+    defs["Expect"]["properties"]["point"] = json!({
+        "description": "Expectations for the points of a sweep that `where` selects.",
+        "type": "array",
+        "items": { "$ref": "#/$defs/ExpectPoint" }
+    });
 }
 
 /// What validation requires beyond the serde types (which keep keys

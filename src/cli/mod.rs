@@ -68,6 +68,11 @@ struct RunArgs {
     /// `seed`, a TOML integer, goes up to 9223372036854775807).
     #[arg(long, value_name = "N", value_parser = seed_parser())]
     seed: Option<u64>,
+    /// Write VALUE at PATH of every scenario, as if written in the file
+    /// (repeatable): --set delivery.max_receives=5, --set traffic.1.count=100.
+    /// On a swept path, fixes the sweep to that value.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, String)>,
     /// Print only failures and the closing line.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -114,6 +119,9 @@ enum Command {
     Check {
         #[arg(required = true, value_name = "FILES")]
         files: Vec<String>,
+        /// Write VALUE at PATH first (repeatable), as a run would.
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
+        sets: Vec<(String, String)>,
         /// Output format: problems for people, one JSON document, or
         /// GitHub Actions annotations.
         #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -142,6 +150,10 @@ enum Command {
         /// Override the scenario's seed.
         #[arg(long, value_name = "N", value_parser = seed_parser())]
         seed: Option<u64>,
+        /// Write VALUE at PATH first (repeatable); for a sweep, fix every
+        /// swept path to show one point.
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
+        sets: Vec<(String, String)>,
     },
 }
 
@@ -188,6 +200,18 @@ fn seed_parser() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(0..=u64::MAX)
 }
 
+/// `--set PATH=VALUE`: split at the first `=`.
+fn parse_set(s: &str) -> Result<(String, String), String> {
+    let (path, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected PATH=VALUE such as delivery.max_receives=5, got {s:?}"))?;
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(format!("{s:?} names no path"));
+    }
+    Ok((path.to_string(), value.trim().to_string()))
+}
+
 fn parse_duration(s: &str) -> Result<u64, String> {
     crate::duration::parse(s).map_err(|e| e.to_string())
 }
@@ -213,8 +237,17 @@ pub fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
-        Some(Command::Check { files, format }) => check(&files, format, color),
-        Some(Command::Show { file, at, seed }) => show(&file, at, seed, color),
+        Some(Command::Check {
+            files,
+            sets,
+            format,
+        }) => check(&files, &sets, format, color),
+        Some(Command::Show {
+            file,
+            at,
+            seed,
+            sets,
+        }) => show(&file, &sets, at, seed, color),
         Some(Command::New { name }) => new_scenario(&name),
         Some(Command::Schema) => {
             print::emit(&format!("{}\n", schema()));
@@ -277,6 +310,7 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
                 || args.golden.is_some()
                 || args.report.is_some(),
             census: args.report.is_some(),
+            sets: args.sets.clone(),
         },
         jobs: args.jobs.map(usize::from),
         golden: args.golden.clone().map(|dir| GoldenRequest {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::app::batch::{self, FileResult};
 use crate::app::golden::{self, Verdict};
+use crate::app::sweep::SweepRun;
 use crate::diagnostic::{Located, render};
 use crate::report::json as rjson;
 
@@ -46,6 +47,9 @@ pub fn batch_human(
         let golden = goldens.get(i).and_then(Option::as_ref);
         match r {
             FileResult::Ran(ran) => out.push_str(&ran_lines(path, ran, golden, quiet, color)),
+            FileResult::Swept(sweep) => {
+                out.push_str(&swept_lines(path, sweep, golden, quiet, color));
+            }
             FileResult::Invalid(inv) => {
                 let n = inv.problems.len();
                 out.push_str(&format!(
@@ -134,6 +138,68 @@ fn ran_lines(
     out
 }
 
+/// The status line of a sweep ("27 points"), and the diagnostics of its
+/// failed points, each naming the point's values.
+fn swept_lines(
+    path: &str,
+    sweep: &SweepRun,
+    golden: Option<&Verdict>,
+    quiet: bool,
+    color: bool,
+) -> String {
+    let mut out = String::new();
+    let name = sweep.scenario().map_or("", |s| s.name.as_str());
+    let total = sweep.points.len();
+    let failed: Vec<_> = sweep.points.iter().filter(|p| !p.result.passed()).collect();
+    let points = if total == 1 { "point" } else { "points" };
+    if failed.is_empty() {
+        if let Some(why) = golden.and_then(Verdict::why) {
+            out.push_str(&format!(
+                "{}  {path}  {name} ({total} {points} passed; {why})\n",
+                paint("FAIL", "31", color)
+            ));
+        } else if !quiet {
+            out.push_str(&format!(
+                "{}  {path}  {name} ({total} {points})\n",
+                paint("PASS", "32", color)
+            ));
+        }
+        return out;
+    }
+    out.push_str(&format!(
+        "{}  {path}  {name} ({} of {total} {points} failed)\n",
+        paint("FAIL", "31", color),
+        failed.len()
+    ));
+    for point in failed {
+        match &point.result {
+            FileResult::Ran(ran) => {
+                for p in &ran.failures {
+                    out.push_str(&render(p, color));
+                    out.push('\n');
+                }
+            }
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => {
+                out.push_str(&format!(
+                    "  at {}: stopped at a limit\n",
+                    sweep.describe(point)
+                ));
+                out.push_str(&render(
+                    &batch::limit_problem(source, scenario, limit),
+                    color,
+                ));
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The JSON batch document: each scenario that ran is its JSON report,
 /// with its golden comparison (`golden`, with `--golden`) and the status
 /// and problems that comparison adds.
@@ -153,6 +219,7 @@ pub fn batch_json(
             let golden = golden.as_ref();
             let problems = golden::problems(path, r, golden);
             let mut doc = match r {
+                FileResult::Swept(sweep) => sweep.json(path),
                 // The same document as the JSON report.
                 FileResult::Ran(ran) => {
                     rjson::document(path, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)

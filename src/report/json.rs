@@ -453,55 +453,56 @@ mod tests {
         for entry in std::fs::read_dir("scenarios").unwrap() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
-            let (scenario, _) = crate::scenario::load_str("s.toml", &text).unwrap();
-            let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
-            let table = census(&outcome);
-            let rows = table["rows"].as_array().unwrap();
-            let census = outcome.census.as_ref().unwrap();
-            let marks = census.marks.len() as u64;
-            assert!(
-                rows.len() as u64 <= CENSUS_ROWS + 2 + marks,
-                "{}",
-                path.display()
-            );
-            // Each inspection and outage edge of the run has its row.
-            let inspections = scenario.operators.len().min(outcome.drains.len());
-            let edges = scenario
-                .outages
-                .iter()
-                .flat_map(|o| [o.from, o.from + o.duration])
-                .filter(|&t| t <= outcome.totals.end_time)
-                .collect::<std::collections::BTreeSet<_>>()
-                .len();
-            assert!(
-                census.marks.len() >= inspections.max(edges),
-                "{}",
-                path.display()
-            );
-            for m in &census.marks {
+            for scenario in crate::scenario::scenarios("s.toml", &text).unwrap() {
+                let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
+                let table = census(&outcome);
+                let rows = table["rows"].as_array().unwrap();
+                let census = outcome.census.as_ref().unwrap();
+                let marks = census.marks.len() as u64;
                 assert!(
-                    rows.iter()
-                        .any(|r| r["time"] == m.time && r["why"] == m.label.as_str()),
-                    "{}: {m:?}",
+                    rows.len() as u64 <= CENSUS_ROWS + 2 + marks,
+                    "{}",
                     path.display()
                 );
-                marked += 1;
-            }
-            assert_eq!(rows.last().unwrap()["time"], outcome.totals.end_time);
-            for r in rows {
-                let t = r["time"].as_u64().unwrap();
-                let at = run_until(&scenario, Recorder::Off, t).unwrap();
-                for state in State::ALL {
-                    let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
-                    assert_eq!(
-                        r[state.as_str()],
-                        n,
-                        "{} {} at {t}",
-                        path.display(),
-                        state.as_str()
+                // Each inspection and outage edge of the run has its row.
+                let inspections = scenario.operators.len().min(outcome.drains.len());
+                let edges = scenario
+                    .outages
+                    .iter()
+                    .flat_map(|o| [o.from, o.from + o.duration])
+                    .filter(|&t| t <= outcome.totals.end_time)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
+                assert!(
+                    census.marks.len() >= inspections.max(edges),
+                    "{}",
+                    path.display()
+                );
+                for m in &census.marks {
+                    assert!(
+                        rows.iter()
+                            .any(|r| r["time"] == m.time && r["why"] == m.label.as_str()),
+                        "{}: {m:?}",
+                        path.display()
                     );
+                    marked += 1;
                 }
-                rows_checked += 1;
+                assert_eq!(rows.last().unwrap()["time"], outcome.totals.end_time);
+                for r in rows {
+                    let t = r["time"].as_u64().unwrap();
+                    let at = run_until(&scenario, Recorder::Off, t).unwrap();
+                    for state in State::ALL {
+                        let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
+                        assert_eq!(
+                            r[state.as_str()],
+                            n,
+                            "{} {} at {t}",
+                            path.display(),
+                            state.as_str()
+                        );
+                    }
+                    rows_checked += 1;
+                }
             }
         }
         assert!(rows_checked > 50, "{rows_checked}");

@@ -7,6 +7,7 @@ pub mod history;
 pub mod json;
 pub mod junit_xml;
 pub mod parameters;
+pub mod sweep_chart;
 pub mod templates;
 pub mod text;
 

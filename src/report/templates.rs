@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 5] = [
+pub const BUILT_IN: [(&str, &str); 7] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -22,6 +22,8 @@ pub const BUILT_IN: [(&str, &str); 5] = [
         include_str!("../../templates/scenario.html.j2"),
     ),
     (INDEX_HTML, include_str!("../../templates/index.html.j2")),
+    (SWEEP_MARKDOWN, include_str!("../../templates/sweep.md.j2")),
+    (SWEEP_HTML, include_str!("../../templates/sweep.html.j2")),
     (
         SUMMARY_MARKDOWN,
         include_str!("../../templates/summary.md.j2"),
@@ -33,6 +35,8 @@ pub const INDEX_MARKDOWN: &str = "index.md.j2";
 pub const SCENARIO_HTML: &str = "scenario.html.j2";
 pub const INDEX_HTML: &str = "index.html.j2";
 pub const SUMMARY_MARKDOWN: &str = "summary.md.j2";
+pub const SWEEP_MARKDOWN: &str = "sweep.md.j2";
+pub const SWEEP_HTML: &str = "sweep.html.j2";
 
 /// Rendering stops after this much work, so that a template with a runaway
 /// loop fails instead of hanging.

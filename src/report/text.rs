@@ -245,14 +245,7 @@ pub fn totals(scenario: &Scenario, outcome: &Outcome) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{:<20}{}", "messages", t.messages);
     for total in Total::listed(scenario.flow.extended) {
-        let value = match t.get(total) {
-            Value::Count(n) => n.to_string(),
-            Value::Time(ms) => dur(ms),
-            Value::Text(s) => s,
-            Value::Never => "-".to_string(),
-            Value::Bool(b) => b.to_string(),
-        };
-        let _ = writeln!(out, "{:<20}{value}", total.name());
+        let _ = writeln!(out, "{:<20}{}", total.name(), shown_total(outcome, total));
     }
     out
 }
@@ -313,5 +306,38 @@ pub fn golden_transcript(scenario: &Scenario, outcome: &Outcome) -> String {
     out.push_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS));
     out.push_str("\ntotals:\n");
     out.push_str(&totals(scenario, outcome));
+    out
+}
+
+/// A measure's value as the transcript writes it (`1m30s`, `12`, `-`).
+pub fn shown_total(outcome: &Outcome, total: Total) -> String {
+    match outcome.totals.get(total) {
+        Value::Count(n) => n.to_string(),
+        Value::Time(ms) => dur(ms),
+        Value::Text(s) => s,
+        Value::Never => "-".to_string(),
+        Value::Bool(b) => b.to_string(),
+    }
+}
+
+/// A table with a header row, columns padded to their widest cell and
+/// separated by two spaces, no trailing spaces.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
     out
 }

@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 13] = [
+pub const TABLES: [&str; 14] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -24,6 +24,7 @@ pub const TABLES: [&str; 13] = [
     "downstream",
     "alarm",
     "limits",
+    "sweep",
     "expect",
 ];
 

@@ -7,14 +7,15 @@ pub mod file;
 mod file_expect;
 mod flow;
 mod messages;
+mod points;
 mod problems;
 mod reading;
+mod sweep;
 mod toml_errors;
 mod validate;
 
 use crate::diagnostic::{Problem, Source};
 use crate::model::Scenario;
-use reading::parse;
 
 pub use problems::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_REASON, MAX_SUMMARY};
 
@@ -29,7 +30,11 @@ pub struct Invalid {
 }
 
 /// Reads and validates a scenario from raw bytes.
-pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Scenario, Source), Box<Invalid>> {
+pub fn load_bytes(
+    name: &str,
+    bytes: &[u8],
+    sets: &[(String, String)],
+) -> Result<(Loaded, Source), Box<Invalid>> {
     if bytes.len() > MAX_FILE_BYTES {
         let source = Source::new(name, "");
         let p = Problem::new(
@@ -47,7 +52,7 @@ pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Scenario, Source), Box<In
         }));
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => load_str(name, text),
+        Ok(text) => load(name, text, sets),
         Err(e) => {
             let source = Source::new(name, String::from_utf8_lossy(bytes).into_owned());
             let at = e.valid_up_to();
@@ -66,9 +71,84 @@ pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Scenario, Source), Box<In
     }
 }
 
-/// Reads and validates a scenario from text.
+/// Reads and validates a scenario from text. A sweep is refused: use
+/// [`load`] for files that may sweep.
 pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invalid>> {
-    let source = Source::new(name, text);
+    let (loaded, source) = load(name, text, &[])?;
+    match loaded {
+        Loaded::One(scenario) => Ok((*scenario, source)),
+        Loaded::Sweep(sweep) => {
+            let p = Problem::new(
+                &source,
+                Some(sweep.span.clone()),
+                format!("this file sweeps {} points", sweep.points.len()),
+                "a sweep",
+            );
+            Err(Box::new(Invalid {
+                source,
+                problems: vec![p],
+            }))
+        }
+    }
+}
+
+/// Every scenario a file describes: itself, or each point of its sweep.
+pub fn scenarios(name: &str, text: &str) -> Result<Vec<Scenario>, Box<Invalid>> {
+    Ok(match load(name, text, &[])?.0 {
+        Loaded::One(scenario) => vec![*scenario],
+        Loaded::Sweep(sweep) => sweep.points.into_iter().map(|p| p.scenario).collect(),
+    })
+}
+
+/// A valid file: one scenario, or a sweep of points.
+pub enum Loaded {
+    One(Box<Scenario>),
+    Sweep(Sweep),
+}
+
+/// A scenario run over the cartesian product of `[sweep]` values.
+pub struct Sweep {
+    /// The swept paths, in file order.
+    pub keys: Vec<String>,
+    /// The measures `[sweep] columns` lists.
+    pub columns: Vec<crate::model::Total>,
+    /// Each point's values (as TOML writes them, in the order of `keys`)
+    /// and its scenario; the first key varies slowest.
+    pub points: Vec<Point>,
+    /// The `[sweep]` table.
+    pub span: std::ops::Range<usize>,
+}
+
+pub struct Point {
+    pub values: Vec<String>,
+    pub scenario: Scenario,
+}
+
+impl Point {
+    /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
+    pub fn describe(&self, keys: &[String]) -> String {
+        keys.iter()
+            .zip(&self.values)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Reads and validates a file, with `sets` (`--set PATH=VALUE`) written in
+/// place first; a `[sweep]` gives one scenario per point, every point
+/// valid before any runs.
+pub fn load(
+    name: &str,
+    text: &str,
+    sets: &[(String, String)],
+) -> Result<(Loaded, Source), Box<Invalid>> {
+    let full = if sets.is_empty() {
+        text.to_string()
+    } else {
+        format!("{text}{}", sweep::set_table(sets))
+    };
+    let source = Source::new(name, full.as_str());
     let invalid = |problems| {
         Box::new(Invalid {
             source: source.clone(),
@@ -86,15 +166,25 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| name.to_string());
-    match parse(&source, text) {
-        Ok(raw) => match validate::validate(&source, raw, &stem) {
-            Ok(scenario) => Ok((scenario, source)),
-            Err(problems) => Err(invalid(problems)),
-        },
-        Err(unreadable) => Err(invalid(unreadable.problems(|raw| {
-            validate::validate(&source, raw, &stem)
+    let root = reading::syntax(&source, &full).map_err(|u| invalid(u.problems(|_| Vec::new())))?;
+    let loaded = points::load_points(&source, root, &stem).map_err(invalid)?;
+    Ok((loaded, source))
+}
+
+/// Reads a document into a scenario: types, then meaning, every problem
+/// in one pass.
+fn read_and_validate(
+    source: &Source,
+    root: reading::Root<'_>,
+    stem: &str,
+    points: Vec<file::S<file::Expect>>,
+) -> Result<Scenario, Vec<Problem>> {
+    match reading::read(source, root) {
+        Ok(raw) => validate::validate(source, raw, stem, points),
+        Err(unreadable) => Err(unreadable.problems(|raw| {
+            validate::validate(source, raw, stem, points)
                 .err()
                 .unwrap_or_default()
-        }))),
+        })),
     }
 }

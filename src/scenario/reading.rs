@@ -65,52 +65,57 @@ impl Unreadable {
     }
 }
 
-/// TOML into the file's types. Syntax errors are all reported (up to
-/// [`MAX_SYNTAX_PROBLEMS`]); when the types do not fit, every table and
-/// every entry of an array of tables is read on its own, so that each
-/// mistake is reported, not just the first.
-pub(super) fn parse(source: &Source, text: &str) -> Result<file::File, Unreadable> {
+/// The document with spans. Syntax errors are all reported (up to
+/// [`MAX_SYNTAX_PROBLEMS`]).
+pub(super) fn syntax<'i>(source: &Source, text: &'i str) -> Result<Root<'i>, Unreadable> {
+    let (root, syntax) = toml::de::DeTable::parse_recoverable(text);
+    if syntax.is_empty() {
+        return Ok(root);
+    }
+    let problems = syntax
+        .iter()
+        .take(MAX_SYNTAX_PROBLEMS)
+        .map(|e| toml_problem(source, e))
+        .collect();
+    Err(Unreadable {
+        problems,
+        rest: None,
+        partial: Vec::new(),
+        dropped: Vec::new(),
+    })
+}
+
+/// A parsed document.
+pub(super) type Root<'i> = toml::Spanned<toml::de::DeTable<'i>>;
+
+/// The document into the file's types. When the types do not fit, every
+/// table and every entry of an array of tables is read on its own, so that
+/// each mistake is reported, not just the first.
+pub(super) fn read(source: &Source, root: Root<'_>) -> Result<file::File, Unreadable> {
     use serde::Deserialize;
-    use toml::de::{DeTable, Deserializer};
-    let (root, syntax) = DeTable::parse_recoverable(text);
-    if !syntax.is_empty() {
-        let problems = syntax
-            .iter()
-            .take(MAX_SYNTAX_PROBLEMS)
-            .map(|e| toml_problem(source, e))
-            .collect();
-        return Err(Unreadable {
-            problems,
-            rest: None,
-            partial: Vec::new(),
-            dropped: Vec::new(),
-        });
+    use toml::de::Deserializer;
+    let first = match file::File::deserialize(Deserializer::from(root.clone())) {
+        Ok(f) => return Ok(f),
+        Err(e) => e,
+    };
+    let mut reading = Reading::default();
+    let rest = piecewise(source, root.get_ref(), &mut reading);
+    let mut problems = reading.problems;
+    if problems.is_empty() {
+        problems.push(toml_problem(source, &first));
     }
-    match file::File::deserialize(Deserializer::from(root)) {
-        Ok(f) => Ok(f),
-        Err(first) => {
-            // Only on this path: parse again and read the pieces.
-            let (root, _) = DeTable::parse_recoverable(text);
-            let mut reading = Reading::default();
-            let rest = piecewise(source, root.get_ref(), &mut reading);
-            let mut problems = reading.problems;
-            if problems.is_empty() {
-                problems.push(toml_problem(source, &first));
-            }
-            problems.sort_by_key(|p| p.span().map_or(0, |r| r.start));
-            let rest = rest.filter(|_| reading.whole).and_then(|t| {
-                file::File::deserialize(Deserializer::from(toml::Spanned::new(root.span(), t)))
-                    .ok()
-                    .map(Box::new)
-            });
-            Err(Unreadable {
-                problems,
-                rest,
-                partial: reading.partial,
-                dropped: reading.dropped,
-            })
-        }
-    }
+    problems.sort_by_key(|p| p.span().map_or(0, |r| r.start));
+    let rest = rest.filter(|_| reading.whole).and_then(|t| {
+        file::File::deserialize(Deserializer::from(toml::Spanned::new(root.span(), t)))
+            .ok()
+            .map(Box::new)
+    });
+    Err(Unreadable {
+        problems,
+        rest,
+        partial: reading.partial,
+        dropped: reading.dropped,
+    })
 }
 
 /// What reading the pieces found: the problems, and whether every table

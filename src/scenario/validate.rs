@@ -10,10 +10,13 @@ use super::problems::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_SUMMARY, Problems, 
 use crate::diagnostic::{Problem, Source};
 use crate::model::*;
 
+/// `points`: the `[[expect.point]]` entries that apply (a sweep's point),
+/// read like `[expect]`.
 pub(super) fn validate(
     source: &Source,
     raw: file::File,
     stem: &str,
+    points: Vec<S<file::Expect>>,
 ) -> Result<Scenario, Vec<Problem>> {
     let mut problems = Problems {
         source,
@@ -93,6 +96,10 @@ pub(super) fn validate(
     scenario.operators = operators(&mut problems, raw.operator, &scenario);
     if let Some(e) = raw.expect {
         scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);
+    }
+    for e in points {
+        let more = super::expect::expectations(&mut problems, e, &scenario);
+        scenario.expectations.extend(more);
     }
     if !problems.list.is_empty() {
         return Err(in_file_order(problems.list));

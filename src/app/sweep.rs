@@ -1,0 +1,292 @@
+//! Running a sweep: every point in parallel, each with the file's seed,
+//! judged on its own; the sweep passes when every point does.
+
+use rayon::prelude::*;
+
+use super::batch::{FileResult, Options, run_scenario};
+use crate::diagnostic::{Located, Source};
+use crate::engine::Outcome;
+use crate::model::{Scenario, Total};
+use crate::report::text;
+use crate::scenario::Sweep;
+
+/// A sweep that ran: its points in order (the first key varies slowest).
+pub struct SweepRun {
+    pub source: Source,
+    pub keys: Vec<String>,
+    pub columns: Vec<Total>,
+    pub points: Vec<PointRun>,
+}
+
+/// One point: its values (as TOML writes them) and its result, `Ran` or
+/// `Stopped`. A point keeps its totals, verdicts and diagnostics, not its
+/// messages, so that a sweep's memory is that of one run per job.
+pub struct PointRun {
+    pub values: Vec<String>,
+    pub result: FileResult,
+}
+
+impl SweepRun {
+    /// The scenario of the first point (name, seed, tags are the file's).
+    pub fn scenario(&self) -> Option<&Scenario> {
+        self.points.first().and_then(|p| p.result.scenario())
+    }
+
+    /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
+    pub fn describe(&self, point: &PointRun) -> String {
+        self.keys
+            .iter()
+            .zip(&point.values)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn passed(&self) -> bool {
+        self.points.iter().all(|p| p.result.passed())
+    }
+
+    /// Whether a point stopped at a limit.
+    pub fn stopped(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| matches!(p.result, FileResult::Stopped { .. }))
+    }
+
+    /// Every point's problems, each message naming the point.
+    pub fn problems(&self) -> Vec<Located> {
+        self.points
+            .iter()
+            .flat_map(|p| {
+                let at = self.describe(p);
+                p.result.problems().into_iter().map(move |mut l| {
+                    if !l.message.starts_with("at ") {
+                        l.message = format!("at {at}: {}", l.message);
+                    }
+                    l
+                })
+            })
+            .collect()
+    }
+}
+
+/// The measures a sweep's table shows when `[sweep] columns` lists none.
+pub const DEFAULT_COLUMNS: [Total; 5] = [
+    Total::Acked,
+    Total::Quarantined,
+    Total::Effects,
+    Total::DuplicatedEffects,
+    Total::EndTime,
+];
+
+impl SweepRun {
+    /// `[sweep] columns`, or [`DEFAULT_COLUMNS`].
+    pub fn shown_columns(&self) -> Vec<Total> {
+        if self.columns.is_empty() {
+            DEFAULT_COLUMNS.to_vec()
+        } else {
+            self.columns.clone()
+        }
+    }
+
+    /// Each point's row: its values, its status, its expectations held,
+    /// and the columns' measures (`-` for a point stopped at a limit).
+    pub fn rows(&self) -> Vec<Vec<String>> {
+        let columns = self.shown_columns();
+        self.points
+            .iter()
+            .map(|p| {
+                let mut row = p.values.clone();
+                row.push(p.result.status().to_string());
+                match &p.result {
+                    FileResult::Ran(ran) => {
+                        let held = ran.verdicts.iter().filter(|v| v.passed).count();
+                        row.push(format!("{held} of {}", ran.verdicts.len()));
+                        row.extend(columns.iter().map(|&t| text::shown_total(&ran.outcome, t)));
+                    }
+                    _ => row.extend(std::iter::repeat_n("-".to_string(), columns.len() + 1)),
+                }
+                row
+            })
+            .collect()
+    }
+
+    /// The header of [`SweepRun::rows`].
+    pub fn header(&self) -> Vec<String> {
+        let mut header = self.keys.clone();
+        header.push("status".into());
+        header.push("expectations".into());
+        header.extend(self.shown_columns().iter().map(|t| t.name().to_string()));
+        header
+    }
+
+    /// A sweep's transcript, and its golden file: the table of points.
+    pub fn transcript(&self) -> String {
+        let (name, seed) = self
+            .scenario()
+            .map_or(("", 0), |s| (s.name.as_str(), s.seed));
+        format!(
+            "scenario: {name}\nseed: {seed}\nsweep: {} points\n\n{}",
+            self.points.len(),
+            text::table(&self.header(), &self.rows())
+        )
+    }
+}
+
+impl SweepRun {
+    /// The sweep in JSON: `sweep` (`keys`, `columns`) and `points`, each
+    /// with its `values` (path to value), `status`, expectations, problems
+    /// and totals (kinds and alarms when the file has them).
+    pub fn json(&self, file: &str) -> serde_json::Value {
+        use crate::report::json as rjson;
+        use serde_json::json;
+        let points: Vec<serde_json::Value> = self
+            .points
+            .iter()
+            .map(|p| {
+                let values: serde_json::Map<String, serde_json::Value> = self
+                    .keys
+                    .iter()
+                    .zip(&p.values)
+                    .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                    .collect();
+                let mut point = json!({
+                    "values": values,
+                    "status": p.result.status(),
+                    "problems": p.result.problems(),
+                });
+                if let FileResult::Ran(ran) = &p.result {
+                    let passed = ran.verdicts.iter().filter(|v| v.passed).count();
+                    point["expectations_passed"] = json!(passed);
+                    point["expectations_failed"] = json!(ran.verdicts.len() - passed);
+                    point["expectations"] = rjson::expectations(&ran.scenario, &ran.verdicts);
+                    point["totals"] = rjson::totals(&ran.scenario, &ran.outcome);
+                    if !ran.scenario.kinds.is_empty() {
+                        point["kinds"] = rjson::kinds(&ran.scenario, &ran.outcome);
+                    }
+                    if !ran.scenario.alarms.is_empty() {
+                        point["alarms"] = rjson::alarms(&ran.scenario, &ran.outcome);
+                    }
+                }
+                point
+            })
+            .collect();
+        let scenario = self.scenario();
+        json!({
+            "format_version": rjson::REPORT_FORMAT_VERSION,
+            "file": file,
+            "name": scenario.map(|s| &s.name),
+            "summary": scenario.and_then(|s| s.summary.as_ref()),
+            "description": scenario.and_then(|s| s.description.as_ref()),
+            "tags": scenario.map(|s| &s.tags),
+            "seed": scenario.map(|s| s.seed),
+            "status": if self.stopped() { "stopped" } else if self.passed() { "passed" } else { "failed" },
+            "sweep": {
+                "keys": self.keys,
+                "columns": self.shown_columns().iter().map(|t| t.name()).collect::<Vec<_>>(),
+                "header": self.header(),
+                "rows": self.rows(),
+            },
+            "points": points,
+            "problems": self.problems(),
+        })
+    }
+}
+
+impl SweepRun {
+    /// The HTML chart: the first column against the first swept key.
+    pub fn chart(&self) -> Option<crate::report::sweep_chart::SweepChart> {
+        use crate::model::{NO_TIME, Unit};
+        use crate::report::sweep_chart::{ChartPoint, sweep_chart};
+        let measure = *self.shown_columns().first()?;
+        let points: Vec<ChartPoint> = self
+            .points
+            .iter()
+            .map(|p| {
+                let (value, shown) = match &p.result {
+                    FileResult::Ran(ran) => {
+                        let n = ran.outcome.totals.number(measure);
+                        let drawn = match measure.unit() {
+                            Unit::Stop => None,
+                            Unit::MaybeTime if n == NO_TIME => None,
+                            _ => Some(n),
+                        };
+                        (drawn, text::shown_total(&ran.outcome, measure))
+                    }
+                    _ => (None, "-".to_string()),
+                };
+                ChartPoint {
+                    values: &p.values,
+                    measure: value,
+                    shown,
+                }
+            })
+            .collect();
+        sweep_chart(&self.keys, measure.name(), &points)
+    }
+}
+
+/// A value as TOML writes it, in JSON (`3`, `0.05`, `"1s"`).
+fn toml_to_json(v: &str) -> serde_json::Value {
+    format!("x = {v}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("x").cloned())
+        .and_then(|v| serde_json::to_value(v).ok())
+        .unwrap_or_else(|| serde_json::Value::String(v.to_string()))
+}
+
+/// Runs every point of a sweep (in parallel, results in point order).
+pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options) -> FileResult {
+    let keys = sweep.keys;
+    let points: Vec<PointRun> = sweep
+        .points
+        .into_par_iter()
+        .map(|point| {
+            let mut scenario = point.scenario;
+            if let Some(seed) = opts.seed {
+                scenario.seed = seed;
+            }
+            let at = keys
+                .iter()
+                .zip(&point.values)
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let point_opts = Options {
+                full_transcript: false,
+                census: false,
+                ..opts.clone()
+            };
+            let mut result = run_scenario(source.clone(), scenario, &point_opts);
+            if let FileResult::Ran(ran) = &mut result {
+                for p in &mut ran.failures {
+                    p.message = format!("at {at}: {}", p.message);
+                }
+                lighten(&mut ran.outcome);
+            }
+            PointRun {
+                values: point.values,
+                result,
+            }
+        })
+        .collect();
+    FileResult::Swept(Box::new(SweepRun {
+        source,
+        keys,
+        columns: sweep.columns,
+        points,
+    }))
+}
+
+/// Drops what a point's result is not read for (per-message state,
+/// transitions, the ledger, draws), keeping totals, kinds, alarms, calls.
+fn lighten(outcome: &mut Outcome) {
+    outcome.messages = Vec::new();
+    outcome.transitions = Vec::new();
+    outcome.ledger = Vec::new();
+    outcome.state_changes = Vec::new();
+    outcome.queue_waits = Vec::new();
+    outcome.census = None;
+    outcome.draws = Default::default();
+}

@@ -1,0 +1,211 @@
+//! The HTML chart of a sweep: a chosen measure (the first column) against
+//! the first swept key, one line per value of the second swept key (one
+//! line when a single key is swept). Geometry in SVG units; the template
+//! only draws it.
+
+use serde::Serialize;
+
+/// The chart: axes, ticks and one polyline per series.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SweepChart {
+    pub width: u32,
+    pub height: u32,
+    pub left: u32,
+    pub right: u32,
+    pub top: u32,
+    pub bottom: u32,
+    /// The measure drawn, and the swept key along the x axis.
+    pub measure: String,
+    pub x_key: String,
+    pub series_key: Option<String>,
+    pub x_ticks: Vec<Tick>,
+    pub y_ticks: Vec<Tick>,
+    pub series: Vec<Series>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Tick {
+    pub at: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Series {
+    pub label: String,
+    /// "x,y x,y ..." for a polyline.
+    pub points: String,
+    pub dots: Vec<Dot>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Dot {
+    pub x: f64,
+    pub y: f64,
+    pub title: String,
+}
+
+/// One point of the sweep as the chart reads it: its values in key order,
+/// and the measure (`None` when the point has none: stopped, or never).
+pub struct ChartPoint<'a> {
+    pub values: &'a [String],
+    pub measure: Option<u64>,
+    pub shown: String,
+}
+
+/// The chart of `points` (in sweep order, the first key slowest), or
+/// `None` when there is nothing to draw.
+pub fn sweep_chart(keys: &[String], measure: &str, points: &[ChartPoint]) -> Option<SweepChart> {
+    let x_key = keys.first()?.clone();
+    let series_key = keys.get(1).cloned();
+    let mut xs: Vec<&String> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    for p in points {
+        if !xs.contains(&&p.values[0]) {
+            xs.push(&p.values[0]);
+        }
+        let label = p.values.get(1).cloned().unwrap_or_default();
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    let max = points.iter().filter_map(|p| p.measure).max()?;
+    let (width, height, left, right, top, bottom) = (720u32, 320u32, 64u32, 700u32, 20u32, 280u32);
+    let top_value = nice_ceiling(max);
+    let span = f64::from(right - left);
+    let x_at = |i: usize| {
+        if xs.len() == 1 {
+            f64::from(left) + span / 2.0
+        } else {
+            f64::from(left) + span * i as f64 / (xs.len() - 1) as f64
+        }
+    };
+    let y_at = |v: u64| f64::from(bottom) - f64::from(bottom - top) * v as f64 / top_value as f64;
+    let series = labels
+        .iter()
+        .map(|label| {
+            let dots: Vec<Dot> = points
+                .iter()
+                .filter(|p| p.values.get(1).cloned().unwrap_or_default() == *label)
+                .filter_map(|p| {
+                    let i = xs.iter().position(|x| **x == p.values[0])?;
+                    let v = p.measure?;
+                    Some(Dot {
+                        x: round(x_at(i)),
+                        y: round(y_at(v)),
+                        title: format!("{} = {}, {measure} {}", x_key, p.values[0], p.shown),
+                    })
+                })
+                .collect();
+            Series {
+                label: match &series_key {
+                    Some(k) => format!("{k} = {label}"),
+                    None => measure.to_string(),
+                },
+                points: dots
+                    .iter()
+                    .map(|d| format!("{},{}", d.x, d.y))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                dots,
+            }
+        })
+        .collect();
+    let y_ticks = (0..=4)
+        .map(|k| {
+            let v = top_value * k / 4;
+            Tick {
+                at: round(y_at(v)),
+                label: v.to_string(),
+            }
+        })
+        .collect();
+    let x_ticks = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| Tick {
+            at: round(x_at(i)),
+            label: (*x).clone(),
+        })
+        .collect();
+    Some(SweepChart {
+        width,
+        height,
+        left,
+        right,
+        top,
+        bottom,
+        measure: measure.to_string(),
+        x_key,
+        series_key,
+        x_ticks,
+        y_ticks,
+        series,
+    })
+}
+
+/// The smallest of 1, 2, 5 times a power of ten that is at least `v` (at
+/// least 4, so that four ticks are whole numbers).
+fn nice_ceiling(v: u64) -> u64 {
+    let mut unit = 1u64;
+    while unit <= u64::MAX / 10 {
+        for m in [1, 2, 5] {
+            let c = (unit * m).max(4);
+            if c >= v {
+                return c.div_ceil(4) * 4;
+            }
+        }
+        unit *= 10;
+    }
+    u64::MAX
+}
+
+fn round(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_value_of_the_second_key_over_the_first() {
+        let values: Vec<[String; 2]> = ["0.0", "0.05"]
+            .iter()
+            .flat_map(|a| ["3", "5"].map(|b| [a.to_string(), b.to_string()]))
+            .collect();
+        let points: Vec<ChartPoint> = values
+            .iter()
+            .zip([0, 0, 10, 4])
+            .map(|(v, m)| ChartPoint {
+                values: v,
+                measure: Some(m),
+                shown: m.to_string(),
+            })
+            .collect();
+        let keys = ["share".to_string(), "max_receives".to_string()];
+        let chart = sweep_chart(&keys, "quarantined", &points).unwrap();
+        assert_eq!(chart.series.len(), 2);
+        assert_eq!(chart.series[0].label, "max_receives = 3");
+        // share 0.0 at the left edge, 0.05 at the right; the axis ends at
+        // 12 (10 rounded up to four whole ticks).
+        assert_eq!(chart.series[0].points, "64,280 700,63.3");
+        assert_eq!(chart.series[1].points, "64,280 700,193.3");
+        assert_eq!(chart.y_ticks.last().unwrap().label, "12");
+        assert_eq!(
+            chart
+                .x_ticks
+                .iter()
+                .map(|t| t.label.as_str())
+                .collect::<Vec<_>>(),
+            ["0.0", "0.05"]
+        );
+    }
+
+    #[test]
+    fn nice_ceilings() {
+        assert_eq!(nice_ceiling(0), 4);
+        assert_eq!(nice_ceiling(7), 12);
+        assert_eq!(nice_ceiling(101), 200);
+        assert_eq!(nice_ceiling(u64::MAX), u64::MAX);
+    }
+}

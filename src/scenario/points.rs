@@ -1,0 +1,252 @@
+//! From a parsed document to one scenario or a sweep's points: `--set`
+//! values written in place, then, for each point of the `[sweep]`, its
+//! values written in place and the `[[expect.point]]` entries that match
+//! it added to `[expect]`. Every point is read and validated before any
+//! runs; a problem that several points share is reported once.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+use toml::Spanned;
+use toml::de::DeValue;
+
+use super::file::{self, S};
+use super::problems::Problems;
+use super::reading::Root;
+use super::sweep::{self, PointExpect, SweepSpec};
+use super::{Loaded, Point, Sweep, read_and_validate};
+use crate::diagnostic::{Problem, Source};
+
+pub(super) fn load_points(
+    source: &Source,
+    mut root: Root<'_>,
+    stem: &str,
+) -> Result<Loaded, Vec<Problem>> {
+    let mut problems = Problems {
+        source,
+        list: Vec::new(),
+    };
+    let sets = sweep::take_sets(root.get_mut());
+    let mut spec = sweep::take_sweep(&mut problems, root.get_mut());
+    let expect_points = sweep::take_points(&mut problems, root.get_mut());
+    // Each `where` is checked against the sweep as written: a --set that
+    // fixes a swept path makes the others not match, not wrong.
+    if let Some(spec) = &spec {
+        check_wheres(&mut problems, spec, &expect_points);
+    }
+    for (path, value) in sets {
+        // A --set of a swept path fixes it to that value.
+        if let Some(axis) = spec.as_mut().and_then(|s| {
+            s.axes
+                .iter_mut()
+                .find(|a| a.path.get_ref() == path.get_ref())
+        }) {
+            axis.values = vec![value];
+            continue;
+        }
+        if let Err(why) = sweep::set(root.get_mut(), path.get_ref(), path.span(), value) {
+            problems.error_help(
+                Some(path.span()),
+                format!("--set {}: {why}", path.get_ref()),
+                "no such place",
+                "a path names tables by key and entries of a list by position: traffic.1.count",
+            );
+        }
+    }
+    let early = problems.list;
+    let read = match spec {
+        None => {
+            let mut early = early;
+            if let Some(first) = expect_points.first() {
+                early.push(
+                    Problem::new(
+                        source,
+                        Some(first.fields.span()),
+                        "[[expect.point]] needs a [sweep]",
+                        "no sweep",
+                    )
+                    .with_help("move these values to [expect], or add a [sweep]"),
+                );
+            }
+            return with_early(
+                early,
+                read_and_validate(source, root, stem, Vec::new()).map(|s| Loaded::One(Box::new(s))),
+            );
+        }
+        Some(spec) => sweep_points(source, root, stem, &spec, &expect_points),
+    };
+    with_early(early, read)
+}
+
+/// The problems found before reading (paths, `--set`, `where`) with those
+/// of reading: all of them, in file order, or the result.
+fn with_early(
+    mut early: Vec<Problem>,
+    read: Result<Loaded, Vec<Problem>>,
+) -> Result<Loaded, Vec<Problem>> {
+    if early.is_empty() {
+        return read;
+    }
+    if let Err(more) = read {
+        early.extend(more);
+    }
+    early.sort_by_key(Problem::offset);
+    Err(early)
+}
+
+/// Each `where` names swept paths, with values the sweep takes.
+fn check_wheres(problems: &mut Problems, spec: &SweepSpec, points: &[PointExpect]) {
+    for p in points {
+        for (path, value) in &p.at {
+            let Some(axis) = spec
+                .axes
+                .iter()
+                .find(|a| a.path.get_ref() == path.get_ref())
+            else {
+                let swept: Vec<&str> = spec
+                    .axes
+                    .iter()
+                    .map(|a| a.path.get_ref().as_str())
+                    .collect();
+                problems.error_help(
+                    Some(path.span()),
+                    format!("`{}` is not swept", path.get_ref()),
+                    "not a swept path",
+                    format!("`where` names swept paths: {}", swept.join(", ")),
+                );
+                continue;
+            };
+            if !axis.values.iter().any(|v| same(v, value)) {
+                let shown: Vec<String> = axis.values.iter().map(shown).collect();
+                problems.error_help(
+                    Some(value.span()),
+                    format!("no point has {} = {}", path.get_ref(), shown_value(value)),
+                    "not a swept value",
+                    format!("{} takes {}", path.get_ref(), shown.join(", ")),
+                );
+            }
+        }
+    }
+}
+
+/// A value as TOML writes it (`3`, `"1s"`, `0.05`).
+fn shown(v: &Spanned<DeValue<'_>>) -> String {
+    shown_value(v)
+}
+
+fn shown_value(v: &Spanned<DeValue<'_>>) -> String {
+    toml::Value::deserialize(toml::de::ValueDeserializer::from(v.clone()))
+        .map_or_else(|_| "?".to_string(), |v| v.to_string())
+}
+
+/// Two values equal as TOML values (3 and 3.0 differ; "1s" and "1000ms"
+/// differ: a where names a value as the sweep writes it).
+fn same(a: &Spanned<DeValue<'_>>, b: &Spanned<DeValue<'_>>) -> bool {
+    let value = |v: &Spanned<DeValue<'_>>| {
+        toml::Value::deserialize(toml::de::ValueDeserializer::from(v.clone())).ok()
+    };
+    value(a).is_some_and(|a| Some(a) == value(b))
+}
+
+fn sweep_points(
+    source: &Source,
+    root: Root<'_>,
+    stem: &str,
+    spec: &SweepSpec,
+    expect_points: &[PointExpect],
+) -> Result<Loaded, Vec<Problem>> {
+    let mut problems = Problems {
+        source,
+        list: Vec::new(),
+    };
+    let mut seen = BTreeSet::new();
+    let mut points = Vec::new();
+    let sizes: Vec<usize> = spec.axes.iter().map(|a| a.values.len()).collect();
+    let count: usize = sizes.iter().product();
+    for n in 0..count {
+        // Mixed radix, the first axis slowest.
+        let mut rest = n;
+        let mut picks = vec![0; sizes.len()];
+        for (k, size) in sizes.iter().enumerate().rev() {
+            picks[k] = rest % size;
+            rest /= size;
+        }
+        let mut point_root = root.clone();
+        let mut found = Problems {
+            source,
+            list: Vec::new(),
+        };
+        for (axis, &pick) in spec.axes.iter().zip(&picks) {
+            let value = axis.values[pick].clone();
+            if let Err(why) = sweep::set(
+                point_root.get_mut(),
+                axis.path.get_ref(),
+                axis.path.span(),
+                value,
+            ) {
+                found.error_help(
+                    Some(axis.path.span()),
+                    format!("cannot sweep `{}`: {why}", axis.path.get_ref()),
+                    "no such place",
+                    "a path names tables by key and entries of a list by position: traffic.1.count",
+                );
+            }
+        }
+        let values: Vec<String> = spec
+            .axes
+            .iter()
+            .zip(&picks)
+            .map(|(a, &p)| shown(&a.values[p]))
+            .collect();
+        let extra = matching(&mut found, spec, &picks, expect_points);
+        match read_and_validate(source, point_root, stem, extra) {
+            Ok(scenario) if found.list.is_empty() => points.push(Point { values, scenario }),
+            Ok(_) => {}
+            Err(more) => found.list.extend(more),
+        }
+        // A problem every point shares is reported once.
+        for p in found.list {
+            if seen.insert((p.offset(), p.message.clone())) {
+                problems.list.push(p);
+            }
+        }
+    }
+    if !problems.list.is_empty() {
+        problems.list.sort_by_key(Problem::offset);
+        return Err(problems.list);
+    }
+    Ok(Loaded::Sweep(Sweep {
+        keys: spec.axes.iter().map(|a| a.path.get_ref().clone()).collect(),
+        columns: spec.columns.clone(),
+        points,
+        span: spec.span.clone(),
+    }))
+}
+
+/// The `[[expect.point]]` entries whose `where` matches these picks, read
+/// as `[expect]` tables.
+fn matching(
+    problems: &mut Problems,
+    spec: &SweepSpec,
+    picks: &[usize],
+    expect_points: &[PointExpect],
+) -> Vec<S<file::Expect>> {
+    let mut out = Vec::new();
+    for p in expect_points {
+        let applies = p.at.iter().all(|(path, value)| {
+            spec.axes.iter().zip(picks).any(|(a, &pick)| {
+                a.path.get_ref() == path.get_ref() && same(&a.values[pick], value)
+            })
+        });
+        if !applies {
+            continue;
+        }
+        match file::Expect::deserialize(toml::de::ValueDeserializer::from(p.fields.clone())) {
+            Ok(e) => out.push(Spanned::new(p.fields.span(), e)),
+            Err(e) => problems
+                .list
+                .push(super::toml_errors::toml_problem(problems.source, &e)),
+        }
+    }
+    out
+}

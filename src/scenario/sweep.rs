@@ -1,0 +1,446 @@
+//! Sweeps (`[sweep]`, `[[expect.point]]`) and command-line overrides
+//! (`--set PATH=VALUE`): values written at a dotted path of the document,
+//! before it is read into the file's types, so that each one is checked
+//! exactly as if it were written in place, and located where it is
+//! written.
+//!
+//! A path names tables by key and entries of an array of tables by their
+//! 1-based position: `delivery.max_receives`, `traffic.1.mix.2.share`.
+
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeArray, DeString, DeTable, DeValue};
+
+use super::problems::Problems;
+use crate::diagnostic::did_you_mean;
+use crate::model::Total;
+
+/// At most this many points in one sweep.
+pub const MAX_POINTS: usize = 1_000;
+
+/// The name of the table that holds `--set` values in the text a
+/// diagnostic shows (appended after the file's own text).
+pub(super) const SET_TABLE: &str = "--set";
+
+type Value<'i> = Spanned<DeValue<'i>>;
+
+/// One swept path and the values it takes, in the order written.
+pub(super) struct Axis<'i> {
+    pub path: Spanned<String>,
+    pub values: Vec<Value<'i>>,
+}
+
+/// What the `[sweep]` table asks for.
+pub(super) struct SweepSpec<'i> {
+    pub axes: Vec<Axis<'i>>,
+    pub columns: Vec<Total>,
+    pub span: Range<usize>,
+}
+
+/// One `[[expect.point]]`: where it applies, and its expectations (the
+/// entry without `where`).
+pub(super) struct PointExpect<'i> {
+    pub at: Vec<(Spanned<String>, Value<'i>)>,
+    pub fields: Value<'i>,
+}
+
+/// Removes `key` from a table, with its key's span.
+fn take<'i>(table: &mut DeTable<'i>, key: &str) -> Option<(Range<usize>, Value<'i>)> {
+    let found = table.keys().find(|k| k.get_ref() == key)?.clone();
+    let value = table.remove(&found)?;
+    Some((found.span(), value))
+}
+
+/// The `[sweep]` table, taken out of the document.
+pub(super) fn take_sweep<'i>(
+    problems: &mut Problems,
+    root: &mut DeTable<'i>,
+) -> Option<SweepSpec<'i>> {
+    let (span, sweep) = take(root, "sweep")?;
+    let DeValue::Table(table) = sweep.into_inner() else {
+        problems.error_help(
+            Some(span),
+            "`sweep` must be a table",
+            "not a table",
+            "write [sweep] with a list per path, e.g. \"delivery.max_receives\" = [3, 5, 10]",
+        );
+        return None;
+    };
+    let mut axes = Vec::new();
+    let mut columns = Vec::new();
+    for (key, value) in table {
+        let key_span = key.span();
+        let name = key.get_ref().to_string();
+        let value_span = value.span();
+        if name == "columns" {
+            columns = sweep_columns(problems, value);
+            continue;
+        }
+        match value.into_inner() {
+            DeValue::Array(items) if items.is_empty() => problems.error_help(
+                Some(value_span),
+                format!("the sweep of `{name}` lists no value"),
+                "empty list",
+                "list the values to try, e.g. [3, 5, 10], or remove the key",
+            ),
+            DeValue::Array(items) => axes.push(Axis {
+                path: Spanned::new(key_span, name),
+                values: items.into_iter().collect(),
+            }),
+            _ => problems.error_help(
+                Some(value_span),
+                format!("the sweep of `{name}` must be a list of values"),
+                "not a list",
+                "write the values to try as a list, e.g. [3, 5, 10]",
+            ),
+        }
+    }
+    axes.sort_by_key(|a| a.path.span().start);
+    if axes.is_empty() {
+        problems.error_help(
+            Some(span.clone()),
+            "[sweep] names no path to sweep",
+            "nothing to sweep",
+            "add a path and its values, e.g. \"delivery.max_receives\" = [3, 5, 10]",
+        );
+    }
+    let points = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+    if points.is_none_or(|n| n > MAX_POINTS) {
+        problems.error_help(
+            Some(span.clone()),
+            format!(
+                "this sweep has {} points; the limit is {MAX_POINTS}",
+                points.map_or("more than 2^64".to_string(), |n| n.to_string())
+            ),
+            "too many points",
+            "sweep fewer values, or split the sweep into several files",
+        );
+    }
+    Some(SweepSpec {
+        axes,
+        columns,
+        span,
+    })
+}
+
+fn sweep_columns(problems: &mut Problems, value: Value<'_>) -> Vec<Total> {
+    let span = value.span();
+    let DeValue::Array(items) = value.into_inner() else {
+        problems.error_help(
+            Some(span),
+            "`columns` must be a list of measure names",
+            "not a list",
+            "e.g. columns = [\"quarantined\", \"latency_p99\"]",
+        );
+        return Vec::new();
+    };
+    let mut columns = Vec::new();
+    for item in items {
+        let item_span = item.span();
+        let DeValue::String(name) = item.get_ref() else {
+            problems.error(item_span, "a column is a measure's name", "not a string");
+            continue;
+        };
+        match Total::ALL.iter().find(|t| t.name() == name.as_ref()) {
+            Some(&t) => columns.push(t),
+            None => {
+                let help = match did_you_mean(name, Total::ALL.iter().map(|t| t.name())) {
+                    Some(s) => format!("did you mean \"{s}\"?"),
+                    None => "a column names a total of [expect], such as \"quarantined\"".into(),
+                };
+                problems.error_help(
+                    Some(item_span),
+                    format!("unknown measure \"{name}\""),
+                    "unknown measure",
+                    help,
+                );
+            }
+        }
+    }
+    columns
+}
+
+/// The `[[expect.point]]` entries, taken out of `[expect]`.
+pub(super) fn take_points<'i>(
+    problems: &mut Problems,
+    root: &mut DeTable<'i>,
+) -> Vec<PointExpect<'i>> {
+    let Some(expect) = root
+        .iter_mut()
+        .find(|(k, _)| k.get_ref() == "expect")
+        .map(|(_, v)| v)
+    else {
+        return Vec::new();
+    };
+    let DeValue::Table(expect) = expect.get_mut() else {
+        return Vec::new();
+    };
+    let Some((span, points)) = take(expect, "point") else {
+        return Vec::new();
+    };
+    let DeValue::Array(entries) = points.into_inner() else {
+        problems.error_help(
+            Some(span),
+            "`expect.point` must be an array of tables",
+            "not [[expect.point]]",
+            "write each as [[expect.point]] with where = { \"PATH\" = VALUE } and the values to expect",
+        );
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .filter_map(|entry| point(problems, entry))
+        .collect()
+}
+
+fn point<'i>(problems: &mut Problems, entry: Value<'i>) -> Option<PointExpect<'i>> {
+    let entry_span = entry.span();
+    let DeValue::Table(mut table) = entry.into_inner() else {
+        problems.error(
+            entry_span,
+            "an [[expect.point]] entry must be a table",
+            "not a table",
+        );
+        return None;
+    };
+    let Some((_, at)) = take(&mut table, "where") else {
+        problems.error_help(
+            Some(entry_span),
+            "an [[expect.point]] needs `where`",
+            "where missing",
+            "say which points it applies to, e.g. where = { \"delivery.max_receives\" = 3 }",
+        );
+        return None;
+    };
+    let at_span = at.span();
+    let DeValue::Table(at) = at.into_inner() else {
+        problems.error(
+            at_span,
+            "`where` must be a table of paths and values",
+            "not a table",
+        );
+        return None;
+    };
+    Some(PointExpect {
+        at: at
+            .into_iter()
+            .map(|(k, v)| (Spanned::new(k.span(), k.get_ref().to_string()), v))
+            .collect(),
+        fields: Spanned::new(entry_span, DeValue::Table(table)),
+    })
+}
+
+/// The `--set` table appended to the text, taken out of the document:
+/// (path, value) in the order given.
+pub(super) fn take_sets<'i>(root: &mut DeTable<'i>) -> Vec<(Spanned<String>, Value<'i>)> {
+    let Some((_, sets)) = take(root, SET_TABLE) else {
+        return Vec::new();
+    };
+    let DeValue::Table(sets) = sets.into_inner() else {
+        return Vec::new();
+    };
+    let mut sets: Vec<_> = sets
+        .into_iter()
+        .map(|(k, v)| (Spanned::new(k.span(), k.get_ref().to_string()), v))
+        .collect();
+    sets.sort_by_key(|(k, _)| k.span().start);
+    sets
+}
+
+/// The text of `--set PATH=VALUE` overrides, as a TOML table to append to
+/// the file's text: VALUE is TOML (`3`, `"10s"`, `[1, 2]`) or, when it is
+/// not, a string (`10s`).
+pub fn set_table(sets: &[(String, String)]) -> String {
+    let mut out = format!("\n\n# scenario-run --set\n[{}]\n", toml_string(SET_TABLE));
+    for (path, value) in sets {
+        let is_toml =
+            format!("x = {value}").parse::<toml::Table>().is_ok() && !value.contains('\n');
+        let value = if is_toml {
+            value.clone()
+        } else {
+            toml_string(value)
+        };
+        out.push_str(&format!("{} = {value}\n", toml_string(path)));
+    }
+    out
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// Writes `value` at `path` of the document. The keys written take
+/// `key_span`, so that a problem with one is shown where it is written.
+/// Returns why not, when the path leads nowhere.
+pub(super) fn set<'i>(
+    root: &mut DeTable<'i>,
+    path: &str,
+    key_span: Range<usize>,
+    value: Value<'i>,
+) -> Result<(), String> {
+    let segments: Vec<&str> = path.split('.').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return Err(format!(
+            "\"{path}\" is not a path: write keys separated by dots, such as \"delivery.max_receives\""
+        ));
+    }
+    let mut node = DeValue::Table(std::mem::take(root));
+    let set = set_in(&mut node, &segments, String::new(), &key_span, value);
+    if let DeValue::Table(t) = node {
+        *root = t;
+    }
+    set
+}
+
+fn set_in<'i>(
+    node: &mut DeValue<'i>,
+    segments: &[&str],
+    walked: String,
+    key_span: &Range<usize>,
+    value: Value<'i>,
+) -> Result<(), String> {
+    let Some((segment, rest)) = segments.split_first() else {
+        return Ok(());
+    };
+    let here = if walked.is_empty() {
+        segment.to_string()
+    } else {
+        format!("{walked}.{segment}")
+    };
+    match node {
+        DeValue::Table(table) => {
+            let key = Spanned::new(key_span.clone(), DeString::from(segment.to_string()));
+            if rest.is_empty() {
+                table.insert(key, value);
+                return Ok(());
+            }
+            let missing = !table.keys().any(|k| k.get_ref() == *segment);
+            if missing && rest[0].parse::<usize>().is_ok() {
+                return Err(format!(
+                    "`{here}` has no entries; position {} does not exist",
+                    rest[0]
+                ));
+            }
+            let child = table
+                .entry(key)
+                .or_insert_with(|| Spanned::new(key_span.clone(), DeValue::Table(DeTable::new())));
+            set_in(child.get_mut(), rest, here, key_span, value)
+        }
+        DeValue::Array(items) => {
+            let entry = position_in(items, segment, &walked)?;
+            if rest.is_empty() {
+                *entry = value;
+                return Ok(());
+            }
+            set_in(entry.get_mut(), rest, here, key_span, value)
+        }
+        _ => Err(format!(
+            "`{walked}` is a value, not a table: the path cannot go inside it"
+        )),
+    }
+}
+
+fn position_in<'a, 'i>(
+    items: &'a mut DeArray<'i>,
+    position: &str,
+    walked: &str,
+) -> Result<&'a mut Value<'i>, String> {
+    let n: usize = position
+        .parse()
+        .map_err(|_| format!("`{walked}` is a list: `{position}` is not a position (1, 2, ...)"))?;
+    let len = items.len();
+    match n.checked_sub(1).and_then(|k| items.get_mut(k)) {
+        Some(entry) => Ok(entry),
+        None => Err(format!(
+            "`{walked}` has {len} {}; position {n} does not exist",
+            if len == 1 { "entry" } else { "entries" }
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(text: &str) -> DeTable<'_> {
+        DeTable::parse(text).unwrap().into_inner()
+    }
+
+    fn value(text: &str) -> Value<'_> {
+        let table = DeTable::parse(text).unwrap().into_inner();
+        table.into_iter().next().unwrap().1
+    }
+
+    fn written(root: DeTable<'_>) -> toml::Value {
+        use serde::Deserialize;
+        toml::Value::deserialize(toml::de::ValueDeserializer::from(Spanned::new(
+            0..0,
+            DeValue::Table(root),
+        )))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_path_writes_keys_and_list_positions() {
+        let text = "[delivery]\nmax_receives = 2\n[[traffic]]\ncount = 1\n[[traffic]]\ncount = 2\n";
+        let mut root = document(text);
+        set(&mut root, "delivery.max_receives", 0..0, value("x = 5")).unwrap();
+        set(&mut root, "traffic.2.count", 0..0, value("x = 7")).unwrap();
+        // A missing table or key is created, as if written.
+        set(
+            &mut root,
+            "dedup.result_retention",
+            0..0,
+            value("x = \"1m\""),
+        )
+        .unwrap();
+        let v = written(root);
+        assert_eq!(v["delivery"]["max_receives"].as_integer(), Some(5));
+        assert_eq!(v["traffic"][0]["count"].as_integer(), Some(1));
+        assert_eq!(v["traffic"][1]["count"].as_integer(), Some(7));
+        assert_eq!(v["dedup"]["result_retention"].as_str(), Some("1m"));
+    }
+
+    #[test]
+    fn a_path_that_leads_nowhere_says_why() {
+        let text = "[delivery]\nmax_receives = 2\n[[traffic]]\ncount = 1\n";
+        let mut root = document(text);
+        let mut why = |path: &str| set(&mut root, path, 0..0, value("x = 1")).unwrap_err();
+        assert_eq!(
+            why("traffic.2.count"),
+            "`traffic` has 1 entry; position 2 does not exist"
+        );
+        assert_eq!(
+            why("traffic.first.count"),
+            "`traffic` is a list: `first` is not a position (1, 2, ...)"
+        );
+        assert_eq!(
+            why("delivery.max_receives.x"),
+            "`delivery.max_receives` is a value, not a table: the path cannot go inside it"
+        );
+        assert!(why("delivery..x").contains("is not a path"));
+        assert_eq!(
+            why("outage.1.from"),
+            "`outage` has no entries; position 1 does not exist"
+        );
+    }
+
+    #[test]
+    fn set_values_are_toml_or_else_strings() {
+        let table = set_table(&[
+            ("a.b".to_string(), "3".to_string()),
+            ("a.c".to_string(), "10s".to_string()),
+            ("a.d".to_string(), "\"1m\"".to_string()),
+            ("a.e".to_string(), "[1, 2]".to_string()),
+        ]);
+        let parsed: toml::Table = table.parse().unwrap();
+        let sets = &parsed[SET_TABLE];
+        assert_eq!(sets["a.b"].as_integer(), Some(3));
+        assert_eq!(sets["a.c"].as_str(), Some("10s"));
+        assert_eq!(sets["a.d"].as_str(), Some("1m"));
+        assert_eq!(sets["a.e"].as_array().map(Vec::len), Some(2));
+    }
+}

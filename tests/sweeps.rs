@@ -1,0 +1,179 @@
+//! Sweeps and `--set`: a point is the file with its values written in
+//! place; one status line per sweep; every output names a point by its
+//! values.
+
+mod common;
+
+use common::{code, run, scratch, stderr, stdout};
+use scenario_run::engine::{Recorder, run as run_engine};
+use scenario_run::scenario::{Loaded, load, load_str};
+use serde_json::Value;
+
+const LAB: &str = "scenarios/28-poison-lab-sweep.toml";
+
+/// A small file whose `max_receives`, `share` and `seed` a test writes.
+fn base(max_receives: &str, share: &str, seed: &str) -> String {
+    format!(
+        "[scenario]\nname = \"small\"\nseed = {seed}\n\
+         [delivery]\nmax_receives = {max_receives}\nbackoff = {{ base = \"100ms\", cap = \"5s\", jitter = \"full\" }}\n\
+         [workers]\ncount = 2\nservice_time = \"20ms\"\n\
+         [[traffic]]\ncount = 300\nover = \"30s\"\narrival = \"poisson\"\n\
+         [[traffic.mix]]\nname = \"poison\"\nshare = {share}\n\
+         faults = [{{ fail = {{ until = \"repair\" }}, reason = \"bad\" }}]\n\
+         [[alarm]]\nname = \"dlq\"\nmetric = \"dlq_depth\"\nat_least = 3\n\
+         [expect]\nquarantined = {{ at_least = 0 }}\n"
+    )
+}
+
+#[test]
+fn each_point_is_the_file_with_its_values_written_in_place() {
+    let sweep_text = format!(
+        "{}[sweep]\n\"delivery.max_receives\" = [1, 4]\n\"traffic.1.mix.1.share\" = [0.0, 0.1, 0.25]\n\"scenario.seed\" = [3, 11]\n",
+        base("2", "0.5", "0")
+    );
+    let (loaded, _) = load("sweep.toml", &sweep_text, &[]).unwrap();
+    let Loaded::Sweep(sweep) = loaded else {
+        panic!("a sweep")
+    };
+    assert_eq!(
+        sweep.keys,
+        [
+            "delivery.max_receives",
+            "traffic.1.mix.1.share",
+            "scenario.seed"
+        ]
+    );
+    assert_eq!(sweep.points.len(), 12);
+    let mut compared = 0;
+    for (i, point) in sweep.points.iter().enumerate() {
+        // The first key varies slowest.
+        let (r, s, seed) = (i / 6, (i / 2) % 3, i % 2);
+        let expected_values = [["1", "4"][r], ["0.0", "0.1", "0.25"][s], ["3", "11"][seed]];
+        assert_eq!(point.values, expected_values, "point {i}");
+        let written = base(expected_values[0], expected_values[1], expected_values[2]);
+        let (plain, _) = load_str("plain.toml", &written).unwrap();
+        let a = run_engine(&point.scenario, Recorder::All).unwrap();
+        let b = run_engine(&plain, Recorder::All).unwrap();
+        assert_eq!(a.totals, b.totals, "point {i}");
+        assert_eq!(a.messages, b.messages, "point {i}");
+        assert_eq!(a.transitions, b.transitions, "point {i}");
+        assert_eq!(a.alarms, b.alarms, "point {i}");
+        compared += 1;
+    }
+    assert_eq!(compared, 12);
+}
+
+#[test]
+fn a_sweep_is_one_status_line_and_its_points_in_every_output() {
+    let d = scratch("sweep-outputs");
+    let junit = d.join("junit.xml");
+    let o = run(&["--junit", junit.to_str().unwrap(), LAB]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "PASS  {LAB}  Poison lab sweep: poison share by receive budget by base backoff (18 points)\n1 passed, 0 failed\n"
+        )
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    // 18 points x 2 of [expect], and the [[expect.point]] values where they
+    // apply: 6 x 3 (no poison) + 6 x 3 + 4 (1%) + 6 x 2 (5%).
+    assert!(xml.contains("tests=\"88\" failures=\"0\""), "{xml}");
+    assert!(xml.contains(
+        "name=\"[traffic.1.mix.1.share = 0.01, delivery.max_receives = 10, delivery.backoff.base = &quot;1s&quot;] deliveries = 2216\""
+    ));
+
+    let o = run(&["--format", "json", LAB]);
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let sweep = &doc["scenarios"][0];
+    assert_eq!(sweep["status"], "passed");
+    assert_eq!(sweep["points"].as_array().unwrap().len(), 18);
+    let last = &sweep["points"][17];
+    assert_eq!(
+        last["values"],
+        serde_json::json!({
+            "traffic.1.mix.1.share": 0.05,
+            "delivery.max_receives": 10,
+            "delivery.backoff.base": "1s"
+        })
+    );
+    assert_eq!(last["totals"]["quarantined"], 102);
+    assert_eq!(last["alarms"][1]["fired"], true);
+    assert_eq!(sweep["sweep"]["rows"].as_array().unwrap().len(), 18);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_failed_point_names_its_values() {
+    let o = run(&["--color", "never", "--set", "traffic.1.count=1000", LAB]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    assert!(out.contains("points failed)"), "{out}");
+    assert!(
+        out.contains("× at traffic.1.mix.1.share = 0.01, delivery.max_receives = 3, delivery.backoff.base = \"100ms\":"),
+        "{out}"
+    );
+}
+
+#[test]
+fn set_writes_a_value_in_place_and_fixes_a_swept_path() {
+    // Fixing two of the three swept paths leaves a sweep of 2 points.
+    let o = run(&[
+        "--set",
+        "traffic.1.mix.1.share=0.05",
+        "--set",
+        "delivery.max_receives=10",
+        LAB,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert!(stdout(&o).contains("(2 points)"), "{}", stdout(&o));
+    // show needs one point.
+    let o = run(&["show", LAB, "--set", "delivery.max_receives=10"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("sweeps 6 points; show one by fixing each swept path: --set traffic.1.mix.1.share=VALUE --set delivery.max_receives=VALUE --set delivery.backoff.base=VALUE"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "show",
+        LAB,
+        "--set",
+        "delivery.max_receives=10",
+        "--set",
+        "traffic.1.mix.1.share=0.05",
+        "--set",
+        "delivery.backoff.base=1s",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let shown = stdout(&o);
+    assert!(shown.contains("\nquarantined         102\n"), "{shown}");
+    assert!(
+        shown.contains("\ndrain_time          6m27s316ms\n"),
+        "{shown}"
+    );
+    // On a plain file, --set changes the run: budget 3 instead of 2.
+    let o = run(&[
+        "--set",
+        "delivery.max_receives=3",
+        "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+    ]);
+    assert_eq!(code(&o), 1);
+}
+
+#[test]
+fn a_wrong_set_is_located_on_the_set_line() {
+    let o = run(&[
+        "--color",
+        "never",
+        "--set",
+        "delivery.max_receives=0",
+        "--set",
+        "traffic.2.count=5",
+        "--set",
+        "delivery.retry_interval=10",
+        "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    insta::assert_snapshot!(stdout(&o));
+}
