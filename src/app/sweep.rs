@@ -222,7 +222,8 @@ impl SweepRun {
                 }
             })
             .collect();
-        sweep_chart(&self.keys, measure.name(), &points)
+        let time = matches!(measure.unit(), Unit::Time | Unit::MaybeTime);
+        sweep_chart(&self.keys, measure.name(), &points, time)
     }
 }
 

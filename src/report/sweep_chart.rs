@@ -16,6 +16,9 @@ pub struct SweepChart {
     pub bottom: u32,
     /// The measure drawn, and the swept key along the x axis.
     pub measure: String,
+    /// With three or more swept keys, the values the others are held at:
+    /// "delivery.backoff.base = \"100ms\"".
+    pub held: Option<String>,
     pub x_key: String,
     pub series_key: Option<String>,
     pub x_ticks: Vec<Tick>,
@@ -53,13 +56,34 @@ pub struct ChartPoint<'a> {
 }
 
 /// The chart of `points` (in sweep order, the first key slowest), or
-/// `None` when there is nothing to draw.
-pub fn sweep_chart(keys: &[String], measure: &str, points: &[ChartPoint]) -> Option<SweepChart> {
+/// `None` when there is nothing to draw. `time`: the measure is a duration
+/// in milliseconds (the axis is labelled `1m30s`).
+pub fn sweep_chart(
+    keys: &[String],
+    measure: &str,
+    points: &[ChartPoint],
+    time: bool,
+) -> Option<SweepChart> {
     let x_key = keys.first()?.clone();
     let series_key = keys.get(1).cloned();
+    // Keys beyond the second are held at their first value.
+    let first = points.first()?;
+    let held_values = first.values.get(2..).unwrap_or_default();
+    let points: Vec<&ChartPoint> = points
+        .iter()
+        .filter(|p| p.values.get(2..).unwrap_or_default() == held_values)
+        .collect();
+    let held = (!held_values.is_empty()).then(|| {
+        keys[2..]
+            .iter()
+            .zip(held_values)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
     let mut xs: Vec<&String> = Vec::new();
     let mut labels: Vec<String> = Vec::new();
-    for p in points {
+    for p in &points {
         if !xs.contains(&&p.values[0]) {
             xs.push(&p.values[0]);
         }
@@ -115,7 +139,11 @@ pub fn sweep_chart(keys: &[String], measure: &str, points: &[ChartPoint]) -> Opt
             let v = top_value * k / 4;
             Tick {
                 at: round(y_at(v)),
-                label: v.to_string(),
+                label: if time {
+                    crate::duration::format(v)
+                } else {
+                    v.to_string()
+                },
             }
         })
         .collect();
@@ -135,6 +163,7 @@ pub fn sweep_chart(keys: &[String], measure: &str, points: &[ChartPoint]) -> Opt
         top,
         bottom,
         measure: measure.to_string(),
+        held,
         x_key,
         series_key,
         x_ticks,
@@ -183,7 +212,7 @@ mod tests {
             })
             .collect();
         let keys = ["share".to_string(), "max_receives".to_string()];
-        let chart = sweep_chart(&keys, "quarantined", &points).unwrap();
+        let chart = sweep_chart(&keys, "quarantined", &points, false).unwrap();
         assert_eq!(chart.series.len(), 2);
         assert_eq!(chart.series[0].label, "max_receives = 3");
         // share 0.0 at the left edge, 0.05 at the right; the axis ends at
@@ -199,6 +228,30 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["0.0", "0.05"]
         );
+    }
+
+    #[test]
+    fn keys_beyond_the_second_are_held_at_their_first_value() {
+        let values: Vec<[String; 3]> = ["1", "2"]
+            .iter()
+            .flat_map(|a| ["x", "y"].map(|c| [a.to_string(), "b".to_string(), c.to_string()]))
+            .collect();
+        let points: Vec<ChartPoint> = values
+            .iter()
+            .zip([1, 100, 2, 100])
+            .map(|(v, m)| ChartPoint {
+                values: v,
+                measure: Some(m),
+                shown: m.to_string(),
+            })
+            .collect();
+        let keys = ["a".to_string(), "b".to_string(), "c".to_string()];
+        let chart = sweep_chart(&keys, "m", &points, true).unwrap();
+        assert_eq!(chart.held.as_deref(), Some("c = x"));
+        assert_eq!(chart.series.len(), 1);
+        assert_eq!(chart.series[0].dots.len(), 2);
+        // A duration axis: 4ms.
+        assert_eq!(chart.y_ticks.last().unwrap().label, "4ms");
     }
 
     #[test]
