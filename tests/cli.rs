@@ -597,6 +597,25 @@ fn golden_transcripts_are_written_compared_and_blessed() {
         "{}",
         stdout(&o)
     );
+    // ... and every --set, quoted for the shell where it must be.
+    let o = golden_run(
+        true,
+        &[
+            "--seed",
+            "3",
+            "--set",
+            "delivery.queue=my queue",
+            "--set",
+            "delivery.retry_interval=10s",
+        ],
+    );
+    assert!(
+        stdout(&o).contains(&format!(
+            "to accept the new transcripts: scenario-run --seed 3 --set 'delivery.queue=my queue' --set delivery.retry_interval=10s --golden {d} --bless {scenario}"
+        )),
+        "{}",
+        stdout(&o)
+    );
     // Bless accepts it.
     assert_eq!(code(&golden_run(true, &["--bless"])), 0);
     assert_eq!(

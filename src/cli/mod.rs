@@ -401,7 +401,15 @@ fn run(args: &RunArgs, color: bool) -> u8 {
                 color,
             );
             if let Some(dir) = &args.golden {
-                text = with_goldens(text, dir, files, &batch.goldens, args.quiet, args.seed);
+                text = with_goldens(
+                    text,
+                    dir,
+                    files,
+                    &batch.goldens,
+                    args.quiet,
+                    args.seed,
+                    &args.sets,
+                );
             }
             write!(out, "{text}")
         }

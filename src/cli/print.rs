@@ -250,8 +250,9 @@ pub fn batch_json(
 
 /// Inserts the golden verdicts before the closing line, and the command
 /// that accepts the changes.
-/// `seed` is the `--seed` that shaped the run: the command that accepts
-/// the changes repeats it, so that it blesses the same transcripts.
+/// `seed` and `sets` are the `--seed` and `--set` that shaped the run: the
+/// command that accepts the changes repeats them, so that it blesses the
+/// same transcripts.
 pub(super) fn with_goldens(
     text: String,
     dir: &Path,
@@ -259,6 +260,7 @@ pub(super) fn with_goldens(
     goldens: &[Option<Verdict>],
     quiet: bool,
     seed: Option<u64>,
+    sets: &[(String, String)],
 ) -> String {
     let (body, closing) = match text.trim_end_matches('\n').rsplit_once('\n') {
         Some((body, closing)) => (format!("{body}\n"), closing.to_string()),
@@ -292,9 +294,15 @@ pub(super) fn with_goldens(
         }
     }
     if !to_bless.is_empty() {
-        let seed = seed.map_or(String::new(), |s| format!("--seed {s} "));
+        let mut shaping = seed.map_or(String::new(), |s| format!("--seed {s} "));
+        for (path, value) in sets {
+            shaping.push_str(&format!(
+                "--set {} ",
+                shell_word(&format!("{path}={value}"))
+            ));
+        }
         out.push_str(&format!(
-            "to accept the new transcripts: scenario-run {seed}--golden {} --bless {}\n",
+            "to accept the new transcripts: scenario-run {shaping}--golden {} --bless {}\n",
             dir.display(),
             to_bless.join(" ")
         ));
@@ -358,6 +366,17 @@ pub fn annotation(problem: &Located, title: &str) -> String {
         None => problem.message.clone(),
     };
     format!("::error {}::{}\n", properties.join(","), data(&message))
+}
+
+/// A word as a POSIX shell reads it back: as is when it holds only safe
+/// characters, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// A workflow command's message, escaped as the Actions runner reads it.
