@@ -216,7 +216,7 @@ fn a_selection_that_selects_nothing_is_a_usage_error() {
         let o = run(args);
         assert_eq!(code(&o), 2, "{args:?}");
         assert!(
-            stderr(&o).contains("selects none of the 28 scenarios"),
+            stderr(&o).contains("selects none of the 30 scenarios"),
             "{}",
             stderr(&o)
         );
@@ -718,8 +718,8 @@ fn shards_split_a_batch_without_overlap() {
             .filter(|l| l.starts_with("PASS"))
             .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
             .collect();
-        // 28 bundled scenarios: shards of 10, 9 and 9.
-        assert_eq!(lines.len(), if i == 1 { 10 } else { 9 }, "shard {i}");
+        // 30 bundled scenarios: shards of 10.
+        assert_eq!(lines.len(), 10, "shard {i}");
         seen.extend(lines);
     }
     seen.sort();
