@@ -11,12 +11,31 @@ use super::transition::Detail;
 use crate::model::{Metric, Millis};
 
 /// What an alarm did over the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AlarmRecord {
     pub times_fired: u64,
     pub first_fired_at: Option<Millis>,
     pub firing: bool,
+    /// The first [`ALARM_CHANGES_KEPT`] times the alarm fired or cleared,
+    /// with the metric's value then.
+    pub changes: Vec<AlarmChange>,
+    /// Changes past those kept.
+    pub changes_dropped: u64,
+    /// The highest value the metric was read at.
+    pub peak: u64,
 }
+
+/// The alarm fired (or cleared) at `time`, the metric then at `value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlarmChange {
+    pub time: Millis,
+    pub fired: bool,
+    pub value: u64,
+}
+
+/// Fire and clear instants kept per alarm: enough for a report's
+/// timeline, bounded whatever an alarm that flaps does.
+pub const ALARM_CHANGES_KEPT: usize = 200;
 
 #[derive(Debug, Default)]
 pub(super) struct Alarms {
@@ -146,10 +165,20 @@ impl Engine<'_> {
         let at_least = self.scenario.alarms[a].at_least;
         let above = value.is_some_and(|v| v >= at_least);
         let record = &mut self.alarms.records[a];
+        record.peak = record.peak.max(value.unwrap_or(0));
         if above == record.firing {
             return;
         }
         record.firing = above;
+        if record.changes.len() < ALARM_CHANGES_KEPT {
+            record.changes.push(AlarmChange {
+                time: t,
+                fired: above,
+                value: value.unwrap_or(0),
+            });
+        } else {
+            record.changes_dropped += 1;
+        }
         let detail = if above {
             record.times_fired += 1;
             record.first_fired_at.get_or_insert(t);

@@ -41,7 +41,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use crate::model::{STATE_COUNT, Totals};
-pub use alarms::AlarmRecord;
+pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
 pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
 pub use outcome::{Limit, LimitReached, Outcome};

@@ -195,29 +195,59 @@ pub(super) fn kind_story(scenario: &Scenario, outcome: &Outcome, kind: u32) -> S
     )
 }
 
-/// An alarm's transitions, and the quarantine entries around them.
+/// An alarm's transitions, and the quarantine entries around them: the
+/// metric's peak against the threshold, each fire and clear with the
+/// metric's value, and the transitions up to the first firing (the entries
+/// that made it cross).
 pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> String {
     use crate::engine::Detail;
     let alarm = &scenario.alarms[a as usize];
-    let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
+    let r = outcome.alarms.get(a as usize).cloned().unwrap_or_default();
+    let shown = |v: u64| {
+        if alarm.metric.is_time() {
+            dur(v)
+        } else {
+            v.to_string()
+        }
+    };
     let mut out = format!(
-        "alarm \"{}\" ({} at least {}) fired {}{}.\n",
+        "alarm \"{}\" ({} at least {}) fired {}{}; the metric peaked at {}.\n",
         alarm.name,
         alarm.metric.name(),
-        if alarm.metric.is_time() {
-            dur(alarm.at_least)
-        } else {
-            alarm.at_least.to_string()
-        },
+        shown(alarm.at_least),
         plural(r.times_fired, "time", "times"),
         if r.firing {
             " and was firing at the end"
         } else {
             ""
-        }
+        },
+        shown(r.peak)
     );
+    if !r.changes.is_empty() {
+        let changes: Vec<String> = r
+            .changes
+            .iter()
+            .take(8)
+            .map(|c| {
+                format!(
+                    "{} at {} ({} {})",
+                    if c.fired { "fired" } else { "cleared" },
+                    dur(c.time),
+                    alarm.metric.name(),
+                    shown(c.value)
+                )
+            })
+            .collect();
+        let more = r.changes.len() as u64 + r.changes_dropped - changes.len() as u64;
+        out.push_str("It ");
+        out.push_str(&changes.join(", "));
+        if more > 0 {
+            out.push_str(&format!(", and {more} more"));
+        }
+        out.push_str(".\n");
+    }
     let w = crate::report::text::id_width(scenario, outcome);
-    let lines: Vec<String> = outcome
+    let related: Vec<&crate::engine::Transition> = outcome
         .transitions
         .iter()
         .filter(|t| match t.detail {
@@ -225,17 +255,25 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
             Detail::Quarantined { .. } | Detail::Inspected { .. } => true,
             _ => false,
         })
-        .take(24)
-        .map(|t| {
-            format!(
+        .collect();
+    // The 24 transitions that end with the first firing, or the first 24.
+    let fired = related
+        .iter()
+        .position(|t| matches!(t.detail, Detail::AlarmFired { alarm, .. } if alarm == a));
+    let end = fired.map_or(related.len().min(24), |i| i + 1);
+    let start = end.saturating_sub(24);
+    if end > start {
+        out.push_str(if start > 0 {
+            "Its transitions, with the quarantine entries and inspections, up to its first firing (the last 24):\n"
+        } else {
+            "Its transitions, with the quarantine entries and inspections:\n"
+        });
+        for t in &related[start..end] {
+            out.push_str(&format!(
                 "  {}\n",
                 crate::report::text::line(scenario, t, w).trim_end()
-            )
-        })
-        .collect();
-    if !lines.is_empty() {
-        out.push_str("Its transitions, with the quarantine entries and inspections:\n");
-        out.extend(lines);
+            ));
+        }
     }
     out
 }

@@ -44,7 +44,7 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
         }
         Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
         Target::Alarm(a, field) => {
-            let r = outcome.alarms.get(a as usize).copied().unwrap_or_default();
+            let r = outcome.alarms.get(a as usize).cloned().unwrap_or_default();
             match field {
                 AlarmField::Fired => Value::Bool(r.times_fired > 0),
                 AlarmField::FirstFiredAt => r.first_fired_at.map_or(Value::Never, Value::Time),

@@ -132,8 +132,40 @@ fn inspections(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json
         .collect()
 }
 
-/// What every view shares: its mode, size, plot edges, axis and the
-/// operator inspections. `bottom` is the plot's lower edge.
+/// Each alarm's fire and clear instants (at most
+/// [`crate::engine::ALARM_CHANGES_KEPT`] per alarm), as marks on the axis.
+fn alarm_marks(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json> {
+    scenario
+        .alarms
+        .iter()
+        .zip(&outcome.alarms)
+        .flat_map(|(alarm, record)| {
+            record.changes.iter().map(move |c| {
+                let what = if c.fired { "fired" } else { "cleared" };
+                let value = if alarm.metric.is_time() {
+                    dur(c.value)
+                } else {
+                    c.value.to_string()
+                };
+                json!({
+                    "time": c.time,
+                    "x": scale.x(c.time),
+                    "fired": c.fired,
+                    "title": format!(
+                        "{}: alarm \"{}\" {what} ({} {value})",
+                        dur(c.time),
+                        alarm.name,
+                        alarm.metric.name()
+                    ),
+                })
+            })
+        })
+        .collect()
+}
+
+/// What every view shares: its mode, size, plot edges, axis, the
+/// operator inspections and the alarms' instants. `bottom` is the plot's
+/// lower edge.
 fn frame(
     scenario: &Scenario,
     outcome: &Outcome,
@@ -152,6 +184,7 @@ fn frame(
         "end": scale.end,
         "axis": axis(scale, bottom),
         "inspections": inspections(scenario, outcome, scale),
+        "alarms": alarm_marks(scenario, outcome, scale),
     });
     match v {
         Json::Object(map) => map,

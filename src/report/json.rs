@@ -273,6 +273,13 @@ pub fn alarms(scenario: &Scenario, outcome: &Outcome) -> Json {
                     "first_fired_at": r.first_fired_at,
                     "times_fired": r.times_fired,
                     "firing_at_end": r.firing,
+                    "peak": r.peak,
+                    "changes": r.changes.iter().map(|c| json!({
+                        "time": c.time,
+                        "state": if c.fired { "fired" } else { "cleared" },
+                        "value": c.value,
+                    })).collect::<Vec<_>>(),
+                    "changes_dropped": r.changes_dropped,
                 })
             })
             .collect(),

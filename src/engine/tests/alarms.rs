@@ -105,3 +105,52 @@ fn s15_alarms_never_change_the_run() {
         .collect();
     assert_eq!(a.transitions, without);
 }
+
+#[test]
+fn an_alarm_keeps_its_changes_with_the_metric_and_its_peak() {
+    // dlq_depth: 1 at 10s, 2 at 15s, 0 after the redrive at 45s.
+    let (_, o) = with("metric = \"dlq_depth\"\nat_least = 2\n");
+    let r = &o.alarms[0];
+    assert_eq!(
+        r.changes,
+        [
+            AlarmChange {
+                time: 15_000,
+                fired: true,
+                value: 2
+            },
+            AlarmChange {
+                time: 45_000,
+                fired: false,
+                value: 0
+            }
+        ]
+    );
+    assert_eq!((r.peak, r.changes_dropped), (2, 0));
+    // An alarm that never fires still knows how high its metric went.
+    let (_, o) = with("metric = \"dlq_depth\"\nat_least = 3\n");
+    assert_eq!((o.alarms[0].times_fired, o.alarms[0].peak), (0, 2));
+    assert!(o.alarms[0].changes.is_empty());
+}
+
+#[test]
+fn a_flapping_alarm_keeps_200_changes_and_counts_the_rest() {
+    // A message that fails forever, redriven a second after each
+    // quarantine, leaves the DLQ for a second each time: the alarm clears
+    // at every redrive and fires a second later.
+    let mut text = String::from(
+        "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+         [[message]]\nid = \"a\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+         [[alarm]]\nname = \"x\"\nmetric = \"dlq_depth\"\nat_least = 1\n",
+    );
+    for _ in 0..150 {
+        text.push_str("[[operator]]\nwait = \"1s\"\naction = \"redrive_all\"\n");
+    }
+    let (_, o) = sim(&text);
+    let r = &o.alarms[0];
+    assert_eq!(r.changes.len(), ALARM_CHANGES_KEPT);
+    assert_eq!(r.times_fired, 151);
+    // 151 firings and 150 clearings.
+    assert_eq!(r.changes.len() as u64 + r.changes_dropped, 301);
+    assert!(r.changes.iter().step_by(2).all(|c| c.fired));
+}
