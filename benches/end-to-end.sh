@@ -18,3 +18,9 @@ for _ in 1 2 3; do
   /usr/bin/time -f "bundled scenarios with --report (3 formats): %e s wall, %M KB peak" \
     ./target/release/scenario-run --quiet --report "$out" 'scenarios/*.toml' >/dev/null
 done
+for jobs in 1 2; do
+  for _ in 1 2 3; do
+    /usr/bin/time -f "sweep of 27 points of 100,000 messages, --jobs $jobs: %e s wall, %M KB peak" \
+      ./target/release/scenario-run --quiet --jobs "$jobs" benches/sweep-27.toml >/dev/null
+  done
+done

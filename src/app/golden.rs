@@ -121,6 +121,44 @@ pub fn problems(file: &str, result: &FileResult, verdict: Option<&Verdict>) -> V
     all
 }
 
+/// A diff shows at most this many lines.
+pub const MAX_DIFF_LINES: usize = 400;
+
+/// The diff from a golden file to the actual transcript: unified, with 3
+/// lines of context; its search stops after a second (then it is coarser,
+/// never wrong) and it shows at most [`MAX_DIFF_LINES`] lines, saying where
+/// the first difference is and how many lines were left out.
+fn diff(path: &Path, golden: &str, actual: &str) -> String {
+    let name = path.display().to_string();
+    let text = TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(1))
+        .diff_lines(golden, actual)
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, "actual run")
+        .to_string();
+    let total = text.lines().count();
+    if total <= MAX_DIFF_LINES {
+        return text;
+    }
+    let first = golden
+        .lines()
+        .zip(actual.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| golden.lines().count().min(actual.lines().count()))
+        + 1;
+    let mut shown: String = text
+        .lines()
+        .take(MAX_DIFF_LINES)
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    shown.push_str(&format!(
+        "... {} more lines of diff not shown; the transcripts first differ at line {first}\n",
+        total - MAX_DIFF_LINES
+    ));
+    shown
+}
+
 /// Compares (or writes) one golden file.
 pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     if bless {
@@ -131,15 +169,7 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     }
     match std::fs::read_to_string(path) {
         Ok(golden) if golden == actual => Verdict::Same(path.to_path_buf()),
-        Ok(golden) => {
-            let name = path.display().to_string();
-            let diff = TextDiff::from_lines(golden.as_str(), actual)
-                .unified_diff()
-                .context_radius(3)
-                .header(&name, "actual run")
-                .to_string();
-            Verdict::Differs(path.to_path_buf(), diff)
-        }
+        Ok(golden) => Verdict::Differs(path.to_path_buf(), diff(path, &golden, actual)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if ci {
                 Verdict::Missing(path.to_path_buf())
@@ -238,6 +268,27 @@ mod tests {
         );
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_large_difference_is_cut_and_says_where_it_starts() {
+        let golden: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let actual: String = (0..20_000)
+            .map(|i| {
+                if i < 5 {
+                    format!("line {i}\n")
+                } else {
+                    format!("other {i}\n")
+                }
+            })
+            .collect();
+        let shown = diff(Path::new("g.txt"), &golden, &actual);
+        assert_eq!(shown.lines().count(), MAX_DIFF_LINES + 1);
+        assert!(
+            shown.ends_with("not shown; the transcripts first differ at line 6\n"),
+            "{}",
+            &shown[shown.len() - 200..]
+        );
     }
 
     #[test]

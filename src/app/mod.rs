@@ -157,9 +157,9 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
             "{a} and {b} would share one golden file; give them different file names"
         )));
     }
-    let jobs = request
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // More threads than CPUs would only cost memory: the work is CPU-bound.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = request.jobs.unwrap_or(cpus).min(cpus);
     let results = run_all(files, &request.options, jobs, done);
     nothing_selected(&request.options, &results)?;
     let goldens = match &request.golden {
