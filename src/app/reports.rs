@@ -147,20 +147,23 @@ pub fn write_reports(
         let Some(name) = name else { continue };
         let golden = golden.as_ref();
         let problems = golden::problems(file, r, golden);
+        // One document per file, whatever the formats.
+        let mut doc = match r {
+            FileResult::Ran(ran) => {
+                document(file, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)
+            }
+            FileResult::Swept(sweep) => {
+                let mut doc = sweep.json(file);
+                doc["problems"] = json!(problems);
+                doc
+            }
+            _ => continue,
+        };
+        doc["status"] = json!(golden::status(r, golden));
         for &format in formats {
             let rendered = match r {
-                FileResult::Ran(ran) => {
-                    let mut doc =
-                        document(file, &ran.scenario, &ran.outcome, &ran.verdicts, &problems);
-                    doc["status"] = json!(golden::status(r, golden));
-                    scenario_report(templates, format, ran, &doc)
-                }
-                FileResult::Swept(sweep) => {
-                    let mut doc = sweep.json(file);
-                    doc["status"] = json!(golden::status(r, golden));
-                    doc["problems"] = json!(problems);
-                    sweep_report(templates, format, sweep, &doc)
-                }
+                FileResult::Ran(ran) => scenario_report(templates, format, ran, &doc),
+                FileResult::Swept(sweep) => sweep_report(templates, format, sweep, &doc),
                 _ => continue,
             };
             match rendered {
