@@ -5,122 +5,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use crate::diagnostic::{Located, Problem, Source};
-use crate::engine::{self, LimitReached, Outcome, Recorder};
-use crate::expect::words::plural;
+pub use super::result::{FileResult, Options, Ran, limit_problem};
+use crate::diagnostic::{Problem, Source};
+use crate::engine::{self, Recorder};
 use crate::expect::{self, Verdict};
 use crate::model::Scenario;
 use crate::scenario::{self, Invalid, Loaded};
-
-/// What to run and how.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub seed: Option<u64>,
-    pub filter: Option<String>,
-    /// Run only scenarios carrying one of these tags (case-insensitive).
-    pub tag: Vec<String>,
-    pub fail_fast: bool,
-    /// Keep every transition (JSON output, goldens and reports read them),
-    /// for runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages.
-    pub full_transcript: bool,
-    /// Take the census (the HTML report's aggregate view reads it).
-    pub census: bool,
-    /// `--set PATH=VALUE` overrides, written in place in every file.
-    pub sets: Vec<(String, String)>,
-}
-
-pub enum FileResult {
-    /// The file could not be read or is not a valid scenario.
-    Invalid(Box<Invalid>),
-    /// The run stopped at a limit.
-    Stopped {
-        source: Source,
-        scenario: Box<Scenario>,
-        limit: LimitReached,
-    },
-    Ran(Box<Ran>),
-    /// A sweep: each point's result.
-    Swept(Box<super::sweep::SweepRun>),
-    /// Left out by --filter or --tag.
-    Filtered,
-    /// Not run because an earlier file failed under --fail-fast.
-    Skipped,
-}
-
-pub struct Ran {
-    pub source: Source,
-    pub scenario: Scenario,
-    pub outcome: Outcome,
-    pub verdicts: Vec<Verdict>,
-    /// Diagnostics of the failed expectations, in file order.
-    pub failures: Vec<Problem>,
-}
-
-impl FileResult {
-    pub fn passed(&self) -> bool {
-        match self {
-            FileResult::Ran(r) => r.failures.is_empty(),
-            FileResult::Swept(s) => s.passed(),
-            _ => false,
-        }
-    }
-
-    pub fn counts(&self) -> bool {
-        !matches!(self, FileResult::Filtered | FileResult::Skipped)
-    }
-
-    /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
-    pub fn is_error(&self) -> bool {
-        match self {
-            FileResult::Invalid(_) | FileResult::Stopped { .. } => true,
-            FileResult::Swept(s) => s.stopped(),
-            _ => false,
-        }
-    }
-
-    /// The word reports and JSON use: passed, failed, invalid, stopped,
-    /// filtered or skipped.
-    pub fn status(&self) -> &'static str {
-        match self {
-            FileResult::Ran(r) if r.failures.is_empty() => "passed",
-            FileResult::Ran(_) => "failed",
-            FileResult::Swept(s) if s.stopped() => "stopped",
-            FileResult::Swept(s) if s.passed() => "passed",
-            FileResult::Swept(_) => "failed",
-            FileResult::Invalid(_) => "invalid",
-            FileResult::Stopped { .. } => "stopped",
-            FileResult::Filtered => "filtered",
-            FileResult::Skipped => "skipped",
-        }
-    }
-
-    /// The scenario, when the file was valid.
-    pub fn scenario(&self) -> Option<&Scenario> {
-        match self {
-            FileResult::Ran(r) => Some(&r.scenario),
-            FileResult::Stopped { scenario, .. } => Some(scenario),
-            FileResult::Swept(s) => s.scenario(),
-            _ => None,
-        }
-    }
-
-    /// The problems as data, each with its colour-free diagnostic: of the
-    /// failed expectations, of the invalid input, or of the limit that
-    /// stopped the run.
-    pub fn problems(&self) -> Vec<Located> {
-        match self {
-            FileResult::Ran(r) => r.failures.iter().map(Problem::located).collect(),
-            FileResult::Invalid(inv) => inv.problems.iter().map(Problem::located).collect(),
-            FileResult::Stopped {
-                source,
-                scenario,
-                limit,
-            } => vec![limit_problem(source, scenario, limit).located()],
-            FileResult::Swept(s) => s.problems(),
-            FileResult::Filtered | FileResult::Skipped => Vec::new(),
-        }
-    }
-}
 
 /// Why a scenario file could not be loaded.
 pub enum LoadError {
@@ -189,7 +79,7 @@ pub fn run_file(path: &str, opts: &Options) -> FileResult {
             if !selected(first, path, opts) {
                 return FileResult::Filtered;
             }
-            super::sweep::run_sweep(source, sweep, opts)
+            super::sweep::run_sweep(source, sweep, opts, &run_scenario)
         }
     }
 }
@@ -292,29 +182,6 @@ pub fn run_all(
         }
     }
     results
-}
-
-/// The diagnostic for a run stopped at a limit.
-pub fn limit_problem(source: &Source, scenario: &Scenario, limit: &LimitReached) -> Problem {
-    let span = limits_span(&source.text);
-    Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
-        "by modeled time {} the run had made {} and {} still pending, so it would not drain. \
-         A permanent failure with a large max_receives, or a very large generator, does this. \
-         Lower max_receives, route permanent failures to quarantine (permanent = \"quarantine\"), \
-         or raise the limit in [limits] (max_events = {}, max_time = \"{}\").",
-        crate::duration::format(limit.at),
-        plural(limit.deliveries, "delivery", "deliveries"),
-        match limit.pending {
-            1 => "1 message was".to_string(),
-            n => format!("{n} messages were"),
-        },
-        scenario.limits.max_events,
-        crate::duration::format(scenario.limits.max_time),
-    ))
-}
-
-fn limits_span(text: &str) -> Option<std::ops::Range<usize>> {
-    text.find("[limits]").map(|i| i..i + "[limits]".len())
 }
 
 /// Expands quoted globs; literal paths are kept as given (a missing one is

@@ -7,6 +7,7 @@ pub mod batch;
 pub mod golden;
 pub mod junit;
 pub mod reports;
+pub mod result;
 pub mod sweep;
 
 use std::path::PathBuf;

@@ -3,72 +3,13 @@
 
 use rayon::prelude::*;
 
-use super::batch::{FileResult, Options, run_scenario};
-use crate::diagnostic::{Located, Source};
+use super::result::{FileResult, Options};
+pub use super::result::{PointRun, SweepRun};
+use crate::diagnostic::Source;
 use crate::engine::Outcome;
 use crate::model::{Scenario, Total};
 use crate::report::text;
 use crate::scenario::Sweep;
-
-/// A sweep that ran: its points in order (the first key varies slowest).
-pub struct SweepRun {
-    pub source: Source,
-    pub keys: Vec<String>,
-    pub columns: Vec<Total>,
-    pub points: Vec<PointRun>,
-}
-
-/// One point: its values (as TOML writes them) and its result, `Ran` or
-/// `Stopped`. A point keeps its totals, verdicts and diagnostics, not its
-/// messages, so that a sweep's memory is that of one run per job.
-pub struct PointRun {
-    pub values: Vec<String>,
-    pub result: FileResult,
-}
-
-impl SweepRun {
-    /// The scenario of the first point (name, seed, tags are the file's).
-    pub fn scenario(&self) -> Option<&Scenario> {
-        self.points.first().and_then(|p| p.result.scenario())
-    }
-
-    /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
-    pub fn describe(&self, point: &PointRun) -> String {
-        self.keys
-            .iter()
-            .zip(&point.values)
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    pub fn passed(&self) -> bool {
-        self.points.iter().all(|p| p.result.passed())
-    }
-
-    /// Whether a point stopped at a limit.
-    pub fn stopped(&self) -> bool {
-        self.points
-            .iter()
-            .any(|p| matches!(p.result, FileResult::Stopped { .. }))
-    }
-
-    /// Every point's problems, each message naming the point.
-    pub fn problems(&self) -> Vec<Located> {
-        self.points
-            .iter()
-            .flat_map(|p| {
-                let at = self.describe(p);
-                p.result.problems().into_iter().map(move |mut l| {
-                    if !l.message.starts_with("at ") {
-                        l.message = format!("at {at}: {}", l.message);
-                    }
-                    l
-                })
-            })
-            .collect()
-    }
-}
 
 /// The measures a sweep's table shows when `[sweep] columns` lists none.
 pub const DEFAULT_COLUMNS: [Total; 5] = [
@@ -237,8 +178,12 @@ fn toml_to_json(v: &str) -> serde_json::Value {
         .unwrap_or_else(|| serde_json::Value::String(v.to_string()))
 }
 
-/// Runs every point of a sweep (in parallel, results in point order).
-pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options) -> FileResult {
+/// How one point runs: the batch's way of running a scenario.
+pub type RunPoint = dyn Fn(Source, Scenario, &Options) -> FileResult + Sync;
+
+/// Runs every point of a sweep (in parallel, results in point order) with
+/// `run`.
+pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options, run: &RunPoint) -> FileResult {
     let keys = sweep.keys;
     let points: Vec<PointRun> = sweep
         .points
@@ -259,7 +204,7 @@ pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options) -> FileResult {
                 census: false,
                 ..opts.clone()
             };
-            let mut result = run_scenario(source.clone(), scenario, &point_opts);
+            let mut result = run(source.clone(), scenario, &point_opts);
             if let FileResult::Ran(ran) = &mut result {
                 for p in &mut ran.failures {
                     p.message = format!("at {at}: {}", p.message);

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::app::batch::{self, FileResult};
 use crate::app::golden::{self, Verdict};
 use crate::app::sweep::SweepRun;
-use crate::diagnostic::{Located, render};
+use crate::diagnostic::{Located, Problem, render};
 use crate::report::json as rjson;
 
 /// Writes `text` to standard output. A reader that has gone away (`show |
@@ -57,10 +57,7 @@ pub fn batch_human(
                     paint("FAIL", "31", color),
                     if n == 1 { "" } else { "s" }
                 ));
-                for p in &inv.problems {
-                    out.push_str(&render(p, color));
-                    out.push('\n');
-                }
+                out.push_str(&diagnostics(&inv.problems, color));
             }
             FileResult::Stopped {
                 source,
@@ -72,11 +69,10 @@ pub fn batch_human(
                     paint("FAIL", "31", color),
                     scenario.name
                 ));
-                out.push_str(&render(
-                    &batch::limit_problem(source, scenario, limit),
+                out.push_str(&diagnostics(
+                    &[batch::limit_problem(source, scenario, limit)],
                     color,
                 ));
-                out.push('\n');
             }
             FileResult::Skipped => skipped += 1,
             FileResult::Filtered => {}
@@ -130,12 +126,17 @@ fn ran_lines(
             ran.scenario.name,
             ran.failures.len()
         ));
-        for p in &ran.failures {
-            out.push_str(&render(p, color));
-            out.push('\n');
-        }
+        out.push_str(&diagnostics(&ran.failures, color));
     }
     out
+}
+
+/// Each problem's diagnostic, followed by an empty line.
+fn diagnostics(problems: &[Problem], color: bool) -> String {
+    problems
+        .iter()
+        .map(|p| format!("{}\n", render(p, color)))
+        .collect()
 }
 
 /// The status line of a sweep ("27 points"), and the diagnostics of its
@@ -173,12 +174,7 @@ fn swept_lines(
     ));
     for point in failed {
         match &point.result {
-            FileResult::Ran(ran) => {
-                for p in &ran.failures {
-                    out.push_str(&render(p, color));
-                    out.push('\n');
-                }
-            }
+            FileResult::Ran(ran) => out.push_str(&diagnostics(&ran.failures, color)),
             FileResult::Stopped {
                 source,
                 scenario,
@@ -188,11 +184,10 @@ fn swept_lines(
                     "  at {}: stopped at a limit\n",
                     sweep.describe(point)
                 ));
-                out.push_str(&render(
-                    &batch::limit_problem(source, scenario, limit),
+                out.push_str(&diagnostics(
+                    &[batch::limit_problem(source, scenario, limit)],
                     color,
                 ));
-                out.push('\n');
             }
             _ => {}
         }

@@ -1,0 +1,204 @@
+//! What running a file gives: its result (invalid, stopped, ran, swept,
+//! left out), what the batch was asked to do, and the problem of a run
+//! that stopped at a limit. Every output (terminal, JSON, JUnit, reports)
+//! reads these.
+
+use crate::diagnostic::{Located, Problem, Source};
+use crate::engine::{LimitReached, Outcome};
+use crate::expect::Verdict;
+use crate::expect::words::plural;
+use crate::model::{Scenario, Total};
+use crate::scenario::Invalid;
+
+/// What to run and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub seed: Option<u64>,
+    pub filter: Option<String>,
+    /// Run only scenarios carrying one of these tags (case-insensitive).
+    pub tag: Vec<String>,
+    pub fail_fast: bool,
+    /// Keep every transition (JSON output, goldens and reports read them),
+    /// for runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages.
+    pub full_transcript: bool,
+    /// Take the census (the HTML report's aggregate view reads it).
+    pub census: bool,
+    /// `--set PATH=VALUE` overrides, written in place in every file.
+    pub sets: Vec<(String, String)>,
+}
+
+pub enum FileResult {
+    /// The file could not be read or is not a valid scenario.
+    Invalid(Box<Invalid>),
+    /// The run stopped at a limit.
+    Stopped {
+        source: Source,
+        scenario: Box<Scenario>,
+        limit: LimitReached,
+    },
+    Ran(Box<Ran>),
+    /// A sweep: each point's result.
+    Swept(Box<SweepRun>),
+    /// Left out by --filter or --tag.
+    Filtered,
+    /// Not run because an earlier file failed under --fail-fast.
+    Skipped,
+}
+
+pub struct Ran {
+    pub source: Source,
+    pub scenario: Scenario,
+    pub outcome: Outcome,
+    pub verdicts: Vec<Verdict>,
+    /// Diagnostics of the failed expectations, in file order.
+    pub failures: Vec<Problem>,
+}
+
+impl FileResult {
+    pub fn passed(&self) -> bool {
+        match self {
+            FileResult::Ran(r) => r.failures.is_empty(),
+            FileResult::Swept(s) => s.passed(),
+            _ => false,
+        }
+    }
+
+    pub fn counts(&self) -> bool {
+        !matches!(self, FileResult::Filtered | FileResult::Skipped)
+    }
+
+    /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
+    pub fn is_error(&self) -> bool {
+        match self {
+            FileResult::Invalid(_) | FileResult::Stopped { .. } => true,
+            FileResult::Swept(s) => s.stopped(),
+            _ => false,
+        }
+    }
+
+    /// The word reports and JSON use: passed, failed, invalid, stopped,
+    /// filtered or skipped.
+    pub fn status(&self) -> &'static str {
+        match self {
+            FileResult::Ran(r) if r.failures.is_empty() => "passed",
+            FileResult::Ran(_) => "failed",
+            FileResult::Swept(s) if s.stopped() => "stopped",
+            FileResult::Swept(s) if s.passed() => "passed",
+            FileResult::Swept(_) => "failed",
+            FileResult::Invalid(_) => "invalid",
+            FileResult::Stopped { .. } => "stopped",
+            FileResult::Filtered => "filtered",
+            FileResult::Skipped => "skipped",
+        }
+    }
+
+    /// The scenario, when the file was valid.
+    pub fn scenario(&self) -> Option<&Scenario> {
+        match self {
+            FileResult::Ran(r) => Some(&r.scenario),
+            FileResult::Stopped { scenario, .. } => Some(scenario),
+            FileResult::Swept(s) => s.scenario(),
+            _ => None,
+        }
+    }
+
+    /// The problems as data, each with its colour-free diagnostic: of the
+    /// failed expectations, of the invalid input, or of the limit that
+    /// stopped the run.
+    pub fn problems(&self) -> Vec<Located> {
+        match self {
+            FileResult::Ran(r) => r.failures.iter().map(Problem::located).collect(),
+            FileResult::Invalid(inv) => inv.problems.iter().map(Problem::located).collect(),
+            FileResult::Stopped {
+                source,
+                scenario,
+                limit,
+            } => vec![limit_problem(source, scenario, limit).located()],
+            FileResult::Swept(s) => s.problems(),
+            FileResult::Filtered | FileResult::Skipped => Vec::new(),
+        }
+    }
+}
+
+/// A sweep that ran: its points in order (the first key varies slowest).
+pub struct SweepRun {
+    pub source: Source,
+    pub keys: Vec<String>,
+    pub columns: Vec<Total>,
+    pub points: Vec<PointRun>,
+}
+
+/// One point: its values (as TOML writes them) and its result, `Ran` or
+/// `Stopped`. A point keeps its totals, verdicts and diagnostics, not its
+/// messages, so that a sweep's memory is that of one run per job.
+pub struct PointRun {
+    pub values: Vec<String>,
+    pub result: FileResult,
+}
+
+impl SweepRun {
+    /// The scenario of the first point (name, seed, tags are the file's).
+    pub fn scenario(&self) -> Option<&Scenario> {
+        self.points.first().and_then(|p| p.result.scenario())
+    }
+
+    /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
+    pub fn describe(&self, point: &PointRun) -> String {
+        self.keys
+            .iter()
+            .zip(&point.values)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn passed(&self) -> bool {
+        self.points.iter().all(|p| p.result.passed())
+    }
+
+    /// Whether a point stopped at a limit.
+    pub fn stopped(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| matches!(p.result, FileResult::Stopped { .. }))
+    }
+
+    /// Every point's problems, each message naming the point.
+    pub fn problems(&self) -> Vec<Located> {
+        self.points
+            .iter()
+            .flat_map(|p| {
+                let at = self.describe(p);
+                p.result.problems().into_iter().map(move |mut l| {
+                    if !l.message.starts_with("at ") {
+                        l.message = format!("at {at}: {}", l.message);
+                    }
+                    l
+                })
+            })
+            .collect()
+    }
+}
+
+/// The diagnostic for a run stopped at a limit.
+pub fn limit_problem(source: &Source, scenario: &Scenario, limit: &LimitReached) -> Problem {
+    let span = limits_span(&source.text);
+    Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
+        "by modeled time {} the run had made {} and {} still pending, so it would not drain. \
+         A permanent failure with a large max_receives, or a very large generator, does this. \
+         Lower max_receives, route permanent failures to quarantine (permanent = \"quarantine\"), \
+         or raise the limit in [limits] (max_events = {}, max_time = \"{}\").",
+        crate::duration::format(limit.at),
+        plural(limit.deliveries, "delivery", "deliveries"),
+        match limit.pending {
+            1 => "1 message was".to_string(),
+            n => format!("{n} messages were"),
+        },
+        scenario.limits.max_events,
+        crate::duration::format(scenario.limits.max_time),
+    ))
+}
+
+fn limits_span(text: &str) -> Option<std::ops::Range<usize>> {
+    text.find("[limits]").map(|i| i..i + "[limits]".len())
+}
