@@ -176,7 +176,13 @@ fn check_prints_problems_as_json_or_as_annotations() {
     );
     assert_eq!(
         doc["files"][1],
-        json!({ "file": PURGE, "status": "valid", "problems": [] })
+        json!({ "file": PURGE, "status": "valid", "points": null, "problems": [] })
+    );
+    // A sweep is valid when every point is, and says how many there are.
+    let o = run(&["check", "scenarios/28-poison-lab-sweep.toml"]);
+    assert_eq!(
+        stdout(&o),
+        "OK  scenarios/28-poison-lab-sweep.toml  (a sweep of 18 points)\n1 valid, 0 invalid\n"
     );
 
     let o = run(&["check", "--format", "github", UNKNOWN_KEY, "missing.toml"]);

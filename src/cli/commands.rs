@@ -29,23 +29,26 @@ pub(super) fn check(
             return EXIT_INVALID;
         }
     };
-    let checked: Vec<(&String, Vec<Problem>)> = files
+    // Each file, its problems, and its points when it is a sweep.
+    let checked: Vec<(&String, Vec<Problem>, Option<usize>)> = files
         .iter()
         .map(|path| match load_file(path, sets) {
-            Ok(_) => (path, Vec::new()),
-            Err(e) => (path, e.into_invalid(path).problems),
+            Ok((Loaded::Sweep(sweep), _)) => (path, Vec::new(), Some(sweep.points.len())),
+            Ok(_) => (path, Vec::new(), None),
+            Err(e) => (path, e.into_invalid(path).problems, None),
         })
         .collect();
-    let invalid = checked.iter().filter(|(_, p)| !p.is_empty()).count();
+    let invalid = checked.iter().filter(|(_, p, _)| !p.is_empty()).count();
     let valid = checked.len() - invalid;
     let out = match format {
         Format::Json => {
             let files: Vec<_> = checked
                 .iter()
-                .map(|(file, problems)| {
+                .map(|(file, problems, points)| {
                     json!({
                         "file": file,
                         "status": if problems.is_empty() { "valid" } else { "invalid" },
+                        "points": points,
                         "problems": problems.iter().map(Problem::located).collect::<Vec<_>>(),
                     })
                 })
@@ -63,9 +66,11 @@ pub(super) fn check(
         }
         Format::Human | Format::Github => {
             let mut out = String::new();
-            for (path, problems) in &checked {
+            for (path, problems, points) in &checked {
                 if problems.is_empty() {
-                    out += &format!("{}  {path}\n", paint("OK", "32", color));
+                    let sweep =
+                        points.map_or(String::new(), |n| format!("  (a sweep of {n} points)"));
+                    out += &format!("{}  {path}{sweep}\n", paint("OK", "32", color));
                     continue;
                 }
                 out += &format!("{}  {path}\n", paint("INVALID", "31", color));
