@@ -24,6 +24,24 @@ pub struct SweepChart {
     pub x_ticks: Vec<Tick>,
     pub y_ticks: Vec<Tick>,
     pub series: Vec<Series>,
+    /// A heatmap instead of lines, when both swept keys are numbers and the
+    /// grid is at least 4 by 4: one cell per point, the second key upwards.
+    pub cells: Vec<Cell>,
+    /// The heatmap's rows (values of the second key, bottom up).
+    pub row_ticks: Vec<Tick>,
+}
+
+/// One cell of a heatmap: its rectangle, and its shade from 0 (the lowest
+/// value drawn) to 1 (the highest).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Cell {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+    pub shade: f64,
+    pub label: String,
+    pub title: String,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -155,7 +173,23 @@ pub fn sweep_chart(
             label: (*x).clone(),
         })
         .collect();
+    let (cells, row_ticks) = heatmap(&xs, &labels, &points, (left, right, top, bottom), measure);
+    // A heatmap's columns are labelled at their centres.
+    let x_ticks = if cells.is_empty() {
+        x_ticks
+    } else {
+        let w = f64::from(right - left) / xs.len() as f64;
+        xs.iter()
+            .enumerate()
+            .map(|(i, x)| Tick {
+                at: round(f64::from(left) + w * (i as f64 + 0.5)),
+                label: (*x).clone(),
+            })
+            .collect()
+    };
     Some(SweepChart {
+        cells,
+        row_ticks,
         width,
         height,
         left,
@@ -170,6 +204,64 @@ pub fn sweep_chart(
         y_ticks,
         series,
     })
+}
+
+/// The heatmap's cells and row ticks, when `xs` and `ys` (the values of the
+/// first and second keys) are all numbers and at least 4 each; else none.
+fn heatmap(
+    xs: &[&String],
+    ys: &[String],
+    points: &[&ChartPoint],
+    (left, right, top, bottom): (u32, u32, u32, u32),
+    measure: &str,
+) -> (Vec<Cell>, Vec<Tick>) {
+    let numeric = |v: &str| v.parse::<f64>().is_ok();
+    if xs.len() < 4
+        || ys.len() < 4
+        || !xs.iter().all(|x| numeric(x))
+        || !ys.iter().all(|y| numeric(y))
+    {
+        return (Vec::new(), Vec::new());
+    }
+    let (w, h) = (
+        f64::from(right - left) / xs.len() as f64,
+        f64::from(bottom - top) / ys.len() as f64,
+    );
+    let drawn: Vec<u64> = points.iter().filter_map(|p| p.measure).collect();
+    let (low, high) = (
+        drawn.iter().copied().min().unwrap_or(0),
+        drawn.iter().copied().max().unwrap_or(0),
+    );
+    let cells = points
+        .iter()
+        .filter_map(|p| {
+            let i = xs.iter().position(|x| **x == p.values[0])?;
+            let j = ys.iter().position(|y| Some(y) == p.values.get(1))?;
+            let shade = match p.measure {
+                Some(v) if high > low => (v - low) as f64 / (high - low) as f64,
+                Some(_) => 0.5,
+                None => 0.0,
+            };
+            Some(Cell {
+                x: round(f64::from(left) + w * i as f64),
+                y: round(f64::from(bottom) - h * (j + 1) as f64),
+                width: round(w),
+                height: round(h),
+                shade: round(shade * 100.0) / 100.0,
+                label: p.shown.clone(),
+                title: format!("{} {}: {measure} {}", p.values[0], ys[j], p.shown),
+            })
+        })
+        .collect();
+    let rows = ys
+        .iter()
+        .enumerate()
+        .map(|(j, y)| Tick {
+            at: round(f64::from(bottom) - h * (j as f64 + 0.5)),
+            label: y.clone(),
+        })
+        .collect();
+    (cells, rows)
 }
 
 /// The smallest of 1, 2, 5 times a power of ten that is at least `v` (at
@@ -252,6 +344,45 @@ mod tests {
         assert_eq!(chart.series[0].dots.len(), 2);
         // A duration axis: 4ms.
         assert_eq!(chart.y_ticks.last().unwrap().label, "4ms");
+    }
+
+    #[test]
+    fn two_numeric_keys_of_four_values_or_more_make_a_heatmap() {
+        let values: Vec<[String; 2]> = (1..=4)
+            .flat_map(|a| (1..=5).map(move |b| [a.to_string(), (b * 10).to_string()]))
+            .collect();
+        let points: Vec<ChartPoint> = values
+            .iter()
+            .map(|v| {
+                let m = v[0].parse::<u64>().unwrap() * v[1].parse::<u64>().unwrap();
+                ChartPoint {
+                    values: v,
+                    measure: Some(m),
+                    shown: m.to_string(),
+                }
+            })
+            .collect();
+        let keys = ["a".to_string(), "b".to_string()];
+        let chart = sweep_chart(&keys, "m", &points, false).unwrap();
+        assert_eq!(chart.cells.len(), 20);
+        assert_eq!(chart.row_ticks.len(), 5);
+        // The lowest value (1 x 10) is shade 0 at the bottom left, the
+        // highest (4 x 50) shade 1 at the top right.
+        let lowest = &chart.cells[0];
+        assert_eq!(
+            (lowest.shade, lowest.x, lowest.label.as_str()),
+            (0.0, 64.0, "10")
+        );
+        let highest = chart.cells.last().unwrap();
+        assert_eq!((highest.shade, highest.y), (1.0, 20.0));
+        // Three values of a key: lines, no heatmap.
+        let few: Vec<ChartPoint> = points.into_iter().filter(|p| p.values[0] != "4").collect();
+        assert!(
+            sweep_chart(&keys, "m", &few, false)
+                .unwrap()
+                .cells
+                .is_empty()
+        );
     }
 
     #[test]
