@@ -177,3 +177,31 @@ fn a_wrong_set_is_located_on_the_set_line() {
     assert_eq!(code(&o), 2);
     insta::assert_snapshot!(stdout(&o));
 }
+
+#[test]
+fn a_sweep_that_would_copy_too_many_listed_messages_is_refused_before_running() {
+    // 2,000 listed messages in each of 1,000 points: 2,000,000 in all.
+    let mut text = String::from(
+        "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n[sweep]\n\"scenario.seed\" = [",
+    );
+    text.push_str(
+        &(0..1000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    text.push_str("]\n");
+    for i in 0..2000 {
+        text.push_str(&format!("[[message]]\nid = \"m{i}\"\n"));
+    }
+    let Err(invalid) = load("big.toml", &text, &[]) else {
+        panic!("refused")
+    };
+    let problem = &invalid.problems[0];
+    assert_eq!(
+        problem.message,
+        "this sweep would hold 1000 copies of 2000 listed messages; the limit is 1000000 in all"
+    );
+    // Located on the [sweep] table.
+    assert_eq!(problem.line_column(&text), Some((4, 2)));
+}

@@ -144,12 +144,7 @@ impl SweepRun {
 
     /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
     pub fn describe(&self, point: &PointRun) -> String {
-        self.keys
-            .iter()
-            .zip(&point.values)
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        crate::scenario::describe_point(&self.keys, &point.values)
     }
 
     pub fn passed(&self) -> bool {

@@ -193,12 +193,7 @@ pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options, run: &RunPoint) -
             if let Some(seed) = opts.seed {
                 scenario.seed = seed;
             }
-            let at = keys
-                .iter()
-                .zip(&point.values)
-                .map(|(k, v)| format!("{k} = {v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let at = crate::scenario::describe_point(&keys, &point.values);
             let point_opts = Options {
                 full_transcript: false,
                 census: false,

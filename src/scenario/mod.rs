@@ -124,15 +124,15 @@ pub struct Point {
     pub scenario: Scenario,
 }
 
-impl Point {
-    /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
-    pub fn describe(&self, keys: &[String]) -> String {
-        keys.iter()
-            .zip(&self.values)
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
+/// A point by its values: "delivery.max_receives = 3,
+/// traffic.1.mix.1.share = 0.05" (`values` as TOML writes them, in the
+/// order of `keys`).
+pub fn describe_point(keys: &[String], values: &[String]) -> String {
+    keys.iter()
+        .zip(values)
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Reads and validates a file, with `sets` (`--set PATH=VALUE`) written in

@@ -117,12 +117,12 @@ fn check_wheres(problems: &mut Problems, spec: &SweepSpec, points: &[PointExpect
                 continue;
             };
             if !axis.values.iter().any(|v| same(v, value)) {
-                let shown: Vec<String> = axis.values.iter().map(shown).collect();
+                let taken: Vec<String> = axis.values.iter().map(shown).collect();
                 problems.error_help(
                     Some(value.span()),
-                    format!("no point has {} = {}", path.get_ref(), shown_value(value)),
+                    format!("no point has {} = {}", path.get_ref(), shown(value)),
                     "not a swept value",
-                    format!("{} takes {}", path.get_ref(), shown.join(", ")),
+                    format!("{} takes {}", path.get_ref(), taken.join(", ")),
                 );
             }
         }
@@ -131,10 +131,6 @@ fn check_wheres(problems: &mut Problems, spec: &SweepSpec, points: &[PointExpect
 
 /// A value as TOML writes it (`3`, `"1s"`, `0.05`).
 fn shown(v: &Spanned<DeValue<'_>>) -> String {
-    shown_value(v)
-}
-
-fn shown_value(v: &Spanned<DeValue<'_>>) -> String {
     toml::Value::deserialize(toml::de::ValueDeserializer::from(v.clone()))
         .map_or_else(|_| "?".to_string(), |v| v.to_string())
 }
@@ -200,6 +196,21 @@ fn sweep_points(
             .collect();
         let extra = matching(&mut found, spec, &picks, expect_points);
         match read_and_validate(source, point_root, stem, extra) {
+            Ok(scenario)
+                if n == 0 && count * scenario.messages.len() > sweep::MAX_SWEPT_MESSAGES =>
+            {
+                problems.error_help(
+                    Some(spec.span.clone()),
+                    format!(
+                        "this sweep would hold {count} copies of {} listed messages; the limit is {} in all",
+                        scenario.messages.len(),
+                        sweep::MAX_SWEPT_MESSAGES
+                    ),
+                    "too large a sweep",
+                    "sweep fewer values, or describe the messages with a [[traffic]] generator",
+                );
+                break;
+            }
             Ok(scenario) if found.list.is_empty() => points.push(Point { values, scenario }),
             Ok(_) => {}
             Err(more) => found.list.extend(more),

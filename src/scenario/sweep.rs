@@ -19,6 +19,12 @@ use crate::model::Total;
 /// At most this many points in one sweep.
 pub const MAX_POINTS: usize = 1_000;
 
+/// Every point holds its own scenario until it runs: at most this many
+/// `[[message]]` entries over all the points of a sweep (generated
+/// messages cost nothing here), so that a large file swept many times
+/// cannot fill memory before anything runs.
+pub const MAX_SWEPT_MESSAGES: usize = 1_000_000;
+
 /// The name of the table that holds `--set` values in the text a
 /// diagnostic shows (appended after the file's own text).
 pub(super) const SET_TABLE: &str = "--set";
