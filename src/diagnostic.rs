@@ -132,7 +132,7 @@ fn position(text: &str, offset: usize) -> (usize, usize) {
 /// columns in characters; absent for a problem about the file as a whole),
 /// what it says, and its rendered text. JSON, JUnit and CI annotations
 /// carry it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Located {
     pub file: String,
     pub line: Option<usize>,

@@ -709,18 +709,32 @@ fn the_progress_bar_shows_on_a_terminal_only() {
 
 #[test]
 fn shards_split_a_batch_without_overlap() {
+    // Files are dealt out by position; a sweep's points are dealt out too,
+    // so every shard runs part of each sweep.
     let mut seen = Vec::new();
+    let mut points: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for i in 1..=3 {
         let o = run(&["--shard", &format!("{i}/3"), "scenarios/*.toml"]);
         assert_eq!(code(&o), 0);
-        let lines: Vec<String> = stdout(&o)
-            .lines()
-            .filter(|l| l.starts_with("PASS"))
-            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
-            .collect();
-        // 30 bundled scenarios: shards of 10.
-        assert_eq!(lines.len(), 10, "shard {i}");
-        seen.extend(lines);
+        for line in stdout(&o).lines().filter(|l| l.starts_with("PASS")) {
+            let file = line.split_whitespace().nth(1).unwrap().to_string();
+            if let Some((_, share)) = line.rsplit_once(" (")
+                && let Some((ran, total)) = share.trim_end_matches(" points)").split_once(" of ")
+            {
+                let slot = points.entry(file.clone()).or_default();
+                slot.0 += ran.parse::<usize>().unwrap();
+                slot.1 = total.parse().unwrap();
+            } else {
+                seen.push(file);
+            }
+        }
+    }
+    // 28 scenarios and 2 sweeps bundled.
+    assert_eq!(seen.len(), 28, "{seen:?}");
+    assert_eq!(points.len(), 2, "{points:?}");
+    for (file, (ran, total)) in &points {
+        assert_eq!(ran, total, "{file}: every point runs on exactly one shard");
+        seen.push(file.clone());
     }
     seen.sort();
     let all: Vec<String> = std::fs::read_dir("scenarios")

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-pub use super::result::{FileResult, Options, Ran, limit_problem};
+pub use super::result::{FileResult, Options, Ran, Share, limit_problem};
 use crate::diagnostic::{Problem, Source};
 use crate::engine::{self, Recorder};
 use crate::expect::{self, Verdict};
@@ -58,13 +58,18 @@ pub fn load_file(path: &str, sets: &[(String, String)]) -> Result<(Loaded, Sourc
     scenario::load_bytes(path, &bytes, sets).map_err(LoadError::Invalid)
 }
 
-/// Reads, validates, runs and judges one file (every point of a sweep).
-pub fn run_file(path: &str, opts: &Options) -> FileResult {
+/// Reads, validates, runs and judges one file (every point of a sweep),
+/// at `position` of the batch: under `--shard`, only what is this shard's
+/// (see [`Share`]).
+pub fn run_file(path: &str, position: usize, opts: &Options) -> FileResult {
+    let share = Share::of(opts.shard);
     let (loaded, source) = match load_file(path, &opts.sets) {
         Ok(ok) => ok,
+        Err(_) if !share.has_file(position) => return FileResult::Elsewhere,
         Err(e) => return FileResult::Invalid(e.into_invalid(path)),
     };
     match loaded {
+        Loaded::One(_) if !share.has_file(position) => FileResult::Elsewhere,
         Loaded::One(mut scenario) => {
             if let Some(seed) = opts.seed {
                 scenario.seed = seed;
@@ -79,7 +84,11 @@ pub fn run_file(path: &str, opts: &Options) -> FileResult {
             if !selected(first, path, opts) {
                 return FileResult::Filtered;
             }
-            super::sweep::run_sweep(source, sweep, opts, &run_scenario)
+            let mine = |point: usize| share.has_point(position, point);
+            if !(0..sweep.points.len()).any(mine) {
+                return FileResult::Elsewhere;
+            }
+            super::sweep::run_sweep(source, sweep, &mine, opts, &run_scenario)
         }
     }
 }
@@ -161,7 +170,7 @@ pub fn run_all(
             done();
             return FileResult::Skipped;
         }
-        let r = run_file(path, opts);
+        let r = run_file(path, i, opts);
         if opts.fail_fast && r.counts() && !r.passed() {
             first_failure.fetch_min(i, Ordering::SeqCst);
         }
@@ -206,14 +215,4 @@ pub fn expand(patterns: &[String]) -> Result<Vec<String>, String> {
         }
     }
     Ok(out)
-}
-
-/// The files of shard `i` of `n` (1-based), in order.
-pub fn shard(files: Vec<String>, i: usize, n: usize) -> Vec<String> {
-    files
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| k % n == i - 1)
-        .map(|(_, f)| f)
-        .collect()
 }

@@ -20,6 +20,9 @@ pub fn path_for(dir: &Path, scenario_path: &str) -> PathBuf {
     dir.join(format!("{stem}.txt"))
 }
 
+/// The word of a golden comparison left to `merge`.
+pub const GOLDEN_AT_MERGE: &str = "merge";
+
 /// The result of comparing one transcript with its golden file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -32,6 +35,9 @@ pub enum Verdict {
     Differs(PathBuf, String),
     /// The file could not be read or written.
     Error(PathBuf, String),
+    /// Left to `merge`: this shard ran only some of the sweep's points, so
+    /// `merge` compares the table it reassembles.
+    AtMerge(PathBuf),
 }
 
 impl Verdict {
@@ -44,6 +50,17 @@ impl Verdict {
 }
 
 impl Verdict {
+    /// The golden file.
+    pub fn path(&self) -> &Path {
+        let (Verdict::Same(p)
+        | Verdict::Written(p)
+        | Verdict::Missing(p)
+        | Verdict::Differs(p, _)
+        | Verdict::Error(p, _)
+        | Verdict::AtMerge(p)) = self;
+        p
+    }
+
     /// The word JSON and the index use: same, written, missing, differs
     /// or error.
     pub fn word(&self) -> &'static str {
@@ -53,17 +70,13 @@ impl Verdict {
             Verdict::Missing(_) => "missing",
             Verdict::Differs(..) => "differs",
             Verdict::Error(..) => "error",
+            Verdict::AtMerge(_) => GOLDEN_AT_MERGE,
         }
     }
 
     /// Why the comparison failed, as the status line says it.
     pub fn why(&self) -> Option<&'static str> {
-        match self {
-            Verdict::Missing(_) => Some("its golden transcript is missing"),
-            Verdict::Differs(..) => Some("its transcript differs from the golden one"),
-            Verdict::Error(..) => Some("its golden transcript cannot be used"),
-            Verdict::Same(_) | Verdict::Written(_) => None,
-        }
+        why(self.word())
     }
 
     /// A failed comparison as a problem of the scenario file (about the
@@ -79,7 +92,7 @@ impl Verdict {
                 format!("{diff}\n"),
             ),
             Verdict::Error(p, e) => (format!("cannot use {}: {e}", p.display()), String::new()),
-            Verdict::Same(_) | Verdict::Written(_) => return None,
+            Verdict::Same(_) | Verdict::Written(_) | Verdict::AtMerge(_) => return None,
         };
         Some(Located {
             file: file.to_string(),
@@ -96,12 +109,18 @@ impl Verdict {
 
     /// The verdict in JSON: `{"file": ..., "status": ...}`.
     pub fn json(&self) -> serde_json::Value {
-        let (Verdict::Same(p)
-        | Verdict::Written(p)
-        | Verdict::Missing(p)
-        | Verdict::Differs(p, _)
-        | Verdict::Error(p, _)) = self;
-        serde_json::json!({ "file": p.display().to_string(), "status": self.word() })
+        serde_json::json!({ "file": self.path().display().to_string(), "status": self.word() })
+    }
+}
+
+/// Why a comparison with this word (see [`Verdict::word`]) failed, as
+/// the status line says it.
+pub fn why(word: &str) -> Option<&'static str> {
+    match word {
+        "missing" => Some("its golden transcript is missing"),
+        "differs" => Some("its transcript differs from the golden one"),
+        "error" => Some("its golden transcript cannot be used"),
+        _ => None,
     }
 }
 
@@ -214,6 +233,9 @@ pub fn compare(
             FileResult::Ran(ran) => {
                 let actual = golden_transcript(&ran.scenario, &ran.outcome);
                 Some(check(&path_for(dir, f), &actual, bless, ci))
+            }
+            FileResult::Swept(sweep) if sweep.points.len() < sweep.points_total => {
+                Some(Verdict::AtMerge(path_for(dir, f)))
             }
             FileResult::Swept(sweep) => {
                 Some(check(&path_for(dir, f), &sweep.transcript(), bless, ci))

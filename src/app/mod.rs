@@ -4,15 +4,17 @@
 //! [`BatchRequest`], and prints the [`Batch`] it gets back.
 
 pub mod batch;
+pub mod entry;
 pub mod golden;
 pub mod junit;
+pub mod merge;
 pub mod reports;
 pub mod result;
 pub mod sweep;
 
 use std::path::PathBuf;
 
-pub use batch::{FileResult, LoadError, Options, Ran, expand, load_file, run_all, run_file, shard};
+pub use batch::{FileResult, LoadError, Options, Ran, expand, load_file, run_all, run_file};
 pub use reports::{ReportError, ReportFormat};
 
 use crate::report::templates::Templates;
@@ -20,7 +22,8 @@ use crate::report::templates::Templates;
 /// A batch run, as the command line asked for it.
 #[derive(Debug, Clone, Default)]
 pub struct BatchRequest {
-    /// The scenario files, globs already expanded.
+    /// The scenario files, globs already expanded (all of them, also when
+    /// this run is one shard of the batch).
     pub files: Vec<String>,
     pub options: Options,
     /// Scenarios run at once; `None`: the number of CPUs.
@@ -55,40 +58,26 @@ pub struct Batch {
     pub results: Vec<FileResult>,
     /// Per file, the golden verdict (with `--golden`, for files that ran).
     pub goldens: Vec<Option<golden::Verdict>>,
+    /// The batch as the index, JUnit and `merge` read it.
+    pub record: entry::Record,
     /// Report files written.
     pub reports_written: Vec<PathBuf>,
 }
 
 impl Batch {
-    fn golden_failed(&self, i: usize) -> bool {
-        self.goldens[i]
-            .as_ref()
-            .is_some_and(golden::Verdict::failed)
-    }
-
     /// Files that ran and passed, golden transcript included.
     pub fn passed(&self) -> usize {
-        (0..self.results.len())
-            .filter(|&i| {
-                let r = &self.results[i];
-                r.counts() && r.passed() && !self.golden_failed(i)
-            })
-            .count()
+        self.record.scenarios.iter().filter(|e| e.passed()).count()
     }
 
     /// Files that counted and did not pass (invalid and stopped included).
     pub fn failed(&self) -> usize {
-        (0..self.results.len())
-            .filter(|&i| {
-                let r = &self.results[i];
-                r.counts() && (!r.passed() || self.golden_failed(i))
-            })
-            .count()
+        self.record.scenarios.len() - self.passed()
     }
 
     /// Whether some file was invalid or stopped at a limit.
     pub fn has_errors(&self) -> bool {
-        self.results.iter().any(FileResult::is_error)
+        self.record.scenarios.iter().any(entry::Entry::is_error)
     }
 }
 
@@ -167,8 +156,18 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         Some(g) => golden::compare(&g.dir, g.bless, files, &results),
         None => results.iter().map(|_| None).collect(),
     };
+    let names = match &request.report {
+        Some(_) => reports::report_names_for(files, &results),
+        None => results.iter().map(|_| None).collect(),
+    };
+    let shard = request.options.shard.map(|(index, count)| entry::ShardOf {
+        index,
+        count,
+        files: files.len(),
+    });
+    let record = entry::Record::new(entry::entries(files, &results, &goldens, &names), shard);
     if let Some(path) = &request.junit {
-        let xml = junit::junit_xml(files, &results, &goldens);
+        let xml = junit::junit_xml(&record.scenarios);
         crate::output::write_atomic(path, &xml).map_err(|e| {
             BatchError::Output(ReportError::Io(format!(
                 "cannot write {}: {e}",
@@ -181,17 +180,17 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         let mut formats = report.formats.clone();
         formats.sort();
         formats.dedup();
-        reports_written =
-            reports::write_reports(&report.dir, &formats, t, files, &results, &goldens)
-                .map_err(BatchError::Output)?;
+        reports_written = reports::write_reports(&report.dir, &formats, t, &results, &record)
+            .map_err(BatchError::Output)?;
     }
     if let (Some(path), Some(t)) = (&request.summary_markdown, &templates) {
-        reports::append_summary(path, t, files, &results, &goldens).map_err(BatchError::Output)?;
+        reports::append_summary(path, t, &record).map_err(BatchError::Output)?;
     }
     Ok(Batch {
         files: files.clone(),
         results,
         goldens,
+        record,
         reports_written,
     })
 }

@@ -11,10 +11,10 @@ use minijinja::{Value, context};
 use serde_json::{Value as Json, json};
 
 use super::batch::FileResult;
-use super::golden::{self, Verdict};
+use super::entry::Record;
 use crate::diagnostic::{Problem, render};
 use crate::output::{inside, report_names, write_atomic};
-use crate::report::json::{REPORT_FORMAT_VERSION, document};
+use crate::report::json::document;
 use crate::report::templates::{
     INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, SWEEP_HTML,
     SWEEP_MARKDOWN, Templates,
@@ -39,7 +39,7 @@ impl ReportFormat {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
     }
 
-    fn extension(self) -> &'static str {
+    pub fn extension(self) -> &'static str {
         match self {
             ReportFormat::Markdown => "md",
             ReportFormat::Html => "html",
@@ -67,62 +67,15 @@ impl ReportError {
     }
 }
 
-/// The data the index and summary templates receive as `batch`.
-/// `goldens` holds each file's golden verdict (`None` without `--golden`):
-/// a golden transcript that does not match makes the scenario failed.
-pub fn batch_context(
-    files: &[String],
-    results: &[FileResult],
-    goldens: &[Option<Verdict>],
-    names: &[Option<String>],
-) -> Json {
-    let statuses: Vec<&str> = results
+/// The report names of the files whose reports are written (those that
+/// ran), computed over the whole file list so that every shard of a batch
+/// names a file's report alike.
+pub fn report_names_for(files: &[String], results: &[FileResult]) -> Vec<Option<String>> {
+    results
         .iter()
-        .zip(goldens)
-        .map(|(r, g)| golden::status(r, g.as_ref()))
-        .collect();
-    let count = |status: &str| statuses.iter().filter(|s| **s == status).count();
-    let scenarios: Vec<Json> = files
-        .iter()
-        .zip(results)
-        .zip(goldens)
-        .zip(names)
-        .filter(|(((_, r), _), _)| r.counts())
-        .map(|(((file, r), golden), name)| {
-            let golden = golden.as_ref();
-            let scenario = r.scenario();
-            let ran = match r {
-                FileResult::Ran(ran) => Some(ran),
-                _ => None,
-            };
-            let sweep = match r {
-                FileResult::Swept(sweep) => Some(sweep),
-                _ => None,
-            };
-            json!({
-                "file": file,
-                "name": scenario.map_or(file.as_str(), |s| s.name.as_str()),
-                "summary": scenario.and_then(|s| s.summary.as_deref()),
-                "seed": scenario.map(|s| s.seed),
-                "status": golden::status(r, golden),
-                "golden": golden.map(Verdict::json),
-                "report": name,
-                "expectations_total": ran.map_or(0, |r| r.verdicts.len()),
-                "expectations_passed": ran.map_or(0, |r| r.verdicts.iter().filter(|v| v.passed).count()),
-                "totals": ran.map(|r| crate::report::json::totals(&r.scenario, &r.outcome)),
-                "points": sweep.map(|s| s.points.len()),
-                "points_passed": sweep.map(|s| s.points.iter().filter(|p| p.result.passed()).count()),
-                "problems": golden::problems(file, r, golden),
-            })
-        })
-        .collect();
-    json!({
-        "format_version": REPORT_FORMAT_VERSION,
-        "passed": count("passed"),
-        "failed": count("failed"),
-        "errors": count("invalid") + count("stopped"),
-        "scenarios": scenarios,
-    })
+        .zip(report_names(files))
+        .map(|(r, n)| matches!(r, FileResult::Ran(_) | FileResult::Swept(_)).then_some(n))
+        .collect()
 }
 
 /// Renders every report of the batch, then writes them into `dir`.
@@ -131,26 +84,18 @@ pub fn write_reports(
     dir: &Path,
     formats: &[ReportFormat],
     templates: &Templates,
-    files: &[String],
     results: &[FileResult],
-    goldens: &[Option<Verdict>],
+    record: &Record,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let all_names = report_names(files);
-    let names: Vec<Option<String>> = results
-        .iter()
-        .zip(all_names)
-        .map(|(r, n)| matches!(r, FileResult::Ran(_) | FileResult::Swept(_)).then_some(n))
-        .collect();
     let mut outputs: Vec<(String, String)> = Vec::new();
     let mut broken: Vec<Problem> = Vec::new();
-    for (((file, r), golden), name) in files.iter().zip(results).zip(goldens).zip(&names) {
-        let Some(name) = name else { continue };
-        let golden = golden.as_ref();
-        let problems = golden::problems(file, r, golden);
+    for entry in &record.scenarios {
+        let Some(name) = &entry.report else { continue };
+        let (file, r, problems) = (&entry.file, &results[entry.position], &entry.problems);
         // One document per file, whatever the formats.
         let mut doc = match r {
             FileResult::Ran(ran) => {
-                document(file, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)
+                document(file, &ran.scenario, &ran.outcome, &ran.verdicts, problems)
             }
             FileResult::Swept(sweep) => {
                 let mut doc = sweep.json(file);
@@ -159,11 +104,11 @@ pub fn write_reports(
             }
             _ => continue,
         };
-        doc["status"] = json!(golden::status(r, golden));
+        doc["status"] = json!(entry.status);
         for &format in formats {
             let rendered = match r {
                 FileResult::Ran(ran) => scenario_report(templates, format, ran, &doc),
-                FileResult::Swept(sweep) => sweep_report(templates, format, sweep, &doc),
+                FileResult::Swept(_) => sweep_report(templates, format, &doc),
                 _ => continue,
             };
             match rendered {
@@ -176,7 +121,25 @@ pub fn write_reports(
             break;
         }
     }
-    let batch = batch_context(files, results, goldens, &names);
+    match index_files(formats, templates, record) {
+        Ok(index) => outputs.extend(index),
+        Err(problems) => broken.extend(problems),
+    }
+    if !broken.is_empty() {
+        return Err(ReportError::Template(broken));
+    }
+    write_all(dir, outputs)
+}
+
+/// The index files of a batch, one per format, rendered from its record.
+pub fn index_files(
+    formats: &[ReportFormat],
+    templates: &Templates,
+    record: &Record,
+) -> Result<Vec<(String, String)>, Vec<Problem>> {
+    let batch = record.json();
+    let mut outputs = Vec::new();
+    let mut broken = Vec::new();
     for &format in formats {
         let index = match format {
             ReportFormat::Markdown => INDEX_MARKDOWN,
@@ -191,9 +154,15 @@ pub fn write_reports(
             Err(p) => broken.push(*p),
         }
     }
-    if !broken.is_empty() {
-        return Err(ReportError::Template(broken));
+    if broken.is_empty() {
+        Ok(outputs)
+    } else {
+        Err(broken)
     }
+}
+
+/// Writes rendered files into `dir`, each atomically. Returns the paths.
+pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     for (file, text) in outputs {
         let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
@@ -231,12 +200,11 @@ fn scenario_report(
     }
 }
 
-/// One sweep's report in one format: the table of points (and, in HTML,
-/// the chart of its first column).
-fn sweep_report(
+/// One sweep's report in one format, from its JSON document: the table
+/// of points (and, in HTML, the chart of its first column).
+pub fn sweep_report(
     templates: &Templates,
     format: ReportFormat,
-    sweep: &super::sweep::SweepRun,
     doc: &Json,
 ) -> Result<String, Box<Problem>> {
     match format {
@@ -249,7 +217,7 @@ fn sweep_report(
             SWEEP_HTML,
             context! {
                 report => Value::from(Serde(doc)),
-                chart => Value::from(Serde(&sweep.chart())),
+                chart => Value::from(Serde(&super::sweep::chart(doc))),
             },
         ),
     }
@@ -264,12 +232,9 @@ fn json_file(v: &Json) -> String {
 pub fn append_summary(
     path: &Path,
     templates: &Templates,
-    files: &[String],
-    results: &[FileResult],
-    goldens: &[Option<Verdict>],
+    record: &Record,
 ) -> Result<(), ReportError> {
-    let names: Vec<Option<String>> = results.iter().map(|_| None).collect();
-    let batch = batch_context(files, results, goldens, &names);
+    let batch = record.json();
     let text = templates
         .render(
             SUMMARY_MARKDOWN,

@@ -25,6 +25,8 @@ pub struct Options {
     pub census: bool,
     /// `--set PATH=VALUE` overrides, written in place in every file.
     pub sets: Vec<(String, String)>,
+    /// `--shard I/N`: run only shard I of N (1-based); see [`Share`].
+    pub shard: Option<(usize, usize)>,
 }
 
 pub enum FileResult {
@@ -43,6 +45,8 @@ pub enum FileResult {
     Filtered,
     /// Not run because an earlier file failed under --fail-fast.
     Skipped,
+    /// Run by another shard of the batch (`--shard`).
+    Elsewhere,
 }
 
 pub struct Ran {
@@ -64,7 +68,10 @@ impl FileResult {
     }
 
     pub fn counts(&self) -> bool {
-        !matches!(self, FileResult::Filtered | FileResult::Skipped)
+        !matches!(
+            self,
+            FileResult::Filtered | FileResult::Skipped | FileResult::Elsewhere
+        )
     }
 
     /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
@@ -89,6 +96,7 @@ impl FileResult {
             FileResult::Stopped { .. } => "stopped",
             FileResult::Filtered => "filtered",
             FileResult::Skipped => "skipped",
+            FileResult::Elsewhere => "elsewhere",
         }
     }
 
@@ -115,7 +123,7 @@ impl FileResult {
                 limit,
             } => vec![limit_problem(source, scenario, limit).located()],
             FileResult::Swept(s) => s.problems(),
-            FileResult::Filtered | FileResult::Skipped => Vec::new(),
+            FileResult::Filtered | FileResult::Skipped | FileResult::Elsewhere => Vec::new(),
         }
     }
 }
@@ -125,13 +133,18 @@ pub struct SweepRun {
     pub source: Source,
     pub keys: Vec<String>,
     pub columns: Vec<Total>,
+    /// The points this run ran: all of them, or a shard's share.
     pub points: Vec<PointRun>,
+    /// How many points the sweep has.
+    pub points_total: usize,
 }
 
 /// One point: its values (as TOML writes them) and its result, `Ran` or
 /// `Stopped`. A point keeps its totals, verdicts and diagnostics, not its
 /// messages, so that a sweep's memory is that of one run per job.
 pub struct PointRun {
+    /// The point's position among the sweep's points (0-based).
+    pub index: usize,
     pub values: Vec<String>,
     pub result: FileResult,
 }
@@ -160,16 +173,25 @@ impl SweepRun {
 
     /// Every point's problems, each message naming the point.
     pub fn problems(&self) -> Vec<Located> {
+        self.point_problems().into_iter().flatten().collect()
+    }
+
+    /// The problems of each point, each message naming the point.
+    pub fn point_problems(&self) -> Vec<Vec<Located>> {
         self.points
             .iter()
-            .flat_map(|p| {
+            .map(|p| {
                 let at = self.describe(p);
-                p.result.problems().into_iter().map(move |mut l| {
-                    if !l.message.starts_with("at ") {
-                        l.message = format!("at {at}: {}", l.message);
-                    }
-                    l
-                })
+                p.result
+                    .problems()
+                    .into_iter()
+                    .map(|mut l| {
+                        if !l.message.starts_with("at ") {
+                            l.message = format!("at {at}: {}", l.message);
+                        }
+                        l
+                    })
+                    .collect()
             })
             .collect()
     }
@@ -196,4 +218,72 @@ pub fn limit_problem(source: &Source, scenario: &Scenario, limit: &LimitReached)
 
 fn limits_span(text: &str) -> Option<std::ops::Range<usize>> {
     text.find("[limits]").map(|i| i..i + "[limits]".len())
+}
+
+/// Which work of a batch falls to a shard. The batch's work is its files,
+/// a sweep counting as its points: the file at position `k` of the
+/// expanded list belongs to shard `k mod N + 1`, and point `j` of a sweep
+/// at position `k` to shard `(k + j) mod N + 1`. So every shard gets every
+/// N-th file and every N-th point of each sweep, whatever the machine, and
+/// a shard decides from the file alone, without reading the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// 0-based shard.
+    index: usize,
+    count: usize,
+}
+
+impl Share {
+    /// Shard `i` of `n` (1-based); `None`: the whole batch.
+    pub fn of(shard: Option<(usize, usize)>) -> Share {
+        match shard {
+            Some((i, n)) if n > 0 && (1..=n).contains(&i) => Share {
+                index: i - 1,
+                count: n,
+            },
+            _ => Share { index: 0, count: 1 },
+        }
+    }
+
+    /// Whether the file at `position` is this shard's (a file that is not
+    /// a sweep).
+    pub fn has_file(self, position: usize) -> bool {
+        position % self.count == self.index
+    }
+
+    /// Whether point `point` of the sweep at `position` is this shard's.
+    pub fn has_point(self, position: usize, point: usize) -> bool {
+        (position % self.count + point % self.count) % self.count == self.index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Share;
+
+    #[test]
+    fn every_file_and_every_point_falls_to_exactly_one_shard() {
+        for n in 1..=7 {
+            let shares: Vec<Share> = (1..=n).map(|i| Share::of(Some((i, n)))).collect();
+            for position in 0..20 {
+                let owners = shares.iter().filter(|s| s.has_file(position)).count();
+                assert_eq!(owners, 1, "file {position} of {n} shards");
+                for point in 0..30 {
+                    let owners = shares
+                        .iter()
+                        .filter(|s| s.has_point(position, point))
+                        .count();
+                    assert_eq!(owners, 1, "point {point} of file {position}, {n} shards");
+                }
+            }
+        }
+        // The whole batch has it all; shard 2 of 3 gets files 1, 4, 7...
+        assert!(Share::of(None).has_point(5, 9));
+        let second = Share::of(Some((2, 3)));
+        let files: Vec<usize> = (0..9).filter(|&k| second.has_file(k)).collect();
+        assert_eq!(files, [1, 4, 7]);
+        // ...and points 0, 3, 6 of the sweep at position 1.
+        let points: Vec<usize> = (0..9).filter(|&j| second.has_point(1, j)).collect();
+        assert_eq!(points, [0, 3, 6]);
+    }
 }

@@ -66,12 +66,18 @@ impl SweepRun {
         let (name, seed) = self
             .scenario()
             .map_or(("", 0), |s| (s.name.as_str(), s.seed));
-        format!(
-            "scenario: {name}\nseed: {seed}\nsweep: {} points\n\n{}",
-            self.points.len(),
-            text::table(&self.header(), &self.rows())
-        )
+        transcript(name, seed, &self.header(), &self.rows())
     }
+}
+
+/// The transcript of a sweep: its name, seed and table of points (`merge`
+/// writes it from the rows of several shards).
+pub fn transcript(name: &str, seed: u64, header: &[String], rows: &[Vec<String>]) -> String {
+    format!(
+        "scenario: {name}\nseed: {seed}\nsweep: {} points\n\n{}",
+        rows.len(),
+        text::table(header, rows)
+    )
 }
 
 impl SweepRun {
@@ -92,7 +98,9 @@ impl SweepRun {
                     .map(|(k, v)| (k.clone(), toml_to_json(v)))
                     .collect();
                 let mut point = json!({
+                    "index": p.index,
                     "values": values,
+                    "measure": self.measure(p),
                     "status": p.result.status(),
                     "problems": p.result.problems(),
                 });
@@ -127,6 +135,7 @@ impl SweepRun {
                 "columns": self.shown_columns().iter().map(|t| t.name()).collect::<Vec<_>>(),
                 "header": self.header(),
                 "rows": self.rows(),
+                "points_total": self.points_total,
             },
             "points": points,
             "problems": self.problems(),
@@ -135,37 +144,46 @@ impl SweepRun {
 }
 
 impl SweepRun {
-    /// The HTML chart: the first column against the first swept key.
-    pub fn chart(&self) -> Option<crate::report::sweep_chart::SweepChart> {
+    /// The number the chart draws for a point: its first column's
+    /// measure (`None` when it has none: stopped, or never happened).
+    fn measure(&self, point: &PointRun) -> Option<u64> {
         use crate::model::{NO_TIME, Unit};
-        use crate::report::sweep_chart::{ChartPoint, sweep_chart};
         let measure = *self.shown_columns().first()?;
-        let points: Vec<ChartPoint> = self
-            .points
-            .iter()
-            .map(|p| {
-                let (value, shown) = match &p.result {
-                    FileResult::Ran(ran) => {
-                        let n = ran.outcome.totals.number(measure);
-                        let drawn = match measure.unit() {
-                            Unit::Stop => None,
-                            Unit::MaybeTime if n == NO_TIME => None,
-                            _ => Some(n),
-                        };
-                        (drawn, text::shown_total(&ran.outcome, measure))
-                    }
-                    _ => (None, "-".to_string()),
-                };
-                ChartPoint {
-                    values: &p.values,
-                    measure: value,
-                    shown,
-                }
-            })
-            .collect();
-        let time = matches!(measure.unit(), Unit::Time | Unit::MaybeTime);
-        sweep_chart(&self.keys, measure.name(), &points, time)
+        let FileResult::Ran(ran) = &point.result else {
+            return None;
+        };
+        let n = ran.outcome.totals.number(measure);
+        match measure.unit() {
+            Unit::Stop => None,
+            Unit::MaybeTime if n == NO_TIME => None,
+            _ => Some(n),
+        }
     }
+}
+
+/// The HTML chart of a sweep's JSON document (see [`SweepRun::json`]):
+/// the first column against the first swept key.
+pub fn chart(doc: &serde_json::Value) -> Option<crate::report::sweep_chart::SweepChart> {
+    use crate::model::Unit;
+    use crate::report::sweep_chart::{ChartPoint, sweep_chart};
+    let sweep = &doc["sweep"];
+    let keys: Vec<String> = serde_json::from_value(sweep["keys"].clone()).ok()?;
+    let rows: Vec<Vec<String>> = serde_json::from_value(sweep["rows"].clone()).ok()?;
+    let name = sweep["columns"].get(0)?.as_str()?;
+    let measure = Total::from_name(name)?;
+    let time = matches!(measure.unit(), Unit::Time | Unit::MaybeTime);
+    let shown = keys.len() + 2;
+    let points: Vec<ChartPoint> = rows
+        .iter()
+        .zip(doc["points"].as_array()?)
+        .filter(|(row, _)| row.len() > shown)
+        .map(|(row, point)| ChartPoint {
+            values: &row[..keys.len()],
+            measure: point["measure"].as_u64(),
+            shown: row[shown].clone(),
+        })
+        .collect();
+    sweep_chart(&keys, name, &points, time)
 }
 
 /// A value as TOML writes it, in JSON (`3`, `0.05`, `"1s"`).
@@ -181,14 +199,24 @@ fn toml_to_json(v: &str) -> serde_json::Value {
 /// How one point runs: the batch's way of running a scenario.
 pub type RunPoint = dyn Fn(Source, Scenario, &Options) -> FileResult + Sync;
 
-/// Runs every point of a sweep (in parallel, results in point order) with
-/// `run`.
-pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options, run: &RunPoint) -> FileResult {
+/// Runs the points of a sweep that `mine` picks (by their 0-based
+/// position; under `--shard`, this shard's), in parallel, results in
+/// point order, with `run`.
+pub fn run_sweep(
+    source: Source,
+    sweep: Sweep,
+    mine: &(dyn Fn(usize) -> bool + Sync),
+    opts: &Options,
+    run: &RunPoint,
+) -> FileResult {
     let keys = sweep.keys;
+    let points_total = sweep.points.len();
     let points: Vec<PointRun> = sweep
         .points
         .into_par_iter()
-        .map(|point| {
+        .enumerate()
+        .filter(|(index, _)| mine(*index))
+        .map(|(index, point)| {
             let mut scenario = point.scenario;
             if let Some(seed) = opts.seed {
                 scenario.seed = seed;
@@ -207,6 +235,7 @@ pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options, run: &RunPoint) -
                 lighten(&mut ran.outcome);
             }
             PointRun {
+                index,
                 values: point.values,
                 result,
             }
@@ -217,6 +246,7 @@ pub fn run_sweep(source: Source, sweep: Sweep, opts: &Options, run: &RunPoint) -
         keys,
         columns: sweep.columns,
         points,
+        points_total,
     }))
 }
 

@@ -3,6 +3,7 @@
 //! limit, or a usage error.
 
 mod commands;
+mod merge;
 pub mod print;
 
 use std::io::{IsTerminal, Write};
@@ -12,9 +13,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::app::{
-    BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, expand, shard,
+    BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, expand,
 };
 use commands::{check, new_scenario, show};
+use merge::merge;
 use print::{batch_github, batch_human, batch_json, with_goldens};
 
 pub use commands::schema;
@@ -60,9 +62,11 @@ struct RunArgs {
     /// Stop at the first scenario that fails (in input order).
     #[arg(long)]
     fail_fast: bool,
-    /// Run only shard I of N (1-based): the files whose position in the
-    /// expanded list is I, I+N, I+2N, ... (split a batch across CI machines).
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    /// Run only shard I of N (1-based), to split a batch across CI
+    /// machines: the files at positions I, I+N, I+2N, ... of the expanded
+    /// list, and every N-th point of each sweep. `merge` combines the
+    /// shards' `--format json` results.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "bless")]
     shard: Option<(usize, usize)>,
     /// Override every scenario's seed (0 to 18446744073709551615; a file's
     /// `seed`, a TOML integer, goes up to 9223372036854775807).
@@ -132,6 +136,38 @@ enum Command {
     New {
         #[arg(value_name = "NAME")]
         name: String,
+    },
+    /// Combine the results of the shards of a batch (`--shard I/N` runs
+    /// with `--format json`, or their reports' index.json) into one: the
+    /// index files and junit.xml in OUT_DIR, the status lines and the exit
+    /// code of the unsharded run.
+    Merge {
+        #[arg(value_name = "OUT_DIR")]
+        out_dir: PathBuf,
+        /// The shards' JSON results (files or quoted globs), every shard once.
+        #[arg(required = true, value_name = "SHARD_JSON")]
+        inputs: Vec<String>,
+        /// Index formats, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "markdown,html,json",
+            value_name = "FORMATS",
+            value_parser = report_format_parser()
+        )]
+        report_format: Vec<ReportFormat>,
+        /// Templates that override the built-in ones by file name.
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
+        /// Append a Markdown table of the batch to FILE (e.g. "$GITHUB_STEP_SUMMARY").
+        #[arg(long, value_name = "FILE")]
+        summary_markdown: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Print only failures and the closing line.
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// Print the JSON Schema of the scenario format (for editors).
     Schema,
@@ -249,6 +285,31 @@ pub fn main() -> ExitCode {
             sets,
         }) => show(&file, &sets, at, seed, color),
         Some(Command::New { name }) => new_scenario(&name),
+        Some(Command::Merge {
+            out_dir,
+            inputs,
+            report_format,
+            templates,
+            summary_markdown,
+            format,
+            quiet,
+        }) => {
+            let inputs = match expand(&inputs) {
+                Ok(files) => files.into_iter().map(PathBuf::from).collect(),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_INVALID);
+                }
+            };
+            let request = crate::app::merge::MergeRequest {
+                out_dir,
+                inputs,
+                formats: report_format,
+                templates,
+                summary_markdown,
+            };
+            merge(&request, format, quiet, color)
+        }
         Some(Command::Schema) => {
             print::emit(&format!("{}\n", schema()));
             EXIT_PASSED
@@ -311,6 +372,7 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
                 || args.report.is_some(),
             census: args.report.is_some(),
             sets: args.sets.clone(),
+            shard: args.shard,
         },
         jobs: args.jobs.map(usize::from),
         golden: args.golden.clone().map(|dir| GoldenRequest {
@@ -335,10 +397,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         return EXIT_INVALID;
     }
     let files = match expand(&args.files) {
-        Ok(f) => match args.shard {
-            Some((i, n)) => shard(f, i, n),
-            None => f,
-        },
+        Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_INVALID;
@@ -369,37 +428,18 @@ fn run(args: &RunArgs, color: bool) -> u8 {
             report.dir.display()
         );
     }
-    let (passed, failed) = (batch.passed(), batch.failed());
-    let code = if batch.has_errors() {
-        EXIT_INVALID
-    } else if failed > 0 {
-        EXIT_FAILED
-    } else {
-        EXIT_PASSED
-    };
+    let code = merge::record_code(&batch.record);
     let (files, results) = (&batch.files, &batch.results);
     let mut out = std::io::stdout().lock();
     let _ = match args.format {
         Format::Json => writeln!(
             out,
             "{}",
-            batch_json(files, results, &batch.goldens, passed, failed)
+            batch_json(files, results, &batch.goldens, &batch.record)
         ),
-        Format::Github => write!(
-            out,
-            "{}",
-            batch_github(files, results, &batch.goldens, passed, failed, args.quiet)
-        ),
+        Format::Github => write!(out, "{}", batch_github(&batch.record, args.quiet)),
         Format::Human => {
-            let mut text = batch_human(
-                files,
-                results,
-                &batch.goldens,
-                passed,
-                failed,
-                args.quiet,
-                color,
-            );
+            let mut text = batch_human(results, &batch.record, args.quiet, color);
             if let Some(dir) = &args.golden {
                 text = with_goldens(
                     text,

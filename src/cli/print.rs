@@ -6,6 +6,7 @@ use serde_json::json;
 use std::path::Path;
 
 use crate::app::batch::{self, FileResult};
+use crate::app::entry::{Entry, Record};
 use crate::app::golden::{self, Verdict};
 use crate::app::sweep::SweepRun;
 use crate::diagnostic::{Located, Problem, render};
@@ -28,107 +29,112 @@ pub(super) fn paint(text: &str, code: &str, color: bool) -> String {
 }
 
 /// The human-readable batch output: a status line per scenario, the
-/// diagnostics of failures, and the closing `N passed, N failed`.
-/// `goldens` holds each file's golden verdict (empty without `--golden`):
-/// a scenario whose expectations pass but whose golden transcript fails is
+/// diagnostics of failures, and the closing `N passed, N failed`. A
+/// scenario whose expectations pass but whose golden transcript fails is
 /// a FAIL on its own line.
-pub fn batch_human(
-    files: &[String],
-    results: &[FileResult],
-    goldens: &[Option<Verdict>],
-    passed: usize,
-    failed: usize,
-    quiet: bool,
-    color: bool,
-) -> String {
+pub fn batch_human(results: &[FileResult], record: &Record, quiet: bool, color: bool) -> String {
     let mut out = String::new();
-    let mut skipped = 0;
-    for (i, (path, r)) in files.iter().zip(results).enumerate() {
-        let golden = goldens.get(i).and_then(Option::as_ref);
-        match r {
-            FileResult::Ran(ran) => out.push_str(&ran_lines(path, ran, golden, quiet, color)),
-            FileResult::Swept(sweep) => {
-                out.push_str(&swept_lines(path, sweep, golden, quiet, color));
-            }
-            FileResult::Invalid(inv) => {
-                let n = inv.problems.len();
-                out.push_str(&format!(
-                    "{}  {path}  invalid scenario ({n} problem{})\n",
-                    paint("FAIL", "31", color),
-                    if n == 1 { "" } else { "s" }
-                ));
-                out.push_str(&diagnostics(&inv.problems, color));
-            }
+    for e in &record.scenarios {
+        out.push_str(&status_line(e, quiet, color));
+        let more = match &results[e.position] {
+            FileResult::Ran(ran) => diagnostics(&ran.failures, color),
+            FileResult::Swept(sweep) => sweep_diagnostics(sweep, color),
+            FileResult::Invalid(inv) => diagnostics(&inv.problems, color),
             FileResult::Stopped {
                 source,
                 scenario,
                 limit,
-            } => {
-                out.push_str(&format!(
-                    "{}  {path}  {} (stopped at a limit)\n",
-                    paint("FAIL", "31", color),
-                    scenario.name
-                ));
-                out.push_str(&diagnostics(
-                    &[batch::limit_problem(source, scenario, limit)],
-                    color,
-                ));
-            }
-            FileResult::Skipped => skipped += 1,
-            FileResult::Filtered => {}
-        }
+            } => diagnostics(&[batch::limit_problem(source, scenario, limit)], color),
+            _ => String::new(),
+        };
+        out.push_str(&more);
     }
+    let skipped = results
+        .iter()
+        .filter(|r| matches!(r, FileResult::Skipped))
+        .count();
     if skipped > 0 {
         out.push_str(&format!(
             "{skipped} skipped after the first failure (--fail-fast)\n"
         ));
     }
-    out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    out.push_str(&closing(record));
     out
 }
 
-/// The status line of a scenario that ran, and the diagnostics of its
-/// failures.
-fn ran_lines(
-    path: &str,
-    ran: &crate::app::Ran,
-    golden: Option<&Verdict>,
-    quiet: bool,
-    color: bool,
-) -> String {
+/// A merged batch for people: each scenario's status line and the
+/// colour-free diagnostics of its problems (golden comparisons included).
+pub fn record_human(record: &Record, quiet: bool, color: bool) -> String {
     let mut out = String::new();
-    let total = ran.verdicts.len();
-    if let Some(why) = golden.and_then(Verdict::why)
-        && ran.failures.is_empty()
-    {
-        out.push_str(&format!(
-            "{}  {path}  {} ({total} expectations passed; {why})\n",
-            paint("FAIL", "31", color),
-            ran.scenario.name
-        ));
-    } else if ran.failures.is_empty() {
-        if !quiet {
-            let what = if total == 0 {
-                "no expectations".to_string()
-            } else {
-                format!("{total} expectations")
-            };
-            out.push_str(&format!(
-                "{}  {path}  {} ({what})\n",
-                paint("PASS", "32", color),
-                ran.scenario.name
-            ));
+    for e in &record.scenarios {
+        out.push_str(&status_line(e, quiet, color));
+        if !e.passed() {
+            for p in &e.problems {
+                out.push_str(&format!("{}\n", p.text));
+            }
         }
-    } else {
-        out.push_str(&format!(
-            "{}  {path}  {} ({} of {total} expectations failed)\n",
-            paint("FAIL", "31", color),
-            ran.scenario.name,
-            ran.failures.len()
-        ));
-        out.push_str(&diagnostics(&ran.failures, color));
     }
+    out.push_str(&closing(record));
     out
+}
+
+/// `N passed, N failed`.
+fn closing(record: &Record) -> String {
+    let passed = record.scenarios.iter().filter(|e| e.passed()).count();
+    let failed = record.scenarios.len() - passed;
+    format!("{passed} passed, {failed} failed\n")
+}
+
+/// A scenario's status line (nothing for a pass under `--quiet`): what
+/// ran, how many expectations or points failed, and why a golden
+/// comparison failed.
+pub fn status_line(e: &Entry, quiet: bool, color: bool) -> String {
+    let (path, name) = (&e.file, &e.name);
+    let fail = paint("FAIL", "31", color);
+    let why = e.golden.as_ref().and_then(|g| golden::why(&g.status));
+    let (total, failed, what) = match &e.sweep {
+        _ if e.status == "invalid" => {
+            let n = e.problems.len();
+            let s = if n == 1 { "" } else { "s" };
+            return format!("{fail}  {path}  invalid scenario ({n} problem{s})\n");
+        }
+        None if e.status == "stopped" => {
+            return format!("{fail}  {path}  {name} (stopped at a limit)\n");
+        }
+        None => (
+            e.expectations_total,
+            e.expectations_total - e.expectations_passed,
+            "expectations",
+        ),
+        Some(sweep) => {
+            let ran = sweep.points.len();
+            let passed = sweep.points.iter().filter(|p| p.status == "passed").count();
+            (ran, ran - passed, if ran == 1 { "point" } else { "points" })
+        }
+    };
+    // A shard's share of a sweep says of how many points.
+    let of = match &e.sweep {
+        Some(s) if s.points.len() < s.points_total => format!(" of {}", s.points_total),
+        _ => String::new(),
+    };
+    if failed > 0 {
+        return format!("{fail}  {path}  {name} ({failed} of {total}{of} {what} failed)\n");
+    }
+    if let Some(why) = why {
+        return format!("{fail}  {path}  {name} ({total}{of} {what} passed; {why})\n");
+    }
+    if quiet {
+        return String::new();
+    }
+    let counted = if total == 0 && e.sweep.is_none() {
+        "no expectations".to_string()
+    } else {
+        format!("{total}{of} {what}")
+    };
+    format!(
+        "{}  {path}  {name} ({counted})\n",
+        paint("PASS", "32", color)
+    )
 }
 
 /// Each problem's diagnostic, followed by an empty line.
@@ -139,40 +145,11 @@ fn diagnostics(problems: &[Problem], color: bool) -> String {
         .collect()
 }
 
-/// The status line of a sweep ("27 points"), and the diagnostics of its
-/// failed points, each naming the point's values.
-fn swept_lines(
-    path: &str,
-    sweep: &SweepRun,
-    golden: Option<&Verdict>,
-    quiet: bool,
-    color: bool,
-) -> String {
+/// The diagnostics of a sweep's failed points, each naming the point's
+/// values.
+fn sweep_diagnostics(sweep: &SweepRun, color: bool) -> String {
     let mut out = String::new();
-    let name = sweep.scenario().map_or("", |s| s.name.as_str());
-    let total = sweep.points.len();
-    let failed: Vec<_> = sweep.points.iter().filter(|p| !p.result.passed()).collect();
-    let points = if total == 1 { "point" } else { "points" };
-    if failed.is_empty() {
-        if let Some(why) = golden.and_then(Verdict::why) {
-            out.push_str(&format!(
-                "{}  {path}  {name} ({total} {points} passed; {why})\n",
-                paint("FAIL", "31", color)
-            ));
-        } else if !quiet {
-            out.push_str(&format!(
-                "{}  {path}  {name} ({total} {points})\n",
-                paint("PASS", "32", color)
-            ));
-        }
-        return out;
-    }
-    out.push_str(&format!(
-        "{}  {path}  {name} ({} of {total} {points} failed)\n",
-        paint("FAIL", "31", color),
-        failed.len()
-    ));
-    for point in failed {
+    for point in sweep.points.iter().filter(|p| !p.result.passed()) {
         match &point.result {
             FileResult::Ran(ran) => out.push_str(&diagnostics(&ran.failures, color)),
             FileResult::Stopped {
@@ -197,13 +174,13 @@ fn swept_lines(
 
 /// The JSON batch document: each scenario that ran is its JSON report,
 /// with its golden comparison (`golden`, with `--golden`) and the status
-/// and problems that comparison adds.
+/// and problems that comparison adds; `batch` is the batch's record, as
+/// `index.json` holds it and `merge` reads it.
 pub fn batch_json(
     files: &[String],
     results: &[FileResult],
     goldens: &[Option<Verdict>],
-    passed: usize,
-    failed: usize,
+    record: &crate::app::entry::Record,
 ) -> String {
     let scenarios: Vec<serde_json::Value> = files
         .iter()
@@ -234,11 +211,13 @@ pub fn batch_json(
             doc
         })
         .collect();
+    let passed = record.scenarios.iter().filter(|e| e.passed()).count();
     let doc = json!({
         "format_version": rjson::REPORT_FORMAT_VERSION,
         "scenarios": scenarios,
         "passed": passed,
-        "failed": failed,
+        "failed": record.scenarios.len() - passed,
+        "batch": record.json(),
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
@@ -311,33 +290,22 @@ pub(super) fn with_goldens(
 /// scenario and, for every problem (failed expectation, invalid input,
 /// limit, golden transcript), an `::error` workflow command that puts the
 /// problem on its line of the scenario file in a pull request.
-pub fn batch_github(
-    files: &[String],
-    results: &[FileResult],
-    goldens: &[Option<Verdict>],
-    passed: usize,
-    failed: usize,
-    quiet: bool,
-) -> String {
+pub fn batch_github(record: &Record, quiet: bool) -> String {
     let mut out = String::new();
-    for ((path, r), golden) in files.iter().zip(results).zip(goldens) {
-        if !r.counts() {
-            continue;
-        }
-        let status = golden::status(r, golden.as_ref());
-        let name = r.scenario().map_or(path.as_str(), |s| s.name.as_str());
-        if status == "passed" {
+    for e in &record.scenarios {
+        let (path, name) = (&e.file, &e.name);
+        if e.passed() {
             if !quiet {
                 out.push_str(&format!("PASS  {path}  {name}\n"));
             }
             continue;
         }
-        out.push_str(&format!("FAIL  {path}  {name} ({status})\n"));
-        for p in golden::problems(path, r, golden.as_ref()) {
-            out.push_str(&annotation(&p, name));
+        out.push_str(&format!("FAIL  {path}  {name} ({})\n", e.status));
+        for p in &e.problems {
+            out.push_str(&annotation(p, name));
         }
     }
-    out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    out.push_str(&closing(record));
     out
 }
 

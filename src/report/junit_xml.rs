@@ -4,14 +4,15 @@
 use crate::diagnostic::Located;
 
 /// One scenario file's cases.
-pub struct Suite {
-    pub name: String,
-    pub file: String,
-    pub cases: Vec<Case>,
+pub struct Suite<'a> {
+    pub name: &'a str,
+    pub file: &'a str,
+    pub cases: &'a [Case],
 }
 
 /// One testcase: its name, the line of the scenario file it is about, and
 /// the problem if it failed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Case {
     pub name: String,
     pub line: Option<usize>,
@@ -45,13 +46,13 @@ pub fn document(suites: &[Suite]) -> String {
     for s in suites {
         out.push_str(&format!(
             "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{}\">\n",
-            escape(&s.name),
-            escape(&s.file),
+            escape(s.name),
+            escape(s.file),
             s.cases.len(),
             failed(s)
         ));
-        for case in &s.cases {
-            out.push_str(&testcase(&s.file, case));
+        for case in s.cases {
+            out.push_str(&testcase(s.file, case));
         }
         out.push_str("  </testsuite>\n");
     }

@@ -1,0 +1,310 @@
+//! A file of a batch as the index, the JUnit file, the step summary and
+//! `merge` read it: an [`Entry`]. A run builds its entries from its
+//! results; `merge` reads them back from each shard's JSON and combines
+//! them, so that a merged batch is rendered by the very code that renders
+//! an unsharded one.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use super::golden::{self, Verdict};
+use super::result::{FileResult, Ran, SweepRun};
+use crate::diagnostic::Located;
+use crate::report::junit_xml::Case;
+
+/// One file's line of the batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The file's position in the batch's expanded file list (0-based).
+    pub position: usize,
+    pub file: String,
+    pub name: String,
+    pub summary: Option<String>,
+    pub seed: Option<u64>,
+    /// passed, failed, invalid or stopped (a golden transcript that does
+    /// not match makes a passed file failed).
+    pub status: String,
+    /// `{ file, status }` of the golden comparison.
+    pub golden: Option<Golden>,
+    /// The report's file name without extension, when reports were written.
+    pub report: Option<String>,
+    pub expectations_total: usize,
+    pub expectations_passed: usize,
+    pub totals: Option<Json>,
+    pub points: Option<usize>,
+    pub points_passed: Option<usize>,
+    pub problems: Vec<Located>,
+    /// The JUnit testcases: one per expectation (per point and expectation
+    /// in a sweep), one per problem of an invalid file, one for the golden
+    /// transcript.
+    pub cases: Vec<Case>,
+    /// A sweep's points, each on its own (what `merge` recombines when a
+    /// sweep's points ran on several shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepPart>,
+}
+
+/// A golden comparison: the golden file and the verdict's word (same,
+/// written, missing, differs, error; `merge` when the sweep's points ran
+/// on several shards and `merge` compares the reassembled table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Golden {
+    pub file: String,
+    pub status: String,
+}
+
+/// A sweep's table header, its number of points, and the points this
+/// batch ran (all of them, or a shard's share).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPart {
+    pub header: Vec<String>,
+    pub points_total: usize,
+    pub points: Vec<PointPart>,
+}
+
+/// One point of a sweep: its position among the sweep's points (0-based),
+/// its status, its row of the table, its testcases and problems.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointPart {
+    pub index: usize,
+    pub status: String,
+    pub row: Vec<String>,
+    pub cases: Vec<Case>,
+    pub problems: Vec<Located>,
+}
+
+impl Entry {
+    pub fn passed(&self) -> bool {
+        self.status == "passed"
+    }
+
+    /// Invalid input or a run stopped at a limit.
+    pub fn is_error(&self) -> bool {
+        matches!(self.status.as_str(), "invalid" | "stopped")
+    }
+}
+
+/// The entries of the files that count (not filtered, skipped or left to
+/// another shard), in input order. `names` are the report names.
+pub fn entries(
+    files: &[String],
+    results: &[FileResult],
+    goldens: &[Option<Verdict>],
+    names: &[Option<String>],
+) -> Vec<Entry> {
+    files
+        .iter()
+        .zip(results)
+        .zip(goldens)
+        .zip(names)
+        .enumerate()
+        .filter(|(_, (((_, r), _), _))| r.counts())
+        .map(|(position, (((file, r), golden), name))| {
+            entry(position, file, r, golden.as_ref(), name.clone())
+        })
+        .collect()
+}
+
+/// One file's entry.
+pub fn entry(
+    position: usize,
+    file: &str,
+    r: &FileResult,
+    verdict: Option<&Verdict>,
+    report: Option<String>,
+) -> Entry {
+    let scenario = r.scenario();
+    let (total, passed) = match r {
+        FileResult::Ran(ran) => (
+            ran.verdicts.len(),
+            ran.verdicts.iter().filter(|v| v.passed).count(),
+        ),
+        _ => (0, 0),
+    };
+    let sweep = match r {
+        FileResult::Swept(s) => Some(sweep_part(file, s)),
+        _ => None,
+    };
+    let golden = match (verdict, r) {
+        (Some(v), _) => Some(Golden {
+            file: v.path().display().to_string(),
+            status: v.word().to_string(),
+        }),
+        _ => None,
+    };
+    let mut cases = match (r, &sweep) {
+        (FileResult::Ran(ran), _) => expectation_cases(file, ran),
+        (_, Some(part)) => part.points.iter().flat_map(|p| p.cases.clone()).collect(),
+        _ => problem_cases(file, r),
+    };
+    // A golden table left to `merge` gets its testcase there.
+    cases.extend(
+        verdict
+            .filter(|v| !matches!(v, Verdict::AtMerge(_)))
+            .map(|v| golden_case(v.problem(file))),
+    );
+    Entry {
+        position,
+        file: file.to_string(),
+        name: scenario.map_or_else(|| file.to_string(), |s| s.name.clone()),
+        summary: scenario.and_then(|s| s.summary.clone()),
+        seed: scenario.map(|s| s.seed),
+        status: golden::status(r, verdict).to_string(),
+        golden,
+        report,
+        expectations_total: total,
+        expectations_passed: passed,
+        totals: match r {
+            FileResult::Ran(ran) => Some(crate::report::json::totals(&ran.scenario, &ran.outcome)),
+            _ => None,
+        },
+        points: sweep.as_ref().map(|s| s.points.len()),
+        points_passed: sweep
+            .as_ref()
+            .map(|s| s.points.iter().filter(|p| p.status == "passed").count()),
+        problems: golden::problems(file, r, verdict),
+        cases,
+        sweep,
+    }
+}
+
+/// The testcase of a golden comparison, failed with its problem.
+pub fn golden_case(failure: Option<Located>) -> Case {
+    Case {
+        name: "golden transcript matches".to_string(),
+        line: None,
+        failure,
+    }
+}
+
+fn sweep_part(file: &str, sweep: &SweepRun) -> SweepPart {
+    let rows = sweep.rows();
+    let problems = sweep.point_problems();
+    let points = sweep
+        .points
+        .iter()
+        .zip(rows)
+        .zip(problems)
+        .map(|((point, row), problems)| {
+            let at = sweep.describe(point);
+            let cases = match &point.result {
+                FileResult::Ran(ran) => expectation_cases(file, ran),
+                other => problem_cases(file, other),
+            };
+            PointPart {
+                index: point.index,
+                status: point.result.status().to_string(),
+                row,
+                cases: cases
+                    .into_iter()
+                    .map(|c| Case {
+                        name: format!("[{at}] {}", c.name),
+                        ..c
+                    })
+                    .collect(),
+                problems,
+            }
+        })
+        .collect();
+    SweepPart {
+        header: sweep.header(),
+        points_total: sweep.points_total,
+        points,
+    }
+}
+
+/// A case per expectation, named by what it checks, on the line the
+/// expectation is written.
+fn expectation_cases(file: &str, ran: &Ran) -> Vec<Case> {
+    let mut failures = ran.failures.iter();
+    ran.verdicts
+        .iter()
+        .map(|v| {
+            let expectation = &ran.scenario.expectations[v.index];
+            let line = ran
+                .source
+                .text
+                .get(..expectation.span.start)
+                .map(|before| before.matches('\n').count() + 1);
+            let failure = if v.passed {
+                None
+            } else {
+                failures.next().map(|p| Located {
+                    file: file.to_string(),
+                    ..p.located()
+                })
+            };
+            Case {
+                name: crate::expect::describe(&ran.scenario, expectation),
+                line,
+                failure,
+            }
+        })
+        .collect()
+}
+
+/// An invalid file: a failed case per problem, at its line; a run stopped
+/// at a limit: one failed case.
+fn problem_cases(file: &str, r: &FileResult) -> Vec<Case> {
+    let what = if matches!(r, FileResult::Invalid(_)) {
+        "valid scenario file"
+    } else {
+        "run finishes within its limits"
+    };
+    r.problems()
+        .into_iter()
+        .map(|p| Case {
+            name: match p.line {
+                Some(line) => format!("{what}: line {line}: {}", p.message),
+                None => format!("{what}: {}", p.message),
+            },
+            line: p.line,
+            failure: Some(Located {
+                file: file.to_string(),
+                ..p
+            }),
+        })
+        .collect()
+}
+
+/// Which share of a batch a run was: shard `index` of `count` (1-based),
+/// of a batch of `files` files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardOf {
+    pub index: usize,
+    pub count: usize,
+    pub files: usize,
+}
+
+/// A batch as the index and `merge` read it: the counts, the entries and,
+/// for a shard, which one it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub format_version: u32,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardOf>,
+    pub scenarios: Vec<Entry>,
+}
+
+impl Record {
+    /// The record of `entries`, counted.
+    pub fn new(entries: Vec<Entry>, shard: Option<ShardOf>) -> Record {
+        let count = |status: &str| entries.iter().filter(|e| e.status == status).count();
+        Record {
+            format_version: crate::report::json::REPORT_FORMAT_VERSION,
+            passed: count("passed"),
+            failed: count("failed"),
+            errors: count("invalid") + count("stopped"),
+            shard,
+            scenarios: entries,
+        }
+    }
+
+    /// As JSON (what templates receive as `batch`, and `index.json`).
+    pub fn json(&self) -> Json {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}

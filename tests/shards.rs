@@ -1,0 +1,279 @@
+//! `--shard I/N` and `merge`: a batch split across machines and merged
+//! back gives what the unsharded run gives (index, JUnit, step summary,
+//! sweep reports, exit code), and `merge` refuses what is not one whole
+//! batch.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scenario-run"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("CI", "true")
+        .env_remove("SCENARIO_RUN_BLESS")
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("scenario-run-shards-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs `files` whole and in `n` shards merged; asserts that the exit
+/// code, index files, JUnit, step summary, the reports of split sweeps and
+/// the status lines are the same. Returns the exit code.
+fn assert_merge_equals_whole(dir: &Path, n: usize, files: &[&str], golden: &str) -> i32 {
+    let whole = dir.join(format!("whole-{n}"));
+    let merged = dir.join(format!("merged-{n}"));
+    let whole_sum = dir.join(format!("whole-{n}.md"));
+    let merged_sum = dir.join(format!("merged-{n}.md"));
+    let mut args = vec![
+        "--quiet",
+        "--golden",
+        golden,
+        "--report",
+        s(&whole),
+        "--junit",
+    ];
+    let junit = whole.join("junit.xml");
+    args.push(s(&junit));
+    args.extend(["--summary-markdown", s(&whole_sum)]);
+    args.extend(files);
+    let unsharded = run(&args);
+    let mut shard_files = Vec::new();
+    for i in 1..=n {
+        let out = dir.join(format!("shard-{i}-of-{n}.json"));
+        let reports = dir.join(format!("reports-{i}-of-{n}"));
+        let shard = format!("{i}/{n}");
+        let mut args = vec![
+            "--shard",
+            &shard,
+            "--golden",
+            golden,
+            "--report",
+            s(&reports),
+            "--format",
+            "json",
+        ];
+        args.extend(files);
+        let o = run(&args);
+        assert!(code(&o) <= 2, "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::write(&out, &o.stdout).unwrap();
+        shard_files.push(out);
+    }
+    let mut args = vec![
+        "merge",
+        "--quiet",
+        s(&merged),
+        "--summary-markdown",
+        s(&merged_sum),
+    ];
+    args.extend(shard_files.iter().map(|p| s(p)));
+    let m = run(&args);
+    assert_eq!(
+        code(&m),
+        code(&unsharded),
+        "exit code; merge said: {}",
+        String::from_utf8_lossy(&m.stderr)
+    );
+    for f in ["index.json", "index.md", "index.html", "junit.xml"] {
+        assert_eq!(
+            read(&merged.join(f)),
+            read(&whole.join(f)),
+            "{f} differs ({n} shards)"
+        );
+    }
+    assert_eq!(read(&merged_sum), read(&whole_sum), "step summary");
+    // The reports of sweeps that ran on several shards are written whole.
+    for e in std::fs::read_dir(&merged).unwrap() {
+        let name = e.unwrap().file_name();
+        assert_eq!(
+            read(&merged.join(&name)),
+            read(&whole.join(&name)),
+            "{name:?} ({n} shards)"
+        );
+    }
+    // The closing line counts alike.
+    let last = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(last(&m), last(&unsharded));
+    code(&m)
+}
+
+#[test]
+fn the_bundled_batch_sharded_then_merged_equals_the_unsharded_run() {
+    let dir = temp("bundled");
+    for n in [2, 3] {
+        let code = assert_merge_equals_whole(&dir, n, &["scenarios/*.toml"], "reports/golden");
+        assert_eq!(code, 0);
+    }
+    // Both sweeps ran on several shards and were written whole.
+    assert!(dir.join("merged-3/28-poison-lab-sweep.html").exists());
+}
+
+const SWEEP: &str = r#"
+[scenario]
+name = "A receive budget swept"
+seed = 3
+
+[delivery]
+max_receives = 3
+retry_interval = "10s"
+
+[sweep]
+"delivery.max_receives" = [1, 2, 3, 4, 5]
+
+[[message]]
+id = "transient"
+faults = [{ fail = { first = 2 }, reason = "timeout", class = "transient" }]
+
+[expect]
+acked = 1
+"#;
+
+#[test]
+fn a_failing_batch_merges_to_the_same_failures() {
+    let dir = temp("failing");
+    let golden = dir.join("golden");
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios).unwrap();
+    let nine = read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/09-three-receives.toml")
+            .as_path(),
+    );
+    std::fs::write(scenarios.join("a-pass.toml"), &nine).unwrap();
+    std::fs::write(
+        scenarios.join("b-fail.toml"),
+        nine.replace("effects = 4", "effects = 5"),
+    )
+    .unwrap();
+    std::fs::write(scenarios.join("c-sweep.toml"), SWEEP).unwrap();
+    std::fs::write(
+        scenarios.join("d-sweep-golden-differs.toml"),
+        SWEEP.replace("A receive", "Another receive"),
+    )
+    .unwrap();
+    let pattern = format!("{}/*.toml", scenarios.display());
+    // Goldens as they are, then one row of a sweep's table changed.
+    let blessed = bin()
+        .env_remove("CI")
+        .args(["--quiet", "--golden", s(&golden), "--bless", &pattern])
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&blessed),
+        1,
+        "{}",
+        String::from_utf8_lossy(&blessed.stdout)
+    );
+    let table = golden.join("d-sweep-golden-differs.txt");
+    let changed = read(&table).replacen("passed", "failed", 1);
+    std::fs::write(&table, changed).unwrap();
+    for n in [2, 3, 4] {
+        let code = assert_merge_equals_whole(&dir, n, &[&pattern], s(&golden));
+        assert_eq!(code, 1, "{n} shards");
+    }
+    let junit = read(&dir.join("merged-3/junit.xml"));
+    assert!(
+        junit.contains("[delivery.max_receives = 1] acked = 1"),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("the transcript differs from"),
+        "the sweep's golden table is compared at merge: {junit}"
+    );
+    // An invalid file makes it exit 2, merged or not.
+    std::fs::write(
+        scenarios.join("e-invalid.toml"),
+        "[delivery]\nmax_receives = \"x\"\n",
+    )
+    .unwrap();
+    let code = assert_merge_equals_whole(&dir, 3, &[&pattern], s(&golden));
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn merge_refuses_what_is_not_one_whole_batch() {
+    let dir = temp("refuse");
+    let shard = |i: usize, n: usize| {
+        let o = run(&[
+            "--shard",
+            &format!("{i}/{n}"),
+            "--format",
+            "json",
+            "scenarios/0*.toml",
+        ]);
+        let p = dir.join(format!("s{i}of{n}.json"));
+        std::fs::write(&p, &o.stdout).unwrap();
+        p
+    };
+    let (a, b, c) = (shard(1, 3), shard(2, 3), shard(3, 3));
+    let other = shard(1, 2);
+    let out = dir.join("out");
+    let refused = |inputs: &[&Path], says: &str| {
+        let mut args = vec!["merge", s(&out)];
+        args.extend(inputs.iter().map(|p| s(p)));
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(code(&o), 2, "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(!out.exists(), "nothing is written");
+    };
+    refused(&[&a, &b], "the results of shard 3/3 are missing");
+    refused(&[&a, &b, &b, &c], "shard 2/3 is given twice");
+    refused(
+        &[&a, &b, &c, &other],
+        "every shard must run the same files with the same N",
+    );
+    let whole = dir.join("whole.json");
+    std::fs::write(
+        &whole,
+        run(&["--format", "json", "scenarios/0*.toml"]).stdout,
+    )
+    .unwrap();
+    refused(&[&whole, &a], "not of a shard");
+    let junk = dir.join("junk.json");
+    std::fs::write(&junk, "{\"x\": 1").unwrap();
+    refused(&[&junk], "is not JSON");
+    std::fs::write(&junk, "{\"format_version\": 1, \"scenarios\": []}").unwrap();
+    refused(&[&junk], "format_version 1, expected 2");
+    // A whole batch's result merges to itself.
+    let o = run(&["merge", s(&out), s(&whole)]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // Blessing is a whole run's job.
+    let o = run(&[
+        "--shard",
+        "1/2",
+        "--golden",
+        s(&dir),
+        "--bless",
+        "scenarios/01*.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--bless"));
+}
