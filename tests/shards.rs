@@ -112,6 +112,32 @@ fn assert_merge_equals_whole(dir: &Path, n: usize, files: &[&str], golden: &str)
             "{name:?} ({n} shards)"
         );
     }
+    // Merged from the shards' report folders (their index.json), the
+    // folder is the unsharded run's, file for file: every report is copied.
+    let from_reports = dir.join(format!("merged-from-reports-{n}"));
+    let mut args = vec!["merge", "--quiet", s(&from_reports)];
+    let indexes: Vec<PathBuf> = (1..=n)
+        .map(|i| dir.join(format!("reports-{i}-of-{n}/index.json")))
+        .collect();
+    args.extend(indexes.iter().map(|p| s(p)));
+    let m2 = run(&args);
+    assert_eq!(code(&m2), code(&unsharded));
+    let listing = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listing(&from_reports), listing(&whole));
+    for name in listing(&whole) {
+        assert_eq!(
+            read(&from_reports.join(&name)),
+            read(&whole.join(&name)),
+            "{name:?} merged from reports ({n} shards)"
+        );
+    }
     // The closing line counts alike.
     let last = |o: &Output| {
         String::from_utf8_lossy(&o.stdout)

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::entry::{Entry, Golden, PointPart, Record, golden_case};
-use super::golden::{self, GOLDEN_AT_MERGE, Verdict};
+use super::entry::{Entry, Record};
+use super::shards::{check_shards, combine, join_docs};
 use super::reports::{self, ReportFormat};
 use crate::report::templates::Templates;
 
@@ -52,13 +52,17 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
     })?;
     let mut records = Vec::new();
     let mut parts: BTreeMap<String, Vec<Json>> = BTreeMap::new();
+    let mut copies = Vec::new();
     for path in &request.inputs {
-        let (record, docs) = read(path)?;
-        records.push((path.clone(), record));
-        for doc in docs {
+        let shard = read(path)?;
+        if let Some(dir) = &shard.reports {
+            copies.extend(reports_to_copy(dir, &shard.record));
+        }
+        for doc in shard.sweep_parts {
             let file = doc["file"].as_str().unwrap_or_default().to_string();
             parts.entry(file).or_default().push(doc);
         }
+        records.push((path.clone(), shard.record));
     }
     check_shards(&records)?;
     let record = combine(records.into_iter().map(|(_, r)| r).collect())?;
@@ -66,8 +70,9 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
     formats.sort();
     formats.dedup();
     let template_error = |problems| reports::ReportError::Template(problems).render(false);
-    let mut outputs =
-        reports::index_files(&formats, &templates, &record).map_err(template_error)?;
+    // Rendered first, written only when all rendered; the index last.
+    let index = reports::index_files(&formats, &templates, &record).map_err(template_error)?;
+    let mut outputs = Vec::new();
     for entry in &record.scenarios {
         let (Some(name), Some(docs)) = (&entry.report, parts.remove(&entry.file)) else {
             continue;
@@ -79,22 +84,80 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
             outputs.push((format!("{name}.{}", format.extension()), text));
         }
     }
+    let mut written = copy_reports(&request.out_dir, &copies)?;
     outputs.push((
         "junit.xml".to_string(),
         super::junit::junit_xml(&record.scenarios),
     ));
-    let written = reports::write_all(&request.out_dir, outputs).map_err(|e| e.render(false))?;
+    outputs.extend(index);
+    written.extend(reports::write_all(&request.out_dir, outputs).map_err(|e| e.render(false))?);
     if let Some(path) = &request.summary_markdown {
         reports::append_summary(path, &templates, &record).map_err(|e| e.render(false))?;
     }
     Ok(Merged { record, written })
 }
 
-/// One shard's record: the `batch` of a `--format json` result, or an
-/// `index.json`; and the JSON documents of the sweeps it ran part of (a
-/// `--format json` result has them), from which `merge` writes the
-/// sweeps' reports.
-fn read(path: &Path) -> Result<(Record, Vec<Json>), String> {
+/// The report files a shard wrote next to its `index.json` for the files
+/// it ran whole (a split sweep's are written from the joined document).
+fn reports_to_copy(dir: &Path, record: &Record) -> Vec<(PathBuf, String)> {
+    record
+        .scenarios
+        .iter()
+        .filter(|e| !is_part(e))
+        .filter_map(|e| e.report.as_ref())
+        .flat_map(|name| {
+            ReportFormat::ALL
+                .iter()
+                .map(move |(_, f)| format!("{name}.{}", f.extension()))
+        })
+        .map(|file| (dir.join(&file), file))
+        .filter(|(from, _)| from.is_file())
+        .collect()
+}
+
+/// Copies the shards' report files into `out_dir`, each atomically.
+fn copy_reports(out_dir: &Path, copies: &[(PathBuf, String)]) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    for (from, name) in copies {
+        let to = crate::output::inside(out_dir, name).map_err(|e| e.to_string())?;
+        if to == *from {
+            continue;
+        }
+        let mut source =
+            std::fs::File::open(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        crate::output::write_atomic_with(&to, |w| std::io::copy(&mut source, w).map(|_| ()))
+            .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+        written.push(to);
+    }
+    Ok(written)
+}
+
+/// One shard's result, as read: its record, the JSON documents of the
+/// sweeps it ran only some points of (from which `merge` writes those
+/// sweeps' reports whole), and, for an `index.json`, the folder of the
+/// shard's reports (which `merge` copies).
+struct ShardResult {
+    record: Record,
+    sweep_parts: Vec<Json>,
+    reports: Option<PathBuf>,
+}
+
+/// The top of a shard's result: a `--format json` output has `batch` (the
+/// record) and `scenarios` (every scenario's document); an `index.json` is
+/// the record itself. Documents are kept raw: only those of split sweeps
+/// are parsed.
+#[derive(serde::Deserialize)]
+struct Top<'a> {
+    format_version: Option<u64>,
+    #[serde(borrow)]
+    batch: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow)]
+    scenarios: Option<&'a serde_json::value::RawValue>,
+}
+
+/// Reads one shard's result: the `--format json` output of a `--shard`
+/// run, or the `index.json` of its reports.
+fn read(path: &Path) -> Result<ShardResult, String> {
     use std::io::Read;
     let shown = path.display();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
@@ -108,241 +171,57 @@ fn read(path: &Path) -> Result<(Record, Vec<Json>), String> {
             MAX_SHARD_BYTES >> 20
         ));
     }
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{shown} is not JSON: {e}"))?;
-    let mut docs = Vec::new();
-    if let Some(batch) = doc.get_mut("batch") {
-        let batch = batch.take();
-        if let Some(Json::Array(all)) = doc.get_mut("scenarios") {
-            docs = all.drain(..).filter(is_part_of_sweep).collect();
-        }
-        doc = batch;
-    }
-    let version = doc
-        .get("format_version")
-        .and_then(serde_json::Value::as_u64);
+    let top: Top = serde_json::from_slice(&bytes).map_err(|e| format!("{shown} is not JSON: {e}"))?;
     let ours = u64::from(crate::report::json::REPORT_FORMAT_VERSION);
-    if version != Some(ours) {
+    if top.format_version != Some(ours) {
         return Err(format!(
             "{shown} is not a result of this version of scenario-run (format_version {}, expected {ours}): \
              give the output of `scenario-run --shard I/N --format json` or its report's index.json",
-            version.map_or("absent".to_string(), |v| v.to_string())
+            top.format_version
+                .map_or("absent".to_string(), |v| v.to_string())
         ));
     }
-    let record =
-        serde_json::from_value(doc).map_err(|e| format!("{shown} is not a batch result: {e}"))?;
-    Ok((record, docs))
-}
-
-/// Whether a scenario's JSON document is a sweep of which this shard ran
-/// only some points.
-fn is_part_of_sweep(doc: &Json) -> bool {
-    let ran = doc["points"].as_array().map_or(0, Vec::len);
-    doc["sweep"]["points_total"]
-        .as_u64()
-        .is_some_and(|total| (ran as u64) < total)
-}
-
-/// A sweep's JSON document from the shards' parts: the points and rows
-/// in point order, the status and problems of the merged entry.
-fn join_docs(mut docs: Vec<Json>, entry: &Entry) -> Json {
-    let mut points: Vec<(u64, Json, Json)> = Vec::new();
-    for doc in &mut docs {
-        let rows = doc["sweep"]["rows"].take();
-        let ps = doc["points"].take();
-        if let (Json::Array(rows), Json::Array(ps)) = (rows, ps) {
-            for (row, point) in rows.into_iter().zip(ps) {
-                points.push((point["index"].as_u64().unwrap_or(0), point, row));
-            }
-        }
-    }
-    points.sort_by_key(|(index, _, _)| *index);
-    // The parts differ only in their points (and seed: the first point's).
-    let mut doc = docs.swap_remove(0);
-    let (points, rows): (Vec<Json>, Vec<Json>) = points.into_iter().map(|(_, p, r)| (p, r)).unzip();
-    doc["seed"] = serde_json::json!(entry.seed);
-    doc["points"] = Json::Array(points);
-    doc["sweep"]["rows"] = Json::Array(rows);
-    doc["status"] = serde_json::json!(entry.status);
-    doc["problems"] = serde_json::json!(entry.problems);
-    // A report's document carries no golden verdict (the index does).
-    if let Some(fields) = doc.as_object_mut() {
-        fields.remove("golden");
-    }
-    doc
-}
-
-/// The inputs are the shards of one batch, each once, none missing; or a
-/// single unsharded result.
-fn check_shards(records: &[(PathBuf, Record)]) -> Result<(), String> {
-    let Some((first_path, first)) = records.first() else {
-        return Err("no shard results given".to_string());
-    };
-    let Some(shape) = first.shard else {
-        return match records.len() {
-            1 => Ok(()),
-            _ => Err(format!(
-                "{} is the result of a whole batch (run without --shard), not of a shard",
-                first_path.display()
-            )),
-        };
-    };
-    let mut seen: BTreeMap<usize, &Path> = BTreeMap::new();
-    for (path, r) in records {
-        let Some(s) = r.shard else {
-            return Err(format!(
-                "{} is the result of a whole batch (run without --shard), not of a shard",
-                path.display()
-            ));
-        };
-        if s.count != shape.count || s.files != shape.files {
-            return Err(format!(
-                "{} is shard {}/{} of a batch of {} files, {} shard {}/{} of {} files: \
-                 every shard must run the same files with the same N",
-                path.display(),
-                s.index,
-                s.count,
-                s.files,
-                first_path.display(),
-                shape.index,
-                shape.count,
-                shape.files
-            ));
-        }
-        if let Some(other) = seen.insert(s.index, path) {
-            return Err(format!(
-                "shard {}/{} is given twice: {} and {}",
-                s.index,
-                s.count,
-                other.display(),
-                path.display()
-            ));
-        }
-    }
-    let missing: Vec<String> = (1..=shape.count)
-        .filter(|i| !seen.contains_key(i))
-        .map(|i| format!("{i}/{}", shape.count))
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "the results of shard{} {} are missing: a merge of part of a batch would pass what never ran",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
-        ))
-    }
-}
-
-/// The entries of every shard in batch order, the parts of each split
-/// sweep joined.
-fn combine(records: Vec<Record>) -> Result<Record, String> {
-    let mut by_position: BTreeMap<usize, Vec<Entry>> = BTreeMap::new();
-    for record in records {
-        for e in record.scenarios {
-            by_position.entry(e.position).or_default().push(e);
-        }
-    }
-    let mut entries = Vec::with_capacity(by_position.len());
-    for (_, parts) in by_position {
-        entries.push(join(parts)?);
-    }
-    Ok(Record::new(entries, None))
-}
-
-/// One file's entry from the shards' parts: a file that is not a sweep
-/// has one; a sweep has one per shard that ran some of its points.
-fn join(mut parts: Vec<Entry>) -> Result<Entry, String> {
-    // The part with the sweep's first point speaks for the file (its seed
-    // and name are the first point's, as in an unsharded run).
-    parts.sort_by_key(|e| {
-        e.sweep
-            .as_ref()
-            .and_then(|s| s.points.first())
-            .map_or(0, |p| p.index)
-    });
-    let mut entry = parts.remove(0);
-    let Some(mut sweep) = entry.sweep.take() else {
-        return match parts.is_empty() {
-            true => Ok(entry),
-            false => Err(format!("{} appears in several shards' results", entry.file)),
-        };
-    };
-    for part in parts {
-        match part.sweep {
-            Some(s) if part.file == entry.file && s.header == sweep.header => {
-                sweep.points.extend(s.points);
-            }
-            _ => {
-                return Err(format!(
-                    "{} appears in several shards' results, not as parts of one sweep",
-                    entry.file
-                ));
-            }
-        }
-    }
-    sweep.points.sort_by_key(|p| p.index);
-    if sweep.points.windows(2).any(|w| w[0].index == w[1].index) {
-        return Err(format!(
-            "a point of the sweep {} appears in several shards' results",
-            entry.file
-        ));
-    }
-    let points = &sweep.points;
-    let passed = points.iter().filter(|p| p.status == "passed").count();
-    let mut status = if points.iter().any(|p| p.status == "stopped") {
-        "stopped"
-    } else if passed == points.len() {
-        "passed"
-    } else {
-        "failed"
-    };
-    let verdict = entry
-        .golden
-        .as_ref()
-        .filter(|g| g.status == GOLDEN_AT_MERGE)
-        .map(|g| compare(&entry, &sweep.header, points, sweep.points_total, &g.file));
-    entry.problems = points.iter().flat_map(|p| p.problems.clone()).collect();
-    entry.cases = points.iter().flat_map(|p| p.cases.clone()).collect();
-    if let Some(v) = &verdict {
-        if status == "passed" && v.failed() {
-            status = "failed";
-        }
-        entry.problems.extend(v.problem(&entry.file));
-        entry.cases.push(golden_case(v.problem(&entry.file)));
-        entry.golden = Some(Golden {
-            file: v.path().display().to_string(),
-            status: v.word().to_string(),
+    let not_batch = |e: serde_json::Error| format!("{shown} is not a batch result: {e}");
+    let Some(batch) = top.batch else {
+        let record: Record = serde_json::from_slice(&bytes).map_err(not_batch)?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let sweep_parts = record
+            .scenarios
+            .iter()
+            .filter(|e| is_part(e))
+            .filter_map(|e| std::fs::read(dir.join(format!("{}.json", e.report.as_ref()?))).ok())
+            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+            .collect();
+        return Ok(ShardResult {
+            record,
+            sweep_parts,
+            reports: Some(dir),
         });
-    }
-    entry.status = status.to_string();
-    entry.points = Some(points.len());
-    entry.points_passed = Some(passed);
-    entry.sweep = Some(sweep);
-    Ok(entry)
+    };
+    let record: Record = serde_json::from_str(batch.get()).map_err(not_batch)?;
+    let docs: Vec<&serde_json::value::RawValue> = match top.scenarios {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(not_batch)?,
+        None => Vec::new(),
+    };
+    // The documents are those of the record's entries, in the same order.
+    let sweep_parts = record
+        .scenarios
+        .iter()
+        .zip(docs)
+        .filter(|(e, _)| is_part(e))
+        .map(|(_, doc)| serde_json::from_str(doc.get()).map_err(not_batch))
+        .collect::<Result<_, _>>()?;
+    Ok(ShardResult {
+        record,
+        sweep_parts,
+        reports: None,
+    })
 }
 
-/// Compares a sweep's reassembled table with its golden file (never
-/// written here: blessing is done by a whole run on one machine).
-fn compare(
-    entry: &Entry,
-    header: &[String],
-    points: &[PointPart],
-    total: usize,
-    file: &str,
-) -> Verdict {
-    let path = PathBuf::from(file);
-    if points.len() < total {
-        return Verdict::Error(
-            path,
-            format!(
-                "only {} of the sweep's {total} points ran (a shard stopped early), so its table is incomplete",
-                points.len()
-            ),
-        );
-    }
-    let rows: Vec<Vec<String>> = points.iter().map(|p| p.row.clone()).collect();
-    let transcript = super::sweep::transcript(&entry.name, entry.seed.unwrap_or(0), header, &rows);
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    golden::check(&path, &transcript, false, ci)
+/// Whether an entry is a sweep of which the shard ran only some points.
+fn is_part(e: &Entry) -> bool {
+    e.sweep
+        .as_ref()
+        .is_some_and(|s| s.points.len() < s.points_total)
 }
+

@@ -10,6 +10,7 @@ pub mod junit;
 pub mod merge;
 pub mod reports;
 pub mod result;
+pub mod shards;
 pub mod sweep;
 
 use std::path::PathBuf;
