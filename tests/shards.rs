@@ -291,6 +291,25 @@ fn merge_refuses_what_is_not_one_whole_batch() {
     // A whole batch's result merges to itself.
     let o = run(&["merge", s(&out), s(&whole)]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // A shard's report folder always has the index.json that merge reads.
+    let folder = dir.join("markdown-only");
+    let o = run(&[
+        "--shard",
+        "1/2",
+        "--report",
+        s(&folder),
+        "--report-format",
+        "markdown",
+        "scenarios/01*.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    assert!(folder.join("index.json").is_file());
+    assert!(folder.join("index.md").is_file());
+    assert!(
+        !folder
+            .join("01-dlq-is-not-proof-nothing-happened.json")
+            .exists()
+    );
     // Blessing is a whole run's job.
     let o = run(&[
         "--shard",

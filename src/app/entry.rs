@@ -34,9 +34,9 @@ pub struct Entry {
     pub points: Option<usize>,
     pub points_passed: Option<usize>,
     pub problems: Vec<Located>,
-    /// The JUnit testcases: one per expectation (per point and expectation
-    /// in a sweep), one per problem of an invalid file, one for the golden
-    /// transcript.
+    /// The JUnit testcases: one per expectation, one per problem of an
+    /// invalid file, one for the golden transcript (a sweep's points hold
+    /// their own: see [`Entry::all_cases`]).
     pub cases: Vec<Case>,
     /// A sweep's points, each on its own (what `merge` recombines when a
     /// sweep's points ran on several shards).
@@ -76,6 +76,13 @@ pub struct PointPart {
 impl Entry {
     pub fn passed(&self) -> bool {
         self.status == "passed"
+    }
+
+    /// Every JUnit testcase: a sweep's points' (in point order), then the
+    /// file's own.
+    pub fn all_cases(&self) -> impl Iterator<Item = &Case> {
+        let points = self.sweep.iter().flat_map(|s| &s.points);
+        points.flat_map(|p| &p.cases).chain(&self.cases)
     }
 
     /// Invalid input or a run stopped at a limit.
@@ -134,7 +141,7 @@ pub fn entry(
     };
     let mut cases = match (r, &sweep) {
         (FileResult::Ran(ran), _) => expectation_cases(file, ran),
-        (_, Some(part)) => part.points.iter().flat_map(|p| p.cases.clone()).collect(),
+        (_, Some(_)) => Vec::new(),
         _ => problem_cases(file, r),
     };
     // A golden table left to `merge` gets its testcase there.

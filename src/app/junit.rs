@@ -14,7 +14,7 @@ pub fn junit_xml(entries: &[Entry]) -> String {
         .map(|e| Suite {
             name: &e.name,
             file: &e.file,
-            cases: &e.cases,
+            cases: e.all_cases().collect(),
         })
         .collect();
     document(&suites)

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::entry::{Entry, Record};
-use super::shards::{check_shards, combine, join_docs};
 use super::reports::{self, ReportFormat};
+use super::shards::{check_shards, combine, join_docs};
 use crate::report::templates::Templates;
 
 /// A shard's result is read up to this size (the `--format json` output
@@ -53,8 +53,13 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
     let mut records = Vec::new();
     let mut parts: BTreeMap<String, Vec<Json>> = BTreeMap::new();
     let mut copies = Vec::new();
-    for path in &request.inputs {
-        let shard = read(path)?;
+    // Read in parallel, taken in input order.
+    let read_all: Vec<Result<ShardResult, String>> = {
+        use rayon::prelude::*;
+        request.inputs.par_iter().map(|p| read(p)).collect()
+    };
+    for (path, shard) in request.inputs.iter().zip(read_all) {
+        let shard = shard?;
         if let Some(dir) = &shard.reports {
             copies.extend(reports_to_copy(dir, &shard.record));
         }
@@ -123,8 +128,8 @@ fn copy_reports(out_dir: &Path, copies: &[(PathBuf, String)]) -> Result<Vec<Path
         if to == *from {
             continue;
         }
-        let mut source =
-            std::fs::File::open(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        let mut source = std::fs::File::open(from)
+            .map_err(|e| format!("cannot read {}: {e}", from.display()))?;
         crate::output::write_atomic_with(&to, |w| std::io::copy(&mut source, w).map(|_| ()))
             .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
         written.push(to);
@@ -171,7 +176,8 @@ fn read(path: &Path) -> Result<ShardResult, String> {
             MAX_SHARD_BYTES >> 20
         ));
     }
-    let top: Top = serde_json::from_slice(&bytes).map_err(|e| format!("{shown} is not JSON: {e}"))?;
+    let top: Top =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{shown} is not JSON: {e}"))?;
     let ours = u64::from(crate::report::json::REPORT_FORMAT_VERSION);
     if top.format_version != Some(ours) {
         return Err(format!(
@@ -224,4 +230,3 @@ fn is_part(e: &Entry) -> bool {
         .as_ref()
         .is_some_and(|s| s.points.len() < s.points_total)
 }
-

@@ -121,7 +121,12 @@ pub fn write_reports(
             break;
         }
     }
-    match index_files(formats, templates, record) {
+    // A shard's index.json is what `merge` reads: always written.
+    let mut index_formats = formats.to_vec();
+    if record.shard.is_some() && !index_formats.contains(&ReportFormat::Json) {
+        index_formats.push(ReportFormat::Json);
+    }
+    match index_files(&index_formats, templates, record) {
         Ok(index) => outputs.extend(index),
         Err(problems) => broken.extend(problems),
     }
@@ -137,7 +142,8 @@ pub fn index_files(
     templates: &Templates,
     record: &Record,
 ) -> Result<Vec<(String, String)>, Vec<Problem>> {
-    let batch = record.json();
+    // What the templates receive, made once and only for them.
+    let batch = std::cell::OnceCell::new();
     let mut outputs = Vec::new();
     let mut broken = Vec::new();
     for &format in formats {
@@ -145,11 +151,13 @@ pub fn index_files(
             ReportFormat::Markdown => INDEX_MARKDOWN,
             ReportFormat::Html => INDEX_HTML,
             ReportFormat::Json => {
-                outputs.push(("index.json".to_string(), json_file(&batch)));
+                let text = serde_json::to_string_pretty(record).unwrap_or_default();
+                outputs.push(("index.json".to_string(), format!("{text}\n")));
                 continue;
             }
         };
-        match templates.render(index, context! { batch => Value::from(Serde(&batch)) }) {
+        let batch = batch.get_or_init(|| Value::from(Serde(record))).clone();
+        match templates.render(index, context! { batch => batch }) {
             Ok(text) => outputs.push((format!("index.{}", format.extension()), text)),
             Err(p) => broken.push(*p),
         }
@@ -234,12 +242,9 @@ pub fn append_summary(
     templates: &Templates,
     record: &Record,
 ) -> Result<(), ReportError> {
-    let batch = record.json();
+    let batch = Value::from(Serde(record));
     let text = templates
-        .render(
-            SUMMARY_MARKDOWN,
-            context! { batch => Value::from(Serde(&batch)) },
-        )
+        .render(SUMMARY_MARKDOWN, context! { batch => batch })
         .map_err(|p| ReportError::Template(vec![*p]))?;
     let mut f = std::fs::OpenOptions::new()
         .create(true)

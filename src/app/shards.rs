@@ -143,7 +143,7 @@ fn join(mut parts: Vec<Entry>) -> Result<Entry, String> {
         .filter(|g| g.status == GOLDEN_AT_MERGE)
         .map(|g| compare(&entry, &sweep.header, points, sweep.points_total, &g.file));
     entry.problems = points.iter().flat_map(|p| p.problems.clone()).collect();
-    entry.cases = points.iter().flat_map(|p| p.cases.clone()).collect();
+    entry.cases = Vec::new();
     if let Some(v) = &verdict {
         if status == "passed" && v.failed() {
             status = "failed";

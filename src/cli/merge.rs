@@ -31,7 +31,7 @@ pub(super) fn merge(request: &MergeRequest, format: Format, quiet: bool, color: 
         Format::Github => print::batch_github(record, quiet),
         Format::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&record.json()).unwrap_or_default()
+            serde_json::to_string_pretty(record).unwrap_or_default()
         ),
     };
     print::emit(&text);

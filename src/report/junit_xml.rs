@@ -7,7 +7,7 @@ use crate::diagnostic::Located;
 pub struct Suite<'a> {
     pub name: &'a str,
     pub file: &'a str,
-    pub cases: &'a [Case],
+    pub cases: Vec<&'a Case>,
 }
 
 /// One testcase: its name, the line of the scenario file it is about, and
@@ -20,6 +20,10 @@ pub struct Case {
 }
 
 pub fn escape(s: &str) -> String {
+    let plain = |c: char| !matches!(c, '&' | '<' | '>' | '"' | '\'') && (c as u32) >= 0x20;
+    if s.chars().all(plain) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -51,7 +55,7 @@ pub fn document(suites: &[Suite]) -> String {
             s.cases.len(),
             failed(s)
         ));
-        for case in s.cases {
+        for case in &s.cases {
             out.push_str(&testcase(s.file, case));
         }
         out.push_str("  </testsuite>\n");
