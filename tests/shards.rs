@@ -322,3 +322,44 @@ fn merge_refuses_what_is_not_one_whole_batch() {
     assert_eq!(code(&o), 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bless"));
 }
+
+#[test]
+fn a_filter_selects_for_the_whole_batch_not_for_one_shard() {
+    // Only the first file matches: it is shard 1's, and shard 2 runs
+    // nothing without calling the filter a typo.
+    let o = run(&[
+        "--shard",
+        "2/3",
+        "--filter",
+        "dlq-is-not-proof",
+        "scenarios/*.toml",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("0 passed, 0 failed\n"));
+    let o = run(&[
+        "--shard",
+        "1/3",
+        "--filter",
+        "dlq-is-not-proof",
+        "scenarios/*.toml",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("1 passed, 0 failed\n"));
+    // A filter that selects only a sweep selects something.
+    let o = run(&[
+        "--filter",
+        "poison-lab-sweep",
+        "--quiet",
+        "scenarios/*.toml",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("1 passed, 0 failed\n"));
+    // A typo is still one, sharded or not.
+    let o = run(&[
+        "--shard",
+        "2/3",
+        "--filter",
+        "no-such-scenario",
+        "scenarios/*.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+}

@@ -69,13 +69,15 @@ pub fn run_file(path: &str, position: usize, opts: &Options) -> FileResult {
         Err(e) => return FileResult::Invalid(e.into_invalid(path)),
     };
     match loaded {
-        Loaded::One(_) if !share.has_file(position) => FileResult::Elsewhere,
         Loaded::One(mut scenario) => {
             if let Some(seed) = opts.seed {
                 scenario.seed = seed;
             }
             if !selected(&scenario, path, opts) {
                 return FileResult::Filtered;
+            }
+            if !share.has_file(position) {
+                return FileResult::Elsewhere;
             }
             run_scenario(source, *scenario, opts)
         }

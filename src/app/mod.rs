@@ -100,7 +100,15 @@ fn nothing_selected(options: &Options, results: &[FileResult]) -> Result<(), Bat
         .count();
     let selected = results
         .iter()
-        .filter(|r| matches!(r, FileResult::Ran(_) | FileResult::Stopped { .. }))
+        .filter(|r| {
+            matches!(
+                r,
+                FileResult::Ran(_)
+                    | FileResult::Swept(_)
+                    | FileResult::Stopped { .. }
+                    | FileResult::Elsewhere
+            )
+        })
         .count();
     if !selecting || selected > 0 || filtered == 0 {
         return Ok(());

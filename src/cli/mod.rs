@@ -137,17 +137,19 @@ enum Command {
         #[arg(value_name = "NAME")]
         name: String,
     },
-    /// Combine the results of the shards of a batch (`--shard I/N` runs
-    /// with `--format json`, or their reports' index.json) into one: the
-    /// index files and junit.xml in OUT_DIR, the status lines and the exit
-    /// code of the unsharded run.
+    /// Combine the results of the shards of a batch (`--shard I/N` runs'
+    /// `--format json` output, or their reports' index.json) into one: the
+    /// index files, junit.xml and reports in OUT_DIR, the status lines and
+    /// the exit code of the unsharded run.
     Merge {
+        /// Where the merged index files, junit.xml and reports go.
         #[arg(value_name = "OUT_DIR")]
         out_dir: PathBuf,
         /// The shards' JSON results (files or quoted globs), every shard once.
         #[arg(required = true, value_name = "SHARD_JSON")]
         inputs: Vec<String>,
-        /// Index formats, comma-separated.
+        /// Formats of the index and of the reports of sweeps split across
+        /// shards, comma-separated.
         #[arg(
             long,
             value_delimiter = ',',
@@ -162,7 +164,7 @@ enum Command {
         /// Append a Markdown table of the batch to FILE (e.g. "$GITHUB_STEP_SUMMARY").
         #[arg(long, value_name = "FILE")]
         summary_markdown: Option<PathBuf>,
-        /// Output format.
+        /// Output format (json: the merged batch's record, as index.json).
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
         /// Print only failures and the closing line.
