@@ -12,18 +12,38 @@ pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
 }
 
 /// Writes what `fill` produces to `path` atomically. If `fill` fails
-/// half-way, the temporary file is removed and `path` is left as it was.
+/// half-way (a full disk, a file-size limit), the temporary file is
+/// removed and `path` is left as it was.
+///
+/// What is already at `path` is respected, as `cp` or a shell's `>` would:
+/// a symbolic link is written through (its target is replaced, the link
+/// stays); a FIFO, a device or a socket (`--junit /dev/stdout`) is written
+/// to directly, never renamed over; a folder is refused.
 pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    let path = &resolve_links(path)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(std::io::Error::other(format!(
+                "{} is a folder",
+                path.display()
+            )));
+        }
+        if !meta.is_file() {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+            fill(&mut f)?;
+            return f.flush();
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)?;
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".scenario-run-").suffix(".tmp");
+    builder.prefix(TEMPORARY_PREFIX).suffix(".tmp");
     #[cfg(unix)]
     {
         // A report is an ordinary file (tempfile's default is owner-only).
@@ -35,6 +55,52 @@ pub fn write_atomic_with(
     tmp.as_file_mut().flush()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// How temporary files begin (`.scenario-run-XXXXXX.tmp`).
+pub const TEMPORARY_PREFIX: &str = ".scenario-run-";
+
+/// The file a path names once symbolic links are followed (at most 40, as
+/// the kernel does); a link to a file that does not exist yet names that
+/// file.
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
+
+/// Removes the temporary files a killed run left in `dir` (files named
+/// `.scenario-run-*.tmp`); returns how many. Two runs writing into one
+/// folder at once are not supported (their reports would mix anyway).
+pub fn remove_stale_temporaries(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(TEMPORARY_PREFIX)
+                && name.ends_with(".tmp")
+                && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 /// Names reserved for the batch's own files.
@@ -231,6 +297,61 @@ mod tests {
         assert!(r.is_err());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_written_through_and_a_device_is_written_to() {
+        let d = scratch("links");
+        std::fs::create_dir_all(d.join("real")).unwrap();
+        let target = d.join("real/junit.xml");
+        std::fs::write(&target, "old").unwrap();
+        let link = d.join("junit.xml");
+        std::os::unix::fs::symlink("real/junit.xml", &link).unwrap();
+        write_atomic(&link, "new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        // A dangling link names the file to create.
+        let dangling = d.join("later.xml");
+        std::os::unix::fs::symlink("real/later.xml", &dangling).unwrap();
+        write_atomic(&dangling, "made").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.join("real/later.xml")).unwrap(),
+            "made"
+        );
+        // A loop of links is an error, not a hang.
+        std::os::unix::fs::symlink("b", d.join("a")).unwrap();
+        std::os::unix::fs::symlink("a", d.join("b")).unwrap();
+        assert!(write_atomic(&d.join("a"), "x").is_err());
+        // A folder is refused.
+        let e = write_atomic(&d.join("real"), "x").unwrap_err();
+        assert!(e.to_string().contains("is a folder"), "{e}");
+        // A device is written to, not replaced.
+        write_atomic(Path::new("/dev/null"), "gone").unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+        // A full device is an error, and stays a device.
+        if Path::new("/dev/full").exists() {
+            assert!(write_atomic(Path::new("/dev/full"), "x").is_err());
+            assert!(!std::fs::metadata("/dev/full").unwrap().is_file());
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn stale_temporaries_are_removed_and_nothing_else() {
+        let d = scratch("stale");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(".scenario-run-abc123.tmp"), "half").unwrap();
+        std::fs::write(d.join("index.md"), "kept").unwrap();
+        std::fs::write(d.join(".scenario-run-notes"), "kept").unwrap();
+        assert_eq!(remove_stale_temporaries(&d), 1);
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -169,8 +169,11 @@ pub fn index_files(
     }
 }
 
-/// Writes rendered files into `dir`, each atomically. Returns the paths.
+/// Writes rendered files into `dir`, each atomically, in order (the
+/// index last, so that an index is never newer than its reports);
+/// temporary files a killed run left there go first. Returns the paths.
 pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathBuf>, ReportError> {
+    crate::output::remove_stale_temporaries(dir);
     let mut written = Vec::new();
     for (file, text) in outputs {
         let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;

@@ -255,6 +255,14 @@ fn parse_duration(s: &str) -> Result<u64, String> {
 }
 
 pub fn main() -> ExitCode {
+    // A file-size limit (`ulimit -f`) makes a write fail with an error the
+    // run reports, instead of killing the process half-way through a file.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" before any thread
+    // starts; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
