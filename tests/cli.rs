@@ -178,7 +178,7 @@ fn colour_goes_before_or_after_a_subcommand_and_run_options_do_not() {
 fn a_closed_pipe_ends_the_output_quietly() {
     use std::io::Read;
     for args in [
-        &["show", "scenarios/17-outage-100k-per-hour.toml"][..],
+        &["show", "scenarios/22-retry-storm-no-jitter.toml"][..],
         &["schema"][..],
         &["completions", "bash"][..],
         &["check", "scenarios/*.toml"][..],
@@ -406,6 +406,26 @@ fn show_prints_the_transcript_and_a_snapshot_at_a_time() {
         ])),
         2
     );
+}
+
+#[test]
+fn show_of_a_large_run_is_its_golden_transcript_not_every_transition() {
+    // 100,000 messages: every transition would be tens of megabytes.
+    let file = "scenarios/17-outage-100k-per-hour.toml";
+    let o = run(&["show", file]);
+    assert_eq!(code(&o), 0);
+    let shown = stdout(&o);
+    assert!(
+        shown.contains("transitions: omitted (100000 messages, more than 10000)"),
+        "{shown}"
+    );
+    assert!(shown.len() < 20_000, "{} bytes", shown.len());
+    let golden = std::fs::read_to_string("reports/golden/17-outage-100k-per-hour.txt").unwrap();
+    assert_eq!(shown, golden);
+    // As of a time too.
+    let o = run(&["show", file, "--at", "30m"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).len() < 20_000);
 }
 
 #[test]

@@ -133,13 +133,22 @@ pub(super) fn show(
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
+    // The same text as the golden transcript: every transition up to
+    // FULL_TRANSCRIPT_MESSAGES messages; past that drains, totals and the
+    // snapshot's head, so that showing ten million messages costs what
+    // running them does.
+    let recorder = if scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES {
+        Recorder::All
+    } else {
+        Recorder::Off
+    };
     let result = match at {
-        Some(t) => engine::run_until(&scenario, Recorder::All, t),
-        None => engine::run(&scenario, Recorder::All),
+        Some(t) => engine::run_until(&scenario, recorder, t),
+        None => engine::run(&scenario, recorder),
     };
     match result {
         Ok(outcome) => {
-            emit(&text::transcript(&scenario, &outcome));
+            emit(&text::golden_transcript(&scenario, &outcome));
             EXIT_PASSED
         }
         Err(limit) => {
