@@ -36,7 +36,12 @@ pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Record
             _ => {}
         }
     }
-    Recorder::Only(named)
+    if named.is_empty() {
+        // Nothing to record: no rerun.
+        Recorder::Off
+    } else {
+        Recorder::Only(named)
+    }
 }
 
 /// `told`: the messages whose transitions an earlier diagnostic showed
@@ -57,6 +62,16 @@ pub fn explain(
             if let Some(m) = message {
                 out.push_str(&message_story(scenario, outcome, m, told, line));
             } else {
+                if outcome.recorder != Recorder::All {
+                    let _ = writeln!(
+                        out,
+                        "{} transitions are not kept for runs of more than {FULL_TRANSCRIPT_MESSAGES} \
+                         messages (this one has {}); the count and first times are above",
+                        kind.as_str(),
+                        scenario.message_count()
+                    );
+                    return out;
+                }
                 let _ = writeln!(out, "{} transitions in this run:", kind.as_str());
                 let w = text::id_width(scenario, outcome);
                 let lines: Vec<String> = outcome

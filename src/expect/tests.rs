@@ -427,3 +427,25 @@ fn quarantined_at_is_still_read_as_last_quarantined_at() {
         "message \"poison\" last_quarantined_at = 10s"
     );
 }
+
+#[test]
+fn an_event_of_a_large_run_is_not_said_to_be_missing_from_it() {
+    // 10,001 messages: transitions are not kept, and the explanation says
+    // so instead of listing "(none)".
+    let text = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+                [[traffic]]\ncount = 10001\nover = \"1h\"\n\
+                [[expect.event]]\nkind = \"acked\"\nnever = true\n";
+    let (scenario, source) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    let verdicts = judge(&scenario, &outcome);
+    assert!(!verdicts[0].passed);
+    let failed: Vec<&Verdict> = verdicts.iter().collect();
+    assert_eq!(recorder_for_failures(&scenario, &failed), Recorder::Off);
+    let shown = render(&failure(&source, &scenario, &outcome, &verdicts[0]), false);
+    assert!(shown.contains("and 9993 more"), "{shown}");
+    assert!(!shown.contains("(none)"), "{shown}");
+    assert!(
+        shown.contains("acked transitions are not kept for runs of more than 10000 messages (this one has 10001)"),
+        "{shown}"
+    );
+}
