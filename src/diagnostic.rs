@@ -11,6 +11,9 @@ use std::sync::Arc;
 pub struct Source {
     pub name: String,
     pub text: Arc<str>,
+    /// The text as diagnostics show it, made once for all of them (a file
+    /// with thousands of problems must not copy itself thousands of times).
+    shown: Arc<std::sync::OnceLock<NamedSource<Arc<str>>>>,
 }
 
 impl Source {
@@ -18,6 +21,7 @@ impl Source {
         Source {
             name: name.into(),
             text: text.into(),
+            shown: Arc::default(),
         }
     }
 
@@ -26,6 +30,10 @@ impl Source {
     /// character of the same length in bytes, so that spans still fit and
     /// nothing in the file can drive the reader's terminal.
     fn named(&self) -> NamedSource<Arc<str>> {
+        self.shown.get_or_init(|| self.make_named()).clone()
+    }
+
+    fn make_named(&self) -> NamedSource<Arc<str>> {
         let mut shown = String::with_capacity(self.text.len());
         let mut chars = self.text.chars().peekable();
         while let Some(c) = chars.next() {

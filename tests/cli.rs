@@ -874,3 +874,31 @@ fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
     assert_eq!(index["scenarios"][1]["totals"], serde_json::Value::Null);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_file_with_thousands_of_problems_shows_the_first_hundred_and_counts_the_rest() {
+    let dir = std::env::temp_dir().join(format!("scenario-run-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::from(
+        "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n[[traffic]]\ncount = 10\nover = \"1m\"\n",
+    );
+    for i in 0..5000 {
+        text.push_str(&format!(
+            "[[expect.event]]\nkind = \"acked\"\nmessage = \"m{i}\"\n"
+        ));
+    }
+    let file = dir.join("many.toml");
+    std::fs::write(&file, text).unwrap();
+    let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let problems = doc["files"][0]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 101);
+    assert_eq!(problems[0]["line"], 9);
+    assert_eq!(
+        problems[100]["message"],
+        "4900 more problems were found and are not shown"
+    );
+    // Each shown problem quotes the file: the output stays small.
+    assert!(o.stdout.len() < 200_000, "{} bytes", o.stdout.len());
+}

@@ -190,6 +190,22 @@ fn an_undefined_variable_is_a_located_error_and_nothing_is_written() {
 }
 
 #[test]
+fn a_template_that_builds_gigabytes_stops_at_the_size_limit_and_nothing_is_written() {
+    // Few steps, gigabytes of text: stopped by the size limit (256 MiB).
+    let (code, err, left) = broken_template(
+        "size",
+        "scenario.md.j2",
+        "{% set big = \"x\" * 1000000 %}{% for i in range(100000) %}{{ big }}{% endfor %}\n",
+    );
+    assert_eq!(code, 2);
+    assert!(left.is_empty(), "wrote {left:?}");
+    assert!(
+        err.contains("the template scenario.md.j2 wrote more than 256 MiB; rendering stopped"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_template_syntax_error_is_located_before_anything_runs() {
     let (code, err, left) = broken_template(
         "syntax",

@@ -38,6 +38,32 @@ pub const SUMMARY_MARKDOWN: &str = "summary.md.j2";
 pub const SWEEP_MARKDOWN: &str = "sweep.md.j2";
 pub const SWEEP_HTML: &str = "sweep.html.j2";
 
+/// A rendered file may be at most this large: a template that builds more
+/// (a loop that repeats a large value) stops with an error.
+pub const MAX_OUTPUT_BYTES: usize = 256 << 20;
+
+/// A writer that takes at most `room` more bytes, then fails.
+struct Capped {
+    text: Vec<u8>,
+    room: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() > self.room {
+            self.room = 0;
+            return Err(std::io::Error::other("output limit"));
+        }
+        self.room -= buf.len();
+        self.text.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Rendering stops after this much work, so that a template with a runaway
 /// loop fails instead of hanging.
 const FUEL: u64 = 2_000_000_000;
@@ -103,10 +129,29 @@ impl Templates {
 
     /// Renders template `name` with `ctx`.
     pub fn render(&self, name: &str, ctx: Value) -> Result<String, Box<Problem>> {
+        let mut out = Capped {
+            text: Vec::new(),
+            room: MAX_OUTPUT_BYTES,
+        };
         let result = self
             .env
             .get_template(name)
-            .and_then(|t| t.render(ctx.clone()));
+            .and_then(|t| t.render_captured_to(ctx.clone(), &mut out).map(|_| ()));
+        if out.room == 0 && result.is_err() {
+            return Err(Box::new(
+                Problem::new(
+                    &crate::diagnostic::Source::new(name, ""),
+                    None,
+                    format!(
+                        "the template {name} wrote more than {} MiB; rendering stopped",
+                        MAX_OUTPUT_BYTES >> 20
+                    ),
+                    "",
+                )
+                .with_help("a report of this size is a template that loops more than it should"),
+            ));
+        }
+        let result = result.map(|_| String::from_utf8_lossy(&out.text).into_owned());
         result.map_err(|e| {
             let failing = e.name().unwrap_or(name).to_string();
             let origin = self

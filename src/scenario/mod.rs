@@ -22,7 +22,13 @@ pub use problems::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_REASON, MAX_SUMMARY};
 /// Files larger than this are refused before parsing.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 
-/// A file that could not become a scenario, with every problem found.
+/// A file shows at most this many problems (then one that says how many
+/// more were found): each is located and rendered from the file's text,
+/// so thousands would cost time and output without helping anyone.
+pub const MAX_PROBLEMS: usize = 100;
+
+/// A file that could not become a scenario, with every problem found (at
+/// most [`MAX_PROBLEMS`] of them, then how many more).
 #[derive(Debug)]
 pub struct Invalid {
     pub source: Source,
@@ -149,7 +155,22 @@ pub fn load(
         format!("{text}{}", sweep::set_table(sets))
     };
     let source = Source::new(name, full.as_str());
-    let invalid = |problems| {
+    let invalid = |mut problems: Vec<Problem>| {
+        if problems.len() > MAX_PROBLEMS {
+            let more = problems.len() - MAX_PROBLEMS;
+            problems.truncate(MAX_PROBLEMS);
+            problems.push(
+                Problem::new(
+                    &source,
+                    None,
+                    format!("{more} more problems were found and are not shown"),
+                    "",
+                )
+                .with_help(format!(
+                    "a file shows its first {MAX_PROBLEMS} problems; fix these and check again"
+                )),
+            );
+        }
         Box::new(Invalid {
             source: source.clone(),
             problems,
