@@ -76,7 +76,7 @@ impl Engine<'_> {
         }
         // A delivery after the first of its cycle is a retry.
         let retry = self.messages[m as usize].cycle_receives > 1;
-        if self.scenario.outages.iter().any(|o| o.contains(now)) {
+        if self.outages.contains(now) {
             self.calls
                 .offer_during_outage(now, retry, &mut self.measures.totals);
             return (

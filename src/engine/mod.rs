@@ -28,6 +28,7 @@ mod clock;
 mod consumer;
 mod dedup;
 mod operator;
+mod outages;
 mod outcome;
 mod queue;
 mod ready;
@@ -125,6 +126,7 @@ struct Engine<'s> {
     in_flight: u64,
     service_time: Millis,
     calls: Calls,
+    outages: outages::Outages,
     /// Poisson arrivals and each generated message's mix kind.
     draws: Draws,
     /// Per message, time ready but not taken; only with workers or
@@ -168,6 +170,7 @@ impl<'s> Engine<'s> {
             in_flight: 0,
             service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
             calls: Calls::new(scenario),
+            outages: outages::Outages::new(&scenario.outages),
             draws,
             queue_waits: per_message(waits),
             prev_delays: per_message(decorrelated),
