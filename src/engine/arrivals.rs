@@ -1,9 +1,12 @@
 //! First deliveries, produced lazily in scheduling order: explicit messages
 //! by (time, file order), then each generator's messages, merged by time
-//! with earlier streams first on ties. Nothing is queued up front for even
+//! with earlier streams first on ties (a heap of each stream's next
+//! arrival, so thousands of `[[traffic]]` blocks cost O(log n) an arrival). Nothing is queued up front for even
 //! arrivals, so a generator of millions costs no memory until its messages
 //! arrive; Poisson arrivals keep their drawn, sorted offsets.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use super::traffic::Offsets;
@@ -15,7 +18,9 @@ pub(super) struct Arrivals {
     next_explicit: usize,
     /// Per generator: (first index, count, next number j from 1, over).
     generators: Vec<Generator>,
-    head: Option<(Millis, MessageIndex, usize)>,
+    /// Each stream's next arrival: (time, stream, message); stream 0 is
+    /// the explicit messages, stream g + 1 the g-th generator.
+    heads: BinaryHeap<Reverse<(Millis, usize, MessageIndex)>>,
 }
 
 struct Generator {
@@ -88,41 +93,39 @@ impl Arrivals {
             explicit,
             next_explicit: 0,
             generators,
-            head: None,
+            heads: BinaryHeap::new(),
         };
-        a.refresh();
+        a.push_next(0);
+        for g in 0..a.generators.len() {
+            a.push_next(g + 1);
+        }
         a
     }
 
-    /// Stream 0 is the explicit messages, stream g + 1 the g-th generator.
-    fn refresh(&mut self) {
-        let mut best = self
-            .explicit
-            .get(self.next_explicit)
-            .map(|&(t, m)| (t, m, 0usize));
-        for (g, gen_) in self.generators.iter().enumerate() {
-            if let Some((t, m)) = gen_.peek()
-                && best.is_none_or(|(bt, _, _)| t < bt)
-            {
-                best = Some((t, m, g + 1));
-            }
+    /// Puts stream `stream`'s next arrival, if any, among the heads.
+    fn push_next(&mut self, stream: usize) {
+        let next = match stream {
+            0 => self.explicit.get(self.next_explicit).copied(),
+            g => self.generators[g - 1].peek(),
+        };
+        if let Some((t, m)) = next {
+            self.heads.push(Reverse((t, stream, m)));
         }
-        self.head = best;
     }
 
     #[inline]
     pub fn peek(&self) -> Option<(Millis, MessageIndex)> {
-        self.head.map(|(t, m, _)| (t, m))
+        self.heads.peek().map(|Reverse((t, _, m))| (*t, *m))
     }
 
     pub fn pop(&mut self) {
-        if let Some((_, _, stream)) = self.head {
+        if let Some(Reverse((_, stream, _))) = self.heads.pop() {
             if stream == 0 {
                 self.next_explicit += 1;
             } else {
                 self.generators[stream - 1].advance();
             }
-            self.refresh();
+            self.push_next(stream);
         }
     }
 
@@ -133,5 +136,47 @@ impl Arrivals {
                 .iter()
                 .map(|g| g.count + 1 - g.next.min(g.count + 1))
                 .sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_merge_by_time_with_earlier_streams_first_on_ties() {
+        // Two explicit messages and three generators whose arrivals meet.
+        let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                    [[message]]\nid = \"late\"\nat = \"2s\"\n\
+                    [[message]]\nid = \"early\"\nat = \"0s\"\n\
+                    [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"a\"\n\
+                    [[traffic]]\ncount = 2\nover = \"2s\"\nid_prefix = \"b\"\n\
+                    [[traffic]]\ncount = 4\nover = \"2s\"\nstart = \"1s\"\nid_prefix = \"c\"\n";
+        let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        let mut arrivals = Arrivals::new(&scenario, Vec::new());
+        let mut seen = Vec::new();
+        while let Some((t, m)) = arrivals.peek() {
+            seen.push((t, scenario.message_id(m).into_owned()));
+            arrivals.pop();
+        }
+        let expected = [
+            (0, "early"),
+            (0, "a1"),
+            (0, "b1"),
+            (1000, "a2"),
+            (1000, "b2"),
+            (1000, "c1"),
+            (1500, "c2"),
+            (2000, "late"),
+            (2000, "a3"),
+            (2000, "c3"),
+            (2500, "c4"),
+        ];
+        let expected: Vec<(Millis, String)> = expected
+            .iter()
+            .map(|&(t, id)| (t, id.to_string()))
+            .collect();
+        assert_eq!(seen, expected);
+        assert_eq!(arrivals.remaining(), 0);
     }
 }
