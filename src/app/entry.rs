@@ -84,11 +84,6 @@ impl Entry {
         let points = self.sweep.iter().flat_map(|s| &s.points);
         points.flat_map(|p| &p.cases).chain(&self.cases)
     }
-
-    /// Invalid input or a run stopped at a limit.
-    pub fn is_error(&self) -> bool {
-        matches!(self.status.as_str(), "invalid" | "stopped")
-    }
 }
 
 /// The entries of the files that count (not filtered, skipped or left to

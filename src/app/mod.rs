@@ -65,23 +65,6 @@ pub struct Batch {
     pub reports_written: Vec<PathBuf>,
 }
 
-impl Batch {
-    /// Files that ran and passed, golden transcript included.
-    pub fn passed(&self) -> usize {
-        self.record.scenarios.iter().filter(|e| e.passed()).count()
-    }
-
-    /// Files that counted and did not pass (invalid and stopped included).
-    pub fn failed(&self) -> usize {
-        self.record.scenarios.len() - self.passed()
-    }
-
-    /// Whether some file was invalid or stopped at a limit.
-    pub fn has_errors(&self) -> bool {
-        self.record.scenarios.iter().any(entry::Entry::is_error)
-    }
-}
-
 /// Why a batch could not be completed.
 pub enum BatchError {
     /// A request that cannot be carried out (two files sharing a golden file).

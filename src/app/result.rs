@@ -74,15 +74,6 @@ impl FileResult {
         )
     }
 
-    /// Invalid input (or a run that could not finish), as opposed to a failed expectation.
-    pub fn is_error(&self) -> bool {
-        match self {
-            FileResult::Invalid(_) | FileResult::Stopped { .. } => true,
-            FileResult::Swept(s) => s.stopped(),
-            _ => false,
-        }
-    }
-
     /// The word reports and JSON use: passed, failed, invalid, stopped,
     /// filtered or skipped.
     pub fn status(&self) -> &'static str {

@@ -80,9 +80,8 @@ pub fn record_human(record: &Record, quiet: bool, color: bool) -> String {
 
 /// `N passed, N failed`.
 fn closing(record: &Record) -> String {
-    let passed = record.scenarios.iter().filter(|e| e.passed()).count();
-    let failed = record.scenarios.len() - passed;
-    format!("{passed} passed, {failed} failed\n")
+    let failed = record.scenarios.len() - record.passed;
+    format!("{} passed, {failed} failed\n", record.passed)
 }
 
 /// A scenario's status line (nothing for a pass under `--quiet`): what
@@ -211,12 +210,11 @@ pub fn batch_json(
             doc
         })
         .collect();
-    let passed = record.scenarios.iter().filter(|e| e.passed()).count();
     let doc = json!({
         "format_version": rjson::REPORT_FORMAT_VERSION,
         "scenarios": scenarios,
-        "passed": passed,
-        "failed": record.scenarios.len() - passed,
+        "passed": record.passed,
+        "failed": record.scenarios.len() - record.passed,
         "batch": record.json(),
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()
