@@ -219,11 +219,23 @@ fn tighten(schema: &mut serde_json::Value) {
     };
     schema["required"] = json!(["delivery"]);
     let defs = &mut schema["$defs"];
-    defs["Delivery"]["required"] = json!(["max_receives"]);
-    defs["Delivery"]["oneOf"] = one_of_keys(&["retry_interval", "backoff"]);
+    // The profile decides what [delivery] needs (decision 22.5): the
+    // model wants max_receives and one retry delay; rabbitmq-quorum has
+    // defaults for both; sqs-standard retries at the visibility timeout.
+    let profile = |name: &str| json!({ "required": ["profile"], "properties": { "profile": { "const": name } } });
+    let retry_keys =
+        json!({ "anyOf": [{ "required": ["retry_interval"] }, { "required": ["backoff"] }] });
+    defs["Delivery"]["anyOf"] = json!([
+        {
+            "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum")] },
+            "required": ["max_receives"],
+            "oneOf": one_of_keys(&["retry_interval", "backoff"])
+        },
+        { "allOf": [profile("rabbitmq-quorum")], "not": { "required": ["retry_interval", "backoff"] } },
+        { "allOf": [profile("sqs-standard")], "required": ["max_receives"], "not": retry_keys }
+    ]);
     defs["Operator"]["required"] = json!(["action"]);
     defs["Message"]["required"] = json!(["id"]);
-    defs["Fault"]["oneOf"] = one_of_keys(&["fail", "lose_ack"]);
     defs["Selector"]["oneOf"] = one_of_keys(&["first", "until"]);
     defs["Selector"]["properties"]["first"]["minimum"] = json!(0);
     defs["Traffic"]["properties"]["count"]["minimum"] = json!(0);
@@ -237,11 +249,15 @@ fn tighten(schema: &mut serde_json::Value) {
         defs["Limits"]["properties"][limit]["minimum"] = json!(0);
     }
     defs["ExpectEvent"]["required"] = json!(["kind"]);
-    // A lost acknowledgement has no reason or class of its own.
+    // A lost acknowledgement has no reason or class of its own; a crash
+    // says where it happens and holds its worker for the service time.
     defs["Fault"]["oneOf"] = json!([
-        { "required": ["fail"] },
-        { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }, { "required": ["takes"] }] } }
+        { "required": ["fail"], "not": { "required": ["at"] } },
+        { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }, { "required": ["takes"] }, { "required": ["at"] }] } },
+        { "required": ["crash", "at"], "not": { "required": ["takes"] } }
     ]);
+    defs["Operator"]["properties"]["canary"]["minimum"] = json!(1);
+    defs["Operator"]["properties"]["redrive_rate"]["minimum"] = json!(1);
     // Each expected value takes its own kind of value.
     let count = json!({ "type": "integer", "minimum": 0 });
     let time = json!({ "$ref": "#/$defs/Duration" });
@@ -296,6 +312,9 @@ fn tighten(schema: &mut serde_json::Value) {
     for field in crate::model::KindField::ALL {
         defs["ExpectKind"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
     }
+    for field in crate::model::SinkField::ALL {
+        defs["ExpectSink"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
+    }
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");
     }
@@ -315,7 +334,7 @@ fn printable_texts(defs: &mut serde_json::Value) {
     // tabs and line breaks.
     let one_line = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
     let lines = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
-    let texts: [(&str, &str, usize, &str); 8] = [
+    let texts: [(&str, &str, usize, &str); 9] = [
         ("ScenarioMeta", "name", MAX_NAME, one_line),
         ("ScenarioMeta", "summary", MAX_SUMMARY, one_line),
         ("ScenarioMeta", "description", MAX_DESCRIPTION, lines),
@@ -324,6 +343,7 @@ fn printable_texts(defs: &mut serde_json::Value) {
         ("Message", "key", MAX_ID, one_line),
         ("Traffic", "id_prefix", MAX_ID, one_line),
         ("Fault", "reason", MAX_REASON, one_line),
+        ("SinkTable", "name", MAX_ID, one_line),
     ];
     for (table, key, max, pattern) in texts {
         let property = &mut defs[table]["properties"][key];

@@ -6,11 +6,14 @@
 use super::Engine;
 use super::backoff::retry_delay;
 use super::calls::Call;
+use super::dedup::Claim;
 use super::queue::Finish;
+use super::tracked::Decision;
 use super::transition::{Detail, Effect};
 use crate::model::{
-    Class, Fault, FaultKind, KeyRef, MessageIndex, Millis, Permanent, REASON_ACK_LOST,
-    REASON_DOWNSTREAM_UNAVAILABLE, REASON_THROTTLED, ReasonIndex, State,
+    Class, CrashAt, DedupMode, Fault, FaultKind, KeyRef, MessageIndex, Millis, Permanent, Profile,
+    REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
+    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, State,
 };
 
 impl Engine<'_> {
@@ -37,6 +40,9 @@ impl Engine<'_> {
             },
         );
 
+        if self.tracked {
+            return self.start_tracked(m, total_receives);
+        }
         // 2.-5. The handler, the downstream, the store, the acknowledgement.
         let scenario = self.scenario;
         let faults = self.draws.faults(scenario, m);
@@ -46,7 +52,7 @@ impl Engine<'_> {
         *busy = busy.saturating_add(service);
         if service == 0 && scenario.flow.workers.is_none() {
             // Atomic, as in sections 1-10 (decision 16.3).
-            self.end_delivery(m, finish, false);
+            self.end_delivery(m, finish, false, now);
         } else {
             self.set_state(m, State::InFlight);
             self.in_flight += 1;
@@ -110,9 +116,170 @@ impl Engine<'_> {
         )
     }
 
-    /// The delivery of `m` ends now (`in_flight`: it was held by a
-    /// worker): the broker learns its outcome.
-    pub(super) fn end_delivery(&mut self, m: MessageIndex, finish: Finish, in_flight: bool) {
+    /// A tracked delivery's decision (sections 17-22): the first applying
+    /// `fail` or `crash` in file order decides (a crash listed after an
+    /// applying `lose_ack` does not apply, decision 22.2); a crash before
+    /// the effect consults the store and makes no call; a crash after it
+    /// happens once the effect committed or the store answered, while a
+    /// delivery that fails before that (an outage, contention, a refused
+    /// call) fails as usual. In write-intent mode the store holds claims.
+    pub(super) fn decide_tracked(
+        &mut self,
+        m: MessageIndex,
+        faults: &[Fault],
+        receive: u32,
+    ) -> Decision {
+        let now = self.clock.now;
+        let repaired = self.operator.repaired;
+        let failed = |reason, class, takes| Decision {
+            finish: Finish::Failed(reason, class),
+            takes,
+            crash: None,
+            done_key: None,
+        };
+        let mut lose_ack_first = false;
+        let mut crash = None;
+        for f in faults
+            .iter()
+            .filter(|f| f.applies(receive as u64, repaired))
+        {
+            match f.kind {
+                FaultKind::Fail => return failed(f.reason, f.class, f.takes),
+                FaultKind::Crash(at) if !lose_ack_first => {
+                    crash = Some(at);
+                    break;
+                }
+                FaultKind::Crash(_) => {}
+                FaultKind::LoseAck => lose_ack_first = true,
+            }
+        }
+        let crashed = |done_key| Decision {
+            finish: Finish::Failed(REASON_CONSUMER_CRASHED, Class::Transient),
+            takes: None,
+            crash,
+            done_key,
+        };
+        let key = self.messages[m as usize].key(self.scenario.intent(m));
+        let retry = self.messages[m as usize].cycle_receives > 1;
+        let lease = match self.scenario.guarantees.dedup_mode {
+            DedupMode::WriteIntent { lease, renew } => Some((lease, renew)),
+            DedupMode::Result => None,
+        };
+        if crash == Some(CrashAt::BeforeEffect) {
+            match lease {
+                Some((lease, _)) => {
+                    if let Claim::Free = self.consult(m, key) {
+                        let lease_expires = now.saturating_add(lease);
+                        self.broker.dedup.claim(key, lease_expires);
+                        self.record(Some(m), Detail::Claimed { key, lease_expires });
+                    }
+                }
+                None => {
+                    self.hit_if_live(m, key);
+                }
+            }
+            return crashed(None);
+        }
+        if self.outages.contains(now) {
+            self.calls
+                .offer_during_outage(now, retry, &mut self.measures.totals);
+            return failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient, None);
+        }
+        let mut done_key = None;
+        match lease {
+            None => {
+                if !self.hit_if_live(m, key) {
+                    if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
+                        return failed(REASON_THROTTLED, Class::Transient, None);
+                    }
+                    self.broker.dedup.store(key, now);
+                    self.commit(m, key);
+                }
+            }
+            Some((lease, renew)) => match self.consult(m, key) {
+                Claim::Done(_) => {}
+                Claim::Intent(_) => {
+                    return failed(REASON_IN_FLIGHT_ELSEWHERE, Class::Transient, None);
+                }
+                Claim::Free => {
+                    // Renewed every `renew` from the start while the
+                    // delivery runs; a crashed consumer renews nothing.
+                    let renewed = match (renew, crash) {
+                        (Some(r), None) => self.service_time / r * r,
+                        _ => 0,
+                    };
+                    let lease_expires = now.saturating_add(renewed).saturating_add(lease);
+                    self.broker.dedup.claim(key, lease_expires);
+                    self.record(Some(m), Detail::Claimed { key, lease_expires });
+                    if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
+                        return failed(REASON_THROTTLED, Class::Transient, None);
+                    }
+                    self.commit(m, key);
+                    if matches!(crash, None | Some(CrashAt::AfterDone)) {
+                        done_key = Some(key);
+                    }
+                }
+            },
+        }
+        if crash.is_some() {
+            return crashed(done_key);
+        }
+        let ack_lost = faults
+            .iter()
+            .any(|f| f.kind == FaultKind::LoseAck && f.applies(receive as u64, repaired));
+        Decision {
+            finish: if ack_lost {
+                Finish::AckLost
+            } else {
+                Finish::Acked
+            },
+            takes: None,
+            crash: None,
+            done_key,
+        }
+    }
+
+    /// Result mode: a live result for `key` is a deduplication hit.
+    fn hit_if_live(&mut self, m: MessageIndex, key: KeyRef) -> bool {
+        let Some(expires_at) = self.broker.dedup.live(key, self.clock.now) else {
+            return false;
+        };
+        let message = &mut self.messages[m as usize];
+        message.dedup_hits = message.dedup_hits.saturating_add(1);
+        self.measures.totals.dedup_hits += 1;
+        self.record(Some(m), Detail::DedupHit { key, expires_at });
+        true
+    }
+
+    /// Write-intent mode: what the store holds for `key` now, with a hit
+    /// (DONE) or contention (a live INTENT) counted and recorded.
+    fn consult(&mut self, m: MessageIndex, key: KeyRef) -> Claim {
+        let claim = self.broker.dedup.claim_at(key, self.clock.now);
+        match claim {
+            Claim::Done(expires_at) => {
+                let message = &mut self.messages[m as usize];
+                message.dedup_hits = message.dedup_hits.saturating_add(1);
+                self.measures.totals.dedup_hits += 1;
+                self.record(Some(m), Detail::DedupHit { key, expires_at });
+            }
+            Claim::Intent(lease_expires) => {
+                self.measures.totals.contentions += 1;
+                self.record(Some(m), Detail::Contention { key, lease_expires });
+            }
+            Claim::Free => {}
+        }
+        claim
+    }
+
+    /// The delivery of `m` that started at `start` ends now (`in_flight`:
+    /// it was held by a worker): the broker learns its outcome.
+    pub(super) fn end_delivery(
+        &mut self,
+        m: MessageIndex,
+        finish: Finish,
+        in_flight: bool,
+        start: Millis,
+    ) {
         if in_flight {
             self.in_flight -= 1;
         }
@@ -124,14 +291,15 @@ impl Engine<'_> {
                 self.measures.totals.acked += 1;
                 self.record(Some(m), Detail::Acked);
                 self.ready.leave(m);
+                self.canary_settled(m, true);
             }
             Finish::AckLost => {
                 self.record(Some(m), Detail::AckLost);
-                self.after_failure(m, REASON_ACK_LOST, Class::Transient);
+                self.after_failure(m, REASON_ACK_LOST, Class::Transient, start);
             }
             Finish::Failed(reason, class) => {
                 self.record(Some(m), Detail::Failed { reason, class });
-                self.after_failure(m, reason, class);
+                self.after_failure(m, reason, class, start);
             }
         }
         self.state_changed(m);
@@ -149,6 +317,7 @@ impl Engine<'_> {
             self.measures.totals.duplicated_effects += 1;
         }
         self.measures.totals.effects += 1;
+        self.sinks.effect(key, intent);
         self.recording.effect(Effect {
             time: self.clock.now,
             message: m,
@@ -160,14 +329,51 @@ impl Engine<'_> {
         self.record(Some(m), Detail::Committed { key, effect });
     }
 
-    /// Step 5: route permanent failures, retry within budget, or quarantine.
-    fn after_failure(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
-        let message = &mut self.messages[m as usize];
-        message.set_failure(reason, class);
-        let delivery = &self.scenario.delivery;
-        if class == Class::Permanent && delivery.permanent == Permanent::Quarantine {
+    /// Whether a failure of `class` is retried: not a permanent failure
+    /// routed to quarantine, and within the cycle's budget.
+    pub(super) fn retries(&self, m: MessageIndex, class: Class) -> bool {
+        let routed =
+            class == Class::Permanent && self.scenario.delivery.permanent == Permanent::Quarantine;
+        !routed && self.messages[m as usize].cycle_receives < self.scenario.budget()
+    }
+
+    /// Step 5 after the delivery that started at `start`: route permanent
+    /// failures, retry within budget, or quarantine.
+    pub(super) fn after_failure(
+        &mut self,
+        m: MessageIndex,
+        reason: ReasonIndex,
+        class: Class,
+        start: Millis,
+    ) {
+        self.messages[m as usize].set_failure(reason, class);
+        if !self.retries(m, class) {
             self.quarantine(m, reason, class);
-        } else if message.cycle_receives < delivery.max_receives {
+            return;
+        }
+        let now = self.clock.now;
+        let guarantees = &self.scenario.guarantees;
+        if let (Profile::SqsStandard, Some(vt)) =
+            (guarantees.profile, guarantees.visibility_timeout)
+        {
+            // Retried when the visibility timeout ends (section 21.1).
+            let due = start.saturating_add(vt).max(now);
+            self.measures.retries += 1;
+            let delay = due - now;
+            let paid = &mut self.measures.totals.retry_delay_paid;
+            *paid = paid.saturating_add(delay);
+            self.record(Some(m), Detail::RetryScheduled { delay, due });
+            // A delivery that outlived its timeout left the message
+            // visible (ready) already; otherwise it waits until then.
+            if start.saturating_add(vt) >= now {
+                self.set_state(m, State::Waiting);
+                self.broker.queue.put_back(due, m);
+            }
+            return;
+        }
+        {
+            let message = &mut self.messages[m as usize];
+            let delivery = &self.scenario.delivery;
             let previous = self.prev_delays.get_mut(m as usize);
             let delay = retry_delay(delivery.retry, message, previous, &mut self.rng);
             self.set_state(m, State::Waiting);
@@ -177,16 +383,22 @@ impl Engine<'_> {
             self.broker.queue.put_back(due, m);
             self.measures.retries += 1;
             self.record(Some(m), Detail::RetryScheduled { delay, due });
-        } else {
-            self.quarantine(m, reason, class);
         }
     }
 
     /// The message enters quarantine with its diagnostic envelope
     /// (docs/model.md section 5), keeping the last failure's reason and class.
-    fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
-        self.set_state(m, State::Quarantined);
+    pub(super) fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         self.ready.leave(m);
+        if !self.scenario.guarantees.quarantine_enabled {
+            // No dead-letter queue: the message is dropped (final).
+            self.set_state(m, State::Dropped);
+            self.measures.totals.dropped += 1;
+            self.record(Some(m), Detail::Dropped { reason, class });
+            self.canary_settled(m, false);
+            return;
+        }
+        self.set_state(m, State::Quarantined);
         self.alarms.entered(self.clock.now);
         let message = &mut self.messages[m as usize];
         message.set_quarantined_at(self.clock.now);
@@ -204,5 +416,6 @@ impl Engine<'_> {
                 depth,
             },
         );
+        self.canary_settled(m, false);
     }
 }

@@ -1,5 +1,7 @@
 //! The deduplication store (docs/model.md section 3, step 3): a result per key,
-//! valid strictly before its expiry, never extended by a hit.
+//! valid strictly before its expiry, never extended by a hit. In
+//! write-intent mode (section 18) a key holds an INTENT claim until its
+//! lease expires, or DONE until its result expires.
 
 use std::collections::HashMap;
 
@@ -13,6 +15,22 @@ pub(super) struct DedupStore {
     /// Result expiry of fresh keys given by redrive. Never iterated, so
     /// its order cannot reach any output.
     fresh: HashMap<KeyRef, Millis>,
+    /// Write-intent mode: per key, whether it holds DONE (else INTENT,
+    /// whose lease expiry the maps above hold); keys never written read
+    /// as expired.
+    done_own: Vec<bool>,
+    done_fresh: HashMap<KeyRef, bool>,
+}
+
+/// What a write-intent key holds at an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Claim {
+    /// DONE, valid strictly before `expires_at`.
+    Done(Millis),
+    /// A live INTENT claim, strictly before `lease_expires`.
+    Intent(Millis),
+    /// Nothing live.
+    Free,
 }
 
 impl DedupStore {
@@ -22,11 +40,75 @@ impl DedupStore {
         } else {
             Vec::new()
         };
+        let write_intent = scenario.dedup_retention.is_some()
+            && matches!(
+                scenario.guarantees.dedup_mode,
+                crate::model::DedupMode::WriteIntent { .. }
+            );
         DedupStore {
             retention: scenario.dedup_retention,
             own,
             fresh: HashMap::new(),
+            done_own: vec![
+                false;
+                if write_intent {
+                    scenario.intent_count()
+                } else {
+                    0
+                }
+            ],
+            done_fresh: HashMap::new(),
         }
+    }
+
+    fn expiry(&self, key: KeyRef) -> Millis {
+        if key.generation == 0 {
+            self.own.get(key.intent as usize).copied().unwrap_or(0)
+        } else {
+            self.fresh.get(&key).copied().unwrap_or(0)
+        }
+    }
+
+    fn set(&mut self, key: KeyRef, expiry: Millis, done: bool) {
+        if key.generation == 0 {
+            self.own[key.intent as usize] = expiry;
+            self.done_own[key.intent as usize] = done;
+        } else {
+            self.fresh.insert(key, expiry);
+            self.done_fresh.insert(key, done);
+        }
+    }
+
+    /// Write-intent mode: what `key` holds at `t` (decision 22.11: a lease
+    /// is live strictly before it expires).
+    pub(super) fn claim_at(&self, key: KeyRef, t: Millis) -> Claim {
+        let expiry = self.expiry(key);
+        if t >= expiry {
+            return Claim::Free;
+        }
+        let done = if key.generation == 0 {
+            self.done_own[key.intent as usize]
+        } else {
+            self.done_fresh.get(&key).copied().unwrap_or(false)
+        };
+        if done {
+            Claim::Done(expiry)
+        } else {
+            Claim::Intent(expiry)
+        }
+    }
+
+    /// Write-intent mode: INTENT on `key` until `lease_expires`.
+    pub(super) fn claim(&mut self, key: KeyRef, lease_expires: Millis) {
+        self.set(key, lease_expires, false);
+    }
+
+    /// Write-intent mode: DONE replaces whatever `key` holds, valid
+    /// `result_retention` from `t`; returns its expiry.
+    pub(super) fn done(&mut self, key: KeyRef, t: Millis) -> Millis {
+        let expires_at = t.saturating_add(self.retention.unwrap_or(Millis::MAX));
+        self.set(key, expires_at, true);
+        expires_at
     }
 
     /// The expiry of a live result for `key` at time `t`, if the store

@@ -33,7 +33,9 @@ mod outcome;
 mod queue;
 mod ready;
 mod recorder;
+mod sinks;
 mod state;
+mod tracked;
 mod traffic;
 mod transition;
 mod watch;
@@ -143,6 +145,11 @@ struct Engine<'s> {
     recording: Recording,
     alarms: alarms::Alarms,
     stopped_by: StoppedBy,
+    /// Whether deliveries are tracked one by one (the file uses sections
+    /// 17-22).
+    tracked: bool,
+    deliveries: tracked::Deliveries,
+    sinks: sinks::Sinks,
 }
 
 impl<'s> Engine<'s> {
@@ -175,7 +182,13 @@ impl<'s> Engine<'s> {
             queue_waits: per_message(waits),
             prev_delays: per_message(decorrelated),
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
-            operator: Operator::default(),
+            operator: Operator {
+                enqueued: match scenario.guarantees.profile {
+                    crate::model::Profile::SqsStandard => vec![Millis::MAX; count as usize],
+                    _ => Vec::new(),
+                },
+                ..Operator::default()
+            },
             measures: Measures {
                 totals: Totals {
                     messages: count,
@@ -188,6 +201,9 @@ impl<'s> Engine<'s> {
             recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
             alarms: alarms::Alarms::new(scenario),
             stopped_by: StoppedBy::Drained,
+            tracked: scenario.guarantees.extended,
+            deliveries: tracked::Deliveries::default(),
+            sinks: sinks::Sinks::new(scenario),
         }
     }
 
@@ -234,8 +250,13 @@ impl<'s> Engine<'s> {
             Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
             Some(Due::End { message, finish }) => {
                 self.busy_workers = self.busy_workers.saturating_sub(1);
-                self.end_delivery(message, finish, true);
+                self.end_delivery(message, finish, true, t);
             }
+            Some(Due::EndOf { slot }) => {
+                self.busy_workers = self.busy_workers.saturating_sub(1);
+                self.end_tracked(slot);
+            }
+            Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
             None => self.inspect(),
         }
         self.take_ready();
@@ -338,6 +359,11 @@ impl<'s> Engine<'s> {
         let end = self.clock.end();
         self.observe_alarms(end);
         let mut totals = self.measures.totals;
+        if !self.tracked && totals.deliveries > 0 {
+            // Without a visibility timeout a message has one delivery in
+            // flight at a time.
+            totals.concurrent_deliveries = 1;
+        }
         totals.quarantined = self.broker.depth();
         totals.final_dlq_depth = self.broker.depth();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
@@ -353,6 +379,7 @@ impl<'s> Engine<'s> {
         totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.stopped_by as u64;
         let kind_counts = kind_counts(self.scenario, &self.messages, &self.draws);
+        let sinks = self.sinks.finish(self.scenario, &totals);
         let census = self
             .measures
             .census
@@ -377,6 +404,7 @@ impl<'s> Engine<'s> {
             alarms: self.alarms.records,
             calls: self.calls.finish(),
             kind_counts,
+            sinks,
         }
     }
 }
@@ -394,8 +422,8 @@ fn flow_measures(
 ) {
     // Every message is final (acked, quarantined, expired, purged) or
     // still going round.
-    totals.pending =
-        totals.messages - (totals.acked + totals.quarantined + totals.expired + totals.purged);
+    totals.pending = totals.messages
+        - (totals.acked + totals.quarantined + totals.expired + totals.purged + totals.dropped);
     let latencies = messages.iter().enumerate().filter_map(|(m, state)| {
         let acked = state.acked_at()?;
         Some(acked.saturating_sub(draws.arrival(scenario, m as MessageIndex)))

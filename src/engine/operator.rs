@@ -5,7 +5,20 @@ use std::collections::BTreeSet;
 
 use super::Engine;
 use super::transition::Detail;
-use crate::model::{Action, Identity, MessageIndex, Millis, State};
+use crate::model::{Action, Identity, MessageIndex, Millis, Profile, SQS_REDRIVE_RATE, State};
+
+/// A canary redrive waiting for its canaries (section 20).
+#[derive(Debug)]
+pub(super) struct Canary {
+    /// Canaries not yet final or back in quarantine.
+    waiting: BTreeSet<MessageIndex>,
+    canaries: u64,
+    acked: u64,
+    /// The other targets, fixed at the inspection, in quarantine order.
+    rest: Vec<MessageIndex>,
+    identity: Identity,
+    rate: Option<u64>,
+}
 
 /// Where the operator is in the scenario's list of steps.
 #[derive(Debug, Default)]
@@ -19,6 +32,12 @@ pub(super) struct Operator {
     pub(super) inspection_due: Option<Millis>,
     /// Drain time of each cycle: the source cycle, then one per step run.
     pub(super) drains: Vec<Millis>,
+    /// A canary redrive whose canaries are still going round.
+    pub(super) canary: Option<Canary>,
+    /// sqs-standard: each message's latest enqueue (its first arrival, or
+    /// the instant its latest redrive made it ready); `Millis::MAX`: its
+    /// arrival. Empty under other profiles.
+    pub(super) enqueued: Vec<Millis>,
 }
 
 impl Engine<'_> {
@@ -66,8 +85,15 @@ impl Engine<'_> {
         }
 
         // 3. The action.
-        match &step.action {
-            Action::Hold => self.broker.quarantine = retained,
+        let order = match step.canary {
+            Some(_) => retained.clone(),
+            None => Vec::new(),
+        };
+        let targets = match &step.action {
+            Action::Hold => {
+                self.broker.quarantine = retained;
+                return;
+            }
             Action::Purge => {
                 for m in retained {
                     self.set_state(m, State::Purged);
@@ -75,35 +101,105 @@ impl Engine<'_> {
                     self.record(Some(m), Detail::Purged);
                     self.state_changed(m);
                 }
+                return;
             }
-            Action::RedriveAll => {
-                for m in retained {
-                    self.redrive(m, step.identity);
-                }
-            }
+            Action::RedriveAll => retained,
             Action::Redrive(only) => {
                 let chosen: BTreeSet<MessageIndex> = only.iter().copied().collect();
-                let mut keep = Vec::new();
-                let mut redriven = BTreeSet::new();
-                for m in retained {
-                    if chosen.contains(&m) {
-                        redriven.insert(m);
-                        self.redrive(m, step.identity);
-                    } else {
-                        keep.push(m);
-                    }
-                }
+                let (targets, keep) = retained.into_iter().partition(|m| chosen.contains(m));
                 self.broker.quarantine = keep;
-                // Ids not redriven are reported after the redrives, in the
-                // order of `only`.
-                for &m in only {
-                    if !redriven.contains(&m) {
-                        let state = self.messages[m as usize].state;
-                        self.record(Some(m), Detail::RedriveSkipped { state });
-                    }
+                targets
+            }
+        };
+        let rate = self.redrive_rate(step.redrive_rate);
+        match step.canary {
+            None => self.redrive_all(&targets, step.identity, rate),
+            Some(n) => {
+                let n = (n as usize).min(targets.len());
+                let (canaries, rest) = targets.split_at(n);
+                self.operator.canary = Some(Canary {
+                    waiting: canaries.iter().copied().collect(),
+                    canaries: n as u64,
+                    acked: 0,
+                    rest: rest.to_vec(),
+                    identity: step.identity,
+                    rate,
+                });
+                // The rest stay in quarantine, in order, until the
+                // canaries decide.
+                let leaving: BTreeSet<MessageIndex> = canaries.iter().copied().collect();
+                self.broker.quarantine =
+                    order.into_iter().filter(|m| !leaving.contains(m)).collect();
+                self.redrive_all(canaries, step.identity, rate);
+                if n == 0 {
+                    self.canary_decides();
                 }
             }
         }
+        if let Action::Redrive(only) = &step.action {
+            // Ids not redriven are reported after the redrives, in the
+            // order of `only`.
+            let targets: BTreeSet<MessageIndex> = targets.iter().copied().collect();
+            for &m in only {
+                if !targets.contains(&m) {
+                    let state = self.messages[m as usize].state;
+                    self.record(Some(m), Detail::RedriveSkipped { state });
+                }
+            }
+        }
+    }
+
+    /// Under sqs-standard, messages moved per second (section 21.3).
+    fn redrive_rate(&self, rate: Option<u64>) -> Option<u64> {
+        (self.scenario.guarantees.profile == Profile::SqsStandard)
+            .then(|| rate.unwrap_or(SQS_REDRIVE_RATE))
+    }
+
+    /// Redrives `ms` now, in order; with a rate the k-th becomes ready at
+    /// now + floor(k * 1000 / rate).
+    fn redrive_all(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
+        let now = self.clock.now;
+        for (k, &m) in ms.iter().enumerate() {
+            let at = match rate {
+                Some(r) => now.saturating_add((k as u64).saturating_mul(1000) / r),
+                None => now,
+            };
+            self.redrive(m, identity, at);
+        }
+    }
+
+    /// A message became final or returned to quarantine (`acked`: it was
+    /// acked): if it is a canary and the last one, the canary decides.
+    pub(super) fn canary_settled(&mut self, m: MessageIndex, acked: bool) {
+        let Some(c) = &mut self.operator.canary else {
+            return;
+        };
+        if !c.waiting.remove(&m) {
+            return;
+        }
+        c.acked += acked as u64;
+        if c.waiting.is_empty() {
+            self.canary_decides();
+        }
+    }
+
+    /// Every canary is final or back in quarantine: all acked, the rest
+    /// are redriven now, behind this instant's other events; otherwise
+    /// they stay in quarantine.
+    fn canary_decides(&mut self) {
+        let Some(c) = self.operator.canary.take() else {
+            return;
+        };
+        if c.acked < c.canaries {
+            let (acked, canaries) = (c.acked, c.canaries);
+            self.record(None, Detail::CanaryFailed { acked, canaries });
+            return;
+        }
+        let rest: BTreeSet<MessageIndex> = c.rest.iter().copied().collect();
+        self.broker.quarantine.retain(|m| !rest.contains(m));
+        let count = c.rest.len() as u64;
+        self.record(None, Detail::CanaryPassed { rest: count });
+        self.redrive_all(&c.rest, c.identity, c.rate);
     }
 
     /// Applies quarantine retention; returns the messages still retained,
@@ -113,7 +209,17 @@ impl Engine<'_> {
         let quarantine = std::mem::take(&mut self.broker.quarantine);
         let mut retained = Vec::with_capacity(quarantine.len());
         for m in quarantine {
-            let age = self.messages[m as usize].quarantine_age(now).unwrap_or(0);
+            let age = match self.operator.enqueued.get(m as usize) {
+                // sqs-standard: counted from the latest enqueue (21.2).
+                Some(&at) => {
+                    let at = match at {
+                        Millis::MAX => self.draws.arrival(self.scenario, m),
+                        at => at,
+                    };
+                    now.saturating_sub(at)
+                }
+                None => self.messages[m as usize].quarantine_age(now).unwrap_or(0),
+            };
             if self.scenario.quarantine_retention.is_some_and(|r| age >= r) {
                 self.set_state(m, State::Expired);
                 self.measures.totals.expired += 1;
@@ -126,8 +232,9 @@ impl Engine<'_> {
         retained
     }
 
-    /// A new cycle for a quarantined message, delivered again now.
-    fn redrive(&mut self, m: MessageIndex, identity: Identity) {
+    /// A new cycle for a quarantined message, ready again at `at` (now,
+    /// or later under a redrive rate).
+    fn redrive(&mut self, m: MessageIndex, identity: Identity, at: Millis) {
         let scenario = self.scenario;
         self.set_state(m, State::Waiting);
         let message = &mut self.messages[m as usize];
@@ -140,6 +247,9 @@ impl Engine<'_> {
         let (cycle, key) = (message.cycle, message.key(scenario.intent(m)));
         self.record(Some(m), Detail::Redriven { cycle, key });
         self.state_changed(m);
-        self.broker.queue.put_back(self.clock.now, m);
+        if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {
+            *enqueued = at;
+        }
+        self.broker.queue.put_back(at, m);
     }
 }

@@ -5,7 +5,7 @@ use super::census::Census;
 use super::recorder::{Recorder, StateChange};
 use super::state::MessageState;
 use super::transition::{Effect, Transition};
-use crate::model::{KeyRef, KindField, MessageIndex, Millis, Scenario, Totals};
+use crate::model::{KeyRef, KindField, MessageIndex, Millis, Scenario, SinkField, Totals};
 
 /// The result of a run: what reports and expectations read.
 #[derive(Debug, Clone)]
@@ -53,6 +53,9 @@ pub struct Outcome {
     /// Each message's time ready but not taken, summed over its
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,
+    /// Per sink (file order, or the default counter): its value and its
+    /// visible duplicates.
+    pub sinks: Vec<[u64; 2]>,
 }
 
 impl Outcome {
@@ -85,6 +88,14 @@ impl Outcome {
         self.kind_counts
             .get(kind as usize)
             .map_or(0, |counts| counts[field as usize])
+    }
+
+    /// A sink's value or visible duplicates (sink index into the
+    /// scenario's sinks).
+    pub fn sink_value(&self, sink: u32, field: SinkField) -> u64 {
+        self.sinks
+            .get(sink as usize)
+            .map_or(0, |values| values[field as usize])
     }
 
     /// The mix kind (index into [`Scenario::kinds`]) of message `m`.

@@ -34,14 +34,20 @@ pub(super) enum Due {
         message: MessageIndex,
         finish: Finish,
     },
+    /// A tracked delivery (sections 17-22) ends: its record is `slot`.
+    EndOf { slot: u32 },
+    /// A tracked delivery's visibility timeout passes.
+    Visible { slot: u32, sequence: u64 },
 }
 
 /// A scheduled entry: (time, sequence, what), ordered by time then
 /// sequence (sequences are unique). `what` packs the message (low 32
-/// bits) with, for the end of a delivery, how it ends: bits 32-33 the
-/// kind (0: the message becomes ready, 1: acked, 2: ack lost, 3: failed),
-/// bit 34 the class, bits 35-63 the reason. 24 bytes, so that a heap of
-/// many waiting retries stays small.
+/// bits) with, for the end of a delivery, how it ends: bits 32-34 the
+/// kind (0: the message becomes ready, 1: acked, 2: ack lost, 3: failed,
+/// 4: a tracked delivery ends, 5: its visibility timeout passes), bit 35
+/// the class, bits 36-63 the reason or, for kinds 4 and 5, the low 32
+/// bits hold the delivery's slot instead of the message. 24 bytes, so
+/// that a heap of many waiting retries stays small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
     at: Millis,
@@ -53,6 +59,8 @@ const READY: u64 = 0;
 const ACKED: u64 = 1;
 const ACK_LOST: u64 = 2;
 const FAILED: u64 = 3;
+const END_OF: u64 = 4;
+const VISIBLE: u64 = 5;
 
 fn pack(message: MessageIndex, finish: Option<Finish>) -> u64 {
     let (kind, class, reason) = match finish {
@@ -63,24 +71,31 @@ fn pack(message: MessageIndex, finish: Option<Finish>) -> u64 {
             (FAILED, (class == Class::Permanent) as u64, reason as u64)
         }
     };
-    message as u64 | kind << 32 | class << 34 | reason << 35
+    message as u64 | kind << 32 | class << 35 | reason << 36
 }
 
 fn unpack(what: u64, sequence: u64) -> Due {
     let message = what as MessageIndex;
-    let finish = match (what >> 32) & 3 {
+    let finish = match (what >> 32) & 7 {
         READY => {
             return Due::Ready { message, sequence };
+        }
+        END_OF => return Due::EndOf { slot: message },
+        VISIBLE => {
+            return Due::Visible {
+                slot: message,
+                sequence,
+            };
         }
         ACKED => Finish::Acked,
         ACK_LOST => Finish::AckLost,
         _ => {
-            let class = if (what >> 34) & 1 == 1 {
+            let class = if (what >> 35) & 1 == 1 {
                 Class::Permanent
             } else {
                 Class::Transient
             };
-            Finish::Failed((what >> 35) as ReasonIndex, class)
+            Finish::Failed((what >> 36) as ReasonIndex, class)
         }
     };
     Due::End { message, finish }
@@ -161,6 +176,16 @@ impl SourceQueue {
         self.schedule(at, pack(message, Some(finish)));
     }
 
+    /// A tracked delivery (record `slot`) ends at `at`.
+    pub(super) fn schedule_end_of(&mut self, at: Millis, slot: u32) {
+        self.schedule(at, slot as u64 | END_OF << 32);
+    }
+
+    /// A tracked delivery's visibility timeout passes at `at`.
+    pub(super) fn schedule_visible(&mut self, at: Millis, slot: u32) {
+        self.schedule(at, slot as u64 | VISIBLE << 32);
+    }
+
     /// Entries still due: arrivals to come, retries, redrives and ends.
     pub(super) fn pending(&self) -> u64 {
         self.due.len() as u64 + self.arrivals.remaining()
@@ -213,11 +238,21 @@ mod tests {
             Finish::AckLost,
             Finish::Failed(0, Class::Transient),
             Finish::Failed(123_456, Class::Permanent),
+            Finish::Failed((1 << 28) - 1, Class::Permanent),
         ] {
             queue.schedule_end(20_000, MessageIndex::MAX, finish);
             let message = MessageIndex::MAX;
             assert_eq!(queue.take(20_000), Some(Due::End { message, finish }));
         }
+        queue.schedule_end_of(30_000, 9);
+        queue.schedule_visible(30_000, u32::MAX);
+        assert_eq!(queue.take(30_000), Some(Due::EndOf { slot: 9 }));
+        let sequence = queue.sequence - 1;
+        let visible = Due::Visible {
+            slot: u32::MAX,
+            sequence,
+        };
+        assert_eq!(queue.take(30_000), Some(visible));
         assert_eq!(queue.pending(), 0);
     }
 }

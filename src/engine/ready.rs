@@ -34,6 +34,10 @@ pub(super) struct ReadySet {
     groups: Option<GroupQueues>,
     /// Ready messages not taken, blocked ones included.
     pub(super) depth: u64,
+    /// Entries of the eligible heap withdrawn before they were taken (a
+    /// message visible again whose current delivery ended), skipped when
+    /// they come up. Never iterated.
+    withdrawn: std::collections::HashMap<MessageIndex, u32>,
 }
 
 impl ReadySet {
@@ -63,6 +67,7 @@ impl ReadySet {
             eligible: BinaryHeap::new(),
             groups,
             depth: 0,
+            withdrawn: std::collections::HashMap::new(),
         }
     }
 
@@ -96,9 +101,26 @@ impl ReadySet {
     /// time it became ready).
     #[inline]
     pub(super) fn take(&mut self) -> Option<(MessageIndex, Millis)> {
-        let Reverse((at, _, m)) = self.eligible.pop()?;
+        loop {
+            let Reverse((at, _, m)) = self.eligible.pop()?;
+            if let Some(n) = self.withdrawn.get_mut(&m) {
+                *n -= 1;
+                if *n == 0 {
+                    self.withdrawn.remove(&m);
+                }
+                continue;
+            }
+            self.depth -= 1;
+            return Some((m, at));
+        }
+    }
+
+    /// Message `m`, eligible and not taken (its group's head, visible
+    /// again after a visibility timeout), leaves the ready set: its
+    /// current delivery ended. Its entry is skipped when it comes up.
+    pub(super) fn withdraw(&mut self, m: MessageIndex) {
         self.depth -= 1;
-        Some((m, at))
+        *self.withdrawn.entry(m).or_insert(0) += 1;
     }
 
     /// Message `m` is acked or quarantined: under ordering it leaves its

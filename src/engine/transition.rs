@@ -1,7 +1,7 @@
 //! What a run records: transitions and committed effects.
 
 use crate::model::{
-    Class, EventKind, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, State,
+    Class, CrashAt, EventKind, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, State,
 };
 
 /// One step of the run, at a modeled time.
@@ -69,6 +69,45 @@ pub enum Detail {
     AlarmCleared {
         alarm: u32,
     },
+    /// The consumer crashed: the delivery ends without an ack.
+    Crashed {
+        at: CrashAt,
+    },
+    /// A superseded delivery ended; its outcome never reaches the broker.
+    ReceiptExpired,
+    /// The visibility timeout of the delivery started at `started` passed.
+    VisibleAgain {
+        started: Millis,
+    },
+    /// A live INTENT claim on the key: the delivery fails.
+    Contention {
+        key: KeyRef,
+        lease_expires: Millis,
+    },
+    /// The delivery claimed the key: INTENT until `lease_expires`.
+    Claimed {
+        key: KeyRef,
+        lease_expires: Millis,
+    },
+    /// DONE replaced the key's INTENT, until `expires_at`.
+    DoneRecorded {
+        key: KeyRef,
+        expires_at: Millis,
+    },
+    /// Quarantine is disabled: the message is dropped (final).
+    Dropped {
+        reason: ReasonIndex,
+        class: Class,
+    },
+    /// Every canary was acked: `rest` messages are redriven now.
+    CanaryPassed {
+        rest: u64,
+    },
+    /// `acked` of the `canaries` were acked: the rest stay in quarantine.
+    CanaryFailed {
+        acked: u64,
+        canaries: u64,
+    },
 }
 
 impl Detail {
@@ -90,6 +129,15 @@ impl Detail {
             Detail::AlarmCleared { .. } => EventKind::AlarmCleared,
             Detail::RedriveSkipped { .. } => EventKind::RedriveSkipped,
             Detail::Purged => EventKind::Purged,
+            Detail::Crashed { .. } => EventKind::Crashed,
+            Detail::ReceiptExpired => EventKind::ReceiptExpired,
+            Detail::VisibleAgain { .. } => EventKind::VisibleAgain,
+            Detail::Contention { .. } => EventKind::Contention,
+            Detail::Claimed { .. } => EventKind::Claimed,
+            Detail::DoneRecorded { .. } => EventKind::DoneRecorded,
+            Detail::Dropped { .. } => EventKind::Dropped,
+            Detail::CanaryPassed { .. } => EventKind::CanaryPassed,
+            Detail::CanaryFailed { .. } => EventKind::CanaryFailed,
         }
     }
 }

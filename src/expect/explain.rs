@@ -57,6 +57,7 @@ pub fn explain(
         Target::Message(m, _) => message_story(scenario, outcome, m, told, line),
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
+        Target::Sink(k, _) => super::guarantee_stories::sink_story(scenario, outcome, k),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {
@@ -220,6 +221,7 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         Story::Workers => super::flow_stories::workers_story(scenario, outcome),
         Story::Calls => super::flow_stories::calls_story(scenario, outcome),
         Story::Pending => super::flow_stories::pending_story(scenario, outcome),
+        Story::Overlaps => super::guarantee_stories::overlaps_story(scenario, outcome),
     };
     let _ = writeln!(out, "In this run: {title}");
     push_limited(&mut out, &lines);

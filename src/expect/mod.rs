@@ -3,6 +3,7 @@
 
 mod explain;
 mod flow_stories;
+mod guarantee_stories;
 pub mod words;
 
 use crate::diagnostic::{Problem, Source};
@@ -43,6 +44,7 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
             }
         }
         Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
+        Target::Sink(sink, field) => Value::Count(outcome.sink_value(sink, field)),
         Target::Alarm(a, field) => {
             let r = outcome.alarms.get(a as usize).cloned().unwrap_or_default();
             match field {

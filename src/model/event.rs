@@ -60,6 +60,15 @@ define_event_kinds! {
     Redriven "redriven" "the operator redrove the message: a new cycle";
     RedriveSkipped "redrive_skipped" "an `only` id was not in quarantine";
     Purged "purged" "the operator purged the message";
+    Crashed "crashed" "the consumer crashed during the delivery: no ack";
+    ReceiptExpired "receipt_expired" "a superseded delivery ended: its outcome never reached the broker";
+    VisibleAgain "visible_again" "the visibility timeout passed: the message can be delivered again";
+    Contention "contention" "a live INTENT claim on the key: the delivery failed";
+    Claimed "claimed" "the delivery claimed the key (INTENT, with a lease)";
+    DoneRecorded "done_recorded" "DONE replaced the key's INTENT";
+    Dropped "dropped" "the message exhausted its budget with quarantine disabled (final)";
+    CanaryPassed "canary_passed" "every canary was acked: the rest are redriven";
+    CanaryFailed "canary_failed" "a canary was not acked: the rest stay in quarantine";
     AlarmFired "alarm_fired" "an alarm's metric reached its threshold";
     AlarmCleared "alarm_cleared" "an alarm's metric fell below its threshold";
 }
@@ -78,11 +87,13 @@ pub enum State {
     Quarantined,
     Expired,
     Purged,
+    /// Quarantine disabled: the message exhausted its budget (final).
+    Dropped,
 }
 
 impl State {
     /// Every state, in declaration order (`State as usize` indexes it).
-    pub const ALL: [State; 7] = [
+    pub const ALL: [State; 8] = [
         State::Waiting,
         State::Ready,
         State::InFlight,
@@ -90,6 +101,7 @@ impl State {
         State::Quarantined,
         State::Expired,
         State::Purged,
+        State::Dropped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -101,6 +113,7 @@ impl State {
             State::Quarantined => "quarantined",
             State::Expired => "expired",
             State::Purged => "purged",
+            State::Dropped => "dropped",
         }
     }
 }

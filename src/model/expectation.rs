@@ -20,6 +20,8 @@ pub enum Target {
     Kind(u32, KindField),
     /// `[expect.alarm."NAME"]`: index into [`Scenario::alarms`].
     Alarm(u32, super::AlarmField),
+    /// `[expect.sink."NAME"]`: index into the scenario's sinks.
+    Sink(u32, super::SinkField),
     Event {
         kind: EventKind,
         message: Option<MessageIndex>,
@@ -193,6 +195,12 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
         Target::Alarm(a, f) => format!(
             "alarm \"{}\" {} {}",
             scenario.alarms[*a as usize].name,
+            f.name(),
+            check_words(&e.check)
+        ),
+        Target::Sink(k, f) => format!(
+            "sink \"{}\" {} {}",
+            scenario.guarantees.sinks[*k as usize].name,
             f.name(),
             check_words(&e.check)
         ),

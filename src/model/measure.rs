@@ -28,6 +28,8 @@ pub enum Unit {
 pub enum Part {
     Core,
     Flow,
+    /// Sections 17-22: listed for files that use them.
+    Guarantee,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -62,6 +64,8 @@ pub enum Story {
     Calls,
     /// The messages not final at the stop.
     Pending,
+    /// Crashes, overlapping deliveries, expired receipts, contention.
+    Overlaps,
 }
 
 /// Calls `$callback!` with every measure, in the order the file format,
@@ -128,6 +132,16 @@ macro_rules! for_each_measure {
                 "messages not final when the run stopped";
             stopped_by StoppedBy Stop Flow $crate::model::Story::Pending,
                 "why the run ended: drained, max_time or max_events";
+            concurrent_deliveries ConcurrentDeliveries Count Guarantee $crate::model::Story::Overlaps,
+                "the most deliveries of one message in flight at once";
+            expired_receipts ExpiredReceipts Count Guarantee $crate::model::Story::Overlaps,
+                "superseded deliveries that ended without crashing: outcome lost";
+            crashes Crashes Count Guarantee $crate::model::Story::Overlaps,
+                "deliveries whose consumer crashed";
+            contentions Contentions Count Guarantee $crate::model::Story::Overlaps,
+                "deliveries that found a live INTENT claim on their key";
+            dropped Dropped Count Guarantee $crate::model::Story::FinalState($crate::model::State::Dropped),
+                "messages dropped with quarantine disabled";
         }
     };
 }
@@ -207,13 +221,16 @@ impl Total {
         Total::ALL.iter().copied().find(|t| t.name() == name)
     }
 
-    /// The measures a run lists: the core ones, and the flow ones when
-    /// the scenario uses sections 11-13.
-    pub fn listed(extended: bool) -> impl Iterator<Item = Total> {
-        Total::ALL
-            .iter()
-            .copied()
-            .filter(move |t| extended || t.part() == Part::Core)
+    /// The measures a run lists: the core ones, the flow ones when the
+    /// scenario uses sections 11-13, those of sections 17-22 when it uses
+    /// them.
+    pub fn listed(scenario: &super::Scenario) -> impl Iterator<Item = Total> {
+        let (flow, guarantee) = (scenario.flow.extended, scenario.guarantees.extended);
+        Total::ALL.iter().copied().filter(move |t| match t.part() {
+            Part::Core => true,
+            Part::Flow => flow,
+            Part::Guarantee => guarantee,
+        })
     }
 }
 
@@ -277,6 +294,11 @@ mod tests {
                 Total::PeakOffered => totals.peak_offered = i as u64 + 1,
                 Total::Pending => totals.pending = i as u64 + 1,
                 Total::StoppedBy => totals.stopped_by = i as u64 + 1,
+                Total::ConcurrentDeliveries => totals.concurrent_deliveries = i as u64 + 1,
+                Total::ExpiredReceipts => totals.expired_receipts = i as u64 + 1,
+                Total::Crashes => totals.crashes = i as u64 + 1,
+                Total::Contentions => totals.contentions = i as u64 + 1,
+                Total::Dropped => totals.dropped = i as u64 + 1,
             }
         }
         for (i, t) in Total::ALL.iter().enumerate() {

@@ -5,6 +5,7 @@ mod alarm;
 mod event;
 mod expectation;
 mod flow;
+mod guarantee;
 mod keys;
 mod measure;
 
@@ -17,6 +18,10 @@ pub use expectation::{
     Check, Expectation, KindField, MessageField, Target, Value, Verdict, describe,
 };
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, StoppedBy, Workers};
+pub use guarantee::{
+    CrashAt, DedupMode, Guarantees, Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE,
+    SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
+};
 pub use keys::{Intents, KeyRef, derived_key};
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 
@@ -58,6 +63,9 @@ pub struct Scenario {
     pub kinds: Vec<String>,
     /// `[[alarm]]`s, in file order.
     pub alarms: Vec<Alarm>,
+    /// Visibility timeout, profile, store mode, quarantine on or off,
+    /// sinks (sections 17-22).
+    pub guarantees: Guarantees,
     /// Failure reasons, interned. The first three are fixed.
     pub reasons: Vec<String>,
     pub intents: Intents,
@@ -68,11 +76,17 @@ pub const REASON_HANDLER_ERROR: ReasonIndex = 0;
 pub const REASON_DOWNSTREAM_UNAVAILABLE: ReasonIndex = 1;
 pub const REASON_ACK_LOST: ReasonIndex = 2;
 pub const REASON_THROTTLED: ReasonIndex = 3;
-pub const FIXED_REASONS: [&str; 4] = [
+pub const REASON_IN_FLIGHT_ELSEWHERE: ReasonIndex = 4;
+pub const REASON_CONSUMER_CRASHED: ReasonIndex = 5;
+pub const REASON_VISIBILITY_TIMEOUT: ReasonIndex = 6;
+pub const FIXED_REASONS: [&str; 7] = [
     "handler error",
     "downstream unavailable",
     "ack lost",
     "throttled",
+    "in flight elsewhere",
+    "consumer crashed",
+    "visibility timeout",
 ];
 
 /// `max_receives = "unlimited"`: no quarantine by budget.
@@ -134,6 +148,8 @@ pub enum FaultKind {
     Fail,
     /// The handler succeeds but the acknowledgement is lost.
     LoseAck,
+    /// The consumer is killed during the delivery (section 18).
+    Crash(CrashAt),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,6 +286,10 @@ pub struct OperatorStep {
     pub repair: bool,
     pub action: Action,
     pub identity: Identity,
+    /// Redrive only the first N retained messages first (section 20).
+    pub canary: Option<u32>,
+    /// sqs-standard: messages moved per second (default 500).
+    pub redrive_rate: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

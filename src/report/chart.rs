@@ -25,6 +25,7 @@ const AREA_HEIGHT: f64 = 260.0;
 /// Bottom-to-top order of the aggregate view's stacked areas.
 const STACK: [State; STATE_COUNT] = [
     State::Acked,
+    State::Dropped,
     State::Expired,
     State::Purged,
     State::Quarantined,

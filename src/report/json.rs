@@ -173,7 +173,24 @@ pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
                     Detail::Expired { age } => json!({ "age": age }),
                     Detail::Redriven { cycle, key } => json!({ "cycle": cycle, "key": scenario.key_name(key) }),
                     Detail::RedriveSkipped { state } => json!({ "state": state.as_str() }),
-                    Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => json!({}),
+                    Detail::AckLost
+                    | Detail::Acked
+                    | Detail::Repaired
+                    | Detail::Purged
+                    | Detail::ReceiptExpired => json!({}),
+                    Detail::Crashed { at } => json!({ "at": at.as_str() }),
+                    Detail::VisibleAgain { started } => json!({ "started": started }),
+                    Detail::Contention { key, lease_expires } | Detail::Claimed { key, lease_expires } => {
+                        json!({ "key": scenario.key_name(key), "lease_expires": lease_expires })
+                    }
+                    Detail::DoneRecorded { key, expires_at } => {
+                        json!({ "key": scenario.key_name(key), "expires_at": expires_at })
+                    }
+                    Detail::Dropped { reason, class } => {
+                        json!({ "reason": scenario.reasons[reason as usize], "class": class.as_str() })
+                    }
+                    Detail::CanaryPassed { rest } => json!({ "rest": rest }),
+                    Detail::CanaryFailed { acked, canaries } => json!({ "acked": acked, "canaries": canaries }),
                     Detail::AlarmFired { alarm, value } => json!({ "alarm": scenario.alarms[alarm as usize].name, "value": value }),
                     Detail::AlarmCleared { alarm } => json!({ "alarm": scenario.alarms[alarm as usize].name }),
                 };
@@ -209,7 +226,7 @@ pub fn ledger(scenario: &Scenario, outcome: &Outcome) -> Json {
 pub fn totals(scenario: &Scenario, outcome: &Outcome) -> Json {
     let mut map = Map::new();
     map.insert("messages".into(), json!(outcome.totals.messages));
-    for total in Total::listed(scenario.flow.extended) {
+    for total in Total::listed(scenario) {
         map.insert(total.name().into(), value(&outcome.totals.get(total)));
     }
     Json::Object(map)
@@ -409,10 +426,16 @@ pub fn census(outcome: &Outcome) -> Json {
     while c.end / every > CENSUS_ROWS {
         every = crate::engine::census_step_after(every);
     }
+    // `dropped` is a column only for runs that dropped a message (it is
+    // final, so the last row says whether any did).
+    let dropped = c.last[State::Dropped as usize] > 0;
     let row = |t: Millis, counts: [u64; crate::engine::STATE_COUNT]| {
         let mut r = Map::new();
         r.insert("time".into(), json!(t));
         for state in State::ALL {
+            if state == State::Dropped && !dropped {
+                continue;
+            }
             r.insert(state.as_str().into(), json!(counts[state as usize]));
         }
         Json::Object(r)
@@ -500,6 +523,11 @@ mod tests {
                     let at = run_until(&scenario, Recorder::Off, t).unwrap();
                     for state in State::ALL {
                         let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
+                        if state == State::Dropped && r.get("dropped").is_none() {
+                            // A column only when the run dropped some.
+                            assert_eq!(n, 0);
+                            continue;
+                        }
                         assert_eq!(
                             r[state.as_str()],
                             n,

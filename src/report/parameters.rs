@@ -135,6 +135,7 @@ fn fault(scenario: &Scenario, f: &crate::model::Fault) -> String {
     let what = match f.kind {
         crate::model::FaultKind::Fail => "fail",
         crate::model::FaultKind::LoseAck => "lose_ack",
+        crate::model::FaultKind::Crash(_) => "crash",
     };
     let when = match f.selector {
         Selector::First(n) => format!("first {n}"),
@@ -147,5 +148,6 @@ fn fault(scenario: &Scenario, f: &crate::model::Fault) -> String {
             f.class.as_str()
         ),
         crate::model::FaultKind::LoseAck => format!("{what} {when}"),
+        crate::model::FaultKind::Crash(at) => format!("{what} {when} {}", at.as_str()),
     }
 }

@@ -72,6 +72,43 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
         Detail::Purged => "purged from quarantine".to_string(),
         Detail::AlarmFired { alarm, value } => alarm_sentence(scenario, alarm, Some(value)),
         Detail::AlarmCleared { alarm } => alarm_sentence(scenario, alarm, None),
+        Detail::Crashed { at } => format!(
+            "consumer crashed ({}): no ack reaches the broker",
+            at.as_str()
+        ),
+        Detail::ReceiptExpired => {
+            "receipt expired: a later delivery superseded this one, its outcome is lost".to_string()
+        }
+        Detail::VisibleAgain { started } => format!(
+            "visible again: the delivery started at {} outlived the visibility timeout",
+            dur(started)
+        ),
+        Detail::Contention { key, lease_expires } => format!(
+            "contention on key {}: a live INTENT claim until {}, no effect",
+            scenario.key_name(key),
+            dur(lease_expires)
+        ),
+        Detail::Claimed { key, lease_expires } => format!(
+            "claimed key {}: INTENT until {}",
+            scenario.key_name(key),
+            dur(lease_expires)
+        ),
+        Detail::DoneRecorded { key, expires_at } => format!(
+            "DONE recorded for key {} (valid until {})",
+            scenario.key_name(key),
+            dur(expires_at)
+        ),
+        Detail::Dropped { reason, class } => format!(
+            "dropped (quarantine disabled): {} ({})",
+            scenario.reasons[reason as usize],
+            class.as_str()
+        ),
+        Detail::CanaryPassed { rest } => {
+            format!("canary passed: every canary was acked; {rest} more redriven now")
+        }
+        Detail::CanaryFailed { acked, canaries } => {
+            format!("canary failed: {acked} of {canaries} acked; the rest stay in quarantine")
+        }
     }
 }
 
@@ -243,9 +280,13 @@ pub fn snapshot(scenario: &Scenario, outcome: &Outcome, limit: usize) -> String 
 pub fn totals(scenario: &Scenario, outcome: &Outcome) -> String {
     let t = &outcome.totals;
     let mut out = String::new();
-    let _ = writeln!(out, "{:<20}{}", "messages", t.messages);
-    for total in Total::listed(scenario.flow.extended) {
-        let _ = writeln!(out, "{:<20}{}", total.name(), shown_total(outcome, total));
+    // 20 columns, wider when a listed name needs more.
+    let w = Total::listed(scenario)
+        .map(|t| t.name().len() + 2)
+        .fold(20, usize::max);
+    let _ = writeln!(out, "{:<w$}{}", "messages", t.messages);
+    for total in Total::listed(scenario) {
+        let _ = writeln!(out, "{:<w$}{}", total.name(), shown_total(outcome, total));
     }
     out
 }

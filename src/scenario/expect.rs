@@ -55,6 +55,9 @@ pub(super) fn expectations(
     for (name, a) in &e.alarm {
         out.extend(alarm_expectations(problems, scenario, name, a.get_ref()));
     }
+    for (name, k) in &e.sink {
+        out.extend(sink_expectations(problems, scenario, name, k.get_ref()));
+    }
     for ev in &e.event {
         out.extend(event_expectation(problems, scenario, ev));
     }
@@ -151,6 +154,40 @@ fn kind_expectations(
         (&k.deliveries, KindField::Deliveries),
     ];
     let fields = fields.map(|(v, f)| (v, Target::Kind(index as u32, f), Kind::Count, f.name()));
+    table_expectations(problems, fields, &k.description)
+}
+
+/// `[expect.sink."NAME"]`: each field written, against that sink.
+fn sink_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    name: &S<String>,
+    k: &file::ExpectSink,
+) -> Vec<Expectation> {
+    let sinks = &scenario.guarantees.sinks;
+    let Some(index) = sinks.iter().position(|x| &x.name == name.get_ref()) else {
+        let names = sinks.iter().map(|x| x.name.as_str());
+        let help = match did_you_mean(name.get_ref(), names) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None => format!(
+                "the sinks are: {}",
+                sinks
+                    .iter()
+                    .map(|x| x.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let label = "no [[sink]] has this name (without [[sink]] the one sink is \"counter\")";
+        let message = format!("unknown sink \"{}\"", name.get_ref());
+        problems.error_help(Some(name.span()), message, label, help);
+        return Vec::new();
+    };
+    let fields = [
+        (&k.value, SinkField::Value),
+        (&k.visible_duplicates, SinkField::VisibleDuplicates),
+    ];
+    let fields = fields.map(|(v, f)| (v, Target::Sink(index as u32, f), Kind::Count, f.name()));
     table_expectations(problems, fields, &k.description)
 }
 

@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 14] = [
+pub const TABLES: [&str; 15] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -23,6 +23,7 @@ pub const TABLES: [&str; 14] = [
     "workers",
     "downstream",
     "alarm",
+    "sink",
     "limits",
     "sweep",
     "expect",
@@ -69,6 +70,10 @@ pub struct File {
     /// Alarms on the queues: each fires when its metric reaches `at_least`.
     #[schemars(with = "Vec<super::alarms::AlarmTable>")]
     pub alarm: Vec<S<super::alarms::AlarmTable>>,
+    #[serde(default)]
+    /// Where effects land: increment, upsert or irreversible (default: one increment sink, "counter").
+    #[schemars(with = "Vec<super::guarantees::SinkTable>")]
+    pub sink: Vec<S<super::guarantees::SinkTable>>,
     /// Where a run that would not end is stopped.
     #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,
@@ -115,6 +120,12 @@ pub struct Delivery {
     /// none (default) | fifo (one group) | per_key (a group per key or `group`).
     #[schemars(with = "Option<Ordering>")]
     pub ordering: Option<S<Ordering>>,
+    /// A delivery still running this long after it started: the message is visible again.
+    #[schemars(with = "Option<Duration>")]
+    pub visibility_timeout: Option<S<Duration>>,
+    /// model (default) | sqs-standard | rabbitmq-quorum.
+    #[schemars(with = "Option<super::guarantees::ProfileName>")]
+    pub profile: Option<S<super::guarantees::ProfileName>>,
 }
 
 /// `max_receives`: a count, or "unlimited".
@@ -228,6 +239,8 @@ pub struct Quarantine {
     /// How long a message stays in quarantine, measured from entering it. Absent: forever.
     #[schemars(with = "Option<Duration>")]
     pub retention: Option<S<Duration>>,
+    /// false: no dead-letter queue; a message that exhausts its budget is dropped.
+    pub enabled: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -238,6 +251,15 @@ pub struct Dedup {
     /// How long a committed result is kept; valid strictly before it expires.
     #[schemars(with = "Option<Duration>")]
     pub result_retention: Option<S<Duration>>,
+    /// result (default) | write_intent (INTENT claims with a lease, then DONE).
+    #[schemars(with = "Option<super::guarantees::DedupModeName>")]
+    pub mode: Option<S<super::guarantees::DedupModeName>>,
+    /// write_intent: how long an INTENT claim lives.
+    #[schemars(with = "Option<Duration>")]
+    pub lease: Option<S<Duration>>,
+    /// write_intent: renew the claim this often while its delivery runs.
+    #[schemars(with = "Option<Duration>")]
+    pub renew: Option<S<Duration>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -257,6 +279,12 @@ pub struct Operator {
     /// stable (keep the key) | new (a fresh key `<key>~rN`).
     #[schemars(with = "Option<Identity>")]
     pub identity: Option<S<Identity>>,
+    /// Redrive the first N retained messages first; the rest follow only if all N are acked.
+    #[schemars(with = "Option<i64>")]
+    pub canary: Option<S<i64>>,
+    /// sqs-standard: messages a redrive moves per second (default 500).
+    #[schemars(with = "Option<i64>")]
+    pub redrive_rate: Option<S<i64>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
@@ -308,6 +336,12 @@ pub struct Fault {
     /// The handler commits but the acknowledgement is lost: { first = N } or { until = "repair" }.
     #[schemars(with = "Option<Selector>")]
     pub lose_ack: Option<S<Selector>>,
+    /// The consumer is killed during the delivery: { first = N } or { until = "repair" }, with `at`.
+    #[schemars(with = "Option<Selector>")]
+    pub crash: Option<S<Selector>>,
+    /// With `crash`: before_effect | after_effect | after_done.
+    #[schemars(with = "Option<super::guarantees::CrashAtName>")]
+    pub at: Option<S<super::guarantees::CrashAtName>>,
     /// Failure reason (default "handler error").
     #[schemars(with = "Option<String>")]
     pub reason: Option<S<String>>,

@@ -74,6 +74,9 @@ macro_rules! define_expect {
             #[schemars(with = "BTreeMap<String, ExpectAlarm>")]
             pub alarm: BTreeMap<S<String>, S<ExpectAlarm>>,
             #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectSink>")]
+            pub sink: BTreeMap<S<String>, S<ExpectSink>>,
+            #[serde(default)]
             #[schemars(with = "Vec<ExpectEvent>")]
             pub event: Vec<S<ExpectEvent>>,
         }
@@ -138,6 +141,19 @@ pub struct ExpectAlarm {
     pub times_fired: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub firing_at_end: CheckValue,
+}
+
+/// `[expect.sink."NAME"]` (the default sink is "counter").
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSink {
+    pub description: Option<String>,
+    /// increment: effects; upsert: distinct keys written; irreversible: sends.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub value: CheckValue,
+    /// The value minus the distinct intents among it.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub visible_duplicates: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -207,28 +207,50 @@ pub(super) fn faults(
     for f in raw {
         let span = f.span();
         let f = f.get_ref();
-        let (kind, sel) = match (&f.fail, &f.lose_ack) {
-            (Some(s), None) => (FaultKind::Fail, s),
-            (None, Some(s)) => (FaultKind::LoseAck, s),
-            (Some(_), Some(_)) => {
+        let written: Vec<(&str, &S<file::Selector>)> = [
+            ("fail", &f.fail),
+            ("lose_ack", &f.lose_ack),
+            ("crash", &f.crash),
+        ]
+        .into_iter()
+        .filter_map(|(name, sel)| sel.as_ref().map(|s| (name, s)))
+        .collect();
+        let (kind, sel) = match written.as_slice() {
+            [("fail", s)] => (FaultKind::Fail, *s),
+            [("lose_ack", s)] => (FaultKind::LoseAck, *s),
+            [(_, s)] => match super::guarantees::crash_at(problems, span.clone(), f) {
+                Some(at) => (FaultKind::Crash(at), *s),
+                None => continue,
+            },
+            [] => {
                 problems.error_help(
                     Some(span),
-                    "a fault names both `fail` and `lose_ack`",
-                    "one kind per fault",
-                    "write two faults: one with fail = {...}, one with lose_ack = {...}",
-                );
-                continue;
-            }
-            (None, None) => {
-                problems.error_help(
-                    Some(span),
-                    "a fault needs `fail` or `lose_ack`",
+                    "a fault needs `fail`, `lose_ack` or `crash`",
                     "what fails?",
                     "e.g. { fail = { first = 2 }, reason = \"upstream timeout\" } or { lose_ack = { until = \"repair\" } }",
                 );
                 continue;
             }
+            [(a, _), (b, _), ..] => {
+                problems.error_help(
+                    Some(span),
+                    format!("a fault names both `{a}` and `{b}`"),
+                    "one kind per fault",
+                    format!(
+                        "write one fault per kind: one with {a} = {{...}}, one with {b} = {{...}}"
+                    ),
+                );
+                continue;
+            }
         };
+        if let (Some(at), false) = (&f.at, matches!(kind, FaultKind::Crash(_))) {
+            problems.error_help(
+                Some(at.span()),
+                "`at` goes with a `crash` fault",
+                "not allowed here",
+                "at = \"before_effect\" | \"after_effect\" | \"after_done\" says where a crash kills the consumer",
+            );
+        }
         let Some(selector) = selector(problems, sel) else {
             continue;
         };
@@ -256,17 +278,18 @@ pub(super) fn faults(
                 intern(reasons, r.get_ref())
             }
             (_, FaultKind::LoseAck) => REASON_ACK_LOST,
+            (_, FaultKind::Crash(_)) => REASON_CONSUMER_CRASHED,
             (None, FaultKind::Fail) => REASON_HANDLER_ERROR,
         };
         let class = match f.class.as_ref().map(|c| *c.get_ref()) {
             Some(file::Class::Permanent) if kind == FaultKind::Fail => Class::Permanent,
             _ => Class::Transient,
         };
-        if let (Some(t), FaultKind::LoseAck) = (&f.takes, kind) {
+        if let (Some(t), FaultKind::LoseAck | FaultKind::Crash(_)) = (&f.takes, kind) {
             problems.error_help(
                 Some(t.span()),
                 "`takes` goes with a `fail` fault",
-                "not allowed on lose_ack",
+                "not allowed on lose_ack or crash",
                 "a lost acknowledgement takes the service time; `takes` says how long a failing handler hangs",
             );
         }

@@ -6,6 +6,7 @@ mod expect;
 pub mod file;
 mod file_expect;
 mod flow;
+mod guarantees;
 mod messages;
 mod points;
 mod problems;

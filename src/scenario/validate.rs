@@ -24,6 +24,8 @@ pub(super) fn validate(
     };
 
     let flow = flow_of(&mut problems, &raw);
+    let guarantees = super::guarantees::guarantees(&mut problems, &raw);
+    let profile = guarantees.profile;
     let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
     let meta = raw.scenario.map(|s| s.into_inner());
     if let Some(m) = &meta {
@@ -38,10 +40,11 @@ pub(super) fn validate(
         None => 0,
     };
 
-    let delivery = delivery(&mut problems, raw.delivery);
+    let delivery = delivery(&mut problems, raw.delivery, profile);
     let quarantine_retention = raw
         .quarantine
-        .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0));
+        .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0))
+        .or((profile == Profile::SqsStandard).then_some(SQS_RETENTION));
     let dedup_retention = dedup_retention(raw.dedup);
 
     let limits = limits(&mut problems, raw.limits);
@@ -86,6 +89,7 @@ pub(super) fn validate(
         flow,
         kinds,
         alarms: super::alarms::alarms(&mut problems, &raw.alarm),
+        guarantees,
         reasons,
         intents: Intents::default(),
         expectations: Vec::new(),
@@ -186,7 +190,11 @@ fn dedup_retention(raw: Option<S<file::Dedup>>) -> Option<Millis> {
     }
 }
 
-fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<Delivery> {
+fn delivery(
+    problems: &mut Problems,
+    raw: Option<S<file::Delivery>>,
+    profile: Profile,
+) -> Option<Delivery> {
     let Some(raw) = raw else {
         problems.error_help(
             None,
@@ -203,6 +211,7 @@ fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<D
         problems.plain(queue, span.clone(), "the queue name", false, MAX_ID);
     }
     let max_receives = match &d.max_receives {
+        None if profile == Profile::RabbitmqQuorum => Some(RABBITMQ_DELIVERY_LIMIT),
         None => {
             problems.error_help(
                 Some(span.clone()),
@@ -215,6 +224,18 @@ fn delivery(problems: &mut Problems, raw: Option<S<file::Delivery>>) -> Option<D
         Some(m) => receives(problems, m),
     };
     let retry = match (&d.retry_interval, &d.backoff) {
+        (None, None) if profile != Profile::Model => Some(Retry::Fixed(0)),
+        (retry_interval, backoff) if profile == Profile::SqsStandard => {
+            let span = retry_interval.as_ref().map(|i| i.span());
+            let span = span.or(backoff.as_ref().map(|b| b.span()));
+            problems.error_help(
+                span,
+                "with profile = \"sqs-standard\" a failed delivery is retried when its visibility timeout ends",
+                "not used by this profile",
+                "remove retry_interval and backoff; set visibility_timeout (default 30s) instead",
+            );
+            None
+        }
         (Some(i), None) => Some(Retry::Fixed(i.get_ref().0)),
         (None, Some(b)) => Some(backoff(problems, b.get_ref())),
         (Some(i), Some(_)) => {
@@ -405,7 +426,11 @@ fn operators(
             (file::Action::RedriveAll, None) => Action::RedriveAll,
             (file::Action::Purge, None) => Action::Purge,
         };
+        let (canary, redrive_rate) =
+            super::guarantees::step_keys(problems, &op, scenario.guarantees.profile);
         steps.push(OperatorStep {
+            canary,
+            redrive_rate,
             wait: op.wait.map_or(0, |w| w.into_inner().0),
             repair: op.repair.unwrap_or(false),
             action,

@@ -1,0 +1,240 @@
+//! Deliveries tracked one by one (docs/model.md sections 17-22): with a
+//! visibility timeout a message may have several deliveries in flight, and
+//! only the latest started (the current one) reaches the broker; a crash
+//! ends a delivery without an ack; a write-intent claim is turned into
+//! DONE when its delivery ends. Each delivery in flight has a record in a
+//! slab, freed when its end and its visibility timer (if any) have fired,
+//! so memory follows the deliveries in flight, not the run's length.
+//!
+//! Files without sections 17-22 never come here: their deliveries keep
+//! the compact path of `consumer.rs`.
+
+use std::collections::HashMap;
+
+use super::Engine;
+use super::queue::Finish;
+use super::transition::Detail;
+use crate::model::{
+    Class, CrashAt, KeyRef, MessageIndex, Millis, Profile, REASON_CONSUMER_CRASHED,
+    REASON_VISIBILITY_TIMEOUT, State,
+};
+
+/// One delivery, from its start until its end and its visibility timer
+/// have fired.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Record {
+    pub(super) message: MessageIndex,
+    /// The message's total receives at its start: the delivery is current
+    /// while no later one has started.
+    pub(super) receive: u32,
+    pub(super) start: Millis,
+    pub(super) finish: Finish,
+    pub(super) crash: Option<CrashAt>,
+    /// Write-intent: the key whose DONE this delivery writes at its end.
+    pub(super) done_key: Option<KeyRef>,
+    /// Whether it holds a worker (not atomic).
+    pub(super) in_flight: bool,
+    /// Scheduled events still to fire (its end, its visibility timer).
+    refs: u8,
+}
+
+/// How a tracked delivery's start decided it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Decision {
+    pub(super) finish: Finish,
+    pub(super) takes: Option<Millis>,
+    pub(super) crash: Option<CrashAt>,
+    pub(super) done_key: Option<KeyRef>,
+}
+
+#[derive(Default)]
+pub(super) struct Deliveries {
+    slots: Vec<Record>,
+    free: Vec<u32>,
+    /// Deliveries in flight per message (only messages with some).
+    per_message: HashMap<MessageIndex, u32>,
+}
+
+impl Deliveries {
+    fn open(&mut self, record: Record) -> u32 {
+        *self.per_message.entry(record.message).or_insert(0) += 1;
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = record;
+                slot
+            }
+            None => {
+                self.slots.push(record);
+                self.slots.len() as u32 - 1
+            }
+        }
+    }
+
+    /// Deliveries of `m` in flight now.
+    fn of(&self, m: MessageIndex) -> u32 {
+        self.per_message.get(&m).copied().unwrap_or(0)
+    }
+
+    fn ended(&mut self, m: MessageIndex) {
+        if let Some(n) = self.per_message.get_mut(&m) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_message.remove(&m);
+            }
+        }
+    }
+
+    /// One of the slot's events fired; the slot is reused after the last.
+    fn release(&mut self, slot: u32) -> Record {
+        let record = &mut self.slots[slot as usize];
+        record.refs -= 1;
+        let copy = *record;
+        if copy.refs == 0 {
+            self.free.push(slot);
+        }
+        copy
+    }
+}
+
+impl Engine<'_> {
+    /// A worker takes message `m` now (its receive counts are updated and
+    /// recorded): decide the delivery, then schedule its end and, when the
+    /// visibility timeout can overtake it, its timer.
+    pub(super) fn start_tracked(&mut self, m: MessageIndex, receive: u32) {
+        let now = self.clock.now;
+        let scenario = self.scenario;
+        let concurrent = 1 + self.deliveries.of(m) as u64;
+        let most = &mut self.measures.totals.concurrent_deliveries;
+        *most = (*most).max(concurrent);
+        let faults = self.draws.faults(scenario, m);
+        let decision = self.decide_tracked(m, faults, receive);
+        let service = match decision.crash {
+            Some(_) => self.service_time,
+            None => decision.takes.unwrap_or(self.service_time),
+        };
+        let busy = &mut self.measures.totals.worker_busy;
+        *busy = busy.saturating_add(service);
+        let timeout = scenario.guarantees.visibility_timeout;
+        let timer = timeout.filter(|&vt| decision.crash.is_some() || service > vt);
+        let atomic = service == 0 && scenario.flow.workers.is_none();
+        let slot = self.deliveries.open(Record {
+            message: m,
+            receive,
+            start: now,
+            finish: decision.finish,
+            crash: decision.crash,
+            done_key: decision.done_key,
+            in_flight: !atomic,
+            refs: 1 + timer.is_some() as u8,
+        });
+        if atomic {
+            self.end_tracked(slot);
+        } else {
+            self.set_state(m, State::InFlight);
+            self.in_flight += 1;
+            self.state_changed(m);
+            self.broker
+                .queue
+                .schedule_end_of(now.saturating_add(service), slot);
+        }
+        if let Some(vt) = timer {
+            self.broker
+                .queue
+                .schedule_visible(now.saturating_add(vt), slot);
+        }
+    }
+
+    /// A tracked delivery ends now.
+    pub(super) fn end_tracked(&mut self, slot: u32) {
+        let now = self.clock.now;
+        let d = self.deliveries.release(slot);
+        let m = d.message;
+        if d.in_flight {
+            self.in_flight -= 1;
+        }
+        self.deliveries.ended(m);
+        self.clock.last_delivery = Some(now);
+        if let Some(key) = d.done_key {
+            let expires_at = self.broker.dedup.done(key, now);
+            self.record(Some(m), Detail::DoneRecorded { key, expires_at });
+        }
+        let message = &self.messages[m as usize];
+        let current = d.receive == message.total_receives
+            && !matches!(message.state, State::Quarantined | State::Dropped);
+        if let Some(at) = d.crash {
+            self.measures.totals.crashes += 1;
+            self.record(Some(m), Detail::Crashed { at });
+        }
+        if !current {
+            // Superseded: the outcome never reaches the broker.
+            if d.crash.is_none() {
+                self.measures.totals.expired_receipts += 1;
+                self.record(Some(m), Detail::ReceiptExpired);
+            }
+            return;
+        }
+        if d.crash.is_some() {
+            match self.scenario.guarantees.visibility_timeout {
+                // The broker learns nothing: the message stays invisible
+                // until its timeout (unless it is visible already).
+                Some(vt) if now < d.start.saturating_add(vt) => self.set_state(m, State::Waiting),
+                Some(_) => {}
+                None => self.after_failure(m, REASON_CONSUMER_CRASHED, Class::Transient, d.start),
+            }
+            self.state_changed(m);
+            return;
+        }
+        let visible = d.in_flight && self.messages[m as usize].state == State::Ready;
+        if visible && !self.stays_visible(m, d.finish) {
+            // Visible again after its timeout and not taken since: it
+            // leaves the ready set (the current delivery decides).
+            self.ready.withdraw(m);
+        }
+        self.end_delivery(m, d.finish, false, d.start);
+    }
+
+    /// Under sqs-standard a failed delivery whose message is already
+    /// visible again and within its budget stays visible (its retry is
+    /// due at its start plus the timeout, which has passed).
+    fn stays_visible(&self, m: MessageIndex, finish: Finish) -> bool {
+        let class = match finish {
+            Finish::Acked => return false,
+            Finish::AckLost => Class::Transient,
+            Finish::Failed(_, class) => class,
+        };
+        self.scenario.guarantees.profile == Profile::SqsStandard && self.retries(m, class)
+    }
+
+    /// The visibility timer of a tracked delivery fires now.
+    pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
+        let d = self.deliveries.release(slot);
+        let m = d.message;
+        let message = &self.messages[m as usize];
+        let current = d.receive == message.total_receives
+            && matches!(message.state, State::InFlight | State::Waiting);
+        if !current {
+            return;
+        }
+        let exhausted = message.cycle_receives >= self.scenario.budget();
+        self.record(Some(m), Detail::VisibleAgain { started: d.start });
+        if exhausted {
+            // Decision 22.8: the budget is checked when it becomes visible.
+            let reason = match d.crash {
+                Some(_) => REASON_CONSUMER_CRASHED,
+                None => REASON_VISIBILITY_TIMEOUT,
+            };
+            self.messages[m as usize].set_failure(reason, Class::Transient);
+            self.clock.last_delivery = Some(self.clock.now);
+            self.quarantine(m, reason, Class::Transient);
+            self.state_changed(m);
+            return;
+        }
+        self.set_state(m, State::Ready);
+        if self.direct {
+            self.start_delivery(m);
+        } else {
+            self.ready.add(m, self.clock.now, sequence);
+            self.state_changed(m);
+        }
+    }
+}

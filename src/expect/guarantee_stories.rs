@@ -1,0 +1,66 @@
+//! Explanations of the measures of sections 17-22: sinks, crashes,
+//! overlapping deliveries, expired receipts and contention.
+
+use crate::engine::{Detail, Outcome};
+use crate::model::*;
+
+use super::words::plural;
+
+/// A sink's value and how many of it are duplicates, from the ledger.
+pub(super) fn sink_story(scenario: &Scenario, outcome: &Outcome, k: u32) -> String {
+    let sink = &scenario.guarantees.sinks[k as usize];
+    let value = outcome.sink_value(k, SinkField::Value);
+    let duplicates = outcome.sink_value(k, SinkField::VisibleDuplicates);
+    let what = match sink.kind {
+        SinkKind::Increment => "one per committed effect",
+        SinkKind::Upsert => "one row per distinct key written (a fresh key is a new row)",
+        SinkKind::Irreversible => "one send per committed effect",
+    };
+    format!(
+        "sink \"{}\" ({}): value {value}, {what}; {} of them {} no new intent \
+         ({} effects over {} intents in the ledger).\n",
+        sink.name,
+        sink.kind.as_str(),
+        duplicates,
+        if duplicates == 1 { "adds" } else { "add" },
+        outcome.totals.effects,
+        outcome.totals.effects - outcome.totals.duplicated_effects,
+    )
+}
+
+/// Crashes, overlapping deliveries, expired receipts and contention, with
+/// the transitions that show them when the run kept them.
+pub(super) fn overlaps_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
+    let t = &outcome.totals;
+    let title = format!(
+        "{}, {}, {}; at most {} of one message in flight at once",
+        plural(t.crashes, "crash", "crashes"),
+        plural(t.expired_receipts, "expired receipt", "expired receipts"),
+        plural(t.contentions, "contention", "contentions"),
+        plural(t.concurrent_deliveries, "delivery", "deliveries"),
+    );
+    let lines = outcome
+        .transitions
+        .iter()
+        .filter(|tr| {
+            matches!(
+                tr.detail,
+                Detail::Crashed { .. }
+                    | Detail::ReceiptExpired
+                    | Detail::VisibleAgain { .. }
+                    | Detail::Contention { .. }
+            )
+        })
+        .map(|tr| {
+            let who = tr
+                .message
+                .map_or(String::new(), |m| format!("{}: ", scenario.message_id(m)));
+            format!(
+                "{} {who}{}",
+                crate::duration::format(tr.time),
+                tr.detail.kind().as_str()
+            )
+        })
+        .collect();
+    (title, lines)
+}

@@ -1,0 +1,168 @@
+//! What the broker and the consumer guarantee (docs/model.md sections
+//! 17-22): a visibility timeout, the broker profile, consumer crashes, the
+//! deduplication store's mode, quarantine on or off, and the sinks the
+//! effects reach. A scenario without these keys has none of them: sections
+//! 1-16 unchanged.
+
+use super::{Millis, Scenario, UNLIMITED_RECEIVES};
+
+/// `[delivery] profile`: whose rules the broker follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// Every rule of the model as written.
+    #[default]
+    Model,
+    /// Amazon SQS standard queue with a redrive policy (section 21).
+    SqsStandard,
+    /// RabbitMQ quorum queue with a delivery limit (section 21).
+    RabbitmqQuorum,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Model => "model",
+            Profile::SqsStandard => "sqs-standard",
+            Profile::RabbitmqQuorum => "rabbitmq-quorum",
+        }
+    }
+}
+
+/// The visibility timeout sqs-standard uses when the file gives none.
+pub const SQS_VISIBILITY_TIMEOUT: Millis = 30_000;
+/// The quarantine retention sqs-standard uses when the file gives none.
+pub const SQS_RETENTION: Millis = 4 * 86_400_000;
+/// Messages a redrive moves per second under sqs-standard by default.
+pub const SQS_REDRIVE_RATE: u64 = 500;
+/// rabbitmq-quorum's delivery limit when the file gives none.
+pub const RABBITMQ_DELIVERY_LIMIT: u32 = 20;
+
+/// Where a `crash` fault kills the consumer (section 18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashAt {
+    /// Before the call: no effect (a claim made stays as INTENT).
+    BeforeEffect,
+    /// After the effect, before DONE is recorded.
+    AfterEffect,
+    /// After the effect and DONE.
+    AfterDone,
+}
+
+impl CrashAt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrashAt::BeforeEffect => "before_effect",
+            CrashAt::AfterEffect => "after_effect",
+            CrashAt::AfterDone => "after_done",
+        }
+    }
+}
+
+/// `[dedup] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DedupMode {
+    /// A result per key (section 3.3).
+    #[default]
+    Result,
+    /// INTENT claims with a lease, then DONE (section 18).
+    WriteIntent {
+        lease: Millis,
+        /// Renew the claim every this long while its delivery runs.
+        renew: Option<Millis>,
+    },
+}
+
+/// `[[sink]] kind` (section 19).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SinkKind {
+    /// Adds one per effect.
+    Increment,
+    /// A row per key: the same key again changes nothing.
+    Upsert,
+    /// A send: every effect reaches a person.
+    Irreversible,
+}
+
+impl SinkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SinkKind::Increment => "increment",
+            SinkKind::Upsert => "upsert",
+            SinkKind::Irreversible => "irreversible",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sink {
+    pub name: String,
+    pub kind: SinkKind,
+}
+
+/// The sink a file without `[[sink]]` has: the ledger as a counter.
+pub fn default_sinks() -> Vec<Sink> {
+    vec![Sink {
+        name: "counter".to_string(),
+        kind: SinkKind::Increment,
+    }]
+}
+
+/// A field of `[expect.sink."NAME"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SinkField {
+    Value,
+    VisibleDuplicates,
+}
+
+impl SinkField {
+    pub const ALL: [SinkField; 2] = [SinkField::Value, SinkField::VisibleDuplicates];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SinkField::Value => "value",
+            SinkField::VisibleDuplicates => "visible_duplicates",
+        }
+    }
+}
+
+/// The settings of sections 17-22, resolved (profile defaults applied).
+#[derive(Debug, Clone, Default)]
+pub struct Guarantees {
+    pub profile: Profile,
+    /// `[delivery] visibility_timeout` (sqs-standard: 30s by default).
+    pub visibility_timeout: Option<Millis>,
+    pub dedup_mode: DedupMode,
+    /// `[quarantine] enabled` (default true): false drops instead.
+    pub quarantine_enabled: bool,
+    /// `[[sink]]` entries, or the default counter.
+    pub sinks: Vec<Sink>,
+    /// Whether the file wrote `[[sink]]` (reports then list the sinks).
+    pub sinks_written: bool,
+    /// Whether the file uses any of sections 17-22, so that their
+    /// measures are listed in its outputs.
+    pub extended: bool,
+}
+
+impl Scenario {
+    /// Receives a cycle may have before the message is quarantined: the
+    /// `max_receives` budget, or the delivery limit plus one under
+    /// rabbitmq-quorum ("unlimited" stays unlimited).
+    pub fn budget(&self) -> u32 {
+        let max = self.delivery.max_receives;
+        if self.guarantees.profile == Profile::RabbitmqQuorum && max != UNLIMITED_RECEIVES {
+            max.saturating_add(1)
+        } else {
+            max
+        }
+    }
+
+    /// Whether a delivery with this service time can be overtaken by its
+    /// visibility timeout (decision 22.7: only if strictly longer).
+    pub fn overtaken(&self, service: Millis) -> bool {
+        self.guarantees
+            .visibility_timeout
+            .is_some_and(|vt| service > vt)
+    }
+}

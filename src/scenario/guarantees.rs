@@ -1,0 +1,273 @@
+//! The keys of sections 17-22 as written, and their validation: the
+//! visibility timeout, the broker profile (its defaults set before the
+//! other keys are read, decision 22.5), the store's mode, quarantine on or
+//! off, `[[sink]]`, a crash's `at`, and an operator step's `canary` and
+//! `redrive_rate`.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::file::{self, S};
+use super::problems::{MAX_ID, Problems};
+use crate::model::*;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SinkTable {
+    /// Unique; `[expect.sink."NAME"]` names it.
+    #[schemars(with = "String")]
+    pub name: S<String>,
+    /// increment | upsert | irreversible.
+    #[schemars(with = "SinkKindName")]
+    pub kind: S<SinkKindName>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SinkKindName {
+    Increment,
+    Upsert,
+    Irreversible,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileName {
+    Model,
+    SqsStandard,
+    RabbitmqQuorum,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DedupModeName {
+    Result,
+    WriteIntent,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CrashAtName {
+    BeforeEffect,
+    AfterEffect,
+    AfterDone,
+}
+
+/// The profile the file names (default: model).
+pub(super) fn profile(raw: &file::File) -> Profile {
+    let named = raw
+        .delivery
+        .as_ref()
+        .and_then(|d| d.get_ref().profile.as_ref());
+    match named.map(|p| *p.get_ref()) {
+        Some(ProfileName::SqsStandard) => Profile::SqsStandard,
+        Some(ProfileName::RabbitmqQuorum) => Profile::RabbitmqQuorum,
+        _ => Profile::Model,
+    }
+}
+
+/// A crash fault's `at` (required).
+pub(super) fn crash_at(
+    problems: &mut Problems,
+    span: Range<usize>,
+    fault: &file::Fault,
+) -> Option<CrashAt> {
+    match fault.at.as_ref().map(|a| *a.get_ref()) {
+        Some(CrashAtName::BeforeEffect) => Some(CrashAt::BeforeEffect),
+        Some(CrashAtName::AfterEffect) => Some(CrashAt::AfterEffect),
+        Some(CrashAtName::AfterDone) => Some(CrashAt::AfterDone),
+        None => {
+            problems.error_help(
+                Some(span),
+                "a `crash` fault needs `at`",
+                "where does the consumer die?",
+                "add at = \"before_effect\", \"after_effect\" or \"after_done\"",
+            );
+            None
+        }
+    }
+}
+
+/// Sections 17-22's settings, with the profile's defaults.
+pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantees {
+    let profile = profile(raw);
+    let delivery = raw.delivery.as_ref().map(|d| d.get_ref());
+    let timeout = delivery.and_then(|d| d.visibility_timeout.as_ref());
+    if let Some(t) = timeout.filter(|t| t.get_ref().0 == 0) {
+        problems.error_help(
+            Some(t.span()),
+            "`visibility_timeout` must be at least 1ms",
+            "0s",
+            "a delivery longer than the timeout lets the message be delivered again; e.g. visibility_timeout = \"30s\"",
+        );
+    }
+    let visibility_timeout = match (timeout, profile) {
+        (Some(t), _) => Some(t.get_ref().0),
+        (None, Profile::SqsStandard) => Some(SQS_VISIBILITY_TIMEOUT),
+        (None, _) => None,
+    };
+    let quarantine = raw.quarantine.as_ref().map(|q| q.get_ref());
+    let quarantine_enabled = quarantine.and_then(|q| q.enabled) != Some(false);
+    let crashes = fault_lists(raw).any(|f| f.get_ref().crash.is_some());
+    let canary = raw.operator.iter().any(|o| o.get_ref().canary.is_some());
+    let dedup_mode = dedup_mode(problems, raw.dedup.as_ref());
+    Guarantees {
+        profile,
+        visibility_timeout,
+        dedup_mode,
+        quarantine_enabled,
+        sinks: sinks(problems, &raw.sink),
+        sinks_written: !raw.sink.is_empty(),
+        extended: delivery.is_some_and(|d| d.profile.is_some())
+            || visibility_timeout.is_some()
+            || dedup_mode != DedupMode::Result
+            || !quarantine_enabled
+            || !raw.sink.is_empty()
+            || crashes
+            || canary,
+    }
+}
+
+/// Every fault list of the file.
+fn fault_lists(raw: &file::File) -> impl Iterator<Item = &S<file::Fault>> {
+    let messages = raw.message.iter().flat_map(|m| &m.get_ref().faults);
+    let traffic = raw.traffic.iter().flat_map(|t| {
+        let t = t.get_ref();
+        t.faults
+            .iter()
+            .chain(t.mix.iter().flat_map(|k| &k.get_ref().faults))
+    });
+    messages.chain(traffic)
+}
+
+/// `[dedup] mode`, `lease` and `renew` (decisions 22.3, 22.11).
+fn dedup_mode(problems: &mut Problems, raw: Option<&S<file::Dedup>>) -> DedupMode {
+    let Some(raw) = raw else {
+        return DedupMode::Result;
+    };
+    let d = raw.get_ref();
+    let write_intent = d.mode.as_ref().map(|m| *m.get_ref()) == Some(DedupModeName::WriteIntent);
+    if !write_intent {
+        for (key, value) in [("lease", &d.lease), ("renew", &d.renew)] {
+            if let Some(v) = value {
+                problems.error_help(
+                    Some(v.span()),
+                    format!("`{key}` goes with mode = \"write_intent\""),
+                    "not used in result mode",
+                    "set mode = \"write_intent\" in [dedup], or remove it",
+                );
+            }
+        }
+        return DedupMode::Result;
+    }
+    if let (Some(false), Some(mode)) = (d.enabled, &d.mode) {
+        problems.error_help(
+            Some(mode.span()),
+            "a write-intent store cannot be disabled",
+            "enabled = false",
+            "remove `enabled = false`, or the mode",
+        );
+    }
+    let Some(lease) = &d.lease else {
+        problems.error_help(
+            Some(raw.span()),
+            "mode = \"write_intent\" needs `lease`",
+            "lease missing",
+            "an INTENT claim lives this long unless renewed: add e.g. lease = \"1h\"",
+        );
+        return DedupMode::Result;
+    };
+    let lease_ms = lease.get_ref().0;
+    if lease_ms == 0 {
+        problems.error(lease.span(), "`lease` must be at least 1ms", "0s");
+    }
+    let renew = d.renew.as_ref().map(|r| r.get_ref().0);
+    if let (Some(r), Some(span)) = (renew, d.renew.as_ref().map(|r| r.span())) {
+        if r == 0 {
+            problems.error(span, "`renew` must be at least 1ms", "0s");
+        } else if r >= lease_ms {
+            problems.error_help(
+                Some(span),
+                "`renew` must be shorter than `lease`",
+                "the claim would lapse before its renewal",
+                format!("renew below {}", crate::duration::format(lease_ms)),
+            );
+        }
+    }
+    DedupMode::WriteIntent {
+        lease: lease_ms,
+        renew,
+    }
+}
+
+/// `[[sink]]`: unique names; none means the one "counter".
+fn sinks(problems: &mut Problems, raw: &[S<SinkTable>]) -> Vec<Sink> {
+    if raw.is_empty() {
+        return default_sinks();
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for s in raw {
+        let s = s.get_ref();
+        problems.plain_spanned(&s.name, "a sink's name", MAX_ID);
+        if !seen.insert(s.name.get_ref().clone()) {
+            let message = format!("two sinks are named \"{}\"", s.name.get_ref());
+            problems.error(s.name.span(), message, "name used again");
+        }
+        out.push(Sink {
+            name: s.name.get_ref().clone(),
+            kind: match *s.kind.get_ref() {
+                SinkKindName::Increment => SinkKind::Increment,
+                SinkKindName::Upsert => SinkKind::Upsert,
+                SinkKindName::Irreversible => SinkKind::Irreversible,
+            },
+        });
+    }
+    out
+}
+
+/// An operator step's `canary` and `redrive_rate` (sections 20, 21).
+pub(super) fn step_keys(
+    problems: &mut Problems,
+    op: &file::Operator,
+    profile: Profile,
+) -> (Option<u32>, Option<u64>) {
+    let redrives = matches!(
+        op.action.as_ref().map(|a| *a.get_ref()),
+        Some(file::Action::Redrive | file::Action::RedriveAll)
+    );
+    let not_redrive = |problems: &mut Problems, span: Range<usize>, key: &str| {
+        problems.error_help(
+            Some(span),
+            format!("`{key}` goes with a redrive"),
+            "this step redrives nothing",
+            "use it with action = \"redrive_all\" or \"redrive\"",
+        );
+    };
+    let canary = op.canary.as_ref().and_then(|c| {
+        if !redrives {
+            not_redrive(problems, c.span(), "canary");
+        }
+        problems
+            .count(c, "canary", 1, u32::MAX as i64)
+            .map(|n| n as u32)
+    });
+    let rate = op.redrive_rate.as_ref().and_then(|r| {
+        if !redrives {
+            not_redrive(problems, r.span(), "redrive_rate");
+        }
+        if profile != Profile::SqsStandard {
+            problems.error_help(
+                Some(r.span()),
+                "`redrive_rate` belongs to profile = \"sqs-standard\"",
+                "not used by this profile",
+                "set [delivery] profile = \"sqs-standard\", or remove it",
+            );
+        }
+        problems.count(r, "redrive_rate", 1, 1_000_000_000)
+    });
+    (canary, rate)
+}
