@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 31] = [
+const BAD_INPUTS: [&str; 33] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
@@ -19,7 +19,9 @@ const BAD_INPUTS: [&str; 31] = [
     "expect-wrong-values",
     "flow-cross-checks",
     "flow-zero-capacity",
+    "guarantee-mistakes",
     "huge-generator",
+    "lease-without-write-intent",
     "lose-ack-class",
     "max-receives-zero",
     "message-field-in-expect",

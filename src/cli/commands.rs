@@ -256,6 +256,14 @@ fn tighten(schema: &mut serde_json::Value) {
         { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }, { "required": ["takes"] }, { "required": ["at"] }] } },
         { "required": ["crash", "at"], "not": { "required": ["takes"] } }
     ]);
+    // lease and renew are write-intent keys; write-intent needs a lease.
+    defs["Dedup"]["anyOf"] = json!([
+        { "required": ["mode", "lease"], "properties": { "mode": { "const": "write_intent" } } },
+        {
+            "properties": { "mode": { "const": "result" } },
+            "not": { "anyOf": [{ "required": ["lease"] }, { "required": ["renew"] }] }
+        }
+    ]);
     defs["Operator"]["properties"]["canary"]["minimum"] = json!(1);
     defs["Operator"]["properties"]["redrive_rate"]["minimum"] = json!(1);
     // Each expected value takes its own kind of value.

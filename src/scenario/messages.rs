@@ -290,7 +290,7 @@ pub(super) fn faults(
                 Some(t.span()),
                 "`takes` goes with a `fail` fault",
                 "not allowed on lose_ack or crash",
-                "a lost acknowledgement takes the service time; `takes` says how long a failing handler hangs",
+                "a lost acknowledgement or a crash holds its worker for the service time; `takes` says how long a failing handler hangs",
             );
         }
         out.push(Fault {
