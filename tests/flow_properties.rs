@@ -234,3 +234,119 @@ proptest! {
         }
     }
 }
+
+/// The parts with a crash fault added to some messages.
+fn with_crashes(p: &Parts, at: &str, every: usize) -> Parts {
+    let mut out = p.clone();
+    for (i, m) in out.messages.iter_mut().enumerate() {
+        if i % every == 0 {
+            *m = m.replace(
+                "faults = [",
+                &format!("faults = [{{ crash = {{ first = 1 }}, at = \"{at}\" }}, "),
+            );
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    // Sections 17-22: a file that names them takes the tracked delivery
+    // path; where their rules do not apply it must agree with the compact
+    // path byte for byte.
+    #[test]
+    fn a_default_sink_and_a_long_timeout_change_nothing(p in parts()) {
+        let (_, plain) = run(&p.text());
+        let mut sink = p.clone();
+        sink.rest.push_str("[[sink]]\nname = \"counter\"\nkind = \"increment\"\n");
+        let (_, tracked) = run(&sink.text());
+        prop_assert_eq!(&plain.transitions, &tracked.transitions);
+        prop_assert_eq!(&plain.messages, &tracked.messages);
+        prop_assert_eq!(plain.totals, tracked.totals);
+        // No delivery is longer than 3s + 4s: a 7s timeout never overtakes
+        // one (decision 22.7: only strictly longer).
+        let mut timed = p.clone();
+        timed.delivery.push_str("visibility_timeout = \"7s\"\n");
+        let (_, timed) = run(&timed.text());
+        prop_assert_eq!(&plain.transitions, &timed.transitions);
+        prop_assert_eq!(plain.totals, timed.totals);
+    }
+
+    #[test]
+    fn rabbitmq_with_a_retry_delay_is_the_model_with_one_more_receive(p in parts()) {
+        let Some(receives) = p.delivery.split("max_receives = ").nth(1)
+            .and_then(|r| r.split('\n').next()).and_then(|r| r.parse::<u32>().ok())
+        else { return Ok(()) };
+        let mut model = p.clone();
+        model.delivery = p.delivery.replace(
+            &format!("max_receives = {receives}\n"),
+            &format!("max_receives = {}\n", receives + 1),
+        );
+        let mut rabbit = p.clone();
+        rabbit.delivery.push_str("profile = \"rabbitmq-quorum\"\n");
+        let (_, a) = run(&model.text());
+        let (_, b) = run(&rabbit.text());
+        prop_assert_eq!(&a.transitions, &b.transitions);
+        prop_assert_eq!(a.totals.deliveries, b.totals.deliveries);
+        prop_assert_eq!(a.totals.quarantined, b.totals.quarantined);
+    }
+
+    #[test]
+    fn without_quarantine_what_would_be_quarantined_is_dropped(p in parts()) {
+        let mut p = p;
+        p.rest = p.rest.replace("[[operator]]\nwait = \"5s\"\nrepair = true\naction = \"redrive_all\"\n", "");
+        let (_, kept) = run(&p.text());
+        let mut off = p.clone();
+        off.rest.push_str("[quarantine]\nenabled = false\n");
+        let (_, dropped) = run(&off.text());
+        prop_assert_eq!(dropped.totals.dropped, kept.totals.quarantined);
+        prop_assert_eq!(dropped.totals.quarantined, 0);
+        prop_assert_eq!(dropped.totals.max_dlq_depth, 0);
+        for (a, b) in kept.messages.iter().zip(&dropped.messages) {
+            let want = if a.state == State::Quarantined { State::Dropped } else { a.state };
+            prop_assert_eq!(want, b.state);
+            prop_assert_eq!(a.total_receives, b.total_receives);
+        }
+    }
+
+    #[test]
+    fn overlapping_deliveries_and_crashes_keep_messages_conserved(
+        p in parts(),
+        timeout in 1u64..4,
+        at in prop_oneof![Just("before_effect"), Just("after_effect"), Just("after_done")],
+        every in 1usize..3,
+        write_intent in any::<bool>(),
+    ) {
+        let mut p = with_crashes(&p, at, every);
+        p.delivery.push_str(&format!("visibility_timeout = \"{timeout}s\"\n"));
+        if write_intent {
+            p.rest.push_str("[dedup]\nmode = \"write_intent\"\nlease = \"2s\"\nrenew = \"1s\"\nresult_retention = \"1m\"\n");
+        }
+        let (scenario, outcome) = run(&p.text());
+        let t = &outcome.totals;
+        let count = |s: State| outcome.messages.iter().filter(|m| m.state == s).count() as u64;
+        prop_assert_eq!(
+            t.acked + t.quarantined + t.expired + t.purged + t.dropped + t.pending,
+            scenario.message_count()
+        );
+        prop_assert_eq!(t.pending, count(State::Waiting) + count(State::Ready) + count(State::InFlight));
+        let receives: u64 = outcome.messages.iter().map(|m| m.total_receives as u64).sum();
+        prop_assert_eq!(t.deliveries, receives);
+        prop_assert_eq!(t.effects, outcome.ledger.len() as u64);
+        prop_assert!(t.expired_receipts + t.crashes <= t.deliveries);
+        prop_assert!(t.deliveries == 0 || t.concurrent_deliveries >= 1);
+        if let Some((count, _)) = p.workers {
+            prop_assert!(t.max_in_flight <= count);
+        }
+        // Every delivery started ends (crashed, superseded or decided) by
+        // the end of a run that drained.
+        if t.pending == 0 {
+            let ended = outcome.transitions.iter().filter(|x| {
+                matches!(x.detail.kind(), EventKind::Acked | EventKind::Failed | EventKind::AckLost
+                    | EventKind::Crashed | EventKind::ReceiptExpired)
+            }).count() as u64;
+            prop_assert_eq!(ended, t.deliveries);
+        }
+    }
+}
