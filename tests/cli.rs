@@ -76,7 +76,12 @@ fn every_kind_of_bad_input_is_a_located_diagnostic_and_exit_2() {
 
 #[test]
 fn failed_expectations_explain_themselves() {
-    for name in ["wrong-totals", "wrong-message", "wrong-flow"] {
+    for name in [
+        "wrong-totals",
+        "wrong-message",
+        "wrong-flow",
+        "wrong-guarantees",
+    ] {
         let o = run(&["--color", "never", &format!("tests/failing/{name}.toml")]);
         assert_eq!(code(&o), 1, "{name}");
         insta::assert_snapshot!(format!("failing_{name}"), stdout(&o));

@@ -6,10 +6,10 @@
 use super::Engine;
 use super::backoff::retry_delay;
 use super::calls::Call;
-use super::dedup::Claim;
+use super::dedup::{Claim, Holder};
 use super::queue::Finish;
 use super::tracked::Decision;
-use super::transition::{Detail, Effect};
+use super::transition::{Detail, Effect, Lapsed};
 use crate::model::{
     Class, CrashAt, DedupMode, Fault, FaultKind, KeyRef, MessageIndex, Millis, Permanent, Profile,
     REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
@@ -168,10 +168,8 @@ impl Engine<'_> {
         if crash == Some(CrashAt::BeforeEffect) {
             match lease {
                 Some((lease, _)) => {
-                    if let Claim::Free = self.consult(m, key) {
-                        let lease_expires = now.saturating_add(lease);
-                        self.broker.dedup.claim(key, lease_expires);
-                        self.record(Some(m), Detail::Claimed { key, lease_expires });
+                    if let Claim::Free(lapsed) = self.consult(m, key) {
+                        self.claim(m, key, now.saturating_add(lease), true, lapsed);
                     }
                 }
                 None => {
@@ -198,10 +196,10 @@ impl Engine<'_> {
             }
             Some((lease, renew)) => match self.consult(m, key) {
                 Claim::Done(_) => {}
-                Claim::Intent(_) => {
+                Claim::Intent(..) => {
                     return failed(REASON_IN_FLIGHT_ELSEWHERE, Class::Transient, None);
                 }
-                Claim::Free => {
+                Claim::Free(lapsed) => {
                     // Renewed every `renew` from the start while the
                     // delivery runs; a crashed consumer renews nothing.
                     let renewed = match (renew, crash) {
@@ -209,8 +207,7 @@ impl Engine<'_> {
                         _ => 0,
                     };
                     let lease_expires = now.saturating_add(renewed).saturating_add(lease);
-                    self.broker.dedup.claim(key, lease_expires);
-                    self.record(Some(m), Detail::Claimed { key, lease_expires });
+                    self.claim(m, key, lease_expires, crash.is_some(), lapsed);
                     if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
@@ -262,13 +259,53 @@ impl Engine<'_> {
                 self.measures.totals.dedup_hits += 1;
                 self.record(Some(m), Detail::DedupHit { key, expires_at });
             }
-            Claim::Intent(lease_expires) => {
+            Claim::Intent(lease_expires, holder) => {
                 self.measures.totals.contentions += 1;
-                self.record(Some(m), Detail::Contention { key, lease_expires });
+                let detail = Detail::Contention {
+                    key,
+                    lease_expires,
+                    holder: holder.message,
+                    claimed_at: holder.claimed_at,
+                };
+                self.record(Some(m), detail);
             }
-            Claim::Free => {}
+            Claim::Free(_) => {}
         }
         claim
+    }
+
+    /// Write-intent mode: `m`'s delivery now claims `key` until
+    /// `lease_expires` (`crashed`: its consumer will crash); `lapsed`: the
+    /// key's previous claim, expired without DONE.
+    fn claim(
+        &mut self,
+        m: MessageIndex,
+        key: KeyRef,
+        lease_expires: Millis,
+        crashed: bool,
+        lapsed: Option<(Millis, Holder)>,
+    ) {
+        let claimed_at = self.clock.now;
+        let holder = Holder {
+            message: m,
+            claimed_at,
+            crashed,
+        };
+        self.broker.dedup.claim(key, lease_expires, holder);
+        let lapsed = lapsed.map(|(expired_at, h)| Lapsed {
+            holder: h.message,
+            claimed_at: h.claimed_at,
+            crashed: h.crashed,
+            expired_at,
+        });
+        self.record(
+            Some(m),
+            Detail::Claimed {
+                key,
+                lease_expires,
+                lapsed,
+            },
+        );
     }
 
     /// The delivery of `m` that started at `start` ends now (`in_flight`:

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::{KeyRef, Millis, Scenario};
+use crate::model::{KeyRef, MessageIndex, Millis, Scenario};
 
 pub(super) struct DedupStore {
     /// `None`: deduplication is off.
@@ -20,6 +20,17 @@ pub(super) struct DedupStore {
     /// as expired.
     done_own: Vec<bool>,
     done_fresh: HashMap<KeyRef, bool>,
+    /// Write-intent mode: who made each key's latest claim.
+    holder_own: Vec<Holder>,
+    holder_fresh: HashMap<KeyRef, Holder>,
+}
+
+/// Who claimed a key, when, and whether that delivery crashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Holder {
+    pub message: MessageIndex,
+    pub claimed_at: Millis,
+    pub crashed: bool,
 }
 
 /// What a write-intent key holds at an instant.
@@ -27,10 +38,11 @@ pub(super) struct DedupStore {
 pub(super) enum Claim {
     /// DONE, valid strictly before `expires_at`.
     Done(Millis),
-    /// A live INTENT claim, strictly before `lease_expires`.
-    Intent(Millis),
-    /// Nothing live.
-    Free,
+    /// A live INTENT claim, strictly before `lease_expires`, and its holder.
+    Intent(Millis, Holder),
+    /// Nothing live; an INTENT that expired without DONE, if the key's
+    /// last state was one (its expiry and holder).
+    Free(Option<(Millis, Holder)>),
 }
 
 impl DedupStore {
@@ -45,19 +57,19 @@ impl DedupStore {
                 scenario.guarantees.dedup_mode,
                 crate::model::DedupMode::WriteIntent { .. }
             );
+        let per_intent = if write_intent {
+            scenario.intent_count()
+        } else {
+            0
+        };
         DedupStore {
             retention: scenario.dedup_retention,
             own,
             fresh: HashMap::new(),
-            done_own: vec![
-                false;
-                if write_intent {
-                    scenario.intent_count()
-                } else {
-                    0
-                }
-            ],
+            done_own: vec![false; per_intent],
             done_fresh: HashMap::new(),
+            holder_own: vec![Holder::default(); per_intent],
+            holder_fresh: HashMap::new(),
         }
     }
 
@@ -83,24 +95,33 @@ impl DedupStore {
     /// is live strictly before it expires).
     pub(super) fn claim_at(&self, key: KeyRef, t: Millis) -> Claim {
         let expiry = self.expiry(key);
-        if t >= expiry {
-            return Claim::Free;
-        }
-        let done = if key.generation == 0 {
-            self.done_own[key.intent as usize]
+        let (done, holder) = if key.generation == 0 {
+            let i = key.intent as usize;
+            (self.done_own[i], self.holder_own[i])
         } else {
-            self.done_fresh.get(&key).copied().unwrap_or(false)
+            (
+                self.done_fresh.get(&key).copied().unwrap_or(false),
+                self.holder_fresh.get(&key).copied().unwrap_or_default(),
+            )
         };
-        if done {
-            Claim::Done(expiry)
-        } else {
-            Claim::Intent(expiry)
+        match (t < expiry, done) {
+            (true, true) => Claim::Done(expiry),
+            (true, false) => Claim::Intent(expiry, holder),
+            // Never written reads as expired at 0.
+            (false, false) if expiry > 0 => Claim::Free(Some((expiry, holder))),
+            (false, _) => Claim::Free(None),
         }
     }
 
-    /// Write-intent mode: INTENT on `key` until `lease_expires`.
-    pub(super) fn claim(&mut self, key: KeyRef, lease_expires: Millis) {
+    /// Write-intent mode: INTENT on `key` until `lease_expires`, held by
+    /// `holder`.
+    pub(super) fn claim(&mut self, key: KeyRef, lease_expires: Millis, holder: Holder) {
         self.set(key, lease_expires, false);
+        if key.generation == 0 {
+            self.holder_own[key.intent as usize] = holder;
+        } else {
+            self.holder_fresh.insert(key, holder);
+        }
     }
 
     /// Write-intent mode: DONE replaces whatever `key` holds, valid

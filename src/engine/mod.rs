@@ -53,7 +53,7 @@ pub use recorder::{
 };
 pub use state::MessageState;
 pub use traffic::{Draws, Offsets};
-pub use transition::{Detail, Effect, Transition};
+pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
 use crate::model::{KindField, MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
@@ -202,7 +202,7 @@ impl<'s> Engine<'s> {
             alarms: alarms::Alarms::new(scenario),
             stopped_by: StoppedBy::Drained,
             tracked: scenario.guarantees.extended,
-            deliveries: tracked::Deliveries::default(),
+            deliveries: tracked::Deliveries::new(scenario),
             sinks: sinks::Sinks::new(scenario),
         }
     }

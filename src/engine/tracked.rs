@@ -53,11 +53,35 @@ pub(super) struct Deliveries {
     free: Vec<u32>,
     /// Deliveries in flight per message (only messages with some).
     per_message: HashMap<MessageIndex, u32>,
+    /// With a visibility timeout: per message, when its latest delivery
+    /// started or (high bit set) when it was quarantined as it became
+    /// visible again, for the story of an expired receipt.
+    latest: Vec<Millis>,
 }
 
+const QUARANTINED_BIT: Millis = 1 << 63;
+
 impl Deliveries {
+    pub(super) fn new(scenario: &crate::model::Scenario) -> Self {
+        let timed = scenario.guarantees.visibility_timeout.is_some();
+        Deliveries {
+            latest: vec![
+                0;
+                if timed {
+                    scenario.message_count() as usize
+                } else {
+                    0
+                }
+            ],
+            ..Deliveries::default()
+        }
+    }
+
     fn open(&mut self, record: Record) -> u32 {
         *self.per_message.entry(record.message).or_insert(0) += 1;
+        if let Some(latest) = self.latest.get_mut(record.message as usize) {
+            *latest = record.start;
+        }
         match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = record;
@@ -169,7 +193,18 @@ impl Engine<'_> {
             // Superseded: the outcome never reaches the broker.
             if d.crash.is_none() {
                 self.measures.totals.expired_receipts += 1;
-                self.record(Some(m), Detail::ReceiptExpired);
+                let latest = self
+                    .deliveries
+                    .latest
+                    .get(m as usize)
+                    .copied()
+                    .unwrap_or(now);
+                let detail = Detail::ReceiptExpired {
+                    started: d.start,
+                    latest: latest & !QUARANTINED_BIT,
+                    quarantined: latest & QUARANTINED_BIT != 0,
+                };
+                self.record(Some(m), detail);
             }
             return;
         }
@@ -225,6 +260,9 @@ impl Engine<'_> {
             };
             self.messages[m as usize].set_failure(reason, Class::Transient);
             self.clock.last_delivery = Some(self.clock.now);
+            if let Some(latest) = self.deliveries.latest.get_mut(m as usize) {
+                *latest = self.clock.now | QUARANTINED_BIT;
+            }
             self.quarantine(m, reason, Class::Transient);
             self.state_changed(m);
             return;

@@ -73,21 +73,33 @@ pub enum Detail {
     Crashed {
         at: CrashAt,
     },
-    /// A superseded delivery ended; its outcome never reaches the broker.
-    ReceiptExpired,
+    /// A superseded delivery (started at `started`) ended; its outcome
+    /// never reaches the broker. `latest`: when the message's latest
+    /// delivery started, or (`quarantined`) when it was quarantined as it
+    /// became visible again.
+    ReceiptExpired {
+        started: Millis,
+        latest: Millis,
+        quarantined: bool,
+    },
     /// The visibility timeout of the delivery started at `started` passed.
     VisibleAgain {
         started: Millis,
     },
-    /// A live INTENT claim on the key: the delivery fails.
+    /// A live INTENT claim on the key, made by `holder` at `claimed_at`:
+    /// the delivery fails.
     Contention {
         key: KeyRef,
         lease_expires: Millis,
+        holder: MessageIndex,
+        claimed_at: Millis,
     },
     /// The delivery claimed the key: INTENT until `lease_expires`.
+    /// `lapsed`: the key's previous claim, which expired without DONE.
     Claimed {
         key: KeyRef,
         lease_expires: Millis,
+        lapsed: Option<Lapsed>,
     },
     /// DONE replaced the key's INTENT, until `expires_at`.
     DoneRecorded {
@@ -130,7 +142,7 @@ impl Detail {
             Detail::RedriveSkipped { .. } => EventKind::RedriveSkipped,
             Detail::Purged => EventKind::Purged,
             Detail::Crashed { .. } => EventKind::Crashed,
-            Detail::ReceiptExpired => EventKind::ReceiptExpired,
+            Detail::ReceiptExpired { .. } => EventKind::ReceiptExpired,
             Detail::VisibleAgain { .. } => EventKind::VisibleAgain,
             Detail::Contention { .. } => EventKind::Contention,
             Detail::Claimed { .. } => EventKind::Claimed,
@@ -140,6 +152,16 @@ impl Detail {
             Detail::CanaryFailed { .. } => EventKind::CanaryFailed,
         }
     }
+}
+
+/// A claim that expired without DONE: who made it, when, whether its
+/// consumer crashed, and when its lease expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lapsed {
+    pub holder: MessageIndex,
+    pub claimed_at: Millis,
+    pub crashed: bool,
+    pub expired_at: Millis,
 }
 
 /// One committed effect in the ledger. Never rolled back.

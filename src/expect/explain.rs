@@ -223,6 +223,10 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         Story::Pending => super::flow_stories::pending_story(scenario, outcome),
         Story::Overlaps => super::guarantee_stories::overlaps_story(scenario, outcome),
     };
+    let mut lines = lines;
+    if matches!(total.story(), Story::Ledger | Story::PerIntent) {
+        lines.extend(super::guarantee_stories::lapsed_claims(scenario, outcome));
+    }
     let _ = writeln!(out, "In this run: {title}");
     push_limited(&mut out, &lines);
     if lines.is_empty() {

@@ -46,7 +46,7 @@ pub(super) fn overlaps_story(scenario: &Scenario, outcome: &Outcome) -> (String,
             matches!(
                 tr.detail,
                 Detail::Crashed { .. }
-                    | Detail::ReceiptExpired
+                    | Detail::ReceiptExpired { .. }
                     | Detail::VisibleAgain { .. }
                     | Detail::Contention { .. }
             )
@@ -58,9 +58,41 @@ pub(super) fn overlaps_story(scenario: &Scenario, outcome: &Outcome) -> (String,
             format!(
                 "{} {who}{}",
                 crate::duration::format(tr.time),
-                tr.detail.kind().as_str()
+                crate::report::text::describe(scenario, &tr.detail)
             )
         })
         .collect();
     (title, lines)
+}
+
+/// Write-intent: every claim made over one that expired without DONE
+/// (where a second effect comes from), with who made the lapsed claim,
+/// whether its consumer crashed and when its lease expired.
+pub(super) fn lapsed_claims(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
+    outcome
+        .transitions
+        .iter()
+        .filter_map(|t| match t.detail {
+            Detail::Claimed {
+                key,
+                lapsed: Some(l),
+                ..
+            } => Some(format!(
+                "{} {} claimed key {} again: the claim {} made at {}{} expired at {} without DONE",
+                crate::duration::format(t.time),
+                t.message
+                    .map_or(String::new(), |m| scenario.message_id(m).into_owned()),
+                scenario.key_name(key),
+                scenario.message_id(l.holder),
+                crate::duration::format(l.claimed_at),
+                if l.crashed {
+                    " (its consumer crashed)"
+                } else {
+                    ""
+                },
+                crate::duration::format(l.expired_at)
+            )),
+            _ => None,
+        })
+        .collect()
 }

@@ -176,12 +176,29 @@ pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
                     Detail::AckLost
                     | Detail::Acked
                     | Detail::Repaired
-                    | Detail::Purged
-                    | Detail::ReceiptExpired => json!({}),
+                    | Detail::Purged => json!({}),
+                    Detail::ReceiptExpired { started, latest, quarantined } => {
+                        json!({ "started": started, "latest": latest, "by_quarantine": quarantined })
+                    }
                     Detail::Crashed { at } => json!({ "at": at.as_str() }),
                     Detail::VisibleAgain { started } => json!({ "started": started }),
-                    Detail::Contention { key, lease_expires } | Detail::Claimed { key, lease_expires } => {
-                        json!({ "key": scenario.key_name(key), "lease_expires": lease_expires })
+                    Detail::Contention { key, lease_expires, holder, claimed_at } => json!({
+                        "key": scenario.key_name(key),
+                        "lease_expires": lease_expires,
+                        "holder": scenario.message_id(holder),
+                        "claimed_at": claimed_at,
+                    }),
+                    Detail::Claimed { key, lease_expires, lapsed } => {
+                        let mut v = json!({ "key": scenario.key_name(key), "lease_expires": lease_expires });
+                        if let Some(l) = lapsed {
+                            v["lapsed"] = json!({
+                                "holder": scenario.message_id(l.holder),
+                                "claimed_at": l.claimed_at,
+                                "crashed": l.crashed,
+                                "expired_at": l.expired_at,
+                            });
+                        }
+                        v
                     }
                     Detail::DoneRecorded { key, expires_at } => {
                         json!({ "key": scenario.key_name(key), "expires_at": expires_at })

@@ -58,6 +58,14 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
                 if op.repair { ", repair" } else { "" }
             )
         }
+        Detail::Expired { age }
+            if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
+        {
+            format!(
+                "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
+                dur(age)
+            )
+        }
         Detail::Expired { age } => format!("expired in quarantine (age {})", dur(age)),
         Detail::Repaired => "repaired: until = \"repair\" faults stop".to_string(),
         Detail::Redriven { cycle, key } => {
@@ -76,23 +84,62 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
             "consumer crashed ({}): no ack reaches the broker",
             at.as_str()
         ),
-        Detail::ReceiptExpired => {
-            "receipt expired: a later delivery superseded this one, its outcome is lost".to_string()
+        Detail::ReceiptExpired {
+            started,
+            latest,
+            quarantined,
+        } => {
+            let by = if quarantined {
+                format!("the message was quarantined at {}", dur(latest))
+            } else {
+                format!("its latest delivery started at {}", dur(latest))
+            };
+            format!(
+                "receipt expired: the delivery started at {} was superseded ({by}); its outcome is lost",
+                dur(started)
+            )
         }
         Detail::VisibleAgain { started } => format!(
             "visible again: the delivery started at {} outlived the visibility timeout",
             dur(started)
         ),
-        Detail::Contention { key, lease_expires } => format!(
-            "contention on key {}: a live INTENT claim until {}, no effect",
+        Detail::Contention {
+            key,
+            lease_expires,
+            holder,
+            claimed_at,
+        } => format!(
+            "contention on key {}: INTENT claimed by {} at {} is live until {}, no effect",
             scenario.key_name(key),
+            scenario.message_id(holder),
+            dur(claimed_at),
             dur(lease_expires)
         ),
-        Detail::Claimed { key, lease_expires } => format!(
-            "claimed key {}: INTENT until {}",
-            scenario.key_name(key),
-            dur(lease_expires)
-        ),
+        Detail::Claimed {
+            key,
+            lease_expires,
+            lapsed,
+        } => {
+            let mut out = format!(
+                "claimed key {}: INTENT until {}",
+                scenario.key_name(key),
+                dur(lease_expires)
+            );
+            if let Some(l) = lapsed {
+                out.push_str(&format!(
+                    "; the claim {} made at {}{} expired at {} without DONE",
+                    scenario.message_id(l.holder),
+                    dur(l.claimed_at),
+                    if l.crashed {
+                        " (its consumer crashed)"
+                    } else {
+                        ""
+                    },
+                    dur(l.expired_at)
+                ));
+            }
+            out
+        }
         Detail::DoneRecorded { key, expires_at } => format!(
             "DONE recorded for key {} (valid until {})",
             scenario.key_name(key),
