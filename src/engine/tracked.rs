@@ -187,7 +187,13 @@ impl Engine<'_> {
             && !matches!(message.state, State::Quarantined | State::Dropped);
         if let Some(at) = d.crash {
             self.measures.totals.crashes += 1;
-            self.record(Some(m), Detail::Crashed { at });
+            self.record(
+                Some(m),
+                Detail::Crashed {
+                    at,
+                    started: d.start,
+                },
+            );
         }
         if !current {
             // Superseded: the outcome never reaches the broker.

@@ -69,9 +69,11 @@ pub enum Detail {
     AlarmCleared {
         alarm: u32,
     },
-    /// The consumer crashed: the delivery ends without an ack.
+    /// The consumer of the delivery started at `started` crashed: the
+    /// delivery ends without an ack.
     Crashed {
         at: CrashAt,
+        started: Millis,
     },
     /// A superseded delivery (started at `started`) ended; its outcome
     /// never reaches the broker. `latest`: when the message's latest

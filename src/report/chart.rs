@@ -253,6 +253,13 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
             }));
         }
     }
+    let extended = scenario.guarantees.extended;
+    let mut spans = if extended {
+        super::guarantee_chart::lane_spans(scenario, outcome, scale, versions.len())
+    } else {
+        Vec::new()
+    }
+    .into_iter();
     let lanes: Vec<Json> = versions
         .iter()
         .zip(marks)
@@ -271,12 +278,17 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
                     })
                 })
                 .collect();
-            json!({
+            let mut lane = json!({
                 "id": vs.first().map(|v| v.row.id.clone()).unwrap_or_default(),
                 "y": y,
                 "segments": segments,
                 "marks": marks,
-            })
+            });
+            if let Some((deliveries, claims)) = spans.next() {
+                lane["deliveries"] = json!(deliveries);
+                lane["claims"] = json!(claims);
+            }
+            lane
         })
         .collect();
     let mut view = frame(
@@ -287,6 +299,15 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
         TOP + LANE * versions.len() as f64,
     );
     view.insert("lanes".into(), json!(lanes));
+    if extended {
+        let canaries = super::guarantee_chart::canary_phases(scenario, outcome, scale);
+        view.insert("canaries".into(), json!(canaries));
+        let write_intent = matches!(
+            scenario.guarantees.dedup_mode,
+            crate::model::DedupMode::WriteIntent { .. }
+        );
+        view.insert("write_intent".into(), json!(write_intent));
+    }
     view.insert("marks".into(), json!(MARKS.map(EventKind::as_str)));
     Json::Object(view)
 }
@@ -306,7 +327,14 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
     points.push((c.end, c.last));
     let mut below = vec![0u64; points.len()];
     let mut areas = Vec::new();
-    for state in STACK {
+    // `dropped` is a layer only for runs that dropped a message (it is
+    // final, so the last count says whether any did).
+    let dropped = c.last[State::Dropped as usize] > 0;
+    let stack = STACK
+        .into_iter()
+        .filter(|&s| s != State::Dropped || dropped)
+        .collect::<Vec<_>>();
+    for &state in &stack {
         let above: Vec<u64> = points
             .iter()
             .zip(&below)
@@ -349,7 +377,7 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
         .map(|(t, counts)| {
             let mut row = serde_json::Map::new();
             row.insert("time".into(), json!(t));
-            for state in STACK {
+            for &state in &stack {
                 row.insert(state.as_str().into(), json!(counts[state as usize]));
             }
             Json::Object(row)

@@ -180,7 +180,7 @@ pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
                     Detail::ReceiptExpired { started, latest, quarantined } => {
                         json!({ "started": started, "latest": latest, "by_quarantine": quarantined })
                     }
-                    Detail::Crashed { at } => json!({ "at": at.as_str() }),
+                    Detail::Crashed { at, started } => json!({ "at": at.as_str(), "started": started }),
                     Detail::VisibleAgain { started } => json!({ "started": started }),
                     Detail::Contention { key, lease_expires, holder, claimed_at } => json!({
                         "key": scenario.key_name(key),

@@ -3,6 +3,7 @@
 //! geometry, each message's history), rendered by `templates`.
 
 pub mod chart;
+pub mod guarantee_chart;
 pub mod history;
 pub mod json;
 pub mod junit_xml;

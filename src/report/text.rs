@@ -80,7 +80,7 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
         Detail::Purged => "purged from quarantine".to_string(),
         Detail::AlarmFired { alarm, value } => alarm_sentence(scenario, alarm, Some(value)),
         Detail::AlarmCleared { alarm } => alarm_sentence(scenario, alarm, None),
-        Detail::Crashed { at } => format!(
+        Detail::Crashed { at, .. } => format!(
             "consumer crashed ({}): no ack reaches the broker",
             at.as_str()
         ),
