@@ -444,6 +444,58 @@ fn expiry_and_purge_have_their_marks() {
 }
 
 #[test]
+fn overlapping_deliveries_claims_and_canaries_are_drawn() {
+    let d = scratch("guarantees");
+    let o = report(
+        &d,
+        "html",
+        &[
+            "scenarios/31-crash-after-the-write.toml",
+            "scenarios/32-handler-slower-than-the-visibility-timeout.toml",
+            "scenarios/33-canary-redrive.toml",
+            "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    let read = |name: &str| std::fs::read_to_string(d.join(name)).unwrap();
+    let slow = read("32-handler-slower-than-the-visibility-timeout.html");
+    // Three deliveries, each overlapping the next: two tracks.
+    assert_eq!(
+        slow.matches("<title>invoice-42: a delivery in flight")
+            .count(),
+        3
+    );
+    assert!(slow.contains("a delivery in flight from 0s to 45s"));
+    assert!(slow.contains("a delivery in flight from 30s to 1m15s"));
+    let crash = read("31-crash-after-the-write.html");
+    // The crashed claim, five contentions' nothing, the second claim, DONE.
+    assert_eq!(crash.matches("  payment-7: claimed key").count(), 2);
+    assert_eq!(
+        crash
+            .matches("<title>1h7s  payment-7: DONE recorded")
+            .count(),
+        1
+    );
+    let canary = read("33-canary-redrive.html");
+    assert_eq!(
+        canary
+            .matches("<rect class=\"canary canary-failed\" x=")
+            .count(),
+        1
+    );
+    assert_eq!(
+        canary
+            .matches("<rect class=\"canary canary-passed\" x=")
+            .count(),
+        1
+    );
+    // A file without sections 17-22 draws none of it.
+    let plain = read("01-dlq-is-not-proof-nothing-happened.html");
+    assert!(!plain.contains("span-delivery") && !plain.contains("canary"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn reports_are_byte_identical_across_runs_and_job_counts() {
     let d = scratch("identical");
     for (jobs, dir) in [("1", "a"), ("2", "b")] {
