@@ -81,6 +81,7 @@ fn failed_expectations_explain_themselves() {
         "wrong-message",
         "wrong-flow",
         "wrong-guarantees",
+        "wrong-canary",
     ] {
         let o = run(&["--color", "never", &format!("tests/failing/{name}.toml")]);
         assert_eq!(code(&o), 1, "{name}");

@@ -47,6 +47,7 @@ pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
 pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
+pub use operator::{CANARIES_LISTED, CanaryRecord};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
@@ -405,6 +406,7 @@ impl<'s> Engine<'s> {
             calls: self.calls.finish(),
             kind_counts,
             sinks,
+            canaries: self.operator.canary_records,
         }
     }
 }

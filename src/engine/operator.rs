@@ -7,9 +7,28 @@ use super::Engine;
 use super::transition::Detail;
 use crate::model::{Action, Identity, MessageIndex, Millis, Profile, SQS_REDRIVE_RATE, State};
 
+/// At most this many canaries of one redrive are listed in its record.
+pub const CANARIES_LISTED: usize = 100;
+
+/// What a canary redrive did: when its step inspected, when the canaries
+/// decided, which they were (at most [`CANARIES_LISTED`]) with their state
+/// then, and how many others it redrove or left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanaryRecord {
+    pub inspected_at: Millis,
+    pub decided_at: Millis,
+    pub passed: bool,
+    pub canaries: u64,
+    pub listed: Vec<(MessageIndex, State)>,
+    pub rest: u64,
+}
+
 /// A canary redrive waiting for its canaries (section 20).
 #[derive(Debug)]
 pub(super) struct Canary {
+    inspected_at: Millis,
+    /// The canaries, in quarantine order (at most [`CANARIES_LISTED`]).
+    members: Vec<MessageIndex>,
     /// Canaries not yet final or back in quarantine.
     waiting: BTreeSet<MessageIndex>,
     canaries: u64,
@@ -34,6 +53,8 @@ pub(super) struct Operator {
     pub(super) drains: Vec<Millis>,
     /// A canary redrive whose canaries are still going round.
     pub(super) canary: Option<Canary>,
+    /// Every canary redrive decided so far.
+    pub(super) canary_records: Vec<CanaryRecord>,
     /// sqs-standard: each message's latest enqueue (its first arrival, or
     /// the instant its latest redrive made it ready); `Millis::MAX`: its
     /// arrival. Empty under other profiles.
@@ -118,6 +139,8 @@ impl Engine<'_> {
                 let n = (n as usize).min(targets.len());
                 let (canaries, rest) = targets.split_at(n);
                 self.operator.canary = Some(Canary {
+                    inspected_at: self.clock.now,
+                    members: canaries.iter().copied().take(CANARIES_LISTED).collect(),
                     waiting: canaries.iter().copied().collect(),
                     canaries: n as u64,
                     acked: 0,
@@ -190,6 +213,17 @@ impl Engine<'_> {
         let Some(c) = self.operator.canary.take() else {
             return;
         };
+        let listed = (c.members.iter())
+            .map(|&m| (m, self.messages[m as usize].state))
+            .collect();
+        self.operator.canary_records.push(CanaryRecord {
+            inspected_at: c.inspected_at,
+            decided_at: self.clock.now,
+            passed: c.acked == c.canaries,
+            canaries: c.canaries,
+            listed,
+            rest: c.rest.len() as u64,
+        });
         if c.acked < c.canaries {
             let (acked, canaries) = (c.acked, c.canaries);
             self.record(None, Detail::CanaryFailed { acked, canaries });

@@ -56,6 +56,8 @@ pub struct Outcome {
     /// Per sink (file order, or the default counter): its value and its
     /// visible duplicates.
     pub sinks: Vec<[u64; 2]>,
+    /// Every canary redrive, in the order they decided.
+    pub canaries: Vec<super::CanaryRecord>,
 }
 
 impl Outcome {

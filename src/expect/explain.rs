@@ -85,6 +85,10 @@ pub fn explain(
                 if lines.is_empty() {
                     out.push_str("  (none)\n");
                 }
+                if matches!(kind, EventKind::CanaryPassed | EventKind::CanaryFailed) {
+                    let canaries = super::guarantee_stories::canary_story(scenario, outcome);
+                    push_limited(&mut out, &canaries);
+                }
             }
             out
         }

@@ -96,3 +96,41 @@ pub(super) fn lapsed_claims(scenario: &Scenario, outcome: &Outcome) -> Vec<Strin
         })
         .collect()
 }
+
+/// Each canary redrive: its canaries and their fates, and what became of
+/// the rest.
+pub(super) fn canary_story(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
+    outcome
+        .canaries
+        .iter()
+        .map(|c| {
+            let fates: Vec<String> = c
+                .listed
+                .iter()
+                .map(|&(m, state)| format!("{} {}", scenario.message_id(m), state.as_str()))
+                .collect();
+            let more = match c.canaries - c.listed.len() as u64 {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!(
+                "the canary redrive inspected at {}: {} ({}{more}) decided at {}: {}",
+                crate::duration::format(c.inspected_at),
+                plural(c.canaries, "canary", "canaries"),
+                fates.join(", "),
+                crate::duration::format(c.decided_at),
+                if c.passed {
+                    format!(
+                        "passed, {} redriven then",
+                        plural(c.rest, "other", "others")
+                    )
+                } else {
+                    format!(
+                        "failed, {} left in quarantine",
+                        plural(c.rest, "other", "others")
+                    )
+                }
+            )
+        })
+        .collect()
+}

@@ -406,6 +406,27 @@ pub fn document(
     if scenario.guarantees.sinks_written {
         doc["sinks"] = sinks(scenario, outcome);
     }
+    if !outcome.canaries.is_empty() {
+        doc["canaries"] = Json::Array(
+            outcome
+                .canaries
+                .iter()
+                .map(|c| {
+                    json!({
+                        "inspected_at": c.inspected_at,
+                        "decided_at": c.decided_at,
+                        "passed": c.passed,
+                        "canaries": c.canaries,
+                        "listed": c.listed.iter().map(|&(m, state)| json!({
+                            "message": scenario.message_id(m),
+                            "state": state.as_str(),
+                        })).collect::<Vec<_>>(),
+                        "rest": c.rest,
+                    })
+                })
+                .collect(),
+        );
+    }
     if scenario.flow.extended {
         doc["calls"] = calls(scenario, outcome, crate::engine::CALL_SERIES_ROWS);
         doc["calls_table"] = calls(scenario, outcome, CALLS_TABLE_ROWS);
