@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-for f in scenarios/17-outage-100k-per-hour.toml benches/ten-million.toml benches/lab-ten-million.toml; do
+for f in scenarios/17-outage-100k-per-hour.toml benches/ten-million.toml benches/lab-ten-million.toml benches/guarantees-million.toml; do
   for _ in 1 2 3; do
     /usr/bin/time -f "$f: %e s wall, %M KB peak" ./target/release/scenario-run --quiet "$f" >/dev/null
   done

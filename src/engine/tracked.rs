@@ -9,8 +9,6 @@
 //! Files without sections 17-22 never come here: their deliveries keep
 //! the compact path of `consumer.rs`.
 
-use std::collections::HashMap;
-
 use super::Engine;
 use super::queue::Finish;
 use super::transition::Detail;
@@ -51,8 +49,9 @@ pub(super) struct Decision {
 pub(super) struct Deliveries {
     slots: Vec<Record>,
     free: Vec<u32>,
-    /// Deliveries in flight per message (only messages with some).
-    per_message: HashMap<MessageIndex, u32>,
+    /// With a visibility timeout: deliveries in flight per message
+    /// (without one a message has at most one).
+    per_message: Vec<u32>,
     /// With a visibility timeout: per message, when its latest delivery
     /// started or (high bit set) when it was quarantined as it became
     /// visible again, for the story of an expired receipt.
@@ -78,7 +77,9 @@ impl Deliveries {
     }
 
     fn open(&mut self, record: Record) -> u32 {
-        *self.per_message.entry(record.message).or_insert(0) += 1;
+        if let Some(n) = self.per_message.get_mut(record.message as usize) {
+            *n += 1;
+        }
         if let Some(latest) = self.latest.get_mut(record.message as usize) {
             *latest = record.start;
         }
@@ -96,15 +97,12 @@ impl Deliveries {
 
     /// Deliveries of `m` in flight now.
     fn of(&self, m: MessageIndex) -> u32 {
-        self.per_message.get(&m).copied().unwrap_or(0)
+        self.per_message.get(m as usize).copied().unwrap_or(0)
     }
 
     fn ended(&mut self, m: MessageIndex) {
-        if let Some(n) = self.per_message.get_mut(&m) {
+        if let Some(n) = self.per_message.get_mut(m as usize) {
             *n -= 1;
-            if *n == 0 {
-                self.per_message.remove(&m);
-            }
         }
     }
 
