@@ -63,15 +63,14 @@ const QUARANTINED_BIT: Millis = 1 << 63;
 impl Deliveries {
     pub(super) fn new(scenario: &crate::model::Scenario) -> Self {
         let timed = scenario.guarantees.visibility_timeout.is_some();
+        let per_message = if timed {
+            scenario.message_count() as usize
+        } else {
+            0
+        };
         Deliveries {
-            latest: vec![
-                0;
-                if timed {
-                    scenario.message_count() as usize
-                } else {
-                    0
-                }
-            ],
+            latest: vec![0; per_message],
+            per_message: vec![0; per_message],
             ..Deliveries::default()
         }
     }
