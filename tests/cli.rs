@@ -215,6 +215,20 @@ fn a_closed_pipe_ends_the_output_quietly() {
     }
 }
 
+/// How many scenario files are bundled.
+fn bundled_files() -> usize {
+    std::fs::read_dir("scenarios")
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count()
+}
+
 #[test]
 fn a_selection_that_selects_nothing_is_a_usage_error() {
     for args in [
@@ -223,16 +237,7 @@ fn a_selection_that_selects_nothing_is_a_usage_error() {
     ] {
         let o = run(args);
         assert_eq!(code(&o), 2, "{args:?}");
-        let bundled = std::fs::read_dir("scenarios")
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .path()
-                    .extension()
-                    .is_some_and(|x| x == "toml")
-            })
-            .count();
+        let bundled = bundled_files();
         assert!(
             stderr(&o).contains(&format!("selects none of the {bundled} scenarios")),
             "{}",
@@ -768,16 +773,7 @@ fn shards_split_a_batch_without_overlap() {
         }
     }
     // Every bundled file but the 2 sweeps runs whole on one shard.
-    let bundled = std::fs::read_dir("scenarios")
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "toml")
-        })
-        .count();
+    let bundled = bundled_files();
     assert_eq!(seen.len(), bundled - 2, "{seen:?}");
     assert_eq!(points.len(), 2, "{points:?}");
     for (file, (ran, total)) in &points {

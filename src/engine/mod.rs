@@ -267,7 +267,7 @@ impl<'s> Engine<'s> {
     /// Message `m` becomes ready now. Without workers or ordering it is
     /// taken at once.
     #[inline]
-    fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
+    pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
         self.set_state(m, State::Ready);
         if self.direct {
             self.start_delivery(m);

@@ -270,12 +270,6 @@ impl Engine<'_> {
             self.state_changed(m);
             return;
         }
-        self.set_state(m, State::Ready);
-        if self.direct {
-            self.start_delivery(m);
-        } else {
-            self.ready.add(m, self.clock.now, sequence);
-            self.state_changed(m);
-        }
+        self.becomes_ready(m, sequence);
     }
 }

@@ -255,7 +255,13 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
     }
     let extended = scenario.guarantees.extended;
     let mut spans = if extended {
-        super::guarantee_chart::lane_spans(scenario, outcome, scale, versions.len())
+        super::guarantee_chart::lane_spans(
+            scenario,
+            outcome,
+            |t| scale.x(t),
+            scale.end,
+            versions.len(),
+        )
     } else {
         Vec::new()
     }
@@ -300,7 +306,7 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
     );
     view.insert("lanes".into(), json!(lanes));
     if extended {
-        let canaries = super::guarantee_chart::canary_phases(scenario, outcome, scale);
+        let canaries = super::guarantee_chart::canary_phases(scenario, outcome, |t| scale.x(t));
         view.insert("canaries".into(), json!(canaries));
         let write_intent = matches!(
             scenario.guarantees.dedup_mode,

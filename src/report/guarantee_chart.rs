@@ -6,7 +6,6 @@
 
 use serde_json::{Value as Json, json};
 
-use super::chart::Scale;
 use super::text::describe;
 use crate::duration::format as dur;
 use crate::engine::{Detail, Outcome};
@@ -17,16 +16,17 @@ const TRACKS: usize = 3;
 
 /// Per message: its deliveries' spans and its key's claims, both as JSON
 /// arrays, for the lanes of `count` messages.
+/// `x` maps modeled time onto the plot; `end` is the run's end.
 pub fn lane_spans(
     scenario: &Scenario,
     outcome: &Outcome,
-    scale: Scale,
+    x: impl Fn(Millis) -> f64,
+    end: Millis,
     count: usize,
 ) -> Vec<(Vec<Json>, Vec<Json>)> {
     let mut open: Vec<Vec<Millis>> = vec![Vec::new(); count];
     let mut deliveries: Vec<Vec<(Millis, Millis)>> = vec![Vec::new(); count];
     let mut claims: Vec<Vec<(&str, Millis, Millis, String)>> = vec![Vec::new(); count];
-    let end = scale.end;
     for t in &outcome.transitions {
         let Some(m) = t.message else { continue };
         let m = m as usize;
@@ -69,8 +69,8 @@ pub fn lane_spans(
                     let id = scenario.message_id(m as MessageIndex);
                     json!({
                         "track": track,
-                        "x1": scale.x(from),
-                        "x2": scale.x(to),
+                        "x1": x(from),
+                        "x2": x(to),
                         "title": format!("{id}: a delivery in flight from {} to {}", dur(from), dur(to)),
                     })
                 })
@@ -82,7 +82,7 @@ pub fn lane_spans(
                     // An interval ends where the key's next claim or DONE
                     // on this lane begins.
                     let to = claims[m].get(k + 1).map_or(to, |n| to.min(n.1)).max(from);
-                    json!({ "kind": kind, "x1": scale.x(from), "x2": scale.x(to), "title": title })
+                    json!({ "kind": kind, "x1": x(from), "x2": x(to), "title": title })
                 })
                 .collect();
             (spans, claims)
@@ -122,7 +122,11 @@ fn tracks(spans: &[(Millis, Millis)]) -> Vec<(usize, (Millis, Millis))> {
 
 /// Each canary redrive: from its step's inspection to the instant the
 /// canaries decided, with the outcome.
-pub fn canary_phases(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json> {
+pub fn canary_phases(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    x: impl Fn(Millis) -> f64,
+) -> Vec<Json> {
     let mut inspected = 0;
     let mut out = Vec::new();
     for t in &outcome.transitions {
@@ -131,8 +135,8 @@ pub fn canary_phases(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Ve
             Detail::CanaryPassed { .. } | Detail::CanaryFailed { .. } => {
                 let passed = matches!(t.detail, Detail::CanaryPassed { .. });
                 out.push(json!({
-                    "x1": scale.x(inspected),
-                    "x2": scale.x(t.time).max(scale.x(inspected) + 2.0),
+                    "x1": x(inspected),
+                    "x2": x(t.time).max(x(inspected) + 2.0),
                     "passed": passed,
                     "label": if passed { "canary passed" } else { "canary failed" },
                     "title": format!(

@@ -72,8 +72,8 @@ pub struct File {
     pub alarm: Vec<S<super::alarms::AlarmTable>>,
     #[serde(default)]
     /// Where effects land: increment, upsert or irreversible (default: one increment sink, "counter").
-    #[schemars(with = "Vec<super::guarantees::SinkTable>")]
-    pub sink: Vec<S<super::guarantees::SinkTable>>,
+    #[schemars(with = "Vec<SinkTable>")]
+    pub sink: Vec<S<SinkTable>>,
     /// Where a run that would not end is stopped.
     #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,
@@ -124,8 +124,8 @@ pub struct Delivery {
     #[schemars(with = "Option<Duration>")]
     pub visibility_timeout: Option<S<Duration>>,
     /// model (default) | sqs-standard | rabbitmq-quorum.
-    #[schemars(with = "Option<super::guarantees::ProfileName>")]
-    pub profile: Option<S<super::guarantees::ProfileName>>,
+    #[schemars(with = "Option<ProfileName>")]
+    pub profile: Option<S<ProfileName>>,
 }
 
 /// `max_receives`: a count, or "unlimited".
@@ -252,8 +252,8 @@ pub struct Dedup {
     #[schemars(with = "Option<Duration>")]
     pub result_retention: Option<S<Duration>>,
     /// result (default) | write_intent (INTENT claims with a lease, then DONE).
-    #[schemars(with = "Option<super::guarantees::DedupModeName>")]
-    pub mode: Option<S<super::guarantees::DedupModeName>>,
+    #[schemars(with = "Option<DedupModeName>")]
+    pub mode: Option<S<DedupModeName>>,
     /// write_intent: how long an INTENT claim lives.
     #[schemars(with = "Option<Duration>")]
     pub lease: Option<S<Duration>>,
@@ -340,8 +340,8 @@ pub struct Fault {
     #[schemars(with = "Option<Selector>")]
     pub crash: Option<S<Selector>>,
     /// With `crash`: before_effect | after_effect | after_done.
-    #[schemars(with = "Option<super::guarantees::CrashAtName>")]
-    pub at: Option<S<super::guarantees::CrashAtName>>,
+    #[schemars(with = "Option<CrashAtName>")]
+    pub at: Option<S<CrashAtName>>,
     /// Failure reason (default "handler error").
     #[schemars(with = "Option<String>")]
     pub reason: Option<S<String>>,
@@ -492,3 +492,4 @@ pub enum OnLimit {
 }
 
 pub use super::file_expect::*;
+pub use super::file_guarantees::*;

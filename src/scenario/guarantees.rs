@@ -7,54 +7,9 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-
-use super::file::{self, S};
+use super::file::{self, CrashAtName, DedupModeName, ProfileName, S, SinkKindName, SinkTable};
 use super::problems::{MAX_ID, Problems};
 use crate::model::*;
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SinkTable {
-    /// Unique; `[expect.sink."NAME"]` names it.
-    #[schemars(with = "String")]
-    pub name: S<String>,
-    /// increment | upsert | irreversible.
-    #[schemars(with = "SinkKindName")]
-    pub kind: S<SinkKindName>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SinkKindName {
-    Increment,
-    Upsert,
-    Irreversible,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProfileName {
-    Model,
-    SqsStandard,
-    RabbitmqQuorum,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DedupModeName {
-    Result,
-    WriteIntent,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CrashAtName {
-    BeforeEffect,
-    AfterEffect,
-    AfterDone,
-}
 
 /// The profile the file names (default: model).
 pub(super) fn profile(raw: &file::File) -> Profile {

@@ -5,6 +5,7 @@ mod alarms;
 mod expect;
 pub mod file;
 mod file_expect;
+mod file_guarantees;
 mod flow;
 mod guarantees;
 mod messages;
