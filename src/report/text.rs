@@ -46,9 +46,10 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
             class,
             depth,
         } => format!(
-            "quarantined: {} ({}); DLQ depth {depth}",
+            "quarantined: {} ({}); DLQ depth {depth}{}",
             scenario.reasons[reason as usize],
-            class.as_str()
+            class.as_str(),
+            delivery_limit(scenario, class)
         ),
         Detail::Inspected { step, depth } => {
             let op = &scenario.operators[step as usize - 1];
@@ -146,9 +147,10 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
             dur(expires_at)
         ),
         Detail::Dropped { reason, class } => format!(
-            "dropped (quarantine disabled): {} ({})",
+            "dropped (quarantine disabled): {} ({}){}",
             scenario.reasons[reason as usize],
-            class.as_str()
+            class.as_str(),
+            delivery_limit(scenario, class)
         ),
         Detail::CanaryPassed { rest } => {
             format!("canary passed: every canary was acked; {rest} more redriven now")
@@ -157,6 +159,24 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
             format!("canary failed: {acked} of {canaries} acked; the rest stay in quarantine")
         }
     }
+}
+
+/// Under rabbitmq-quorum, why a message left after the limit plus one
+/// deliveries (not for permanent failures routed straight there).
+fn delivery_limit(scenario: &Scenario, class: crate::model::Class) -> String {
+    let routed = class == crate::model::Class::Permanent
+        && scenario.delivery.permanent == crate::model::Permanent::Quarantine;
+    let limit = scenario.delivery.max_receives;
+    if scenario.guarantees.profile != crate::model::Profile::RabbitmqQuorum
+        || routed
+        || limit == crate::model::UNLIMITED_RECEIVES
+    {
+        return String::new();
+    }
+    format!(
+        " (rabbitmq-quorum: the delivery count exceeded the limit of {limit}, after {} deliveries)",
+        limit as u64 + 1
+    )
 }
 
 /// An alarm fired (with its metric's value) or cleared.
