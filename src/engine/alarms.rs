@@ -134,7 +134,7 @@ impl Engine<'_> {
 
     /// When the earliest message now in quarantine entered it.
     fn oldest_entry(&self) -> Option<Millis> {
-        let &m = self.broker.quarantine.first()?;
+        let m = self.broker.quarantine.first()?;
         self.messages[m as usize].last_quarantined_at()
     }
 

@@ -3,13 +3,14 @@
 //! The end of each delivery in flight is scheduled in the queue.
 
 use super::dedup::DedupStore;
+use super::quarantine::Quarantine;
 use super::queue::SourceQueue;
-use crate::model::{MessageIndex, Scenario};
+use crate::model::Scenario;
 
 pub(super) struct Broker {
     pub(super) queue: SourceQueue,
     /// Quarantined messages in the order they entered.
-    pub(super) quarantine: Vec<MessageIndex>,
+    pub(super) quarantine: Quarantine,
     pub(super) dedup: DedupStore,
 }
 
@@ -20,13 +21,13 @@ impl Broker {
     ) -> Self {
         Broker {
             queue: SourceQueue::new(scenario, poisson),
-            quarantine: Vec::new(),
+            quarantine: Quarantine::default(),
             dedup: DedupStore::new(scenario),
         }
     }
 
     /// The DLQ depth: messages in quarantine now.
     pub(super) fn depth(&self) -> u64 {
-        self.quarantine.len() as u64
+        self.quarantine.len()
     }
 }

@@ -30,6 +30,7 @@ mod dedup;
 mod operator;
 mod outages;
 mod outcome;
+mod quarantine;
 mod queue;
 mod ready;
 mod recorder;

@@ -97,7 +97,7 @@ impl Engine<'_> {
         );
 
         // 1. Expiry, measured from entering quarantine.
-        let retained = self.expire();
+        self.expire();
 
         // 2. Repair: until = "repair" faults stop applying from now on.
         if step.repair {
@@ -106,17 +106,10 @@ impl Engine<'_> {
         }
 
         // 3. The action.
-        let order = match step.canary {
-            Some(_) => retained.clone(),
-            None => Vec::new(),
-        };
         let targets = match &step.action {
-            Action::Hold => {
-                self.broker.quarantine = retained;
-                return;
-            }
+            Action::Hold => return,
             Action::Purge => {
-                for m in retained {
+                for m in self.broker.quarantine.take_all() {
                     self.set_state(m, State::Purged);
                     self.measures.totals.purged += 1;
                     self.record(Some(m), Detail::Purged);
@@ -124,11 +117,15 @@ impl Engine<'_> {
                 }
                 return;
             }
-            Action::RedriveAll => retained,
+            Action::RedriveAll => self.broker.quarantine.in_order(),
             Action::Redrive(only) => {
-                let chosen: BTreeSet<MessageIndex> = only.iter().copied().collect();
-                let (targets, keep) = retained.into_iter().partition(|m| chosen.contains(m));
-                self.broker.quarantine = keep;
+                let quarantine = &self.broker.quarantine;
+                let mut targets: Vec<MessageIndex> = only
+                    .iter()
+                    .copied()
+                    .filter(|&m| quarantine.contains(m))
+                    .collect();
+                targets.sort_by_key(|&m| quarantine.rank(m));
                 targets
             }
         };
@@ -137,6 +134,8 @@ impl Engine<'_> {
             None => self.redrive_all(&targets, step.identity, rate),
             Some(n) => {
                 let n = (n as usize).min(targets.len());
+                // The rest stay in quarantine, in their places, until the
+                // canaries decide.
                 let (canaries, rest) = targets.split_at(n);
                 self.operator.canary = Some(Canary {
                     inspected_at: self.clock.now,
@@ -148,11 +147,6 @@ impl Engine<'_> {
                     identity: step.identity,
                     rate,
                 });
-                // The rest stay in quarantine, in order, until the
-                // canaries decide.
-                let leaving: BTreeSet<MessageIndex> = canaries.iter().copied().collect();
-                self.broker.quarantine =
-                    order.into_iter().filter(|m| !leaving.contains(m)).collect();
                 self.redrive_all(canaries, step.identity, rate);
                 if n == 0 {
                     self.canary_decides();
@@ -178,11 +172,12 @@ impl Engine<'_> {
             .then(|| rate.unwrap_or(SQS_REDRIVE_RATE))
     }
 
-    /// Redrives `ms` now, in order; with a rate the k-th becomes ready at
-    /// now + floor(k * 1000 / rate).
+    /// Redrives `ms` now, in order (they leave quarantine); with a rate
+    /// the k-th becomes ready at now + floor(k * 1000 / rate).
     fn redrive_all(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
         let now = self.clock.now;
         for (k, &m) in ms.iter().enumerate() {
+            self.broker.quarantine.remove(m);
             let at = match rate {
                 Some(r) => now.saturating_add((k as u64).saturating_mul(1000) / r),
                 None => now,
@@ -229,41 +224,48 @@ impl Engine<'_> {
             self.record(None, Detail::CanaryFailed { acked, canaries });
             return;
         }
-        let rest: BTreeSet<MessageIndex> = c.rest.iter().copied().collect();
-        self.broker.quarantine.retain(|m| !rest.contains(m));
         let count = c.rest.len() as u64;
         self.record(None, Detail::CanaryPassed { rest: count });
         self.redrive_all(&c.rest, c.identity, c.rate);
     }
 
-    /// Applies quarantine retention; returns the messages still retained,
-    /// in the order they entered quarantine.
-    fn expire(&mut self) -> Vec<MessageIndex> {
+    /// Applies quarantine retention at an inspection. Measured from
+    /// entering quarantine the expired messages are the oldest entries, so
+    /// only they are touched; under sqs-standard (from the latest enqueue)
+    /// every message in quarantine is checked.
+    fn expire(&mut self) {
+        let Some(retention) = self.scenario.quarantine_retention else {
+            return;
+        };
         let now = self.clock.now;
-        let quarantine = std::mem::take(&mut self.broker.quarantine);
-        let mut retained = Vec::with_capacity(quarantine.len());
-        for m in quarantine {
-            let age = match self.operator.enqueued.get(m as usize) {
-                // sqs-standard: counted from the latest enqueue (21.2).
-                Some(&at) => {
-                    let at = match at {
-                        Millis::MAX => self.draws.arrival(self.scenario, m),
-                        at => at,
-                    };
-                    now.saturating_sub(at)
+        if self.operator.enqueued.is_empty() {
+            while let Some(m) = self.broker.quarantine.first() {
+                let age = self.messages[m as usize].quarantine_age(now).unwrap_or(0);
+                if age < retention {
+                    break;
                 }
-                None => self.messages[m as usize].quarantine_age(now).unwrap_or(0),
+                self.expire_one(m, age);
+            }
+            return;
+        }
+        for m in self.broker.quarantine.in_order() {
+            let age = match self.operator.enqueued[m as usize] {
+                // sqs-standard: counted from the latest enqueue (21.2).
+                Millis::MAX => now.saturating_sub(self.draws.arrival(self.scenario, m)),
+                at => now.saturating_sub(at),
             };
-            if self.scenario.quarantine_retention.is_some_and(|r| age >= r) {
-                self.set_state(m, State::Expired);
-                self.measures.totals.expired += 1;
-                self.record(Some(m), Detail::Expired { age });
-                self.state_changed(m);
-            } else {
-                retained.push(m);
+            if age >= retention {
+                self.expire_one(m, age);
             }
         }
-        retained
+    }
+
+    fn expire_one(&mut self, m: MessageIndex, age: Millis) {
+        self.broker.quarantine.remove(m);
+        self.set_state(m, State::Expired);
+        self.measures.totals.expired += 1;
+        self.record(Some(m), Detail::Expired { age });
+        self.state_changed(m);
     }
 
     /// A new cycle for a quarantined message, ready again at `at` (now,

@@ -102,3 +102,37 @@ fn a_failed_redrive_returns_to_quarantine_once() {
     assert_eq!(p.quarantine_entries, 2);
     assert_eq!(outcome.totals.end_time, 50_000);
 }
+
+#[test]
+fn inspections_touch_only_what_they_change_and_keep_quarantine_order() {
+    // m1..m6 enter quarantine at 0s..5s. Step 1 (at 5s + 2s = 7s) expires
+    // those at least 4s old (m1..m4, aged 7s, 6s, 5s and 4s), then
+    // redrives the named ones still there in quarantine order (m5, m6)
+    // and reports m2 as skipped; step 2 finds nothing left to purge.
+    let mut text = String::from(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[quarantine]\nretention = \"4s\"\n\
+         [[operator]]\nwait = \"2s\"\nrepair = true\naction = \"redrive\"\nonly = [\"m6\", \"m5\", \"m2\"]\n\
+         [[operator]]\naction = \"purge\"\n",
+    );
+    for i in 1..=6 {
+        text.push_str(&format!(
+            "[[message]]\nid = \"m{i}\"\nat = \"{}s\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n",
+            i - 1
+        ));
+    }
+    let (scenario, outcome) = sim(&text);
+    let of = |kind: EventKind| -> Vec<String> {
+        outcome
+            .transitions
+            .iter()
+            .filter(|t| t.detail.kind() == kind)
+            .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
+            .collect()
+    };
+    assert_eq!(of(EventKind::Expired), ["m1", "m2", "m3", "m4"]);
+    assert_eq!(of(EventKind::Redriven), ["m5", "m6"]);
+    assert_eq!(of(EventKind::RedriveSkipped), ["m2"]);
+    assert!(of(EventKind::Purged).is_empty());
+    assert_eq!(outcome.totals.acked, 2);
+    assert_eq!(outcome.totals.final_dlq_depth, 0);
+}

@@ -1,0 +1,123 @@
+//! The quarantine (the dead-letter queue): its messages in the order they
+//! entered (docs/model.md section 5). An inspection touches only what it
+//! changes: expiry takes the oldest entries from the front (entries are
+//! appended in time order, so the expired ones are a prefix), a redrive of
+//! named messages finds them by message, and a message that leaves is
+//! dropped from the order lazily. Every operation is O(1) or O(log n)
+//! amortised per message, whatever the depth and the number of steps.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::model::MessageIndex;
+
+#[derive(Default)]
+pub(super) struct Quarantine {
+    /// (message, entry number) in entry order; an entry whose message has
+    /// left since is stale and skipped. The front is always live.
+    entries: VecDeque<(MessageIndex, u64)>,
+    /// Entry number of each message in quarantine. Never iterated, so its
+    /// order cannot reach any output.
+    live: HashMap<MessageIndex, u64>,
+    next: u64,
+}
+
+impl Quarantine {
+    /// `m` enters, behind everything already there.
+    pub(super) fn push(&mut self, m: MessageIndex) {
+        self.next += 1;
+        self.entries.push_back((m, self.next));
+        self.live.insert(m, self.next);
+    }
+
+    /// Messages in quarantine now (the DLQ depth).
+    pub(super) fn len(&self) -> u64 {
+        self.live.len() as u64
+    }
+
+    /// The message that entered first among those still there.
+    pub(super) fn first(&self) -> Option<MessageIndex> {
+        self.entries.front().map(|&(m, _)| m)
+    }
+
+    pub(super) fn contains(&self, m: MessageIndex) -> bool {
+        self.live.contains_key(&m)
+    }
+
+    /// Where `m` stands in entry order (smaller entered earlier).
+    pub(super) fn rank(&self, m: MessageIndex) -> u64 {
+        self.live.get(&m).copied().unwrap_or(u64::MAX)
+    }
+
+    /// `m` leaves (redriven, expired, purged); false if it was not there.
+    pub(super) fn remove(&mut self, m: MessageIndex) -> bool {
+        if self.live.remove(&m).is_none() {
+            return false;
+        }
+        self.settle();
+        true
+    }
+
+    /// The messages in quarantine, in entry order.
+    pub(super) fn in_order(&self) -> Vec<MessageIndex> {
+        self.entries
+            .iter()
+            .filter(|&&(m, n)| self.live.get(&m) == Some(&n))
+            .map(|&(m, _)| m)
+            .collect()
+    }
+
+    /// Every message leaves, in entry order.
+    pub(super) fn take_all(&mut self) -> Vec<MessageIndex> {
+        let all = self.in_order();
+        self.entries.clear();
+        self.live.clear();
+        all
+    }
+
+    /// Drops stale entries from the front, and compacts when most of the
+    /// order is stale.
+    fn settle(&mut self) {
+        while let Some(&(m, n)) = self.entries.front() {
+            if self.live.get(&m) == Some(&n) {
+                break;
+            }
+            self.entries.pop_front();
+        }
+        if self.entries.len() > 2 * self.live.len() + 64 {
+            let live = &self.live;
+            self.entries.retain(|&(m, n)| live.get(&m) == Some(&n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_order_survives_leaving_and_entering_again() {
+        let mut q = Quarantine::default();
+        for m in [5, 3, 9, 1] {
+            q.push(m);
+        }
+        assert!(q.remove(3));
+        assert!(!q.remove(3));
+        q.push(3);
+        assert_eq!(q.in_order(), [5, 9, 1, 3]);
+        assert_eq!(q.first(), Some(5));
+        assert!(q.remove(5));
+        assert_eq!(q.first(), Some(9));
+        assert!(q.rank(9) < q.rank(3));
+        assert_eq!(q.len(), 3);
+        // Many leaving and entering again: the order stays right and the
+        // stale entries are compacted away.
+        for round in 0..1_000 {
+            q.remove(1);
+            q.push(1);
+            assert_eq!(q.first(), Some(9), "{round}");
+        }
+        assert!(q.entries.len() <= 2 * 3 + 64);
+        assert_eq!(q.take_all(), [9, 3, 1]);
+        assert_eq!((q.len(), q.first()), (0, None));
+    }
+}
