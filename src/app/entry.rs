@@ -219,15 +219,18 @@ fn sweep_part(file: &str, sweep: &SweepRun) -> SweepPart {
 /// expectation is written.
 fn expectation_cases(file: &str, ran: &Ran) -> Vec<Case> {
     let mut failures = ran.failures.iter();
+    // Where each line ends, once: a file of thousands of expectations is
+    // not counted through once per expectation.
+    let text = &ran.source.text;
+    let newlines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
     ran.verdicts
         .iter()
         .map(|v| {
             let expectation = &ran.scenario.expectations[v.index];
-            let line = ran
-                .source
-                .text
-                .get(..expectation.span.start)
-                .map(|before| before.matches('\n').count() + 1);
+            let start = expectation.span.start;
+            let line = text
+                .get(..start)
+                .map(|_| newlines.partition_point(|&i| i < start) + 1);
             let failure = if v.passed {
                 None
             } else {
