@@ -330,12 +330,12 @@ impl Scenario {
         if (m as usize) < self.messages.len() {
             return None;
         }
-        let g = self
-            .traffic
-            .iter()
-            .rev()
-            .find(|t| t.first_index <= m)
-            .expect("generated index belongs to a generator");
+        // Blocks are in index order: the last one starting at or before m
+        // (O(log n) in the number of blocks).
+        let after = self.traffic.partition_point(|t| t.first_index <= m);
+        let g = &self.traffic[after
+            .checked_sub(1)
+            .expect("generated index belongs to a generator")];
         Some((g, (m - g.first_index) as u64 + 1))
     }
 
