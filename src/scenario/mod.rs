@@ -2,6 +2,7 @@
 //! model. Every problem is located; nothing runs until the file is valid.
 
 mod alarms;
+mod collisions;
 mod expect;
 pub mod file;
 mod file_expect;

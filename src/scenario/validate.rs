@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use super::collisions::generated_id_collisions;
 use super::file::{self, S};
-use super::messages::{explicit_messages, generated_id_collisions, generators, intents};
+use super::messages::{explicit_messages, generators, intents};
 use super::problems::{MAX_DESCRIPTION, MAX_ID, MAX_NAME, MAX_SUMMARY, Problems, unknown_message};
 use crate::diagnostic::{Problem, Source};
 use crate::model::*;
