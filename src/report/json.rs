@@ -337,26 +337,6 @@ pub fn kinds(scenario: &Scenario, outcome: &Outcome) -> Json {
     )
 }
 
-/// Per `[[sink]]`: its kind, value and visible duplicates.
-pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
-    Json::Array(
-        scenario
-            .guarantees
-            .sinks
-            .iter()
-            .enumerate()
-            .map(|(k, s)| {
-                json!({
-                    "name": s.name,
-                    "kind": s.kind.as_str(),
-                    "value": outcome.sink_value(k as u32, crate::model::SinkField::Value),
-                    "visible_duplicates": outcome.sink_value(k as u32, crate::model::SinkField::VisibleDuplicates),
-                })
-            })
-            .collect(),
-    )
-}
-
 /// Version of the JSON report's shape (README: "JSON report").
 pub const REPORT_FORMAT_VERSION: u32 = 2;
 
@@ -403,30 +383,7 @@ pub fn document(
     if !scenario.alarms.is_empty() {
         doc["alarms"] = alarms(scenario, outcome);
     }
-    if scenario.guarantees.sinks_written {
-        doc["sinks"] = sinks(scenario, outcome);
-    }
-    if !outcome.canaries.is_empty() {
-        doc["canaries"] = Json::Array(
-            outcome
-                .canaries
-                .iter()
-                .map(|c| {
-                    json!({
-                        "inspected_at": c.inspected_at,
-                        "decided_at": c.decided_at,
-                        "passed": c.passed,
-                        "canaries": c.canaries,
-                        "listed": c.listed.iter().map(|&(m, state)| json!({
-                            "message": scenario.message_id(m),
-                            "state": state.as_str(),
-                        })).collect::<Vec<_>>(),
-                        "rest": c.rest,
-                    })
-                })
-                .collect(),
-        );
-    }
+    super::guarantee_json::add(&mut doc, scenario, outcome);
     if scenario.flow.extended {
         doc["calls"] = calls(scenario, outcome, crate::engine::CALL_SERIES_ROWS);
         doc["calls_table"] = calls(scenario, outcome, CALLS_TABLE_ROWS);

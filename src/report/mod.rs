@@ -4,6 +4,7 @@
 
 pub mod chart;
 pub mod guarantee_chart;
+pub mod guarantee_json;
 pub mod history;
 pub mod json;
 pub mod junit_xml;
