@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod duration;
 pub mod engine;
 pub mod expect;
+pub mod meter;
 pub mod model;
 pub mod output;
 pub mod report;

@@ -11,8 +11,8 @@ use super::queue::Finish;
 use super::tracked::Decision;
 use super::transition::{Detail, Effect, Lapsed};
 use crate::model::{
-    Class, CrashAt, DedupMode, Fault, FaultKind, KeyRef, MessageIndex, Millis, Permanent, Profile,
-    REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
+    Asked, Class, CrashAt, DedupMode, FaultKind, Faults, KeyRef, MessageIndex, Millis, Permanent,
+    Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
     REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, State,
 };
 
@@ -69,15 +69,13 @@ impl Engine<'_> {
     fn decide(
         &mut self,
         m: MessageIndex,
-        faults: &[Fault],
+        faults: &Faults,
         total_receives: u32,
     ) -> (Finish, Option<Millis>) {
         let now = self.clock.now;
         let repaired = self.operator.repaired;
-        if let Some(f) = faults
-            .iter()
-            .find(|f| f.kind == FaultKind::Fail && f.applies(total_receives as u64, repaired))
-        {
+        let receive = total_receives as u64;
+        if let Some(f) = faults.first_fault(Asked::Fail, receive, repaired) {
             return (Finish::Failed(f.reason, f.class), f.takes);
         }
         // A delivery after the first of its cycle is a retry.
@@ -103,9 +101,7 @@ impl Engine<'_> {
             self.broker.dedup.store(key, now);
             self.commit(m, key);
         }
-        let ack_lost = faults
-            .iter()
-            .any(|f| f.kind == FaultKind::LoseAck && f.applies(total_receives as u64, repaired));
+        let ack_lost = faults.first(Asked::LoseAck, receive, repaired).is_some();
         (
             if ack_lost {
                 Finish::AckLost
@@ -126,7 +122,7 @@ impl Engine<'_> {
     pub(super) fn decide_tracked(
         &mut self,
         m: MessageIndex,
-        faults: &[Fault],
+        faults: &Faults,
         receive: u32,
     ) -> Decision {
         let now = self.clock.now;
@@ -137,21 +133,22 @@ impl Engine<'_> {
             crash: None,
             done_key: None,
         };
-        let mut lose_ack_first = false;
-        let mut crash = None;
-        for f in faults
-            .iter()
-            .filter(|f| f.applies(receive as u64, repaired))
+        // The first applying crash decides when no applying fail or
+        // lose_ack comes before it; else the first applying fail does.
+        let r = receive as u64;
+        let fail = faults.first(Asked::Fail, r, repaired);
+        let lose_ack = faults.first(Asked::LoseAck, r, repaired);
+        let crash = faults
+            .first(Asked::Crash, r, repaired)
+            .filter(|&c| fail.is_none_or(|f| c < f) && lose_ack.is_none_or(|l| c < l))
+            .and_then(|c| match faults[c].kind {
+                FaultKind::Crash(at) => Some(at),
+                _ => None,
+            });
+        if crash.is_none()
+            && let Some(f) = fail.map(|p| &faults[p])
         {
-            match f.kind {
-                FaultKind::Fail => return failed(f.reason, f.class, f.takes),
-                FaultKind::Crash(at) if !lose_ack_first => {
-                    crash = Some(at);
-                    break;
-                }
-                FaultKind::Crash(_) => {}
-                FaultKind::LoseAck => lose_ack_first = true,
-            }
+            return failed(f.reason, f.class, f.takes);
         }
         let crashed = |done_key| Decision {
             finish: Finish::Failed(REASON_CONSUMER_CRASHED, Class::Transient),
@@ -221,9 +218,7 @@ impl Engine<'_> {
         if crash.is_some() {
             return crashed(done_key);
         }
-        let ack_lost = faults
-            .iter()
-            .any(|f| f.kind == FaultKind::LoseAck && f.applies(receive as u64, repaired));
+        let ack_lost = lose_ack.is_some();
         Decision {
             finish: if ack_lost {
                 Finish::AckLost
@@ -440,7 +435,16 @@ impl Engine<'_> {
         let message = &mut self.messages[m as usize];
         message.set_quarantined_at(self.clock.now);
         message.quarantine_entries += 1;
-        self.broker.quarantine.push(m);
+        match self.operator.enqueued.get(m as usize) {
+            None => self.broker.quarantine.push(m),
+            Some(&at) => {
+                let at = match at {
+                    Millis::MAX => self.draws.arrival(self.scenario, m),
+                    at => at,
+                };
+                self.broker.quarantine.push_enqueued(m, at);
+            }
+        }
         self.measures.totals.quarantine_entries += 1;
         let depth = self.broker.depth();
         let max = &mut self.measures.totals.max_dlq_depth;

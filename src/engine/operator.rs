@@ -232,7 +232,7 @@ impl Engine<'_> {
     /// Applies quarantine retention at an inspection. Measured from
     /// entering quarantine the expired messages are the oldest entries, so
     /// only they are touched; under sqs-standard (from the latest enqueue)
-    /// every message in quarantine is checked.
+    /// the quarantine's index by enqueue gives them, in entry order.
     fn expire(&mut self) {
         let Some(retention) = self.scenario.quarantine_retention else {
             return;
@@ -248,15 +248,12 @@ impl Engine<'_> {
             }
             return;
         }
-        for m in self.broker.quarantine.in_order() {
-            let age = match self.operator.enqueued[m as usize] {
-                // sqs-standard: counted from the latest enqueue (21.2).
-                Millis::MAX => now.saturating_sub(self.draws.arrival(self.scenario, m)),
-                at => now.saturating_sub(at),
-            };
-            if age >= retention {
-                self.expire_one(m, age);
-            }
+        // sqs-standard: counted from the latest enqueue (21.2).
+        let Some(cutoff) = now.checked_sub(retention) else {
+            return;
+        };
+        for (m, enqueued) in self.broker.quarantine.enqueued_by(cutoff) {
+            self.expire_one(m, now - enqueued);
         }
     }
 

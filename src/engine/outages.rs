@@ -34,6 +34,7 @@ impl Outages {
 
     /// Whether some window holds `t` (its start included, its end not).
     pub(super) fn contains(&self, t: Millis) -> bool {
+        crate::meter::search(self.starts.len());
         let started = self.starts.partition_point(|&s| s <= t);
         started > 0 && self.latest_end[started - 1] > t
     }

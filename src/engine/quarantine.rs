@@ -3,12 +3,15 @@
 //! changes: expiry takes the oldest entries from the front (entries are
 //! appended in time order, so the expired ones are a prefix), a redrive of
 //! named messages finds them by message, and a message that leaves is
-//! dropped from the order lazily. Every operation is O(1) or O(log n)
-//! amortised per message, whatever the depth and the number of steps.
+//! dropped from the order lazily. Under sqs-standard, where retention
+//! counts from each message's latest enqueue rather than its entry, the
+//! messages are also kept ordered by that instant, so expiry takes a
+//! prefix there too. Every operation is O(1) or O(log n) amortised per
+//! message, whatever the depth and the number of steps.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
-use crate::model::MessageIndex;
+use crate::model::{MessageIndex, Millis};
 
 #[derive(Default)]
 pub(super) struct Quarantine {
@@ -18,6 +21,11 @@ pub(super) struct Quarantine {
     /// Entry number of each message in quarantine. Never iterated, so its
     /// order cannot reach any output.
     live: HashMap<MessageIndex, u64>,
+    /// sqs-standard: (latest enqueue, entry number, message) of each
+    /// message in quarantine.
+    by_enqueue: BTreeSet<(Millis, u64, MessageIndex)>,
+    /// sqs-standard: the latest enqueue of each message in quarantine.
+    enqueued: HashMap<MessageIndex, Millis>,
     next: u64,
 }
 
@@ -27,6 +35,27 @@ impl Quarantine {
         self.next += 1;
         self.entries.push_back((m, self.next));
         self.live.insert(m, self.next);
+    }
+
+    /// `m` enters (sqs-standard), last enqueued at `enqueued`.
+    pub(super) fn push_enqueued(&mut self, m: MessageIndex, enqueued: Millis) {
+        self.push(m);
+        self.by_enqueue.insert((enqueued, self.next, m));
+        self.enqueued.insert(m, enqueued);
+    }
+
+    /// sqs-standard: the messages last enqueued at or before `cutoff`, in
+    /// entry order, with their enqueue instants.
+    pub(super) fn enqueued_by(&self, cutoff: Millis) -> Vec<(MessageIndex, Millis)> {
+        let mut due: Vec<(u64, MessageIndex, Millis)> = self
+            .by_enqueue
+            .range(..=(cutoff, u64::MAX, MessageIndex::MAX))
+            .inspect(|_| crate::meter::add(1))
+            .map(|&(at, entry, m)| (entry, m, at))
+            .collect();
+        crate::meter::search(self.by_enqueue.len());
+        due.sort_unstable();
+        due.into_iter().map(|(_, m, at)| (m, at)).collect()
     }
 
     /// Messages in quarantine now (the DLQ depth).
@@ -50,8 +79,11 @@ impl Quarantine {
 
     /// `m` leaves (redriven, expired, purged); false if it was not there.
     pub(super) fn remove(&mut self, m: MessageIndex) -> bool {
-        if self.live.remove(&m).is_none() {
+        let Some(entry) = self.live.remove(&m) else {
             return false;
+        };
+        if let Some(at) = self.enqueued.remove(&m) {
+            self.by_enqueue.remove(&(at, entry, m));
         }
         self.settle();
         true
@@ -61,6 +93,7 @@ impl Quarantine {
     pub(super) fn in_order(&self) -> Vec<MessageIndex> {
         self.entries
             .iter()
+            .inspect(|_| crate::meter::add(1))
             .filter(|&&(m, n)| self.live.get(&m) == Some(&n))
             .map(|&(m, _)| m)
             .collect()
@@ -71,6 +104,8 @@ impl Quarantine {
         let all = self.in_order();
         self.entries.clear();
         self.live.clear();
+        self.by_enqueue.clear();
+        self.enqueued.clear();
         all
     }
 
@@ -78,12 +113,14 @@ impl Quarantine {
     /// order is stale.
     fn settle(&mut self) {
         while let Some(&(m, n)) = self.entries.front() {
+            crate::meter::add(1);
             if self.live.get(&m) == Some(&n) {
                 break;
             }
             self.entries.pop_front();
         }
         if self.entries.len() > 2 * self.live.len() + 64 {
+            crate::meter::add(self.entries.len());
             let live = &self.live;
             self.entries.retain(|&(m, n)| live.get(&m) == Some(&n));
         }

@@ -49,7 +49,7 @@ impl Draws {
     /// The faults of message `m`: its own, or its block's then its mix
     /// kind's. One lookup of the block per delivery.
     #[inline]
-    pub fn faults<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s [crate::model::Fault] {
+    pub fn faults<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s crate::model::Faults {
         match scenario.generated(m) {
             None => &scenario.messages[m as usize].faults,
             Some((g, j)) => match self.blocks.get(g.stream as usize - 1) {
@@ -150,7 +150,7 @@ mod tests {
         MixKind {
             kind: 0,
             width,
-            faults: Vec::new(),
+            faults: Default::default(),
         }
     }
 

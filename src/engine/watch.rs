@@ -66,11 +66,14 @@ impl Watches {
 
     /// A transition of `kind` happened at `time`.
     pub(super) fn saw(&mut self, kind: EventKind, message: Option<MessageIndex>, time: Millis) {
+        crate::meter::search(self.by_kind.len());
         let Some(by_kind) = self.by_kind.get(&kind) else {
             return;
         };
+        crate::meter::search(by_kind.of.len());
         let of = message.and_then(|m| by_kind.of.get(&m));
         for &slot in by_kind.any.iter().chain(of.into_iter().flatten()) {
+            crate::meter::add(1);
             let seen = &mut self.seen[slot];
             seen.count += 1;
             if seen.times.len() < EVENT_TIMES_KEPT {

@@ -4,6 +4,7 @@
 mod alarm;
 mod event;
 mod expectation;
+mod faults;
 mod flow;
 mod guarantee;
 mod keys;
@@ -17,6 +18,7 @@ pub use event::{EventKind, State};
 pub use expectation::{
     Check, Expectation, KindField, MessageField, Target, Value, Verdict, describe,
 };
+pub use faults::{Asked, Faults};
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, StoppedBy, Workers};
 pub use guarantee::{
     CrashAt, DedupMode, Guarantees, Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE,
@@ -190,7 +192,7 @@ pub struct MessageSpec {
     pub group: Option<String>,
     pub at: Millis,
     pub payload: Option<toml::Table>,
-    pub faults: Vec<Fault>,
+    pub faults: Faults,
 }
 
 #[derive(Debug, Clone)]
@@ -200,7 +202,7 @@ pub struct Traffic {
     pub over: Millis,
     pub arrival: Arrival,
     pub id_prefix: String,
-    pub faults: Vec<Fault>,
+    pub faults: Faults,
     /// `groups = N`: per-key groups `<id_prefix>g1` .. `<id_prefix>gN`.
     pub groups: Option<u64>,
     /// The `[[traffic.mix]]` kinds, in file order.
@@ -225,7 +227,7 @@ pub struct MixKind {
     /// How many of the 1,000,000 draw values it owns: round(share * 1e6).
     pub width: u32,
     /// The block's own faults, then the kind's.
-    pub faults: Vec<Fault>,
+    pub faults: Faults,
 }
 
 impl Traffic {
@@ -332,6 +334,7 @@ impl Scenario {
         }
         // Blocks are in index order: the last one starting at or before m
         // (O(log n) in the number of blocks).
+        crate::meter::search(self.traffic.len());
         let after = self.traffic.partition_point(|t| t.first_index <= m);
         let g = &self.traffic[after
             .checked_sub(1)

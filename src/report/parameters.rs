@@ -88,7 +88,7 @@ fn message_parameters(scenario: &Scenario) -> Vec<(String, String)> {
             t.id_prefix,
             t.count
         );
-        for f in &t.faults {
+        for f in t.faults.iter() {
             v.push_str(&format!("; {}", fault(scenario, f)));
         }
         p.push((format!("traffic {}", i + 1), v));

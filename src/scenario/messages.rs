@@ -50,7 +50,7 @@ pub(super) fn explicit_messages(
             id,
             at: m.at.map_or(0, |a| a.into_inner().0),
             payload: m.payload,
-            faults,
+            faults: faults.into(),
         });
     }
 
@@ -106,7 +106,7 @@ pub(super) fn generators(
             over: t_ref.over.get_ref().0,
             arrival,
             id_prefix: prefix,
-            faults,
+            faults: faults.into(),
             groups,
             mix,
             first_index: next_index.min(u32::MAX as u64) as MessageIndex,
@@ -192,7 +192,7 @@ fn mix(
         out.push(MixKind {
             kind: kind as u32,
             width,
-            faults: all,
+            faults: all.into(),
         });
     }
     out

@@ -304,3 +304,47 @@ fn only_small_runs_keep_their_state_over_time() {
         kept.transitions.len() as u64 + 6
     );
 }
+
+#[test]
+fn a_long_fault_list_decides_as_its_first_applying_faults_do() {
+    // Padded with faults that can never apply first (a `first = n` after
+    // a larger n of its kind, a second repair fault), a list of more than
+    // eight (indexed, not scanned) gives the run of the short list: in the
+    // compact path and in the tracked one, where a crash after an applying
+    // lose_ack does not apply (decision 22.2).
+    let run = |delivery: &str, faults: &[&str]| {
+        let text = format!(
+            "[delivery]\nmax_receives = 6\nretry_interval = \"1s\"\n{delivery}\
+             [[message]]\nid = \"m\"\nfaults = [{}]\n",
+            faults.join(", ")
+        );
+        let (scenario, outcome) = sim(&text);
+        (story(&scenario, &outcome, "m"), outcome.totals)
+    };
+    let padding = [
+        "{ fail = { first = 1 } }",
+        "{ lose_ack = { first = 2 } }",
+        "{ crash = { first = 1 }, at = \"before_effect\" }",
+    ];
+    let padded = |short: &[&'static str], kinds: usize| {
+        let mut all = short.to_vec();
+        for _ in 0..10 {
+            all.extend(&padding[..kinds]);
+        }
+        all
+    };
+    let compact = ["{ fail = { first = 2 } }", "{ lose_ack = { first = 3 } }"];
+    let (short, long) = (run("", &compact), run("", &padded(&compact, 2)));
+    assert_eq!(short, long);
+    assert_eq!(short.1.deliveries, 4);
+    assert_eq!(short.1.crashes, 0);
+    let tracked = [
+        "{ lose_ack = { first = 2 } }",
+        "{ crash = { first = 3 }, at = \"after_effect\" }",
+        "{ fail = { first = 4 } }",
+    ];
+    let vt = "visibility_timeout = \"30s\"\n";
+    let (short, long) = (run(vt, &tracked), run(vt, &padded(&tracked, 3)));
+    assert_eq!(short, long);
+    assert_eq!(short.1.crashes, 1);
+}

@@ -275,3 +275,40 @@ fn s21_sqs_a_redrive_moves_its_rate_per_second() {
         assert_eq!(deliveries_of(&scenario, &outcome, id), [0, t], "{id}");
     }
 }
+
+#[test]
+fn s21_sqs_expiry_takes_the_messages_enqueued_longest_ago_in_entry_order() {
+    // "z" arrives at 0 and holds its group until it fails at 50s; "y"
+    // (same group) arrives at 1s and fails right after it; "x" (another
+    // group) arrives at 10s and fails at once. One delivery each, so entry
+    // order x, z, y and enqueue order z, y, x. The source drains at 50s.
+    let file = |wait: &str| {
+        format!(
+            "[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 1\n\
+             visibility_timeout = \"2m\"\nordering = \"per_key\"\n\
+             [workers]\ncount = 4\nservice_time = \"0s\"\n\
+             [quarantine]\nretention = \"2m\"\n\
+             [[operator]]\nwait = \"{wait}\"\naction = \"hold\"\n\
+             [[message]]\nid = \"z\"\nkey = \"g\"\n\
+             faults = [{{ fail = {{ first = 1 }}, takes = \"50s\" }}]\n\
+             [[message]]\nid = \"y\"\nkey = \"g\"\nat = \"1s\"\n\
+             faults = [{{ fail = {{ first = 1 }} }}]\n\
+             [[message]]\nid = \"x\"\nkey = \"h\"\nat = \"10s\"\n\
+             faults = [{{ fail = {{ first = 1 }} }}]\n"
+        )
+    };
+    let expired = |wait: &str| {
+        let (scenario, outcome) = sim(&file(wait));
+        outcome
+            .transitions
+            .iter()
+            .filter(|t| t.detail.kind() == EventKind::Expired)
+            .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
+            .collect::<Vec<_>>()
+    };
+    // At 2m5s "z" and "y" are 2m past their enqueue; "x", which entered
+    // first, is not.
+    assert_eq!(expired("75s"), ["z", "y"]);
+    // At 5m50s all three, in entry order.
+    assert_eq!(expired("5m"), ["x", "z", "y"]);
+}
