@@ -12,7 +12,8 @@ use crate::model::{MessageIndex, Millis};
 /// The most transitions (and effects, and state changes) a run keeps: a
 /// run that would record more (a crash loop of a few messages under a huge
 /// event limit) keeps the first ones and counts the rest, so that no file
-/// can make the transcript exhaust memory. About 40 MB.
+/// can make the transcript exhaust memory: with the state changes and
+/// effects, each capped alike, at most about 170 MB (tests/resources.rs).
 pub const TRANSITIONS_KEPT: usize = 1_000_000;
 
 /// Runs with at most this many messages keep every transition wherever a

@@ -62,6 +62,28 @@ pub(super) fn expectations(
         out.extend(event_expectation(problems, scenario, ev));
     }
     out.sort_by_key(|e| e.span.start);
+    // Descriptions are echoed in diagnostics and reports: plain text
+    // (each checked once, at its first expectation).
+    let mut checked = std::collections::BTreeSet::new();
+    for x in &out {
+        if let Some(d) = &x.description
+            && checked.insert(d.clone())
+        {
+            let what = "the description of this expectation";
+            problems.plain(
+                d,
+                x.span.clone(),
+                what,
+                true,
+                super::problems::MAX_DESCRIPTION,
+            );
+        }
+    }
+    for x in &mut out {
+        if let Some(d) = &mut x.description {
+            *d = super::problems::lines(d);
+        }
+    }
     out
 }
 
@@ -464,7 +486,14 @@ fn scalar(
             );
             None
         }
-        (Kind::Text, toml::Value::String(s)) => Some(Value::Text(s.clone())),
+        (Kind::Text, toml::Value::String(s)) => {
+            // Echoed in diagnostics and reports: plain text, like the
+            // ids, keys and reasons it is compared with.
+            let what = format!("an expected `{field}`");
+            let before = problems.list.len();
+            problems.plain(s, span.clone(), &what, false, super::problems::MAX_REASON);
+            (problems.list.len() == before).then(|| Value::Text(s.clone()))
+        }
         (Kind::Bool, toml::Value::Boolean(b)) => Some(Value::Bool(*b)),
         (Kind::State | Kind::Stop, toml::Value::String(s)) => {
             let names: Vec<&str> = match kind {

@@ -54,8 +54,22 @@ impl Problems<'_> {
 /// act on (escape sequences, bell, carriage return...). Multi-line texts may
 /// keep newlines and tabs.
 pub(super) fn has_control(text: &str, multi_line: bool) -> bool {
-    text.chars()
-        .any(|c| c.is_control() && !(multi_line && matches!(c, '\n' | '\t' | '\r')))
+    // Multi-line text may end its lines with CR LF (read as LF, see
+    // [`lines`]); a CR alone would return the reader's cursor.
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let fine =
+            multi_line && (matches!(c, '\n' | '\t') || (c == '\r' && chars.peek() == Some(&'\n')));
+        if c.is_control() && !fine {
+            return true;
+        }
+    }
+    false
+}
+
+/// Multi-line text with its CR LF line ends read as LF.
+pub(super) fn lines(text: &str) -> String {
+    text.replace("\r\n", "\n")
 }
 
 /// The longest text, in characters, of each kind the tool prints: enough
@@ -149,4 +163,33 @@ pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: 
         "unknown message",
         help,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_line_text_may_end_lines_with_cr_lf_but_not_hold_a_lone_cr() {
+        assert!(!has_control("a\r\nb\n\tc", true));
+        assert!(has_control("a\rb", true));
+        assert!(has_control("a\r", true));
+        assert!(has_control("a\nb", false));
+        assert_eq!(lines("a\r\nb\r\n"), "a\nb\n");
+        let text = "[scenario]\ndescription = \"one\\r\\ntwo\"\n\
+                    [delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                    [[message]]\nid = \"m\"\n\
+                    [expect]\nacked = 1\ndescription = \"three\\r\\nfour\"\n";
+        let (s, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        assert_eq!(s.description.as_deref(), Some("one\ntwo"));
+        assert_eq!(
+            s.expectations[0].description.as_deref(),
+            Some("three\nfour")
+        );
+        let lone = text.replace("one\\r\\ntwo", "one\\rtwo");
+        let problems = crate::scenario::load_str("t.toml", &lone)
+            .unwrap_err()
+            .problems;
+        assert!(problems[0].message.contains("control character"));
+    }
 }

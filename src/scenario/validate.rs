@@ -75,7 +75,9 @@ pub(super) fn validate(
     let mut scenario = Scenario {
         name,
         summary: meta.as_ref().and_then(|m| m.summary.clone()),
-        description: meta.as_ref().and_then(|m| m.description.clone()),
+        description: meta
+            .as_ref()
+            .and_then(|m| m.description.as_deref().map(super::problems::lines)),
         tags: meta.as_ref().map(|m| m.tags.clone()).unwrap_or_default(),
         seed,
         // A problem stops validation before a run could use the placeholder.

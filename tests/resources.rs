@@ -1,0 +1,309 @@
+//! Resource budgets, asserted without a clock (README, Budgets): peak
+//! memory through a counting allocator, and the cost of an event through
+//! the search-work meter (`scenario_run::meter`, counted in debug builds).
+//! Each test names the class of hostile input it stands for; each would
+//! fail if that input made the tool record, scan or allocate without bound.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use scenario_run::app::{self, FileResult, Options};
+use scenario_run::engine::{self, Effect, Recorder, StateChange, TRANSITIONS_KEPT, Transition};
+use scenario_run::model::Scenario;
+use scenario_run::scenario::{MAX_FILE_BYTES, load_str};
+
+/// Counts the bytes the process holds and the most it held. The tests of
+/// this file run one at a time (they take [`ONE_AT_A_TIME`]), so a
+/// test's peak is its own, whatever threads its work runs on.
+struct Counting;
+
+static HELD: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn count(delta: isize) {
+    let now = HELD.fetch_add(delta, Ordering::Relaxed) + delta;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        count(-(layout.size() as isize));
+    }
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, layout, new_size) };
+        if !q.is_null() {
+            count(new_size as isize - layout.size() as isize);
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f` alone: what it returns, and the most memory the process held
+/// at once beyond what it held before.
+fn alone<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let start = HELD.load(Ordering::SeqCst);
+    PEAK.store(start, Ordering::SeqCst);
+    let r = f();
+    let peak = PEAK.load(Ordering::SeqCst);
+    (r, (peak - start).max(0) as usize)
+}
+
+const MB: usize = 1 << 20;
+
+fn load(text: &str) -> Scenario {
+    match load_str("r.toml", text) {
+        Ok((s, _)) => s,
+        Err(inv) => panic!("{:?}", inv.problems[0].message),
+    }
+}
+
+// ---- 1. Memory is bounded, whatever the file asks for ----
+
+#[test]
+fn an_event_expectation_and_every_output_keep_no_transcript_at_scale() {
+    // 200,000 messages of 4 deliveries each, about 2.4 M transitions: kept,
+    // they would take over 70 MB (and the JSON of them gigabytes). With an
+    // event expectation, the census, every report and the JSON output the
+    // run holds its messages' state and the capped listings only.
+    let text = "[delivery]\nmax_receives = 5\nretry_interval = \"1s\"\n\
+                [[traffic]]\ncount = 200000\nover = \"1h\"\nid_prefix = \"m\"\n\
+                faults = [{ fail = { first = 3 } }]\n\
+                [[expect.event]]\nkind = \"retry_scheduled\"\nmessage = \"m7\"\nat = \"1s108ms\"\n\
+                [expect]\nacked = 200000\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.toml");
+    std::fs::write(&file, text).unwrap();
+    let request = app::BatchRequest {
+        files: vec![file.display().to_string()],
+        options: Options {
+            full_transcript: true,
+            census: true,
+            ..Options::default()
+        },
+        jobs: Some(1),
+        report: Some(app::ReportRequest {
+            dir: dir.path().join("reports"),
+            formats: vec![
+                app::ReportFormat::Markdown,
+                app::ReportFormat::Html,
+                app::ReportFormat::Json,
+            ],
+        }),
+        ..app::BatchRequest::default()
+    };
+    let (json, peak) = alone(|| {
+        let batch = app::run_batch(&request, &|| {}).unwrap_or_else(|_| panic!("batch runs"));
+        let FileResult::Ran(ran) = &batch.results[0] else {
+            panic!("the file runs")
+        };
+        assert!(ran.verdicts.iter().all(|v| v.passed), "{:?}", ran.verdicts);
+        scenario_run::cli::print::batch_json(
+            &batch.files,
+            &batch.results,
+            &batch.goldens,
+            &batch.record,
+        )
+    });
+    // The JSON says what it left out.
+    assert!(json.contains("\"messages_listed\": 1000"), "listing capped");
+    assert!(
+        json.contains("\"transitions_recorded\": false"),
+        "no transcript"
+    );
+    eprintln!("peak {} MB", peak / MB);
+    assert!(peak < 48 * MB, "peak {} MB", peak / MB);
+}
+
+#[test]
+fn a_crash_loop_that_never_ends_stops_at_its_event_limit_with_the_transitions_kept() {
+    // Six lines: a fault that never clears, a receive budget that never
+    // runs out. Recorded in full (one message), the run keeps at most
+    // TRANSITIONS_KEPT transitions, then stops at `max_events`.
+    let s = load(
+        "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1s\"\n\
+         [limits]\nmax_events = 1200000\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    );
+    let (run, peak) = alone(|| engine::run(&s, Recorder::All));
+    assert!(run.is_err(), "the run stops at its limit");
+    // Transitions, state changes and effects, each at most
+    // TRANSITIONS_KEPT (in vectors that grow by doubling).
+    let each = size_of::<Transition>() + size_of::<StateChange>() + size_of::<Effect>();
+    let kept = TRANSITIONS_KEPT.next_power_of_two() * each;
+    eprintln!("peak {} MB, bound {} MB", peak / MB, (kept + 8 * MB) / MB);
+    assert!(peak < kept + 8 * MB, "peak {} MB", peak / MB);
+}
+
+#[test]
+fn a_generator_that_cannot_fit_is_refused_before_anything_is_allocated() {
+    let text = "[delivery]\nmax_receives = 1\n[limits]\nmax_messages = 4000000000\n\
+                [[traffic]]\ncount = 4000000000\nover = \"1h\"\n";
+    let (loaded, peak) = alone(|| load_str("huge.toml", text).map(|_| ()));
+    let problems = loaded.expect_err("refused").problems;
+    assert!(
+        problems.iter().any(|p| p.message.contains("max_messages")),
+        "{:?}",
+        problems.iter().map(|p| &p.message).collect::<Vec<_>>()
+    );
+    assert!(peak < MB, "peak {} KB", peak >> 10);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_input_is_read_only_up_to_the_file_size_limit() {
+    let (loaded, peak) = alone(|| app::load_file("/dev/zero", &[]).map(|_| ()));
+    assert!(loaded.is_err(), "an endless device is refused");
+    // The buffer grows by doubling up to the limit and one byte past it
+    // (without the limit, it would grow until the allocator aborts).
+    assert!(peak <= 3 * MAX_FILE_BYTES, "peak {} MB", peak / MB);
+}
+
+// ---- 2. The cost of an event does not grow with the description ----
+
+/// Search work per delivery of a run of `text`, or `None` in a release
+/// build (the meter counts only in debug builds).
+fn work_per_delivery(text: &str) -> Option<f64> {
+    let s = load(text);
+    let (work, _) = alone(|| {
+        let before = scenario_run::meter::read()?;
+        let outcome = engine::run(&s, Recorder::Off).expect("the run finishes");
+        let work = scenario_run::meter::read()? - before;
+        Some(work as f64 / outcome.totals.deliveries.max(1) as f64)
+    });
+    work
+}
+
+/// The same run with its description made `times` times longer costs at
+/// most a few more units of search per delivery (a scan would cost
+/// `times` times more).
+fn grows_at_most_logarithmically(file: impl Fn(usize) -> String, times: usize) {
+    let (Some(small), Some(large)) = (work_per_delivery(&file(1)), work_per_delivery(&file(times)))
+    else {
+        eprintln!("the work meter counts in debug builds only");
+        return;
+    };
+    let allowed = small + 4.0 * (times as f64).log2() + 4.0;
+    assert!(
+        large <= allowed,
+        "work per delivery {small:.1} -> {large:.1} with a description {times} times longer"
+    );
+}
+
+#[test]
+fn a_long_fault_list_costs_a_search_per_delivery_not_a_scan() {
+    // The applying fault is the last of the list: `first = n` from 1 up.
+    grows_at_most_logarithmically(
+        |n| {
+            let faults: Vec<String> = (1..=n * 16)
+                .map(|k| format!("{{ fail = {{ first = {k} }} }}"))
+                .collect();
+            format!(
+                "[delivery]\nmax_receives = {}\nretry_interval = \"1s\"\n\
+                 [[message]]\nid = \"m\"\nfaults = [{}]\n",
+                n * 16 + 1,
+                faults.join(", ")
+            )
+        },
+        256,
+    );
+}
+
+#[test]
+fn many_outage_windows_cost_a_search_per_delivery() {
+    grows_at_most_logarithmically(
+        |n| {
+            let mut t = "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+                         [[traffic]]\ncount = 4000\nover = \"1h\"\n"
+                .to_string();
+            for i in 0..n * 4 {
+                t.push_str(&format!(
+                    "[[outage]]\nfrom = \"{}s\"\nduration = \"1s\"\n",
+                    i * 3_600 / (n * 4)
+                ));
+            }
+            t
+        },
+        256,
+    );
+}
+
+#[test]
+fn many_traffic_blocks_cost_a_search_per_delivery() {
+    grows_at_most_logarithmically(
+        |n| {
+            let mut t = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n".to_string();
+            for i in 0..n * 4 {
+                t.push_str(&format!(
+                    "[[traffic]]\ncount = {}\nover = \"1m\"\nid_prefix = \"b{i}-\"\n\
+                     faults = [{{ fail = {{ first = 1 }} }}]\n",
+                    4_000 / (n * 4)
+                ));
+            }
+            t
+        },
+        256,
+    );
+}
+
+#[test]
+fn many_event_expectations_cost_a_lookup_per_transition() {
+    // Expectations of one message each: a transition looks up its kind and
+    // message, not every expectation.
+    grows_at_most_logarithmically(
+        |n| {
+            let mut t = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+                         [[traffic]]\ncount = 4000\nover = \"1h\"\nid_prefix = \"m\"\n\
+                         faults = [{ fail = { first = 1 } }]\n"
+                .to_string();
+            for i in 1..=n * 8 {
+                t.push_str(&format!(
+                    "[[expect.event]]\nkind = \"retry_scheduled\"\nmessage = \"m{i}\"\n"
+                ));
+            }
+            t
+        },
+        128,
+    );
+}
+
+#[test]
+fn operator_steps_over_a_deep_quarantine_touch_only_what_they_change() {
+    // 2,000 messages quarantined, then steps that each redrive one by name
+    // (entry-order retention, and sqs-standard's retention by enqueue):
+    // the work per step does not grow with the number of steps or the
+    // depth.
+    for profile in ["retry_interval = \"1s\"\n", "profile = \"sqs-standard\"\n"] {
+        grows_at_most_logarithmically(
+            |n| {
+                let mut t = format!(
+                    "[delivery]\nmax_receives = 1\n{profile}\
+                     [quarantine]\nretention = \"4d\"\n\
+                     [[traffic]]\ncount = {}\nover = \"1m\"\nid_prefix = \"m\"\n\
+                     faults = [{{ fail = {{ until = \"repair\" }} }}]\n",
+                    n * 100
+                );
+                for i in 1..=n * 10 {
+                    t.push_str(&format!(
+                        "[[operator]]\nwait = \"1s\"\naction = \"redrive\"\nonly = [\"m{i}\"]\n"
+                    ));
+                }
+                t
+            },
+            32,
+        );
+    }
+}
