@@ -186,11 +186,19 @@ fn frame(
         "axis": axis(scale, bottom),
         "inspections": inspections(scenario, outcome, scale),
         "alarms": alarm_marks(scenario, outcome, scale),
+        "outages": super::flow_chart::outages(scenario, scale),
     });
-    match v {
+    let mut map = match v {
         Json::Object(map) => map,
         _ => Map::new(),
+    };
+    // Workers, ordering, capacity: the calls chart under the timeline.
+    if scenario.flow.extended
+        && let Some(calls) = super::flow_chart::calls(scenario, outcome, scale, 0.0)
+    {
+        map.insert("calls".into(), calls);
     }
+    map
 }
 
 /// The timeline of a run. `versions` (each message's rows over time) gives
@@ -266,6 +274,7 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
         Vec::new()
     }
     .into_iter();
+    let mut heads = super::flow_chart::heads(scenario, outcome, versions.len()).into_iter();
     let lanes: Vec<Json> = versions
         .iter()
         .zip(marks)
@@ -290,6 +299,9 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
                 "segments": segments,
                 "marks": marks,
             });
+            if let Some(Some(holds)) = heads.next() {
+                lane["holds"] = json!(holds);
+            }
             if let Some((deliveries, claims)) = spans.next() {
                 lane["deliveries"] = json!(deliveries);
                 lane["claims"] = json!(claims);
@@ -390,6 +402,7 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
         })
         .collect();
     let mut view = frame(scenario, outcome, scale, "aggregate", bottom);
+    view.insert("depth".into(), super::flow_chart::depth(c, scale, 0.0));
     view.insert("areas".into(), json!(areas));
     view.insert("y_ticks".into(), json!(y_ticks));
     view.insert("samples".into(), json!(samples));

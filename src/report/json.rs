@@ -77,41 +77,44 @@ pub fn listed(outcome: &Outcome) -> usize {
 pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
         (0..listed(outcome))
-            .map(|m| {
-                let r = text::row(scenario, outcome, m);
-                let envelope = envelope(scenario, outcome, m);
-                let mut row = json!({
-                    "id": r.id,
-                    "key": r.key,
-                    "state": r.state.as_str(),
-                    "last_reason": r.last_reason,
-                    "cycle": r.cycle,
-                    "cycle_receives": r.cycle_receives,
-                    "total_receives": r.total_receives,
-                    "effects": r.effects,
-                    "dedup_hits": r.dedup_hits,
-                    "last_quarantined_at": r.last_quarantined_at,
-                    "quarantine_age": r.age,
-                    "envelope": envelope,
-                });
-                if scenario.flow.extended {
-                    let state = &outcome.messages[m];
-                    let m32 = m as MessageIndex;
-                    row["arrived_at"] = json!(outcome.arrived_at(scenario, m32));
-                    row["acked_at"] = json!(state.acked_at());
-                    row["latency"] = json!(outcome.latency(scenario, m32));
-                    row["queue_wait"] = json!(outcome.queue_wait(m32));
-                    row["group"] = json!(scenario.group_name(scenario.group(m32)));
-                    row["kind"] = json!(
-                        outcome
-                            .kind(scenario, m32)
-                            .map(|k| &scenario.kinds[k as usize])
-                    );
-                }
-                row
-            })
+            .map(|m| row(scenario, outcome, m))
             .collect(),
     )
+}
+
+/// Message `m`'s snapshot row.
+pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
+    let r = text::row(scenario, outcome, m);
+    let envelope = envelope(scenario, outcome, m);
+    let mut row = json!({
+        "id": r.id,
+        "key": r.key,
+        "state": r.state.as_str(),
+        "last_reason": r.last_reason,
+        "cycle": r.cycle,
+        "cycle_receives": r.cycle_receives,
+        "total_receives": r.total_receives,
+        "effects": r.effects,
+        "dedup_hits": r.dedup_hits,
+        "last_quarantined_at": r.last_quarantined_at,
+        "quarantine_age": r.age,
+        "envelope": envelope,
+    });
+    if scenario.flow.extended {
+        let state = &outcome.messages[m];
+        let m32 = m as MessageIndex;
+        row["arrived_at"] = json!(outcome.arrived_at(scenario, m32));
+        row["acked_at"] = json!(state.acked_at());
+        row["latency"] = json!(outcome.latency(scenario, m32));
+        row["queue_wait"] = json!(outcome.queue_wait(m32));
+        row["group"] = json!(scenario.group_name(scenario.group(m32)));
+        row["kind"] = json!(
+            outcome
+                .kind(scenario, m32)
+                .map(|k| &scenario.kinds[k as usize])
+        );
+    }
+    row
 }
 
 /// The diagnostic record a message carries while in quarantine (and after
@@ -373,6 +376,7 @@ pub fn document(
         "message_count": outcome.messages.len(),
         "messages_listed": listed(outcome),
         "messages": snapshot(scenario, outcome),
+        "interesting": super::interesting::interesting(scenario, outcome),
         "transitions_recorded": outcome.recorder == crate::engine::Recorder::All,
         "transitions": transitions_with_text(scenario, outcome),
         "ledger": ledger(scenario, outcome),

@@ -3,9 +3,11 @@
 //! geometry, each message's history), rendered by `templates`.
 
 pub mod chart;
+pub mod flow_chart;
 pub mod guarantee_chart;
 pub mod guarantee_json;
 pub mod history;
+pub mod interesting;
 pub mod json;
 pub mod junit_xml;
 pub mod parameters;

@@ -1,0 +1,95 @@
+//! The messages worth a look in a run too large to list: the snapshot
+//! tables show the first messages by id, which in a big run are usually
+//! the dull ones. This picks, in one pass over the messages and with
+//! memory for the picks only, those quarantined (or dropped), those that
+//! waited longest in the queue (blocked behind a group's head or short of
+//! workers) and the slowest to be acked.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use serde_json::{Value as Json, json};
+
+use crate::engine::Outcome;
+use crate::model::{MessageIndex, Millis, Scenario, State};
+
+/// Runs with more messages than this (the rows the snapshot tables show)
+/// get the list.
+pub const SHOWN: usize = 100;
+
+/// Messages picked for each reason.
+pub const PER_REASON: usize = 10;
+
+/// The `n` messages with the largest values, largest first (ties: the
+/// smaller index first).
+fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Vec<MessageIndex> {
+    let mut heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>> = BinaryHeap::new();
+    for (v, m) in values {
+        heap.push(Reverse((v, Reverse(m))));
+        if heap.len() > n {
+            heap.pop();
+        }
+    }
+    let mut picked: Vec<(Millis, Reverse<MessageIndex>)> = heap.into_iter().map(|r| r.0).collect();
+    picked.sort_unstable_by(|a, b| b.cmp(a));
+    picked.into_iter().map(|(_, Reverse(m))| m).collect()
+}
+
+/// The picks, each a snapshot row with `why`, `queue_wait` and `latency`;
+/// null for runs of at most [`SHOWN`] messages.
+pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
+    let n = outcome.messages.len();
+    if n <= SHOWN {
+        return Json::Null;
+    }
+    let mut rows = Vec::new();
+    let mut taken = BTreeSet::new();
+    let mut pick = |m: MessageIndex, why: &str, rows: &mut Vec<Json>| {
+        if taken.insert(m) {
+            let mut row = super::json::row(scenario, outcome, m as usize);
+            row["why"] = json!(why);
+            row["queue_wait"] = json!(outcome.queue_wait(m));
+            row["latency"] = json!(outcome.latency(scenario, m));
+            rows.push(row);
+        }
+    };
+    let lost = outcome
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.state, State::Quarantined | State::Dropped))
+        .take(PER_REASON);
+    for (m, s) in lost {
+        pick(m as MessageIndex, s.state.as_str(), &mut rows);
+    }
+    let chosen = rows.len();
+    let waits = (0..n as MessageIndex)
+        .map(|m| (outcome.queue_wait(m), m))
+        .filter(|&(w, _)| w > 0);
+    for m in largest(PER_REASON + chosen, waits) {
+        if rows.len() < chosen + PER_REASON {
+            pick(m, "longest queue wait", &mut rows);
+        }
+    }
+    let chosen = rows.len();
+    let slow = (0..n as MessageIndex).filter_map(|m| Some((outcome.latency(scenario, m)?, m)));
+    for m in largest(PER_REASON + chosen, slow) {
+        if rows.len() < chosen + PER_REASON {
+            pick(m, "slowest", &mut rows);
+        }
+    }
+    Json::Array(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn largest_keeps_the_top_values_and_breaks_ties_by_index() {
+        let values = [(5, 0), (9, 1), (5, 2), (1, 3), (9, 4), (7, 5)];
+        assert_eq!(largest(3, values.into_iter()), [1, 4, 5]);
+        assert_eq!(largest(4, values.into_iter()), [1, 4, 5, 0]);
+        assert_eq!(largest(0, values.into_iter()), Vec::<MessageIndex>::new());
+    }
+}
