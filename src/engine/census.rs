@@ -53,6 +53,20 @@ pub fn census_step_after(step: Millis) -> Millis {
 }
 
 impl Census {
+    /// The counts to draw over time: every sample before the end, then
+    /// the end.
+    pub fn points(&self) -> Vec<(Millis, [u64; STATE_COUNT])> {
+        let mut points: Vec<(Millis, [u64; STATE_COUNT])> = self
+            .samples
+            .iter()
+            .enumerate()
+            .map(|(k, counts)| (k as Millis * self.step, *counts))
+            .filter(|(t, _)| *t < self.end)
+            .collect();
+        points.push((self.end, self.last));
+        points
+    }
+
     /// Time of the sample that describes modeled time `t`: the latest
     /// sample at or before it, or the end.
     pub fn sample_time(&self, t: Millis) -> Millis {

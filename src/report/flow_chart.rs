@@ -6,7 +6,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::chart::Scale;
+use super::scale::{Scale, round};
 use crate::duration::format as dur;
 use crate::engine::{Census, Outcome};
 use crate::model::{MessageIndex, Millis, Scenario, State};
@@ -16,10 +16,6 @@ const HEIGHT: f64 = 120.0;
 /// Space above a flow chart's plot (its title) and below (its axis).
 const TITLE: f64 = 22.0;
 const AXIS: f64 = 24.0;
-
-fn round(v: f64) -> f64 {
-    (v * 10.0).round() / 10.0
-}
 
 /// The `[[outage]]` windows that start before the run's end, clipped to it.
 pub fn outages(scenario: &Scenario, scale: Scale) -> Vec<Json> {
@@ -122,14 +118,7 @@ pub fn calls(scenario: &Scenario, outcome: &Outcome, scale: Scale, top: f64) -> 
 /// Messages ready (the queue depth) and in quarantine (the DLQ depth)
 /// over time, from the census samples.
 pub fn depth(census: &Census, scale: Scale, top: f64) -> Json {
-    let mut points: Vec<(Millis, [u64; crate::engine::STATE_COUNT])> = census
-        .samples
-        .iter()
-        .enumerate()
-        .map(|(k, counts)| (k as Millis * census.step, *counts))
-        .filter(|(t, _)| *t < census.end)
-        .collect();
-    points.push((census.end, census.last));
+    let points = census.points();
     let ready = |c: &[u64; crate::engine::STATE_COUNT]| c[State::Ready as usize];
     let dlq = |c: &[u64; crate::engine::STATE_COUNT]| c[State::Quarantined as usize];
     let most_ready = points.iter().map(|(_, c)| ready(c)).max().unwrap_or(0);

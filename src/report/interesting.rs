@@ -46,7 +46,7 @@ pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
     let mut taken = BTreeSet::new();
     let mut pick = |m: MessageIndex, why: &str, rows: &mut Vec<Json>| {
         if taken.insert(m) {
-            let mut row = super::json::row(scenario, outcome, m as usize);
+            let mut row = super::rows::row(scenario, outcome, m as usize);
             row["why"] = json!(why);
             row["queue_wait"] = json!(outcome.queue_wait(m));
             row["latency"] = json!(outcome.latency(scenario, m));

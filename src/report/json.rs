@@ -6,8 +6,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::diagnostic::Located;
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::{
-    Check, KindField, MessageIndex, Millis, Scenario, State, Target, Total, Value, Verdict,
-    describe,
+    Check, KindField, Millis, Scenario, State, Target, Total, Value, Verdict, describe,
 };
 use crate::report::text;
 
@@ -77,69 +76,9 @@ pub fn listed(outcome: &Outcome) -> usize {
 pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
         (0..listed(outcome))
-            .map(|m| row(scenario, outcome, m))
+            .map(|m| super::rows::row(scenario, outcome, m))
             .collect(),
     )
-}
-
-/// Message `m`'s snapshot row.
-pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
-    let r = text::row(scenario, outcome, m);
-    let envelope = envelope(scenario, outcome, m);
-    let mut row = json!({
-        "id": r.id,
-        "key": r.key,
-        "state": r.state.as_str(),
-        "last_reason": r.last_reason,
-        "cycle": r.cycle,
-        "cycle_receives": r.cycle_receives,
-        "total_receives": r.total_receives,
-        "effects": r.effects,
-        "dedup_hits": r.dedup_hits,
-        "last_quarantined_at": r.last_quarantined_at,
-        "quarantine_age": r.age,
-        "envelope": envelope,
-    });
-    if scenario.flow.extended {
-        let state = &outcome.messages[m];
-        let m32 = m as MessageIndex;
-        row["arrived_at"] = json!(outcome.arrived_at(scenario, m32));
-        row["acked_at"] = json!(state.acked_at());
-        row["latency"] = json!(outcome.latency(scenario, m32));
-        row["queue_wait"] = json!(outcome.queue_wait(m32));
-        row["group"] = json!(scenario.group_name(scenario.group(m32)));
-        row["kind"] = json!(
-            outcome
-                .kind(scenario, m32)
-                .map(|k| &scenario.kinds[k as usize])
-        );
-    }
-    row
-}
-
-/// The diagnostic record a message carries while in quarantine (and after
-/// it expires or is purged): nothing changes it between entry and exit.
-fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
-    let state = &outcome.messages[m];
-    if !matches!(
-        state.state,
-        State::Quarantined | State::Expired | State::Purged
-    ) {
-        return Json::Null;
-    }
-    let m32 = m as MessageIndex;
-    json!({
-        "queue": scenario.delivery.queue,
-        "quarantined_at": state.last_quarantined_at(),
-        "reason": state.last_reason().map(|r| scenario.reasons[r as usize].clone()),
-        "class": state.last_class().as_str(),
-        "cycle": state.cycle,
-        "cycle_receives": state.cycle_receives,
-        "total_receives": state.total_receives,
-        "key": scenario.key_name(outcome.key(scenario, m32)),
-        "first_delivery": outcome.arrived_at(scenario, m32),
-        "payload": scenario.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
-    })
 }
 
 pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
@@ -493,102 +432,4 @@ pub fn census(outcome: &Outcome) -> Json {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::{Recorder, run_until, run_with_census};
-
-    /// Every census row is exact: the counts of a run stopped at its time.
-    #[test]
-    fn census_rows_are_the_counts_at_their_times() {
-        let mut rows_checked = 0;
-        let mut marked = 0;
-        for entry in std::fs::read_dir("scenarios").unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            for scenario in crate::scenario::scenarios("s.toml", &text).unwrap() {
-                let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
-                let table = census(&outcome);
-                let rows = table["rows"].as_array().unwrap();
-                let census = outcome.census.as_ref().unwrap();
-                let marks = census.marks.len() as u64;
-                assert!(
-                    rows.len() as u64 <= CENSUS_ROWS + 2 + marks,
-                    "{}",
-                    path.display()
-                );
-                // Each inspection and outage edge of the run has its row.
-                let inspections = scenario.operators.len().min(outcome.drains.len());
-                let edges = scenario
-                    .outages
-                    .iter()
-                    .flat_map(|o| [o.from, o.from + o.duration])
-                    .filter(|&t| t <= outcome.totals.end_time)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len();
-                assert!(
-                    census.marks.len() >= inspections.max(edges),
-                    "{}",
-                    path.display()
-                );
-                for m in &census.marks {
-                    assert!(
-                        rows.iter()
-                            .any(|r| r["time"] == m.time && r["why"] == m.label.as_str()),
-                        "{}: {m:?}",
-                        path.display()
-                    );
-                    marked += 1;
-                }
-                assert_eq!(rows.last().unwrap()["time"], outcome.totals.end_time);
-                for r in rows {
-                    let t = r["time"].as_u64().unwrap();
-                    let at = run_until(&scenario, Recorder::Off, t).unwrap();
-                    for state in State::ALL {
-                        let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
-                        if state == State::Dropped && r.get("dropped").is_none() {
-                            // A column only when the run dropped some.
-                            assert_eq!(n, 0);
-                            continue;
-                        }
-                        assert_eq!(
-                            r[state.as_str()],
-                            n,
-                            "{} {} at {t}",
-                            path.display(),
-                            state.as_str()
-                        );
-                    }
-                    rows_checked += 1;
-                }
-            }
-        }
-        assert!(rows_checked > 50, "{rows_checked}");
-        assert!(marked >= 10, "{marked}");
-    }
-
-    #[test]
-    fn the_envelope_is_the_latest_quarantine() {
-        // poison, redriven with a new identity and not repaired, returns to
-        // quarantine at 50s in cycle 2.
-        let text = std::fs::read_to_string("scenarios/04-new-identity-duplicates.toml").unwrap();
-        let (scenario, _) = crate::scenario::load_str("s.toml", &text).unwrap();
-        let mut scenario = scenario;
-        scenario.operators[0].repair = false;
-        let outcome = crate::engine::run(&scenario, Recorder::All).unwrap();
-        let poison = scenario.find_message("poison").unwrap() as usize;
-        let envelope = &snapshot(&scenario, &outcome)[poison]["envelope"];
-        assert_eq!(envelope["queue"], scenario.delivery.queue);
-        assert_eq!(envelope["quarantined_at"], 50_000);
-        assert_eq!(envelope["cycle"], 2);
-        assert_eq!(envelope["cycle_receives"], 2);
-        assert_eq!(envelope["total_receives"], 4);
-        assert_eq!(envelope["key"], "poison~r1");
-        assert_eq!(envelope["class"], "permanent");
-        assert_eq!(envelope["first_delivery"], 0);
-        let healthy = scenario.find_message("healthy").unwrap() as usize;
-        assert_eq!(
-            snapshot(&scenario, &outcome)[healthy]["envelope"],
-            Json::Null
-        );
-    }
-}
+mod tests;

@@ -11,6 +11,8 @@ pub mod interesting;
 pub mod json;
 pub mod junit_xml;
 pub mod parameters;
+pub mod rows;
+pub mod scale;
 pub mod sweep_chart;
 pub mod templates;
 pub mod text;

@@ -1,0 +1,104 @@
+//! Tests of the templates module.
+
+use super::*;
+
+#[test]
+fn markdown_renders_and_never_passes_html_through() {
+    let out = markdown(Value::from(
+        "Lesson: `uncertain` **committed**.\n\n<script>alert(1)</script>\n\nand <b>bold</b>",
+    ));
+    let html = out.as_str().unwrap();
+    assert!(html.contains("<code>uncertain</code>"));
+    assert!(html.contains("<strong>committed</strong>"));
+    assert!(!html.contains("<script"), "{html}");
+    assert!(!html.contains("<b>"), "{html}");
+    assert!(html.contains("&lt;script&gt;"));
+}
+
+#[test]
+fn links_keep_only_safe_targets() {
+    let html = |md: &str| markdown(Value::from(md)).as_str().unwrap().to_string();
+    for unsafe_link in [
+        "[x](javascript:alert(1))",
+        "[x](JavaScript:alert(1))",
+        "[x](java\tscript:alert(1))",
+        "[x](data:text/html,hi)",
+        "[x](vbscript:x)",
+        "![x](javascript:alert(1))",
+        "<javascript:alert(1)>",
+    ] {
+        let out = html(unsafe_link);
+        let targets: Vec<&str> = [" href=\"", " src=\""]
+            .iter()
+            .flat_map(|attribute| out.split(attribute).skip(1))
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert!(
+            targets.iter().all(|t| t.is_empty() || !t.contains(':')),
+            "{unsafe_link}: {out}"
+        );
+    }
+    for safe in [
+        (
+            "[x](https://example.com/a?b#c)",
+            "https://example.com/a?b#c",
+        ),
+        ("[x](http://example.com)", "http://example.com"),
+        ("[x](mailto:ops@example.com)", "mailto:ops@example.com"),
+        (
+            "[x](docs/model.md#3-one-delivery)",
+            "docs/model.md#3-one-delivery",
+        ),
+        ("[x](#t=40s)", "#t=40s"),
+        ("[x](a/b:c)", "a/b:c"),
+    ] {
+        assert!(
+            html(safe.0).contains(&format!("href=\"{}\"", safe.1)),
+            "{}",
+            html(safe.0)
+        );
+    }
+}
+
+#[test]
+fn code_spans_hold_any_text_on_one_line() {
+    assert_eq!(code(Value::from("poison")), "`poison`");
+    assert_eq!(code(Value::from("a|b")), "`a\\|b`");
+    assert_eq!(code(Value::from("a`b")), "``a`b``");
+    assert_eq!(code(Value::from("`x`")), "`` `x` ``");
+    assert_eq!(code(Value::from("one\ntwo")), "`one two`");
+    assert_eq!(code(Value::from("a\\b")), "`a\\b`");
+    assert_eq!(code(Value::from(())), "-");
+}
+
+#[test]
+fn cells_and_durations() {
+    assert_eq!(cell(Value::from("a | b\nc")), "a \\| b c");
+    assert_eq!(cell(Value::from(())), "-");
+    assert_eq!(duration(Value::from(90_000)).unwrap(), "1m30s");
+    assert_eq!(duration(Value::from(())).unwrap(), "-");
+    assert!(duration(Value::from("soon")).is_err());
+}
+
+#[test]
+fn every_built_in_template_compiles() {
+    assert!(Templates::load(None).is_ok());
+}
+
+mod suggest {
+    use super::*;
+    use minijinja::context;
+    use minijinja::value::Serde;
+
+    #[test]
+    fn an_undefined_key_suggests_the_closest() {
+        let doc = serde_json::json!({ "totals": { "effects": 2, "acked": 1 } });
+        let ctx = context! { report => Value::from(Serde(&doc)) };
+        assert_eq!(
+            suggest(&ctx, "report.totals.efects").as_deref(),
+            Some("did you mean `report.totals.effects`? `report.totals` has: effects, acked")
+        );
+        assert_eq!(suggest(&ctx, "m.id"), None);
+        assert_eq!(suggest(&ctx, "report.totals.efects + 1"), None);
+    }
+}
