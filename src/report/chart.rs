@@ -43,24 +43,64 @@ fn axis(scale: Scale, y: f64) -> Json {
 }
 
 fn inspections(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json> {
-    outcome
-        .transitions
-        .iter()
-        .filter_map(|t| {
+    let all = &outcome.transitions;
+    all.iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
             let Detail::Inspected { step, .. } = t.detail else {
                 return None;
             };
             let x = scale.x(t.time);
+            let did = what_it_did(scenario, step, t.time, &all[i + 1..]);
             Some(json!({
                 "time": t.time,
                 "x": x,
                 // Near the right edge the label goes to the line's left.
                 "anchor": if x > RIGHT - 40.0 { "end" } else { "start" },
-                "label": format!("step {step}"),
-                "title": format!("{}: {}", dur(t.time), describe(scenario, &t.detail)),
+                "label": format!("step {step}: {did}"),
+                "title": format!("{}: {}; {did}", dur(t.time), describe(scenario, &t.detail)),
             }))
         })
         .collect()
+}
+
+/// What operator step `step` did at its inspection, from the transitions
+/// that follow it at the same instant: "expire 3, repair, redrive 2".
+fn what_it_did(
+    scenario: &Scenario,
+    step: u32,
+    t0: Millis,
+    after: &[crate::engine::Transition],
+) -> String {
+    use crate::model::Action;
+    let mut counts = [0u64; 3];
+    for t in after
+        .iter()
+        .take_while(|t| t.time == t0 && !matches!(t.detail, Detail::Inspected { .. }))
+    {
+        match t.detail.kind() {
+            EventKind::Expired => counts[0] += 1,
+            EventKind::Redriven => counts[1] += 1,
+            EventKind::Purged => counts[2] += 1,
+            _ => {}
+        }
+    }
+    let Some(spec) = scenario.operators.get(step as usize - 1) else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if counts[0] > 0 {
+        parts.push(format!("expire {}", counts[0]));
+    }
+    if spec.repair {
+        parts.push("repair".to_string());
+    }
+    parts.push(match spec.action {
+        Action::Hold => "hold".to_string(),
+        Action::RedriveAll | Action::Redrive(_) => format!("redrive {}", counts[1]),
+        Action::Purge => format!("purge {}", counts[2]),
+    });
+    parts.join(", ")
 }
 
 /// Each alarm's fire and clear instants (at most
@@ -160,6 +200,18 @@ pub const MARKS: [EventKind; 9] = [
     EventKind::Purged,
 ];
 
+/// The lane lines' states, in legend order.
+const LEGEND_STATES: [State; 8] = [
+    State::Waiting,
+    State::Ready,
+    State::InFlight,
+    State::Quarantined,
+    State::Acked,
+    State::Expired,
+    State::Purged,
+    State::Dropped,
+];
+
 /// A lane's line: the message's state from one time to the next, with
 /// consecutive versions in one state joined; nothing while it waits.
 fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
@@ -179,10 +231,12 @@ fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
 
 fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scale: Scale) -> Json {
     let mut marks: Vec<Vec<Json>> = vec![Vec::new(); versions.len()];
+    let mut seen = [false; MARKS.len()];
     for t in &outcome.transitions {
         let Some(m) = t.message else { continue };
         let kind = t.detail.kind();
-        if MARKS.contains(&kind) {
+        if let Some(k) = MARKS.iter().position(|&x| x == kind) {
+            seen[k] = true;
             marks[m as usize].push(json!({
                 "time": t.time,
                 "x": scale.x(t.time),
@@ -205,6 +259,7 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
     }
     .into_iter();
     let mut heads = super::flow_chart::heads(scenario, outcome, versions.len()).into_iter();
+    let mut states_seen = [false; STATE_COUNT];
     let lanes: Vec<Json> = versions
         .iter()
         .zip(marks)
@@ -214,6 +269,7 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
             let segments: Vec<Json> = segments(vs, scale.end)
                 .into_iter()
                 .map(|(state, from, to)| {
+                    states_seen[state as usize] = true;
                     json!({
                         "state": state.as_str(),
                         "from": from,
@@ -256,7 +312,20 @@ fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scal
         );
         view.insert("write_intent".into(), json!(write_intent));
     }
-    view.insert("marks".into(), json!(MARKS.map(EventKind::as_str)));
+    // The legend lists only what the lanes show.
+    let marks: Vec<&str> = MARKS
+        .iter()
+        .zip(seen)
+        .filter(|(_, seen)| *seen)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    view.insert("marks".into(), json!(marks));
+    let states: Vec<&str> = LEGEND_STATES
+        .iter()
+        .filter(|&&s| states_seen[s as usize])
+        .map(|s| s.as_str())
+        .collect();
+    view.insert("states".into(), json!(states));
     Json::Object(view)
 }
 

@@ -1,0 +1,37 @@
+//! The HTML timeline says what each operator inspection did, and its
+//! legend lists only what the lanes show.
+
+mod common;
+
+use common::{code, report, scratch};
+
+#[test]
+fn each_inspection_is_labelled_with_what_it_did_and_the_legend_with_what_occurs() {
+    let d = scratch("timeline-labels");
+    let o = report(
+        &d,
+        "html",
+        &[
+            "scenarios/16-two-operator-steps.toml",
+            "scenarios/15-purge.toml",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    let read = |name: &str| std::fs::read_to_string(d.join(name)).unwrap();
+    let two = read("16-two-operator-steps.html");
+    // Step 1 redrives all three without repair; step 2 repairs and
+    // redrives the two that came back.
+    assert!(two.contains(">step 1: redrive 3</text>"));
+    assert!(two.contains(">step 2: repair, redrive 2</text>"));
+    // Nothing expired or was purged: neither is in the legend; redrives are.
+    let legend = &two[two.find("<ul class=\"legend\">").unwrap()..];
+    let legend = &legend[..legend.find("</ul>").unwrap()];
+    assert!(legend.contains("</svg>redriven</li>"));
+    assert!(!legend.contains("</svg>expired</li>"));
+    assert!(!legend.contains("</svg>purged</li>"));
+    assert!(!legend.contains("</svg>ready</li>"));
+    let purge = read("15-purge.html");
+    assert!(purge.contains(">step 1: purge 3</text>"));
+    let legend = &purge[purge.find("<ul class=\"legend\">").unwrap()..];
+    assert!(legend[..legend.find("</ul>").unwrap()].contains("</svg>purged</li>"));
+}
