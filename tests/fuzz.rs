@@ -283,6 +283,9 @@ proptest! {
         for m in &mutations {
             text = apply(&text, m);
         }
+        if let Ok(path) = std::env::var("FUZZ_LOG") {
+            std::fs::write(path, &text).unwrap();
+        }
         everything(&text)?;
     }
 }

@@ -162,6 +162,19 @@ fn a_generator_that_cannot_fit_is_refused_before_anything_is_allocated() {
     assert!(peak < MB, "peak {} KB", peak >> 10);
 }
 
+#[test]
+fn billions_of_ordering_groups_cost_no_more_than_their_messages() {
+    // Message j is in group (j - 1) % groups + 1: ten messages use ten
+    // groups, whatever `groups` says (it once allocated 16 GB).
+    let s = load(
+        "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\nordering = \"per_key\"\n\
+         [[traffic]]\ncount = 10\nover = \"1s\"\ngroups = 4000000000\n",
+    );
+    let (outcome, peak) = alone(|| engine::run(&s, Recorder::All).expect("the run finishes"));
+    assert_eq!(outcome.totals.acked, 10);
+    assert!(peak < MB, "peak {} KB", peak >> 10);
+}
+
 #[cfg(unix)]
 #[test]
 fn an_endless_input_is_read_only_up_to_the_file_size_limit() {

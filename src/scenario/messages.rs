@@ -93,7 +93,10 @@ pub(super) fn generators(
         let groups = t_ref
             .groups
             .as_ref()
-            .and_then(|g| problems.count(g, "groups", 1, i64::MAX));
+            .and_then(|g| problems.count(g, "groups", 1, i64::MAX))
+            // Message j is in group (j - 1) % groups + 1: past `count`
+            // groups are empty, and would only cost memory.
+            .map(|n| n.min(count.max(1)));
         let prefix = t_ref
             .id_prefix
             .as_ref()
