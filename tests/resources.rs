@@ -175,6 +175,25 @@ fn billions_of_ordering_groups_cost_no_more_than_their_messages() {
     assert!(peak < MB, "peak {} KB", peak >> 10);
 }
 
+#[test]
+fn deliveries_overtaking_each_other_stop_at_the_in_flight_limit() {
+    // A 1ms visibility timeout on a day-long delivery starts another
+    // delivery of the message every millisecond, all in flight at once:
+    // before the limit, gigabytes of records before max_events stopped it.
+    let s = load(
+        "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1s\"\n\
+         visibility_timeout = \"1ms\"\n\
+         [workers]\ncount = 4000000000\nservice_time = \"1d\"\n\
+         [[message]]\nid = \"a\"\n",
+    );
+    let (run, peak) = alone(|| engine::run(&s, Recorder::Off));
+    let limit = run.expect_err("stopped");
+    let cap = 1 + engine::EXTRA_DELIVERIES_IN_FLIGHT;
+    assert_eq!(limit.limit, engine::Limit::InFlight(cap));
+    assert!(limit.to_string().contains("deliveries in flight at once"));
+    assert!(peak < 128 * MB, "peak {} MB", peak / MB);
+}
+
 #[cfg(unix)]
 #[test]
 fn an_endless_input_is_read_only_up_to_the_file_size_limit() {

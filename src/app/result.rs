@@ -191,6 +191,16 @@ impl SweepRun {
 /// The diagnostic for a run stopped at a limit.
 pub fn limit_problem(source: &Source, scenario: &Scenario, limit: &LimitReached) -> Problem {
     let span = limits_span(&source.text);
+    if let crate::engine::Limit::InFlight(_) = limit.limit {
+        return Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
+            "by modeled time {} the run had made {}: each visibility timeout that passes while a \
+             delivery runs starts another delivery of the same message, and this run kept starting \
+             them. Make visibility_timeout longer than the service time (or a fault's takes), or \
+             limit [workers] count.",
+            crate::duration::format(limit.at),
+            plural(limit.deliveries, "delivery", "deliveries"),
+        ));
+    }
     Problem::new(source, span, limit.to_string(), "limit reached").with_help(format!(
         "by modeled time {} the run had made {} and {} still pending, so it would not drain. \
          A permanent failure with a large max_receives, or a very large generator, does this. \

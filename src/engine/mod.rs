@@ -54,6 +54,7 @@ pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
 pub use state::MessageState;
+pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
@@ -151,6 +152,9 @@ struct Engine<'s> {
     /// 17-22).
     tracked: bool,
     deliveries: tracked::Deliveries,
+    /// The most deliveries in flight at once the run keeps (sections
+    /// 17-22): one per message, and [`tracked::EXTRA_DELIVERIES_IN_FLIGHT`].
+    in_flight_cap: u64,
     sinks: sinks::Sinks,
 }
 
@@ -205,6 +209,9 @@ impl<'s> Engine<'s> {
             stopped_by: StoppedBy::Drained,
             tracked: scenario.guarantees.extended,
             deliveries: tracked::Deliveries::new(scenario),
+            in_flight_cap: scenario
+                .message_count()
+                .saturating_add(tracked::EXTRA_DELIVERIES_IN_FLIGHT),
             sinks: sinks::Sinks::new(scenario),
         }
     }
@@ -262,6 +269,9 @@ impl<'s> Engine<'s> {
             None => self.inspect(),
         }
         self.take_ready();
+        if self.deliveries.open_count() > self.in_flight_cap {
+            return Err(self.limit_reached(Limit::InFlight(self.in_flight_cap)));
+        }
         Ok(true)
     }
 
@@ -317,7 +327,7 @@ impl<'s> Engine<'s> {
                 self.clock.stop_at(max_time);
                 StoppedBy::MaxTime
             }
-            Limit::Events(_) => {
+            Limit::Events(_) | Limit::InFlight(_) => {
                 self.clock.stop_at(self.clock.now);
                 StoppedBy::MaxEvents
             }

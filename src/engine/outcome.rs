@@ -121,6 +121,9 @@ pub struct LimitReached {
 pub enum Limit {
     Events(u64),
     Time(Millis),
+    /// More deliveries in flight at once than the run may keep (sections
+    /// 17-22: messages + [`super::tracked::EXTRA_DELIVERIES_IN_FLIGHT`]).
+    InFlight(u64),
 }
 
 impl std::fmt::Display for LimitReached {
@@ -134,6 +137,10 @@ impl std::fmt::Display for LimitReached {
                 f,
                 "the run stopped at the modeled-time limit ([limits] max_time = \"{}\")",
                 crate::duration::format(t)
+            ),
+            Limit::InFlight(n) => write!(
+                f,
+                "the run stopped with more than {n} deliveries in flight at once, the most it keeps"
             ),
         }
     }

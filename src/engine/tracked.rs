@@ -60,7 +60,18 @@ pub(super) struct Deliveries {
 
 const QUARANTINED_BIT: Millis = 1 << 63;
 
+/// Deliveries in flight at once beyond one per message: each visibility
+/// timeout that passes while a long delivery runs starts another, so a
+/// file could otherwise fill memory with them before any other limit
+/// stops it. About 40 MB of records.
+pub const EXTRA_DELIVERIES_IN_FLIGHT: u64 = 1_000_000;
+
 impl Deliveries {
+    /// Deliveries in flight now (records still open).
+    pub(super) fn open_count(&self) -> u64 {
+        (self.slots.len() - self.free.len()) as u64
+    }
+
     pub(super) fn new(scenario: &crate::model::Scenario) -> Self {
         let timed = scenario.guarantees.visibility_timeout.is_some();
         let per_message = if timed {
