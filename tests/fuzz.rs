@@ -14,9 +14,41 @@
 //!
 //! `FUZZ_CASES=50000 cargo test --release --test fuzz` runs it longer; a
 //! failing case is shrunk and saved by proptest
-//! (tests/fuzz.proptest-regressions), then replayed by every run.
+//! (tests/fuzz.proptest-regressions), then replayed by every run. A case
+//! that makes the tool hold more than 2 GiB ends the process ("memory
+//! allocation ... failed") instead of the machine's memory; rerun with
+//! `FUZZ_LOG=case.toml` and the file holds the case that did it.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The system allocator, refusing to hold more than [`MEMORY_CAP`].
+struct Capped;
+
+const MEMORY_CAP: usize = 2 << 30;
+static HELD: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Capped {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size() > MEMORY_CAP {
+            HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+            return std::ptr::null_mut();
+        }
+        let p = unsafe { System.alloc(layout) };
+        if p.is_null() {
+            HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Capped = Capped;
 
 use proptest::prelude::*;
 use scenario_run::app::{self, GoldenRequest, ReportFormat, ReportRequest};
