@@ -200,6 +200,19 @@ pub const MARKS: [EventKind; 9] = [
     EventKind::Purged,
 ];
 
+/// The marks drawn on a lane's line (the others sit above or below it).
+const ON_THE_LINE: [EventKind; 6] = [
+    EventKind::Delivered,
+    EventKind::Failed,
+    EventKind::Quarantined,
+    EventKind::Expired,
+    EventKind::Redriven,
+    EventKind::Purged,
+];
+
+/// How far apart marks of one instant on one line are drawn.
+const SPREAD: f64 = 7.0;
+
 /// The lane lines' states, in legend order.
 const LEGEND_STATES: [State; 8] = [
     State::Waiting,
@@ -232,14 +245,28 @@ fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
 fn lanes(scenario: &Scenario, outcome: &Outcome, versions: &[Vec<Version>], scale: Scale) -> Json {
     let mut marks: Vec<Vec<Json>> = vec![Vec::new(); versions.len()];
     let mut seen = [false; MARKS.len()];
+    // Per lane: the instant of its latest mark drawn on the line, and how
+    // many were drawn then; each further one moves right so none hides
+    // another (a delivery, its failure and its quarantine at one instant).
+    let mut on_line: Vec<(Millis, u32)> = vec![(Millis::MAX, 0); versions.len()];
     for t in &outcome.transitions {
         let Some(m) = t.message else { continue };
         let kind = t.detail.kind();
         if let Some(k) = MARKS.iter().position(|&x| x == kind) {
             seen[k] = true;
+            let mut x = scale.x(t.time);
+            if ON_THE_LINE.contains(&kind) {
+                let (at, n) = &mut on_line[m as usize];
+                if *at == t.time {
+                    x = round(x + SPREAD * *n as f64);
+                    *n += 1;
+                } else {
+                    (*at, *n) = (t.time, 1);
+                }
+            }
             marks[m as usize].push(json!({
                 "time": t.time,
-                "x": scale.x(t.time),
+                "x": x,
                 "kind": kind.as_str(),
                 "title": format!("{}  {}: {}", dur(t.time), scenario.message_id(m), describe(scenario, &t.detail)),
             }));
@@ -401,47 +428,4 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn version(time: Option<Millis>, state: State) -> Version {
-        let row = crate::report::text::Row {
-            id: "m".into(),
-            key: "m".into(),
-            state,
-            last_reason: None,
-            cycle: 1,
-            cycle_receives: 0,
-            // Delivered once by its first version with a time.
-            total_receives: time.is_some() as u32,
-            effects: 0,
-            dedup_hits: 0,
-            last_quarantined_at: None,
-            age: None,
-        };
-        Version { time, row }
-    }
-
-    #[test]
-    fn segments_join_one_state_and_skip_waiting() {
-        let vs = [
-            version(None, State::Waiting),
-            version(Some(0), State::Waiting),
-            version(Some(10), State::Waiting),
-            version(Some(20), State::Quarantined),
-            version(Some(40), State::Waiting),
-            version(Some(40), State::Acked),
-        ];
-        assert_eq!(
-            segments(&vs, 60),
-            [
-                (State::Waiting, 0, 20),
-                (State::Quarantined, 20, 40),
-                (State::Waiting, 40, 40),
-                (State::Acked, 40, 60),
-            ]
-        );
-        // A message that has not arrived by the end draws nothing.
-        assert_eq!(segments(&vs[..1], 60), []);
-    }
-}
+mod tests;

@@ -1,0 +1,77 @@
+//! Tests of the chart module.
+
+use super::*;
+
+fn version(time: Option<Millis>, state: State) -> Version {
+    let row = crate::report::text::Row {
+        id: "m".into(),
+        key: "m".into(),
+        state,
+        last_reason: None,
+        cycle: 1,
+        cycle_receives: 0,
+        // Delivered once by its first version with a time.
+        total_receives: time.is_some() as u32,
+        effects: 0,
+        dedup_hits: 0,
+        last_quarantined_at: None,
+        age: None,
+    };
+    Version { time, row }
+}
+
+#[test]
+fn segments_join_one_state_and_skip_waiting() {
+    let vs = [
+        version(None, State::Waiting),
+        version(Some(0), State::Waiting),
+        version(Some(10), State::Waiting),
+        version(Some(20), State::Quarantined),
+        version(Some(40), State::Waiting),
+        version(Some(40), State::Acked),
+    ];
+    assert_eq!(
+        segments(&vs, 60),
+        [
+            (State::Waiting, 0, 20),
+            (State::Quarantined, 20, 40),
+            (State::Waiting, 40, 40),
+            (State::Acked, 40, 60),
+        ]
+    );
+    // A message that has not arrived by the end draws nothing.
+    assert_eq!(segments(&vs[..1], 60), []);
+}
+
+#[test]
+fn marks_of_one_instant_on_one_line_are_spread_apart() {
+    // The third delivery fails and quarantines at 20s: three marks on
+    // the line at one instant, drawn 7 apart.
+    let text = "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
+                [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n";
+    let (s, _) = crate::scenario::load_str("t.toml", text).unwrap();
+    let o = crate::engine::run(&s, crate::engine::Recorder::All).unwrap();
+    let versions = crate::report::history::versions(&s, &o).unwrap();
+    let c = chart(&s, &o, Some(&versions));
+    let at_20s: Vec<(String, f64)> = c["lanes"][0]["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["time"] == 20_000)
+        .map(|m| {
+            (
+                m["kind"].as_str().unwrap().to_string(),
+                m["x"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let x = Scale { end: 20_000 }.x(20_000);
+    assert_eq!(
+        at_20s,
+        [
+            ("delivered".to_string(), x),
+            ("failed".to_string(), x + SPREAD),
+            ("quarantined".to_string(), x + 2.0 * SPREAD),
+        ]
+    );
+}
