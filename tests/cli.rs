@@ -578,6 +578,30 @@ fn a_scenario_that_cannot_drain_stops_at_its_limit() {
 }
 
 #[test]
+fn deliveries_piling_up_in_flight_stop_with_what_to_change() {
+    let dir = common::scratch("in-flight-limit");
+    let path = dir.join("overtaken.toml");
+    std::fs::write(
+        &path,
+        "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1s\"\n\
+         visibility_timeout = \"1ms\"\n[workers]\ncount = 4000000000\nservice_time = \"1d\"\n\
+         [[message]]\nid = \"a\"\n",
+    )
+    .unwrap();
+    let o = run(&["--color", "never", path.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let out = stdout(&o);
+    assert!(
+        out.contains("the run stopped with more than 1000001 deliveries in flight at once"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Make visibility_timeout longer than the service time"),
+        "{out}"
+    );
+}
+
+#[test]
 fn golden_transcripts_are_written_compared_and_blessed() {
     let dir = std::env::temp_dir().join(format!("scenario-run-golden-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -164,7 +164,7 @@ fn frame(
     };
     // Workers, ordering, capacity: the calls chart under the timeline.
     if scenario.flow.extended
-        && let Some(calls) = super::flow_chart::calls(scenario, outcome, scale, 0.0)
+        && let Some(calls) = super::flow_chart::calls(scenario, outcome, scale)
     {
         map.insert("calls".into(), calls);
     }
@@ -420,7 +420,7 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
         })
         .collect();
     let mut view = frame(scenario, outcome, scale, "aggregate", bottom);
-    view.insert("depth".into(), super::flow_chart::depth(c, scale, 0.0));
+    view.insert("depth".into(), super::flow_chart::depth(c, scale));
     view.insert("areas".into(), json!(areas));
     view.insert("y_ticks".into(), json!(y_ticks));
     view.insert("samples".into(), json!(samples));

@@ -71,7 +71,7 @@ fn steps(runs: &[(f64, f64, f64)], zero: f64) -> String {
 /// Calls offered and accepted per row of the calls series (a window, or
 /// a span of windows when the series was merged), with the most a row can
 /// accept under the downstream's limit. `None` without calls.
-pub fn calls(scenario: &Scenario, outcome: &Outcome, scale: Scale, top: f64) -> Option<Json> {
+pub fn calls(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Option<Json> {
     let series = super::json::calls(scenario, outcome, crate::engine::CALL_SERIES_ROWS);
     let rows = series["rows"].as_array()?;
     if rows.is_empty() {
@@ -84,7 +84,8 @@ pub fn calls(scenario: &Scenario, outcome: &Outcome, scale: Scale, top: f64) -> 
     let field = |r: &Json, k: &str| r[k].as_u64().unwrap_or(0);
     let most = rows.iter().map(|r| field(r, "offered")).max().unwrap_or(0);
     let max = most.max(limit.unwrap_or(0)).max(1);
-    let plot_top = top + TITLE;
+    // Each chart is its own SVG: its title on top, then the plot.
+    let plot_top = TITLE;
     let bottom = plot_top + HEIGHT;
     let y = |v: u64| round(bottom - v as f64 / max as f64 * HEIGHT);
     let runs = |k: &str| -> Vec<(f64, f64, f64)> {
@@ -105,7 +106,7 @@ pub fn calls(scenario: &Scenario, outcome: &Outcome, scale: Scale, top: f64) -> 
         "title": format!("Calls offered and accepted {what}"),
         "top": round(plot_top),
         "bottom": round(bottom),
-        "height": round(bottom + AXIS - top),
+        "height": round(bottom + AXIS),
         "offered": steps(&runs("offered"), round(bottom)),
         "accepted": steps(&runs("accepted"), round(bottom)),
         "limit_y": limit.map(y),
@@ -117,14 +118,15 @@ pub fn calls(scenario: &Scenario, outcome: &Outcome, scale: Scale, top: f64) -> 
 
 /// Messages ready (the queue depth) and in quarantine (the DLQ depth)
 /// over time, from the census samples.
-pub fn depth(census: &Census, scale: Scale, top: f64) -> Json {
+pub fn depth(census: &Census, scale: Scale) -> Json {
     let points = census.points();
     let ready = |c: &[u64; crate::engine::STATE_COUNT]| c[State::Ready as usize];
     let dlq = |c: &[u64; crate::engine::STATE_COUNT]| c[State::Quarantined as usize];
     let most_ready = points.iter().map(|(_, c)| ready(c)).max().unwrap_or(0);
     let most_dlq = points.iter().map(|(_, c)| dlq(c)).max().unwrap_or(0);
     let max = most_ready.max(most_dlq).max(1);
-    let plot_top = top + TITLE;
+    // Each chart is its own SVG: its title on top, then the plot.
+    let plot_top = TITLE;
     let bottom = plot_top + HEIGHT;
     let y = |v: u64| round(bottom - v as f64 / max as f64 * HEIGHT);
     let line = |f: &dyn Fn(&[u64; crate::engine::STATE_COUNT]) -> u64| -> String {
@@ -138,7 +140,7 @@ pub fn depth(census: &Census, scale: Scale, top: f64) -> Json {
         "title": format!("Queue depth (ready) and DLQ depth, sampled every {}", dur(census.step)),
         "top": round(plot_top),
         "bottom": round(bottom),
-        "height": round(bottom + AXIS - top),
+        "height": round(bottom + AXIS),
         "ready": line(&ready),
         "quarantined": line(&dlq),
         "peak_ready": most_ready,
@@ -281,7 +283,7 @@ mod tests {
         let scale = Scale {
             end: o.totals.end_time,
         };
-        let c = calls(&s, &o, scale, 0.0).unwrap();
+        let c = calls(&s, &o, scale).unwrap();
         let bottom = TITLE + HEIGHT;
         assert_eq!(c["peak"], 5);
         assert_eq!(c["limit"], 2);
