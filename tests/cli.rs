@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 33] = [
+const BAD_INPUTS: [&str; 34] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
@@ -34,6 +34,7 @@ const BAD_INPUTS: [&str; 33] = [
     "several-syntax-errors",
     "sweep-mistakes",
     "overflowing-duration",
+    "question-mistakes",
     "syntax-error",
     "too-deep",
     "too-long",

@@ -199,12 +199,14 @@ fn scenario_report(
         ),
         ReportFormat::Html => {
             let (chart, scrub) = crate::report::timeline(&ran.scenario, &ran.outcome);
+            let page = crate::report::page::page(&ran.source.text, &json_file(doc));
             templates.render(
                 SCENARIO_HTML,
                 context! {
                     report => Value::from(Serde(doc)),
                     chart => Value::from(Serde(&chart)),
                     scrub => Value::from(Serde(&scrub)),
+                    page => Value::from(Serde(&page)),
                 },
             )
         }

@@ -189,6 +189,6 @@ impl Engine<'_> {
         } else {
             Detail::AlarmCleared { alarm: a as u32 }
         };
-        self.recording.transition(t, None, detail);
+        self.recording.transition(t, None, detail, None);
     }
 }

@@ -326,10 +326,13 @@ impl Engine<'_> {
                 self.canary_settled(m, true);
             }
             Finish::AckLost => {
+                // The row after the transition shows its reason.
+                self.messages[m as usize].set_failure(REASON_ACK_LOST, Class::Transient);
                 self.record(Some(m), Detail::AckLost);
                 self.after_failure(m, REASON_ACK_LOST, Class::Transient, start);
             }
             Finish::Failed(reason, class) => {
+                self.messages[m as usize].set_failure(reason, class);
                 self.record(Some(m), Detail::Failed { reason, class });
                 self.after_failure(m, reason, class, start);
             }

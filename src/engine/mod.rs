@@ -356,7 +356,9 @@ impl<'s> Engine<'s> {
     /// Records a transition now.
     #[inline]
     fn record(&mut self, message: Option<MessageIndex>, detail: Detail) {
-        self.recording.transition(self.clock.now, message, detail);
+        let state = message.map(|m| &self.messages[m as usize]);
+        self.recording
+            .transition(self.clock.now, message, detail, state);
     }
 
     /// Records message `m`'s state after an event changed it.

@@ -53,6 +53,9 @@ impl Recorder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateChange {
     pub time: Millis,
+    /// How many transitions were recorded before it: the playback step at
+    /// which the message's row becomes this state.
+    pub step: u32,
     pub message: MessageIndex,
     pub state: MessageState,
 }
@@ -90,21 +93,30 @@ impl Recording {
         }
     }
 
-    /// Records a transition, unless nothing reads transitions.
+    /// Records a transition, unless nothing reads transitions; `state` is
+    /// the message's state right after it, kept with the history so that
+    /// playback can show each message's row transition by transition.
     #[inline]
     pub(super) fn transition(
         &mut self,
         time: Millis,
         message: Option<MessageIndex>,
         detail: Detail,
+        state: Option<&MessageState>,
     ) {
         if !self.quiet {
-            self.keep(time, message, detail);
+            self.keep(time, message, detail, state);
         }
     }
 
     #[inline(never)]
-    fn keep(&mut self, time: Millis, message: Option<MessageIndex>, detail: Detail) {
+    fn keep(
+        &mut self,
+        time: Millis,
+        message: Option<MessageIndex>,
+        detail: Detail,
+        state: Option<&MessageState>,
+    ) {
         if !self.watches.is_empty() {
             self.watches.saw(detail.kind(), message, time);
         }
@@ -118,6 +130,9 @@ impl Recording {
             } else {
                 self.dropped += 1;
             }
+        }
+        if let (Some(m), Some(state)) = (message, state) {
+            self.state_change(time, m, state);
         }
     }
 
@@ -144,6 +159,7 @@ impl Recording {
         if self.history {
             self.state_changes.push(StateChange {
                 time,
+                step: self.transitions.len() as u32,
                 message,
                 state: *state,
             });

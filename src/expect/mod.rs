@@ -15,6 +15,15 @@ pub use crate::model::{Verdict, describe};
 /// The value expectation `index`'s target has in the outcome.
 pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
     match scenario.expectations[index].target {
+        Target::Event { .. } => event_value(outcome, index),
+        ref target => value_of(scenario, outcome, target),
+    }
+}
+
+/// The value a target other than an event has in the outcome (a
+/// question's answer names one too).
+pub fn value_of(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value {
+    match *target {
         Target::Total(t) => outcome.totals.get(t),
         Target::Message(m, field) => {
             let state = &outcome.messages[m as usize];
@@ -54,28 +63,31 @@ pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
                 AlarmField::FiringAtEnd => Value::Bool(r.firing),
             }
         }
-        Target::Event { .. } => {
-            let seen = outcome.events_seen.get(&index).cloned().unwrap_or_default();
-            if seen.count == 0 {
-                return Value::Text("never happened".into());
-            }
-            let shown: Vec<String> = seen
-                .times
-                .iter()
-                .map(|&t| crate::duration::format(t))
-                .collect();
-            let more = match seen.count - seen.times.len() as u64 {
-                0 => String::new(),
-                n => format!(" and {n} more"),
-            };
-            let prefix = if seen.at_time {
-                "happened"
-            } else {
-                "happened only"
-            };
-            Value::Text(format!("{prefix} at {}{more}", shown.join(", ")))
-        }
+        Target::Event { .. } => Value::Never,
     }
+}
+
+/// What an event expectation saw: when its event happened, or that it never did.
+fn event_value(outcome: &Outcome, index: usize) -> Value {
+    let seen = outcome.events_seen.get(&index).cloned().unwrap_or_default();
+    if seen.count == 0 {
+        return Value::Text("never happened".into());
+    }
+    let shown: Vec<String> = seen
+        .times
+        .iter()
+        .map(|&t| crate::duration::format(t))
+        .collect();
+    let more = match seen.count - seen.times.len() as u64 {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let prefix = if seen.at_time {
+        "happened"
+    } else {
+        "happened only"
+    };
+    Value::Text(format!("{prefix} at {}{more}", shown.join(", ")))
 }
 
 /// Whether an event expectation's event happened (at its time, if given).

@@ -125,6 +125,20 @@ pub enum Value {
     Bool(bool),
 }
 
+impl Value {
+    /// As JSON: counts and times (milliseconds) as numbers, no value as
+    /// `null`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Count(n) => serde_json::json!(n),
+            Value::Time(ms) => serde_json::json!(ms),
+            Value::Text(s) => serde_json::json!(s),
+            Value::Never => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::json!(b),
+        }
+    }
+}
+
 impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -9,6 +9,7 @@ mod flow;
 mod guarantee;
 mod keys;
 mod measure;
+mod question;
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -26,6 +27,7 @@ pub use guarantee::{
 };
 pub use keys::{Intents, KeyRef, derived_key};
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
+pub use question::Question;
 
 /// Milliseconds of modeled time.
 pub type Millis = u64;
@@ -72,6 +74,8 @@ pub struct Scenario {
     pub reasons: Vec<String>,
     pub intents: Intents,
     pub expectations: Vec<Expectation>,
+    /// `[[question]]`s, in file order.
+    pub questions: Vec<Question>,
 }
 
 pub const REASON_HANDLER_ERROR: ReasonIndex = 0;

@@ -42,6 +42,28 @@ fn axis(scale: Scale, y: f64) -> Json {
     json!({ "y": round(y), "ticks": ticks })
 }
 
+/// The idle stretches drawn compressed, with what they hide.
+fn breaks(scale: Scale) -> Vec<Json> {
+    scale
+        .breaks()
+        .iter()
+        .map(|b| {
+            json!({
+                "from": b.from,
+                "to": b.to,
+                "x1": scale.x(b.from),
+                "x2": scale.x(b.to),
+                "title": format!(
+                    "nothing happens for {}, from {} to {}: drawn compressed",
+                    dur(b.to - b.from),
+                    dur(b.from),
+                    dur(b.to)
+                ),
+            })
+        })
+        .collect()
+}
+
 fn inspections(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json> {
     let all = &outcome.transitions;
     all.iter()
@@ -157,6 +179,8 @@ fn frame(
         "inspections": inspections(scenario, outcome, scale),
         "alarms": alarm_marks(scenario, outcome, scale),
         "outages": super::flow_chart::outages(scenario, scale),
+        "breaks": breaks(scale),
+        "pieces": scale.pieces().iter().map(|&(a, b, x0, x1)| json!([a, b, round(x0), round(x1)])).collect::<Vec<_>>(),
     });
     let mut map = match v {
         Json::Object(map) => map,
@@ -175,13 +199,24 @@ fn frame(
 /// the lane view; without it, or above [`LANE_LIMIT`] messages, the census
 /// gives the aggregate view. Returns `null` when neither is available.
 pub fn chart(scenario: &Scenario, outcome: &Outcome, versions: Option<&[Vec<Version>]>) -> Json {
-    let scale = Scale {
-        end: outcome.totals.end_time,
-    };
+    let end = outcome.totals.end_time;
     match versions {
-        Some(v) if v.len() <= LANE_LIMIT => lanes(scenario, outcome, v, scale),
+        Some(v) if v.len() <= LANE_LIMIT => {
+            // Something happens whenever a row changes.
+            let mut activity: Vec<Millis> = v.iter().flatten().filter_map(|x| x.time).collect();
+            activity.sort_unstable();
+            activity.dedup();
+            let scale = Scale::compressing(end, activity);
+            lanes(scenario, outcome, v, scale)
+        }
         _ => match &outcome.census {
-            Some(c) => aggregate(scenario, outcome, c, scale),
+            Some(c) => {
+                let points = c.points();
+                let changes = points.windows(2).filter(|w| w[0].1 != w[1].1);
+                // A change lies between two samples: neither side is idle.
+                let scale = Scale::compressing(end, changes.flat_map(|w| [w[0].0, w[1].0]));
+                aggregate(scenario, outcome, c, scale)
+            }
             None => Json::Null,
         },
     }
@@ -231,6 +266,11 @@ fn segments(vs: &[Version], end: Millis) -> Vec<(State, Millis, Millis)> {
     let mut out: Vec<(State, Millis, Millis)> = Vec::new();
     for (k, v) in vs.iter().enumerate() {
         let Some(from) = v.time else { continue };
+        // Only the last state of an instant is drawn (the others are
+        // playback's, transition by transition).
+        if vs.get(k + 1).and_then(|n| n.time) == Some(from) {
+            continue;
+        }
         let to = vs.get(k + 1).and_then(|n| n.time).unwrap_or(end).max(from);
         match out.last_mut() {
             Some(last) if last.0 == v.row.state => last.2 = to,

@@ -261,10 +261,10 @@ mod tests {
                     [[outage]]\nfrom = \"5s\"\nduration = \"20s\"\n\
                     [[outage]]\nfrom = \"1m\"\nduration = \"1s\"\n";
         let (s, _) = crate::scenario::load_str("t.toml", text).unwrap();
-        let shaded = outages(&s, Scale { end: 10_000 });
+        let shaded = outages(&s, Scale::linear(10_000));
         assert_eq!(shaded.len(), 1);
-        assert_eq!(shaded[0]["x1"], Scale { end: 10_000 }.x(5_000));
-        assert_eq!(shaded[0]["x2"], Scale { end: 10_000 }.x(10_000));
+        assert_eq!(shaded[0]["x1"], Scale::linear(10_000).x(5_000));
+        assert_eq!(shaded[0]["x2"], Scale::linear(10_000).x(10_000));
         assert_eq!(
             shaded[0]["title"],
             "outage from 5s to 25s: deliveries fail (downstream unavailable)"
@@ -280,9 +280,7 @@ mod tests {
                     [[traffic]]\ncount = 5\nover = \"0s\"\n";
         let (s, _) = crate::scenario::load_str("t.toml", text).unwrap();
         let o = crate::engine::run(&s, crate::engine::Recorder::Off).unwrap();
-        let scale = Scale {
-            end: o.totals.end_time,
-        };
+        let scale = Scale::linear(o.totals.end_time);
         let c = calls(&s, &o, scale).unwrap();
         let bottom = TITLE + HEIGHT;
         assert_eq!(c["peak"], 5);

@@ -10,15 +10,17 @@ use crate::model::{Millis, Scenario, State};
 use crate::report::text::{Row, row_of};
 
 /// A row as of `time` and until the next version; `time` `None` is the
-/// row before the run starts.
+/// row before the run starts. `step` is the number of transitions recorded
+/// before it: the row from playback step `step` on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Version {
     pub time: Option<Millis>,
+    pub step: u32,
     pub row: Row,
 }
 
-/// The versions of every message's row, oldest first; several changes at
-/// one instant make one version. Needs a run recorded with
+/// The versions of every message's row, oldest first; several changes with
+/// no transition between them make one version. Needs a run recorded with
 /// [`Recorder::All`] of at most [`HISTORY_MESSAGES`] messages; returns
 /// `None` otherwise.
 pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Version>>> {
@@ -32,6 +34,7 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
         .map(|m| {
             vec![Version {
                 time: None,
+                step: 0,
                 row: row_of(scenario, m, &MessageState::new(), 0),
             }]
         })
@@ -44,9 +47,12 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
             ..row_of(scenario, change.message, &change.state, change.time)
         };
         match versions.last_mut() {
-            Some(last) if last.time == Some(change.time) => last.row = row,
+            Some(last) if last.time == Some(change.time) && last.step == change.step => {
+                last.row = row
+            }
             _ => versions.push(Version {
                 time: Some(change.time),
+                step: change.step,
                 row,
             }),
         }
@@ -60,6 +66,23 @@ pub fn row_at(versions: &[Version], t: Millis) -> Option<Row> {
         .iter()
         .rev()
         .find(|v| v.time.is_none_or(|vt| vt <= t))?;
+    aged(v, t)
+}
+
+/// A message's row at playback step `step` (`step` transitions applied, the
+/// last of them at `t`, 0 before the first): every change made before
+/// transition `step + 1`, up to modeled time `t`. A change recorded after
+/// the last transition but later in time (an arrival in the gap before the
+/// next transition) is not there yet.
+pub fn row_at_step(versions: &[Version], step: u32, t: Millis) -> Option<Row> {
+    let v = versions.iter().rev().find(|v| match v.time {
+        None => true,
+        Some(vt) => v.step < step || (v.step == step && vt <= t),
+    })?;
+    aged(v, t)
+}
+
+fn aged(v: &Version, t: Millis) -> Option<Row> {
     let mut row = v.row.clone();
     row.age = (row.state == State::Quarantined)
         .then(|| row.last_quarantined_at.map(|q| t.saturating_sub(q)))
@@ -69,7 +92,8 @@ pub fn row_at(versions: &[Version], t: Millis) -> Option<Row> {
 
 /// The compact JSON the scrubber reads: per message its id and versions
 /// `[time, state, key, cycle, cycle_receives, total_receives, effects,
-/// dedup_hits, last_quarantined_at, last_reason]`, time -1 before the run.
+/// dedup_hits, last_quarantined_at, last_reason, step]`, time -1 before
+/// the run.
 pub fn json(all: &[Vec<Version>]) -> Json {
     Json::Array(
         all.iter()
@@ -93,6 +117,7 @@ pub fn json(all: &[Vec<Version>]) -> Json {
                             r.dedup_hits,
                             r.last_quarantined_at,
                             r.last_reason,
+                            v.step,
                         ])
                     })
                     .collect();
@@ -144,6 +169,84 @@ mod tests {
             }
         }
         assert!(checked > 1000, "only {checked} rows checked");
+    }
+
+    /// Playback: at every step the row of the transition's message shows
+    /// what the transition did, and at the last step of each instant every
+    /// row is the row of a run stopped at that instant.
+    #[test]
+    fn rows_follow_the_transitions_step_by_step() {
+        use crate::engine::Detail;
+        let mut checked = 0;
+        for entry in std::fs::read_dir("scenarios").unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            for scenario in crate::scenario::scenarios("s.toml", &text).unwrap() {
+                if scenario.message_count() > 200 {
+                    continue;
+                }
+                let outcome = run(&scenario, Recorder::All).unwrap();
+                let all = versions(&scenario, &outcome).unwrap();
+                let ts = &outcome.transitions;
+                let time = |n: usize| if n == 0 { 0 } else { ts[n - 1].time };
+                for n in 0..=ts.len() {
+                    let t = time(n);
+                    let at = |m: usize, n: usize| row_at_step(&all[m], n as u32, time(n)).unwrap();
+                    if ts.get(n).is_none_or(|next| next.time > t) {
+                        let stopped = run_until(&scenario, Recorder::Off, t).unwrap();
+                        for m in 0..all.len() {
+                            let expected = row(&scenario, &stopped, m);
+                            assert_eq!(at(m, n), expected, "{} step {n}", path.display());
+                        }
+                    }
+                    let Some(tr) = n.checked_sub(1).map(|k| ts[k]) else {
+                        continue;
+                    };
+                    let Some(m) = tr.message.map(|m| m as usize) else {
+                        continue;
+                    };
+                    let (before, after) = (at(m, n - 1), at(m, n));
+                    let here = format!("{} step {n}: {:?}", path.display(), tr.detail);
+                    match tr.detail {
+                        Detail::Delivered {
+                            cycle,
+                            cycle_receives,
+                            total_receives,
+                        } => {
+                            assert_eq!(after.cycle, cycle, "{here}");
+                            assert_eq!(after.cycle_receives, cycle_receives, "{here}");
+                            assert_eq!(after.total_receives, total_receives, "{here}");
+                        }
+                        Detail::Committed { .. } => {
+                            assert_eq!(after.effects, before.effects + 1, "{here}")
+                        }
+                        Detail::DedupHit { .. } => {
+                            assert_eq!(after.dedup_hits, before.dedup_hits + 1, "{here}")
+                        }
+                        Detail::Failed { reason, .. } => assert_eq!(
+                            after.last_reason.as_deref(),
+                            Some(scenario.reasons[reason as usize].as_str()),
+                            "{here}"
+                        ),
+                        Detail::Acked => assert_eq!(after.state, State::Acked, "{here}"),
+                        Detail::Quarantined { .. } => {
+                            assert_eq!(after.state, State::Quarantined, "{here}");
+                            assert_eq!(after.last_quarantined_at, Some(t), "{here}");
+                        }
+                        Detail::Expired { .. } => assert_eq!(after.state, State::Expired),
+                        Detail::Purged => assert_eq!(after.state, State::Purged, "{here}"),
+                        Detail::Dropped { .. } => assert_eq!(after.state, State::Dropped),
+                        Detail::Redriven { cycle, .. } => {
+                            assert_eq!(after.cycle, cycle, "{here}");
+                            assert_eq!(after.cycle_receives, 0, "{here}");
+                        }
+                        _ => continue,
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 500, "only {checked} steps checked");
     }
 
     #[test]

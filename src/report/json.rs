@@ -11,13 +11,7 @@ use crate::model::{
 use crate::report::text;
 
 fn value(v: &Value) -> Json {
-    match v {
-        Value::Count(n) => json!(n),
-        Value::Time(ms) => json!(ms),
-        Value::Text(s) => json!(s),
-        Value::Never => Json::Null,
-        Value::Bool(b) => json!(b),
-    }
+    v.to_json()
 }
 
 fn check(c: &Check) -> Json {
@@ -325,6 +319,9 @@ pub fn document(
     }
     if !scenario.alarms.is_empty() {
         doc["alarms"] = alarms(scenario, outcome);
+    }
+    if !scenario.questions.is_empty() {
+        doc["questions"] = super::questions::answers(scenario, outcome, verdicts);
     }
     super::guarantee_json::add(&mut doc, scenario, outcome);
     if scenario.flow.extended {

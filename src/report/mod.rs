@@ -10,7 +10,10 @@ pub mod history;
 pub mod interesting;
 pub mod json;
 pub mod junit_xml;
+pub mod page;
 pub mod parameters;
+pub mod playback;
+pub mod questions;
 pub mod rows;
 pub mod scale;
 pub mod sweep_chart;
@@ -34,7 +37,10 @@ pub fn timeline(scenario: &Scenario, outcome: &Outcome) -> (Json, Json) {
             "end": outcome.totals.end_time,
             "left": chart["left"],
             "right": chart["right"],
+            "segments": chart["pieces"],
             "history": versions.as_deref().map_or(Json::Null, history::json),
+            "steps": playback::steps(scenario, outcome),
+            "steps_total": playback::total(outcome),
         }),
         Some(_) => json!({
             "mode": "aggregate",
@@ -42,6 +48,7 @@ pub fn timeline(scenario: &Scenario, outcome: &Outcome) -> (Json, Json) {
             "step": outcome.census.as_ref().map_or(1, |c| c.step),
             "left": chart["left"],
             "right": chart["right"],
+            "segments": chart["pieces"],
             "samples": chart["samples"],
         }),
         None => Json::Null,

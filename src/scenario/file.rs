@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 15] = [
+pub const TABLES: [&str; 16] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -26,6 +26,7 @@ pub const TABLES: [&str; 15] = [
     "sink",
     "limits",
     "sweep",
+    "question",
     "expect",
 ];
 
@@ -74,6 +75,10 @@ pub struct File {
     /// Where effects land: increment, upsert or irreversible (default: one increment sink, "counter").
     #[schemars(with = "Vec<SinkTable>")]
     pub sink: Vec<S<SinkTable>>,
+    #[serde(default)]
+    /// Questions a report asks before revealing the answer, computed from the run.
+    #[schemars(with = "Vec<super::questions::QuestionTable>")]
+    pub question: Vec<S<super::questions::QuestionTable>>,
     /// Where a run that would not end is stopped.
     #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,

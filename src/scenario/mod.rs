@@ -12,6 +12,7 @@ mod guarantees;
 mod messages;
 mod points;
 mod problems;
+mod questions;
 mod reading;
 mod sweep;
 mod toml_errors;

@@ -277,6 +277,7 @@ fn piecewise<'i>(
             "workers" => piece::<WorkersTable>(source, v, reading),
             "downstream" => piece::<DownstreamTable>(source, v, reading),
             "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, true),
+            "question" => pieces::<super::questions::QuestionTable>(source, v, reading, false),
             "expect" => expect_pieces(source, v, reading),
             other => {
                 let help = match did_you_mean(other, file::TABLES) {

@@ -96,6 +96,7 @@ pub(super) fn validate(
         reasons,
         intents: Intents::default(),
         expectations: Vec::new(),
+        questions: Vec::new(),
     };
     // The operator's steps and the expectations refer to messages, kinds
     // and alarms, which are all known even when something above is wrong:
@@ -104,6 +105,7 @@ pub(super) fn validate(
     if let Some(e) = raw.expect {
         scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);
     }
+    scenario.questions = super::questions::questions(&mut problems, &raw.question, &scenario);
     for e in points {
         let more = super::expect::expectations(&mut problems, e, &scenario);
         scenario.expectations.extend(more);

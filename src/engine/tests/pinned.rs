@@ -247,15 +247,32 @@ fn the_engine_emits_each_state_after_every_change() {
             scenario.message_id(m as u32)
         );
     }
-    // One change per delivery, plus one per redrive.
+    // One change per delivery and one per redrive, plus one after each
+    // transition of a message (playback's rows step by transition).
     let redrives = outcome
         .transitions
         .iter()
         .filter(|t| t.detail.kind() == EventKind::Redriven)
         .count() as u64;
+    let of_a_message = outcome
+        .transitions
+        .iter()
+        .filter(|t| t.message.is_some())
+        .count() as u64;
     assert_eq!(
         outcome.state_changes.len() as u64,
-        outcome.totals.deliveries + redrives
+        outcome.totals.deliveries + redrives + of_a_message
+    );
+    // Each change after a transition names the transitions before it.
+    assert!(
+        outcome
+            .state_changes
+            .windows(2)
+            .all(|w| w[0].step <= w[1].step)
+    );
+    assert_eq!(
+        outcome.state_changes.last().unwrap().step as usize,
+        outcome.transitions.len()
     );
     assert!(
         outcome
@@ -292,8 +309,10 @@ fn only_small_runs_keep_their_state_over_time() {
     };
     let (small, _) = load_str("t.toml", &text(HISTORY_MESSAGES)).unwrap();
     let kept = run(&small, Recorder::All).unwrap();
-    // Two deliveries per message.
-    assert_eq!(kept.state_changes.len() as u64, 2 * HISTORY_MESSAGES);
+    // Two deliveries per message, and one change after each of its six
+    // transitions (delivered, failed, retry scheduled, delivered,
+    // committed, acked).
+    assert_eq!(kept.state_changes.len() as u64, 8 * HISTORY_MESSAGES);
     let (large, _) = load_str("t.toml", &text(HISTORY_MESSAGES + 1)).unwrap();
     let outcome = run(&large, Recorder::All).unwrap();
     assert!(outcome.state_changes.is_empty());

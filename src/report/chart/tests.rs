@@ -17,7 +17,7 @@ fn version(time: Option<Millis>, state: State) -> Version {
         last_quarantined_at: None,
         age: None,
     };
-    Version { time, row }
+    Version { time, step: 0, row }
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn segments_join_one_state_and_skip_waiting() {
         [
             (State::Waiting, 0, 20),
             (State::Quarantined, 20, 40),
-            (State::Waiting, 40, 40),
+            // Only an instant's last state is drawn.
             (State::Acked, 40, 60),
         ]
     );
@@ -65,7 +65,7 @@ fn marks_of_one_instant_on_one_line_are_spread_apart() {
             )
         })
         .collect();
-    let x = Scale { end: 20_000 }.x(20_000);
+    let x = Scale::linear(20_000).x(20_000);
     assert_eq!(
         at_20s,
         [

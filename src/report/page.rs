@@ -1,0 +1,63 @@
+//! What the HTML report keeps for the reader's browser: a hash of the
+//! scenario file (baselines are stored per file version, so an edited file
+//! never compares with a stale one) and the JSON report itself, compressed,
+//! for "Export run".
+
+use std::io::Write;
+
+use base64::Engine as _;
+use serde_json::{Value as Json, json};
+
+/// FNV-1a, 64 bits: stable across platforms and releases, which is all a
+/// storage key needs (no security rests on it).
+pub fn file_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The JSON report as gzip in base64: a 338 KB report becomes about
+/// 30 KB of page; the browser unpacks it with `DecompressionStream`.
+pub fn packed(json_report: &str) -> String {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    // Writing to a Vec cannot fail.
+    let _ = gz.write_all(json_report.as_bytes());
+    let bytes = gz.finish().unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The `page` the HTML template receives.
+pub fn page(file_text: &str, json_report: &str) -> Json {
+    json!({ "hash": file_hash(file_text), "run_gz": packed(json_report) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn the_hash_is_fnv1a_and_tells_files_apart() {
+        // The published FNV-1a 64 test vectors.
+        assert_eq!(file_hash(""), "cbf29ce484222325");
+        assert_eq!(file_hash("a"), "af63dc4c8601ec8c");
+        assert_ne!(file_hash("seed = 1\n"), file_hash("seed = 2\n"));
+    }
+
+    #[test]
+    fn the_packed_report_unpacks_to_the_same_bytes() {
+        let text = "{\n  \"name\": \"x\"\n}\n".repeat(50);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(packed(&text))
+            .unwrap();
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(out, text);
+        assert!(bytes.len() < text.len() / 10);
+    }
+}

@@ -1,0 +1,39 @@
+//! What the HTML report's playback steps through: the recorded transitions
+//! in order, each with its time, its message and its sentence, so that the
+//! page can say what just happened and move the snapshot (rows change at
+//! the step their history version names, see `history`).
+
+use serde_json::{Value as Json, json};
+
+use crate::engine::Outcome;
+use crate::model::Scenario;
+use crate::report::text::describe;
+
+/// At most this many transitions are stepped through in a page (the
+/// transitions table shows as many); past them the time slider still
+/// moves the snapshot.
+pub const PLAYBACK_STEPS: usize = 2000;
+
+/// `[time, message index or -1, what happened]` for the first
+/// [`PLAYBACK_STEPS`] transitions.
+pub fn steps(scenario: &Scenario, outcome: &Outcome) -> Json {
+    Json::Array(
+        outcome
+            .transitions
+            .iter()
+            .take(PLAYBACK_STEPS)
+            .map(|t| {
+                json!([
+                    t.time,
+                    t.message.map_or(-1, i64::from),
+                    describe(scenario, &t.detail)
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// How many transitions the run had (recorded or not).
+pub fn total(outcome: &Outcome) -> u64 {
+    outcome.transitions.len() as u64 + outcome.transitions_dropped
+}

@@ -1,0 +1,568 @@
+//! The HTML report's playback, baseline, notes and questions, driven in
+//! headless Chromium through the DevTools protocol (the `headless_chrome`
+//! crate) with real clicks, key presses and touch gestures, and checked
+//! against the engine's own transcript and values.
+//!
+//! Needs Debian's `chromium` (`.ci/run` installs it), so these tests are
+//! ignored by a plain `cargo test`; `cargo test --locked --test playback --
+//! --ignored` runs them. When a check fails, screenshots of a desktop and a
+//! phone viewport are written to `target/browser-failures/` and named in
+//! the output.
+
+mod common;
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use headless_chrome::protocol::cdp::{Emulation, Input, Page};
+use headless_chrome::types::Bounds;
+use headless_chrome::{Browser, LaunchOptions, Tab};
+use serde_json::{Value as Json, json};
+
+use common::{available, bin, code, report, scratch, stderr};
+use scenario_run::duration::format as dur;
+use scenario_run::engine::{Recorder, run, run_until};
+use scenario_run::report::history::{row_at_step, versions};
+use scenario_run::report::text::describe;
+
+const STEPS: &str = "scenarios/16-two-operator-steps.toml";
+const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
+const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// A browser of its own (its own profile, so local storage starts empty)
+/// and the reports of the three scenarios above.
+struct Session {
+    browser: Browser,
+    out: PathBuf,
+    name: &'static str,
+}
+
+impl Session {
+    fn start(name: &'static str) -> Option<Session> {
+        let path = available(chromium(), "chromium (apt-get install chromium)")?;
+        let d = scratch(&format!("playback-{name}"));
+        let out = d.join("out");
+        let o = report(&out, "html,json", &[STEPS, QUESTIONS, LARGE]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let profile = d.join("profile");
+        let options = LaunchOptions::default_builder()
+            .path(Some(path))
+            .sandbox(false)
+            .window_size(Some((1280, 900)))
+            .user_data_dir(Some(profile))
+            .idle_browser_timeout(Duration::from_secs(120))
+            .build()
+            .expect("launch options");
+        let browser = Browser::new(options).expect("chromium starts");
+        Some(Session { browser, out, name })
+    }
+
+    fn page(&self, scenario: &str) -> PathBuf {
+        let stem = Path::new(scenario).file_stem().unwrap().to_str().unwrap();
+        self.out.join(format!("{stem}.html"))
+    }
+
+    fn open(&self, scenario: &str, fragment: &str) -> Arc<Tab> {
+        let tab = self.browser.new_tab().expect("tab");
+        tab.set_default_timeout(Duration::from_secs(30));
+        let url = format!("file://{}{fragment}", self.page(scenario).display());
+        tab.navigate_to(&url)
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.wait_for_element("#p-next").unwrap();
+        tab
+    }
+
+    /// Runs the checks; when one fails, screenshots the page at desktop
+    /// and phone size before failing.
+    fn check(&self, tab: &Arc<Tab>, checks: impl FnOnce()) {
+        if let Err(e) = catch_unwind(AssertUnwindSafe(checks)) {
+            let dir = Path::new("target/browser-failures");
+            let _ = std::fs::create_dir_all(dir);
+            for (size, phone) in [("desktop", false), ("phone", true)] {
+                if phone {
+                    let _ = phone_viewport(tab);
+                }
+                let shot = tab.capture_screenshot(
+                    Page::CaptureScreenshotFormatOption::Png,
+                    None,
+                    None,
+                    true,
+                );
+                if let Ok(png) = shot {
+                    let file = dir.join(format!("{}-{size}.png", self.name));
+                    if std::fs::write(&file, png).is_ok() {
+                        eprintln!("screenshot: {}", file.display());
+                    }
+                }
+            }
+            resume_unwind(e);
+        }
+    }
+}
+
+/// The value of a JavaScript expression, through JSON.
+fn js(tab: &Tab, expr: &str) -> Json {
+    let wrapped = format!("JSON.stringify((function () {{ return {expr}; }})())");
+    let v = tab.evaluate(&wrapped, false).expect("evaluates");
+    let text = v.value.and_then(|v| v.as_str().map(str::to_string));
+    serde_json::from_str(&text.unwrap_or_else(|| "null".into())).expect("JSON")
+}
+
+fn text(tab: &Tab, selector: &str) -> String {
+    js(
+        tab,
+        &format!("document.querySelector({selector:?}).textContent"),
+    )
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
+}
+
+fn click(tab: &Tab, selector: &str) {
+    tab.find_element(selector).unwrap().click().unwrap();
+}
+
+fn caption(tab: &Tab) -> String {
+    text(tab, "#snapshot-caption")
+}
+
+/// Waits (at most 10 s) until `f` holds.
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The cells of the snapshot table as the page shows them.
+fn snapshot_rows(tab: &Tab) -> Vec<Vec<String>> {
+    serde_json::from_value(js(
+        tab,
+        "Array.from(document.querySelectorAll('#snapshot tbody tr')).map(tr => Array.from(tr.children).map(td => td.textContent))",
+    ))
+    .unwrap()
+}
+
+fn phone_viewport(tab: &Tab) -> Result<(), anyhow_free::Error> {
+    let metrics: Emulation::SetDeviceMetricsOverride = serde_json::from_value(json!({
+        "width": 390, "height": 844, "deviceScaleFactor": 3.0, "mobile": true
+    }))?;
+    tab.call_method(metrics)
+        .map_err(|e| anyhow_free::Error(e.to_string()))?;
+    let touch: Emulation::SetTouchEmulationEnabled =
+        serde_json::from_value(json!({ "enabled": true, "maxTouchPoints": 5 }))?;
+    tab.call_method(touch)
+        .map_err(|e| anyhow_free::Error(e.to_string()))?;
+    Ok(())
+}
+
+mod anyhow_free {
+    #[derive(Debug)]
+    #[allow(dead_code)] // Read by Debug when a test fails.
+    pub struct Error(pub String);
+    impl From<serde_json::Error> for Error {
+        fn from(e: serde_json::Error) -> Self {
+            Error(e.to_string())
+        }
+    }
+}
+
+/// The engine's transitions of a scenario, its rows at a playback step,
+/// and its transcript as `show` prints it.
+struct Engine {
+    scenario: scenario_run::model::Scenario,
+    outcome: scenario_run::engine::Outcome,
+}
+
+impl Engine {
+    fn of(path: &str) -> Engine {
+        let text = std::fs::read_to_string(path).unwrap();
+        let (scenario, _) = scenario_run::scenario::load_str(path, &text).unwrap();
+        let outcome = run(&scenario, Recorder::All).unwrap();
+        Engine { scenario, outcome }
+    }
+
+    fn id(&self, m: u32) -> String {
+        scenario_run::report::text::row(&self.scenario, &self.outcome, m as usize).id
+    }
+
+    fn rows_at_step(&self, step: usize) -> Vec<Vec<String>> {
+        let t = self.outcome.transitions[step - 1].time;
+        let d = |v: Option<u64>| v.map_or("-".to_string(), dur);
+        versions(&self.scenario, &self.outcome)
+            .unwrap()
+            .iter()
+            .map(|vs| {
+                let r = row_at_step(vs, step as u32, t).unwrap();
+                vec![
+                    r.id,
+                    r.key,
+                    r.state.as_str().to_string(),
+                    r.last_reason.unwrap_or_else(|| "-".into()),
+                    r.cycle.to_string(),
+                    r.cycle_receives.to_string(),
+                    r.total_receives.to_string(),
+                    r.effects.to_string(),
+                    r.dedup_hits.to_string(),
+                    d(r.last_quarantined_at),
+                    d(r.age),
+                ]
+            })
+            .collect()
+    }
+}
+
+/// The transition lines of `scenario-run show`.
+fn transcript(path: &str) -> Vec<String> {
+    let o = bin().args(["show", path]).output().unwrap();
+    assert_eq!(code(&o), 0);
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .skip_while(|l| *l != "transitions:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn next_five_times_shows_the_engines_fifth_transition() {
+    let Some(s) = Session::start("next") else {
+        return;
+    };
+    let tab = s.open(STEPS, "");
+    s.check(&tab, || {
+        let engine = Engine::of(STEPS);
+        let lines = transcript(STEPS);
+        let total = engine.outcome.transitions.len();
+        assert!(caption(&tab).starts_with("Final snapshot"));
+        for _ in 0..5 {
+            click(&tab, "#p-next");
+        }
+        let fifth = engine.outcome.transitions[4];
+        let id = engine.id(fifth.message.unwrap());
+        let said = describe(&engine.scenario, &fifth.detail);
+        assert_eq!(
+            caption(&tab),
+            format!("At {}, step 5 of {total}: {id} {said}.", dur(fifth.time))
+        );
+        // The same words as the transcript's fifth line.
+        assert_eq!(
+            lines[4],
+            format!("{} {id} {said}", dur(fifth.time))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(5));
+        assert_eq!(
+            text(&tab, "#recent li.current"),
+            format!("{} \u{b7} {id} {said}", dur(fifth.time))
+        );
+        assert_eq!(
+            js(
+                &tab,
+                "document.querySelector('#recent li.current').getAttribute('aria-current')"
+            ),
+            json!("step")
+        );
+        assert_eq!(
+            js(
+                &tab,
+                "document.querySelector('.lane.current').getAttribute('data-message')"
+            ),
+            json!(id)
+        );
+        assert_eq!(js(&tab, "location.hash"), json!("#step=5"));
+
+        // The keyboard: arrows step, Home restarts, End ends.
+        tab.press_key("ArrowLeft").unwrap();
+        assert!(caption(&tab).contains("step 4 of"), "{}", caption(&tab));
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(4));
+        tab.press_key("ArrowRight").unwrap();
+        tab.press_key("ArrowRight").unwrap();
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(6));
+        tab.press_key("Home").unwrap();
+        assert!(caption(&tab).starts_with("Before the first transition"));
+        tab.press_key("End").unwrap();
+        assert!(caption(&tab).starts_with("Final snapshot"));
+
+        // A reload keeps the position the fragment names.
+        // A fragment typed into the address bar: the page follows it.
+        js(&tab, "(location.hash = '#step=12', 0)");
+        eventually("step 12 from the fragment", || {
+            caption(&tab).contains("step 12 of")
+        });
+        tab.reload(true, None)
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        eventually("step 12 after reload", || {
+            caption(&tab).contains("step 12 of")
+        });
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(12));
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn playback_stops_when_the_page_is_hidden_and_restart_keeps_the_speed() {
+    let Some(s) = Session::start("hidden") else {
+        return;
+    };
+    let tab = s.open(STEPS, "#step=0");
+    s.check(&tab, || {
+        let step = || -> u64 {
+            let h = js(&tab, "location.hash");
+            h.as_str()
+                .and_then(|h| h.strip_prefix("#step="))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        // Nothing plays by itself.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(step(), 0);
+        // Speed 10x: a step every 100 ms.
+        let speed = tab.find_element("#p-speed").unwrap();
+        speed.focus().unwrap();
+        for _ in 0..3 {
+            tab.press_key("ArrowDown").unwrap();
+        }
+        assert_eq!(
+            js(&tab, "document.getElementById('p-speed').value"),
+            json!("100")
+        );
+        click(&tab, "#p-play");
+        assert_eq!(
+            js(
+                &tab,
+                "document.getElementById('p-play').getAttribute('aria-pressed')"
+            ),
+            json!("true")
+        );
+        eventually("playback advances", || step() >= 3);
+        tab.set_bounds(Bounds::Minimized).unwrap();
+        eventually("the page is hidden", || {
+            js(&tab, "document.visibilityState") == json!("hidden")
+        });
+        let stopped_at = step();
+        std::thread::sleep(Duration::from_millis(800));
+        assert_eq!(step(), stopped_at, "playback went on while hidden");
+        assert_eq!(
+            js(
+                &tab,
+                "document.getElementById('p-play').getAttribute('aria-pressed')"
+            ),
+            json!("false")
+        );
+        tab.set_bounds(Bounds::normal()).unwrap();
+        click(&tab, "#p-restart");
+        assert_eq!(step(), 0);
+        assert_eq!(
+            js(&tab, "document.getElementById('p-speed').value"),
+            json!("100")
+        );
+        // Space plays and pauses.
+        tab.find_element("#snapshot-caption")
+            .unwrap()
+            .click()
+            .unwrap();
+        tab.press_key(" ").unwrap();
+        eventually("space plays", || step() >= 2);
+        tab.press_key(" ").unwrap();
+        let paused = step();
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(step(), paused);
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn a_baseline_survives_a_reload_and_shows_what_differs() {
+    let Some(s) = Session::start("baseline") else {
+        return;
+    };
+    let tab = s.open(STEPS, "#step=5");
+    s.check(&tab, || {
+        assert!(text(&tab, "#b-status").starts_with("No baseline"));
+        click(&tab, "#b-capture");
+        assert!(text(&tab, "#b-status").starts_with("No difference from the baseline"));
+        tab.reload(true, None)
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        eventually("the page after reload", || {
+            caption(&tab).contains("step 5 of")
+        });
+        let status = text(&tab, "#b-status");
+        assert!(
+            status.starts_with("No difference from the baseline"),
+            "{status}"
+        );
+        assert!(status.contains("step 5 of"), "{status}");
+        // Step 6 delivers `poison` (its first receive): its row differs.
+        click(&tab, "#p-next");
+        let status = text(&tab, "#b-status");
+        assert!(status.contains("from the baseline"), "{status}");
+        assert!(!status.starts_with("No difference"), "{status}");
+        let diff = text(&tab, "#b-diff");
+        assert!(
+            diff.contains("state") || diff.contains("receives"),
+            "{diff}"
+        );
+        assert!(
+            js(
+                &tab,
+                "document.querySelectorAll('#snapshot td.changed').length"
+            )
+            .as_u64()
+            .unwrap()
+                > 0
+        );
+        // Replace takes the current snapshot; Clear forgets it.
+        click(&tab, "#b-replace");
+        assert!(text(&tab, "#b-status").starts_with("No difference"));
+        click(&tab, "#b-clear");
+        assert!(text(&tab, "#b-status").starts_with("No baseline"));
+        tab.reload(true, None)
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        eventually("reloaded", || !text(&tab, "#b-status").is_empty());
+        assert!(text(&tab, "#b-status").starts_with("No baseline"));
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn a_revealed_answer_is_the_engines_value_and_waits_for_its_time() {
+    let Some(s) = Session::start("questions") else {
+        return;
+    };
+    let tab = s.open(QUESTIONS, "#step=0");
+    s.check(&tab, || {
+        let text_of = std::fs::read_to_string(QUESTIONS).unwrap();
+        let (scenario, _) = scenario_run::scenario::load_str(QUESTIONS, &text_of).unwrap();
+        let q = &scenario.questions[0];
+        let at = run_until(&scenario, Recorder::Off, q.at.unwrap()).unwrap();
+        let value = scenario_run::report::questions::text(&scenario_run::expect::value_of(
+            &scenario, &at, &q.answer,
+        ));
+        // Before its time the question waits.
+        assert_eq!(
+            js(&tab, "document.getElementById('question-1').hidden"),
+            json!(true)
+        );
+        assert_eq!(
+            js(&tab, "document.getElementById('question-1-waits').hidden"),
+            json!(false)
+        );
+        // Step until the run reaches it.
+        let mut clicks = 0;
+        while js(&tab, "document.getElementById('question-1').hidden") == json!(true) {
+            click(&tab, "#p-next");
+            clicks += 1;
+            assert!(clicks < 100, "the question never appeared");
+        }
+        assert!(caption(&tab).starts_with(&format!("At {}", dur(q.at.unwrap()))));
+        assert_eq!(
+            js(&tab, "document.querySelector('#question-1 details').open"),
+            json!(false)
+        );
+        click(&tab, "#question-1 summary");
+        assert_eq!(
+            js(&tab, "document.querySelector('#question-1 details').open"),
+            json!(true)
+        );
+        assert_eq!(text(&tab, "#question-1 .answer"), value);
+        assert_eq!(value, "2");
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn the_timeline_scrolls_under_a_finger_on_a_phone() {
+    let Some(s) = Session::start("touch") else {
+        return;
+    };
+    let tab = s.browser.new_tab().unwrap();
+    phone_viewport(&tab).expect("phone viewport");
+    let url = format!("file://{}", s.page(STEPS).display());
+    tab.navigate_to(&url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#timeline-scroll").unwrap();
+    s.check(&tab, || {
+        assert_eq!(js(&tab, "window.innerWidth"), json!(390));
+        let wide = js(&tab, "(() => { const e = document.getElementById('timeline-scroll'); e.scrollIntoView(); return e.scrollWidth > e.clientWidth; })()");
+        assert_eq!(wide, json!(true), "the timeline fits a phone: nothing to scroll");
+        let rect = js(&tab, "(() => { const r = document.getElementById('timeline-scroll').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()");
+        let (x, y) = (rect[0].as_f64().unwrap(), rect[1].as_f64().unwrap());
+        // A finger down on the timeline, moved 250 px to the left in
+        // steps, and lifted.
+        let touch = |kind: &str, points: Json| {
+            let e: Input::DispatchTouchEvent =
+                serde_json::from_value(json!({ "type": kind, "touchPoints": points })).unwrap();
+            tab.call_method(e).unwrap();
+        };
+        touch("touchStart", json!([{ "x": x, "y": y }]));
+        for k in 1..=10 {
+            touch("touchMove", json!([{ "x": x - 25.0 * k as f64, "y": y }]));
+            std::thread::sleep(Duration::from_millis(16));
+        }
+        touch("touchEnd", json!([]));
+        eventually("the timeline scrolled", || {
+            js(&tab, "document.getElementById('timeline-scroll').scrollLeft").as_f64().unwrap_or(0.0) > 50.0
+        });
+        // The page itself did not scroll sideways: only the timeline did.
+        assert_eq!(js(&tab, "window.scrollX"), json!(0));
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn notes_persist_and_the_exported_run_is_the_json_report() {
+    let Some(s) = Session::start("notes") else {
+        return;
+    };
+    let tab = s.open(LARGE, "");
+    s.check(&tab, || {
+        // The 100,000-message page: its size, and how soon it is interactive.
+        let size = std::fs::metadata(s.page(LARGE)).unwrap().len();
+        assert!(size < 400_000, "{size} bytes");
+        let ms = js(&tab, "(() => { const n = performance.getEntriesByType('navigation')[0]; return n.domInteractive; })()");
+        eprintln!("100,000-message page: {size} bytes, interactive after {ms} ms");
+
+        tab.find_element("#notes").unwrap().click().unwrap();
+        tab.type_str("The DLQ peaks at 12472.").unwrap();
+        tab.reload(true, None).unwrap().wait_until_navigated().unwrap();
+        tab.wait_for_element("#notes").unwrap();
+        assert_eq!(js(&tab, "document.getElementById('notes').value"), json!("The DLQ peaks at 12472."));
+
+        let exported = tab
+            .evaluate("window.scenarioRun.unpackRun()", true)
+            .unwrap()
+            .value
+            .unwrap();
+        let file = s.out.join("17-outage-100k-per-hour.json");
+        assert_eq!(exported.as_str().unwrap(), std::fs::read_to_string(file).unwrap());
+    });
+}
