@@ -18,8 +18,12 @@ pub(super) struct Arrivals {
     next_explicit: usize,
     /// Per generator: (first index, count, next number j from 1, over).
     generators: Vec<Generator>,
-    /// Each stream's next arrival: (time, stream, message); stream 0 is
-    /// the explicit messages, stream g + 1 the g-th generator.
+    /// The next arrival of all: (time, stream, message); stream 0 is the
+    /// explicit messages, stream g + 1 the g-th generator.
+    first: Option<(Millis, usize, MessageIndex)>,
+    /// The other streams' next arrivals. A stream whose next arrival is
+    /// still the first stays out of the heap, so a file with one stream
+    /// (most) never touches it.
     heads: BinaryHeap<Reverse<(Millis, usize, MessageIndex)>>,
 }
 
@@ -93,12 +97,14 @@ impl Arrivals {
             explicit,
             next_explicit: 0,
             generators,
+            first: None,
             heads: BinaryHeap::new(),
         };
         a.push_next(0);
         for g in 0..a.generators.len() {
             a.push_next(g + 1);
         }
+        a.first = a.heads.pop().map(|Reverse(h)| h);
         a
     }
 
@@ -115,18 +121,32 @@ impl Arrivals {
 
     #[inline]
     pub fn peek(&self) -> Option<(Millis, MessageIndex)> {
-        self.heads.peek().map(|Reverse((t, _, m))| (*t, *m))
+        self.first.map(|(t, _, m)| (t, m))
     }
 
     pub fn pop(&mut self) {
-        if let Some(Reverse((_, stream, _))) = self.heads.pop() {
-            if stream == 0 {
-                self.next_explicit += 1;
-            } else {
-                self.generators[stream - 1].advance();
+        let Some((_, stream, _)) = self.first else {
+            return;
+        };
+        let next = if stream == 0 {
+            self.next_explicit += 1;
+            self.explicit.get(self.next_explicit).copied()
+        } else {
+            let g = &mut self.generators[stream - 1];
+            g.advance();
+            g.peek()
+        };
+        let next = next.map(|(t, m)| (t, stream, m));
+        // The same stream stays first while it is before every other head.
+        self.first = match (next, self.heads.peek()) {
+            (Some(n), Some(Reverse(top))) if *top < n => {
+                let top = self.heads.pop().map(|Reverse(h)| h);
+                self.heads.push(Reverse(n));
+                top
             }
-            self.push_next(stream);
-        }
+            (Some(n), _) => Some(n),
+            (None, _) => self.heads.pop().map(|Reverse(h)| h),
+        };
     }
 
     pub fn remaining(&self) -> u64 {

@@ -58,7 +58,7 @@ impl Engine<'_> {
             self.in_flight += 1;
             self.state_changed(m);
             let end = now.saturating_add(service);
-            self.broker.queue.schedule_end(end, m, finish);
+            self.broker.queue.schedule_end(now, end, m, finish);
         }
     }
 
@@ -402,7 +402,7 @@ impl Engine<'_> {
             // visible (ready) already; otherwise it waits until then.
             if start.saturating_add(vt) >= now {
                 self.set_state(m, State::Waiting);
-                self.broker.queue.put_back(due, m);
+                self.broker.queue.put_back(now, due, m);
             }
             return;
         }
@@ -415,7 +415,7 @@ impl Engine<'_> {
             let due = self.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
-            self.broker.queue.put_back(due, m);
+            self.broker.queue.put_back(self.clock.now, due, m);
             self.measures.retries += 1;
             self.record(Some(m), Detail::RetryScheduled { delay, due });
         }

@@ -3,7 +3,7 @@
 //! write-intent mode (section 18) a key holds an INTENT claim until its
 //! lease expires, or DONE until its result expires.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{KeyRef, MessageIndex, Millis, Scenario};
 
@@ -65,11 +65,11 @@ impl DedupStore {
         DedupStore {
             retention: scenario.dedup_retention,
             own,
-            fresh: HashMap::new(),
+            fresh: HashMap::default(),
             done_own: vec![false; per_intent],
-            done_fresh: HashMap::new(),
+            done_fresh: HashMap::default(),
             holder_own: vec![Holder::default(); per_intent],
-            holder_fresh: HashMap::new(),
+            holder_fresh: HashMap::default(),
         }
     }
 

@@ -283,6 +283,7 @@ impl Engine<'_> {
         if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {
             *enqueued = at;
         }
-        self.broker.queue.put_back(at, m);
+        let now = self.clock.now;
+        self.broker.queue.put_back(now, at, m);
     }
 }

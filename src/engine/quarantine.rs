@@ -9,7 +9,9 @@
 //! prefix there too. Every operation is O(1) or O(log n) amortised per
 //! message, whatever the depth and the number of steps.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{MessageIndex, Millis};
 

@@ -7,7 +7,7 @@
 //! 10.1) and their sequence numbers are their ranks, below every later one.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::arrivals::Arrivals;
 use crate::model::{Class, MessageIndex, Millis, ReasonIndex, Scenario};
@@ -101,11 +101,38 @@ fn unpack(what: u64, sequence: u64) -> Due {
     Due::End { message, finish }
 }
 
+/// At most this many delays get a lane of their own; entries with any
+/// other delay go to the heap.
+const MAX_LANES: usize = 16;
+
+/// Entries scheduled with one delay, in scheduling order. Entries are
+/// scheduled at a time that never goes back, each with a higher sequence,
+/// so a lane's entries are due in the order they were scheduled: its front
+/// is its earliest, and taking it is O(1). Retries without jitter (a fixed
+/// interval, or exponential levels), delivery ends after a fixed service
+/// time and redrives (delay 0) all come out of lanes.
+struct Lane {
+    delay: Millis,
+    entries: VecDeque<Entry>,
+}
+
+/// Where the earliest scheduled entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Heap,
+    Lane(usize),
+}
+
 pub(super) struct SourceQueue {
     arrivals: Arrivals,
     /// Arrivals taken so far: the next arrival's sequence number.
     arrived: u64,
+    /// Entries whose delay has no lane (jittered delays, mostly).
     due: BinaryHeap<Reverse<Entry>>,
+    lanes: Vec<Lane>,
+    /// The earliest scheduled entry's place, when known (`Some(None)`:
+    /// nothing is scheduled); forgotten when an entry is taken.
+    earliest: Option<Option<Source>>,
     /// The next sequence number for a scheduled entry.
     sequence: u64,
 }
@@ -119,15 +146,47 @@ impl SourceQueue {
             arrivals: Arrivals::new(scenario, poisson),
             arrived: 0,
             due: BinaryHeap::new(),
+            lanes: Vec::new(),
+            earliest: Some(None),
             sequence: scenario.message_count(),
         }
     }
 
+    fn front(&self, source: Source) -> Option<&Entry> {
+        match source {
+            Source::Heap => self.due.peek().map(|Reverse(e)| e),
+            Source::Lane(k) => self.lanes[k].entries.front(),
+        }
+    }
+
+    /// The earliest scheduled entry: the heap's top or a lane's front.
+    #[inline]
+    fn earliest(&mut self) -> Option<(Source, Entry)> {
+        let source = match self.earliest {
+            Some(known) => known,
+            None => {
+                let mut best: Option<(Source, &Entry)> =
+                    self.due.peek().map(|Reverse(e)| (Source::Heap, e));
+                for (k, lane) in self.lanes.iter().enumerate() {
+                    if let Some(e) = lane.entries.front()
+                        && best.is_none_or(|(_, b)| e < b)
+                    {
+                        best = Some((Source::Lane(k), e));
+                    }
+                }
+                let known = best.map(|(s, _)| s);
+                self.earliest = Some(known);
+                known
+            }
+        }?;
+        self.front(source).map(|e| (source, *e))
+    }
+
     /// When the next entry is due, if any is.
     #[inline]
-    pub(super) fn next_due(&self) -> Option<Millis> {
+    pub(super) fn next_due(&mut self) -> Option<Millis> {
         let arrival = self.arrivals.peek().map(|(t, _)| t);
-        let scheduled = self.due.peek().map(|Reverse(e)| e.at);
+        let scheduled = self.earliest().map(|(_, e)| e.at);
         match (arrival, scheduled) {
             (Some(a), Some(s)) => Some(a.min(s)),
             (Some(t), None) | (None, Some(t)) => Some(t),
@@ -148,47 +207,96 @@ impl SourceQueue {
                 sequence: self.arrived - 1,
             });
         }
-        match self.due.peek() {
-            Some(Reverse(e)) if e.at <= now => {
-                let Reverse(e) = self.due.pop()?;
-                Some(unpack(e.what, e.sequence))
+        let (source, e) = self.earliest()?;
+        if e.at > now {
+            return None;
+        }
+        match source {
+            Source::Heap => {
+                self.due.pop();
             }
-            _ => None,
+            Source::Lane(k) => {
+                self.lanes[k].entries.pop_front();
+            }
+        }
+        self.earliest = None;
+        Some(unpack(e.what, e.sequence))
+    }
+
+    /// Schedules `what` at `at`, from `now`: in the lane of its delay.
+    fn schedule(&mut self, now: Millis, at: Millis, what: u64) {
+        let sequence = self.sequence;
+        self.sequence += 1;
+        let e = Entry { at, sequence, what };
+        let delay = at.saturating_sub(now);
+        let lane = match self.lanes.iter().position(|l| l.delay == delay) {
+            Some(k) => Some(k),
+            None if self.lanes.len() < MAX_LANES => {
+                self.lanes.push(Lane {
+                    delay,
+                    entries: VecDeque::new(),
+                });
+                Some(self.lanes.len() - 1)
+            }
+            None => None,
+        };
+        let source = match lane {
+            // Within a lane times never go back: `now` never does.
+            Some(k) if self.lanes[k].entries.back().is_none_or(|b| b.at <= at) => {
+                self.lanes[k].entries.push_back(e);
+                Source::Lane(k)
+            }
+            _ => {
+                self.due.push(Reverse(e));
+                Source::Heap
+            }
+        };
+        // The new entry is the earliest if it is before the known one.
+        if let Some(known) = self.earliest {
+            let before = match known {
+                None => true,
+                Some(k) => self.front(k).is_none_or(|b| e < *b),
+            };
+            if before {
+                self.earliest = Some(Some(source));
+            }
         }
     }
 
-    fn schedule(&mut self, at: Millis, what: u64) {
-        let sequence = self.sequence;
-        self.sequence += 1;
-        self.due.push(Reverse(Entry { at, sequence, what }));
-    }
-
-    /// The message becomes ready again at `at` (a retry or a redrive).
+    /// The message becomes ready again at `at` (a retry or a redrive),
+    /// scheduled at `now`.
     #[inline]
-    pub(super) fn put_back(&mut self, at: Millis, message: MessageIndex) {
-        self.schedule(at, pack(message, None));
+    pub(super) fn put_back(&mut self, now: Millis, at: Millis, message: MessageIndex) {
+        self.schedule(now, at, pack(message, None));
     }
 
     /// A delivery in flight ends at `at`, after everything already
     /// scheduled for that instant.
     #[inline]
-    pub(super) fn schedule_end(&mut self, at: Millis, message: MessageIndex, finish: Finish) {
-        self.schedule(at, pack(message, Some(finish)));
+    pub(super) fn schedule_end(
+        &mut self,
+        now: Millis,
+        at: Millis,
+        message: MessageIndex,
+        finish: Finish,
+    ) {
+        self.schedule(now, at, pack(message, Some(finish)));
     }
 
     /// A tracked delivery (record `slot`) ends at `at`.
-    pub(super) fn schedule_end_of(&mut self, at: Millis, slot: u32) {
-        self.schedule(at, slot as u64 | END_OF << 32);
+    pub(super) fn schedule_end_of(&mut self, now: Millis, at: Millis, slot: u32) {
+        self.schedule(now, at, slot as u64 | END_OF << 32);
     }
 
     /// A tracked delivery's visibility timeout passes at `at`.
-    pub(super) fn schedule_visible(&mut self, at: Millis, slot: u32) {
-        self.schedule(at, slot as u64 | VISIBLE << 32);
+    pub(super) fn schedule_visible(&mut self, now: Millis, at: Millis, slot: u32) {
+        self.schedule(now, at, slot as u64 | VISIBLE << 32);
     }
 
     /// Entries still due: arrivals to come, retries, redrives and ends.
     pub(super) fn pending(&self) -> u64 {
-        self.due.len() as u64 + self.arrivals.remaining()
+        let lanes: usize = self.lanes.iter().map(|l| l.entries.len()).sum();
+        (self.due.len() + lanes) as u64 + self.arrivals.remaining()
     }
 }
 
@@ -210,8 +318,8 @@ mod tests {
         )
         .unwrap();
         let mut queue = SourceQueue::new(&scenario, vec![]);
-        queue.put_back(5_000, 7);
-        queue.put_back(5_000, 3);
+        queue.put_back(0, 5_000, 7);
+        queue.put_back(0, 5_000, 3);
         assert_eq!(queue.next_due(), Some(5_000));
         assert_eq!(queue.pending(), 3);
         assert_eq!(queue.take(4_999), None);
@@ -219,8 +327,8 @@ mod tests {
         assert_eq!(queue.take(5_000), ready(3, 2));
         assert_eq!(queue.take(5_000), None);
         assert_eq!(queue.next_due(), Some(10_000));
-        queue.schedule_end(10_000, 3, Finish::Acked);
-        queue.put_back(10_000, 3);
+        queue.schedule_end(5_000, 10_000, 3, Finish::Acked);
+        queue.put_back(10_000, 10_000, 3);
         // The arrival was scheduled before the run: it goes first, then
         // the others in the order they were scheduled.
         assert_eq!(queue.take(10_000), ready(0, 0));
@@ -240,12 +348,12 @@ mod tests {
             Finish::Failed(123_456, Class::Permanent),
             Finish::Failed((1 << 28) - 1, Class::Permanent),
         ] {
-            queue.schedule_end(20_000, MessageIndex::MAX, finish);
+            queue.schedule_end(20_000, 20_000, MessageIndex::MAX, finish);
             let message = MessageIndex::MAX;
             assert_eq!(queue.take(20_000), Some(Due::End { message, finish }));
         }
-        queue.schedule_end_of(30_000, 9);
-        queue.schedule_visible(30_000, u32::MAX);
+        queue.schedule_end_of(20_000, 30_000, 9);
+        queue.schedule_visible(0, 30_000, u32::MAX);
         assert_eq!(queue.take(30_000), Some(Due::EndOf { slot: 9 }));
         let sequence = queue.sequence - 1;
         let visible = Due::Visible {
@@ -254,5 +362,46 @@ mod tests {
         };
         assert_eq!(queue.take(30_000), Some(visible));
         assert_eq!(queue.pending(), 0);
+    }
+
+    /// Lanes and the heap together take entries in exactly the order one
+    /// comparison heap of (time, sequence) would, whatever the delays
+    /// (more distinct delays than lanes included) and however time moves.
+    #[test]
+    fn lanes_and_heap_keep_the_order_of_one_heap() {
+        use rand::{RngExt, SeedableRng};
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n",
+        )
+        .unwrap();
+        for seed in 0..40u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut queue = SourceQueue::new(&scenario, vec![]);
+            let mut reference: BinaryHeap<Reverse<(Millis, u64, MessageIndex)>> = BinaryHeap::new();
+            let mut sequence = queue.sequence;
+            let distinct = if seed % 2 == 0 { 5 } else { 60 };
+            let mut now = 0;
+            let mut taken = 0;
+            for round in 0..400u32 {
+                for k in 0..rng.random_range(0..4u32) {
+                    let delay = rng.random_range(0..distinct) * 250;
+                    let m = round * 4 + k;
+                    queue.put_back(now, now + delay, m);
+                    reference.push(Reverse((now + delay, sequence, m)));
+                    sequence += 1;
+                }
+                let next = reference.peek().map(|Reverse(e)| e.0);
+                assert_eq!(queue.next_due(), next, "seed {seed} round {round}");
+                if let Some(t) = next {
+                    now = t;
+                    let Reverse((_, seq, m)) = reference.pop().unwrap();
+                    assert_eq!(queue.take(now), ready(m, seq), "seed {seed} round {round}");
+                    taken += 1;
+                }
+                assert_eq!(queue.pending(), reference.len() as u64);
+            }
+            assert!(taken > 300);
+        }
     }
 }

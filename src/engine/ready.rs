@@ -37,7 +37,7 @@ pub(super) struct ReadySet {
     /// Entries of the eligible heap withdrawn before they were taken (a
     /// message visible again whose current delivery ended), skipped when
     /// they come up. Never iterated.
-    withdrawn: std::collections::HashMap<MessageIndex, u32>,
+    withdrawn: rustc_hash::FxHashMap<MessageIndex, u32>,
 }
 
 impl ReadySet {
@@ -67,7 +67,7 @@ impl ReadySet {
             eligible: BinaryHeap::new(),
             groups,
             depth: 0,
-            withdrawn: std::collections::HashMap::new(),
+            withdrawn: rustc_hash::FxHashMap::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! per distinct key, owned by the intent of its first write (decision
 //! 22.12), and is tracked only when the file has one.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{IntentIndex, KeyRef, Scenario, SinkKind, Totals};
 
@@ -30,7 +30,7 @@ impl Sinks {
         Sinks {
             upsert,
             own_rows: vec![NO_ROW; per_intent],
-            fresh_rows: HashMap::new(),
+            fresh_rows: HashMap::default(),
             owns_row: vec![false; per_intent],
             rows: 0,
             owners: 0,

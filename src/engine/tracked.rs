@@ -167,12 +167,12 @@ impl Engine<'_> {
             self.state_changed(m);
             self.broker
                 .queue
-                .schedule_end_of(now.saturating_add(service), slot);
+                .schedule_end_of(now, now.saturating_add(service), slot);
         }
         if let Some(vt) = timer {
             self.broker
                 .queue
-                .schedule_visible(now.saturating_add(vt), slot);
+                .schedule_visible(now, now.saturating_add(vt), slot);
         }
     }
 
