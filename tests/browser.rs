@@ -15,22 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{available, code, report, scratch, stderr};
+use common::{available, cells, chromium, code, report, scratch, stderr};
 use scenario_run::engine::{Recorder, run_until};
 use scenario_run::report::text::row;
 
 const SCENARIO: &str = "scenarios/16-two-operator-steps.toml";
 const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
-        .find(|p| p.is_file())
-}
 
 /// The page as Chromium renders it, after its scripts ran.
 fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
@@ -120,24 +110,8 @@ fn engine_rows(t: u64) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(SCENARIO).unwrap();
     let (s, _) = scenario_run::scenario::load_str(SCENARIO, &text).unwrap();
     let outcome = run_until(&s, Recorder::Off, t).unwrap();
-    let d = |v: Option<u64>| v.map_or("-".to_string(), scenario_run::duration::format);
     (0..outcome.messages.len())
-        .map(|m| {
-            let r = row(&s, &outcome, m);
-            vec![
-                r.id,
-                r.key,
-                r.state.as_str().to_string(),
-                r.last_reason.unwrap_or_else(|| "-".into()),
-                r.cycle.to_string(),
-                r.cycle_receives.to_string(),
-                r.total_receives.to_string(),
-                r.effects.to_string(),
-                r.dedup_hits.to_string(),
-                d(r.last_quarantined_at),
-                d(r.age),
-            ]
-        })
+        .map(|m| cells(row(&s, &outcome, m)))
         .collect()
 }
 

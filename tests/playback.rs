@@ -21,7 +21,7 @@ use headless_chrome::types::Bounds;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::{Value as Json, json};
 
-use common::{available, bin, code, report, scratch, stderr};
+use common::{available, bin, cells, chromium, code, report, scratch, stderr};
 use scenario_run::duration::format as dur;
 use scenario_run::engine::{Recorder, run, run_until};
 use scenario_run::report::history::{row_at_step, versions};
@@ -30,16 +30,6 @@ use scenario_run::report::text::describe;
 const STEPS: &str = "scenarios/16-two-operator-steps.toml";
 const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
 const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
-        .find(|p| p.is_file())
-}
 
 /// A browser of its own (its own profile, so local storage starts empty)
 /// and the reports of the three scenarios above.
@@ -203,26 +193,10 @@ impl Engine {
 
     fn rows_at_step(&self, step: usize) -> Vec<Vec<String>> {
         let t = self.outcome.transitions[step - 1].time;
-        let d = |v: Option<u64>| v.map_or("-".to_string(), dur);
         versions(&self.scenario, &self.outcome)
             .unwrap()
             .iter()
-            .map(|vs| {
-                let r = row_at_step(vs, step as u32, t).unwrap();
-                vec![
-                    r.id,
-                    r.key,
-                    r.state.as_str().to_string(),
-                    r.last_reason.unwrap_or_else(|| "-".into()),
-                    r.cycle.to_string(),
-                    r.cycle_receives.to_string(),
-                    r.total_receives.to_string(),
-                    r.effects.to_string(),
-                    r.dedup_hits.to_string(),
-                    d(r.last_quarantined_at),
-                    d(r.age),
-                ]
-            })
+            .map(|vs| cells(row_at_step(vs, step as u32, t).unwrap()))
             .collect()
     }
 }
@@ -462,9 +436,7 @@ fn a_revealed_answer_is_the_engines_value_and_waits_for_its_time() {
         let (scenario, _) = scenario_run::scenario::load_str(QUESTIONS, &text_of).unwrap();
         let q = &scenario.questions[0];
         let at = run_until(&scenario, Recorder::Off, q.at.unwrap()).unwrap();
-        let value = scenario_run::report::questions::text(&scenario_run::expect::value_of(
-            &scenario, &at, &q.answer,
-        ));
+        let value = scenario_run::report::questions::text(&at.value(&scenario, &q.answer));
         // Before its time the question waits.
         assert_eq!(
             js(&tab, "document.getElementById('question-1').hidden"),

@@ -16,54 +16,7 @@ pub use crate::model::{Verdict, describe};
 pub fn actual(scenario: &Scenario, outcome: &Outcome, index: usize) -> Value {
     match scenario.expectations[index].target {
         Target::Event { .. } => event_value(outcome, index),
-        ref target => value_of(scenario, outcome, target),
-    }
-}
-
-/// The value a target other than an event has in the outcome (a
-/// question's answer names one too).
-pub fn value_of(scenario: &Scenario, outcome: &Outcome, target: &Target) -> Value {
-    match *target {
-        Target::Total(t) => outcome.totals.get(t),
-        Target::Message(m, field) => {
-            let state = &outcome.messages[m as usize];
-            match field {
-                MessageField::State => Value::Text(state.state.as_str().to_string()),
-                MessageField::Key => Value::Text(scenario.key_name(outcome.key(scenario, m))),
-                MessageField::Cycle => Value::Count(state.cycle as u64),
-                MessageField::CycleReceives => Value::Count(state.cycle_receives as u64),
-                MessageField::TotalReceives => Value::Count(state.total_receives as u64),
-                MessageField::Effects => Value::Count(state.effects as u64),
-                MessageField::DedupHits => Value::Count(state.dedup_hits as u64),
-                MessageField::LastReason => state.last_reason().map_or(Value::Never, |r| {
-                    Value::Text(scenario.reasons[r as usize].clone())
-                }),
-                MessageField::LastQuarantinedAt => state
-                    .last_quarantined_at()
-                    .map_or(Value::Never, Value::Time),
-                MessageField::ArrivedAt => outcome
-                    .arrived_at(scenario, m)
-                    .map_or(Value::Never, Value::Time),
-                MessageField::AckedAt => state.acked_at().map_or(Value::Never, Value::Time),
-                MessageField::Latency => outcome
-                    .latency(scenario, m)
-                    .map_or(Value::Never, Value::Time),
-                MessageField::QueueWait => Value::Time(outcome.queue_wait(m)),
-                MessageField::Group => Value::Text(scenario.group_name(scenario.group(m)).into()),
-            }
-        }
-        Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
-        Target::Sink(sink, field) => Value::Count(outcome.sink_value(sink, field)),
-        Target::Alarm(a, field) => {
-            let r = outcome.alarms.get(a as usize).cloned().unwrap_or_default();
-            match field {
-                AlarmField::Fired => Value::Bool(r.times_fired > 0),
-                AlarmField::FirstFiredAt => r.first_fired_at.map_or(Value::Never, Value::Time),
-                AlarmField::TimesFired => Value::Count(r.times_fired),
-                AlarmField::FiringAtEnd => Value::Bool(r.firing),
-            }
-        }
-        Target::Event { .. } => Value::Never,
+        ref target => outcome.value(scenario, target),
     }
 }
 

@@ -133,12 +133,10 @@ mod tests {
     use crate::engine::{run, run_until};
     use crate::report::text::row;
 
-    /// Every bundled scenario small enough to record: the history's row at
-    /// every instant something happened (and just before) is the row of a
-    /// run stopped at that instant.
-    #[test]
-    fn history_matches_the_engine_at_every_instant() {
-        let mut checked = 0;
+    /// Every bundled scenario small enough to keep its history, run and
+    /// recorded, with each message's versions.
+    fn recorded() -> Vec<(std::path::PathBuf, Scenario, Outcome, Vec<Vec<Version>>)> {
+        let mut out = Vec::new();
         for entry in std::fs::read_dir("scenarios").unwrap() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
@@ -148,23 +146,35 @@ mod tests {
                 }
                 let outcome = run(&scenario, Recorder::All).unwrap();
                 let all = versions(&scenario, &outcome).unwrap();
-                let mut times: Vec<Millis> = outcome.transitions.iter().map(|t| t.time).collect();
-                times.extend(outcome.transitions.iter().map(|t| t.time.saturating_sub(1)));
-                times.push(outcome.totals.end_time);
-                times.sort();
-                times.dedup();
-                for t in times {
-                    let at = run_until(&scenario, Recorder::Off, t).unwrap();
-                    for (m, vs) in all.iter().enumerate() {
-                        let expected = row(&scenario, &at, m);
-                        assert_eq!(
-                            row_at(vs, t),
-                            Some(expected),
-                            "{} message {m} at {t} ms",
-                            path.display()
-                        );
-                        checked += 1;
-                    }
+                out.push((path.clone(), scenario, outcome, all));
+            }
+        }
+        out
+    }
+
+    /// Every bundled scenario small enough to record: the history's row at
+    /// every instant something happened (and just before) is the row of a
+    /// run stopped at that instant.
+    #[test]
+    fn history_matches_the_engine_at_every_instant() {
+        let mut checked = 0;
+        for (path, scenario, outcome, all) in recorded() {
+            let mut times: Vec<Millis> = outcome.transitions.iter().map(|t| t.time).collect();
+            times.extend(outcome.transitions.iter().map(|t| t.time.saturating_sub(1)));
+            times.push(outcome.totals.end_time);
+            times.sort();
+            times.dedup();
+            for t in times {
+                let at = run_until(&scenario, Recorder::Off, t).unwrap();
+                for (m, vs) in all.iter().enumerate() {
+                    let expected = row(&scenario, &at, m);
+                    assert_eq!(
+                        row_at(vs, t),
+                        Some(expected),
+                        "{} message {m} at {t} ms",
+                        path.display()
+                    );
+                    checked += 1;
                 }
             }
         }
@@ -178,72 +188,63 @@ mod tests {
     fn rows_follow_the_transitions_step_by_step() {
         use crate::engine::Detail;
         let mut checked = 0;
-        for entry in std::fs::read_dir("scenarios").unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            for scenario in crate::scenario::scenarios("s.toml", &text).unwrap() {
-                if scenario.message_count() > 200 {
+        for (path, scenario, outcome, all) in recorded() {
+            let ts = &outcome.transitions;
+            let time = |n: usize| if n == 0 { 0 } else { ts[n - 1].time };
+            for n in 0..=ts.len() {
+                let t = time(n);
+                let at = |m: usize, n: usize| row_at_step(&all[m], n as u32, time(n)).unwrap();
+                if ts.get(n).is_none_or(|next| next.time > t) {
+                    let stopped = run_until(&scenario, Recorder::Off, t).unwrap();
+                    for m in 0..all.len() {
+                        let expected = row(&scenario, &stopped, m);
+                        assert_eq!(at(m, n), expected, "{} step {n}", path.display());
+                    }
+                }
+                let Some(tr) = n.checked_sub(1).map(|k| ts[k]) else {
                     continue;
-                }
-                let outcome = run(&scenario, Recorder::All).unwrap();
-                let all = versions(&scenario, &outcome).unwrap();
-                let ts = &outcome.transitions;
-                let time = |n: usize| if n == 0 { 0 } else { ts[n - 1].time };
-                for n in 0..=ts.len() {
-                    let t = time(n);
-                    let at = |m: usize, n: usize| row_at_step(&all[m], n as u32, time(n)).unwrap();
-                    if ts.get(n).is_none_or(|next| next.time > t) {
-                        let stopped = run_until(&scenario, Recorder::Off, t).unwrap();
-                        for m in 0..all.len() {
-                            let expected = row(&scenario, &stopped, m);
-                            assert_eq!(at(m, n), expected, "{} step {n}", path.display());
-                        }
+                };
+                let Some(m) = tr.message.map(|m| m as usize) else {
+                    continue;
+                };
+                let (before, after) = (at(m, n - 1), at(m, n));
+                let here = format!("{} step {n}: {:?}", path.display(), tr.detail);
+                match tr.detail {
+                    Detail::Delivered {
+                        cycle,
+                        cycle_receives,
+                        total_receives,
+                    } => {
+                        assert_eq!(after.cycle, cycle, "{here}");
+                        assert_eq!(after.cycle_receives, cycle_receives, "{here}");
+                        assert_eq!(after.total_receives, total_receives, "{here}");
                     }
-                    let Some(tr) = n.checked_sub(1).map(|k| ts[k]) else {
-                        continue;
-                    };
-                    let Some(m) = tr.message.map(|m| m as usize) else {
-                        continue;
-                    };
-                    let (before, after) = (at(m, n - 1), at(m, n));
-                    let here = format!("{} step {n}: {:?}", path.display(), tr.detail);
-                    match tr.detail {
-                        Detail::Delivered {
-                            cycle,
-                            cycle_receives,
-                            total_receives,
-                        } => {
-                            assert_eq!(after.cycle, cycle, "{here}");
-                            assert_eq!(after.cycle_receives, cycle_receives, "{here}");
-                            assert_eq!(after.total_receives, total_receives, "{here}");
-                        }
-                        Detail::Committed { .. } => {
-                            assert_eq!(after.effects, before.effects + 1, "{here}")
-                        }
-                        Detail::DedupHit { .. } => {
-                            assert_eq!(after.dedup_hits, before.dedup_hits + 1, "{here}")
-                        }
-                        Detail::Failed { reason, .. } => assert_eq!(
-                            after.last_reason.as_deref(),
-                            Some(scenario.reasons[reason as usize].as_str()),
-                            "{here}"
-                        ),
-                        Detail::Acked => assert_eq!(after.state, State::Acked, "{here}"),
-                        Detail::Quarantined { .. } => {
-                            assert_eq!(after.state, State::Quarantined, "{here}");
-                            assert_eq!(after.last_quarantined_at, Some(t), "{here}");
-                        }
-                        Detail::Expired { .. } => assert_eq!(after.state, State::Expired),
-                        Detail::Purged => assert_eq!(after.state, State::Purged, "{here}"),
-                        Detail::Dropped { .. } => assert_eq!(after.state, State::Dropped),
-                        Detail::Redriven { cycle, .. } => {
-                            assert_eq!(after.cycle, cycle, "{here}");
-                            assert_eq!(after.cycle_receives, 0, "{here}");
-                        }
-                        _ => continue,
+                    Detail::Committed { .. } => {
+                        assert_eq!(after.effects, before.effects + 1, "{here}")
                     }
-                    checked += 1;
+                    Detail::DedupHit { .. } => {
+                        assert_eq!(after.dedup_hits, before.dedup_hits + 1, "{here}")
+                    }
+                    Detail::Failed { reason, .. } => assert_eq!(
+                        after.last_reason.as_deref(),
+                        Some(scenario.reasons[reason as usize].as_str()),
+                        "{here}"
+                    ),
+                    Detail::Acked => assert_eq!(after.state, State::Acked, "{here}"),
+                    Detail::Quarantined { .. } => {
+                        assert_eq!(after.state, State::Quarantined, "{here}");
+                        assert_eq!(after.last_quarantined_at, Some(t), "{here}");
+                    }
+                    Detail::Expired { .. } => assert_eq!(after.state, State::Expired),
+                    Detail::Purged => assert_eq!(after.state, State::Purged, "{here}"),
+                    Detail::Dropped { .. } => assert_eq!(after.state, State::Dropped),
+                    Detail::Redriven { cycle, .. } => {
+                        assert_eq!(after.cycle, cycle, "{here}");
+                        assert_eq!(after.cycle_receives, 0, "{here}");
+                    }
+                    _ => continue,
                 }
+                checked += 1;
             }
         }
         assert!(checked > 500, "only {checked} steps checked");

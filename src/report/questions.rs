@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde_json::{Value as Json, json};
 
 use crate::engine::{Outcome, Recorder, run_until};
-use crate::expect::value_of;
 use crate::model::{Millis, Scenario, Value, Verdict};
 
 /// A value as a reader reads it: texts without quotes, times as durations.
@@ -28,12 +27,12 @@ pub fn answers(scenario: &Scenario, outcome: &Outcome, verdicts: &[Verdict]) -> 
     let list = scenario.questions.iter().map(|q| {
         let at = q.at.filter(|&t| t < end);
         let value = match at {
-            None => Some(value_of(scenario, outcome, &q.answer)),
+            None => Some(outcome.value(scenario, &q.answer)),
             Some(t) => earlier
                 .entry(t)
                 .or_insert_with(|| run_until(scenario, Recorder::Off, t).ok())
                 .as_ref()
-                .map(|o| value_of(scenario, o, &q.answer)),
+                .map(|o| o.value(scenario, &q.answer)),
         };
         let mut item = json!({
             "ask": q.ask,

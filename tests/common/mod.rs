@@ -74,3 +74,32 @@ pub fn available<T>(tool: Option<T>, what: &str) -> Option<T> {
     }
     tool
 }
+
+/// A snapshot row as the HTML table's cells show it.
+pub fn cells(r: scenario_run::report::text::Row) -> Vec<String> {
+    let d = |v: Option<u64>| v.map_or("-".to_string(), scenario_run::duration::format);
+    vec![
+        r.id,
+        r.key,
+        r.state.as_str().to_string(),
+        r.last_reason.unwrap_or_else(|| "-".into()),
+        r.cycle.to_string(),
+        r.cycle_receives.to_string(),
+        r.total_receives.to_string(),
+        r.effects.to_string(),
+        r.dedup_hits.to_string(),
+        d(r.last_quarantined_at),
+        d(r.age),
+    ]
+}
+
+/// Chromium: `SCENARIO_RUN_CHROMIUM`, or the first on PATH.
+pub fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
