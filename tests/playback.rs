@@ -148,28 +148,26 @@ fn snapshot_rows(tab: &Tab) -> Vec<Vec<String>> {
     .unwrap()
 }
 
-fn phone_viewport(tab: &Tab) -> Result<(), anyhow_free::Error> {
+/// A 390 x 844 phone with touch input.
+fn phone_viewport(tab: &Tab) -> Result<(), String> {
     let metrics: Emulation::SetDeviceMetricsOverride = serde_json::from_value(json!({
         "width": 390, "height": 844, "deviceScaleFactor": 3.0, "mobile": true
-    }))?;
-    tab.call_method(metrics)
-        .map_err(|e| anyhow_free::Error(e.to_string()))?;
+    }))
+    .map_err(|e| e.to_string())?;
+    tab.call_method(metrics).map_err(|e| e.to_string())?;
     let touch: Emulation::SetTouchEmulationEnabled =
-        serde_json::from_value(json!({ "enabled": true, "maxTouchPoints": 5 }))?;
-    tab.call_method(touch)
-        .map_err(|e| anyhow_free::Error(e.to_string()))?;
+        serde_json::from_value(json!({ "enabled": true, "maxTouchPoints": 5 }))
+            .map_err(|e| e.to_string())?;
+    tab.call_method(touch).map_err(|e| e.to_string())?;
     Ok(())
 }
 
-mod anyhow_free {
-    #[derive(Debug)]
-    #[allow(dead_code)] // Read by Debug when a test fails.
-    pub struct Error(pub String);
-    impl From<serde_json::Error> for Error {
-        fn from(e: serde_json::Error) -> Self {
-            Error(e.to_string())
-        }
-    }
+/// Whether the Play button is pressed.
+fn playing(tab: &Tab) -> Json {
+    js(
+        tab,
+        "document.getElementById('p-play').getAttribute('aria-pressed')",
+    )
 }
 
 /// The engine's transitions of a scenario, its rows at a playback step,
@@ -324,13 +322,7 @@ fn playback_stops_when_the_page_is_hidden_and_restart_keeps_the_speed() {
             json!("100")
         );
         click(&tab, "#p-play");
-        assert_eq!(
-            js(
-                &tab,
-                "document.getElementById('p-play').getAttribute('aria-pressed')"
-            ),
-            json!("true")
-        );
+        assert_eq!(playing(&tab), json!("true"));
         eventually("playback advances", || step() >= 3);
         tab.set_bounds(Bounds::Minimized).unwrap();
         eventually("the page is hidden", || {
@@ -339,13 +331,7 @@ fn playback_stops_when_the_page_is_hidden_and_restart_keeps_the_speed() {
         let stopped_at = step();
         std::thread::sleep(Duration::from_millis(800));
         assert_eq!(step(), stopped_at, "playback went on while hidden");
-        assert_eq!(
-            js(
-                &tab,
-                "document.getElementById('p-play').getAttribute('aria-pressed')"
-            ),
-            json!("false")
-        );
+        assert_eq!(playing(&tab), json!("false"));
         tab.set_bounds(Bounds::normal()).unwrap();
         click(&tab, "#p-restart");
         assert_eq!(step(), 0);
@@ -436,7 +422,7 @@ fn a_revealed_answer_is_the_engines_value_and_waits_for_its_time() {
         let (scenario, _) = scenario_run::scenario::load_str(QUESTIONS, &text_of).unwrap();
         let q = &scenario.questions[0];
         let at = run_until(&scenario, Recorder::Off, q.at.unwrap()).unwrap();
-        let value = scenario_run::report::questions::text(&at.value(&scenario, &q.answer));
+        let value = scenario_run::report::text::shown(at.value(&scenario, &q.answer));
         // Before its time the question waits.
         assert_eq!(
             js(&tab, "document.getElementById('question-1').hidden"),

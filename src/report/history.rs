@@ -7,6 +7,7 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::{HISTORY_MESSAGES, MessageState, Outcome, Recorder};
 use crate::model::{Millis, Scenario, State};
+use crate::report::playback::PLAYBACK_STEPS;
 use crate::report::text::{Row, row_of};
 
 /// A row as of `time` and until the next version; `time` `None` is the
@@ -20,7 +21,8 @@ pub struct Version {
 }
 
 /// The versions of every message's row, oldest first; several changes with
-/// no transition between them make one version. Needs a run recorded with
+/// no transition between them make one version, and so do all the changes
+/// of one instant past the first [`PLAYBACK_STEPS`] transitions. Needs a run recorded with
 /// [`Recorder::All`] of at most [`HISTORY_MESSAGES`] messages; returns
 /// `None` otherwise.
 pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Version>>> {
@@ -47,7 +49,12 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
             ..row_of(scenario, change.message, &change.state, change.time)
         };
         match versions.last_mut() {
-            Some(last) if last.time == Some(change.time) && last.step == change.step => {
+            // Past the steps playback shows, only an instant's last row
+            // matters (the time scrubber's), so the page stays small.
+            Some(last)
+                if last.time == Some(change.time)
+                    && (last.step == change.step || last.step as usize > PLAYBACK_STEPS) =>
+            {
                 last.row = row
             }
             _ => versions.push(Version {
@@ -201,7 +208,12 @@ mod tests {
                         assert_eq!(at(m, n), expected, "{} step {n}", path.display());
                     }
                 }
-                let Some(tr) = n.checked_sub(1).map(|k| ts[k]) else {
+                // Playback steps through the first PLAYBACK_STEPS only.
+                let Some(tr) = n
+                    .checked_sub(1)
+                    .map(|k| ts[k])
+                    .filter(|_| n <= PLAYBACK_STEPS)
+                else {
                     continue;
                 };
                 let Some(m) = tr.message.map(|m| m as usize) else {
@@ -248,6 +260,28 @@ mod tests {
             }
         }
         assert!(checked > 500, "only {checked} steps checked");
+    }
+
+    /// Past the steps playback shows, a message keeps one version per
+    /// instant (as before playback existed), not one per transition.
+    #[test]
+    fn past_playback_one_version_per_instant() {
+        let text = "[delivery]\nmax_receives = 40\nretry_interval = \"1s\"\n\
+                    [[traffic]]\ncount = 100\nover = \"1s\"\n\
+                    faults = [{ fail = { first = 30 } }]\n";
+        let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        let outcome = run(&scenario, Recorder::All).unwrap();
+        assert!(outcome.transitions.len() > 3 * PLAYBACK_STEPS);
+        let all = versions(&scenario, &outcome).unwrap();
+        let mut early_same_instant = 0;
+        for w in all.iter().flat_map(|vs| vs.windows(2)) {
+            if w[0].time == w[1].time {
+                assert!(w[0].step as usize <= PLAYBACK_STEPS, "{:?}", w[1].time);
+                early_same_instant += 1;
+            }
+        }
+        // Within the playback steps they are kept apart.
+        assert!(early_same_instant > 100, "{early_same_instant}");
     }
 
     #[test]

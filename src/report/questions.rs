@@ -3,55 +3,100 @@
 //! end. Every report shows them: HTML reveals one on request, Markdown
 //! folds them away, JSON lists them.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use serde_json::{Value as Json, json};
 
+use super::text::shown;
 use crate::engine::{Outcome, Recorder, run_until};
-use crate::model::{Millis, Scenario, Value, Verdict};
-
-/// A value as a reader reads it: texts without quotes, times as durations.
-pub fn text(v: &Value) -> String {
-    match v {
-        Value::Text(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+use crate::model::{Millis, Question, Scenario, Value, Verdict};
 
 /// `[{ask, at, answer, value, value_text, explain}]`, with `expected` and
 /// `held` when the file expects the same value at the end of the run.
 pub fn answers(scenario: &Scenario, outcome: &Outcome, verdicts: &[Verdict]) -> Json {
     let end = outcome.totals.end_time;
-    // One run per distinct time asked about (at most MAX_QUESTIONS).
-    let mut earlier: BTreeMap<Millis, Option<Outcome>> = BTreeMap::new();
-    let list = scenario.questions.iter().map(|q| {
-        let at = q.at.filter(|&t| t < end);
-        let value = match at {
-            None => Some(outcome.value(scenario, &q.answer)),
-            Some(t) => earlier
-                .entry(t)
-                .or_insert_with(|| run_until(scenario, Recorder::Off, t).ok())
-                .as_ref()
-                .map(|o| o.value(scenario, &q.answer)),
+    let asked_at = |q: &Question| q.at.filter(|&t| t < end);
+    let mut values: Vec<Option<Value>> = scenario
+        .questions
+        .iter()
+        .map(|q| {
+            asked_at(q)
+                .is_none()
+                .then(|| outcome.value(scenario, &q.answer))
+        })
+        .collect();
+    // One run per distinct earlier time (at most MAX_QUESTIONS), each
+    // dropped before the next: one extra outcome in memory at a time.
+    let times: BTreeSet<Millis> = scenario.questions.iter().filter_map(asked_at).collect();
+    for t in times {
+        let Ok(then) = run_until(scenario, Recorder::Off, t) else {
+            continue;
         };
+        for (q, value) in scenario.questions.iter().zip(&mut values) {
+            if asked_at(q) == Some(t) {
+                *value = Some(then.value(scenario, &q.answer));
+            }
+        }
+    }
+    let list = scenario.questions.iter().zip(values).map(|(q, value)| {
         let mut item = json!({
             "ask": q.ask,
             "at": q.at,
             "answer": q.answer_name,
             "value": value.as_ref().map_or(Json::Null, Value::to_json),
-            "value_text": value.as_ref().map_or_else(|| "the run stopped before then".into(), text),
+            "value_text": value.map_or_else(|| "the run stopped before then".into(), shown),
             "explain": q.explain,
         });
-        if at.is_none() {
-            let expected = verdicts
-                .iter()
-                .find(|v| scenario.expectations[v.index].target == q.answer);
-            if let Some(v) = expected {
-                item["expected"] = json!(scenario.expectations[v.index].check.to_string());
-                item["held"] = json!(v.passed);
-            }
+        let expected = verdicts
+            .iter()
+            .find(|v| scenario.expectations[v.index].target == q.answer);
+        if let (None, Some(v)) = (asked_at(q), expected) {
+            item["expected"] = json!(scenario.expectations[v.index].check.to_string());
+            item["held"] = json!(v.passed);
         }
         item
     });
     Json::Array(list.collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::run;
+
+    /// The first fixture with questions at 10s, at its end, past its end,
+    /// and on a value that has none.
+    #[test]
+    fn answers_are_the_runs_values_as_of_their_time() {
+        let text = std::fs::read_to_string("scenarios/01-dlq-is-not-proof-nothing-happened.toml")
+            .unwrap()
+            + "\n[[question]]\nask = \"a\"\nat = \"10s\"\nanswer = \"quarantined\"\n\
+               [[question]]\nask = \"b\"\nanswer = \"  effects \"\n\
+               [[question]]\nask = \"c\"\nat = \"1h\"\nanswer = \"message.healthy.state\"\n\
+               [[question]]\nask = \"d\"\nat = \"0s\"\nanswer = \"message.healthy.last_quarantined_at\"\n\
+               [[question]]\nask = \"e\"\nat = \"9s\"\nanswer = \"effects\"\n";
+        let (scenario, _) = crate::scenario::load_str("q.toml", &text).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        let verdicts = crate::expect::judge(&scenario, &outcome);
+        let all = answers(&scenario, &outcome, &verdicts);
+        let asked: Vec<&Json> = all.as_array().unwrap()[2..].iter().collect();
+        let texts: Vec<&str> = asked
+            .iter()
+            .map(|a| a["value_text"].as_str().unwrap())
+            .collect();
+        // Three quarantined at 10s (none at 9s, when two effects were
+        // already committed at 0s); 2 effects at the end; acked at 1h
+        // (past the end); never quarantined: no value.
+        assert_eq!(texts, ["3", "2", "acked", "-", "2"]);
+        assert_eq!(asked[0]["value"], 3);
+        assert_eq!(asked[3]["value"], Json::Null);
+        // The end's value meets the file's own `effects = 2`; the name is
+        // kept without its padding.
+        assert_eq!(asked[1]["answer"], "effects");
+        assert_eq!(asked[1]["expected"], "2");
+        assert_eq!(asked[1]["held"], true);
+        // An answer as of an earlier time is not judged by the expectation.
+        assert!(asked[0].get("held").is_none());
+        assert!(asked[4].get("held").is_none());
+    }
 }

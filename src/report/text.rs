@@ -419,7 +419,13 @@ pub fn golden_transcript(scenario: &Scenario, outcome: &Outcome) -> String {
 
 /// A measure's value as the transcript writes it (`1m30s`, `12`, `-`).
 pub fn shown_total(outcome: &Outcome, total: Total) -> String {
-    match outcome.totals.get(total) {
+    shown(outcome.totals.get(total))
+}
+
+/// A value as the transcript and the reports write it: texts without
+/// quotes, times as durations, no value as `-`.
+pub fn shown(value: Value) -> String {
+    match value {
         Value::Count(n) => n.to_string(),
         Value::Time(ms) => dur(ms),
         Value::Text(s) => s,

@@ -2,7 +2,7 @@
 //! where each expected value was written.
 
 use super::file::{self, S};
-use super::problems::{Problems, unknown_message};
+use super::problems::{Problems, find_alarm, find_kind, find_sink, unknown_message};
 use crate::diagnostic::did_you_mean;
 use crate::model::*;
 
@@ -153,20 +153,7 @@ fn kind_expectations(
     name: &S<String>,
     k: &file::ExpectKind,
 ) -> Vec<Expectation> {
-    let Some(index) = scenario.kinds.iter().position(|n| n == name.get_ref()) else {
-        let help = match did_you_mean(name.get_ref(), scenario.kinds.iter().map(|s| s.as_str())) {
-            Some(c) => format!("did you mean \"{c}\"?"),
-            None if scenario.kinds.is_empty() => {
-                "kinds are the names of [[traffic.mix]] entries; this file has none".to_string()
-            }
-            None => format!("the kinds are: {}", scenario.kinds.join(", ")),
-        };
-        problems.error_help(
-            Some(name.span()),
-            format!("unknown mix kind \"{}\"", name.get_ref()),
-            "no [[traffic.mix]] entry has this name",
-            help,
-        );
+    let Some(index) = find_kind(problems, scenario, name) else {
         return Vec::new();
     };
     let fields = [
@@ -175,7 +162,7 @@ fn kind_expectations(
         (&k.quarantined, KindField::Quarantined),
         (&k.deliveries, KindField::Deliveries),
     ];
-    let fields = fields.map(|(v, f)| (v, Target::Kind(index as u32, f), Kind::Count, f.name()));
+    let fields = fields.map(|(v, f)| (v, Target::Kind(index, f), Kind::Count, f.name()));
     table_expectations(problems, fields, &k.description)
 }
 
@@ -186,30 +173,14 @@ fn sink_expectations(
     name: &S<String>,
     k: &file::ExpectSink,
 ) -> Vec<Expectation> {
-    let sinks = &scenario.guarantees.sinks;
-    let Some(index) = sinks.iter().position(|x| &x.name == name.get_ref()) else {
-        let names = sinks.iter().map(|x| x.name.as_str());
-        let help = match did_you_mean(name.get_ref(), names) {
-            Some(c) => format!("did you mean \"{c}\"?"),
-            None => format!(
-                "the sinks are: {}",
-                sinks
-                    .iter()
-                    .map(|x| x.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        let label = "no [[sink]] has this name (without [[sink]] the one sink is \"counter\")";
-        let message = format!("unknown sink \"{}\"", name.get_ref());
-        problems.error_help(Some(name.span()), message, label, help);
+    let Some(index) = find_sink(problems, scenario, name) else {
         return Vec::new();
     };
     let fields = [
         (&k.value, SinkField::Value),
         (&k.visible_duplicates, SinkField::VisibleDuplicates),
     ];
-    let fields = fields.map(|(v, f)| (v, Target::Sink(index as u32, f), Kind::Count, f.name()));
+    let fields = fields.map(|(v, f)| (v, Target::Sink(index, f), Kind::Count, f.name()));
     table_expectations(problems, fields, &k.description)
 }
 
@@ -220,31 +191,7 @@ fn alarm_expectations(
     name: &S<String>,
     a: &file::ExpectAlarm,
 ) -> Vec<Expectation> {
-    let Some(index) = scenario
-        .alarms
-        .iter()
-        .position(|x| &x.name == name.get_ref())
-    else {
-        let names = scenario.alarms.iter().map(|x| x.name.as_str());
-        let help = match did_you_mean(name.get_ref(), names) {
-            Some(c) => format!("did you mean \"{c}\"?"),
-            None if scenario.alarms.is_empty() => "this file has no [[alarm]]".to_string(),
-            None => format!(
-                "the alarms are: {}",
-                scenario
-                    .alarms
-                    .iter()
-                    .map(|x| x.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        problems.error_help(
-            Some(name.span()),
-            format!("unknown alarm \"{}\"", name.get_ref()),
-            "no [[alarm]] has this name",
-            help,
-        );
+    let Some(index) = find_alarm(problems, scenario, name) else {
         return Vec::new();
     };
     let fields = [
@@ -257,7 +204,7 @@ fn alarm_expectations(
         (&a.times_fired, AlarmField::TimesFired, Kind::Count),
         (&a.firing_at_end, AlarmField::FiringAtEnd, Kind::Bool),
     ];
-    let fields = fields.map(|(v, f, kind)| (v, Target::Alarm(index as u32, f), kind, f.name()));
+    let fields = fields.map(|(v, f, kind)| (v, Target::Alarm(index, f), kind, f.name()));
     table_expectations(problems, fields, &a.description)
 }
 

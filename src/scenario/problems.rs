@@ -165,6 +165,95 @@ pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: 
     );
 }
 
+/// The mix kind `name` names, or a located problem suggesting the closest.
+pub(super) fn find_kind(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    name: &S<String>,
+) -> Option<u32> {
+    let Some(index) = scenario.kinds.iter().position(|n| n == name.get_ref()) else {
+        let help = match did_you_mean(name.get_ref(), scenario.kinds.iter().map(|s| s.as_str())) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None if scenario.kinds.is_empty() => {
+                "kinds are the names of [[traffic.mix]] entries; this file has none".to_string()
+            }
+            None => format!("the kinds are: {}", scenario.kinds.join(", ")),
+        };
+        problems.error_help(
+            Some(name.span()),
+            format!("unknown mix kind \"{}\"", name.get_ref()),
+            "no [[traffic.mix]] entry has this name",
+            help,
+        );
+        return None;
+    };
+    Some(index as u32)
+}
+
+/// The `[[alarm]]` `name` names, or a located problem suggesting the closest.
+pub(super) fn find_alarm(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    name: &S<String>,
+) -> Option<u32> {
+    let Some(index) = scenario
+        .alarms
+        .iter()
+        .position(|x| &x.name == name.get_ref())
+    else {
+        let names = scenario.alarms.iter().map(|x| x.name.as_str());
+        let help = match did_you_mean(name.get_ref(), names) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None if scenario.alarms.is_empty() => "this file has no [[alarm]]".to_string(),
+            None => format!(
+                "the alarms are: {}",
+                scenario
+                    .alarms
+                    .iter()
+                    .map(|x| x.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        problems.error_help(
+            Some(name.span()),
+            format!("unknown alarm \"{}\"", name.get_ref()),
+            "no [[alarm]] has this name",
+            help,
+        );
+        return None;
+    };
+    Some(index as u32)
+}
+
+/// The `[[sink]]` `name` names, or a located problem suggesting the closest.
+pub(super) fn find_sink(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    name: &S<String>,
+) -> Option<u32> {
+    let sinks = &scenario.guarantees.sinks;
+    let Some(index) = sinks.iter().position(|x| &x.name == name.get_ref()) else {
+        let names = sinks.iter().map(|x| x.name.as_str());
+        let help = match did_you_mean(name.get_ref(), names) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None => format!(
+                "the sinks are: {}",
+                sinks
+                    .iter()
+                    .map(|x| x.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let label = "no [[sink]] has this name (without [[sink]] the one sink is \"counter\")";
+        let message = format!("unknown sink \"{}\"", name.get_ref());
+        problems.error_help(Some(name.span()), message, label, help);
+        return None;
+    };
+    Some(index as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

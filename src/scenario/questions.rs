@@ -3,11 +3,15 @@
 //! (`effects`, `message.uncertain.key`, `kind.poison.acked`,
 //! `alarm.backlog.fired`, `sink.counter.value`).
 
+use std::ops::Range;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned as S;
 
-use super::problems::{MAX_DESCRIPTION, MAX_SUMMARY, Problems, unknown_message};
+use super::problems::{
+    MAX_DESCRIPTION, MAX_SUMMARY, Problems, find_alarm, find_kind, find_sink, unknown_message,
+};
 use crate::diagnostic::did_you_mean;
 use crate::duration::Duration;
 use crate::model::{
@@ -74,7 +78,7 @@ pub(super) fn questions(
             ask: q.ask.get_ref().clone(),
             at: q.at.as_ref().map(|a| a.get_ref().0),
             answer,
-            answer_name: q.answer.get_ref().clone(),
+            answer_name: q.answer.get_ref().trim().to_string(),
             explain: q
                 .explain
                 .as_ref()
@@ -92,121 +96,112 @@ const FORMS: &str = "a measure such as `effects`, or `message.ID.FIELD`, `kind.N
 fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Option<Target> {
     let text = raw.get_ref().trim();
     let span = raw.span();
-    let mut fail = |message: String, label: &str, help: String| {
-        problems.error_help(Some(span.clone()), message, label, help);
-        None
-    };
     let Some((table, rest)) = text.split_once('.') else {
-        return match Total::from_name(text) {
-            Some(t) => Some(Target::Total(t)),
-            None => {
-                let names = Total::ALL.iter().map(|t| t.name());
-                let help = match did_you_mean(text, names) {
-                    Some(c) => format!("did you mean `{c}`?"),
-                    None => format!("an answer is {FORMS}"),
-                };
-                fail(format!("unknown measure `{text}`"), "not a measure", help)
-            }
+        if let Some(t) = Total::from_name(text) {
+            return Some(Target::Total(t));
+        }
+        let help = match did_you_mean(text, Total::ALL.iter().map(|t| t.name())) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => format!("an answer is {FORMS}"),
         };
+        problems.error_help(
+            Some(span),
+            format!("unknown measure `{text}`"),
+            "not a measure",
+            help,
+        );
+        return None;
     };
     let Some((name, field)) = rest.rsplit_once('.') else {
-        return fail(
+        problems.error_help(
+            Some(span),
             format!("`{text}` names no field"),
             "which field?",
             format!("write {table}.NAME.FIELD; an answer is {FORMS}"),
         );
+        return None;
     };
-    let name = name.trim_matches('"');
-    macro_rules! field {
-        ($kind:ty, $what:literal) => {
-            match <$kind>::ALL.iter().copied().find(|f| f.name() == field) {
-                Some(f) => f,
-                None => {
-                    let names = <$kind>::ALL.iter().map(|f| f.name());
-                    let known: Vec<&str> = names.clone().collect();
-                    let help = match did_you_mean(field, names) {
-                        Some(c) => format!("did you mean `{c}`?"),
-                        None => format!("the fields are: {}", known.join(", ")),
-                    };
-                    return fail(
-                        format!("unknown {} field `{field}`", $what),
-                        "no such field",
-                        help,
-                    );
-                }
-            }
-        };
-    }
-    let unknown = |what: &str, names: Vec<&str>| {
-        let help = match did_you_mean(name, names.iter().copied()) {
-            Some(c) => format!("did you mean \"{c}\"?"),
-            None if names.is_empty() => format!("this file has no {what}"),
-            None => format!("known: {}", names.join(", ")),
-        };
-        (format!("unknown {what} \"{name}\""), help)
-    };
+    let name = S::new(span.clone(), name.trim_matches('"').to_string());
     match table {
         "message" => {
-            let f = field!(MessageField, "message");
-            match scenario.find_message(name) {
-                Some(m) => Some(Target::Message(m, f)),
-                None => {
-                    unknown_message(problems, scenario, &S::new(span.clone(), name.to_string()));
-                    None
-                }
+            let f = named_field(
+                problems,
+                &span,
+                &MessageField::ALL,
+                MessageField::name,
+                field,
+                "message",
+            )?;
+            let m = scenario.find_message(name.get_ref());
+            if m.is_none() {
+                unknown_message(problems, scenario, &name);
             }
+            Some(Target::Message(m?, f))
         }
         "kind" => {
-            let f = field!(KindField, "kind");
-            match scenario.kinds.iter().position(|k| k == name) {
-                Some(k) => Some(Target::Kind(k as u32, f)),
-                None => {
-                    let (m, h) = unknown(
-                        "mix kind",
-                        scenario.kinds.iter().map(String::as_str).collect(),
-                    );
-                    fail(m, "no [[traffic.mix]] entry has this name", h)
-                }
-            }
+            let f = named_field(
+                problems,
+                &span,
+                &KindField::ALL,
+                KindField::name,
+                field,
+                "kind",
+            )?;
+            Some(Target::Kind(find_kind(problems, scenario, &name)?, f))
         }
         "alarm" => {
-            let f = field!(AlarmField, "alarm");
-            match scenario.alarms.iter().position(|a| a.name == name) {
-                Some(a) => Some(Target::Alarm(a as u32, f)),
-                None => {
-                    let (m, h) = unknown(
-                        "alarm",
-                        scenario.alarms.iter().map(|a| a.name.as_str()).collect(),
-                    );
-                    fail(m, "no [[alarm]] has this name", h)
-                }
-            }
+            let f = named_field(
+                problems,
+                &span,
+                &AlarmField::ALL,
+                AlarmField::name,
+                field,
+                "alarm",
+            )?;
+            Some(Target::Alarm(find_alarm(problems, scenario, &name)?, f))
         }
         "sink" => {
-            let f = field!(SinkField, "sink");
-            let sinks = &scenario.guarantees.sinks;
-            match sinks.iter().position(|s| s.name == name) {
-                Some(s) => Some(Target::Sink(s as u32, f)),
-                None => {
-                    let (m, h) = unknown("sink", sinks.iter().map(|s| s.name.as_str()).collect());
-                    fail(
-                        m,
-                        "no [[sink]] has this name (without [[sink]] the one sink is \"counter\")",
-                        h,
-                    )
-                }
-            }
+            let f = named_field(
+                problems,
+                &span,
+                &SinkField::ALL,
+                SinkField::name,
+                field,
+                "sink",
+            )?;
+            Some(Target::Sink(find_sink(problems, scenario, &name)?, f))
         }
         other => {
             let help = match did_you_mean(other, ["message", "kind", "alarm", "sink"]) {
                 Some(c) => format!("did you mean `{c}.{rest}`?"),
                 None => format!("an answer is {FORMS}"),
             };
-            fail(
-                format!("`{other}` is not something an answer can name"),
-                "unknown table",
-                help,
-            )
+            let message = format!("`{other}` is not something an answer can name");
+            problems.error_help(Some(span), message, "unknown table", help);
+            None
         }
     }
+}
+
+/// The field of `all` whose name is `field`, or a located problem
+/// suggesting the closest.
+fn named_field<F: Copy>(
+    problems: &mut Problems,
+    span: &Range<usize>,
+    all: &[F],
+    named: fn(F) -> &'static str,
+    field: &str,
+    what: &str,
+) -> Option<F> {
+    let found = all.iter().copied().find(|&f| named(f) == field);
+    if found.is_none() {
+        let known: Vec<&str> = all.iter().map(|&f| named(f)).collect();
+        let help = match did_you_mean(field, known.iter().copied()) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => format!("the fields are: {}", known.join(", ")),
+        };
+        let message = format!("unknown {what} field `{field}`");
+        problems.error_help(Some(span.clone()), message, "no such field", help);
+    }
+    found
 }
