@@ -14,6 +14,17 @@ for f in scenarios/17-outage-100k-per-hour.toml benches/ten-million.toml benches
       ./target/release/scenario-run --quiet --report "$out" "$f" >/dev/null
   done
 done
+# Outputs written as they go: a full transcript (every transition kept).
+f=benches/full-transcript-10k.toml
+for _ in 1 2 3; do
+  /usr/bin/time -f "$f: %e s wall, %U s user, %M KB peak" ./target/release/scenario-run --quiet "$f" >/dev/null
+  /usr/bin/time -f "$f --format json: %e s wall, %U s user, %M KB peak" \
+    ./target/release/scenario-run --quiet --format json "$f" >/dev/null
+  /usr/bin/time -f "$f with --report (3 formats): %e s wall, %U s user, %M KB peak" \
+    ./target/release/scenario-run --quiet --report "$out" "$f" >/dev/null
+  /usr/bin/time -f "show $f: %e s wall, %U s user, %M KB peak" \
+    ./target/release/scenario-run show "$f" >/dev/null
+done
 for _ in 1 2 3; do
   /usr/bin/time -f "bundled scenarios with --report (3 formats): %e s wall, %M KB peak" \
     ./target/release/scenario-run --quiet --report "$out" 'scenarios/*.toml' >/dev/null

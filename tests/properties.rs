@@ -2,10 +2,12 @@
 //! and that no input makes loading panic.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use scenario_run::engine::{self, Detail, Recorder};
 use scenario_run::model::State;
+use scenario_run::report::document::Run;
 use scenario_run::report::json;
 use scenario_run::scenario::{load_bytes, load_str};
 
@@ -173,21 +175,39 @@ proptest! {
         let (scenario, _) = load_str("p.toml", &text).unwrap();
         let o = engine::run_with_census(&scenario, Recorder::All).unwrap();
         let verdicts = scenario_run::expect::judge(&scenario, &o);
-        let doc = json::document("p.toml", &scenario, &o, &verdicts, &[]);
+        let run = Run { scenario: Arc::new(scenario), outcome: Arc::new(o) };
+        let (scenario, o) = (&*run.scenario, &*run.outcome);
+        let doc = json::document("p.toml", &run, &verdicts, &[]);
         // The flow, derived from totals alone, matches the transitions.
         let count = |kind: &str| o.transitions.iter().filter(|t| t.detail.kind().as_str() == kind).count() as u64;
-        prop_assert_eq!(&doc["flow"]["retries"], count("retry_scheduled"));
-        prop_assert_eq!(&doc["flow"]["redriven"], count("redriven"));
+        prop_assert_eq!(&doc.head["flow"]["retries"], count("retry_scheduled"));
+        prop_assert_eq!(&doc.head["flow"]["redriven"], count("redriven"));
+        // Streamed, the document is the same text as built whole; its lists
+        // are the run's.
+        let whole = serde_json::to_value(&doc).unwrap();
+        prop_assert_eq!(doc.json_text(), format!("{}\n", serde_json::to_string_pretty(&whole).unwrap()));
+        prop_assert_eq!(whole["transitions"].as_array().map(Vec::len), Some(o.transitions.len()));
+        prop_assert_eq!(&whole["ledger"], &json::ledger(scenario, o));
+        prop_assert_eq!(&whole["messages"], &json::snapshot(scenario, o));
+        // Templates read the lazy lists as they would the whole tree.
         let templates = Templates::load(None).unwrap();
-        let md = templates.render(SCENARIO_MARKDOWN, context! { report => Value::from(Serde(&doc)) });
+        let md = templates.render(SCENARIO_MARKDOWN, context! { report => doc.template_value() });
         prop_assert!(md.is_ok(), "{:?}", md.err().map(|p| p.message));
-        let (chart, scrub) = scenario_run::report::timeline(&scenario, &o);
+        let md_whole = templates.render(SCENARIO_MARKDOWN, context! { report => Value::from(Serde(&whole)) });
+        prop_assert_eq!(md.ok(), md_whole.ok());
+        let (chart, scrub) = scenario_run::report::timeline(scenario, o);
         let html = templates.render(SCENARIO_HTML, context! {
-            report => Value::from(Serde(&doc)),
+            report => doc.template_value(),
             chart => Value::from(Serde(&chart)),
             scrub => Value::from(Serde(&scrub)),
         });
         prop_assert!(html.is_ok(), "{:?}", html.err().map(|p| p.message));
+        let html_whole = templates.render(SCENARIO_HTML, context! {
+            report => Value::from(Serde(&whole)),
+            chart => Value::from(Serde(&chart)),
+            scrub => Value::from(Serde(&scrub)),
+        });
+        prop_assert_eq!(html.ok(), html_whole.ok());
         prop_assert_eq!(chart["mode"].as_str(), Some("lanes"));
     }
 

@@ -128,6 +128,88 @@ fn an_event_expectation_and_every_output_keep_no_transcript_at_scale() {
     assert!(peak < 48 * MB, "peak {} MB", peak / MB);
 }
 
+/// Counts what is written to it, and keeps nothing.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_full_transcript_is_written_as_it_goes() {
+    // 10,000 messages through an 8-minute outage: every one of about 45,000
+    // transitions is kept and written, a JSON document of 17 MB. Built as
+    // a tree before writing it took about 190 MB; written item by item it
+    // costs one item and a buffer beyond the run.
+    let text = "[delivery]\nmax_receives = 6\nbackoff = { base = \"1s\", jitter = \"none\" }\n\
+                [[outage]]\nfrom = \"20m\"\nduration = \"8m\"\n\
+                [[traffic]]\ncount = 10000\nover = \"1h\"\nid_prefix = \"order-\"\n\
+                [expect]\nquarantined = 1247\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("outage.toml");
+    std::fs::write(&file, text).unwrap();
+    let request = |report: Option<app::ReportRequest>| app::BatchRequest {
+        files: vec![file.display().to_string()],
+        options: Options {
+            full_transcript: true,
+            ..Options::default()
+        },
+        jobs: Some(1),
+        report,
+        ..app::BatchRequest::default()
+    };
+    let (batch, run_peak) =
+        alone(|| app::run_batch(&request(None), &|| {}).unwrap_or_else(|_| panic!("batch runs")));
+    let FileResult::Ran(ran) = &batch.results[0] else {
+        panic!("the file runs")
+    };
+    assert!(ran.verdicts.iter().all(|v| v.passed), "{:?}", ran.verdicts);
+    assert!(ran.outcome.transitions.len() > 40_000);
+    let (written, write_peak) = alone(|| {
+        let mut out = Counted(0);
+        scenario_run::cli::print::write_batch_json(
+            &mut out,
+            &batch.files,
+            &batch.results,
+            &batch.goldens,
+            &batch.record,
+        )
+        .unwrap();
+        out.0
+    });
+    eprintln!(
+        "run {} KB, JSON of {written} bytes written with {} KB",
+        run_peak >> 10,
+        write_peak >> 10
+    );
+    assert!(written > 15 * MB, "{written}");
+    assert!(write_peak < MB, "{write_peak}");
+    // The three reports, the JSON one as big as the output.
+    let reports = app::ReportRequest {
+        dir: dir.path().join("reports"),
+        formats: vec![
+            app::ReportFormat::Markdown,
+            app::ReportFormat::Html,
+            app::ReportFormat::Json,
+        ],
+    };
+    let (_, report_peak) = alone(|| {
+        app::run_batch(&request(Some(reports)), &|| {}).unwrap_or_else(|_| panic!("batch runs"))
+    });
+    let json_report = std::fs::metadata(dir.path().join("reports/outage.json"))
+        .unwrap()
+        .len();
+    eprintln!("with reports {} KB", report_peak >> 10);
+    assert!(json_report > 12 * MB as u64, "{json_report}");
+    assert!(report_peak < run_peak + 8 * MB, "{} KB", report_peak >> 10);
+}
+
 #[test]
 fn a_crash_loop_that_never_ends_stops_at_its_event_limit_with_the_transitions_kept() {
     // Six lines: a fault that never clears, a receive budget that never

@@ -150,8 +150,8 @@ pub fn run_scenario(source: Source, scenario: Scenario, opts: &Options) -> FileR
     }
     FileResult::Ran(Box::new(Ran {
         source,
-        scenario,
-        outcome,
+        scenario: std::sync::Arc::new(scenario),
+        outcome: std::sync::Arc::new(outcome),
         verdicts,
         failures,
     }))

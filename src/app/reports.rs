@@ -1,10 +1,13 @@
 //! `--report DIR`, `--report-format` and `--summary-markdown`: a report per
 //! scenario and an index per format, rendered from the templates. Every
 //! file is rendered before any is written, and each is written atomically,
-//! so a template error leaves DIR as it was.
+//! so a template error leaves DIR as it was. JSON reports, which no
+//! template shapes, are not rendered ahead: serde writes them into their
+//! file from the run as it goes.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use minijinja::value::Serde;
 use minijinja::{Value, context};
@@ -13,7 +16,8 @@ use serde_json::{Value as Json, json};
 use super::batch::FileResult;
 use super::entry::Record;
 use crate::diagnostic::{Problem, render};
-use crate::output::{inside, report_names, write_atomic};
+use crate::output::{inside, report_names, write_atomic, write_atomic_with};
+use crate::report::document::Document;
 use crate::report::json::document;
 use crate::report::templates::{
     INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, SWEEP_HTML,
@@ -78,6 +82,20 @@ pub fn report_names_for(files: &[String], results: &[FileResult]) -> Vec<Option<
         .collect()
 }
 
+/// A report file's contents: rendered text, or a document that serde
+/// writes to the file as it goes (a JSON report of a million transitions
+/// is never one string).
+pub enum Body {
+    Text(String),
+    Json(Rc<Document>),
+}
+
+impl From<String> for Body {
+    fn from(text: String) -> Body {
+        Body::Text(text)
+    }
+}
+
 /// Renders every report of the batch, then writes them into `dir`.
 /// Returns the files written.
 pub fn write_reports(
@@ -87,32 +105,37 @@ pub fn write_reports(
     results: &[FileResult],
     record: &Record,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let mut outputs: Vec<(String, String)> = Vec::new();
+    let mut outputs: Vec<(String, Body)> = Vec::new();
     let mut broken: Vec<Problem> = Vec::new();
     for entry in &record.scenarios {
         let Some(name) = &entry.report else { continue };
         let (file, r, problems) = (&entry.file, &results[entry.position], &entry.problems);
         // One document per file, whatever the formats.
         let mut doc = match r {
-            FileResult::Ran(ran) => {
-                document(file, &ran.scenario, &ran.outcome, &ran.verdicts, problems)
-            }
+            FileResult::Ran(ran) => document(file, &ran.run(), &ran.verdicts, problems),
             FileResult::Swept(sweep) => {
                 let mut doc = sweep.json(file);
                 doc["problems"] = json!(problems);
-                doc
+                Document::plain(doc)
             }
             _ => continue,
         };
-        doc["status"] = json!(entry.status);
+        doc.head["status"] = json!(entry.status);
+        let doc = Rc::new(doc);
         for &format in formats {
-            let rendered = match r {
-                FileResult::Ran(ran) => scenario_report(templates, format, ran, &doc),
-                FileResult::Swept(_) => sweep_report(templates, format, &doc),
+            let file_name = format!("{name}.{}", format.extension());
+            let rendered = match (r, format) {
+                (_, ReportFormat::Json) => Ok(Body::Json(Rc::clone(&doc))),
+                (FileResult::Ran(ran), _) => {
+                    scenario_report(templates, format, ran, &doc).map(Body::Text)
+                }
+                (FileResult::Swept(_), _) => {
+                    sweep_report(templates, format, &doc.head).map(Body::Text)
+                }
                 _ => continue,
             };
             match rendered {
-                Ok(text) => outputs.push((format!("{name}.{}", format.extension()), text)),
+                Ok(body) => outputs.push((file_name, body)),
                 Err(p) => broken.push(*p),
             }
         }
@@ -127,7 +150,7 @@ pub fn write_reports(
         index_formats.push(ReportFormat::Json);
     }
     match index_files(&index_formats, templates, record) {
-        Ok(index) => outputs.extend(index),
+        Ok(index) => outputs.extend(index.into_iter().map(|(f, t)| (f, t.into()))),
         Err(problems) => broken.extend(problems),
     }
     if !broken.is_empty() {
@@ -172,13 +195,16 @@ pub fn index_files(
 /// Writes rendered files into `dir`, each atomically, in order (the
 /// index last, so that an index is never newer than its reports);
 /// temporary files a killed run left there go first. Returns the paths.
-pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathBuf>, ReportError> {
+pub fn write_all(dir: &Path, outputs: Vec<(String, Body)>) -> Result<Vec<PathBuf>, ReportError> {
     crate::output::remove_stale_temporaries(dir);
     let mut written = Vec::new();
-    for (file, text) in outputs {
+    for (file, body) in outputs {
         let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
-        write_atomic(&path, &text)
-            .map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))?;
+        match body {
+            Body::Text(text) => write_atomic(&path, &text),
+            Body::Json(doc) => write_atomic_with(&path, |w| doc.write_json(w)),
+        }
+        .map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))?;
         written.push(path);
     }
     Ok(written)
@@ -189,21 +215,21 @@ fn scenario_report(
     templates: &Templates,
     format: ReportFormat,
     ran: &super::Ran,
-    doc: &Json,
+    doc: &Document,
 ) -> Result<String, Box<Problem>> {
     match format {
-        ReportFormat::Json => Ok(json_file(doc)),
+        ReportFormat::Json => Ok(doc.json_text()),
         ReportFormat::Markdown => templates.render(
             SCENARIO_MARKDOWN,
-            context! { report => Value::from(Serde(doc)) },
+            context! { report => doc.template_value() },
         ),
         ReportFormat::Html => {
             let (chart, scrub) = crate::report::timeline(&ran.scenario, &ran.outcome);
-            let page = crate::report::page::page(&ran.source.text, &json_file(doc));
+            let page = crate::report::page::page(&ran.source.text, doc);
             templates.render(
                 SCENARIO_HTML,
                 context! {
-                    report => Value::from(Serde(doc)),
+                    report => doc.template_value(),
                     chart => Value::from(Serde(&chart)),
                     scrub => Value::from(Serde(&scrub)),
                     page => Value::from(Serde(&page)),

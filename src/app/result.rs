@@ -3,6 +3,8 @@
 //! that stopped at a limit. Every output (terminal, JSON, JUnit, reports)
 //! reads these.
 
+use std::sync::Arc;
+
 use crate::diagnostic::{Located, Problem, Source};
 use crate::engine::{LimitReached, Outcome};
 use crate::expect::Verdict;
@@ -51,11 +53,23 @@ pub enum FileResult {
 
 pub struct Ran {
     pub source: Source,
-    pub scenario: Scenario,
-    pub outcome: Outcome,
+    /// Shared with the report documents, which read the run's long lists
+    /// item by item while they are written.
+    pub scenario: Arc<Scenario>,
+    pub outcome: Arc<Outcome>,
     pub verdicts: Vec<Verdict>,
     /// Diagnostics of the failed expectations, in file order.
     pub failures: Vec<Problem>,
+}
+
+impl Ran {
+    /// The run, as report documents read it.
+    pub fn run(&self) -> crate::report::document::Run {
+        crate::report::document::Run {
+            scenario: Arc::clone(&self.scenario),
+            outcome: Arc::clone(&self.outcome),
+        }
+    }
 }
 
 impl FileResult {

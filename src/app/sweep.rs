@@ -232,7 +232,10 @@ pub fn run_sweep(
                 for p in &mut ran.failures {
                     p.message = format!("at {at}: {}", p.message);
                 }
-                lighten(&mut ran.outcome);
+                // Just made: the only holder.
+                if let Some(outcome) = std::sync::Arc::get_mut(&mut ran.outcome) {
+                    lighten(outcome);
+                }
             }
             PointRun {
                 index,

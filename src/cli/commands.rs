@@ -148,7 +148,9 @@ pub(super) fn show(
     };
     match result {
         Ok(outcome) => {
-            emit(&text::golden_transcript(&scenario, &outcome));
+            let mut out = super::print::Stdout::new();
+            let _ = text::write_golden_transcript(&mut out, &scenario, &outcome);
+            out.flush();
             EXIT_PASSED
         }
         Err(limit) => {

@@ -17,7 +17,7 @@ use crate::app::{
 };
 use commands::{check, new_scenario, show};
 use merge::merge;
-use print::{batch_github, batch_human, batch_json, with_goldens};
+use print::{batch_github, batch_human, with_goldens, write_batch_json};
 
 pub use commands::schema;
 
@@ -442,11 +442,8 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     let (files, results) = (&batch.files, &batch.results);
     let mut out = std::io::stdout().lock();
     let _ = match args.format {
-        Format::Json => writeln!(
-            out,
-            "{}",
-            batch_json(files, results, &batch.goldens, &batch.record)
-        ),
+        Format::Json => write_batch_json(&mut out, files, results, &batch.goldens, &batch.record)
+            .and_then(|()| writeln!(out)),
         Format::Github => write!(out, "{}", batch_github(&batch.record, args.quiet)),
         Format::Human => {
             let mut text = batch_human(results, &batch.record, args.quiet, color);

@@ -10,6 +10,7 @@ use crate::app::entry::{Entry, Record};
 use crate::app::golden::{self, Verdict};
 use crate::app::sweep::SweepRun;
 use crate::diagnostic::{Located, Problem, render};
+use crate::report::document::Document;
 use crate::report::json as rjson;
 
 /// Writes `text` to standard output. A reader that has gone away (`show |
@@ -18,6 +19,40 @@ pub(super) fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Standard output as a `fmt::Write`, buffered: text written as it is
+/// made (`show`), never whole in memory. The first write error is kept
+/// and ends the writing.
+pub(super) struct Stdout {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    pub error: Option<std::io::Error>,
+}
+
+impl Stdout {
+    pub fn new() -> Stdout {
+        Stdout {
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            error: None,
+        }
+    }
+
+    pub fn flush(&mut self) {
+        use std::io::Write;
+        if let Err(e) = self.out.flush() {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+impl std::fmt::Write for Stdout {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        use std::io::Write;
+        self.out.write_all(s.as_bytes()).map_err(|e| {
+            self.error.get_or_insert(e);
+            std::fmt::Error
+        })
+    }
 }
 
 pub(super) fn paint(text: &str, code: &str, color: bool) -> String {
@@ -174,50 +209,99 @@ fn sweep_diagnostics(sweep: &SweepRun, color: bool) -> String {
 /// The JSON batch document: each scenario that ran is its JSON report,
 /// with its golden comparison (`golden`, with `--golden`) and the status
 /// and problems that comparison adds; `batch` is the batch's record, as
-/// `index.json` holds it and `merge` reads it.
+/// `index.json` holds it and `merge` reads it. Written as it is made, one
+/// scenario's document at a time, its long lists item by item.
+pub fn write_batch_json(
+    out: &mut dyn std::io::Write,
+    files: &[String],
+    results: &[FileResult],
+    goldens: &[Option<Verdict>],
+    record: &crate::app::entry::Record,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let batch = BatchJson {
+        files,
+        results,
+        goldens,
+        record,
+    };
+    serde_json::to_writer_pretty(&mut out, &batch)?;
+    std::io::Write::flush(&mut out)
+}
+
+/// [`write_batch_json`] as a string.
 pub fn batch_json(
     files: &[String],
     results: &[FileResult],
     goldens: &[Option<Verdict>],
     record: &crate::app::entry::Record,
 ) -> String {
-    let scenarios: Vec<serde_json::Value> = files
-        .iter()
-        .zip(results)
-        .zip(goldens)
-        .filter(|((_, r), _)| r.counts())
-        .map(|((path, r), golden)| {
-            let golden = golden.as_ref();
-            let problems = golden::problems(path, r, golden);
-            let mut doc = match r {
-                FileResult::Swept(sweep) => sweep.json(path),
-                // The same document as the JSON report.
-                FileResult::Ran(ran) => {
-                    rjson::document(path, &ran.scenario, &ran.outcome, &ran.verdicts, &problems)
-                }
-                _ => json!({
-                    "file": path,
-                    "name": r.scenario().map(|s| &s.name),
-                    "seed": r.scenario().map(|s| s.seed),
-                    "status": r.status(),
-                    "problems": problems,
-                }),
-            };
-            doc["status"] = json!(golden::status(r, golden));
-            if let Some(g) = golden {
-                doc["golden"] = g.json();
+    let mut bytes = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_batch_json(&mut bytes, files, results, goldens, record);
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+struct BatchJson<'a> {
+    files: &'a [String],
+    results: &'a [FileResult],
+    goldens: &'a [Option<Verdict>],
+    record: &'a crate::app::entry::Record,
+}
+
+/// The scenarios of the batch, each made when it is written.
+struct ScenariosJson<'a>(&'a BatchJson<'a>);
+
+impl serde::Serialize for BatchJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(5))?;
+        map.serialize_entry("format_version", &rjson::REPORT_FORMAT_VERSION)?;
+        map.serialize_entry("scenarios", &ScenariosJson(self))?;
+        map.serialize_entry("passed", &self.record.passed)?;
+        map.serialize_entry(
+            "failed",
+            &(self.record.scenarios.len() - self.record.passed),
+        )?;
+        map.serialize_entry("batch", &self.record.json())?;
+        map.end()
+    }
+}
+
+impl serde::Serialize for ScenariosJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let b = self.0;
+        let mut seq = serializer.serialize_seq(None)?;
+        for ((path, r), golden) in b.files.iter().zip(b.results).zip(b.goldens) {
+            if r.counts() {
+                seq.serialize_element(&scenario_json(path, r, golden.as_ref()))?;
             }
-            doc
-        })
-        .collect();
-    let doc = json!({
-        "format_version": rjson::REPORT_FORMAT_VERSION,
-        "scenarios": scenarios,
-        "passed": record.passed,
-        "failed": record.scenarios.len() - record.passed,
-        "batch": record.json(),
-    });
-    serde_json::to_string_pretty(&doc).unwrap_or_default()
+        }
+        seq.end()
+    }
+}
+
+/// One scenario's document in the batch.
+fn scenario_json(path: &str, r: &FileResult, golden: Option<&Verdict>) -> Document {
+    let problems = golden::problems(path, r, golden);
+    let mut doc = match r {
+        FileResult::Swept(sweep) => Document::plain(sweep.json(path)),
+        // The same document as the JSON report.
+        FileResult::Ran(ran) => rjson::document(path, &ran.run(), &ran.verdicts, &problems),
+        _ => Document::plain(json!({
+            "file": path,
+            "name": r.scenario().map(|s| &s.name),
+            "seed": r.scenario().map(|s| s.seed),
+            "status": r.status(),
+            "problems": problems,
+        })),
+    };
+    doc.head["status"] = json!(golden::status(r, golden));
+    if let Some(g) = golden {
+        doc.head["golden"] = g.json();
+    }
+    doc
 }
 
 /// Inserts the golden verdicts before the closing line, and the command

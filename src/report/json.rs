@@ -4,11 +4,12 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::diagnostic::Located;
-use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome};
+use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::{
     Check, KindField, Millis, Scenario, State, Target, Total, Value, Verdict, describe,
 };
-use crate::report::text;
+use crate::report::document::{Document, List, Listed, Run};
+use crate::report::transition_json::TransitionJson;
 
 fn value(v: &Value) -> Json {
     v.to_json()
@@ -68,110 +69,39 @@ pub fn listed(outcome: &Outcome) -> usize {
 
 /// The snapshot rows of the first [`listed`] messages.
 pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
-    Json::Array(
-        (0..listed(outcome))
-            .map(|m| super::rows::row(scenario, outcome, m))
-            .collect(),
-    )
+    listed_json(List::Messages, scenario, outcome)
 }
 
+/// The transitions (without their sentences), as JSON.
 pub fn transitions(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
-        outcome.transitions
+        outcome
+            .transitions
             .iter()
-            .map(|t| {
-                let mut obj = Map::new();
-                obj.insert("time".into(), json!(t.time));
-                obj.insert(
-                    "message".into(),
-                    t.message.map_or(Json::Null, |m| json!(scenario.message_id(m))),
-                );
-                obj.insert("kind".into(), json!(t.detail.kind().as_str()));
-                let extra = match t.detail {
-                    Detail::Delivered {
-                        cycle,
-                        cycle_receives,
-                        total_receives,
-                    } => json!({ "cycle": cycle, "cycle_receives": cycle_receives, "total_receives": total_receives }),
-                    Detail::Failed { reason, class } | Detail::Quarantined { reason, class, .. } => {
-                        let mut v = json!({ "reason": scenario.reasons[reason as usize], "class": class.as_str() });
-                        if let Detail::Quarantined { depth, .. } = t.detail {
-                            v["dlq_depth"] = json!(depth);
-                        }
-                        v
-                    }
-                    Detail::Committed { key, effect } => json!({ "key": scenario.key_name(key), "effect": effect }),
-                    Detail::DedupHit { key, expires_at } => {
-                        json!({ "key": scenario.key_name(key), "expires_at": expires_at })
-                    }
-                    Detail::RetryScheduled { delay, due } => json!({ "delay": delay, "due": due }),
-                    Detail::Inspected { step, depth } => json!({ "step": step, "dlq_depth": depth }),
-                    Detail::Expired { age } => json!({ "age": age }),
-                    Detail::Redriven { cycle, key } => json!({ "cycle": cycle, "key": scenario.key_name(key) }),
-                    Detail::RedriveSkipped { state } => json!({ "state": state.as_str() }),
-                    Detail::AckLost
-                    | Detail::Acked
-                    | Detail::Repaired
-                    | Detail::Purged => json!({}),
-                    Detail::ReceiptExpired { started, latest, quarantined } => {
-                        json!({ "started": started, "latest": latest, "by_quarantine": quarantined })
-                    }
-                    Detail::Crashed { at, started } => json!({ "at": at.as_str(), "started": started }),
-                    Detail::VisibleAgain { started } => json!({ "started": started }),
-                    Detail::Contention { key, lease_expires, holder, claimed_at } => json!({
-                        "key": scenario.key_name(key),
-                        "lease_expires": lease_expires,
-                        "holder": scenario.message_id(holder),
-                        "claimed_at": claimed_at,
-                    }),
-                    Detail::Claimed { key, lease_expires, lapsed } => {
-                        let mut v = json!({ "key": scenario.key_name(key), "lease_expires": lease_expires });
-                        if let Some(l) = lapsed {
-                            v["lapsed"] = json!({
-                                "holder": scenario.message_id(l.holder),
-                                "claimed_at": l.claimed_at,
-                                "crashed": l.crashed,
-                                "expired_at": l.expired_at,
-                            });
-                        }
-                        v
-                    }
-                    Detail::DoneRecorded { key, expires_at } => {
-                        json!({ "key": scenario.key_name(key), "expires_at": expires_at })
-                    }
-                    Detail::Dropped { reason, class } => {
-                        json!({ "reason": scenario.reasons[reason as usize], "class": class.as_str() })
-                    }
-                    Detail::CanaryPassed { rest } => json!({ "rest": rest }),
-                    Detail::CanaryFailed { acked, canaries } => json!({ "acked": acked, "canaries": canaries }),
-                    Detail::AlarmFired { alarm, value } => json!({ "alarm": scenario.alarms[alarm as usize].name, "value": value }),
-                    Detail::AlarmCleared { alarm } => json!({ "alarm": scenario.alarms[alarm as usize].name }),
-                };
-                if let Json::Object(extra) = extra {
-                    obj.extend(extra);
-                }
-                Json::Object(obj)
+            .map(|transition| {
+                serde_json::to_value(TransitionJson {
+                    scenario,
+                    transition,
+                    with_text: false,
+                })
+                .unwrap_or_default()
             })
             .collect(),
     )
 }
 
+/// The ledger, as JSON.
 pub fn ledger(scenario: &Scenario, outcome: &Outcome) -> Json {
-    Json::Array(
-        outcome
-            .ledger
-            .iter()
-            .map(|e| {
-                json!({
-                    "time": e.time,
-                    "message": scenario.message_id(e.message),
-                    "key": scenario.key_name(e.key),
-                    "intent": scenario.intent_name(e.intent),
-                    "cycle": e.cycle,
-                })
-            })
-            .collect(),
-    )
+    listed_json(List::Ledger, scenario, outcome)
+}
+
+fn listed_json(list: List, scenario: &Scenario, outcome: &Outcome) -> Json {
+    serde_json::to_value(Listed {
+        list,
+        scenario,
+        outcome,
+    })
+    .unwrap_or_default()
 }
 
 /// The measures the run lists (see [`Total::listed`]): counts and
@@ -280,13 +210,8 @@ pub const REPORT_FORMAT_VERSION: u32 = 2;
 /// report template receives as `report`.
 /// `problems` are the rendered, colour-free diagnostics of the failed
 /// expectations.
-pub fn document(
-    file: &str,
-    scenario: &Scenario,
-    outcome: &Outcome,
-    verdicts: &[Verdict],
-    problems: &[Located],
-) -> Json {
+pub fn document(file: &str, run: &Run, verdicts: &[Verdict], problems: &[Located]) -> Document {
+    let (scenario, outcome) = (&*run.scenario, &*run.outcome);
     let passed = verdicts.iter().filter(|v| v.passed).count();
     let mut doc = json!({
         "format_version": REPORT_FORMAT_VERSION,
@@ -308,11 +233,12 @@ pub fn document(
         "census": census(outcome),
         "message_count": outcome.messages.len(),
         "messages_listed": listed(outcome),
-        "messages": snapshot(scenario, outcome),
+        // The lists are written from the run (`Document`).
+        "messages": Json::Null,
         "interesting": super::interesting::interesting(scenario, outcome),
         "transitions_recorded": outcome.recorder == crate::engine::Recorder::All,
-        "transitions": transitions_with_text(scenario, outcome),
-        "ledger": ledger(scenario, outcome),
+        "transitions": Json::Null,
+        "ledger": Json::Null,
     });
     if !scenario.kinds.is_empty() {
         doc["kinds"] = kinds(scenario, outcome);
@@ -331,7 +257,10 @@ pub fn document(
     if outcome.transitions_dropped > 0 {
         doc["transitions_dropped"] = json!(outcome.transitions_dropped);
     }
-    doc
+    Document {
+        head: doc,
+        run: Some(run.clone()),
+    }
 }
 
 /// The scenario's settings as (name, value) pairs, named as in the file.
@@ -358,17 +287,6 @@ pub fn flow(outcome: &Outcome) -> Json {
         "duplicated_effects": t.duplicated_effects,
         "dedup_hits": t.dedup_hits,
     })
-}
-
-/// The transitions, each with its sentence as in the text transcript.
-fn transitions_with_text(scenario: &Scenario, outcome: &Outcome) -> Json {
-    let mut all = transitions(scenario, outcome);
-    if let Json::Array(items) = &mut all {
-        for (item, t) in items.iter_mut().zip(&outcome.transitions) {
-            item["text"] = json!(text::describe(scenario, &t.detail));
-        }
-    }
-    all
 }
 
 /// At most this many rows in the census table (besides the end).

@@ -3,6 +3,7 @@
 //! geometry, each message's history), rendered by `templates`.
 
 pub mod chart;
+pub mod document;
 pub mod flow_chart;
 pub mod guarantee_chart;
 pub mod guarantee_json;
@@ -19,6 +20,7 @@ pub mod scale;
 pub mod sweep_chart;
 pub mod templates;
 pub mod text;
+pub mod transition_json;
 
 use serde_json::{Value as Json, json};
 

@@ -8,6 +8,8 @@ use std::io::Write;
 use base64::Engine as _;
 use serde_json::{Value as Json, json};
 
+use crate::report::document::Document;
+
 /// FNV-1a, 64 bits: stable across platforms and releases, which is all a
 /// storage key needs (no security rests on it).
 pub fn file_hash(text: &str) -> String {
@@ -19,19 +21,20 @@ pub fn file_hash(text: &str) -> String {
     format!("{h:016x}")
 }
 
-/// The JSON report as gzip in base64: a 338 KB report becomes about
-/// 30 KB of page; the browser unpacks it with `DecompressionStream`.
-pub fn packed(json_report: &str) -> String {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+/// What `write` writes, as gzip in base64: a 338 KB JSON report becomes
+/// about 30 KB of page; the browser unpacks it with `DecompressionStream`.
+/// The text goes straight into the compressor, never whole in memory.
+pub fn packed(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> String {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     // Writing to a Vec cannot fail.
-    let _ = gz.write_all(json_report.as_bytes());
+    let _ = write(&mut gz);
     let bytes = gz.finish().unwrap_or_default();
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The `page` the HTML template receives.
-pub fn page(file_text: &str, json_report: &str) -> Json {
-    json!({ "hash": file_hash(file_text), "run_gz": packed(json_report) })
+pub fn page(file_text: &str, report: &Document) -> Json {
+    json!({ "hash": file_hash(file_text), "run_gz": packed(|w| report.write_json(w)) })
 }
 
 #[cfg(test)]
@@ -51,7 +54,7 @@ mod tests {
     fn the_packed_report_unpacks_to_the_same_bytes() {
         let text = "{\n  \"name\": \"x\"\n}\n".repeat(50);
         let bytes = base64::engine::general_purpose::STANDARD
-            .decode(packed(&text))
+            .decode(packed(|w| w.write_all(text.as_bytes())))
             .unwrap();
         let mut out = String::new();
         flate2::read::GzDecoder::new(&bytes[..])

@@ -361,33 +361,44 @@ pub fn totals(scenario: &Scenario, outcome: &Outcome) -> String {
 /// The whole transcript: transitions, snapshot, totals.
 pub fn transcript(scenario: &Scenario, outcome: &Outcome) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "scenario: {}", scenario.name);
-    let _ = writeln!(out, "seed: {}", scenario.seed);
-    out.push_str("\ntransitions:\n");
+    // Writing to a String cannot fail.
+    let _ = write_transcript(&mut out, scenario, outcome);
+    out
+}
+
+/// Writes the whole transcript to `out` as it goes, a transition a line.
+pub fn write_transcript(
+    out: &mut dyn Write,
+    scenario: &Scenario,
+    outcome: &Outcome,
+) -> std::fmt::Result {
+    writeln!(out, "scenario: {}", scenario.name)?;
+    writeln!(out, "seed: {}", scenario.seed)?;
+    out.write_str("\ntransitions:\n")?;
     let w = id_width(scenario, outcome);
     for t in &outcome.transitions {
-        out.push_str(&line(scenario, t, w));
-        out.push('\n');
+        out.write_str(&line(scenario, t, w))?;
+        out.write_char('\n')?;
     }
     if outcome.transitions_dropped > 0 {
-        let _ = writeln!(
+        writeln!(
             out,
             "... and {} more transitions, not kept (a run keeps at most {})",
             outcome.transitions_dropped,
             crate::engine::TRANSITIONS_KEPT
-        );
+        )?;
     }
     if outcome.finished {
-        out.push_str("\nfinal snapshot:\n");
+        out.write_str("\nfinal snapshot:\n")?;
     } else {
-        let _ = writeln!(out, "\nsnapshot as of {}:", dur(outcome.as_of));
+        writeln!(out, "\nsnapshot as of {}:", dur(outcome.as_of))?;
     }
-    out.push_str(&snapshot(scenario, outcome, usize::MAX));
+    out.write_str(&snapshot(scenario, outcome, usize::MAX))?;
     if outcome.finished {
-        out.push_str("\ntotals:\n");
-        out.push_str(&totals(scenario, outcome));
+        out.write_str("\ntotals:\n")?;
+        out.write_str(&totals(scenario, outcome))?;
     }
-    out
+    Ok(())
 }
 
 /// Runs up to [`FULL_TRANSCRIPT_MESSAGES`] get every transition in their
@@ -396,25 +407,37 @@ const LARGE_SNAPSHOT_ROWS: usize = 50;
 
 /// The golden transcript of a finished run.
 pub fn golden_transcript(scenario: &Scenario, outcome: &Outcome) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_golden_transcript(&mut out, scenario, outcome);
+    out
+}
+
+/// Writes the golden transcript to `out` as it goes (what `show` prints).
+pub fn write_golden_transcript(
+    out: &mut dyn Write,
+    scenario: &Scenario,
+    outcome: &Outcome,
+) -> std::fmt::Result {
     if scenario.message_count() <= FULL_TRANSCRIPT_MESSAGES {
-        return transcript(scenario, outcome);
+        return write_transcript(out, scenario, outcome);
     }
-    let mut out = format!(
+    write!(
+        out,
         "scenario: {}\nseed: {}\n\ntransitions: omitted ({} messages, more than {FULL_TRANSCRIPT_MESSAGES})\n\n",
         scenario.name,
         scenario.seed,
         scenario.message_count()
-    );
-    out.push_str("drains:");
+    )?;
+    out.write_str("drains:")?;
     for d in &outcome.drains {
-        out.push(' ');
-        out.push_str(&crate::duration::format(*d));
+        out.write_char(' ')?;
+        out.write_str(&crate::duration::format(*d))?;
     }
-    out.push_str("\n\nfinal snapshot (first messages):\n");
-    out.push_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS));
-    out.push_str("\ntotals:\n");
-    out.push_str(&totals(scenario, outcome));
-    out
+    out.write_str("\n\nfinal snapshot (first messages):\n")?;
+    out.write_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS))?;
+    out.write_str("\ntotals:\n")?;
+    out.write_str(&totals(scenario, outcome))
 }
 
 /// A measure's value as the transcript writes it (`1m30s`, `12`, `-`).

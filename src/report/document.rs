@@ -1,0 +1,245 @@
+//! A scenario's report document as it is written and as templates read it.
+//!
+//! Its small parts (totals, expectations, census, charts' series: all
+//! capped) are one JSON map, the `head`. Its three long lists, the
+//! snapshot `messages`, the `transitions` and the `ledger`, are never built
+//! as JSON: serde writes them item by item straight from the run, and a
+//! template gets them as sequences that make an item only when it reads
+//! it. So `--format json` and the reports cost the run's memory plus one
+//! item, however long the transcript.
+
+use std::fmt;
+use std::io::Write;
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value as Json;
+
+use crate::engine::Outcome;
+use crate::model::Scenario;
+use crate::report::transition_json::TransitionJson;
+
+/// A run whose lists a document writes.
+#[derive(Clone)]
+pub struct Run {
+    pub scenario: Arc<Scenario>,
+    pub outcome: Arc<Outcome>,
+}
+
+/// A report document: `head` in key order, with `null` where a list of
+/// `run` goes. Without a run (a sweep, a file that did not run) it is
+/// `head` alone.
+pub struct Document {
+    pub head: Json,
+    pub run: Option<Run>,
+}
+
+/// The long lists of a scenario's document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum List {
+    Messages,
+    Transitions,
+    Ledger,
+}
+
+impl List {
+    /// The list's key in the document.
+    pub fn key(self) -> &'static str {
+        match self {
+            List::Messages => "messages",
+            List::Transitions => "transitions",
+            List::Ledger => "ledger",
+        }
+    }
+
+    fn named(key: &str) -> Option<List> {
+        [List::Messages, List::Transitions, List::Ledger]
+            .into_iter()
+            .find(|l| l.key() == key)
+    }
+
+    pub fn len(self, outcome: &Outcome) -> usize {
+        match self {
+            List::Messages => super::json::listed(outcome),
+            List::Transitions => outcome.transitions.len(),
+            List::Ledger => outcome.ledger.len(),
+        }
+    }
+}
+
+/// The list `list` of a run, written as a JSON array.
+pub struct Listed<'a> {
+    pub list: List,
+    pub scenario: &'a Scenario,
+    pub outcome: &'a Outcome,
+}
+
+/// Item `index` of a list, written as a JSON object.
+struct Item<'a> {
+    list: List,
+    scenario: &'a Scenario,
+    outcome: &'a Outcome,
+    index: usize,
+}
+
+/// One ledger entry: an effect that committed.
+struct EffectJson<'a> {
+    scenario: &'a Scenario,
+    effect: &'a crate::engine::Effect,
+}
+
+impl Serialize for EffectJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (s, e) = (self.scenario, self.effect);
+        let mut map = serializer.serialize_map(Some(5))?;
+        map.serialize_entry("time", &e.time)?;
+        map.serialize_entry("message", &s.message_id(e.message))?;
+        map.serialize_entry("key", &s.key_name(e.key))?;
+        map.serialize_entry("intent", &s.intent_name(e.intent))?;
+        map.serialize_entry("cycle", &e.cycle)?;
+        map.end()
+    }
+}
+
+impl Serialize for Item<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (scenario, outcome) = (self.scenario, self.outcome);
+        match self.list {
+            // A row is small and capped (`json::listed`): built, written,
+            // dropped.
+            List::Messages => super::rows::row(scenario, outcome, self.index).serialize(serializer),
+            List::Transitions => TransitionJson {
+                scenario,
+                transition: &outcome.transitions[self.index],
+                with_text: true,
+            }
+            .serialize(serializer),
+            List::Ledger => EffectJson {
+                scenario,
+                effect: &outcome.ledger[self.index],
+            }
+            .serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for Listed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = self.list.len(self.outcome);
+        let mut seq = serializer.serialize_seq(Some(len))?;
+        for index in 0..len {
+            seq.serialize_element(&Item {
+                list: self.list,
+                scenario: self.scenario,
+                outcome: self.outcome,
+                index,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for Document {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (Json::Object(head), Some(run)) = (&self.head, &self.run) else {
+            return self.head.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(head.len()))?;
+        for (key, value) in head {
+            match List::named(key) {
+                Some(list) => map.serialize_entry(
+                    key,
+                    &Listed {
+                        list,
+                        scenario: &run.scenario,
+                        outcome: &run.outcome,
+                    },
+                )?,
+                None => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl Document {
+    /// A document of `head` alone.
+    pub fn plain(head: Json) -> Document {
+        Document { head, run: None }
+    }
+
+    /// The document as the JSON report file: pretty, with a final newline.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        serde_json::to_writer_pretty(&mut out, self)?;
+        out.write_all(b"\n")?;
+        std::io::Write::flush(&mut out)
+    }
+
+    /// The JSON report file's text (for tests and small documents).
+    pub fn json_text(&self) -> String {
+        let mut bytes = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.write_json(&mut bytes);
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+
+    /// The document as a template reads it (`report`): the head's values,
+    /// and the lists as sequences that make an item when it is read.
+    pub fn template_value(&self) -> Value {
+        let (Json::Object(head), Some(run)) = (&self.head, &self.run) else {
+            return Value::from(Serde(&self.head));
+        };
+        Value::from_pairs(head.iter().map(|(key, value)| {
+            let value = match List::named(key) {
+                Some(list) => Value::from_object(LazyList {
+                    run: run.clone(),
+                    list,
+                }),
+                None => Value::from(Serde(value)),
+            };
+            (key.as_str(), value)
+        }))
+    }
+}
+
+/// A list as a template sees it.
+struct LazyList {
+    run: Run,
+    list: List,
+}
+
+impl fmt::Debug for LazyList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{} of {}>", self.list.key(), self.run.scenario.name)
+    }
+}
+
+impl LazyList {
+    fn len(&self) -> usize {
+        self.list.len(&self.run.outcome)
+    }
+}
+
+impl Object for LazyList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let index = key.as_usize()?;
+        (index < self.len()).then(|| {
+            Value::from(Serde(&Item {
+                list: self.list,
+                scenario: &self.run.scenario,
+                outcome: &self.run.outcome,
+                index,
+            }))
+        })
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.len())
+    }
+}
