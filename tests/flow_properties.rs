@@ -11,6 +11,8 @@ use scenario_run::engine::{self, Detail, Outcome, Recorder};
 use scenario_run::model::{EventKind, Scenario, State};
 use scenario_run::scenario::load_str;
 
+mod reference;
+
 /// One explicit message: arrival, key (k0..k2), faults that may hang.
 fn message(i: usize) -> impl Strategy<Value = String> {
     (
@@ -93,6 +95,7 @@ prop_compose! {
         if operator {
             rest.push_str("[[operator]]\nwait = \"5s\"\nrepair = true\naction = \"redrive_all\"\n");
         }
+
         Parts { delivery, ordering, workers, downstream, rest, messages }
     }
 }
@@ -109,6 +112,27 @@ fn ends(detail: &Detail) -> bool {
         detail.kind(),
         EventKind::Acked | EventKind::Failed | EventKind::AckLost
     )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Workers, ordering, the downstream and a stop, done by the plain
+    /// reference of `tests/reference/flow.rs`: the same transcript and
+    /// totals.
+    #[test]
+    fn the_engine_follows_the_reference_implementation(
+        p in parts(),
+        dedup in proptest::option::of(0u64..30),
+    ) {
+        let mut text = p.text();
+        if let Some(d) = dedup {
+            text.push_str(&format!("[dedup]\nresult_retention = \"{d}s\"\n"));
+        }
+        if let Err(difference) = reference::compare(&text, reference::flow::run(&text)) {
+            prop_assert!(false, "{}", difference);
+        }
+    }
 }
 
 proptest! {
