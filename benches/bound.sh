@@ -7,17 +7,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet
+# shellcheck source=benches/outage.sh
+source benches/outage.sh
 cargo bench --locked --quiet --bench bound --no-run 2>/dev/null
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 for variant in "same-hour 10000000 1h 3600000" "same-rate 10000000 100h 360000000"; do
   read -r name count over over_ms <<<"$variant"
   file="$dir/$name.toml"
-  printf '[scenario]\nname = "outage example, %s"\n[delivery]\nmax_receives = 6\nbackoff = { base = "1s", jitter = "none" }\n[[outage]]\nfrom = "20m"\nduration = "8m"\n[[traffic]]\ncount = %s\nover = "%s"\n' \
-    "$name" "$count" "$over" >"$file"
+  outage_file "$count" "$over" "$file"
   for _ in 1 2 3; do
-    engine="$( { /usr/bin/time -f '%U %S' ./target/release/scenario-run --quiet --format json "$file" >"$dir/out.json"; } 2>&1 | tail -1 | awk '{ print $1 + $2 }')"
-    totals="$(grep -oE '"(deliveries|acked|quarantined)": [0-9]+' "$dir/out.json" | head -3 | awk '{ printf "%s ", $2 }')"
+    engine="$(run_measured "$file" "$dir/out.json")"
+    totals="$(totals_of "$dir/out.json")"
     bound_line="$(cargo bench --locked --quiet --bench bound -- "$count" "$over_ms" 2>/dev/null | tail -1)"
     bound="$(sed -E 's/.*; ([0-9.]+) s CPU/\1/' <<<"$bound_line")"
     echo "$name: scenario-run ${engine} s CPU (deliveries acked quarantined: ${totals}); ${bound_line#bound: }; ratio $(awk -v a="$engine" -v b="$bound" 'BEGIN { printf "%.1f", a / b }')"

@@ -6,21 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet
+# shellcheck source=benches/outage.sh
+source benches/outage.sh
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
-file() {
-  printf '[scenario]\nname = "outage example"\n[delivery]\nmax_receives = 6\nbackoff = { base = "1s", jitter = "none" }\n[[outage]]\nfrom = "20m"\nduration = "8m"\n[[traffic]]\ncount = %s\nover = "%s"\n' "$1" "$2" >"$3"
-}
-cpu() {
-  { /usr/bin/time -f '%U %S' ./target/release/scenario-run --quiet "$1" >/dev/null; } 2>&1 | tail -1 | awk '{ print $1 + $2 }'
-}
 for variant in "same-hour 1h 1h" "same-rate 100h 200h"; do
   read -r name over10 over20 <<<"$variant"
-  file 10000000 "$over10" "$dir/10.toml"
-  file 20000000 "$over20" "$dir/20.toml"
+  outage_file 10000000 "$over10" "$dir/10.toml"
+  outage_file 20000000 "$over20" "$dir/20.toml"
   for _ in 1 2 3; do
-    a="$(cpu "$dir/10.toml")"
-    b="$(cpu "$dir/20.toml")"
+    a="$(run_measured "$dir/10.toml" /dev/null)"
+    b="$(run_measured "$dir/20.toml" /dev/null)"
     echo "$name: 10M ${a} s CPU, 20M ${b} s CPU, ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }')"
   done
 done

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value as Json, json};
 
-use super::{Action, Fault, Ms, Run, Selector, State, read, retry_delay};
+use super::{Fault, Ms, Run, Selector, State, read, retry_delay};
 
 #[derive(Default)]
 struct Totals {
@@ -176,9 +176,8 @@ pub fn run(text: &str) -> Run {
         if step == model.steps.len() {
             break;
         }
-        let s = model.steps[step].clone();
+        let t = drained + model.steps[step].wait;
         step += 1;
-        let t = drained + s.wait;
         end = end.max(t);
         drained_at = Some(t);
         last_delivery = None;
@@ -190,73 +189,12 @@ pub fn run(text: &str) -> Run {
             }
             out.push(item);
         };
-        push(
-            None,
-            "inspected",
-            json!({ "step": step, "dlq_depth": dlq.len() }),
-        );
-        // 1. Expiry, from the time of entering quarantine.
-        if let Some(retention) = model.retention {
-            let mut kept = Vec::new();
-            for &m in &dlq {
-                let age = t - model.messages[m].quarantined_at;
-                if age >= retention {
-                    model.messages[m].state = State::Expired;
-                    totals.expired += 1;
-                    push(Some(m), "expired", json!({ "age": age }));
-                } else {
-                    kept.push(m);
-                }
-            }
-            dlq = kept;
-        }
-        // 2. Repair.
-        if s.repair {
-            repaired = true;
-            push(None, "repaired", json!({}));
-        }
-        // 3. The action.
-        let targets: Vec<usize> = match &s.action {
-            Action::Hold => Vec::new(),
-            Action::Purge => {
-                for m in std::mem::take(&mut dlq) {
-                    model.messages[m].state = State::Purged;
-                    totals.purged += 1;
-                    push(Some(m), "purged", json!({}));
-                }
-                Vec::new()
-            }
-            Action::RedriveAll => std::mem::take(&mut dlq),
-            Action::Redrive(only) => {
-                let named = |m: &usize| only.contains(&model.messages[*m].id);
-                let targets: Vec<usize> = dlq.iter().copied().filter(named).collect();
-                dlq.retain(|m| !named(m));
-                targets
-            }
-        };
-        for &m in &targets {
-            let msg = &mut model.messages[m];
-            msg.cycle += 1;
-            msg.cycle_receives = 0;
-            msg.state = State::Waiting;
-            if s.new_identity {
-                msg.key = format!("{}~r{}", msg.intent, msg.cycle - 1);
-            }
-            let (cycle, key) = (msg.cycle, msg.key.clone());
-            push(Some(m), "redriven", json!({ "cycle": cycle, "key": key }));
-        }
-        for &m in &targets {
+        let did = super::inspect(&mut model, step, t, &mut dlq, &mut repaired, &mut push);
+        totals.expired += did.expired;
+        totals.purged += did.purged;
+        for &m in &did.redriven {
             pending.push(Reverse((t, sequence, m)));
             sequence += 1;
-        }
-        if let Action::Redrive(only) = &s.action {
-            for id in only {
-                let m = model.messages.iter().position(|x| &x.id == id).unwrap();
-                if !targets.contains(&m) {
-                    let state = model.messages[m].state.name();
-                    push(Some(m), "redrive_skipped", json!({ "state": state }));
-                }
-            }
         }
     }
     let quarantined = model

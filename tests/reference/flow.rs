@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value as Json, json};
 
-use super::{Action, Ms, Ordering, Run, State, read, retry_delay};
+use super::{Ms, Ordering, Run, State, read, retry_delay};
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Event {
@@ -119,78 +119,16 @@ pub fn run(text: &str) -> Run {
                 }
             }
         } else {
-            // An inspection (section 6).
-            let s = model.steps[step].clone();
+            // An inspection (section 6); the redriven are enqueued again at
+            // its instant, behind the others.
             step += 1;
             last_inspection = Some(t);
-            push(
-                None,
-                "inspected",
-                json!({ "step": step, "dlq_depth": dlq.len() }),
-            );
-            if let Some(retention) = model.retention {
-                let mut kept = Vec::new();
-                for &m in &dlq {
-                    let age = t - model.messages[m].quarantined_at;
-                    if age >= retention {
-                        model.messages[m].state = State::Expired;
-                        push(Some(m), "expired", json!({ "age": age }));
-                    } else {
-                        kept.push(m);
-                    }
-                }
-                dlq = kept;
-            }
-            if s.repair {
-                repaired = true;
-                push(None, "repaired", json!({}));
-            }
-            let targets: Vec<usize> = match &s.action {
-                Action::Hold => Vec::new(),
-                Action::Purge => {
-                    for m in std::mem::take(&mut dlq) {
-                        model.messages[m].state = State::Purged;
-                        push(Some(m), "purged", json!({}));
-                    }
-                    Vec::new()
-                }
-                Action::RedriveAll => std::mem::take(&mut dlq),
-                Action::Redrive(only) => {
-                    let named = |m: &usize| only.contains(&ids[*m]);
-                    let targets: Vec<usize> = dlq.iter().copied().filter(named).collect();
-                    dlq.retain(|m| !named(m));
-                    targets
-                }
-            };
-            for &m in &targets {
-                let msg = &mut model.messages[m];
-                msg.cycle += 1;
-                msg.cycle_receives = 0;
-                msg.state = State::Waiting;
-                if s.new_identity {
-                    msg.key = format!("{}~r{}", msg.intent, msg.cycle - 1);
-                }
-                push(
-                    Some(m),
-                    "redriven",
-                    json!({ "cycle": msg.cycle, "key": msg.key }),
-                );
-            }
-            for &m in &targets {
-                // Enqueued again at the inspection instant, behind the others.
+            let did = super::inspect(&mut model, step, t, &mut dlq, &mut repaired, &mut push);
+            for &m in &did.redriven {
                 if let Some(g) = group_of(&model, m) {
                     groups.entry(g).or_default().push_back(m);
                 }
                 schedule(&mut pending, t, Event::Ready(m));
-            }
-            if let Action::Redrive(only) = &s.action {
-                for id in only {
-                    let m = ids.iter().position(|x| x == id).unwrap();
-                    if !targets.contains(&m) {
-                        let state = model.messages[m].state.name();
-                        push(Some(m), "redrive_skipped", json!({ "state": state }));
-                    }
-                }
             }
         }
         // Ends, then taking; an atomic delivery ends as it starts.

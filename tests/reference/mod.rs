@@ -324,6 +324,100 @@ fn read(text: &str) -> Model {
     }
 }
 
+/// What an inspection did to the quarantine's messages.
+#[derive(Default)]
+struct Inspected {
+    /// Redriven, in the order they entered quarantine: their deliveries
+    /// are due at the inspection instant.
+    redriven: Vec<usize>,
+    expired: u64,
+    purged: u64,
+}
+
+/// An operator step's inspection at `t` (section 6, decisions 10.9-10.11):
+/// expiry, repair, then the action; `push` records a transition.
+fn inspect(
+    model: &mut Model,
+    step: usize,
+    t: Ms,
+    dlq: &mut Vec<usize>,
+    repaired: &mut bool,
+    push: &mut dyn FnMut(Option<usize>, &str, Json),
+) -> Inspected {
+    let s = model.steps[step - 1].clone();
+    let mut did = Inspected::default();
+    push(
+        None,
+        "inspected",
+        serde_json::json!({ "step": step, "dlq_depth": dlq.len() }),
+    );
+    // 1. Expiry, from the time of entering quarantine.
+    if let Some(retention) = model.retention {
+        let mut kept = Vec::new();
+        for &m in dlq.iter() {
+            let age = t - model.messages[m].quarantined_at;
+            if age >= retention {
+                model.messages[m].state = State::Expired;
+                did.expired += 1;
+                push(Some(m), "expired", serde_json::json!({ "age": age }));
+            } else {
+                kept.push(m);
+            }
+        }
+        *dlq = kept;
+    }
+    // 2. Repair.
+    if s.repair {
+        *repaired = true;
+        push(None, "repaired", serde_json::json!({}));
+    }
+    // 3. The action.
+    did.redriven = match &s.action {
+        Action::Hold => Vec::new(),
+        Action::Purge => {
+            for m in std::mem::take(dlq) {
+                model.messages[m].state = State::Purged;
+                did.purged += 1;
+                push(Some(m), "purged", serde_json::json!({}));
+            }
+            Vec::new()
+        }
+        Action::RedriveAll => std::mem::take(dlq),
+        Action::Redrive(only) => {
+            let named = |m: &usize| only.contains(&model.messages[*m].id);
+            let targets: Vec<usize> = dlq.iter().copied().filter(named).collect();
+            dlq.retain(|m| !named(m));
+            targets
+        }
+    };
+    for &m in &did.redriven {
+        let msg = &mut model.messages[m];
+        msg.cycle += 1;
+        msg.cycle_receives = 0;
+        msg.state = State::Waiting;
+        if s.new_identity {
+            msg.key = format!("{}~r{}", msg.intent, msg.cycle - 1);
+        }
+        let fields = serde_json::json!({ "cycle": msg.cycle, "key": msg.key });
+        push(Some(m), "redriven", fields);
+    }
+    // Named ids not redriven, after the redrives, in the order of `only`.
+    if let Action::Redrive(only) = &s.action {
+        for id in only {
+            let m = model.messages.iter().position(|x| &x.id == id).unwrap();
+            if !did.redriven.contains(&m) {
+                let state = model.messages[m].state.name();
+                push(
+                    Some(m),
+                    "redrive_skipped",
+                    serde_json::json!({ "state": state }),
+                );
+            }
+        }
+    }
+    did
+}
+
 /// The wait after the message's `cycle_receives`-th failed delivery of
 /// its cycle (section 4, decision 10.8).
 fn retry_delay(retry: Retry, msg: &mut Message, rng: &mut ChaCha8Rng) -> Ms {
