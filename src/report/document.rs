@@ -16,9 +16,24 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value as Json;
 
-use crate::engine::Outcome;
+use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
 use crate::model::Scenario;
 use crate::report::transition_json::TransitionJson;
+
+/// Runs of up to [`FULL_TRANSCRIPT_MESSAGES`] list every message in JSON;
+/// larger ones list this many (the first), so that a report of millions of
+/// messages stays a file people can open.
+pub const LARGE_RUN_MESSAGES: usize = 1_000;
+
+/// How many messages JSON lists for this run.
+pub fn listed(outcome: &Outcome) -> usize {
+    let n = outcome.messages.len();
+    if n as u64 <= FULL_TRANSCRIPT_MESSAGES {
+        n
+    } else {
+        LARGE_RUN_MESSAGES
+    }
+}
 
 /// A run whose lists a document writes.
 #[derive(Clone)]
@@ -61,7 +76,7 @@ impl List {
 
     pub fn len(self, outcome: &Outcome) -> usize {
         match self {
-            List::Messages => super::json::listed(outcome),
+            List::Messages => listed(outcome),
             List::Transitions => outcome.transitions.len(),
             List::Ledger => outcome.ledger.len(),
         }
@@ -106,7 +121,7 @@ impl Serialize for Item<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (scenario, outcome) = (self.scenario, self.outcome);
         match self.list {
-            // A row is small and capped (`json::listed`): built, written,
+            // A row is small and capped (`listed`): built, written,
             // dropped.
             List::Messages => super::rows::row(scenario, outcome, self.index).serialize(serializer),
             List::Transitions => TransitionJson {

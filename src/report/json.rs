@@ -4,7 +4,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::diagnostic::Located;
-use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
+use crate::engine::Outcome;
 use crate::model::{
     Check, KindField, Millis, Scenario, State, Target, Total, Value, Verdict, describe,
 };
@@ -52,20 +52,7 @@ pub fn expectations(scenario: &Scenario, verdicts: &[Verdict]) -> Json {
     )
 }
 
-/// Runs of up to [`FULL_TRANSCRIPT_MESSAGES`] list every message in JSON;
-/// larger ones list this many (the first), so that a report of millions of
-/// messages stays a file people can open.
-pub const LARGE_RUN_MESSAGES: usize = 1_000;
-
-/// How many messages JSON lists for this run.
-pub fn listed(outcome: &Outcome) -> usize {
-    let n = outcome.messages.len();
-    if n as u64 <= FULL_TRANSCRIPT_MESSAGES {
-        n
-    } else {
-        LARGE_RUN_MESSAGES
-    }
-}
+pub use super::document::{LARGE_RUN_MESSAGES, listed};
 
 /// The snapshot rows of the first [`listed`] messages.
 pub fn snapshot(scenario: &Scenario, outcome: &Outcome) -> Json {
