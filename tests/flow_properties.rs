@@ -124,10 +124,34 @@ proptest! {
     fn the_engine_follows_the_reference_implementation(
         p in parts(),
         dedup in proptest::option::of(0u64..30),
+        traffic in proptest::option::of((
+            1u64..40,
+            1u64..60,
+            any::<bool>(),
+            proptest::option::of(1u64..4),
+            proptest::option::of(0u32..60),
+            0u64..10,
+        )),
     ) {
         let mut text = p.text();
         if let Some(d) = dedup {
             text.push_str(&format!("[dedup]\nresult_retention = \"{d}s\"\n"));
+        }
+        // Generated messages (section 11): even or Poisson, from a start,
+        // a poison kind in the mix, groups under per_key.
+        if let Some((count, over, poisson, groups, share, start)) = traffic {
+            let arrival = if poisson { "poisson" } else { "even" };
+            text.push_str(&format!(
+                "[[traffic]]\ncount = {count}\nover = \"{over}s\"\nstart = \"{start}s\"\nid_prefix = \"g\"\narrival = \"{arrival}\"\n"
+            ));
+            if let (Some(g), "per_key") = (groups, p.ordering) {
+                text.push_str(&format!("groups = {g}\n"));
+            }
+            if let Some(share) = share {
+                text.push_str(&format!(
+                    "[[traffic.mix]]\nname = \"poison\"\nshare = 0.{share:02}\nfaults = [{{ fail = {{ until = \"repair\" }}, class = \"permanent\" }}]\n"
+                ));
+            }
         }
         if let Err(difference) = reference::compare(&text, reference::flow::run(&text)) {
             prop_assert!(false, "{}", difference);

@@ -24,7 +24,7 @@ pub mod flow;
 #[allow(unused_imports)]
 pub use atomic::run;
 
-use rand::RngExt;
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value as Json;
 
@@ -200,8 +200,79 @@ fn message(id: String, key: Option<&str>, at: Ms, faults: Vec<Fault>) -> Message
     }
 }
 
+/// The messages of traffic block `stream` (section 11): ids
+/// `<prefix>1..N` in arrival order, even or Poisson arrivals from `start`,
+/// each block drawing from its own ChaCha8 stream of the seed (the Poisson
+/// offsets first, then one mix draw per message), the block's faults then
+/// its mix kind's, groups `<prefix>g<((j-1) mod groups) + 1>`.
+fn generated(t: &toml::Value, stream: u64, seed: u64) -> Vec<Message> {
+    let count = t["count"].as_integer().unwrap() as u64;
+    let over = duration(&t["over"]);
+    let start = t.get("start").map_or(0, duration);
+    let prefix = t.get("id_prefix").and_then(|p| p.as_str()).unwrap_or("m");
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(stream);
+    let poisson = t.get("arrival").and_then(|a| a.as_str()) == Some("poisson");
+    let mut offsets: Vec<Ms> = Vec::new();
+    if poisson {
+        offsets = (0..count).map(|_| rng.random_range(0..over)).collect();
+        offsets.sort();
+    }
+    // Each kind owns round(share * 1e6) consecutive draw values.
+    let mix: Vec<(u64, Vec<Fault>)> = t
+        .get("mix")
+        .and_then(|m| m.as_array())
+        .map(|kinds| {
+            kinds
+                .iter()
+                .map(|kind| {
+                    let share = kind["share"]
+                        .as_float()
+                        .unwrap_or_else(|| kind["share"].as_integer().unwrap() as f64);
+                    ((share * 1e6).round() as u64, faults(kind.get("faults")))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let groups = t
+        .get("groups")
+        .and_then(|g| g.as_integer())
+        .map(|g| g as u64);
+    (1..=count)
+        .map(|j| {
+            let at = start
+                + if poisson {
+                    offsets[j as usize - 1]
+                } else {
+                    (j - 1) * over / count
+                };
+            let mut own = faults(t.get("faults"));
+            if !mix.is_empty() {
+                let u = rng.random_range(0..1_000_000u64);
+                let mut low = 0;
+                for (width, kind_faults) in &mix {
+                    if u < low + width {
+                        own.extend(kind_faults.iter().cloned());
+                        break;
+                    }
+                    low += width;
+                }
+            }
+            let mut msg = message(format!("{prefix}{j}"), None, at, own);
+            if let Some(groups) = groups {
+                msg.group = format!("{prefix}g{}", (j - 1) % groups + 1);
+            }
+            msg
+        })
+        .collect()
+}
+
 fn read(text: &str) -> Model {
     let file: toml::Table = text.parse().expect("a TOML file");
+    let seed = file
+        .get("scenario")
+        .and_then(|s| s.get("seed"))
+        .map_or(0, |s| s.as_integer().unwrap() as u64);
     let table = |k: &str| file.get(k).and_then(|v| v.as_table());
     let array = |k: &str| {
         file.get(k)
@@ -242,24 +313,11 @@ fn read(text: &str) -> Model {
         .collect();
     // Generated messages come after the explicit ones; message j of N
     // arrives at floor((j - 1) * over / N).
-    for t in array("traffic") {
-        let count = t["count"].as_integer().unwrap() as u64;
-        let over = duration(&t["over"]);
-        let prefix = t.get("id_prefix").and_then(|p| p.as_str()).unwrap_or("m");
-        for j in 1..=count {
-            let id = format!("{prefix}{j}");
-            messages.push(message(
-                id,
-                None,
-                (j - 1) * over / count,
-                faults(t.get("faults")),
-            ));
-        }
+    for (k, t) in array("traffic").iter().enumerate() {
+        messages.extend(generated(t, k as u64 + 1, seed));
     }
     Model {
-        seed: table("scenario")
-            .and_then(|s| s.get("seed"))
-            .map_or(0, |s| s.as_integer().unwrap() as u64),
+        seed,
         max_receives: delivery["max_receives"].as_integer().map(|n| n as u64),
         workers: table("workers").map(|w| {
             (
