@@ -23,38 +23,114 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let path = &resolve_links(path)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        if meta.is_dir() {
-            return Err(std::io::Error::other(format!(
-                "{} is a folder",
-                path.display()
-            )));
+    let mut staged = Staged::new(path)?;
+    fill(staged.writer())?;
+    staged.commit()
+}
+
+/// A file being written: its contents go to a temporary file in its
+/// folder (or, for a FIFO or a device, to memory) and reach `path` only
+/// at [`Staged::commit`]; dropped before that, it leaves `path` as it was
+/// and removes the temporary file. Staging every file of a set before
+/// committing any writes the set whole or not at all, without holding it
+/// in memory.
+pub struct Staged {
+    path: PathBuf,
+    target: Target,
+    /// What a closed file's writer writes to: nothing.
+    closed: std::io::Sink,
+}
+
+enum Target {
+    Temporary(tempfile::NamedTempFile),
+    /// Written and closed (see [`Staged::close`]).
+    Closed(tempfile::TempPath),
+    /// A FIFO, a device or a socket, written at commit.
+    Special(Vec<u8>),
+}
+
+impl Staged {
+    /// Stages a new version of `path` (links followed; a folder refused).
+    pub fn new(path: &Path) -> std::io::Result<Staged> {
+        let path = resolve_links(path)?;
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if meta.is_dir() {
+                return Err(std::io::Error::other(format!(
+                    "{} is a folder",
+                    path.display()
+                )));
+            }
+            if !meta.is_file() {
+                return Ok(Staged {
+                    path,
+                    target: Target::Special(Vec::new()),
+                    closed: std::io::sink(),
+                });
+            }
         }
-        if !meta.is_file() {
-            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            fill(&mut f)?;
-            return f.flush();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(TEMPORARY_PREFIX).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            // A report is an ordinary file (tempfile's default is owner-only).
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let tmp = builder.tempfile_in(&dir)?;
+        Ok(Staged {
+            path,
+            target: Target::Temporary(tmp),
+            closed: std::io::sink(),
+        })
+    }
+
+    /// Where the contents go until the commit (nowhere once closed).
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.target {
+            Target::Temporary(tmp) => tmp.as_file_mut(),
+            Target::Special(bytes) => bytes,
+            Target::Closed(_) => &mut self.closed,
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(TEMPORARY_PREFIX).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        // A report is an ordinary file (tempfile's default is owner-only).
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
+
+    /// Done writing: the temporary file is flushed and its handle closed,
+    /// so that a set of thousands of staged files holds no descriptors.
+    pub fn close(&mut self) -> std::io::Result<()> {
+        let target = std::mem::replace(&mut self.target, Target::Special(Vec::new()));
+        self.target = match target {
+            Target::Temporary(mut tmp) => {
+                tmp.as_file_mut().flush()?;
+                Target::Closed(tmp.into_temp_path())
+            }
+            other => other,
+        };
+        Ok(())
     }
-    let mut tmp = builder.tempfile_in(dir)?;
-    fill(tmp.as_file_mut())?;
-    tmp.as_file_mut().flush()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+
+    /// The staged contents become the file at the path.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        self.close()?;
+        match self.target {
+            Target::Temporary(tmp) => {
+                tmp.persist(&self.path).map_err(|e| e.error)?;
+                Ok(())
+            }
+            Target::Closed(tmp) => {
+                tmp.persist(&self.path).map_err(|e| e.error)?;
+                Ok(())
+            }
+            Target::Special(bytes) => {
+                let mut f = std::fs::OpenOptions::new().write(true).open(&self.path)?;
+                f.write_all(&bytes)?;
+                f.flush()
+            }
+        }
+    }
 }
 
 /// How temporary files begin (`.scenario-run-XXXXXX.tmp`).

@@ -173,6 +173,8 @@ fn broken_template(name: &str, file: &str, text: &str) -> (i32, String, Vec<Stri
     ]);
     let err = stderr(&o).replace(t.to_str().unwrap(), "TEMPLATES");
     let left = listing(&out);
+    // Not even the folder: it did not exist before.
+    assert!(!out.exists(), "{} was made", out.display());
     let _ = std::fs::remove_dir_all(&d);
     (code(&o), err, left)
 }

@@ -86,15 +86,15 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
         for &format in &formats {
             let text = reports::sweep_report(&templates, format, &doc)
                 .map_err(|p| template_error(vec![*p]))?;
-            outputs.push((format!("{name}.{}", format.extension()), text.into()));
+            outputs.push((format!("{name}.{}", format.extension()), text));
         }
     }
     let mut written = copy_reports(&request.out_dir, &copies)?;
     outputs.push((
         "junit.xml".to_string(),
-        super::junit::junit_xml(&record.scenarios).into(),
+        super::junit::junit_xml(&record.scenarios),
     ));
-    outputs.extend(index.into_iter().map(|(file, text)| (file, text.into())));
+    outputs.extend(index);
     written.extend(reports::write_all(&request.out_dir, outputs).map_err(|e| e.render(false))?);
     if let Some(path) = &request.summary_markdown {
         reports::append_summary(path, &templates, &record).map_err(|e| e.render(false))?;

@@ -1,13 +1,11 @@
 //! `--report DIR`, `--report-format` and `--summary-markdown`: a report per
-//! scenario and an index per format, rendered from the templates. Every
-//! file is rendered before any is written, and each is written atomically,
-//! so a template error leaves DIR as it was. JSON reports, which no
-//! template shapes, are not rendered ahead: serde writes them into their
-//! file from the run as it goes.
+//! scenario and an index per format, rendered from the templates. Each
+//! file is rendered (a JSON report serialized) straight into a staged
+//! temporary file as it is made; only when every file is made are they
+//! committed, so a template error leaves DIR as it was.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use minijinja::value::Serde;
 use minijinja::{Value, context};
@@ -16,12 +14,12 @@ use serde_json::{Value as Json, json};
 use super::batch::FileResult;
 use super::entry::Record;
 use crate::diagnostic::{Problem, render};
-use crate::output::{inside, report_names, write_atomic, write_atomic_with};
+use crate::output::{Staged, inside, report_names, write_atomic};
 use crate::report::document::Document;
 use crate::report::json::document;
 use crate::report::templates::{
-    INDEX_HTML, INDEX_MARKDOWN, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, SWEEP_HTML,
-    SWEEP_MARKDOWN, Templates,
+    INDEX_HTML, INDEX_MARKDOWN, RenderFailure, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN,
+    SWEEP_HTML, SWEEP_MARKDOWN, Templates,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,22 +80,10 @@ pub fn report_names_for(files: &[String], results: &[FileResult]) -> Vec<Option<
         .collect()
 }
 
-/// A report file's contents: rendered text, or a document that serde
-/// writes to the file as it goes (a JSON report of a million transitions
-/// is never one string).
-pub enum Body {
-    Text(String),
-    Json(Rc<Document>),
-}
-
-impl From<String> for Body {
-    fn from(text: String) -> Body {
-        Body::Text(text)
-    }
-}
-
-/// Renders every report of the batch, then writes them into `dir`.
-/// Returns the files written.
+/// Renders every report of the batch into `dir`, each straight into a
+/// staged file as it is made; when all are made, commits them in order
+/// (the index last). A template problem leaves `dir` as it was. Returns
+/// the files written.
 pub fn write_reports(
     dir: &Path,
     formats: &[ReportFormat],
@@ -105,7 +91,9 @@ pub fn write_reports(
     results: &[FileResult],
     record: &Record,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let mut outputs: Vec<(String, Body)> = Vec::new();
+    crate::output::remove_stale_temporaries(dir);
+    let existed = dir.exists();
+    let mut staged: Vec<(PathBuf, Staged)> = Vec::new();
     let mut broken: Vec<Problem> = Vec::new();
     for entry in &record.scenarios {
         let Some(name) = &entry.report else { continue };
@@ -121,22 +109,24 @@ pub fn write_reports(
             _ => continue,
         };
         doc.head["status"] = json!(entry.status);
-        let doc = Rc::new(doc);
         for &format in formats {
-            let file_name = format!("{name}.{}", format.extension());
-            let rendered = match (r, format) {
-                (_, ReportFormat::Json) => Ok(Body::Json(Rc::clone(&doc))),
+            let path = inside(dir, &format!("{name}.{}", format.extension()))
+                .map_err(|e| ReportError::Io(e.to_string()))?;
+            let mut out = Staged::new(&path).map_err(|e| cannot_write(&path, e))?;
+            let made = match (r, format) {
+                (_, ReportFormat::Json) => doc.write_json(out.writer()).map_err(RenderFailure::Io),
                 (FileResult::Ran(ran), _) => {
-                    scenario_report(templates, format, ran, &doc).map(Body::Text)
+                    scenario_report(templates, format, ran, &doc, out.writer())
                 }
                 (FileResult::Swept(_), _) => {
-                    sweep_report(templates, format, &doc.head).map(Body::Text)
+                    sweep_report_to(templates, format, &doc.head, out.writer())
                 }
                 _ => continue,
             };
-            match rendered {
-                Ok(body) => outputs.push((file_name, body)),
-                Err(p) => broken.push(*p),
+            match made.and_then(|()| out.close().map_err(RenderFailure::Io)) {
+                Ok(()) => staged.push((path, out)),
+                Err(RenderFailure::Template(p)) => broken.push(*p),
+                Err(RenderFailure::Io(e)) => return Err(cannot_write(&path, e)),
             }
         }
         if !broken.is_empty() {
@@ -149,14 +139,33 @@ pub fn write_reports(
     if record.shard.is_some() && !index_formats.contains(&ReportFormat::Json) {
         index_formats.push(ReportFormat::Json);
     }
-    match index_files(&index_formats, templates, record) {
-        Ok(index) => outputs.extend(index.into_iter().map(|(f, t)| (f, t.into()))),
-        Err(problems) => broken.extend(problems),
-    }
+    let index = match index_files(&index_formats, templates, record) {
+        Ok(index) => index,
+        Err(problems) => {
+            broken.extend(problems);
+            Vec::new()
+        }
+    };
     if !broken.is_empty() {
+        // The staged files are dropped, and with them their temporaries;
+        // a folder made for them goes too.
+        drop(staged);
+        if !existed {
+            let _ = std::fs::remove_dir(dir);
+        }
         return Err(ReportError::Template(broken));
     }
-    write_all(dir, outputs)
+    let mut written = Vec::new();
+    for (path, out) in staged {
+        out.commit().map_err(|e| cannot_write(&path, e))?;
+        written.push(path);
+    }
+    written.extend(write_all(dir, index)?);
+    Ok(written)
+}
+
+fn cannot_write(path: &Path, e: std::io::Error) -> ReportError {
+    ReportError::Io(format!("cannot write {}: {e}", path.display()))
 }
 
 /// The index files of a batch, one per format, rendered from its record.
@@ -195,38 +204,36 @@ pub fn index_files(
 /// Writes rendered files into `dir`, each atomically, in order (the
 /// index last, so that an index is never newer than its reports);
 /// temporary files a killed run left there go first. Returns the paths.
-pub fn write_all(dir: &Path, outputs: Vec<(String, Body)>) -> Result<Vec<PathBuf>, ReportError> {
+pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathBuf>, ReportError> {
     crate::output::remove_stale_temporaries(dir);
     let mut written = Vec::new();
-    for (file, body) in outputs {
+    for (file, text) in outputs {
         let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
-        match body {
-            Body::Text(text) => write_atomic(&path, &text),
-            Body::Json(doc) => write_atomic_with(&path, |w| doc.write_json(w)),
-        }
-        .map_err(|e| ReportError::Io(format!("cannot write {}: {e}", path.display())))?;
+        write_atomic(&path, &text).map_err(|e| cannot_write(&path, e))?;
         written.push(path);
     }
     Ok(written)
 }
 
-/// One scenario's report in one format.
+/// One scenario's report in one format, written to `out` as it is made.
 fn scenario_report(
     templates: &Templates,
     format: ReportFormat,
     ran: &super::Ran,
     doc: &Document,
-) -> Result<String, Box<Problem>> {
+    out: &mut dyn Write,
+) -> Result<(), RenderFailure> {
     match format {
-        ReportFormat::Json => Ok(doc.json_text()),
-        ReportFormat::Markdown => templates.render(
+        ReportFormat::Json => doc.write_json(out).map_err(RenderFailure::Io),
+        ReportFormat::Markdown => templates.render_to(
             SCENARIO_MARKDOWN,
             context! { report => doc.template_value() },
+            out,
         ),
         ReportFormat::Html => {
             let (chart, scrub) = crate::report::timeline(&ran.scenario, &ran.outcome);
             let page = crate::report::page::page(&ran.source.text, doc);
-            templates.render(
+            templates.render_to(
                 SCENARIO_HTML,
                 context! {
                     report => doc.template_value(),
@@ -234,6 +241,7 @@ fn scenario_report(
                     scrub => Value::from(Serde(&scrub)),
                     page => Value::from(Serde(&page)),
                 },
+                out,
             )
         }
     }
@@ -246,18 +254,38 @@ pub fn sweep_report(
     format: ReportFormat,
     doc: &Json,
 ) -> Result<String, Box<Problem>> {
+    let mut text = Vec::new();
+    match sweep_report_to(templates, format, doc, &mut text) {
+        Ok(()) => Ok(String::from_utf8_lossy(&text).into_owned()),
+        Err(RenderFailure::Template(p)) => Err(p),
+        // Writing to a Vec cannot fail.
+        Err(RenderFailure::Io(_)) => Ok(String::new()),
+    }
+}
+
+/// [`sweep_report`] written to `out` as it is made.
+pub fn sweep_report_to(
+    templates: &Templates,
+    format: ReportFormat,
+    doc: &Json,
+    out: &mut dyn Write,
+) -> Result<(), RenderFailure> {
     match format {
-        ReportFormat::Json => Ok(json_file(doc)),
-        ReportFormat::Markdown => templates.render(
+        ReportFormat::Json => out
+            .write_all(json_file(doc).as_bytes())
+            .map_err(RenderFailure::Io),
+        ReportFormat::Markdown => templates.render_to(
             SWEEP_MARKDOWN,
             context! { report => Value::from(Serde(doc)) },
+            out,
         ),
-        ReportFormat::Html => templates.render(
+        ReportFormat::Html => templates.render_to(
             SWEEP_HTML,
             context! {
                 report => Value::from(Serde(doc)),
                 chart => Value::from(Serde(&super::sweep::chart(doc))),
             },
+            out,
         ),
     }
 }

@@ -43,25 +43,39 @@ pub const SWEEP_HTML: &str = "sweep.html.j2";
 pub const MAX_OUTPUT_BYTES: usize = 256 << 20;
 
 /// A writer that takes at most `room` more bytes, then fails.
-struct Capped {
-    text: Vec<u8>,
+struct Capped<'w> {
+    out: &'w mut dyn std::io::Write,
     room: usize,
+    /// A failure of `out` itself (a full disk), told apart from the cap.
+    failed: Option<std::io::Error>,
 }
 
-impl std::io::Write for Capped {
+impl std::io::Write for Capped<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if buf.len() > self.room {
             self.room = 0;
             return Err(std::io::Error::other("output limit"));
         }
         self.room -= buf.len();
-        self.text.extend_from_slice(buf);
+        if let Err(e) = self.out.write_all(buf) {
+            let kind = e.kind();
+            self.failed = Some(e);
+            return Err(std::io::Error::from(kind));
+        }
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        self.out.flush()
     }
+}
+
+/// Why a template's output is not there.
+pub enum RenderFailure {
+    /// The template failed (or wrote more than its cap): a located problem.
+    Template(Box<Problem>),
+    /// Writing the output failed.
+    Io(std::io::Error),
 }
 
 /// Rendering stops after this much work, so that a template with a runaway
@@ -129,16 +143,42 @@ impl Templates {
 
     /// Renders template `name` with `ctx`.
     pub fn render(&self, name: &str, ctx: Value) -> Result<String, Box<Problem>> {
+        let mut text = Vec::new();
+        match self.render_to(name, ctx, &mut text) {
+            Ok(()) => Ok(String::from_utf8_lossy(&text).into_owned()),
+            Err(RenderFailure::Template(p)) => Err(p),
+            // Writing to a Vec cannot fail.
+            Err(RenderFailure::Io(e)) => Err(Box::new(Problem::new(
+                &crate::diagnostic::Source::new(name, ""),
+                None,
+                e.to_string(),
+                "",
+            ))),
+        }
+    }
+
+    /// Renders template `name` with `ctx` into `out` as it goes, at most
+    /// [`MAX_OUTPUT_BYTES`] of it.
+    pub fn render_to(
+        &self,
+        name: &str,
+        ctx: Value,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), RenderFailure> {
         let mut out = Capped {
-            text: Vec::new(),
+            out,
             room: MAX_OUTPUT_BYTES,
+            failed: None,
         };
         let result = self
             .env
             .get_template(name)
             .and_then(|t| t.render_captured_to(ctx.clone(), &mut out).map(|_| ()));
+        if let Some(e) = out.failed {
+            return Err(RenderFailure::Io(e));
+        }
         if out.room == 0 && result.is_err() {
-            return Err(Box::new(
+            return Err(RenderFailure::Template(Box::new(
                 Problem::new(
                     &crate::diagnostic::Source::new(name, ""),
                     None,
@@ -149,9 +189,8 @@ impl Templates {
                     "",
                 )
                 .with_help("a report of this size is a template that loops more than it should"),
-            ));
+            )));
         }
-        let result = result.map(|_| String::from_utf8_lossy(&out.text).into_owned());
         result.map_err(|e| {
             let failing = e.name().unwrap_or(name).to_string();
             let origin = self
@@ -169,7 +208,7 @@ impl Templates {
             {
                 p = p.with_help(help);
             }
-            Box::new(p)
+            RenderFailure::Template(Box::new(p))
         })
     }
 }
