@@ -10,17 +10,5 @@ cargo build --release --locked --quiet
 # shellcheck source=benches/outage.sh
 source benches/outage.sh
 cargo bench --locked --quiet --bench bound --no-run 2>/dev/null
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-for variant in "same-hour 10000000 1h 3600000" "same-rate 10000000 100h 360000000"; do
-  read -r name count over over_ms <<<"$variant"
-  file="$dir/$name.toml"
-  outage_file "$count" "$over" "$file"
-  for _ in 1 2 3; do
-    engine="$(run_measured "$file" "$dir/out.json")"
-    totals="$(totals_of "$dir/out.json")"
-    bound_line="$(cargo bench --locked --quiet --bench bound -- "$count" "$over_ms" 2>/dev/null | tail -1)"
-    bound="$(sed -E 's/.*; ([0-9.]+) s CPU/\1/' <<<"$bound_line")"
-    echo "$name: scenario-run ${engine} s CPU (deliveries acked quarantined: ${totals}); ${bound_line#bound: }; ratio $(awk -v a="$engine" -v b="$bound" 'BEGIN { printf "%.1f", a / b }')"
-  done
-done
+other() { cargo bench --locked --quiet --bench bound -- "$1" "$2" 2>/dev/null; }
+side_by_side "scenario-run/bound" "same-hour 10000000 1h 3600000" "same-rate 10000000 100h 360000000"

@@ -18,3 +18,32 @@ run_measured() {
 totals_of() {
   grep -oE '"(deliveries|acked|quarantined)": [0-9]+' "$1" | head -3 | awk '{ printf "%s ", $2 }'
 }
+
+# side_by_side LABEL VARIANT...: for each variant "NAME COUNT OVER OVER_MS",
+# three runs of scenario-run and of the caller's `other COUNT OVER_MS`
+# (which prints one line ending in "; SECONDS s CPU"); prints both with
+# the totals and their CPU ratio, LABEL being "scenario-run/X" (ours over
+# the other's) or "X/scenario-run" (the other's over ours).
+side_by_side() {
+  local label="$1"
+  shift
+  local dir
+  dir="$(mktemp -d)"
+  for variant in "$@"; do
+    read -r name count over over_ms <<<"$variant"
+    outage_file "$count" "$over" "$dir/$name.toml"
+    for _ in 1 2 3; do
+      local engine totals line cpu
+      engine="$(run_measured "$dir/$name.toml" "$dir/out.json")"
+      totals="$(totals_of "$dir/out.json")"
+      line="$(other "$count" "$over_ms" | tail -1)"
+      cpu="$(sed -E 's/.*; ([0-9.]+) s CPU/\1/' <<<"$line")"
+      local top="$cpu" bottom="$engine"
+      if [[ "$label" == scenario-run/* ]]; then
+        top="$engine" bottom="$cpu"
+      fi
+      echo "$name: scenario-run ${engine} s CPU (deliveries acked quarantined: ${totals}); ${line#*: }; $label $(awk -v a="$top" -v b="$bottom" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }')"
+    done
+  done
+  rm -rf "$dir"
+}

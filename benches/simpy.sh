@@ -15,17 +15,5 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet simpy==4.1.1
 fi
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-for variant in "same-hour 1000000 1h 3600000" "same-rate 1000000 10h 36000000"; do
-  read -r name count over over_ms <<<"$variant"
-  file="$dir/$name.toml"
-  outage_file "$count" "$over" "$file"
-  for _ in 1 2 3; do
-    engine="$(run_measured "$file" "$dir/out.json")"
-    totals="$(totals_of "$dir/out.json")"
-    simpy_line="$("$venv/bin/python" benches/simpy_outage.py "$count" "$over_ms" | tail -1)"
-    simpy="$(sed -E 's/.*; ([0-9.]+) s CPU/\1/' <<<"$simpy_line")"
-    echo "$name: scenario-run ${engine} s CPU (deliveries acked quarantined: ${totals}); ${simpy_line#simpy: }; SimPy/scenario-run $(awk -v a="$simpy" -v b="$engine" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print "inf" }')"
-  done
-done
+other() { "$venv/bin/python" benches/simpy_outage.py "$1" "$2"; }
+side_by_side "SimPy/scenario-run" "same-hour 1000000 1h 3600000" "same-rate 1000000 10h 36000000"

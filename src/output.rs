@@ -25,27 +25,35 @@ pub fn write_atomic_with(
 ) -> std::io::Result<()> {
     let mut staged = Staged::new(path)?;
     fill(staged.writer())?;
-    staged.commit()
+    staged.finish()?.commit()
 }
 
-/// A file being written: its contents go to a temporary file in its
-/// folder (or, for a FIFO or a device, to memory) and reach `path` only
-/// at [`Staged::commit`]; dropped before that, it leaves `path` as it was
-/// and removes the temporary file. Staging every file of a set before
-/// committing any writes the set whole or not at all, without holding it
-/// in memory.
+/// A file being written: its contents go, buffered, to a temporary file in
+/// its folder (or, for a FIFO or a device, to memory) and reach `path`
+/// only when the [`Finished`] file is committed. Dropped before that, it
+/// leaves `path` as it was and removes the temporary file. Staging every
+/// file of a set before committing any writes the set whole or not at
+/// all, without holding it in memory.
 pub struct Staged {
     path: PathBuf,
-    target: Target,
-    /// What a closed file's writer writes to: nothing.
-    closed: std::io::Sink,
+    target: Open,
 }
 
-enum Target {
-    Temporary(tempfile::NamedTempFile),
-    /// Written and closed (see [`Staged::close`]).
-    Closed(tempfile::TempPath),
+enum Open {
+    Temporary(std::io::BufWriter<tempfile::NamedTempFile>),
     /// A FIFO, a device or a socket, written at commit.
+    Special(Vec<u8>),
+}
+
+/// A staged file written to the end and closed, ready to be committed; it
+/// holds no file descriptor, so a set of thousands waits at no cost.
+pub struct Finished {
+    path: PathBuf,
+    contents: Closed,
+}
+
+enum Closed {
+    Temporary(tempfile::TempPath),
     Special(Vec<u8>),
 }
 
@@ -63,8 +71,7 @@ impl Staged {
             if !meta.is_file() {
                 return Ok(Staged {
                     path,
-                    target: Target::Special(Vec::new()),
-                    closed: std::io::sink(),
+                    target: Open::Special(Vec::new()),
                 });
             }
         }
@@ -84,47 +91,40 @@ impl Staged {
         let tmp = builder.tempfile_in(&dir)?;
         Ok(Staged {
             path,
-            target: Target::Temporary(tmp),
-            closed: std::io::sink(),
+            target: Open::Temporary(std::io::BufWriter::with_capacity(1 << 16, tmp)),
         })
     }
 
-    /// Where the contents go until the commit (nowhere once closed).
+    /// Where the contents go.
     pub fn writer(&mut self) -> &mut dyn Write {
         match &mut self.target {
-            Target::Temporary(tmp) => tmp.as_file_mut(),
-            Target::Special(bytes) => bytes,
-            Target::Closed(_) => &mut self.closed,
+            Open::Temporary(tmp) => tmp,
+            Open::Special(bytes) => bytes,
         }
     }
 
-    /// Done writing: the temporary file is flushed and its handle closed,
-    /// so that a set of thousands of staged files holds no descriptors.
-    pub fn close(&mut self) -> std::io::Result<()> {
-        let target = std::mem::replace(&mut self.target, Target::Special(Vec::new()));
-        self.target = match target {
-            Target::Temporary(mut tmp) => {
-                tmp.as_file_mut().flush()?;
-                Target::Closed(tmp.into_temp_path())
+    /// Done writing: the buffer is flushed and the file closed.
+    pub fn finish(self) -> std::io::Result<Finished> {
+        let contents = match self.target {
+            Open::Temporary(tmp) => {
+                let tmp = tmp.into_inner().map_err(|e| e.into_error())?;
+                Closed::Temporary(tmp.into_temp_path())
             }
-            other => other,
+            Open::Special(bytes) => Closed::Special(bytes),
         };
-        Ok(())
+        Ok(Finished {
+            path: self.path,
+            contents,
+        })
     }
+}
 
-    /// The staged contents become the file at the path.
-    pub fn commit(mut self) -> std::io::Result<()> {
-        self.close()?;
-        match self.target {
-            Target::Temporary(tmp) => {
-                tmp.persist(&self.path).map_err(|e| e.error)?;
-                Ok(())
-            }
-            Target::Closed(tmp) => {
-                tmp.persist(&self.path).map_err(|e| e.error)?;
-                Ok(())
-            }
-            Target::Special(bytes) => {
+impl Finished {
+    /// The contents become the file at the path.
+    pub fn commit(self) -> std::io::Result<()> {
+        match self.contents {
+            Closed::Temporary(tmp) => tmp.persist(&self.path).map_err(|e| e.error),
+            Closed::Special(bytes) => {
                 let mut f = std::fs::OpenOptions::new().write(true).open(&self.path)?;
                 f.write_all(&bytes)?;
                 f.flush()
@@ -417,6 +417,41 @@ mod tests {
             assert!(!std::fs::metadata("/dev/full").unwrap().is_file());
         }
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn finished_files_hold_no_descriptors_and_dropped_ones_leave_nothing() {
+        let dir = scratch("staged");
+        let open = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = open();
+        let finished: Vec<Finished> = (0..50)
+            .map(|i| {
+                let mut staged = Staged::new(&dir.join(format!("r{i}.md"))).unwrap();
+                staged.writer().write_all(b"report\n").unwrap();
+                staged.finish().unwrap()
+            })
+            .collect();
+        // Other tests open files on other threads: allow a few.
+        assert!(open() < before + 10, "{} open, {before} before", open());
+        let mut committed = finished;
+        let dropped = committed.split_off(25);
+        drop(dropped);
+        for f in committed {
+            f.commit().unwrap();
+        }
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 25, "{names:?}");
+        assert!(names.iter().all(|n| n.starts_with('r')), "{names:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("r3.md")).unwrap(),
+            "report\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::{Value as Json, json};
 use super::batch::FileResult;
 use super::entry::Record;
 use crate::diagnostic::{Problem, render};
-use crate::output::{Staged, inside, report_names, write_atomic};
+use crate::output::{Finished, Staged, inside, report_names, write_atomic};
 use crate::report::document::Document;
 use crate::report::json::document;
 use crate::report::templates::{
@@ -93,7 +93,7 @@ pub fn write_reports(
 ) -> Result<Vec<PathBuf>, ReportError> {
     crate::output::remove_stale_temporaries(dir);
     let existed = dir.exists();
-    let mut staged: Vec<(PathBuf, Staged)> = Vec::new();
+    let mut staged: Vec<(PathBuf, Finished)> = Vec::new();
     let mut broken: Vec<Problem> = Vec::new();
     for entry in &record.scenarios {
         let Some(name) = &entry.report else { continue };
@@ -123,8 +123,8 @@ pub fn write_reports(
                 }
                 _ => continue,
             };
-            match made.and_then(|()| out.close().map_err(RenderFailure::Io)) {
-                Ok(()) => staged.push((path, out)),
+            match made.and_then(|()| out.finish().map_err(RenderFailure::Io)) {
+                Ok(finished) => staged.push((path, finished)),
                 Err(RenderFailure::Template(p)) => broken.push(*p),
                 Err(RenderFailure::Io(e)) => return Err(cannot_write(&path, e)),
             }
@@ -254,13 +254,7 @@ pub fn sweep_report(
     format: ReportFormat,
     doc: &Json,
 ) -> Result<String, Box<Problem>> {
-    let mut text = Vec::new();
-    match sweep_report_to(templates, format, doc, &mut text) {
-        Ok(()) => Ok(String::from_utf8_lossy(&text).into_owned()),
-        Err(RenderFailure::Template(p)) => Err(p),
-        // Writing to a Vec cannot fail.
-        Err(RenderFailure::Io(_)) => Ok(String::new()),
-    }
+    crate::report::templates::in_memory(|out| sweep_report_to(templates, format, doc, out))
 }
 
 /// [`sweep_report`] written to `out` as it is made.

@@ -22,36 +22,28 @@ pub(super) fn emit(text: &str) {
 }
 
 /// Standard output as a `fmt::Write`, buffered: text written as it is
-/// made (`show`), never whole in memory. The first write error is kept
-/// and ends the writing.
-pub(super) struct Stdout {
-    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
-    pub error: Option<std::io::Error>,
-}
+/// made (`show`), never whole in memory. As with [`emit`], a reader that
+/// has gone away ends the writing quietly.
+pub(super) struct Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>);
 
 impl Stdout {
     pub fn new() -> Stdout {
-        Stdout {
-            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
-            error: None,
-        }
+        Stdout(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout().lock(),
+        ))
     }
 
     pub fn flush(&mut self) {
         use std::io::Write;
-        if let Err(e) = self.out.flush() {
-            self.error.get_or_insert(e);
-        }
+        let _ = self.0.flush();
     }
 }
 
 impl std::fmt::Write for Stdout {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         use std::io::Write;
-        self.out.write_all(s.as_bytes()).map_err(|e| {
-            self.error.get_or_insert(e);
-            std::fmt::Error
-        })
+        self.0.write_all(s.as_bytes()).map_err(|_| std::fmt::Error)
     }
 }
 

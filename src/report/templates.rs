@@ -78,6 +78,18 @@ pub enum RenderFailure {
     Io(std::io::Error),
 }
 
+/// What `render` writes, as text: only a template problem can stop it
+/// (writing to memory cannot fail).
+pub fn in_memory(
+    render: impl FnOnce(&mut dyn std::io::Write) -> Result<(), RenderFailure>,
+) -> Result<String, Box<Problem>> {
+    let mut text = Vec::new();
+    match render(&mut text) {
+        Err(RenderFailure::Template(p)) => Err(p),
+        Ok(()) | Err(RenderFailure::Io(_)) => Ok(String::from_utf8_lossy(&text).into_owned()),
+    }
+}
+
 /// Rendering stops after this much work, so that a template with a runaway
 /// loop fails instead of hanging.
 const FUEL: u64 = 2_000_000_000;
@@ -143,18 +155,7 @@ impl Templates {
 
     /// Renders template `name` with `ctx`.
     pub fn render(&self, name: &str, ctx: Value) -> Result<String, Box<Problem>> {
-        let mut text = Vec::new();
-        match self.render_to(name, ctx, &mut text) {
-            Ok(()) => Ok(String::from_utf8_lossy(&text).into_owned()),
-            Err(RenderFailure::Template(p)) => Err(p),
-            // Writing to a Vec cannot fail.
-            Err(RenderFailure::Io(e)) => Err(Box::new(Problem::new(
-                &crate::diagnostic::Source::new(name, ""),
-                None,
-                e.to_string(),
-                "",
-            ))),
-        }
+        in_memory(|out| self.render_to(name, ctx, out))
     }
 
     /// Renders template `name` with `ctx` into `out` as it goes, at most

@@ -24,11 +24,10 @@ enum Event {
     End(usize),
 }
 
-/// What a delivery's start decided, learned at its end.
-struct Decided {
-    /// Reason, permanent, and whether it is a lost acknowledgement.
-    failure: Option<(String, bool, bool)>,
-}
+/// What a delivery's start decided, learned at its end: acked (`None`),
+/// or the failure's reason, whether it is permanent and whether it is a
+/// lost acknowledgement.
+type Decided = Option<(String, bool, bool)>;
 
 /// Runs the scenario file `text` by the rules of sections 1-13.
 pub fn run(text: &str) -> Run {
@@ -135,9 +134,9 @@ pub fn run(text: &str) -> Run {
         loop {
             for m in ends.drain(..) {
                 last_end = Some(t);
-                let d = decided.remove(&m).expect("a delivery in flight");
+                let failure = decided.remove(&m).expect("a delivery in flight");
                 let msg = &mut model.messages[m];
-                let Some((reason, permanent, ack_lost)) = d.failure else {
+                let Some((reason, permanent, ack_lost)) = failure else {
                     msg.state = State::Acked;
                     acked_at[m] = Some(t);
                     push(Some(m), "acked", json!({}));
@@ -260,6 +259,9 @@ pub fn run(text: &str) -> Run {
                 c.effects += 1;
                 let k = effects_of.entry(msg.intent.clone()).or_default();
                 *k += 1;
+                if *k > 1 {
+                    c.duplicated_effects += 1;
+                }
                 push(
                     Some(m),
                     "committed",
@@ -274,7 +276,7 @@ pub fn run(text: &str) -> Run {
                 )
             };
             c.worker_busy += service;
-            decided.insert(m, Decided { failure });
+            decided.insert(m, failure);
             in_flight += 1;
             if model.workers.is_none() && service == 0 {
                 // Atomic (decision 16.3).
@@ -307,6 +309,7 @@ pub fn run(text: &str) -> Run {
             "acked": acked,
             "quarantined": dlq.len(),
             "effects": c.effects,
+            "duplicated_effects": c.duplicated_effects,
             "dedup_hits": c.dedup_hits,
             "retry_delay_paid": c.retry_delay_paid,
             "max_dlq_depth": c.max_dlq_depth,
@@ -328,6 +331,7 @@ pub fn run(text: &str) -> Run {
 struct Counts {
     deliveries: u64,
     effects: u64,
+    duplicated_effects: u64,
     dedup_hits: u64,
     retry_delay_paid: Ms,
     max_dlq_depth: u64,
