@@ -148,7 +148,7 @@ proptest! {
         let outcome = engine::run(&scenario, Recorder::All).unwrap();
         let t = &outcome.totals;
         // Every message ends in exactly one final state.
-        for st in &outcome.messages {
+        for st in outcome.messages.iter() {
             prop_assert!(matches!(st.state, State::Acked | State::Quarantined | State::Expired | State::Purged));
         }
         let count = |state: State| outcome.messages.iter().filter(|m| m.state == state).count() as u64;
@@ -248,7 +248,7 @@ proptest! {
         let sample = c.sample_time(t);
         let at_sample = engine::run_until(&scenario, Recorder::Off, sample).unwrap();
         let mut counts = [0u64; engine::STATE_COUNT];
-        for state in &at_sample.messages { counts[state.state as usize] += 1; }
+        for state in at_sample.messages.iter() { counts[state.state as usize] += 1; }
         prop_assert_eq!(c.at(t), counts);
     }
 

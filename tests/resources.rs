@@ -245,6 +245,26 @@ fn a_generator_that_cannot_fit_is_refused_before_anything_is_allocated() {
 }
 
 #[test]
+fn the_outage_example_keeps_each_message_in_at_most_20_bytes() {
+    // The outage example (README, Benchmarks) at 500,000 messages: 12.5%
+    // of them end in quarantine, the rest are acked after up to 5 failed
+    // deliveries. Each message's state is a 12-byte record; the
+    // quarantine's order and lookup add about 3 bytes a message here.
+    let messages = 500_000;
+    let s = load(&format!(
+        "[delivery]\nmax_receives = 6\nbackoff = {{ base = \"1s\", jitter = \"none\" }}\n\
+         [[outage]]\nfrom = \"20m\"\nduration = \"8m\"\n\
+         [[traffic]]\ncount = {messages}\nover = \"1h\"\n"
+    ));
+    let (outcome, peak) = alone(|| engine::run(&s, Recorder::Off).expect("the run finishes"));
+    assert_eq!(outcome.totals.quarantined, 62_361);
+    assert_eq!(outcome.messages.in_side_table(), 0);
+    let per_message = peak as f64 / messages as f64;
+    eprintln!("{per_message:.1} bytes a message");
+    assert!(per_message <= 20.0, "{per_message:.1} bytes a message");
+}
+
+#[test]
 fn billions_of_ordering_groups_cost_no_more_than_their_messages() {
     // Message j is in group (j - 1) % groups + 1: ten messages use ten
     // groups, whatever `groups` says (it once allocated 16 GB).

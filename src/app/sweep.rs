@@ -256,7 +256,7 @@ pub fn run_sweep(
 /// Drops what a point's result is not read for (per-message state,
 /// transitions, the ledger, draws), keeping totals, kinds, alarms, calls.
 fn lighten(outcome: &mut Outcome) {
-    outcome.messages = Vec::new();
+    outcome.messages = Default::default();
     outcome.transitions = Vec::new();
     outcome.ledger = Vec::new();
     outcome.state_changes = Vec::new();

@@ -135,7 +135,7 @@ impl Engine<'_> {
     /// When the earliest message now in quarantine entered it.
     fn oldest_entry(&self) -> Option<Millis> {
         let m = self.broker.quarantine.first()?;
-        self.messages[m as usize].last_quarantined_at()
+        self.messages.get(m).last_quarantined_at()
     }
 
     /// The instant in (now, next) where time alone changes alarm `a`'s
@@ -189,6 +189,6 @@ impl Engine<'_> {
         } else {
             Detail::AlarmCleared { alarm: a as u32 }
         };
-        self.recording.transition(t, None, detail, None);
+        self.recording.transition(t, None, detail, &self.messages);
     }
 }

@@ -3,7 +3,6 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::state::MessageState;
 use crate::model::{Jitter, Millis, Retry};
 
 /// The wait after the n-th failed delivery of the cycle, n being the
@@ -12,7 +11,7 @@ use crate::model::{Jitter, Millis, Retry};
 /// the message's state and starts again from `base` each cycle.
 pub(super) fn retry_delay(
     retry: Retry,
-    message: &MessageState,
+    cycle_receives: u32,
     prev_delay: Option<&mut Millis>,
     rng: &mut ChaCha8Rng,
 ) -> Millis {
@@ -20,7 +19,7 @@ pub(super) fn retry_delay(
         Retry::Fixed(d) => d,
         Retry::Backoff { base, cap, jitter } => {
             let cap = cap.unwrap_or(Millis::MAX);
-            let n = message.cycle_receives.max(1);
+            let n = cycle_receives.max(1);
             // base * 2^(n-1), saturating: 0 stays 0 however many failures.
             let doubled = match 1u64.checked_shl(n - 1) {
                 Some(factor) => base.saturating_mul(factor),
@@ -38,7 +37,7 @@ pub(super) fn retry_delay(
                 Jitter::Decorrelated => {
                     let mut none = 0;
                     let kept = prev_delay.unwrap_or(&mut none);
-                    let previous = if message.cycle_receives <= 1 {
+                    let previous = if cycle_receives <= 1 {
                         base
                     } else {
                         *kept

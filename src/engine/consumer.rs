@@ -22,15 +22,8 @@ impl Engine<'_> {
     pub(super) fn start_delivery(&mut self, m: MessageIndex) {
         let now = self.clock.now;
         self.measures.totals.deliveries += 1;
-        let message = &mut self.messages[m as usize];
         // 1. Receive counts.
-        message.cycle_receives = message.cycle_receives.saturating_add(1);
-        message.total_receives = message.total_receives.saturating_add(1);
-        let (cycle, cycle_receives, total_receives) = (
-            message.cycle,
-            message.cycle_receives,
-            message.total_receives,
-        );
+        let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
         self.record(
             Some(m),
             Detail::Delivered {
@@ -79,7 +72,7 @@ impl Engine<'_> {
             return (Finish::Failed(f.reason, f.class), f.takes);
         }
         // A delivery after the first of its cycle is a retry.
-        let retry = self.messages[m as usize].cycle_receives > 1;
+        let retry = self.messages.cycle_receives(m) > 1;
         if self.outages.contains(now) {
             self.calls
                 .offer_during_outage(now, retry, &mut self.measures.totals);
@@ -88,10 +81,9 @@ impl Engine<'_> {
                 None,
             );
         }
-        let key = self.messages[m as usize].key(self.scenario.intent(m));
+        let key = self.messages.key(m, self.scenario.intent(m));
         if let Some(expires_at) = self.broker.dedup.live(key, now) {
-            let message = &mut self.messages[m as usize];
-            message.dedup_hits = message.dedup_hits.saturating_add(1);
+            self.messages.add_dedup_hit(m);
             self.measures.totals.dedup_hits += 1;
             self.record(Some(m), Detail::DedupHit { key, expires_at });
         } else {
@@ -156,8 +148,8 @@ impl Engine<'_> {
             crash,
             done_key,
         };
-        let key = self.messages[m as usize].key(self.scenario.intent(m));
-        let retry = self.messages[m as usize].cycle_receives > 1;
+        let key = self.messages.key(m, self.scenario.intent(m));
+        let retry = self.messages.cycle_receives(m) > 1;
         let lease = match self.scenario.guarantees.dedup_mode {
             DedupMode::WriteIntent { lease, renew } => Some((lease, renew)),
             DedupMode::Result => None,
@@ -236,8 +228,7 @@ impl Engine<'_> {
         let Some(expires_at) = self.broker.dedup.live(key, self.clock.now) else {
             return false;
         };
-        let message = &mut self.messages[m as usize];
-        message.dedup_hits = message.dedup_hits.saturating_add(1);
+        self.messages.add_dedup_hit(m);
         self.measures.totals.dedup_hits += 1;
         self.record(Some(m), Detail::DedupHit { key, expires_at });
         true
@@ -249,8 +240,7 @@ impl Engine<'_> {
         let claim = self.broker.dedup.claim_at(key, self.clock.now);
         match claim {
             Claim::Done(expires_at) => {
-                let message = &mut self.messages[m as usize];
-                message.dedup_hits = message.dedup_hits.saturating_add(1);
+                self.messages.add_dedup_hit(m);
                 self.measures.totals.dedup_hits += 1;
                 self.record(Some(m), Detail::DedupHit { key, expires_at });
             }
@@ -319,7 +309,7 @@ impl Engine<'_> {
         match finish {
             Finish::Acked => {
                 self.set_state(m, State::Acked);
-                self.messages[m as usize].set_acked_at(self.clock.now);
+                self.messages.set_acked_at(m, self.clock.now);
                 self.measures.totals.acked += 1;
                 self.record(Some(m), Detail::Acked);
                 self.ready.leave(m);
@@ -327,12 +317,12 @@ impl Engine<'_> {
             }
             Finish::AckLost => {
                 // The row after the transition shows its reason.
-                self.messages[m as usize].set_failure(REASON_ACK_LOST, Class::Transient);
+                self.messages.set_failure(m, REASON_ACK_LOST, Class::Transient);
                 self.record(Some(m), Detail::AckLost);
                 self.after_failure(m, REASON_ACK_LOST, Class::Transient, start);
             }
             Finish::Failed(reason, class) => {
-                self.messages[m as usize].set_failure(reason, class);
+                self.messages.set_failure(m, reason, class);
                 self.record(Some(m), Detail::Failed { reason, class });
                 self.after_failure(m, reason, class, start);
             }
@@ -343,12 +333,8 @@ impl Engine<'_> {
     /// The effect commits: the ledger grows and is never rolled back.
     fn commit(&mut self, m: MessageIndex, key: KeyRef) {
         let intent = self.scenario.intent(m);
-        let message = &mut self.messages[m as usize];
-        message.effects = message.effects.saturating_add(1);
-        let cycle = message.cycle;
-        let effects_of_intent = &mut self.measures.effects_per_intent[intent as usize];
-        *effects_of_intent = effects_of_intent.saturating_add(1);
-        if *effects_of_intent > 1 {
+        let cycle = self.messages.add_effect(m);
+        if self.measures.intents_with_effects.insert(intent) {
             self.measures.totals.duplicated_effects += 1;
         }
         self.measures.totals.effects += 1;
@@ -369,7 +355,7 @@ impl Engine<'_> {
     pub(super) fn retries(&self, m: MessageIndex, class: Class) -> bool {
         let routed =
             class == Class::Permanent && self.scenario.delivery.permanent == Permanent::Quarantine;
-        !routed && self.messages[m as usize].cycle_receives < self.scenario.budget()
+        !routed && self.messages.cycle_receives(m) < self.scenario.budget()
     }
 
     /// Step 5 after the delivery that started at `start`: route permanent
@@ -381,7 +367,7 @@ impl Engine<'_> {
         class: Class,
         start: Millis,
     ) {
-        self.messages[m as usize].set_failure(reason, class);
+        self.messages.set_failure(m, reason, class);
         if !self.retries(m, class) {
             self.quarantine(m, reason, class);
             return;
@@ -407,10 +393,10 @@ impl Engine<'_> {
             return;
         }
         {
-            let message = &mut self.messages[m as usize];
             let delivery = &self.scenario.delivery;
             let previous = self.prev_delays.get_mut(m as usize);
-            let delay = retry_delay(delivery.retry, message, previous, &mut self.rng);
+            let n = self.messages.cycle_receives(m);
+            let delay = retry_delay(delivery.retry, n, previous, &mut self.rng);
             self.set_state(m, State::Waiting);
             let due = self.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
@@ -435,9 +421,7 @@ impl Engine<'_> {
         }
         self.set_state(m, State::Quarantined);
         self.alarms.entered(self.clock.now);
-        let message = &mut self.messages[m as usize];
-        message.set_quarantined_at(self.clock.now);
-        message.quarantine_entries += 1;
+        self.messages.enter_quarantine(m, self.clock.now);
         match self.operator.enqueued.get(m as usize) {
             None => self.broker.quarantine.push(m),
             Some(&at) => {

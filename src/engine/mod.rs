@@ -27,6 +27,8 @@ mod census;
 mod clock;
 mod consumer;
 mod dedup;
+mod intents;
+mod messages;
 mod operator;
 mod outages;
 mod outcome;
@@ -53,6 +55,7 @@ pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
+pub use messages::Messages;
 pub use state::MessageState;
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
@@ -61,6 +64,7 @@ pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
 use crate::model::{KindField, MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
+use intents::IntentSet;
 use calls::Calls;
 use census::CensusTaker;
 use clock::Clock;
@@ -107,8 +111,9 @@ pub fn run_until(
 /// The run's measures as they accumulate.
 struct Measures {
     totals: Totals,
-    /// Effects committed per intent (duplicated effects are the surplus).
-    effects_per_intent: Vec<u32>,
+    /// The intents with an effect committed (any later effect of one is
+    /// a duplicate).
+    intents_with_effects: IntentSet,
     /// Taken by [`run_with_census`].
     census: Option<CensusTaker>,
     /// Retries scheduled.
@@ -118,7 +123,7 @@ struct Measures {
 struct Engine<'s> {
     scenario: &'s Scenario,
     clock: Clock,
-    messages: Vec<MessageState>,
+    messages: Messages,
     broker: Broker,
     /// Ready messages not yet taken, and which may be taken.
     ready: ReadySet,
@@ -175,7 +180,7 @@ impl<'s> Engine<'s> {
         Engine {
             scenario,
             clock: Clock::default(),
-            messages: vec![MessageState::new(); count as usize],
+            messages: Messages::new(count as usize),
             broker: Broker::new(scenario, draws.offsets.clone()),
             ready: ReadySet::new(scenario),
             direct: !waits,
@@ -200,7 +205,7 @@ impl<'s> Engine<'s> {
                     messages: count,
                     ..Totals::default()
                 },
-                effects_per_intent: vec![0; scenario.intent_count()],
+                intents_with_effects: IntentSet::new(scenario.intent_count()),
                 census: None,
                 retries: 0,
             },
@@ -346,26 +351,24 @@ impl<'s> Engine<'s> {
     /// A message changes state: keeps the census's counts current.
     #[inline]
     fn set_state(&mut self, m: MessageIndex, to: State) {
-        let message = &mut self.messages[m as usize];
         if let Some(census) = &mut self.measures.census {
-            census.moved(message.state, to);
+            census.moved(self.messages.state(m), to);
         }
-        message.state = to;
+        self.messages.set_state(m, to);
     }
 
     /// Records a transition now.
     #[inline]
     fn record(&mut self, message: Option<MessageIndex>, detail: Detail) {
-        let state = message.map(|m| &self.messages[m as usize]);
         self.recording
-            .transition(self.clock.now, message, detail, state);
+            .transition(self.clock.now, message, detail, &self.messages);
     }
 
     /// Records message `m`'s state after an event changed it.
     #[inline]
     fn state_changed(&mut self, m: MessageIndex) {
         self.recording
-            .state_change(self.clock.now, m, &self.messages[m as usize]);
+            .state_change(self.clock.now, m, &self.messages);
     }
 
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
@@ -384,9 +387,8 @@ impl<'s> Engine<'s> {
         totals.end_time = end;
         debug_assert_eq!(
             totals.acked,
-            self.messages
-                .iter()
-                .filter(|m| m.state == State::Acked)
+            (0..self.messages.len() as MessageIndex)
+                .filter(|&m| self.messages.state(m) == State::Acked)
                 .count() as u64
         );
         flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
@@ -432,7 +434,7 @@ impl<'s> Engine<'s> {
 fn flow_measures(
     scenario: &Scenario,
     totals: &mut Totals,
-    messages: &[MessageState],
+    messages: &Messages,
     draws: &Draws,
 ) {
     // Every message is final (acked, quarantined, expired, purged) or
@@ -458,14 +460,14 @@ fn flow_measures(
 
 /// Every mix kind's counts, in one pass over the generated messages of the
 /// blocks that have a mix.
-fn kind_counts(scenario: &Scenario, messages: &[MessageState], draws: &Draws) -> Vec<[u64; 4]> {
+fn kind_counts(scenario: &Scenario, messages: &Messages, draws: &Draws) -> Vec<[u64; 4]> {
     let mut counts = vec![[0u64; 4]; scenario.kinds.len()];
     for g in scenario.traffic.iter().filter(|g| !g.mix.is_empty()) {
         for m in g.first_index..g.first_index + g.count as MessageIndex {
             let Some(kind) = draws.kind(scenario, m) else {
                 continue;
             };
-            let state = &messages[m as usize];
+            let state = messages.get(m);
             let c = &mut counts[kind as usize];
             c[KindField::Messages as usize] += 1;
             c[KindField::Acked as usize] += (state.state == State::Acked) as u64;

@@ -159,7 +159,7 @@ impl Engine<'_> {
             let targets: BTreeSet<MessageIndex> = targets.iter().copied().collect();
             for &m in only {
                 if !targets.contains(&m) {
-                    let state = self.messages[m as usize].state;
+                    let state = self.messages.state(m);
                     self.record(Some(m), Detail::RedriveSkipped { state });
                 }
             }
@@ -209,7 +209,7 @@ impl Engine<'_> {
             return;
         };
         let listed = (c.members.iter())
-            .map(|&m| (m, self.messages[m as usize].state))
+            .map(|&m| (m, self.messages.state(m)))
             .collect();
         self.operator.canary_records.push(CanaryRecord {
             inspected_at: c.inspected_at,
@@ -240,7 +240,7 @@ impl Engine<'_> {
         let now = self.clock.now;
         if self.operator.enqueued.is_empty() {
             while let Some(m) = self.broker.quarantine.first() {
-                let age = self.messages[m as usize].quarantine_age(now).unwrap_or(0);
+                let age = self.messages.get(m).quarantine_age(now).unwrap_or(0);
                 if age < retention {
                     break;
                 }
@@ -270,14 +270,15 @@ impl Engine<'_> {
     fn redrive(&mut self, m: MessageIndex, identity: Identity, at: Millis) {
         let scenario = self.scenario;
         self.set_state(m, State::Waiting);
-        let message = &mut self.messages[m as usize];
-        message.cycle += 1;
-        message.cycle_receives = 0;
-        if identity == Identity::New {
-            let intent = scenario.intent(m);
-            message.set_key(scenario.fresh_key(intent, message.cycle - 1));
-        }
-        let (cycle, key) = (message.cycle, message.key(scenario.intent(m)));
+        let (cycle, key) = self.messages.update(m, |message| {
+            message.cycle += 1;
+            message.cycle_receives = 0;
+            if identity == Identity::New {
+                let intent = scenario.intent(m);
+                message.set_key(scenario.fresh_key(intent, message.cycle - 1));
+            }
+            (message.cycle, message.key(scenario.intent(m)))
+        });
         self.record(Some(m), Detail::Redriven { cycle, key });
         self.state_changed(m);
         if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {

@@ -3,7 +3,7 @@
 
 use super::census::Census;
 use super::recorder::{Recorder, StateChange};
-use super::state::MessageState;
+use super::messages::Messages;
 use super::transition::{Effect, Transition};
 use crate::model::{
     AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, Scenario, SinkField, Target,
@@ -14,7 +14,7 @@ use crate::model::{
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub totals: Totals,
-    pub messages: Vec<MessageState>,
+    pub messages: Messages,
     /// Kept according to the [`Recorder`].
     pub transitions: Vec<Transition>,
     /// The effect ledger; kept with [`Recorder::All`].
@@ -71,7 +71,7 @@ impl Outcome {
         match *target {
             Target::Total(t) => outcome.totals.get(t),
             Target::Message(m, field) => {
-                let state = &outcome.messages[m as usize];
+                let state = outcome.messages.get(m);
                 match field {
                     MessageField::State => Value::Text(state.state.as_str().to_string()),
                     MessageField::Key => Value::Text(scenario.key_name(outcome.key(scenario, m))),
@@ -116,19 +116,20 @@ impl Outcome {
 
     /// A message's current deduplication key.
     pub fn key(&self, scenario: &Scenario, m: MessageIndex) -> KeyRef {
-        self.messages[m as usize].key(scenario.intent(m))
+        self.messages.key(m, scenario.intent(m))
     }
 
     /// When message `m` first arrived, if it has.
     pub fn arrived_at(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
-        self.messages[m as usize]
+        self.messages
+            .get(m)
             .has_arrived()
             .then(|| self.draws.arrival(scenario, m))
     }
 
     /// An acked message's latency: from its first arrival to its ack.
     pub fn latency(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
-        let acked = self.messages[m as usize].acked_at()?;
+        let acked = self.messages.get(m).acked_at()?;
         Some(acked.saturating_sub(self.draws.arrival(scenario, m)))
     }
 

@@ -7,7 +7,10 @@
 //! counts from each message's latest enqueue rather than its entry, the
 //! messages are also kept ordered by that instant, so expiry takes a
 //! prefix there too. Every operation is O(1) or O(log n) amortised per
-//! message, whatever the depth and the number of steps.
+//! message, whatever the depth and the number of steps. Entry numbers
+//! are 32 bits, so an entry costs 8 bytes in the order and about 9 in the
+//! lookup; in the rare run that uses them all up, the messages still
+//! there are numbered again from 1, in order.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -15,25 +18,31 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{MessageIndex, Millis};
 
+/// Where an entry stands in entry order.
+type Entry = u32;
+
 #[derive(Default)]
 pub(super) struct Quarantine {
     /// (message, entry number) in entry order; an entry whose message has
     /// left since is stale and skipped. The front is always live.
-    entries: VecDeque<(MessageIndex, u64)>,
+    entries: VecDeque<(MessageIndex, Entry)>,
     /// Entry number of each message in quarantine. Never iterated, so its
     /// order cannot reach any output.
-    live: HashMap<MessageIndex, u64>,
+    live: HashMap<MessageIndex, Entry>,
     /// sqs-standard: (latest enqueue, entry number, message) of each
     /// message in quarantine.
-    by_enqueue: BTreeSet<(Millis, u64, MessageIndex)>,
+    by_enqueue: BTreeSet<(Millis, Entry, MessageIndex)>,
     /// sqs-standard: the latest enqueue of each message in quarantine.
     enqueued: HashMap<MessageIndex, Millis>,
-    next: u64,
+    next: Entry,
 }
 
 impl Quarantine {
     /// `m` enters, behind everything already there.
     pub(super) fn push(&mut self, m: MessageIndex) {
+        if self.next == Entry::MAX {
+            self.renumber();
+        }
         self.next += 1;
         self.entries.push_back((m, self.next));
         self.live.insert(m, self.next);
@@ -49,9 +58,9 @@ impl Quarantine {
     /// sqs-standard: the messages last enqueued at or before `cutoff`, in
     /// entry order, with their enqueue instants.
     pub(super) fn enqueued_by(&self, cutoff: Millis) -> Vec<(MessageIndex, Millis)> {
-        let mut due: Vec<(u64, MessageIndex, Millis)> = self
+        let mut due: Vec<(Entry, MessageIndex, Millis)> = self
             .by_enqueue
-            .range(..=(cutoff, u64::MAX, MessageIndex::MAX))
+            .range(..=(cutoff, Entry::MAX, MessageIndex::MAX))
             .inspect(|_| crate::meter::add(1))
             .map(|&(at, entry, m)| (entry, m, at))
             .collect();
@@ -75,8 +84,8 @@ impl Quarantine {
     }
 
     /// Where `m` stands in entry order (smaller entered earlier).
-    pub(super) fn rank(&self, m: MessageIndex) -> u64 {
-        self.live.get(&m).copied().unwrap_or(u64::MAX)
+    pub(super) fn rank(&self, m: MessageIndex) -> Entry {
+        self.live.get(&m).copied().unwrap_or(Entry::MAX)
     }
 
     /// `m` leaves (redriven, expired, purged); false if it was not there.
@@ -109,6 +118,25 @@ impl Quarantine {
         self.by_enqueue.clear();
         self.enqueued.clear();
         all
+    }
+
+    /// Numbers the messages still there again from 1, in entry order
+    /// (when the numbers ran out, after 2^32 - 1 entries).
+    fn renumber(&mut self) {
+        let order = self.in_order();
+        crate::meter::add(order.len());
+        self.entries.clear();
+        self.live.clear();
+        self.by_enqueue.clear();
+        self.next = 0;
+        for m in order {
+            self.next += 1;
+            self.entries.push_back((m, self.next));
+            self.live.insert(m, self.next);
+            if let Some(&at) = self.enqueued.get(&m) {
+                self.by_enqueue.insert((at, self.next, m));
+            }
+        }
     }
 
     /// Drops stale entries from the front, and compacts when most of the
@@ -158,5 +186,23 @@ mod tests {
         assert!(q.entries.len() <= 2 * 3 + 64);
         assert_eq!(q.take_all(), [9, 3, 1]);
         assert_eq!((q.len(), q.first()), (0, None));
+    }
+
+    #[test]
+    fn entry_numbers_that_run_out_start_again_in_order() {
+        let mut q = Quarantine::default();
+        q.push_enqueued(4, 50);
+        q.push_enqueued(2, 10);
+        q.push(7);
+        assert!(q.remove(2));
+        q.next = Entry::MAX - 1;
+        q.push_enqueued(2, 30);
+        q.push(8);
+        assert_eq!(q.live[&8], 4, "renumbered 4, 7, 2, then 8");
+        assert_eq!(q.in_order(), [4, 7, 2, 8]);
+        assert!(q.rank(4) < q.rank(7) && q.rank(7) < q.rank(2) && q.rank(2) < q.rank(8));
+        assert_eq!(q.enqueued_by(40), [(2, 30)]);
+        assert_eq!(q.enqueued_by(50), [(4, 50), (2, 30)]);
+        assert_eq!(q.len(), 4);
     }
 }

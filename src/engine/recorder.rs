@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use super::messages::Messages;
 use super::state::MessageState;
 use super::transition::{Detail, Effect, Transition};
 use super::watch::Watches;
@@ -93,8 +94,8 @@ impl Recording {
         }
     }
 
-    /// Records a transition, unless nothing reads transitions; `state` is
-    /// the message's state right after it, kept with the history so that
+    /// Records a transition, unless nothing reads transitions; the
+    /// message's state right after it is kept with the history so that
     /// playback can show each message's row transition by transition.
     #[inline]
     pub(super) fn transition(
@@ -102,10 +103,10 @@ impl Recording {
         time: Millis,
         message: Option<MessageIndex>,
         detail: Detail,
-        state: Option<&MessageState>,
+        messages: &Messages,
     ) {
         if !self.quiet {
-            self.keep(time, message, detail, state);
+            self.keep(time, message, detail, messages);
         }
     }
 
@@ -115,7 +116,7 @@ impl Recording {
         time: Millis,
         message: Option<MessageIndex>,
         detail: Detail,
-        state: Option<&MessageState>,
+        messages: &Messages,
     ) {
         if !self.watches.is_empty() {
             self.watches.saw(detail.kind(), message, time);
@@ -131,8 +132,8 @@ impl Recording {
                 self.dropped += 1;
             }
         }
-        if let (Some(m), Some(state)) = (message, state) {
-            self.state_change(time, m, state);
+        if let Some(m) = message {
+            self.state_change(time, m, messages);
         }
     }
 
@@ -148,7 +149,7 @@ impl Recording {
         &mut self,
         time: Millis,
         message: MessageIndex,
-        state: &MessageState,
+        messages: &Messages,
     ) {
         if self.history && self.state_changes.len() >= TRANSITIONS_KEPT {
             // An incomplete history would show wrong states: none at all.
@@ -161,7 +162,7 @@ impl Recording {
                 time,
                 step: self.transitions.len() as u32,
                 message,
-                state: *state,
+                state: messages.get(message),
             });
         }
     }

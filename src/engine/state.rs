@@ -1,10 +1,11 @@
-//! Each message's state, compact: the engine keeps one per message, so a
-//! run of millions of messages costs tens of bytes each.
+//! A message's state in full: what readers of a run see. The engine
+//! stores it compactly ([`super::messages::Messages`]) and assembles one
+//! of these when asked.
 
 use crate::model::{Class, IntentIndex, KeyRef, Millis, ReasonIndex, State};
 
 /// A message's state. Values that may be absent (a quarantine time, a last
-/// failure, a fresh key's intent) are stored as sentinels and read through
+/// failure, a fresh key's intent) are kept as sentinels and read through
 /// accessors that turn them into `Option`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageState {
@@ -68,6 +69,12 @@ impl MessageState {
             },
             generation: self.key_generation,
         }
+    }
+
+    /// Whether the key is the message's intent itself (never changed by a
+    /// redrive).
+    pub fn has_own_key(&self) -> bool {
+        self.key_intent == OWN_INTENT && self.key_generation == 0
     }
 
     /// When the message last entered quarantine, if ever.

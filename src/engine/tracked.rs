@@ -190,7 +190,7 @@ impl Engine<'_> {
             let expires_at = self.broker.dedup.done(key, now);
             self.record(Some(m), Detail::DoneRecorded { key, expires_at });
         }
-        let message = &self.messages[m as usize];
+        let message = self.messages.get(m);
         let current = d.receive == message.total_receives
             && !matches!(message.state, State::Quarantined | State::Dropped);
         if let Some(at) = d.crash {
@@ -233,7 +233,7 @@ impl Engine<'_> {
             self.state_changed(m);
             return;
         }
-        let visible = d.in_flight && self.messages[m as usize].state == State::Ready;
+        let visible = d.in_flight && self.messages.state(m) == State::Ready;
         if visible && !self.stays_visible(m, d.finish) {
             // Visible again after its timeout and not taken since: it
             // leaves the ready set (the current delivery decides).
@@ -258,7 +258,7 @@ impl Engine<'_> {
     pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
         let d = self.deliveries.release(slot);
         let m = d.message;
-        let message = &self.messages[m as usize];
+        let message = self.messages.get(m);
         let current = d.receive == message.total_receives
             && matches!(message.state, State::InFlight | State::Waiting);
         if !current {
@@ -272,7 +272,7 @@ impl Engine<'_> {
                 Some(_) => REASON_CONSUMER_CRASHED,
                 None => REASON_VISIBILITY_TIMEOUT,
             };
-            self.messages[m as usize].set_failure(reason, Class::Transient);
+            self.messages.set_failure(m, reason, Class::Transient);
             self.clock.last_delivery = Some(self.clock.now);
             if let Some(latest) = self.deliveries.latest.get_mut(m as usize) {
                 *latest = self.clock.now | QUARANTINED_BIT;

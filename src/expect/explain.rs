@@ -167,7 +167,7 @@ fn ids_where(
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut other = 0u64;
     for (m, state) in outcome.messages.iter().enumerate() {
-        let Some(what) = pred(state) else { continue };
+        let Some(what) = pred(&state) else { continue };
         if each.len() <= MAX_LINES {
             each.push((m, what.clone()));
         }

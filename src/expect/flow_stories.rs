@@ -37,7 +37,7 @@ pub(super) fn latency_story(
     let n = acked.len() as u64;
     let rank = (p as u64 * n).div_ceil(100).max(1);
     let (latency, m) = acked[rank as usize - 1];
-    let s = &outcome.messages[m as usize];
+    let s = outcome.messages.get(m);
     let title = format!(
         "rank {rank} of {} (nearest rank, ceil({p} * {n} / 100)) is \"{}\"",
         plural(n, "acked message", "acked messages"),
@@ -77,7 +77,7 @@ pub(super) fn queue_wait_story(scenario: &Scenario, outcome: &Outcome) -> (Strin
     let lines = waits
         .iter()
         .map(|&(w, m)| {
-            let s = &outcome.messages[m as usize];
+            let s = outcome.messages.get(m);
             format!(
                 "{:<16} waited {} over {}",
                 scenario.message_id(m),

@@ -27,7 +27,7 @@ pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
         "envelope": envelope,
     });
     if scenario.flow.extended {
-        let state = &outcome.messages[m];
+        let state = outcome.messages.get(m as MessageIndex);
         let m32 = m as MessageIndex;
         row["arrived_at"] = json!(outcome.arrived_at(scenario, m32));
         row["acked_at"] = json!(state.acked_at());
@@ -46,7 +46,7 @@ pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
 /// The diagnostic record a message carries while in quarantine (and after
 /// it expires or is purged): nothing changes it between entry and exit.
 fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
-    let state = &outcome.messages[m];
+    let state = outcome.messages.get(m as MessageIndex);
     if !matches!(
         state.state,
         State::Quarantined | State::Expired | State::Purged

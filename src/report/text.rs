@@ -253,7 +253,7 @@ pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Row {
     row_of(
         scenario,
         m as MessageIndex,
-        &outcome.messages[m],
+        &outcome.messages.get(m as MessageIndex),
         outcome.as_of,
     )
 }

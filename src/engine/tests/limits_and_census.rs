@@ -39,7 +39,7 @@ fn a_snapshot_at_t_includes_every_event_at_t() {
     assert!(outcome.transitions.iter().all(|t| t.time <= 10_000));
     let outcome = run_until(&scenario, Recorder::All, 9_999).unwrap();
     assert_eq!(outcome.totals.quarantine_entries, 0);
-    let p = &outcome.messages[scenario.find_message("poison").unwrap() as usize];
+    let p = outcome.messages.get(scenario.find_message("poison").unwrap());
     // Its retry is due at 10s: it waits.
     assert_eq!(p.state, State::Waiting);
 }
@@ -78,7 +78,7 @@ fn recording_does_not_change_the_run() {
 
 fn state_counts(outcome: &Outcome) -> [u64; STATE_COUNT] {
     let mut c = [0; STATE_COUNT];
-    for message in &outcome.messages {
+    for message in outcome.messages.iter() {
         c[message.state as usize] += 1;
     }
     c

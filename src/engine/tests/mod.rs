@@ -33,8 +33,10 @@ pub(super) fn arrived(scenario: &Scenario, outcome: &Outcome, id: &str) -> Optio
     outcome.arrived_at(scenario, scenario.find_message(id).expect("message exists"))
 }
 
-pub(super) fn msg<'a>(scenario: &Scenario, outcome: &'a Outcome, id: &str) -> &'a MessageState {
-    &outcome.messages[scenario.find_message(id).expect("message exists") as usize]
+pub(super) fn msg(scenario: &Scenario, outcome: &Outcome, id: &str) -> MessageState {
+    outcome
+        .messages
+        .get(scenario.find_message(id).expect("message exists"))
 }
 
 /// (time, kind) of a message's transitions.
@@ -69,7 +71,7 @@ pub(super) fn retry_delays(scenario: &Scenario, outcome: &Outcome, id: &str) -> 
         .collect()
 }
 
-pub(super) fn reason(scenario: &Scenario, state: &MessageState) -> String {
+pub(super) fn reason(scenario: &Scenario, state: MessageState) -> String {
     state
         .last_reason()
         .map(|r| scenario.reasons[r as usize].clone())

@@ -241,7 +241,7 @@ fn the_engine_emits_each_state_after_every_change() {
             .find(|c| c.message as usize == m)
             .expect("every message changed");
         assert_eq!(
-            &last.state,
+            last.state,
             final_state,
             "{}",
             scenario.message_id(m as u32)

@@ -119,7 +119,7 @@ fn a_zero_base_stays_zero_however_many_failures() {
             cap: None,
             jitter: Jitter::None,
         };
-        backoff::retry_delay(retry, message, None, rng)
+        backoff::retry_delay(retry, message.cycle_receives, None, rng)
     };
     assert_eq!(delay(1, 64, &mut message, &mut rng), 1 << 63);
     assert_eq!(delay(3, 64, &mut message, &mut rng), Millis::MAX);

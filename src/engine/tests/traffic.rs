@@ -94,7 +94,7 @@ fn s11_mix_draws_follow_the_offsets_and_own_consecutive_ranges() {
             .kind(&scenario, m)
             .map(|k| scenario.kinds[k as usize].as_str());
         assert_eq!(kind, want, "m{j} drew {u}");
-        let state = outcome.messages[m as usize].state;
+        let state = outcome.messages.state(m);
         assert_eq!(state == State::Acked, want.is_none(), "m{j}");
     }
 }

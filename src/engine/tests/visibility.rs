@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn reason_of(scenario: &Scenario, state: &MessageState) -> String {
+fn reason_of(scenario: &Scenario, state: MessageState) -> String {
     state
         .last_reason()
         .map_or(String::new(), |r| scenario.reasons[r as usize].clone())

@@ -1,0 +1,44 @@
+//! A set of intents, one bit each: which intents have committed an effect
+//! (any further effect of one is a duplicate, docs/model.md section 7).
+
+use crate::model::IntentIndex;
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct IntentSet {
+    words: Vec<u64>,
+}
+
+impl IntentSet {
+    /// An empty set of intents `0..count`.
+    pub(super) fn new(count: usize) -> Self {
+        IntentSet {
+            words: vec![0; count.div_ceil(64)],
+        }
+    }
+
+    /// Adds intent `i`; true if it was there already.
+    #[inline]
+    pub(super) fn insert(&mut self, i: IntentIndex) -> bool {
+        let word = &mut self.words[i as usize / 64];
+        let bit = 1u64 << (i % 64);
+        let was = *word & bit != 0;
+        *word |= bit;
+        was
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_intent_is_there_after_its_first_insert_only() {
+        let mut set = IntentSet::new(130);
+        for i in [0, 63, 64, 129] {
+            assert!(!set.insert(i), "{i}");
+            assert!(set.insert(i), "{i}");
+        }
+        assert!(!set.insert(1));
+        assert!(!set.insert(128));
+    }
+}

@@ -1,0 +1,442 @@
+//! Every message's state, stored in 12 bytes a message for the common
+//! case. A run of ten million messages keeps ten million of these, so
+//! their size is most of the run's memory.
+//!
+//! A message's full state is a [`MessageState`]; [`Messages`] stores it
+//! as a compact [`Hot`] record when it fits one (first cycle, its own key,
+//! at most one of an ack time and a quarantine time, each under 2^32 ms,
+//! counters under 2^16, few deduplication hits), and otherwise keeps the
+//! whole state in a side table of the messages that need it (redriven
+//! messages, times past 49 days, a crash loop past 65,535 receives). The
+//! state itself always stays in the record. Readers get a
+//! [`MessageState`] assembled from the two ([`Messages::get`]); the
+//! engine's per-delivery operations change the record in place and fall
+//! back to the side table only when a value does not fit.
+
+use bytemuck::{Pod, Zeroable};
+use rustc_hash::FxHashMap as HashMap;
+
+use super::state::MessageState;
+use crate::model::{Class, KeyRef, MessageIndex, Millis, ReasonIndex, State};
+
+/// A message's state in 12 bytes. All zeros is a message that has not
+/// arrived, so the array is allocated zeroed (the system hands out zero
+/// pages lazily) rather than written message by message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Zeroable, Pod)]
+#[repr(C)]
+struct Hot {
+    /// The ack time or the quarantine time, as `flags`' time bits say.
+    time: u32,
+    /// Receives in the cycle (the first, so also in total).
+    receives: u16,
+    effects: u16,
+    /// The last failure's reason plus one; 0: none.
+    reason: u16,
+    /// `State as u8`, kept here even when the rest is in the side table.
+    state: u8,
+    flags: u8,
+}
+
+/// The last failure was permanent.
+const PERMANENT: u8 = 1;
+/// The message's state is in the side table (all but `state`).
+const SIDE: u8 = 1 << 1;
+/// What `time` holds: nothing, the ack time or the quarantine time.
+const TIME: u8 = 0b11 << 2;
+const TIME_ACKED: u8 = 1 << 2;
+const TIME_QUARANTINED: u8 = 2 << 2;
+/// Deduplication hits, 0 to [`MAX_DEDUP_HITS`].
+const DEDUP_SHIFT: u8 = 4;
+const MAX_DEDUP_HITS: u32 = 0xF;
+
+impl Hot {
+    fn state(self) -> State {
+        State::ALL[self.state as usize]
+    }
+
+    fn in_side_table(self) -> bool {
+        self.flags & SIDE != 0
+    }
+
+    /// The state this record encodes (when it is not in the side table).
+    fn decode(self) -> MessageState {
+        let mut s = MessageState::new();
+        s.state = self.state();
+        s.cycle_receives = self.receives as u32;
+        s.total_receives = self.receives as u32;
+        s.effects = self.effects as u32;
+        s.dedup_hits = (self.flags >> DEDUP_SHIFT) as u32;
+        if self.reason != 0 {
+            let class = if self.flags & PERMANENT != 0 {
+                Class::Permanent
+            } else {
+                Class::Transient
+            };
+            s.set_failure(self.reason as ReasonIndex - 1, class);
+        }
+        match self.flags & TIME {
+            TIME_ACKED => s.set_acked_at(self.time as Millis),
+            TIME_QUARANTINED => {
+                s.set_quarantined_at(self.time as Millis);
+                s.quarantine_entries = 1;
+            }
+            _ => {}
+        }
+        s
+    }
+
+    /// `s` as a record, if it fits one.
+    fn encode(s: &MessageState) -> Option<Hot> {
+        let small = |v: u32| u16::try_from(v).ok();
+        let time = |t: Millis| u32::try_from(t).ok();
+        let (time, time_flag) = match (s.acked_at(), s.last_quarantined_at()) {
+            (None, None) if s.quarantine_entries == 0 => (0, 0),
+            (Some(t), None) if s.quarantine_entries == 0 => (time(t)?, TIME_ACKED),
+            (None, Some(t)) if s.quarantine_entries == 1 => (time(t)?, TIME_QUARANTINED),
+            _ => return None,
+        };
+        if s.cycle != 1 || s.cycle_receives != s.total_receives || !s.has_own_key() {
+            return None;
+        }
+        if s.dedup_hits > MAX_DEDUP_HITS {
+            return None;
+        }
+        let reason = match s.last_reason() {
+            None => 0,
+            Some(r) => small(r.checked_add(1)?)?,
+        };
+        let permanent = s.last_reason().is_some() && s.last_class() == Class::Permanent;
+        Some(Hot {
+            time,
+            receives: small(s.total_receives)?,
+            effects: small(s.effects)?,
+            reason,
+            state: s.state as u8,
+            flags: (permanent as u8) | time_flag | ((s.dedup_hits as u8) << DEDUP_SHIFT),
+        })
+    }
+}
+
+/// Every message's state: a compact record each, and the side table.
+/// Two are equal when every message's state is.
+#[derive(Debug, Clone, Default)]
+pub struct Messages {
+    hot: Vec<Hot>,
+    /// The full state of each message whose state does not fit its
+    /// record (its `state` field is not used: the record's is). Never
+    /// iterated, so its order cannot reach any output.
+    side: HashMap<MessageIndex, MessageState>,
+}
+
+impl PartialEq for Messages {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Messages {}
+
+impl Messages {
+    /// `count` messages that have not arrived yet.
+    pub fn new(count: usize) -> Self {
+        Messages {
+            hot: bytemuck::zeroed_vec(count),
+            side: HashMap::default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.hot.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hot.is_empty()
+    }
+
+    /// Message `m`'s state.
+    #[inline]
+    pub fn get(&self, m: MessageIndex) -> MessageState {
+        let hot = self.hot[m as usize];
+        if hot.in_side_table() {
+            let mut s = self.side[&m];
+            s.state = hot.state();
+            s
+        } else {
+            hot.decode()
+        }
+    }
+
+    /// Every message's state, in message order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            messages: self,
+            next: 0..self.hot.len() as MessageIndex,
+        }
+    }
+
+    /// How many messages' states are kept in the side table.
+    pub fn in_side_table(&self) -> usize {
+        self.side.len()
+    }
+
+    #[inline]
+    pub fn state(&self, m: MessageIndex) -> State {
+        self.hot[m as usize].state()
+    }
+
+    #[inline]
+    pub(super) fn set_state(&mut self, m: MessageIndex, state: State) {
+        self.hot[m as usize].state = state as u8;
+    }
+
+    /// `m`'s current deduplication key, given its own intent.
+    #[inline]
+    pub fn key(&self, m: MessageIndex, own_intent: crate::model::IntentIndex) -> KeyRef {
+        if self.hot[m as usize].in_side_table() {
+            self.side[&m].key(own_intent)
+        } else {
+            KeyRef {
+                intent: own_intent,
+                generation: 0,
+            }
+        }
+    }
+
+    /// Receives in the message's current cycle.
+    #[inline]
+    pub fn cycle_receives(&self, m: MessageIndex) -> u32 {
+        let hot = self.hot[m as usize];
+        if hot.in_side_table() {
+            self.side[&m].cycle_receives
+        } else {
+            hot.receives as u32
+        }
+    }
+
+    /// A delivery of `m` starts: both receive counts grow (saturating).
+    /// Returns the cycle and the counts after it.
+    #[inline]
+    pub(super) fn receive(&mut self, m: MessageIndex) -> (u32, u32, u32) {
+        let hot = &mut self.hot[m as usize];
+        if !hot.in_side_table() && hot.receives < u16::MAX {
+            hot.receives += 1;
+            let n = hot.receives as u32;
+            return (1, n, n);
+        }
+        self.update(m, |s| {
+            s.cycle_receives = s.cycle_receives.saturating_add(1);
+            s.total_receives = s.total_receives.saturating_add(1);
+            (s.cycle, s.cycle_receives, s.total_receives)
+        })
+    }
+
+    /// The last failure's reason and class.
+    #[inline]
+    pub(super) fn set_failure(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
+        let hot = &mut self.hot[m as usize];
+        if !hot.in_side_table() && reason < u16::MAX as ReasonIndex {
+            hot.reason = reason as u16 + 1;
+            hot.flags = (hot.flags & !PERMANENT) | (class == Class::Permanent) as u8;
+            return;
+        }
+        self.update(m, |s| s.set_failure(reason, class));
+    }
+
+    /// `m` was acked at `t`.
+    #[inline]
+    pub(super) fn set_acked_at(&mut self, m: MessageIndex, t: Millis) {
+        let hot = &mut self.hot[m as usize];
+        let free = matches!(hot.flags & TIME, 0 | TIME_ACKED);
+        if let (false, true, Ok(t)) = (hot.in_side_table(), free, u32::try_from(t)) {
+            hot.time = t;
+            hot.flags = (hot.flags & !TIME) | TIME_ACKED;
+            return;
+        }
+        self.update(m, |s| s.set_acked_at(t));
+    }
+
+    /// An effect of `m` commits; returns its cycle.
+    #[inline]
+    pub(super) fn add_effect(&mut self, m: MessageIndex) -> u32 {
+        let hot = &mut self.hot[m as usize];
+        if !hot.in_side_table() && hot.effects < u16::MAX {
+            hot.effects += 1;
+            return 1;
+        }
+        self.update(m, |s| {
+            s.effects = s.effects.saturating_add(1);
+            s.cycle
+        })
+    }
+
+    /// A delivery of `m` found its key's result (or DONE) in the store.
+    pub(super) fn add_dedup_hit(&mut self, m: MessageIndex) {
+        self.update(m, |s| s.dedup_hits = s.dedup_hits.saturating_add(1));
+    }
+
+    /// `m` enters quarantine at `t`.
+    pub(super) fn enter_quarantine(&mut self, m: MessageIndex, t: Millis) {
+        self.update(m, |s| {
+            s.set_quarantined_at(t);
+            s.quarantine_entries += 1;
+        });
+    }
+
+    /// Changes `m`'s state through its full form: kept in the record if
+    /// the result fits one, in the side table otherwise.
+    pub(super) fn update<R>(&mut self, m: MessageIndex, change: impl FnOnce(&mut MessageState) -> R) -> R {
+        let mut s = self.get(m);
+        let result = change(&mut s);
+        let state = s.state;
+        match Hot::encode(&s) {
+            Some(hot) => {
+                if self.hot[m as usize].in_side_table() {
+                    self.side.remove(&m);
+                }
+                self.hot[m as usize] = hot;
+            }
+            None => {
+                self.side.insert(m, s);
+                let hot = &mut self.hot[m as usize];
+                *hot = Hot {
+                    flags: SIDE,
+                    ..Hot::default()
+                };
+                hot.state = state as u8;
+            }
+        }
+        result
+    }
+}
+
+/// Every message's state, in message order.
+pub struct Iter<'a> {
+    messages: &'a Messages,
+    next: std::ops::Range<MessageIndex>,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = MessageState;
+
+    fn next(&mut self) -> Option<MessageState> {
+        self.next.next().map(|m| self.messages.get(m))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.next.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a Messages {
+    type Item = MessageState;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field of a state, set to values that fit the record or not.
+    fn states() -> Vec<MessageState> {
+        let mut all = vec![MessageState::new()];
+        let mut s = MessageState::new();
+        s.state = State::Acked;
+        s.cycle_receives = 3;
+        s.total_receives = 3;
+        s.effects = 2;
+        s.dedup_hits = 15;
+        s.set_failure(7, Class::Permanent);
+        s.set_acked_at(u32::MAX as Millis);
+        all.push(s);
+        let mut q = MessageState::new();
+        q.state = State::Quarantined;
+        q.cycle_receives = 65_535;
+        q.total_receives = 65_535;
+        q.set_quarantined_at(1_000);
+        q.quarantine_entries = 1;
+        q.set_failure(65_533, Class::Transient);
+        all.push(q);
+        // Each of these needs the side table.
+        let tweaks: [fn(&mut MessageState); 12] = [
+            |s| s.cycle = 2,
+            |s| s.cycle_receives = 0,
+            |s| s.total_receives = 65_536,
+            |s| s.effects = 65_536,
+            |s| s.dedup_hits = 16,
+            |s| s.set_failure(65_535, Class::Transient),
+            |s| s.set_acked_at(u32::MAX as Millis + 1),
+            |s| s.set_quarantined_at(5),
+            |s| s.quarantine_entries = 2,
+            |s| {
+                s.set_key(KeyRef {
+                    intent: 3,
+                    generation: 0,
+                })
+            },
+            |s| {
+                s.set_key(KeyRef {
+                    intent: 0,
+                    generation: 1,
+                })
+            },
+            |s| s.set_failure(ReasonIndex::MAX - 1, Class::Permanent),
+        ];
+        for tweak in tweaks {
+            let mut t = s;
+            tweak(&mut t);
+            all.push(t);
+        }
+        all
+    }
+
+    #[test]
+    fn every_state_reads_back_as_it_was_stored() {
+        let mut messages = Messages::new(2);
+        for (i, s) in states().into_iter().enumerate() {
+            messages.update(1, |state| *state = s);
+            assert_eq!(messages.get(1), s, "state {i}");
+            assert_eq!(messages.state(1), s.state, "state {i}");
+            assert_eq!(messages.cycle_receives(1), s.cycle_receives, "state {i}");
+            assert_eq!(messages.get(0), MessageState::new());
+        }
+        // Back to a state that fits: the side table lets it go.
+        messages.update(1, |state| *state = MessageState::new());
+        assert_eq!(messages.in_side_table(), 0);
+        assert_eq!(std::mem::size_of::<Hot>(), 12);
+    }
+
+    #[test]
+    fn the_fast_operations_equal_changing_the_full_state() {
+        for s in states() {
+            let mut fast = Messages::new(1);
+            fast.update(0, |state| *state = s);
+            let mut expected = s;
+            let got = fast.receive(0);
+            expected.cycle_receives = expected.cycle_receives.saturating_add(1);
+            expected.total_receives = expected.total_receives.saturating_add(1);
+            assert_eq!(
+                got,
+                (
+                    expected.cycle,
+                    expected.cycle_receives,
+                    expected.total_receives
+                )
+            );
+            fast.set_failure(0, 9, Class::Permanent);
+            expected.set_failure(9, Class::Permanent);
+            assert_eq!(fast.add_effect(0), expected.cycle);
+            expected.effects = expected.effects.saturating_add(1);
+            fast.set_acked_at(0, 77);
+            expected.set_acked_at(77);
+            fast.set_state(0, State::Acked);
+            expected.state = State::Acked;
+            assert_eq!(fast.get(0), expected);
+        }
+    }
+}
