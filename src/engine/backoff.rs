@@ -37,11 +37,7 @@ pub(super) fn retry_delay(
                 Jitter::Decorrelated => {
                     let mut none = 0;
                     let kept = prev_delay.unwrap_or(&mut none);
-                    let previous = if cycle_receives <= 1 {
-                        base
-                    } else {
-                        *kept
-                    };
+                    let previous = if cycle_receives <= 1 { base } else { *kept };
                     let high = previous.saturating_mul(3).max(base);
                     let delay = rng.random_range(base..=high).min(cap);
                     *kept = delay;

@@ -317,7 +317,8 @@ impl Engine<'_> {
             }
             Finish::AckLost => {
                 // The row after the transition shows its reason.
-                self.messages.set_failure(m, REASON_ACK_LOST, Class::Transient);
+                self.messages
+                    .set_failure(m, REASON_ACK_LOST, Class::Transient);
                 self.record(Some(m), Detail::AckLost);
                 self.after_failure(m, REASON_ACK_LOST, Class::Transient, start);
             }
@@ -401,7 +402,11 @@ impl Engine<'_> {
             let due = self.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
-            self.broker.queue.put_back(self.clock.now, due, m);
+            if delivery.retry.is_drawn() {
+                self.broker.queue.put_back_drawn(self.clock.now, due, m);
+            } else {
+                self.broker.queue.put_back(self.clock.now, due, m);
+            }
             self.measures.retries += 1;
             self.record(Some(m), Detail::RetryScheduled { delay, due });
         }

@@ -284,7 +284,11 @@ impl Messages {
 
     /// Changes `m`'s state through its full form: kept in the record if
     /// the result fits one, in the side table otherwise.
-    pub(super) fn update<R>(&mut self, m: MessageIndex, change: impl FnOnce(&mut MessageState) -> R) -> R {
+    pub(super) fn update<R>(
+        &mut self,
+        m: MessageIndex,
+        change: impl FnOnce(&mut MessageState) -> R,
+    ) -> R {
         let mut s = self.get(m);
         let result = change(&mut s);
         let state = s.state;

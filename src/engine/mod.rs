@@ -50,12 +50,12 @@ pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
 pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
+pub use messages::Messages;
 pub use operator::{CANARIES_LISTED, CanaryRecord};
 pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
-pub use messages::Messages;
 pub use state::MessageState;
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
@@ -64,10 +64,10 @@ pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
 use crate::model::{KindField, MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
-use intents::IntentSet;
 use calls::Calls;
 use census::CensusTaker;
 use clock::Clock;
+use intents::IntentSet;
 use operator::Operator;
 use queue::Due;
 use ready::ReadySet;
@@ -431,12 +431,7 @@ impl<'s> Engine<'s> {
 /// messages: the value at rank ceil(p * n / 100) of the ascending
 /// latencies), gathered in four bytes each when the run is short enough
 /// and selected in linear time.
-fn flow_measures(
-    scenario: &Scenario,
-    totals: &mut Totals,
-    messages: &Messages,
-    draws: &Draws,
-) {
+fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, draws: &Draws) {
     // Every message is final (acked, quarantined, expired, purged) or
     // still going round.
     totals.pending = totals.messages

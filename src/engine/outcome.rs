@@ -2,8 +2,8 @@
 //! of the scenario's `[limits]`.
 
 use super::census::Census;
-use super::recorder::{Recorder, StateChange};
 use super::messages::Messages;
+use super::recorder::{Recorder, StateChange};
 use super::transition::{Effect, Transition};
 use crate::model::{
     AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, Scenario, SinkField, Target,

@@ -223,13 +223,16 @@ impl SourceQueue {
         Some(unpack(e.what, e.sequence))
     }
 
-    /// Schedules `what` at `at`, from `now`: in the lane of its delay.
-    fn schedule(&mut self, now: Millis, at: Millis, what: u64) {
+    /// Schedules `what` at `at`, from `now`: in the lane of its delay,
+    /// or in the heap if `laned` is false (a drawn delay, which would
+    /// only take up a lane).
+    fn schedule(&mut self, now: Millis, at: Millis, what: u64, laned: bool) {
         let sequence = self.sequence;
         self.sequence += 1;
         let e = Entry { at, sequence, what };
         let delay = at.saturating_sub(now);
         let lane = match self.lanes.iter().position(|l| l.delay == delay) {
+            _ if !laned => None,
             Some(k) => Some(k),
             None if self.lanes.len() < MAX_LANES => {
                 self.lanes.push(Lane {
@@ -267,7 +270,14 @@ impl SourceQueue {
     /// scheduled at `now`.
     #[inline]
     pub(super) fn put_back(&mut self, now: Millis, at: Millis, message: MessageIndex) {
-        self.schedule(now, at, pack(message, None));
+        self.schedule(now, at, pack(message, None), true);
+    }
+
+    /// The message becomes ready again at `at`, after a delay drawn at
+    /// random (a jittered retry): it waits in the heap.
+    #[inline]
+    pub(super) fn put_back_drawn(&mut self, now: Millis, at: Millis, message: MessageIndex) {
+        self.schedule(now, at, pack(message, None), false);
     }
 
     /// A delivery in flight ends at `at`, after everything already
@@ -280,17 +290,17 @@ impl SourceQueue {
         message: MessageIndex,
         finish: Finish,
     ) {
-        self.schedule(now, at, pack(message, Some(finish)));
+        self.schedule(now, at, pack(message, Some(finish)), true);
     }
 
     /// A tracked delivery (record `slot`) ends at `at`.
     pub(super) fn schedule_end_of(&mut self, now: Millis, at: Millis, slot: u32) {
-        self.schedule(now, at, slot as u64 | END_OF << 32);
+        self.schedule(now, at, slot as u64 | END_OF << 32, true);
     }
 
     /// A tracked delivery's visibility timeout passes at `at`.
     pub(super) fn schedule_visible(&mut self, now: Millis, at: Millis, slot: u32) {
-        self.schedule(now, at, slot as u64 | VISIBLE << 32);
+        self.schedule(now, at, slot as u64 | VISIBLE << 32, true);
     }
 
     /// Entries still due: arrivals to come, retries, redrives and ends.

@@ -116,6 +116,13 @@ pub enum Retry {
     },
 }
 
+impl Retry {
+    /// Whether the delay is drawn at random (any jitter).
+    pub fn is_drawn(self) -> bool {
+        matches!(self, Retry::Backoff { jitter, .. } if jitter != Jitter::None)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Jitter {

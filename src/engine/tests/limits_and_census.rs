@@ -39,7 +39,9 @@ fn a_snapshot_at_t_includes_every_event_at_t() {
     assert!(outcome.transitions.iter().all(|t| t.time <= 10_000));
     let outcome = run_until(&scenario, Recorder::All, 9_999).unwrap();
     assert_eq!(outcome.totals.quarantine_entries, 0);
-    let p = outcome.messages.get(scenario.find_message("poison").unwrap());
+    let p = outcome
+        .messages
+        .get(scenario.find_message("poison").unwrap());
     // Its retry is due at 10s: it waits.
     assert_eq!(p.state, State::Waiting);
 }

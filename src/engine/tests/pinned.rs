@@ -240,12 +240,7 @@ fn the_engine_emits_each_state_after_every_change() {
             .rev()
             .find(|c| c.message as usize == m)
             .expect("every message changed");
-        assert_eq!(
-            last.state,
-            final_state,
-            "{}",
-            scenario.message_id(m as u32)
-        );
+        assert_eq!(last.state, final_state, "{}", scenario.message_id(m as u32));
     }
     // One change per delivery and one per redrive, plus one after each
     // transition of a message (playback's rows step by transition).
