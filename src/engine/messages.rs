@@ -3,18 +3,18 @@
 //! their size is most of the run's memory.
 //!
 //! A message's full state is a [`MessageState`]; [`Messages`] stores it
-//! as a compact [`Hot`] record when it fits one (first cycle, its own key,
-//! at most one of an ack time and a quarantine time, each under 2^32 ms,
-//! counters under 2^16, few deduplication hits), and otherwise keeps the
-//! whole state in a side table of the messages that need it (redriven
-//! messages, times past 49 days, a crash loop past 65,535 receives). The
-//! state itself always stays in the record. Readers get a
-//! [`MessageState`] assembled from the two ([`Messages::get`]); the
-//! engine's per-delivery operations change the record in place and fall
-//! back to the side table only when a value does not fit.
+//! as a compact [`Hot`] record while it fits one (first cycle, its own
+//! key, at most one of an ack time and a quarantine time, each under 2^32
+//! ms, counters under 2^16, few deduplication hits). The first time it
+//! does not (a redrive, a time past 49 days, a crash loop past 65,535
+//! receives), the whole state moves to the side table, a plain array of
+//! [`MessageState`]s, and stays there: the record then holds only the
+//! state and its place in the side table. Readers get a [`MessageState`]
+//! ([`Messages::get`]); the engine's per-delivery operations change the
+//! record in place and go to the side table only for the messages there.
+//! A message costs 12 bytes, and 56 more once it is in the side table.
 
 use bytemuck::{Pod, Zeroable};
-use rustc_hash::FxHashMap as HashMap;
 
 use super::state::MessageState;
 use crate::model::{Class, KeyRef, MessageIndex, Millis, ReasonIndex, State};
@@ -25,7 +25,8 @@ use crate::model::{Class, KeyRef, MessageIndex, Millis, ReasonIndex, State};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Zeroable, Pod)]
 #[repr(C)]
 struct Hot {
-    /// The ack time or the quarantine time, as `flags`' time bits say.
+    /// The ack time or the quarantine time, as `flags`' time bits say;
+    /// for a message in the side table, its place there.
     time: u32,
     /// Receives in the cycle (the first, so also in total).
     receives: u16,
@@ -39,7 +40,8 @@ struct Hot {
 
 /// The last failure was permanent.
 const PERMANENT: u8 = 1;
-/// The message's state is in the side table (all but `state`).
+/// The message's state is in the side table (all but `state`), at the
+/// place `time` holds.
 const SIDE: u8 = 1 << 1;
 /// What `time` holds: nothing, the ack time or the quarantine time.
 const TIME: u8 = 0b11 << 2;
@@ -122,10 +124,10 @@ impl Hot {
 #[derive(Debug, Clone, Default)]
 pub struct Messages {
     hot: Vec<Hot>,
-    /// The full state of each message whose state does not fit its
-    /// record (its `state` field is not used: the record's is). Never
-    /// iterated, so its order cannot reach any output.
-    side: HashMap<MessageIndex, MessageState>,
+    /// The full state of each message whose state once did not fit its
+    /// record, in the order they moved here (their `state` field is not
+    /// used: the record's is).
+    side: Vec<MessageState>,
 }
 
 impl PartialEq for Messages {
@@ -141,7 +143,7 @@ impl Messages {
     pub fn new(count: usize) -> Self {
         Messages {
             hot: bytemuck::zeroed_vec(count),
-            side: HashMap::default(),
+            side: Vec::new(),
         }
     }
 
@@ -158,7 +160,7 @@ impl Messages {
     pub fn get(&self, m: MessageIndex) -> MessageState {
         let hot = self.hot[m as usize];
         if hot.in_side_table() {
-            let mut s = self.side[&m];
+            let mut s = self.side[hot.time as usize];
             s.state = hot.state();
             s
         } else {
@@ -179,6 +181,11 @@ impl Messages {
         self.side.len()
     }
 
+    /// Message `m`'s state in the side table (it must be there).
+    fn side(&self, m: MessageIndex) -> &MessageState {
+        &self.side[self.hot[m as usize].time as usize]
+    }
+
     #[inline]
     pub fn state(&self, m: MessageIndex) -> State {
         self.hot[m as usize].state()
@@ -193,7 +200,7 @@ impl Messages {
     #[inline]
     pub fn key(&self, m: MessageIndex, own_intent: crate::model::IntentIndex) -> KeyRef {
         if self.hot[m as usize].in_side_table() {
-            self.side[&m].key(own_intent)
+            self.side(m).key(own_intent)
         } else {
             KeyRef {
                 intent: own_intent,
@@ -207,7 +214,7 @@ impl Messages {
     pub fn cycle_receives(&self, m: MessageIndex) -> u32 {
         let hot = self.hot[m as usize];
         if hot.in_side_table() {
-            self.side[&m].cycle_receives
+            self.side(m).cycle_receives
         } else {
             hot.receives as u32
         }
@@ -282,8 +289,9 @@ impl Messages {
         });
     }
 
-    /// Changes `m`'s state through its full form: kept in the record if
-    /// the result fits one, in the side table otherwise.
+    /// Changes `m`'s state through its full form: kept in the record
+    /// while the result fits one, in the side table from the first time
+    /// it does not.
     pub(super) fn update<R>(
         &mut self,
         m: MessageIndex,
@@ -291,23 +299,22 @@ impl Messages {
     ) -> R {
         let mut s = self.get(m);
         let result = change(&mut s);
-        let state = s.state;
-        match Hot::encode(&s) {
-            Some(hot) => {
-                if self.hot[m as usize].in_side_table() {
-                    self.side.remove(&m);
-                }
-                self.hot[m as usize] = hot;
-            }
-            None => {
-                self.side.insert(m, s);
-                let hot = &mut self.hot[m as usize];
-                *hot = Hot {
-                    flags: SIDE,
-                    ..Hot::default()
-                };
-                hot.state = state as u8;
-            }
+        let hot = &mut self.hot[m as usize];
+        if hot.in_side_table() {
+            self.side[hot.time as usize] = s;
+            hot.state = s.state as u8;
+        } else if let Some(fits) = Hot::encode(&s) {
+            *hot = fits;
+        } else {
+            // At most one place per message: fewer than 2^32.
+            let place = self.side.len() as u32;
+            self.side.push(s);
+            *hot = Hot {
+                time: place,
+                state: s.state as u8,
+                flags: SIDE,
+                ..Hot::default()
+            };
         }
         result
     }
@@ -409,9 +416,10 @@ mod tests {
             assert_eq!(messages.cycle_receives(1), s.cycle_receives, "state {i}");
             assert_eq!(messages.get(0), MessageState::new());
         }
-        // Back to a state that fits: the side table lets it go.
+        // Back to a state that fits: still read right from the side table.
         messages.update(1, |state| *state = MessageState::new());
-        assert_eq!(messages.in_side_table(), 0);
+        assert_eq!(messages.get(1), MessageState::new());
+        assert_eq!(messages.in_side_table(), 1);
         assert_eq!(std::mem::size_of::<Hot>(), 12);
     }
 
@@ -420,6 +428,7 @@ mod tests {
         for s in states() {
             let mut fast = Messages::new(1);
             fast.update(0, |state| *state = s);
+            assert_eq!(fast.in_side_table() == 1, Hot::encode(&s).is_none());
             let mut expected = s;
             let got = fast.receive(0);
             expected.cycle_receives = expected.cycle_receives.saturating_add(1);

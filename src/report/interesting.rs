@@ -25,9 +25,15 @@ pub const PER_REASON: usize = 10;
 fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Vec<MessageIndex> {
     let mut heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>> = BinaryHeap::new();
     for (v, m) in values {
-        heap.push(Reverse((v, Reverse(m))));
-        if heap.len() > n {
-            heap.pop();
+        let item = Reverse((v, Reverse(m)));
+        if heap.len() < n {
+            heap.push(item);
+        } else if let Some(mut smallest) = heap.peek_mut()
+            && item < *smallest
+        {
+            // Larger than the smallest kept: it takes its place. Most
+            // messages are not, so the pass costs a comparison each.
+            *smallest = item;
         }
     }
     let mut picked: Vec<(Millis, Reverse<MessageIndex>)> = heap.into_iter().map(|r| r.0).collect();
@@ -91,5 +97,25 @@ mod tests {
         assert_eq!(largest(3, values.into_iter()), [1, 4, 5]);
         assert_eq!(largest(4, values.into_iter()), [1, 4, 5, 0]);
         assert_eq!(largest(0, values.into_iter()), Vec::<MessageIndex>::new());
+    }
+
+    #[test]
+    fn largest_equals_sorting_everything() {
+        // Many ties (values 0..40) over 500 messages, every n up to 30.
+        let mut x: u64 = 7;
+        let values: Vec<(Millis, MessageIndex)> = (0..500)
+            .map(|m| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 33) % 40, m)
+            })
+            .collect();
+        let mut sorted = values.clone();
+        sorted.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for n in 0..30 {
+            let expected: Vec<MessageIndex> = sorted[..n].iter().map(|&(_, m)| m).collect();
+            assert_eq!(largest(n, values.iter().copied()), expected, "n = {n}");
+        }
     }
 }
