@@ -362,3 +362,34 @@ fn a_long_fault_list_decides_as_its_first_applying_faults_do() {
     assert_eq!(short, long);
     assert_eq!(short.1.crashes, 1);
 }
+
+#[test]
+fn values_past_the_compact_record_read_back_exactly() {
+    // Each message's state is kept in 12 bytes while it fits (times under
+    // 2^32 ms, about 49.7 days; receives and effects under 65,536); past
+    // that it moves aside whole. Either way it reads back exactly.
+    let (scenario, outcome) = sim(
+        "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1ms\"\n\
+         [[message]]\nid = \"late\"\nat = \"60d\"\n\
+         [[message]]\nid = \"late-failure\"\nat = \"60d\"\n\
+         faults = [{ fail = { first = 1 }, reason = \"r\", class = \"permanent\" }]\n\
+         [[message]]\nid = \"loop\"\nfaults = [{ fail = { first = 70000 } }]\n",
+    );
+    let day: Millis = 86_400_000;
+    let late = msg(&scenario, &outcome, "late");
+    assert_eq!(late.acked_at(), Some(60 * day));
+    assert_eq!((late.total_receives, late.effects), (1, 1));
+    let failed = msg(&scenario, &outcome, "late-failure");
+    assert_eq!(failed.acked_at(), Some(60 * day + 1));
+    assert_eq!(reason(&scenario, failed), "r");
+    assert_eq!(failed.last_class(), Class::Permanent);
+    let looped = msg(&scenario, &outcome, "loop");
+    assert_eq!(looped.state, State::Acked);
+    assert_eq!(
+        (looped.cycle_receives, looped.total_receives),
+        (70_001, 70_001)
+    );
+    assert_eq!(looped.acked_at(), Some(70_000));
+    assert_eq!(outcome.totals.deliveries, 70_004);
+    assert_eq!(outcome.messages.in_side_table(), 3);
+}
