@@ -424,6 +424,7 @@ impl Engine<'_> {
             self.canary_settled(m, false);
             return;
         }
+        debug_assert_ne!(self.messages.state(m), State::Quarantined, "entered twice");
         self.set_state(m, State::Quarantined);
         self.alarms.entered(self.clock.now);
         self.messages.enter_quarantine(m, self.clock.now);

@@ -119,7 +119,7 @@ impl Engine<'_> {
             }
             Action::RedriveAll => self.broker.quarantine.in_order(),
             Action::Redrive(only) => {
-                let quarantine = &self.broker.quarantine;
+                let quarantine = &mut self.broker.quarantine;
                 let mut targets: Vec<MessageIndex> = only
                     .iter()
                     .copied()

@@ -26,9 +26,14 @@ pub(super) struct Quarantine {
     /// (message, entry number) in entry order; an entry whose message has
     /// left since is stale and skipped. The front is always live.
     entries: VecDeque<(MessageIndex, Entry)>,
-    /// Entry number of each message in quarantine. Never iterated, so its
-    /// order cannot reach any output.
-    live: HashMap<MessageIndex, Entry>,
+    /// Entry number of each message in quarantine, made the first time
+    /// something asks for a message (an operator step): until then no
+    /// message has left, every entry is live, and a run without operator
+    /// steps never needs it. Never iterated, so its order cannot reach any
+    /// output.
+    live: Option<HashMap<MessageIndex, Entry>>,
+    /// Messages in quarantine.
+    count: u64,
     /// sqs-standard: (latest enqueue, entry number, message) of each
     /// message in quarantine.
     by_enqueue: BTreeSet<(Millis, Entry, MessageIndex)>,
@@ -45,7 +50,25 @@ impl Quarantine {
         }
         self.next += 1;
         self.entries.push_back((m, self.next));
-        self.live.insert(m, self.next);
+        if let Some(live) = &mut self.live {
+            live.insert(m, self.next);
+        }
+        self.count += 1;
+    }
+
+    /// The order and the lookup, made now if it was not yet.
+    fn indexed(
+        &mut self,
+    ) -> (
+        &mut VecDeque<(MessageIndex, Entry)>,
+        &mut HashMap<MessageIndex, Entry>,
+    ) {
+        let entries = &mut self.entries;
+        let live = self.live.get_or_insert_with(|| {
+            crate::meter::add(entries.len());
+            entries.iter().copied().collect()
+        });
+        (entries, live)
     }
 
     /// `m` enters (sqs-standard), last enqueued at `enqueued`.
@@ -71,7 +94,7 @@ impl Quarantine {
 
     /// Messages in quarantine now (the DLQ depth).
     pub(super) fn len(&self) -> u64 {
-        self.live.len() as u64
+        self.count
     }
 
     /// The message that entered first among those still there.
@@ -79,20 +102,21 @@ impl Quarantine {
         self.entries.front().map(|&(m, _)| m)
     }
 
-    pub(super) fn contains(&self, m: MessageIndex) -> bool {
-        self.live.contains_key(&m)
+    pub(super) fn contains(&mut self, m: MessageIndex) -> bool {
+        self.indexed().1.contains_key(&m)
     }
 
     /// Where `m` stands in entry order (smaller entered earlier).
-    pub(super) fn rank(&self, m: MessageIndex) -> Entry {
-        self.live.get(&m).copied().unwrap_or(Entry::MAX)
+    pub(super) fn rank(&mut self, m: MessageIndex) -> Entry {
+        self.indexed().1.get(&m).copied().unwrap_or(Entry::MAX)
     }
 
     /// `m` leaves (redriven, expired, purged); false if it was not there.
     pub(super) fn remove(&mut self, m: MessageIndex) -> bool {
-        let Some(entry) = self.live.remove(&m) else {
+        let Some(entry) = self.indexed().1.remove(&m) else {
             return false;
         };
+        self.count -= 1;
         if let Some(at) = self.enqueued.remove(&m) {
             self.by_enqueue.remove(&(at, entry, m));
         }
@@ -101,11 +125,12 @@ impl Quarantine {
     }
 
     /// The messages in quarantine, in entry order.
-    pub(super) fn in_order(&self) -> Vec<MessageIndex> {
-        self.entries
+    pub(super) fn in_order(&mut self) -> Vec<MessageIndex> {
+        let (entries, live) = self.indexed();
+        entries
             .iter()
             .inspect(|_| crate::meter::add(1))
-            .filter(|&&(m, n)| self.live.get(&m) == Some(&n))
+            .filter(|&&(m, n)| live.get(&m) == Some(&n))
             .map(|&(m, _)| m)
             .collect()
     }
@@ -114,7 +139,8 @@ impl Quarantine {
     pub(super) fn take_all(&mut self) -> Vec<MessageIndex> {
         let all = self.in_order();
         self.entries.clear();
-        self.live.clear();
+        self.live = None;
+        self.count = 0;
         self.by_enqueue.clear();
         self.enqueued.clear();
         all
@@ -126,13 +152,12 @@ impl Quarantine {
         let order = self.in_order();
         crate::meter::add(order.len());
         self.entries.clear();
-        self.live.clear();
+        self.live = None;
         self.by_enqueue.clear();
         self.next = 0;
         for m in order {
             self.next += 1;
             self.entries.push_back((m, self.next));
-            self.live.insert(m, self.next);
             if let Some(&at) = self.enqueued.get(&m) {
                 self.by_enqueue.insert((at, self.next, m));
             }
@@ -142,17 +167,17 @@ impl Quarantine {
     /// Drops stale entries from the front, and compacts when most of the
     /// order is stale.
     fn settle(&mut self) {
-        while let Some(&(m, n)) = self.entries.front() {
+        let (entries, live) = self.indexed();
+        while let Some(&(m, n)) = entries.front() {
             crate::meter::add(1);
-            if self.live.get(&m) == Some(&n) {
+            if live.get(&m) == Some(&n) {
                 break;
             }
-            self.entries.pop_front();
+            entries.pop_front();
         }
-        if self.entries.len() > 2 * self.live.len() + 64 {
-            crate::meter::add(self.entries.len());
-            let live = &self.live;
-            self.entries.retain(|&(m, n)| live.get(&m) == Some(&n));
+        if entries.len() > 2 * live.len() + 64 {
+            crate::meter::add(entries.len());
+            entries.retain(|&(m, n)| live.get(&m) == Some(&n));
         }
     }
 }
@@ -189,6 +214,22 @@ mod tests {
     }
 
     #[test]
+    fn the_lookup_is_made_only_when_a_message_is_asked_for() {
+        let mut q = Quarantine::default();
+        for m in [5, 3, 9] {
+            q.push(m);
+        }
+        assert_eq!((q.len(), q.first()), (3, Some(5)));
+        assert!(q.live.is_none(), "entering and counting need no lookup");
+        assert!(q.contains(3) && !q.contains(4));
+        assert!(q.live.is_some());
+        q.push(4);
+        assert!(q.remove(4) && q.remove(5));
+        assert_eq!(q.in_order(), [3, 9]);
+        assert_eq!((q.len(), q.first()), (2, Some(3)));
+    }
+
+    #[test]
     fn entry_numbers_that_run_out_start_again_in_order() {
         let mut q = Quarantine::default();
         q.push_enqueued(4, 50);
@@ -198,7 +239,7 @@ mod tests {
         q.next = Entry::MAX - 1;
         q.push_enqueued(2, 30);
         q.push(8);
-        assert_eq!(q.live[&8], 4, "renumbered 4, 7, 2, then 8");
+        assert_eq!(q.rank(8), 4, "renumbered 4, 7, 2, then 8");
         assert_eq!(q.in_order(), [4, 7, 2, 8]);
         assert!(q.rank(4) < q.rank(7) && q.rank(7) < q.rank(2) && q.rank(2) < q.rank(8));
         assert_eq!(q.enqueued_by(40), [(2, 30)]);
