@@ -196,6 +196,17 @@ impl Messages {
         self.hot[m as usize].state = state as u8;
     }
 
+    /// When `m` was acked, if it was.
+    #[inline]
+    pub fn acked_at(&self, m: MessageIndex) -> Option<Millis> {
+        let hot = self.hot[m as usize];
+        if hot.in_side_table() {
+            self.side(m).acked_at()
+        } else {
+            (hot.flags & TIME == TIME_ACKED).then_some(hot.time as Millis)
+        }
+    }
+
     /// `m`'s current deduplication key, given its own intent.
     #[inline]
     pub fn key(&self, m: MessageIndex, own_intent: crate::model::IntentIndex) -> KeyRef {
@@ -414,6 +425,7 @@ mod tests {
             assert_eq!(messages.get(1), s, "state {i}");
             assert_eq!(messages.state(1), s.state, "state {i}");
             assert_eq!(messages.cycle_receives(1), s.cycle_receives, "state {i}");
+            assert_eq!(messages.acked_at(1), s.acked_at(), "state {i}");
             assert_eq!(messages.get(0), MessageState::new());
         }
         // Back to a state that fits: still read right from the side table.
@@ -450,6 +462,7 @@ mod tests {
             fast.set_state(0, State::Acked);
             expected.state = State::Acked;
             assert_eq!(fast.get(0), expected);
+            assert_eq!(fast.acked_at(0), expected.acked_at());
         }
     }
 }

@@ -436,9 +436,9 @@ fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, 
     // still going round.
     totals.pending = totals.messages
         - (totals.acked + totals.quarantined + totals.expired + totals.purged + totals.dropped);
-    let latencies = messages.iter().enumerate().filter_map(|(m, state)| {
-        let acked = state.acked_at()?;
-        Some(acked.saturating_sub(draws.arrival(scenario, m as MessageIndex)))
+    let latencies = (0..messages.len() as MessageIndex).filter_map(|m| {
+        let acked = messages.acked_at(m)?;
+        Some(acked.saturating_sub(draws.arrival(scenario, m)))
     });
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]

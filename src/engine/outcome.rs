@@ -129,7 +129,7 @@ impl Outcome {
 
     /// An acked message's latency: from its first arrival to its ack.
     pub fn latency(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
-        let acked = self.messages.get(m).acked_at()?;
+        let acked = self.messages.acked_at(m)?;
         Some(acked.saturating_sub(self.draws.arrival(scenario, m)))
     }
 
