@@ -278,9 +278,10 @@ pub struct Limits {
     pub max_messages: u64,
 }
 
-/// The highest `[limits] max_messages` a file may set: a run costs about
-/// 60 bytes a message (up to about 110 with workers, ordering and Poisson
-/// arrivals), so this keeps any file within about 5.5 GB.
+/// The highest `[limits] max_messages` a file may set: a run costs 12 to
+/// 25 bytes a message (about 60 with workers, ordering and Poisson
+/// arrivals, and 56 more for a message redriven or past the compact
+/// record's range), so this keeps any file within about 6 GB.
 pub const MAX_MESSAGES_CEILING: u64 = 50_000_000;
 
 impl Default for Limits {
