@@ -59,14 +59,12 @@ pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
             rows.push(row);
         }
     };
-    let lost = outcome
-        .messages
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| matches!(s.state, State::Quarantined | State::Dropped))
+    let lost = (0..n as MessageIndex)
+        .map(|m| (m, outcome.messages.state(m)))
+        .filter(|&(_, s)| matches!(s, State::Quarantined | State::Dropped))
         .take(PER_REASON);
-    for (m, s) in lost {
-        pick(m as MessageIndex, s.state.as_str(), &mut rows);
+    for (m, state) in lost {
+        pick(m, state.as_str(), &mut rows);
     }
     let chosen = rows.len();
     let waits = (0..n as MessageIndex)
