@@ -17,7 +17,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::state::MessageState;
-use crate::model::{Class, KeyRef, MessageIndex, Millis, ReasonIndex, State};
+use crate::model::{Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, State};
 
 /// A message's state in 12 bytes. All zeros is a message that has not
 /// arrived, so the array is allocated zeroed (the system hands out zero
@@ -103,11 +103,13 @@ impl Hot {
         if s.dedup_hits > MAX_DEDUP_HITS {
             return None;
         }
+        let permanent = s.last_class() == Class::Permanent;
         let reason = match s.last_reason() {
+            // A class without a reason is never set; kept exact anyway.
+            None if permanent => return None,
             None => 0,
             Some(r) => small(r.checked_add(1)?)?,
         };
-        let permanent = s.last_reason().is_some() && s.last_class() == Class::Permanent;
         Some(Hot {
             time,
             receives: small(s.total_receives)?,
@@ -209,7 +211,7 @@ impl Messages {
 
     /// `m`'s current deduplication key, given its own intent.
     #[inline]
-    pub fn key(&self, m: MessageIndex, own_intent: crate::model::IntentIndex) -> KeyRef {
+    pub fn key(&self, m: MessageIndex, own_intent: IntentIndex) -> KeyRef {
         if self.hot[m as usize].in_side_table() {
             self.side(m).key(own_intent)
         } else {
@@ -385,7 +387,7 @@ mod tests {
         q.set_failure(65_533, Class::Transient);
         all.push(q);
         // Each of these needs the side table.
-        let tweaks: [fn(&mut MessageState); 12] = [
+        let tweaks: [fn(&mut MessageState); 13] = [
             |s| s.cycle = 2,
             |s| s.cycle_receives = 0,
             |s| s.total_receives = 65_536,
@@ -408,6 +410,8 @@ mod tests {
                 })
             },
             |s| s.set_failure(ReasonIndex::MAX - 1, Class::Permanent),
+            // No reason (the sentinel) with a permanent class.
+            |s| s.set_failure(ReasonIndex::MAX, Class::Permanent),
         ];
         for tweak in tweaks {
             let mut t = s;
