@@ -32,8 +32,6 @@ pub(super) struct Quarantine {
     /// steps never needs it. Never iterated, so its order cannot reach any
     /// output.
     live: Option<HashMap<MessageIndex, Entry>>,
-    /// Messages in quarantine.
-    count: u64,
     /// sqs-standard: (latest enqueue, entry number, message) of each
     /// message in quarantine.
     by_enqueue: BTreeSet<(Millis, Entry, MessageIndex)>,
@@ -53,7 +51,6 @@ impl Quarantine {
         if let Some(live) = &mut self.live {
             live.insert(m, self.next);
         }
-        self.count += 1;
     }
 
     /// The order and the lookup, made now if it was not yet.
@@ -94,7 +91,10 @@ impl Quarantine {
 
     /// Messages in quarantine now (the DLQ depth).
     pub(super) fn len(&self) -> u64 {
-        self.count
+        // Without the lookup no message has left: every entry is live.
+        self.live
+            .as_ref()
+            .map_or(self.entries.len(), |live| live.len()) as u64
     }
 
     /// The message that entered first among those still there.
@@ -116,7 +116,6 @@ impl Quarantine {
         let Some(entry) = self.indexed().1.remove(&m) else {
             return false;
         };
-        self.count -= 1;
         if let Some(at) = self.enqueued.remove(&m) {
             self.by_enqueue.remove(&(at, entry, m));
         }
@@ -140,7 +139,6 @@ impl Quarantine {
         let all = self.in_order();
         self.entries.clear();
         self.live = None;
-        self.count = 0;
         self.by_enqueue.clear();
         self.enqueued.clear();
         all

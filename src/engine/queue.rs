@@ -378,6 +378,28 @@ mod tests {
     /// comparison heap of (time, sequence) would, whatever the delays
     /// (more distinct delays than lanes included) and however time moves.
     #[test]
+    fn drawn_delays_wait_in_the_heap_and_take_no_lane() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n",
+        )
+        .unwrap();
+        let mut queue = SourceQueue::new(&scenario, vec![]);
+        for m in 0..20 {
+            queue.put_back_drawn(0, 100 + 7 * m as Millis, m);
+        }
+        assert!(queue.lanes.is_empty(), "20 drawn delays, no lane");
+        assert_eq!(queue.due.len(), 20);
+        queue.put_back(0, 50, 99);
+        assert_eq!(queue.lanes.len(), 1, "a fixed delay has its lane");
+        assert_eq!(
+            queue.take(50),
+            ready(99, 20),
+            "no messages: sequences from 0"
+        );
+    }
+
+    #[test]
     fn lanes_and_heap_keep_the_order_of_one_heap() {
         use rand::{RngExt, SeedableRng};
         let (scenario, _) = load_str(
@@ -397,7 +419,11 @@ mod tests {
                 for k in 0..rng.random_range(0..4u32) {
                     let delay = rng.random_range(0..distinct) * 250;
                     let m = round * 4 + k;
-                    queue.put_back(now, now + delay, m);
+                    if seed % 3 == 0 && rng.random_range(0..2u32) == 0 {
+                        queue.put_back_drawn(now, now + delay, m);
+                    } else {
+                        queue.put_back(now, now + delay, m);
+                    }
                     reference.push(Reverse((now + delay, sequence, m)));
                     sequence += 1;
                 }
