@@ -192,14 +192,6 @@ impl Document {
         std::io::Write::flush(&mut out)
     }
 
-    /// The JSON report file's text (for tests and small documents).
-    pub fn json_text(&self) -> String {
-        let mut bytes = Vec::new();
-        // Writing to a Vec cannot fail.
-        let _ = self.write_json(&mut bytes);
-        String::from_utf8(bytes).unwrap_or_default()
-    }
-
     /// The document as a template reads it (`report`): the head's values,
     /// and the lists as sequences that make an item when it is read.
     pub fn template_value(&self) -> Value {
