@@ -360,9 +360,14 @@ pub fn totals(scenario: &Scenario, outcome: &Outcome) -> String {
 
 /// The whole transcript: transitions, snapshot, totals.
 pub fn transcript(scenario: &Scenario, outcome: &Outcome) -> String {
+    in_memory(|out| write_transcript(out, scenario, outcome))
+}
+
+/// What a writer of text writes, as a string.
+fn in_memory(write: impl FnOnce(&mut String) -> std::fmt::Result) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
-    let _ = write_transcript(&mut out, scenario, outcome);
+    let _ = write(&mut out);
     out
 }
 
@@ -407,10 +412,7 @@ const LARGE_SNAPSHOT_ROWS: usize = 50;
 
 /// The golden transcript of a finished run.
 pub fn golden_transcript(scenario: &Scenario, outcome: &Outcome) -> String {
-    let mut out = String::new();
-    // Writing to a String cannot fail.
-    let _ = write_golden_transcript(&mut out, scenario, outcome);
-    out
+    in_memory(|out| write_golden_transcript(out, scenario, outcome))
 }
 
 /// Writes the golden transcript to `out` as it goes (what `show` prints).
