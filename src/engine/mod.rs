@@ -436,10 +436,7 @@ fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, 
     // still going round.
     totals.pending = totals.messages
         - (totals.acked + totals.quarantined + totals.expired + totals.purged + totals.dropped);
-    let latencies = (0..messages.len() as MessageIndex).filter_map(|m| {
-        let acked = messages.acked_at(m)?;
-        Some(acked.saturating_sub(draws.arrival(scenario, m)))
-    });
+    let latencies = outcome::latencies(scenario, messages, draws).map(|(_, l)| l);
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]
     } else if totals.end_time <= u32::MAX as Millis {

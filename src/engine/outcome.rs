@@ -4,6 +4,7 @@
 use super::census::Census;
 use super::messages::Messages;
 use super::recorder::{Recorder, StateChange};
+use super::traffic::Draws;
 use super::transition::{Effect, Transition};
 use crate::model::{
     AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, Scenario, SinkField, Target,
@@ -133,6 +134,14 @@ impl Outcome {
         Some(acked.saturating_sub(self.draws.arrival(scenario, m)))
     }
 
+    /// Every acked message's latency, in message order.
+    pub fn latencies<'a>(
+        &'a self,
+        scenario: &'a Scenario,
+    ) -> impl Iterator<Item = (MessageIndex, Millis)> + 'a {
+        latencies(scenario, &self.messages, &self.draws)
+    }
+
     /// Message `m`'s time ready but not taken, over all its deliveries.
     pub fn queue_wait(&self, m: MessageIndex) -> Millis {
         self.queue_waits.get(m as usize).copied().unwrap_or(0)
@@ -198,4 +207,16 @@ impl std::fmt::Display for LimitReached {
             ),
         }
     }
+}
+
+/// Every acked message's latency (from its first arrival to its ack), in
+/// message order, walking the arrivals alongside the messages.
+pub(super) fn latencies<'a>(
+    scenario: &'a Scenario,
+    messages: &'a Messages,
+    draws: &'a Draws,
+) -> impl Iterator<Item = (MessageIndex, Millis)> + 'a {
+    (0..messages.len() as MessageIndex)
+        .zip(draws.arrivals(scenario))
+        .filter_map(|(m, arrived)| Some((m, messages.acked_at(m)?.saturating_sub(arrived))))
 }

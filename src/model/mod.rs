@@ -259,6 +259,63 @@ pub fn even_arrival(j: u64, over: Millis, count: u64) -> Millis {
     }
 }
 
+/// Every even arrival of a block in order: [`even_arrival`] for j = 1, 2,
+/// ..., `count`, by adding the quotient and carrying the remainder instead
+/// of a division per message.
+#[derive(Debug, Clone)]
+pub struct EvenArrivals {
+    /// The next arrival, floor((j - 1) * over / count).
+    at: Millis,
+    /// ((j - 1) * over) mod count.
+    carried: u64,
+    step: Millis,
+    remainder: u64,
+    count: u64,
+    left: u64,
+}
+
+impl EvenArrivals {
+    pub fn new(over: Millis, count: u64) -> Self {
+        let divisor = count.max(1);
+        EvenArrivals {
+            at: 0,
+            carried: 0,
+            step: over / divisor,
+            remainder: over % divisor,
+            count: divisor,
+            left: count,
+        }
+    }
+}
+
+impl Iterator for EvenArrivals {
+    type Item = Millis;
+
+    #[inline]
+    fn next(&mut self) -> Option<Millis> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let at = self.at;
+        // carried < count and remainder < count: the sum fits in a u64
+        // when count does not exceed 2^63, and counts are far below that.
+        self.carried += self.remainder;
+        self.at += self.step;
+        if self.carried >= self.count {
+            self.carried -= self.count;
+            self.at += 1;
+        }
+        Some(at)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl ExactSizeIterator for EvenArrivals {}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Outage {
     pub from: Millis,
@@ -390,4 +447,48 @@ pub fn generated_number(id: &str, prefix: &str, count: u64) -> Option<u64> {
     }
     let j: u64 = rest.parse().ok()?;
     (j >= 1 && j <= count).then_some(j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_arrivals_walked_in_order_equal_the_formula() {
+        // Spacings with and without a remainder, below a millisecond, and
+        // products (j - 1) * over past 2^64.
+        let cases = [
+            (10_000, 7),
+            (5, 13),
+            (0, 4),
+            (3_600_000, 10_000_000),
+            (360_000_000, 1),
+            (u64::MAX / 3, 9),
+            (u64::MAX, 1_000),
+            (1 << 41, 10_000_007),
+        ];
+        for (over, count) in cases {
+            let walked = EvenArrivals::new(over, count);
+            assert_eq!(walked.len(), count as usize, "{over} over {count}");
+            for (j, at) in (1..=count.min(1_000)).zip(walked) {
+                assert_eq!(
+                    at,
+                    even_arrival(j, over, count),
+                    "{over} over {count}, j = {j}"
+                );
+            }
+            // The last arrivals of long blocks too.
+            if count > 1_000 {
+                let walked = EvenArrivals::new(over, count).skip(count as usize - 5);
+                for (j, at) in (count - 4..=count).zip(walked) {
+                    assert_eq!(
+                        at,
+                        even_arrival(j, over, count),
+                        "{over} over {count}, j = {j}"
+                    );
+                }
+            }
+        }
+        assert_eq!(EvenArrivals::new(100, 0).next(), None);
+    }
 }

@@ -76,7 +76,7 @@ pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
         }
     }
     let chosen = rows.len();
-    let slow = (0..n as MessageIndex).filter_map(|m| Some((outcome.latency(scenario, m)?, m)));
+    let slow = outcome.latencies(scenario).map(|(m, l)| (l, m));
     for m in largest(PER_REASON + chosen, slow) {
         if rows.len() < chosen + PER_REASON {
             pick(m, "slowest", &mut rows);

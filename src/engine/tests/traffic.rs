@@ -163,3 +163,30 @@ fn s11_kind_expectations_count_the_kinds_messages() {
     assert_eq!(count(KindField::Acked), 0);
     assert_eq!(count(KindField::Deliveries), poisoned);
 }
+
+#[test]
+fn s11_arrivals_in_message_order_equal_each_messages_arrival() {
+    // Explicit messages, even blocks whose spacing has a remainder (and one
+    // spacing below a millisecond), a Poisson block and an empty block.
+    let (scenario, outcome) = sim(&format!(
+        "[scenario]\nseed = 9\n{D}[[message]]\nid = \"x\"\nat = \"3s\"\n[[message]]\nid = \"y\"\n\
+         [[traffic]]\ncount = 7\nstart = \"1s\"\nover = \"10s\"\nid_prefix = \"a\"\n\
+         [[traffic]]\ncount = 13\nover = \"5ms\"\nid_prefix = \"b\"\n\
+         [[traffic]]\ncount = 0\nover = \"1s\"\nid_prefix = \"c\"\n\
+         [[traffic]]\ncount = 20\nstart = \"2s\"\nover = \"1h\"\narrival = \"poisson\"\nid_prefix = \"d\"\n\
+         [[traffic]]\ncount = 3\nover = \"3ms\"\nid_prefix = \"e\"\n"
+    ));
+    let each: Vec<Millis> = (0..outcome.messages.len() as MessageIndex)
+        .map(|m| outcome.draws.arrival(&scenario, m))
+        .collect();
+    let walked: Vec<Millis> = outcome.draws.arrivals(&scenario).collect();
+    assert_eq!(walked, each);
+    assert_eq!(each.len(), 2 + 7 + 13 + 20 + 3);
+    // Every message was acked (one delivery each, no faults): the
+    // latencies are those of each message in turn.
+    let latencies: Vec<(MessageIndex, Millis)> = outcome.latencies(&scenario).collect();
+    let expected: Vec<(MessageIndex, Millis)> = (0..each.len() as MessageIndex)
+        .map(|m| (m, outcome.latency(&scenario, m).unwrap()))
+        .collect();
+    assert_eq!(latencies, expected);
+}
