@@ -32,8 +32,10 @@ mod messages;
 mod operator;
 mod outages;
 mod outcome;
+mod pages;
 mod quarantine;
 mod queue;
+mod radix;
 mod ready;
 mod recorder;
 mod sinks;
@@ -440,9 +442,13 @@ fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, 
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]
     } else if totals.end_time <= u32::MAX as Millis {
-        ranks(latencies.map(|l| l as u32).collect())
+        let mut gathered = Vec::new();
+        latencies.for_each(|l| gathered.push(l as u32));
+        ranks(gathered)
     } else {
-        ranks(latencies.collect())
+        let mut gathered = Vec::new();
+        latencies.for_each(|l| gathered.push(l));
+        ranks(gathered)
     };
     totals.latency_p50 = p50;
     totals.latency_p95 = p95;

@@ -216,7 +216,13 @@ pub(super) fn latencies<'a>(
     messages: &'a Messages,
     draws: &'a Draws,
 ) -> impl Iterator<Item = (MessageIndex, Millis)> + 'a {
-    (0..messages.len() as MessageIndex)
-        .zip(draws.arrivals(scenario))
-        .filter_map(|(m, arrived)| Some((m, messages.acked_at(m)?.saturating_sub(arrived))))
+    // Consumers drive it with `for_each` or `fold`, which the chain of
+    // blocks below runs as plain loops.
+    draws
+        .arrivals(scenario)
+        .enumerate()
+        .filter_map(|(m, arrived)| {
+            let m = m as MessageIndex;
+            Some((m, messages.acked_at(m)?.saturating_sub(arrived)))
+        })
 }

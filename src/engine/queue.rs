@@ -6,10 +6,10 @@
 //! were all scheduled before the run started, so they win ties (decision
 //! 10.1) and their sequence numbers are their ranks, below every later one.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use super::arrivals::Arrivals;
+use super::radix::{RadixHeap, Timed};
 use crate::model::{Class, MessageIndex, Millis, ReasonIndex, Scenario};
 
 /// How a delivery ends, decided when it starts (docs/model.md section 12).
@@ -53,6 +53,13 @@ struct Entry {
     at: Millis,
     sequence: u64,
     what: u64,
+}
+
+impl Timed for Entry {
+    #[inline]
+    fn at(&self) -> Millis {
+        self.at
+    }
 }
 
 const READY: u64 = 0;
@@ -127,8 +134,9 @@ pub(super) struct SourceQueue {
     arrivals: Arrivals,
     /// Arrivals taken so far: the next arrival's sequence number.
     arrived: u64,
-    /// Entries whose delay has no lane (jittered delays, mostly).
-    due: BinaryHeap<Reverse<Entry>>,
+    /// Entries whose delay has no lane (jittered delays, mostly), in a
+    /// radix heap: the engine schedules nothing before the current time.
+    due: RadixHeap<Entry>,
     lanes: Vec<Lane>,
     /// The earliest scheduled entry's place, when known (`Some(None)`:
     /// nothing is scheduled); forgotten when an entry is taken.
@@ -145,7 +153,7 @@ impl SourceQueue {
         SourceQueue {
             arrivals: Arrivals::new(scenario, poisson),
             arrived: 0,
-            due: BinaryHeap::new(),
+            due: RadixHeap::new(),
             lanes: Vec::new(),
             earliest: Some(None),
             sequence: scenario.message_count(),
@@ -154,7 +162,7 @@ impl SourceQueue {
 
     fn front(&self, source: Source) -> Option<&Entry> {
         match source {
-            Source::Heap => self.due.peek().map(|Reverse(e)| e),
+            Source::Heap => self.due.peek(),
             Source::Lane(k) => self.lanes[k].entries.front(),
         }
     }
@@ -165,8 +173,7 @@ impl SourceQueue {
         let source = match self.earliest {
             Some(known) => known,
             None => {
-                let mut best: Option<(Source, &Entry)> =
-                    self.due.peek().map(|Reverse(e)| (Source::Heap, e));
+                let mut best: Option<(Source, &Entry)> = self.due.peek().map(|e| (Source::Heap, e));
                 for (k, lane) in self.lanes.iter().enumerate() {
                     if let Some(e) = lane.entries.front()
                         && best.is_none_or(|(_, b)| e < b)
@@ -250,7 +257,7 @@ impl SourceQueue {
                 Source::Lane(k)
             }
             _ => {
-                self.due.push(Reverse(e));
+                self.due.push(e);
                 Source::Heap
             }
         };
@@ -314,6 +321,8 @@ impl SourceQueue {
 mod tests {
     use super::*;
     use crate::scenario::load_str;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     fn ready(message: MessageIndex, sequence: u64) -> Option<Due> {
         Some(Due::Ready { message, sequence })

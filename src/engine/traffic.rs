@@ -49,6 +49,15 @@ impl Iterator for BlockOffsets<'_> {
             BlockOffsets::Wide(v) => v.next().copied(),
         }
     }
+
+    /// One match for the block, not one per message.
+    fn fold<B, F: FnMut(B, Millis) -> B>(self, init: B, mut f: F) -> B {
+        match self {
+            BlockOffsets::Even(even) => even.fold(init, f),
+            BlockOffsets::Narrow(v) => v.fold(init, |b, &o| f(b, o as Millis)),
+            BlockOffsets::Wide(v) => v.fold(init, |b, &o| f(b, o)),
+        }
+    }
 }
 
 /// The random draws of one run: Poisson arrivals and each generated

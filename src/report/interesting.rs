@@ -24,7 +24,7 @@ pub const PER_REASON: usize = 10;
 /// smaller index first).
 fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Vec<MessageIndex> {
     let mut heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>> = BinaryHeap::new();
-    for (v, m) in values {
+    values.for_each(|(v, m)| {
         let item = Reverse((v, Reverse(m)));
         if heap.len() < n {
             heap.push(item);
@@ -35,7 +35,7 @@ fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Ve
             // messages are not, so the pass costs a comparison each.
             *smallest = item;
         }
-    }
+    });
     let mut picked: Vec<(Millis, Reverse<MessageIndex>)> = heap.into_iter().map(|r| r.0).collect();
     picked.sort_unstable_by(|a, b| b.cmp(a));
     picked.into_iter().map(|(_, Reverse(m))| m).collect()
