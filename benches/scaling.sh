@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Cost against size (README, Benchmarks): the outage example at 10 and 20
 # million messages, over the same hour (twice the rate) and at the same
-# rate (twice the time). Prints CPU seconds (user + system, the whole
-# process) and the 20M/10M ratio of each pair, three pairs each.
+# rate (twice the time), and benches/deep-jitter.toml at 5 and 10 million
+# (twice the retries waiting in the radix heap). Prints CPU seconds (user
+# + system, the whole process) and the ratio of each pair, three pairs each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet
@@ -19,4 +20,10 @@ for variant in "same-hour 1h 1h" "same-rate 100h 200h"; do
     b="$(run_measured "$dir/20.toml" /dev/null)"
     echo "$name: 10M ${a} s CPU, 20M ${b} s CPU, ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }')"
   done
+done
+sed 's/count = 5000000/count = 10000000/' benches/deep-jitter.toml >"$dir/jitter-10.toml"
+for _ in 1 2 3; do
+  a="$(run_measured benches/deep-jitter.toml /dev/null)"
+  b="$(run_measured "$dir/jitter-10.toml" /dev/null)"
+  echo "deep-jitter: 5M ${a} s CPU, 10M ${b} s CPU, ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }')"
 done
