@@ -89,10 +89,15 @@ impl Alarms {
 impl Engine<'_> {
     /// Reads every alarm after the instant now (if it had events), then at
     /// the time-driven instants before `next` (exclusive).
+    #[inline]
     pub(super) fn observe_alarms(&mut self, next: Millis) {
-        if self.scenario.alarms.is_empty() {
-            return;
+        if !self.scenario.alarms.is_empty() {
+            self.observe_each_alarm(next);
         }
+    }
+
+    #[inline(never)]
+    fn observe_each_alarm(&mut self, next: Millis) {
         let now = self.clock.now;
         if self.alarms.instant_has_events {
             self.alarms.instant_has_events = false;

@@ -10,13 +10,13 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use super::traffic::Offsets;
-use crate::model::{MessageIndex, Millis, Scenario, even_arrival};
+use crate::model::{EvenArrivals, MessageIndex, Millis, Scenario};
 
 pub(super) struct Arrivals {
     /// Explicit messages sorted by (arrival, file order).
     explicit: Vec<(Millis, MessageIndex)>,
     next_explicit: usize,
-    /// Per generator: (first index, count, next number j from 1, over).
+    /// Per generator: its messages, the next one's number and arrival.
     generators: Vec<Generator>,
     /// The next arrival of all: (time, stream, message); stream 0 is the
     /// explicit messages, stream g + 1 the g-th generator.
@@ -32,11 +32,17 @@ struct Generator {
     count: u64,
     next: u64,
     start: Millis,
-    over: Millis,
-    /// Poisson arrivals: the sorted offsets from `start`.
-    offsets: Option<Arc<Offsets>>,
+    /// Where the offsets from `start` come from.
+    spacing: Spacing,
     /// Arrival of message `next`, computed once per advance.
     next_at: Millis,
+}
+
+enum Spacing {
+    /// Even arrivals, walked in order (no division per message).
+    Even(EvenArrivals),
+    /// Poisson arrivals: the sorted offsets.
+    Drawn(Arc<Offsets>),
 }
 
 impl Generator {
@@ -45,11 +51,12 @@ impl Generator {
             .then(|| (self.next_at, self.first + (self.next - 1) as MessageIndex))
     }
 
+    /// The arrival of message `next`, which the spacing has not given yet.
     #[inline]
-    fn arrival(&self, j: u64) -> Millis {
-        let offset = match &self.offsets {
-            Some(offsets) => offsets.get(j),
-            None => even_arrival(j, self.over, self.count),
+    fn arrival(&mut self) -> Millis {
+        let offset = match &mut self.spacing {
+            Spacing::Drawn(offsets) => offsets.get(self.next),
+            Spacing::Even(even) => even.next().unwrap_or(0),
         };
         self.start.saturating_add(offset)
     }
@@ -57,7 +64,7 @@ impl Generator {
     fn advance(&mut self) {
         self.next += 1;
         if self.next <= self.count {
-            self.next_at = self.arrival(self.next);
+            self.next_at = self.arrival();
         }
     }
 }
@@ -83,12 +90,14 @@ impl Arrivals {
                     count: g.count,
                     next: 1,
                     start: g.start,
-                    over: g.over,
-                    offsets,
+                    spacing: match offsets {
+                        Some(offsets) => Spacing::Drawn(offsets),
+                        None => Spacing::Even(EvenArrivals::new(g.over, g.count)),
+                    },
                     next_at: 0,
                 };
                 if g.count > 0 {
-                    generator.next_at = generator.arrival(1);
+                    generator.next_at = generator.arrival();
                 }
                 generator
             })

@@ -332,6 +332,7 @@ impl Engine<'_> {
     }
 
     /// The effect commits: the ledger grows and is never rolled back.
+    #[inline]
     fn commit(&mut self, m: MessageIndex, key: KeyRef) {
         let intent = self.scenario.intent(m);
         let cycle = self.messages.add_effect(m);

@@ -134,6 +134,7 @@ impl DedupStore {
 
     /// The expiry of a live result for `key` at time `t`, if the store
     /// holds one (a result is valid strictly before its expiry).
+    #[inline]
     pub(super) fn live(&self, key: KeyRef, t: Millis) -> Option<Millis> {
         self.retention?;
         let expires_at = if key.generation == 0 {
@@ -146,6 +147,7 @@ impl DedupStore {
 
     /// An effect for `key` committed at `t`: its result is stored until
     /// `t + result_retention` (nothing when deduplication is off).
+    #[inline]
     pub(super) fn store(&mut self, key: KeyRef, t: Millis) {
         let Some(retention) = self.retention else {
             return;

@@ -128,6 +128,12 @@ impl ReadySet {
     /// eligible.
     #[inline]
     pub(super) fn leave(&mut self, m: MessageIndex) {
+        if self.groups.is_some() {
+            self.leave_group(m);
+        }
+    }
+
+    fn leave_group(&mut self, m: MessageIndex) {
         let Some(q) = &mut self.groups else {
             return;
         };

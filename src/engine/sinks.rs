@@ -40,9 +40,12 @@ impl Sinks {
     /// An effect of `intent` under `key` committed.
     #[inline]
     pub(super) fn effect(&mut self, key: KeyRef, intent: IntentIndex) {
-        if !self.upsert {
-            return;
+        if self.upsert {
+            self.upsert_row(key, intent);
         }
+    }
+
+    fn upsert_row(&mut self, key: KeyRef, intent: IntentIndex) {
         let row = if key.generation == 0 {
             &mut self.own_rows[key.intent as usize]
         } else {

@@ -69,7 +69,12 @@ pub struct Draws {
     /// Per block with a mix: each message's kind, 0 for plain, k + 1 for
     /// the block's k-th `[[traffic.mix]]` entry.
     blocks: Vec<Option<Vec<u8>>>,
+    /// No message of the scenario has a fault: every lookup is skipped.
+    faultless: bool,
 }
+
+/// The faults of a message that has none.
+static NO_FAULTS: crate::model::Faults = crate::model::Faults::none();
 
 /// The values a mix draw ranges over.
 pub const MIX_DRAWS: u64 = 1_000_000;
@@ -79,6 +84,9 @@ impl Draws {
     /// kind's. One lookup of the block per delivery.
     #[inline]
     pub fn faults<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s crate::model::Faults {
+        if self.faultless {
+            return &NO_FAULTS;
+        }
         match scenario.generated(m) {
             None => &scenario.messages[m as usize].faults,
             Some((g, j)) => match self.blocks.get(g.stream as usize - 1) {
@@ -139,7 +147,14 @@ impl Draws {
 
 /// Draws every block's Poisson offsets (sorted) and mix kinds.
 pub(super) fn draw(scenario: &Scenario) -> Draws {
-    let mut draws = Draws::default();
+    let mut draws = Draws {
+        faultless: scenario.messages.iter().all(|m| m.faults.is_empty())
+            && scenario
+                .traffic
+                .iter()
+                .all(|g| g.faults.is_empty() && g.mix.iter().all(|kind| kind.faults.is_empty())),
+        ..Draws::default()
+    };
     for block in &scenario.traffic {
         let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
         rng.set_stream(block.stream);

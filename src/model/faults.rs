@@ -78,10 +78,27 @@ impl Deref for Faults {
 }
 
 impl Faults {
+    /// No faults.
+    pub const fn none() -> Faults {
+        Faults {
+            list: Vec::new(),
+            index: None,
+        }
+    }
+
     /// The position of the first fault of kind `asked` that applies at a
     /// delivery that is the message's `receive`-th, given whether the
     /// operator has repaired.
+    #[inline]
     pub fn first(&self, asked: Asked, receive: u64, repaired: bool) -> Option<usize> {
+        if self.list.is_empty() {
+            // Most messages have no faults: no call, no search.
+            return None;
+        }
+        self.first_of(asked, receive, repaired)
+    }
+
+    fn first_of(&self, asked: Asked, receive: u64, repaired: bool) -> Option<usize> {
         let Some(index) = &self.index else {
             let found = self
                 .list
@@ -102,6 +119,7 @@ impl Faults {
     }
 
     /// The first applying fault of kind `asked`.
+    #[inline]
     pub fn first_fault(&self, asked: Asked, receive: u64, repaired: bool) -> Option<&Fault> {
         self.first(asked, receive, repaired).map(|p| &self.list[p])
     }
