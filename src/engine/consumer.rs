@@ -360,8 +360,9 @@ impl Engine<'_> {
         !routed && self.messages.cycle_receives(m) < self.scenario.budget()
     }
 
-    /// Step 5 after the delivery that started at `start`: route permanent
-    /// failures, retry within budget, or quarantine.
+    /// Step 5 after the delivery that started at `start` failed (its
+    /// reason and class already set): route permanent failures, retry
+    /// within budget, or quarantine.
     pub(super) fn after_failure(
         &mut self,
         m: MessageIndex,
@@ -369,7 +370,6 @@ impl Engine<'_> {
         class: Class,
         start: Millis,
     ) {
-        self.messages.set_failure(m, reason, class);
         if !self.retries(m, class) {
             self.quarantine(m, reason, class);
             return;

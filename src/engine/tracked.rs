@@ -228,7 +228,11 @@ impl Engine<'_> {
                 // until its timeout (unless it is visible already).
                 Some(vt) if now < d.start.saturating_add(vt) => self.set_state(m, State::Waiting),
                 Some(_) => {}
-                None => self.after_failure(m, REASON_CONSUMER_CRASHED, Class::Transient, d.start),
+                None => {
+                    let (reason, class) = (REASON_CONSUMER_CRASHED, Class::Transient);
+                    self.messages.set_failure(m, reason, class);
+                    self.after_failure(m, reason, class, d.start);
+                }
             }
             self.state_changed(m);
             return;
