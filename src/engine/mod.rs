@@ -442,11 +442,12 @@ fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, 
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]
     } else if totals.end_time <= u32::MAX as Millis {
-        let mut gathered = Vec::new();
+        // One latency per acked message: the vector is allocated once.
+        let mut gathered = Vec::with_capacity(totals.acked as usize);
         latencies.for_each(|l| gathered.push(l as u32));
         ranks(gathered)
     } else {
-        let mut gathered = Vec::new();
+        let mut gathered = Vec::with_capacity(totals.acked as usize);
         latencies.for_each(|l| gathered.push(l));
         ranks(gathered)
     };
