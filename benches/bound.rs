@@ -10,6 +10,9 @@
 //! (which must equal scenario-run's for the same file) and the CPU time
 //! of the whole process; `benches/bound.sh` runs both side by side.
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use std::collections::VecDeque;
 
 const MAX_RECEIVES: u8 = 6;
@@ -66,21 +69,6 @@ fn run(count: u64, over: u64) -> (u64, u64, u64) {
     (deliveries, acked, quarantined)
 }
 
-/// User and system CPU time of this process so far, in seconds.
-#[cfg(unix)]
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
-#[cfg(not(unix))]
-fn cpu_seconds() -> f64 {
-    f64::NAN
-}
-
 fn main() {
     // `cargo bench` adds `--bench`; the numbers are ours.
     let numbers: Vec<u64> = std::env::args()
@@ -94,6 +82,6 @@ fn main() {
     let (deliveries, acked, quarantined) = run(count, over);
     println!(
         "bound: {count} messages over {over} ms: deliveries {deliveries}, acked {acked}, quarantined {quarantined}; {:.3} s CPU",
-        cpu_seconds()
+        cpu::cpu_seconds()
     );
 }

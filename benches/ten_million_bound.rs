@@ -14,6 +14,9 @@
 //! must equal scenario-run's for the file) and the CPU time of the whole
 //! process; `benches/bound.sh` runs both side by side.
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -126,26 +129,11 @@ fn run() -> (u64, u64, u64) {
     (run.deliveries, run.acked, run.quarantine.len() as u64)
 }
 
-/// User and system CPU time of this process so far, in seconds.
-#[cfg(unix)]
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
-#[cfg(not(unix))]
-fn cpu_seconds() -> f64 {
-    f64::NAN
-}
-
 fn main() {
     let (deliveries, acked, quarantined) = run();
     println!(
         "ten-million bound: {} messages: deliveries {deliveries}, acked {acked}, quarantined {quarantined}; {:.3} s CPU",
         PLAIN + LOST,
-        cpu_seconds()
+        cpu::cpu_seconds()
     );
 }
