@@ -192,6 +192,24 @@ mod tests {
     }
 
     #[test]
+    fn emptied_buckets_keep_small_buffers_only() {
+        // 100,000 entries spread over a wide span fill the high buckets;
+        // once all are taken, no bucket holds more than KEPT_CAPACITY slots.
+        let mut radix = RadixHeap::new();
+        for i in 0..100_000u64 {
+            radix.push(((i * 7_919) % 100_003 * 1_000, i));
+        }
+        let mut taken = 0;
+        while radix.pop().is_some() {
+            taken += 1;
+        }
+        assert_eq!(taken, 100_000);
+        let kept: usize = radix.buckets.iter().map(Vec::capacity).sum();
+        assert!(kept <= 64 * KEPT_CAPACITY, "{kept} slots kept");
+        assert!(radix.buckets.iter().all(|b| b.capacity() <= KEPT_CAPACITY));
+    }
+
+    #[test]
     fn entries_at_one_time_keep_their_order_whatever_bucket_they_came_from() {
         let mut radix = RadixHeap::new();
         // Sequence 1 and 2 wait in a high bucket, 3 in a lower one; all at
