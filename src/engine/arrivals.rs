@@ -9,8 +9,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use super::traffic::Offsets;
-use crate::model::{EvenArrivals, MessageIndex, Millis, Scenario};
+use super::traffic::{BlockOffsets, Offsets};
+use crate::model::{MessageIndex, Millis, Scenario};
 
 pub(super) struct Arrivals {
     /// Explicit messages sorted by (arrival, file order).
@@ -32,17 +32,10 @@ struct Generator {
     count: u64,
     next: u64,
     start: Millis,
-    /// Where the offsets from `start` come from.
-    spacing: Spacing,
+    /// The offsets from `start` of the messages after `next`.
+    offsets: BlockOffsets,
     /// Arrival of message `next`, computed once per advance.
     next_at: Millis,
-}
-
-enum Spacing {
-    /// Even arrivals, walked in order (no division per message).
-    Even(EvenArrivals),
-    /// Poisson arrivals: the sorted offsets.
-    Drawn(Arc<Offsets>),
 }
 
 impl Generator {
@@ -51,16 +44,13 @@ impl Generator {
             .then(|| (self.next_at, self.first + (self.next - 1) as MessageIndex))
     }
 
-    /// The arrival of message `next`, which the spacing has not given yet.
+    /// The arrival of message `next`, which the offsets have not given yet.
     #[inline]
     fn arrival(&mut self) -> Millis {
-        let offset = match &mut self.spacing {
-            Spacing::Drawn(offsets) => offsets.get(self.next),
-            Spacing::Even(even) => even.next().unwrap_or(0),
-        };
-        self.start.saturating_add(offset)
+        self.start.saturating_add(self.offsets.next().unwrap_or(0))
     }
 
+    #[inline]
     fn advance(&mut self) {
         self.next += 1;
         if self.next <= self.count {
@@ -90,10 +80,7 @@ impl Arrivals {
                     count: g.count,
                     next: 1,
                     start: g.start,
-                    spacing: match offsets {
-                        Some(offsets) => Spacing::Drawn(offsets),
-                        None => Spacing::Even(EvenArrivals::new(g.over, g.count)),
-                    },
+                    offsets: BlockOffsets::of(g, offsets),
                     next_at: 0,
                 };
                 if g.count > 0 {
@@ -133,6 +120,7 @@ impl Arrivals {
         self.first.map(|(t, _, m)| (t, m))
     }
 
+    #[inline]
     pub fn pop(&mut self) {
         let Some((_, stream, _)) = self.first else {
             return;

@@ -442,14 +442,9 @@ fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, 
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]
     } else if totals.end_time <= u32::MAX as Millis {
-        // One latency per acked message: the vector is allocated once.
-        let mut gathered = Vec::with_capacity(totals.acked as usize);
-        latencies.for_each(|l| gathered.push(l as u32));
-        ranks(gathered)
+        outcome::ranks(outcome::gather(latencies.map(|l| l as u32), totals.acked))
     } else {
-        let mut gathered = Vec::with_capacity(totals.acked as usize);
-        latencies.for_each(|l| gathered.push(l));
-        ranks(gathered)
+        outcome::ranks(outcome::gather(latencies, totals.acked))
     };
     totals.latency_p50 = p50;
     totals.latency_p95 = p95;
@@ -475,24 +470,6 @@ fn kind_counts(scenario: &Scenario, messages: &Messages, draws: &Draws) -> Vec<[
         }
     }
     counts
-}
-
-/// The nearest-rank 50th, 95th, 99th and 100th percentiles, selecting the
-/// highest rank first and each lower one left of it.
-fn ranks<T: Ord + Copy + Into<u64>>(mut values: Vec<T>) -> [Millis; 4] {
-    let n = values.len() as u64;
-    if n == 0 {
-        return [NO_TIME; 4];
-    }
-    let mut out = [NO_TIME; 4];
-    let mut end = values.len();
-    for (slot, p) in [(3, 100u64), (2, 99), (1, 95), (0, 50)] {
-        let index = ((p * n).div_ceil(100)).max(1) as usize - 1;
-        let (_, v, _) = values[..end].select_nth_unstable(index);
-        out[slot] = (*v).into();
-        end = index + 1;
-    }
-    out
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use super::recorder::{Recorder, StateChange};
 use super::traffic::Draws;
 use super::transition::{Effect, Transition};
 use crate::model::{
-    AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, Scenario, SinkField, Target,
-    Totals, Value,
+    AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, NO_TIME, Scenario,
+    SinkField, Target, Totals, Value,
 };
 
 /// The result of a run: what reports and expectations read.
@@ -225,4 +225,31 @@ pub(super) fn latencies<'a>(
             let m = m as MessageIndex;
             Some((m, messages.acked_at(m)?.saturating_sub(arrived)))
         })
+}
+
+/// The `count` values of `values` (one latency per acked message) in a
+/// vector allocated once, driven by `for_each` so that the blocks' walk
+/// runs as plain loops.
+pub(super) fn gather<T>(values: impl Iterator<Item = T>, count: u64) -> Vec<T> {
+    let mut gathered = Vec::with_capacity(count as usize);
+    values.for_each(|v| gathered.push(v));
+    gathered
+}
+
+/// The nearest-rank 50th, 95th, 99th and 100th percentiles, selecting the
+/// highest rank first and each lower one left of it.
+pub(super) fn ranks<T: Ord + Copy + Into<u64>>(mut values: Vec<T>) -> [Millis; 4] {
+    let n = values.len() as u64;
+    if n == 0 {
+        return [NO_TIME; 4];
+    }
+    let mut out = [NO_TIME; 4];
+    let mut end = values.len();
+    for (slot, p) in [(3, 100u64), (2, 99), (1, 95), (0, 50)] {
+        let index = ((p * n).div_ceil(100)).max(1) as usize - 1;
+        let (_, v, _) = values[..end].select_nth_unstable(index);
+        out[slot] = (*v).into();
+        end = index + 1;
+    }
+    out
 }

@@ -74,7 +74,9 @@ impl<T: Timed> RadixHeap<T> {
     fn place(&mut self, e: T) {
         let differ = e.at() ^ self.last;
         if differ == 0 {
-            // Usually after all (a later sequence): O(1) at the back.
+            // In the engine always after all: entries of one time are
+            // pushed in sequence order and move between buckets together,
+            // in that order. Anything else finds its place by search.
             let i = match self.current.back() {
                 Some(b) if *b > e => self.current.partition_point(|x| *x < e),
                 _ => self.current.len(),

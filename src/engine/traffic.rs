@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::model::{Arrival, EvenArrivals, MessageIndex, Millis, Scenario};
+use crate::model::{Arrival, EvenArrivals, MessageIndex, Millis, Scenario, Traffic};
 
 /// A Poisson block's sorted arrival offsets, four bytes each when the
 /// block's window fits.
@@ -31,22 +31,40 @@ impl Offsets {
     }
 }
 
-/// One block's arrival offsets in message order.
-enum BlockOffsets<'a> {
+/// One block's arrival offsets from its start, in message order: what
+/// the run's arrivals and the latency pass both walk.
+pub(super) enum BlockOffsets {
+    /// Even arrivals, walked without a division per message.
     Even(EvenArrivals),
-    Narrow(std::slice::Iter<'a, u32>),
-    Wide(std::slice::Iter<'a, u64>),
+    /// Poisson arrivals: the drawn, sorted offsets, from index `next`.
+    Drawn { offsets: Arc<Offsets>, next: usize },
 }
 
-impl Iterator for BlockOffsets<'_> {
+impl BlockOffsets {
+    /// Block `block`'s offsets, `drawn` when its arrivals are Poisson.
+    pub(super) fn of(block: &Traffic, drawn: Option<Arc<Offsets>>) -> Self {
+        match drawn {
+            Some(offsets) => BlockOffsets::Drawn { offsets, next: 0 },
+            None => BlockOffsets::Even(EvenArrivals::new(block.over, block.count)),
+        }
+    }
+}
+
+impl Iterator for BlockOffsets {
     type Item = Millis;
 
     #[inline]
     fn next(&mut self) -> Option<Millis> {
         match self {
             BlockOffsets::Even(even) => even.next(),
-            BlockOffsets::Narrow(v) => v.next().map(|&o| o as Millis),
-            BlockOffsets::Wide(v) => v.next().copied(),
+            BlockOffsets::Drawn { offsets, next } => {
+                let offset = match &**offsets {
+                    Offsets::Narrow(v) => *v.get(*next)? as Millis,
+                    Offsets::Wide(v) => *v.get(*next)?,
+                };
+                *next += 1;
+                Some(offset)
+            }
         }
     }
 
@@ -54,8 +72,10 @@ impl Iterator for BlockOffsets<'_> {
     fn fold<B, F: FnMut(B, Millis) -> B>(self, init: B, mut f: F) -> B {
         match self {
             BlockOffsets::Even(even) => even.fold(init, f),
-            BlockOffsets::Narrow(v) => v.fold(init, |b, &o| f(b, o as Millis)),
-            BlockOffsets::Wide(v) => v.fold(init, |b, &o| f(b, o)),
+            BlockOffsets::Drawn { offsets, next } => match &*offsets {
+                Offsets::Narrow(v) => v[next..].iter().fold(init, |b, &o| f(b, o as Millis)),
+                Offsets::Wide(v) => v[next..].iter().fold(init, |b, &o| f(b, o)),
+            },
         }
     }
 }
@@ -115,12 +135,8 @@ impl Draws {
     pub fn arrivals<'a>(&'a self, scenario: &'a Scenario) -> impl Iterator<Item = Millis> + 'a {
         let explicit = scenario.messages.iter().map(|m| m.at);
         let generated = scenario.traffic.iter().enumerate().flat_map(|(k, g)| {
-            let offsets = match self.offsets.get(k).and_then(Option::as_deref) {
-                Some(Offsets::Narrow(v)) => BlockOffsets::Narrow(v.iter()),
-                Some(Offsets::Wide(v)) => BlockOffsets::Wide(v.iter()),
-                None => BlockOffsets::Even(EvenArrivals::new(g.over, g.count)),
-            };
-            offsets.map(|offset| g.start.saturating_add(offset))
+            let drawn = self.offsets.get(k).cloned().flatten();
+            BlockOffsets::of(g, drawn).map(|offset| g.start.saturating_add(offset))
         });
         explicit.chain(generated)
     }

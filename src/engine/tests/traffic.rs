@@ -181,6 +181,14 @@ fn s11_arrivals_in_message_order_equal_each_messages_arrival() {
         .collect();
     let walked: Vec<Millis> = outcome.draws.arrivals(&scenario).collect();
     assert_eq!(walked, each);
+    // Driven by `fold` (each block's walk in one loop), as the latency
+    // measures drive it.
+    let mut folded = Vec::new();
+    outcome
+        .draws
+        .arrivals(&scenario)
+        .for_each(|at| folded.push(at));
+    assert_eq!(folded, each);
     assert_eq!(each.len(), 2 + 7 + 13 + 20 + 3);
     // Every message was acked (one delivery each, no faults): the
     // latencies are those of each message in turn.
