@@ -217,7 +217,7 @@ pub fn write_batch_json(
         goldens,
         record,
     };
-    serde_json::to_writer_pretty(&mut out, &batch)?;
+    crate::report::pretty::write(&mut out, &batch)?;
     std::io::Write::flush(&mut out)
 }
 

@@ -24,8 +24,56 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 use super::{IntentIndex, MessageIndex, Scenario};
+
+/// A message's id or a key's name, written without building a string: a
+/// text (an explicit id, or a generated id's prefix), the generated
+/// message's number, and the redrive generation of a derived key
+/// (`<intent>~r<N>`). Outputs of millions of items write these directly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Name<'a> {
+    text: &'a str,
+    number: Option<u64>,
+    generation: u32,
+}
+
+impl<'a> Name<'a> {
+    /// The name, borrowed when the scenario stores it whole.
+    pub fn as_cow(self) -> Cow<'a, str> {
+        match self {
+            Name {
+                text,
+                number: None,
+                generation: 0,
+            } => Cow::Borrowed(text),
+            _ => Cow::Owned(self.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text)?;
+        if let Some(n) = self.number {
+            write!(f, "{n}")?;
+        }
+        if self.generation > 0 {
+            write!(f, "~r{}", self.generation)?;
+        }
+        Ok(())
+    }
+}
+
+impl serde::Serialize for Name<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.number.is_none() && self.generation == 0 {
+            true => serializer.serialize_str(self.text),
+            false => serializer.collect_str(self),
+        }
+    }
+}
 /// The application intents (original keys) and how generated messages map
 /// onto them without storing a key per generated message.
 #[derive(Debug, Clone, Default)]
@@ -66,19 +114,49 @@ impl Scenario {
     }
 
     pub fn intent_name(&self, i: IntentIndex) -> Cow<'_, str> {
+        self.name_of_intent(i).as_cow()
+    }
+
+    /// Intent `i`'s name, as [`Scenario::intent_name`] without a string.
+    pub fn name_of_intent(&self, i: IntentIndex) -> Name<'_> {
         let explicit = self.intents.explicit.len() as IntentIndex;
         if i < explicit {
-            Cow::Borrowed(&self.intents.explicit[i as usize])
+            Name {
+                text: &self.intents.explicit[i as usize],
+                number: None,
+                generation: 0,
+            }
         } else {
-            self.message_id(self.messages.len() as MessageIndex + (i - explicit))
+            self.name_of_message(self.messages.len() as MessageIndex + (i - explicit))
+        }
+    }
+
+    /// Message `m`'s id, as [`Scenario::message_id`] without a string.
+    pub fn name_of_message(&self, m: MessageIndex) -> Name<'_> {
+        match self.generated(m) {
+            None => Name {
+                text: &self.messages[m as usize].id,
+                number: None,
+                generation: 0,
+            },
+            Some((g, j)) => Name {
+                text: &g.id_prefix,
+                number: Some(j),
+                generation: 0,
+            },
         }
     }
 
     pub fn key_name(&self, k: KeyRef) -> String {
-        if k.generation == 0 {
-            self.intent_name(k.intent).into_owned()
-        } else {
-            derived_key(&self.intent_name(k.intent), k.generation)
+        self.name_of_key(k).to_string()
+    }
+
+    /// Key `k`'s name, as [`Scenario::key_name`] without a string: the
+    /// intent's, then `~r<N>` for a derived key ([`derived_key`]).
+    pub fn name_of_key(&self, k: KeyRef) -> Name<'_> {
+        Name {
+            generation: k.generation,
+            ..self.name_of_intent(k.intent)
         }
     }
 
@@ -103,4 +181,57 @@ impl Scenario {
 
 pub fn derived_key(intent: &str, redrives: u32) -> String {
     format!("{intent}~r{redrives}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyRef;
+    use crate::scenario::load_str;
+
+    /// Explicit and generated ids, a generated id that an explicit key
+    /// names, and derived keys of each, written as text and as JSON (with
+    /// a character JSON escapes).
+    #[test]
+    fn names_write_what_the_strings_say() {
+        let file = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+            [[message]]\nid = \"a\\\"1\"\nkey = \"m-2\"\n\
+            [[message]]\nid = \"b\"\n\
+            [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"m-\"\n";
+        let (s, _) = load_str("t.toml", file).unwrap();
+        let ids: Vec<String> = (0..5).map(|m| s.name_of_message(m).to_string()).collect();
+        assert_eq!(ids, ["a\"1", "b", "m-1", "m-2", "m-3"]);
+        for m in 0..5 {
+            let name = s.name_of_message(m);
+            assert_eq!(name.to_string(), s.message_id(m));
+            let json = serde_json::to_string(&name).unwrap();
+            assert_eq!(json, serde_json::to_string(&*s.message_id(m)).unwrap());
+            for generation in [0, 1, 12] {
+                let k = KeyRef {
+                    intent: s.intent(m),
+                    generation,
+                };
+                let key = s.name_of_key(k);
+                let text = match generation {
+                    0 => s.intent_name(k.intent).into_owned(),
+                    g => format!("{}~r{g}", s.intent_name(k.intent)),
+                };
+                assert_eq!(key.to_string(), text);
+                assert_eq!(s.key_name(k), text);
+                assert_eq!(
+                    serde_json::to_string(&key).unwrap(),
+                    serde_json::to_string(&text).unwrap()
+                );
+            }
+        }
+        // m-2 shares the explicit key "m-2": one intent, named once.
+        assert_eq!(s.intent(0), s.intent(3));
+        assert_eq!(
+            s.name_of_key(KeyRef {
+                intent: s.intent(3),
+                generation: 1
+            })
+            .to_string(),
+            "m-2~r1"
+        );
+    }
 }

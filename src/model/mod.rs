@@ -25,7 +25,7 @@ pub use guarantee::{
     CrashAt, DedupMode, Guarantees, Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE,
     SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
 };
-pub use keys::{Intents, KeyRef, derived_key};
+pub use keys::{Intents, KeyRef, Name, derived_key};
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
 
@@ -412,10 +412,7 @@ impl Scenario {
     }
 
     pub fn message_id(&self, m: MessageIndex) -> Cow<'_, str> {
-        match self.generated(m) {
-            None => Cow::Borrowed(&self.messages[m as usize].id),
-            Some((g, j)) => Cow::Owned(format!("{}{}", g.id_prefix, j)),
-        }
+        self.name_of_message(m).as_cow()
     }
 
     /// Finds a message by id, explicit or generated.

@@ -17,7 +17,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value as Json;
 
 use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
-use crate::model::Scenario;
+use crate::model::{MessageIndex, Scenario};
 use crate::report::transition_json::TransitionJson;
 
 /// Runs of up to [`FULL_TRANSCRIPT_MESSAGES`] list every message in JSON;
@@ -109,9 +109,9 @@ impl Serialize for EffectJson<'_> {
         let (s, e) = (self.scenario, self.effect);
         let mut map = serializer.serialize_map(Some(5))?;
         map.serialize_entry("time", &e.time)?;
-        map.serialize_entry("message", &s.message_id(e.message))?;
-        map.serialize_entry("key", &s.key_name(e.key))?;
-        map.serialize_entry("intent", &s.intent_name(e.intent))?;
+        map.serialize_entry("message", &s.name_of_message(e.message))?;
+        map.serialize_entry("key", &s.name_of_key(e.key))?;
+        map.serialize_entry("intent", &s.name_of_intent(e.intent))?;
         map.serialize_entry("cycle", &e.cycle)?;
         map.end()
     }
@@ -121,9 +121,10 @@ impl Serialize for Item<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (scenario, outcome) = (self.scenario, self.outcome);
         match self.list {
-            // A row is small and capped (`listed`): built, written,
-            // dropped.
-            List::Messages => super::rows::row(scenario, outcome, self.index).serialize(serializer),
+            List::Messages => {
+                super::rows::MessageRow::new(scenario, outcome, self.index as MessageIndex)
+                    .serialize(serializer)
+            }
             List::Transitions => TransitionJson {
                 scenario,
                 transition: &outcome.transitions[self.index],
@@ -187,7 +188,7 @@ impl Document {
     /// The document as the JSON report file: pretty, with a final newline.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        serde_json::to_writer_pretty(&mut out, self)?;
+        super::pretty::write(&mut out, self)?;
         out.write_all(b"\n")?;
         std::io::Write::flush(&mut out)
     }

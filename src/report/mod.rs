@@ -14,6 +14,7 @@ pub mod junit_xml;
 pub mod page;
 pub mod parameters;
 pub mod playback;
+pub mod pretty;
 pub mod questions;
 pub mod rows;
 pub mod scale;

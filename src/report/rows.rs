@@ -1,69 +1,115 @@
 //! A message's row in the JSON report's snapshot (and in its list of the
 //! messages worth a look): its final state, the envelope it carries in
 //! quarantine, and with the flow totals its times, group and mix kind.
+//! Written straight to the serializer: the snapshot of 10,000 messages
+//! builds no JSON tree.
 
-use serde_json::{Value as Json, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value as Json;
 
-use crate::engine::Outcome;
+use crate::engine::{MessageState, Outcome};
 use crate::model::{MessageIndex, Scenario, State};
-use crate::report::text;
 
-/// Message `m`'s snapshot row.
+/// Message `m`'s snapshot row, as a JSON value (for the few rows that get
+/// more fields, [`super::interesting`]).
 pub fn row(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
-    let r = text::row(scenario, outcome, m);
-    let envelope = envelope(scenario, outcome, m);
-    let mut row = json!({
-        "id": r.id,
-        "key": r.key,
-        "state": r.state.as_str(),
-        "last_reason": r.last_reason,
-        "cycle": r.cycle,
-        "cycle_receives": r.cycle_receives,
-        "total_receives": r.total_receives,
-        "effects": r.effects,
-        "dedup_hits": r.dedup_hits,
-        "last_quarantined_at": r.last_quarantined_at,
-        "quarantine_age": r.age,
-        "envelope": envelope,
-    });
-    if scenario.flow.extended {
-        let state = outcome.messages.get(m as MessageIndex);
-        let m32 = m as MessageIndex;
-        row["arrived_at"] = json!(outcome.arrived_at(scenario, m32));
-        row["acked_at"] = json!(state.acked_at());
-        row["latency"] = json!(outcome.latency(scenario, m32));
-        row["queue_wait"] = json!(outcome.queue_wait(m32));
-        row["group"] = json!(scenario.group_name(scenario.group(m32)));
-        row["kind"] = json!(
-            outcome
-                .kind(scenario, m32)
-                .map(|k| &scenario.kinds[k as usize])
-        );
+    serde_json::to_value(MessageRow::new(scenario, outcome, m as MessageIndex)).unwrap_or_default()
+}
+
+/// Message `m`'s snapshot row, ready to be written.
+pub struct MessageRow<'a> {
+    scenario: &'a Scenario,
+    outcome: &'a Outcome,
+    m: MessageIndex,
+    state: MessageState,
+}
+
+impl<'a> MessageRow<'a> {
+    pub fn new(scenario: &'a Scenario, outcome: &'a Outcome, m: MessageIndex) -> Self {
+        MessageRow {
+            scenario,
+            outcome,
+            m,
+            state: outcome.messages.get(m),
+        }
     }
-    row
+}
+
+impl Serialize for MessageRow<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (scenario, outcome, m, s) = (self.scenario, self.outcome, self.m, &self.state);
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", &scenario.name_of_message(m))?;
+        map.serialize_entry("key", &scenario.name_of_key(s.key(scenario.intent(m))))?;
+        map.serialize_entry("state", s.state.as_str())?;
+        map.serialize_entry(
+            "last_reason",
+            &s.last_reason().map(|r| &scenario.reasons[r as usize]),
+        )?;
+        map.serialize_entry("cycle", &s.cycle)?;
+        map.serialize_entry("cycle_receives", &s.cycle_receives)?;
+        map.serialize_entry("total_receives", &s.total_receives)?;
+        map.serialize_entry("effects", &s.effects)?;
+        map.serialize_entry("dedup_hits", &s.dedup_hits)?;
+        map.serialize_entry("last_quarantined_at", &s.last_quarantined_at())?;
+        map.serialize_entry("quarantine_age", &s.quarantine_age(outcome.as_of))?;
+        map.serialize_entry("envelope", &Envelope(self))?;
+        if scenario.flow.extended {
+            map.serialize_entry("arrived_at", &outcome.arrived_at(scenario, m))?;
+            map.serialize_entry("acked_at", &s.acked_at())?;
+            map.serialize_entry("latency", &outcome.latency(scenario, m))?;
+            map.serialize_entry("queue_wait", &outcome.queue_wait(m))?;
+            map.serialize_entry("group", &scenario.group_name(scenario.group(m)))?;
+            map.serialize_entry(
+                "kind",
+                &outcome
+                    .kind(scenario, m)
+                    .map(|k| &scenario.kinds[k as usize]),
+            )?;
+        }
+        map.end()
+    }
 }
 
 /// The diagnostic record a message carries while in quarantine (and after
 /// it expires or is purged): nothing changes it between entry and exit.
-fn envelope(scenario: &Scenario, outcome: &Outcome, m: usize) -> Json {
-    let state = outcome.messages.get(m as MessageIndex);
-    if !matches!(
-        state.state,
-        State::Quarantined | State::Expired | State::Purged
-    ) {
-        return Json::Null;
+/// `null` for a message that never stayed in quarantine.
+struct Envelope<'a>(&'a MessageRow<'a>);
+
+impl Serialize for Envelope<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let MessageRow {
+            scenario,
+            outcome,
+            m,
+            state,
+        } = self.0;
+        let (scenario, m) = (*scenario, *m);
+        if !matches!(
+            state.state,
+            State::Quarantined | State::Expired | State::Purged
+        ) {
+            return serializer.serialize_none();
+        }
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("queue", &scenario.delivery.queue)?;
+        map.serialize_entry("quarantined_at", &state.last_quarantined_at())?;
+        map.serialize_entry(
+            "reason",
+            &state.last_reason().map(|r| &scenario.reasons[r as usize]),
+        )?;
+        map.serialize_entry("class", state.last_class().as_str())?;
+        map.serialize_entry("cycle", &state.cycle)?;
+        map.serialize_entry("cycle_receives", &state.cycle_receives)?;
+        map.serialize_entry("total_receives", &state.total_receives)?;
+        map.serialize_entry("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
+        map.serialize_entry("first_delivery", &outcome.arrived_at(scenario, m))?;
+        map.serialize_entry(
+            "payload",
+            &scenario.payload(m).map_or(Json::Null, |p| {
+                serde_json::to_value(p).unwrap_or(Json::Null)
+            }),
+        )?;
+        map.end()
     }
-    let m32 = m as MessageIndex;
-    json!({
-        "queue": scenario.delivery.queue,
-        "quarantined_at": state.last_quarantined_at(),
-        "reason": state.last_reason().map(|r| scenario.reasons[r as usize].clone()),
-        "class": state.last_class().as_str(),
-        "cycle": state.cycle,
-        "cycle_receives": state.cycle_receives,
-        "total_receives": state.total_receives,
-        "key": scenario.key_name(outcome.key(scenario, m32)),
-        "first_delivery": outcome.arrived_at(scenario, m32),
-        "payload": scenario.payload(m32).map_or(Json::Null, |p| serde_json::to_value(p).unwrap_or(Json::Null)),
-    })
 }

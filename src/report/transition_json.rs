@@ -42,7 +42,7 @@ impl Serialize for TransitionJson<'_> {
         let t = self.transition;
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("time", &t.time)?;
-        map.serialize_entry("message", &t.message.map(|m| s.message_id(m)))?;
+        map.serialize_entry("message", &t.message.map(|m| s.name_of_message(m)))?;
         map.serialize_entry("kind", t.detail.kind().as_str())?;
         match t.detail {
             Detail::Delivered {
@@ -68,11 +68,11 @@ impl Serialize for TransitionJson<'_> {
                 map.serialize_entry("dlq_depth", &depth)?;
             }
             Detail::Committed { key, effect } => {
-                map.serialize_entry("key", &s.key_name(key))?;
+                map.serialize_entry("key", &s.name_of_key(key))?;
                 map.serialize_entry("effect", &effect)?;
             }
             Detail::DedupHit { key, expires_at } | Detail::DoneRecorded { key, expires_at } => {
-                map.serialize_entry("key", &s.key_name(key))?;
+                map.serialize_entry("key", &s.name_of_key(key))?;
                 map.serialize_entry("expires_at", &expires_at)?;
             }
             Detail::RetryScheduled { delay, due } => {
@@ -86,7 +86,7 @@ impl Serialize for TransitionJson<'_> {
             Detail::Expired { age } => map.serialize_entry("age", &age)?,
             Detail::Redriven { cycle, key } => {
                 map.serialize_entry("cycle", &cycle)?;
-                map.serialize_entry("key", &s.key_name(key))?;
+                map.serialize_entry("key", &s.name_of_key(key))?;
             }
             Detail::RedriveSkipped { state } => map.serialize_entry("state", state.as_str())?,
             Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => {}
@@ -110,9 +110,9 @@ impl Serialize for TransitionJson<'_> {
                 holder,
                 claimed_at,
             } => {
-                map.serialize_entry("key", &s.key_name(key))?;
+                map.serialize_entry("key", &s.name_of_key(key))?;
                 map.serialize_entry("lease_expires", &lease_expires)?;
-                map.serialize_entry("holder", &s.message_id(holder))?;
+                map.serialize_entry("holder", &s.name_of_message(holder))?;
                 map.serialize_entry("claimed_at", &claimed_at)?;
             }
             Detail::Claimed {
@@ -120,7 +120,7 @@ impl Serialize for TransitionJson<'_> {
                 lease_expires,
                 lapsed,
             } => {
-                map.serialize_entry("key", &s.key_name(key))?;
+                map.serialize_entry("key", &s.name_of_key(key))?;
                 map.serialize_entry("lease_expires", &lease_expires)?;
                 if let Some(lapsed) = lapsed {
                     map.serialize_entry(
