@@ -1,63 +1,70 @@
-//! Every message's state, stored in 12 bytes a message for the common
+//! Every message's state, stored in 8 bytes a message for the common
 //! case. A run of ten million messages keeps ten million of these, so
 //! their size is most of the run's memory.
 //!
 //! A message's full state is a [`MessageState`]; [`Messages`] stores it
 //! as a compact [`Hot`] record while it fits one (first cycle, its own
 //! key, at most one of an ack time and a quarantine time, each under 2^32
-//! ms, counters under 2^16, few deduplication hits). The first time it
-//! does not (a redrive, a time past 49 days, a crash loop past 65,535
-//! receives), the whole state moves to the side table, a plain array of
-//! [`MessageState`]s, and stays there: the record then holds only the
-//! state and its place in the side table. Readers get a [`MessageState`]
-//! ([`Messages::get`]); the engine's per-delivery operations change the
-//! record in place and go to the side table only for the messages there.
-//! A message costs 12 bytes, and 56 more once it is in the side table.
+//! ms, receives and effects under 256, one of the first 255 failure
+//! reasons, at most one deduplication hit). The first time it does not
+//! (a redrive, a time past 49 days, a crash loop past 255 receives, a
+//! second deduplication hit), the whole state moves to the side table, a
+//! plain array of [`MessageState`]s, and stays there: the record then
+//! holds only the state and its place in the side table. Readers get a
+//! [`MessageState`] ([`Messages::get`]); the engine's per-delivery
+//! operations change the record in place and go to the side table only
+//! for the messages there. A message costs 8 bytes, and 56 more once it
+//! is in the side table.
 
 use bytemuck::{Pod, Zeroable};
 
 use super::state::MessageState;
 use crate::model::{Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, State};
 
-/// A message's state in 12 bytes. All zeros is a message that has not
+/// A message's state in 8 bytes. All zeros is a message that has not
 /// arrived, so the array is allocated zeroed (the system hands out zero
 /// pages lazily) rather than written message by message.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Zeroable, Pod)]
 #[repr(C)]
 struct Hot {
-    /// The ack time or the quarantine time, as `flags`' time bits say;
+    /// The ack time or the quarantine time, as `bits`' time bits say;
     /// for a message in the side table, its place there.
     time: u32,
     /// Receives in the cycle (the first, so also in total).
-    receives: u16,
-    effects: u16,
+    receives: u8,
+    effects: u8,
     /// The last failure's reason plus one; 0: none.
-    reason: u16,
-    /// `State as u8`, kept here even when the rest is in the side table.
-    state: u8,
-    flags: u8,
+    reason: u8,
+    /// `State as u8` in [`STATE`] (kept here even when the rest is in the
+    /// side table), and the flags below.
+    bits: u8,
 }
 
+/// The bits of `State as u8` (8 states).
+const STATE: u8 = 0b111;
 /// The last failure was permanent.
-const PERMANENT: u8 = 1;
-/// The message's state is in the side table (all but `state`), at the
+const PERMANENT: u8 = 1 << 3;
+/// The message's state is in the side table (all but the state), at the
 /// place `time` holds.
-const SIDE: u8 = 1 << 1;
+const SIDE: u8 = 1 << 4;
 /// What `time` holds: nothing, the ack time or the quarantine time.
-const TIME: u8 = 0b11 << 2;
-const TIME_ACKED: u8 = 1 << 2;
-const TIME_QUARANTINED: u8 = 2 << 2;
-/// Deduplication hits, 0 to [`MAX_DEDUP_HITS`].
-const DEDUP_SHIFT: u8 = 4;
-const MAX_DEDUP_HITS: u32 = 0xF;
+const TIME: u8 = 0b11 << 5;
+const TIME_ACKED: u8 = 1 << 5;
+const TIME_QUARANTINED: u8 = 2 << 5;
+/// One deduplication hit (more need the side table).
+const DEDUP_HIT: u8 = 1 << 7;
 
 impl Hot {
     fn state(self) -> State {
-        State::ALL[self.state as usize]
+        State::ALL[(self.bits & STATE) as usize]
+    }
+
+    fn set_state(&mut self, state: State) {
+        self.bits = (self.bits & !STATE) | state as u8;
     }
 
     fn in_side_table(self) -> bool {
-        self.flags & SIDE != 0
+        self.bits & SIDE != 0
     }
 
     /// The state this record encodes (when it is not in the side table).
@@ -67,16 +74,16 @@ impl Hot {
         s.cycle_receives = self.receives as u32;
         s.total_receives = self.receives as u32;
         s.effects = self.effects as u32;
-        s.dedup_hits = (self.flags >> DEDUP_SHIFT) as u32;
+        s.dedup_hits = (self.bits & DEDUP_HIT != 0) as u32;
         if self.reason != 0 {
-            let class = if self.flags & PERMANENT != 0 {
+            let class = if self.bits & PERMANENT != 0 {
                 Class::Permanent
             } else {
                 Class::Transient
             };
             s.set_failure(self.reason as ReasonIndex - 1, class);
         }
-        match self.flags & TIME {
+        match self.bits & TIME {
             TIME_ACKED => s.set_acked_at(self.time as Millis),
             TIME_QUARANTINED => {
                 s.set_quarantined_at(self.time as Millis);
@@ -89,7 +96,7 @@ impl Hot {
 
     /// `s` as a record, if it fits one.
     fn encode(s: &MessageState) -> Option<Hot> {
-        let small = |v: u32| u16::try_from(v).ok();
+        let small = |v: u32| u8::try_from(v).ok();
         let time = |t: Millis| u32::try_from(t).ok();
         let (time, time_flag) = match (s.acked_at(), s.last_quarantined_at()) {
             (None, None) if s.quarantine_entries == 0 => (0, 0),
@@ -100,9 +107,11 @@ impl Hot {
         if s.cycle != 1 || s.cycle_receives != s.total_receives || !s.has_own_key() {
             return None;
         }
-        if s.dedup_hits > MAX_DEDUP_HITS {
-            return None;
-        }
+        let dedup_hit = match s.dedup_hits {
+            0 => 0,
+            1 => DEDUP_HIT,
+            _ => return None,
+        };
         let permanent = s.last_class() == Class::Permanent;
         let reason = match s.last_reason() {
             // A class without a reason is never set; kept exact anyway.
@@ -115,8 +124,7 @@ impl Hot {
             receives: small(s.total_receives)?,
             effects: small(s.effects)?,
             reason,
-            state: s.state as u8,
-            flags: (permanent as u8) | time_flag | ((s.dedup_hits as u8) << DEDUP_SHIFT),
+            bits: s.state as u8 | if permanent { PERMANENT } else { 0 } | time_flag | dedup_hit,
         })
     }
 }
@@ -197,17 +205,16 @@ impl Messages {
 
     #[inline]
     pub(super) fn set_state(&mut self, m: MessageIndex, state: State) {
-        self.hot[m as usize].state = state as u8;
+        self.hot[m as usize].set_state(state);
     }
 
     /// How many messages have arrived (what [`MessageState::has_arrived`]
     /// counts), without building each message's state.
     pub fn arrived(&self) -> u64 {
-        let waiting = State::Waiting as u8;
         self.hot
             .iter()
             .filter(|hot| {
-                hot.state != waiting
+                hot.state() != State::Waiting
                     || if hot.in_side_table() {
                         self.side[hot.time as usize].total_receives > 0
                     } else {
@@ -224,7 +231,7 @@ impl Messages {
         if hot.in_side_table() {
             self.side(m).acked_at()
         } else {
-            (hot.flags & TIME == TIME_ACKED).then_some(hot.time as Millis)
+            (hot.bits & TIME == TIME_ACKED).then_some(hot.time as Millis)
         }
     }
 
@@ -257,7 +264,7 @@ impl Messages {
     #[inline]
     pub(super) fn receive(&mut self, m: MessageIndex) -> (u32, u32, u32) {
         let hot = &mut self.hot[m as usize];
-        if !hot.in_side_table() && hot.receives < u16::MAX {
+        if !hot.in_side_table() && hot.receives < u8::MAX {
             hot.receives += 1;
             let n = hot.receives as u32;
             return (1, n, n);
@@ -273,9 +280,14 @@ impl Messages {
     #[inline]
     pub(super) fn set_failure(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         let hot = &mut self.hot[m as usize];
-        if !hot.in_side_table() && reason < u16::MAX as ReasonIndex {
-            hot.reason = reason as u16 + 1;
-            hot.flags = (hot.flags & !PERMANENT) | (class == Class::Permanent) as u8;
+        if !hot.in_side_table() && reason < u8::MAX as ReasonIndex {
+            hot.reason = reason as u8 + 1;
+            hot.bits = (hot.bits & !PERMANENT)
+                | if class == Class::Permanent {
+                    PERMANENT
+                } else {
+                    0
+                };
             return;
         }
         self.update(m, |s| s.set_failure(reason, class));
@@ -285,10 +297,10 @@ impl Messages {
     #[inline]
     pub(super) fn set_acked_at(&mut self, m: MessageIndex, t: Millis) {
         let hot = &mut self.hot[m as usize];
-        let free = matches!(hot.flags & TIME, 0 | TIME_ACKED);
+        let free = matches!(hot.bits & TIME, 0 | TIME_ACKED);
         if let (false, true, Ok(t)) = (hot.in_side_table(), free, u32::try_from(t)) {
             hot.time = t;
-            hot.flags = (hot.flags & !TIME) | TIME_ACKED;
+            hot.bits = (hot.bits & !TIME) | TIME_ACKED;
             return;
         }
         self.update(m, |s| s.set_acked_at(t));
@@ -298,7 +310,7 @@ impl Messages {
     #[inline]
     pub(super) fn add_effect(&mut self, m: MessageIndex) -> u32 {
         let hot = &mut self.hot[m as usize];
-        if !hot.in_side_table() && hot.effects < u16::MAX {
+        if !hot.in_side_table() && hot.effects < u8::MAX {
             hot.effects += 1;
             return 1;
         }
@@ -334,7 +346,7 @@ impl Messages {
         let hot = &mut self.hot[m as usize];
         if hot.in_side_table() {
             self.side[hot.time as usize] = s;
-            hot.state = s.state as u8;
+            hot.set_state(s.state);
         } else if let Some(fits) = Hot::encode(&s) {
             *hot = fits;
         } else {
@@ -343,8 +355,7 @@ impl Messages {
             self.side.push(s);
             *hot = Hot {
                 time: place,
-                state: s.state as u8,
-                flags: SIDE,
+                bits: s.state as u8 | SIDE,
                 ..Hot::default()
             };
         }
@@ -393,26 +404,27 @@ mod tests {
         s.cycle_receives = 3;
         s.total_receives = 3;
         s.effects = 2;
-        s.dedup_hits = 15;
+        s.dedup_hits = 1;
         s.set_failure(7, Class::Permanent);
         s.set_acked_at(u32::MAX as Millis);
         all.push(s);
         let mut q = MessageState::new();
         q.state = State::Quarantined;
-        q.cycle_receives = 65_535;
-        q.total_receives = 65_535;
+        q.cycle_receives = 255;
+        q.total_receives = 255;
+        q.effects = 255;
         q.set_quarantined_at(1_000);
         q.quarantine_entries = 1;
-        q.set_failure(65_533, Class::Transient);
+        q.set_failure(254, Class::Transient);
         all.push(q);
         // Each of these needs the side table.
         let tweaks: [fn(&mut MessageState); 13] = [
             |s| s.cycle = 2,
             |s| s.cycle_receives = 0,
-            |s| s.total_receives = 65_536,
-            |s| s.effects = 65_536,
-            |s| s.dedup_hits = 16,
-            |s| s.set_failure(65_535, Class::Transient),
+            |s| s.total_receives = 256,
+            |s| s.effects = 256,
+            |s| s.dedup_hits = 2,
+            |s| s.set_failure(255, Class::Transient),
             |s| s.set_acked_at(u32::MAX as Millis + 1),
             |s| s.set_quarantined_at(5),
             |s| s.quarantine_entries = 2,
@@ -465,7 +477,7 @@ mod tests {
         messages.update(0, |state| *state = retrying);
         messages.update(1, |state| *state = retrying);
         assert_eq!(messages.arrived(), 2);
-        assert_eq!(std::mem::size_of::<Hot>(), 12);
+        assert_eq!(std::mem::size_of::<Hot>(), 8);
     }
 
     #[test]

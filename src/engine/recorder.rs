@@ -144,14 +144,21 @@ impl Recording {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn state_change(
         &mut self,
         time: Millis,
         message: MessageIndex,
         messages: &Messages,
     ) {
-        if self.history && self.state_changes.len() >= TRANSITIONS_KEPT {
+        if self.history {
+            self.keep_state_change(time, message, messages);
+        }
+    }
+
+    #[inline(never)]
+    fn keep_state_change(&mut self, time: Millis, message: MessageIndex, messages: &Messages) {
+        if self.state_changes.len() >= TRANSITIONS_KEPT {
             // An incomplete history would show wrong states: none at all.
             self.history = false;
             self.history_complete = false;

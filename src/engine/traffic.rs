@@ -102,11 +102,16 @@ pub const MIX_DRAWS: u64 = 1_000_000;
 impl Draws {
     /// The faults of message `m`: its own, or its block's then its mix
     /// kind's. One lookup of the block per delivery.
-    #[inline]
+    #[inline(always)]
     pub fn faults<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s crate::model::Faults {
         if self.faultless {
             return &NO_FAULTS;
         }
+        self.faults_of(scenario, m)
+    }
+
+    #[inline(never)]
+    fn faults_of<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s crate::model::Faults {
         match scenario.generated(m) {
             None => &scenario.messages[m as usize].faults,
             Some((g, j)) => match self.blocks.get(g.stream as usize - 1) {

@@ -365,15 +365,16 @@ fn a_long_fault_list_decides_as_its_first_applying_faults_do() {
 
 #[test]
 fn values_past_the_compact_record_read_back_exactly() {
-    // Each message's state is kept in 12 bytes while it fits (times under
-    // 2^32 ms, about 49.7 days; receives and effects under 65,536); past
+    // Each message's state is kept in 8 bytes while it fits (times under
+    // 2^32 ms, about 49.7 days; receives and effects under 256); past
     // that it moves aside whole. Either way it reads back exactly.
     let (scenario, outcome) = sim(
         "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1ms\"\n\
          [[message]]\nid = \"late\"\nat = \"60d\"\n\
          [[message]]\nid = \"late-failure\"\nat = \"60d\"\n\
          faults = [{ fail = { first = 1 }, reason = \"r\", class = \"permanent\" }]\n\
-         [[message]]\nid = \"loop\"\nfaults = [{ fail = { first = 70000 } }]\n",
+         [[message]]\nid = \"loop\"\nfaults = [{ fail = { first = 70000 } }]\n\
+         [[message]]\nid = \"short-loop\"\nfaults = [{ fail = { first = 300 } }]\n",
     );
     let day: Millis = 86_400_000;
     let late = msg(&scenario, &outcome, "late");
@@ -390,6 +391,8 @@ fn values_past_the_compact_record_read_back_exactly() {
         (70_001, 70_001)
     );
     assert_eq!(looped.acked_at(), Some(70_000));
-    assert_eq!(outcome.totals.deliveries, 70_004);
-    assert_eq!(outcome.messages.in_side_table(), 3);
+    let short = msg(&scenario, &outcome, "short-loop");
+    assert_eq!((short.total_receives, short.acked_at()), (301, Some(300)));
+    assert_eq!(outcome.totals.deliveries, 70_004 + 301);
+    assert_eq!(outcome.messages.in_side_table(), 4);
 }
