@@ -114,20 +114,31 @@ pub fn parse(text: &str) -> Result<u64, DurationError> {
 
 /// Formats milliseconds in the same grammar the files use, e.g. `1m30s`.
 pub fn format(ms: u64) -> String {
-    if ms == 0 {
-        return "0s".to_string();
+    Dur(ms).to_string()
+}
+
+/// Milliseconds written as [`format`] writes them, without building a
+/// string (width and alignment honoured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dur(pub u64);
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::padded::pad(f, |out| {
+            if self.0 == 0 {
+                return out.write_str("0s");
+            }
+            let mut rest = self.0;
+            for (unit, size) in UNITS {
+                let n = rest / size;
+                if n > 0 {
+                    write!(out, "{n}{unit}")?;
+                    rest -= n * size;
+                }
+            }
+            Ok(())
+        })
     }
-    let mut rest = ms;
-    let mut out = String::new();
-    for (unit, size) in UNITS {
-        let n = rest / size;
-        if n > 0 {
-            out.push_str(&n.to_string());
-            out.push_str(unit);
-            rest -= n * size;
-        }
-    }
-    out
 }
 
 impl schemars::JsonSchema for Duration {

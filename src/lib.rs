@@ -11,5 +11,6 @@ pub mod expect;
 pub mod meter;
 pub mod model;
 pub mod output;
+pub mod padded;
 pub mod report;
 pub mod scenario;

@@ -40,6 +40,21 @@ pub struct Name<'a> {
 }
 
 impl<'a> Name<'a> {
+    /// The name's length in bytes, without writing it.
+    pub fn len(self) -> usize {
+        let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+        self.text.len()
+            + self.number.map_or(0, digits)
+            + match self.generation {
+                0 => 0,
+                g => 2 + digits(g as u64),
+            }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
     /// The name, borrowed when the scenario stores it whole.
     pub fn as_cow(self) -> Cow<'a, str> {
         match self {
@@ -55,14 +70,16 @@ impl<'a> Name<'a> {
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text)?;
-        if let Some(n) = self.number {
-            write!(f, "{n}")?;
-        }
-        if self.generation > 0 {
-            write!(f, "~r{}", self.generation)?;
-        }
-        Ok(())
+        crate::padded::pad(f, |out| {
+            out.write_str(self.text)?;
+            if let Some(n) = self.number {
+                write!(out, "{n}")?;
+            }
+            if self.generation > 0 {
+                write!(out, "~r{}", self.generation)?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -196,16 +213,19 @@ mod tests {
         let file = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
             [[message]]\nid = \"a\\\"1\"\nkey = \"m-2\"\n\
             [[message]]\nid = \"b\"\n\
-            [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"m-\"\n";
+            [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"m-\"\n\
+            [[traffic]]\ncount = 10\nover = \"3s\"\nid_prefix = \"\"\n";
         let (s, _) = load_str("t.toml", file).unwrap();
-        let ids: Vec<String> = (0..5).map(|m| s.name_of_message(m).to_string()).collect();
-        assert_eq!(ids, ["a\"1", "b", "m-1", "m-2", "m-3"]);
-        for m in 0..5 {
+        let ids: Vec<String> = (0..6).map(|m| s.name_of_message(m).to_string()).collect();
+        assert_eq!(ids, ["a\"1", "b", "m-1", "m-2", "m-3", "1"]);
+        assert_eq!(s.name_of_message(14).to_string(), "10");
+        for m in 0..15 {
             let name = s.name_of_message(m);
             assert_eq!(name.to_string(), s.message_id(m));
+            assert_eq!(name.len(), s.message_id(m).len());
             let json = serde_json::to_string(&name).unwrap();
             assert_eq!(json, serde_json::to_string(&*s.message_id(m)).unwrap());
-            for generation in [0, 1, 12] {
+            for generation in [0, 1, 9, 10, 12, u32::MAX] {
                 let k = KeyRef {
                     intent: s.intent(m),
                     generation,
@@ -216,6 +236,7 @@ mod tests {
                     g => format!("{}~r{g}", s.intent_name(k.intent)),
                 };
                 assert_eq!(key.to_string(), text);
+                assert_eq!(key.len(), text.len());
                 assert_eq!(s.key_name(k), text);
                 assert_eq!(
                     serde_json::to_string(&key).unwrap(),

@@ -4,159 +4,198 @@
 
 use std::fmt::Write;
 
-use crate::duration::format as dur;
+use crate::duration::{Dur, format as dur};
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, MessageState, Outcome, Transition};
 use crate::model::{MessageIndex, Millis, Scenario, State, Total, Value};
 
 /// What happened, in words, without time or message.
 pub fn describe(scenario: &Scenario, d: &Detail) -> String {
-    match *d {
-        Detail::Delivered {
-            cycle,
-            cycle_receives,
-            total_receives,
-        } => format!(
-            "delivered (cycle {cycle}, receive {cycle_receives} of the cycle, {total_receives} in all)"
-        ),
-        Detail::Failed { reason, class } => {
-            format!(
-                "failed: {} ({})",
-                scenario.reasons[reason as usize],
-                class.as_str()
-            )
-        }
-        Detail::Committed { key, effect } => {
-            format!(
-                "committed effect #{effect} (key {})",
-                scenario.key_name(key)
-            )
-        }
-        Detail::DedupHit { key, expires_at } => format!(
-            "dedup hit on key {}: stored result valid until {}, no effect",
-            scenario.key_name(key),
-            dur(expires_at)
-        ),
-        Detail::AckLost => "ack lost: the broker counts the delivery as failed".to_string(),
-        Detail::Acked => "acked".to_string(),
-        Detail::RetryScheduled { delay, due } => {
-            format!("retry scheduled after {} (due {})", dur(delay), dur(due))
-        }
-        Detail::Quarantined {
-            reason,
-            class,
-            depth,
-        } => format!(
-            "quarantined: {} ({}); DLQ depth {depth}{}",
-            scenario.reasons[reason as usize],
-            class.as_str(),
-            delivery_limit(scenario, class)
-        ),
-        Detail::Inspected { step, depth } => {
-            let op = &scenario.operators[step as usize - 1];
-            format!(
-                "operator step {step} inspects: DLQ depth {depth}, action {}{}",
-                op.action.name(),
-                if op.repair { ", repair" } else { "" }
-            )
-        }
-        Detail::Expired { age }
-            if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
-        {
-            format!(
-                "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
-                dur(age)
-            )
-        }
-        Detail::Expired { age } => format!("expired in quarantine (age {})", dur(age)),
-        Detail::Repaired => "repaired: until = \"repair\" faults stop".to_string(),
-        Detail::Redriven { cycle, key } => {
-            format!("redriven: cycle {cycle}, key {}", scenario.key_name(key))
-        }
-        Detail::RedriveSkipped { state } => {
-            format!(
-                "redrive skipped: the message is {}, not in quarantine",
-                state.as_str()
-            )
-        }
-        Detail::Purged => "purged from quarantine".to_string(),
-        Detail::AlarmFired { alarm, value } => alarm_sentence(scenario, alarm, Some(value)),
-        Detail::AlarmCleared { alarm } => alarm_sentence(scenario, alarm, None),
-        Detail::Crashed { at, .. } => format!(
-            "consumer crashed ({}): no ack reaches the broker",
-            at.as_str()
-        ),
-        Detail::ReceiptExpired {
-            started,
-            latest,
-            quarantined,
-        } => {
-            let by = if quarantined {
-                format!("the message was quarantined at {}", dur(latest))
-            } else {
-                format!("its latest delivery started at {}", dur(latest))
-            };
-            format!(
-                "receipt expired: the delivery started at {} was superseded ({by}); its outcome is lost",
-                dur(started)
-            )
-        }
-        Detail::VisibleAgain { started } => format!(
-            "visible again: the delivery started at {} outlived the visibility timeout",
-            dur(started)
-        ),
-        Detail::Contention {
-            key,
-            lease_expires,
-            holder,
-            claimed_at,
-        } => format!(
-            "contention on key {}: INTENT claimed by {} at {} is live until {}, no effect",
-            scenario.key_name(key),
-            scenario.message_id(holder),
-            dur(claimed_at),
-            dur(lease_expires)
-        ),
-        Detail::Claimed {
-            key,
-            lease_expires,
-            lapsed,
-        } => {
-            let mut out = format!(
-                "claimed key {}: INTENT until {}",
-                scenario.key_name(key),
-                dur(lease_expires)
-            );
-            if let Some(l) = lapsed {
-                out.push_str(&format!(
-                    "; the claim {} made at {}{} expired at {} without DONE",
-                    scenario.message_id(l.holder),
-                    dur(l.claimed_at),
-                    if l.crashed {
-                        " (its consumer crashed)"
-                    } else {
-                        ""
-                    },
-                    dur(l.expired_at)
-                ));
+    Sentence(scenario, d).to_string()
+}
+
+/// What happened, in words ([`describe`]), written without building a
+/// string.
+pub struct Sentence<'a>(pub &'a Scenario, pub &'a Detail);
+
+impl std::fmt::Display for Sentence<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Sentence(scenario, d) = *self;
+        match *d {
+            Detail::Delivered {
+                cycle,
+                cycle_receives,
+                total_receives,
+            } => write!(
+                f,
+                "delivered (cycle {cycle}, receive {cycle_receives} of the cycle, {total_receives} in all)"
+            ),
+            Detail::Failed { reason, class } => {
+                write!(
+                    f,
+                    "failed: {} ({})",
+                    scenario.reasons[reason as usize],
+                    class.as_str()
+                )
             }
-            out
-        }
-        Detail::DoneRecorded { key, expires_at } => format!(
-            "DONE recorded for key {} (valid until {})",
-            scenario.key_name(key),
-            dur(expires_at)
-        ),
-        Detail::Dropped { reason, class } => format!(
-            "dropped (quarantine disabled): {} ({}){}",
-            scenario.reasons[reason as usize],
-            class.as_str(),
-            delivery_limit(scenario, class)
-        ),
-        Detail::CanaryPassed { rest } => {
-            format!("canary passed: every canary was acked; {rest} more redriven now")
-        }
-        Detail::CanaryFailed { acked, canaries } => {
-            format!("canary failed: {acked} of {canaries} acked; the rest stay in quarantine")
+            Detail::Committed { key, effect } => {
+                write!(
+                    f,
+                    "committed effect #{effect} (key {})",
+                    scenario.name_of_key(key)
+                )
+            }
+            Detail::DedupHit { key, expires_at } => write!(
+                f,
+                "dedup hit on key {}: stored result valid until {}, no effect",
+                scenario.name_of_key(key),
+                Dur(expires_at)
+            ),
+            Detail::AckLost => f.write_str("ack lost: the broker counts the delivery as failed"),
+            Detail::Acked => f.write_str("acked"),
+            Detail::RetryScheduled { delay, due } => {
+                write!(f, "retry scheduled after {} (due {})", Dur(delay), Dur(due))
+            }
+            Detail::Quarantined {
+                reason,
+                class,
+                depth,
+            } => write!(
+                f,
+                "quarantined: {} ({}); DLQ depth {depth}{}",
+                scenario.reasons[reason as usize],
+                class.as_str(),
+                delivery_limit(scenario, class)
+            ),
+            Detail::Inspected { step, depth } => {
+                let op = &scenario.operators[step as usize - 1];
+                write!(
+                    f,
+                    "operator step {step} inspects: DLQ depth {depth}, action {}{}",
+                    op.action.name(),
+                    if op.repair { ", repair" } else { "" }
+                )
+            }
+            Detail::Expired { age }
+                if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
+            {
+                write!(
+                    f,
+                    "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
+                    Dur(age)
+                )
+            }
+            Detail::Expired { age } => write!(f, "expired in quarantine (age {})", Dur(age)),
+            Detail::Repaired => f.write_str("repaired: until = \"repair\" faults stop"),
+            Detail::Redriven { cycle, key } => {
+                write!(
+                    f,
+                    "redriven: cycle {cycle}, key {}",
+                    scenario.name_of_key(key)
+                )
+            }
+            Detail::RedriveSkipped { state } => {
+                write!(
+                    f,
+                    "redrive skipped: the message is {}, not in quarantine",
+                    state.as_str()
+                )
+            }
+            Detail::Purged => f.write_str("purged from quarantine"),
+            Detail::AlarmFired { alarm, value } => {
+                f.write_str(&alarm_sentence(scenario, alarm, Some(value)))
+            }
+            Detail::AlarmCleared { alarm } => f.write_str(&alarm_sentence(scenario, alarm, None)),
+            Detail::Crashed { at, .. } => write!(
+                f,
+                "consumer crashed ({}): no ack reaches the broker",
+                at.as_str()
+            ),
+            Detail::ReceiptExpired {
+                started,
+                latest,
+                quarantined,
+            } => {
+                let by = if quarantined {
+                    format!("the message was quarantined at {}", Dur(latest))
+                } else {
+                    format!("its latest delivery started at {}", Dur(latest))
+                };
+                write!(
+                    f,
+                    "receipt expired: the delivery started at {} was superseded ({by}); its outcome is lost",
+                    Dur(started)
+                )
+            }
+            Detail::VisibleAgain { started } => write!(
+                f,
+                "visible again: the delivery started at {} outlived the visibility timeout",
+                Dur(started)
+            ),
+            Detail::Contention {
+                key,
+                lease_expires,
+                holder,
+                claimed_at,
+            } => write!(
+                f,
+                "contention on key {}: INTENT claimed by {} at {} is live until {}, no effect",
+                scenario.name_of_key(key),
+                scenario.name_of_message(holder),
+                Dur(claimed_at),
+                Dur(lease_expires)
+            ),
+            Detail::Claimed {
+                key,
+                lease_expires,
+                lapsed,
+            } => {
+                write!(
+                    f,
+                    "claimed key {}: INTENT until {}",
+                    scenario.name_of_key(key),
+                    Dur(lease_expires)
+                )?;
+                if let Some(l) = lapsed {
+                    write!(
+                        f,
+                        "; the claim {} made at {}{} expired at {} without DONE",
+                        scenario.name_of_message(l.holder),
+                        Dur(l.claimed_at),
+                        if l.crashed {
+                            " (its consumer crashed)"
+                        } else {
+                            ""
+                        },
+                        Dur(l.expired_at)
+                    )?;
+                }
+                Ok(())
+            }
+            Detail::DoneRecorded { key, expires_at } => write!(
+                f,
+                "DONE recorded for key {} (valid until {})",
+                scenario.name_of_key(key),
+                Dur(expires_at)
+            ),
+            Detail::Dropped { reason, class } => write!(
+                f,
+                "dropped (quarantine disabled): {} ({}){}",
+                scenario.reasons[reason as usize],
+                class.as_str(),
+                delivery_limit(scenario, class)
+            ),
+            Detail::CanaryPassed { rest } => {
+                write!(
+                    f,
+                    "canary passed: every canary was acked; {rest} more redriven now"
+                )
+            }
+            Detail::CanaryFailed { acked, canaries } => {
+                write!(
+                    f,
+                    "canary failed: {acked} of {canaries} acked; the rest stay in quarantine"
+                )
+            }
         }
     }
 }
@@ -208,17 +247,25 @@ fn alarm_sentence(scenario: &Scenario, alarm: u32, fired: Option<u64>) -> String
 
 /// One transcript line: time, message, what happened.
 pub fn line(scenario: &Scenario, t: &Transition, id_width: usize) -> String {
-    let who = match (t.message, t.detail) {
-        (Some(m), _) => scenario.message_id(m).into_owned(),
-        (None, Detail::AlarmFired { .. } | Detail::AlarmCleared { .. }) => "alarm".to_string(),
-        (None, _) => "operator".to_string(),
-    };
-    format!(
-        "{:>10}  {:<id_width$}  {}",
-        dur(t.time),
-        who,
-        describe(scenario, &t.detail)
-    )
+    Line(scenario, t, id_width).to_string()
+}
+
+/// One transcript line ([`line`]), written without building a string.
+pub struct Line<'a>(pub &'a Scenario, pub &'a Transition, pub usize);
+
+impl std::fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Line(scenario, t, id_width) = *self;
+        write!(f, "{:>10}  ", Dur(t.time))?;
+        match (t.message, t.detail) {
+            (Some(m), _) => write!(f, "{:<id_width$}", scenario.name_of_message(m))?,
+            (None, Detail::AlarmFired { .. } | Detail::AlarmCleared { .. }) => {
+                write!(f, "{:<id_width$}", "alarm")?
+            }
+            (None, _) => write!(f, "{:<id_width$}", "operator")?,
+        }
+        write!(f, "  {}", Sentence(scenario, &t.detail))
+    }
 }
 
 pub fn id_width(scenario: &Scenario, outcome: &Outcome) -> usize {
@@ -226,7 +273,7 @@ pub fn id_width(scenario: &Scenario, outcome: &Outcome) -> usize {
         .transitions
         .iter()
         .filter_map(|t| t.message)
-        .map(|m| scenario.message_id(m).len())
+        .map(|m| scenario.name_of_message(m).len())
         .max()
         .unwrap_or(0);
     widest.clamp(8, 32)
@@ -382,8 +429,7 @@ pub fn write_transcript(
     out.write_str("\ntransitions:\n")?;
     let w = id_width(scenario, outcome);
     for t in &outcome.transitions {
-        out.write_str(&line(scenario, t, w))?;
-        out.write_char('\n')?;
+        writeln!(out, "{}", Line(scenario, t, w))?;
     }
     if outcome.transitions_dropped > 0 {
         writeln!(

@@ -146,8 +146,17 @@ impl Serialize for TransitionJson<'_> {
             }
         }
         if self.with_text {
-            map.serialize_entry("text", &text::describe(s, &t.detail))?;
+            map.serialize_entry("text", &Text(text::Sentence(s, &t.detail)))?;
         }
         map.end()
+    }
+}
+
+/// A sentence written as a JSON string, without building the string.
+struct Text<'a>(text::Sentence<'a>);
+
+impl Serialize for Text<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
     }
 }
