@@ -24,16 +24,24 @@ pub const PER_REASON: usize = 10;
 /// smaller index first).
 fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Vec<MessageIndex> {
     let mut heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>> = BinaryHeap::new();
+    // The smallest value kept once `n` are: most messages are below it,
+    // so the pass costs a comparison each.
+    let mut floor = None;
     values.for_each(|(v, m)| {
+        if floor.is_some_and(|f| v < f) {
+            return;
+        }
         let item = Reverse((v, Reverse(m)));
         if heap.len() < n {
             heap.push(item);
         } else if let Some(mut smallest) = heap.peek_mut()
             && item < *smallest
         {
-            // Larger than the smallest kept: it takes its place. Most
-            // messages are not, so the pass costs a comparison each.
+            // Larger than the smallest kept: it takes its place.
             *smallest = item;
+        }
+        if heap.len() == n {
+            floor = heap.peek().map(|Reverse((f, _))| *f);
         }
     });
     let mut picked: Vec<(Millis, Reverse<MessageIndex>)> = heap.into_iter().map(|r| r.0).collect();
@@ -67,8 +75,10 @@ pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
         pick(m, state.as_str(), &mut rows);
     }
     let chosen = rows.len();
-    let waits = (0..n as MessageIndex)
-        .map(|m| (outcome.queue_wait(m), m))
+    // Only runs with workers keep queue waits (one a message); without,
+    // every wait is 0 and the pass reads nothing.
+    let waits = (outcome.queue_waits.iter().enumerate())
+        .map(|(m, &w)| (w, m as MessageIndex))
         .filter(|&(w, _)| w > 0);
     for m in largest(PER_REASON + chosen, waits) {
         if rows.len() < chosen + PER_REASON {
