@@ -127,3 +127,67 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod picks {
+    use super::*;
+    use crate::engine::Recorder;
+
+    /// 300 messages for 2 workers busy 1s each, 4 of them poison; the
+    /// block listed first arrives last and waits longest: the picks are
+    /// the quarantined ones in index order,
+    /// then the longest waits and the slowest by a full sort of every
+    /// message's wait and latency (ties by index), none picked twice.
+    #[test]
+    fn picks_equal_sorting_every_message() {
+        let text = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+            [workers]\ncount = 2\nservice_time = \"1s\"\n\
+            [[message]]\nid = \"p1\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+            [[message]]\nid = \"p2\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+            [[traffic]]\ncount = 96\nstart = \"20s\"\nover = \"10s\"\nid_prefix = \"late-\"\n\
+            [[traffic]]\ncount = 200\nover = \"10s\"\n\
+            [[message]]\nid = \"p3\"\nat = \"5s\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+            [[message]]\nid = \"p4\"\nat = \"7s\"\nfaults = [{ fail = { until = \"repair\" } }]\n";
+        let (scenario, _) = crate::scenario::load_str("s.toml", text).unwrap();
+        let outcome = crate::engine::run(&scenario, Recorder::Off).unwrap();
+        let rows = interesting(&scenario, &outcome);
+        let picked: Vec<(String, String)> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap().into(),
+                    r["why"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let n = outcome.messages.len() as MessageIndex;
+        let mut expected: Vec<(MessageIndex, &str)> = (0..n)
+            .filter(|&m| outcome.messages.state(m) == State::Quarantined)
+            .map(|m| (m, "quarantined"))
+            .collect();
+        assert_eq!(expected.len(), 4);
+        let mut by = |key: &dyn Fn(MessageIndex) -> Option<Millis>, why: &'static str| {
+            let mut all: Vec<(Millis, MessageIndex)> = (0..n)
+                .filter_map(|m| key(m).filter(|&v| v > 0).map(|v| (v, m)))
+                .collect();
+            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let fresh: Vec<(MessageIndex, &str)> = all
+                .into_iter()
+                .filter(|(_, m)| !expected.iter().any(|(e, _)| e == m))
+                .take(PER_REASON)
+                .map(|(_, m)| (m, why))
+                .collect();
+            assert_eq!(fresh.len(), PER_REASON, "{why}");
+            expected.extend(fresh);
+        };
+        by(&|m| Some(outcome.queue_wait(m)), "longest queue wait");
+        by(&|m| outcome.latency(&scenario, m), "slowest");
+        let expected: Vec<(String, String)> = expected
+            .into_iter()
+            .map(|(m, why)| (scenario.message_id(m).into_owned(), why.to_string()))
+            .collect();
+        assert_eq!(picked, expected);
+    }
+}
