@@ -169,7 +169,7 @@ impl Scenario {
     }
 
     /// Key `k`'s name, as [`Scenario::key_name`] without a string: the
-    /// intent's, then `~r<N>` for a derived key ([`derived_key`]).
+    /// intent's, then `~r<N>` for a derived key.
     pub fn name_of_key(&self, k: KeyRef) -> Name<'_> {
         Name {
             generation: k.generation,
@@ -181,7 +181,12 @@ impl Scenario {
     /// explicit message already uses that key, it is the same key.
     pub fn fresh_key(&self, intent: IntentIndex, redrives: u32) -> KeyRef {
         if self.intents.has_derived_lookalikes {
-            let name = derived_key(&self.intent_name(intent), redrives);
+            let name = self
+                .name_of_key(KeyRef {
+                    intent,
+                    generation: redrives,
+                })
+                .to_string();
             if let Some(&i) = self.intents.by_name.get(&name) {
                 return KeyRef {
                     intent: i,
@@ -194,10 +199,6 @@ impl Scenario {
             generation: redrives,
         }
     }
-}
-
-pub fn derived_key(intent: &str, redrives: u32) -> String {
-    format!("{intent}~r{redrives}")
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub use guarantee::{
     CrashAt, DedupMode, Guarantees, Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE,
     SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
 };
-pub use keys::{Intents, KeyRef, Name, derived_key};
+pub use keys::{Intents, KeyRef, Name};
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
 
