@@ -295,6 +295,7 @@ impl Engine<'_> {
 
     /// The delivery of `m` that started at `start` ends now (`in_flight`:
     /// it was held by a worker): the broker learns its outcome.
+    #[inline(always)]
     pub(super) fn end_delivery(
         &mut self,
         m: MessageIndex,
@@ -332,7 +333,7 @@ impl Engine<'_> {
     }
 
     /// The effect commits: the ledger grows and is never rolled back.
-    #[inline]
+    #[inline(always)]
     fn commit(&mut self, m: MessageIndex, key: KeyRef) {
         let intent = self.scenario.intent(m);
         let cycle = self.messages.add_effect(m);

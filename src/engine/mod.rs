@@ -284,7 +284,7 @@ impl<'s> Engine<'s> {
 
     /// Message `m` becomes ready now. Without workers or ordering it is
     /// taken at once.
-    #[inline]
+    #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
         self.set_state(m, State::Ready);
         if self.direct {
