@@ -25,7 +25,7 @@ use common::{available, bin, cells, chromium, code, report, scratch, stderr};
 use scenario_run::duration::format as dur;
 use scenario_run::engine::{Recorder, run, run_until};
 use scenario_run::report::history::{row_at_step, versions};
-use scenario_run::report::text::describe;
+use scenario_run::report::sentence::describe;
 
 const STEPS: &str = "scenarios/16-two-operator-steps.toml";
 const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";

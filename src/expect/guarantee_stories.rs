@@ -58,7 +58,7 @@ pub(super) fn overlaps_story(scenario: &Scenario, outcome: &Outcome) -> (String,
             format!(
                 "{} {who}{}",
                 crate::duration::format(tr.time),
-                crate::report::text::describe(scenario, &tr.detail)
+                crate::report::sentence::describe(scenario, &tr.detail)
             )
         })
         .collect();

@@ -6,7 +6,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::text::describe;
+use super::sentence::describe;
 use crate::duration::format as dur;
 use crate::engine::{Detail, Outcome};
 use crate::model::{MessageIndex, Millis, Scenario};

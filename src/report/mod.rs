@@ -18,6 +18,7 @@ pub mod pretty;
 pub mod questions;
 pub mod rows;
 pub mod scale;
+pub mod sentence;
 pub mod sweep_chart;
 pub mod templates;
 pub mod text;

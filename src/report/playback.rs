@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::Outcome;
 use crate::model::Scenario;
-use crate::report::text::describe;
+use crate::report::sentence::describe;
 
 /// At most this many transitions are stepped through in a page (the
 /// transitions table shows as many); past them the time slider still

@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::engine::{Detail, Transition};
 use crate::model::Scenario;
-use crate::report::text;
+use crate::report::sentence::Sentence;
 
 /// A transition ready to be written.
 pub struct TransitionJson<'a> {
@@ -146,14 +146,14 @@ impl Serialize for TransitionJson<'_> {
             }
         }
         if self.with_text {
-            map.serialize_entry("text", &Text(text::Sentence(s, &t.detail)))?;
+            map.serialize_entry("text", &Text(Sentence(s, &t.detail)))?;
         }
         map.end()
     }
 }
 
 /// A sentence written as a JSON string, without building the string.
-struct Text<'a>(text::Sentence<'a>);
+struct Text<'a>(Sentence<'a>);
 
 impl Serialize for Text<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

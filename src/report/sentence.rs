@@ -1,0 +1,245 @@
+//! What happened, in words: the sentence of each transition, as the text
+//! transcript, the reports and the JSON `text` field say it. Written as
+//! `Display`, so a transcript of a million transitions builds no string
+//! per sentence.
+
+use crate::duration::{Dur, format as dur};
+use crate::engine::Detail;
+use crate::model::Scenario;
+
+/// What happened, in words, without time or message.
+pub fn describe(scenario: &Scenario, d: &Detail) -> String {
+    Sentence(scenario, d).to_string()
+}
+
+/// What happened, in words ([`describe`]), written without building a
+/// string.
+pub struct Sentence<'a>(pub &'a Scenario, pub &'a Detail);
+
+impl std::fmt::Display for Sentence<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Sentence(scenario, d) = *self;
+        match *d {
+            Detail::Delivered {
+                cycle,
+                cycle_receives,
+                total_receives,
+            } => write!(
+                f,
+                "delivered (cycle {cycle}, receive {cycle_receives} of the cycle, {total_receives} in all)"
+            ),
+            Detail::Failed { reason, class } => {
+                write!(
+                    f,
+                    "failed: {} ({})",
+                    scenario.reasons[reason as usize],
+                    class.as_str()
+                )
+            }
+            Detail::Committed { key, effect } => {
+                write!(
+                    f,
+                    "committed effect #{effect} (key {})",
+                    scenario.name_of_key(key)
+                )
+            }
+            Detail::DedupHit { key, expires_at } => write!(
+                f,
+                "dedup hit on key {}: stored result valid until {}, no effect",
+                scenario.name_of_key(key),
+                Dur(expires_at)
+            ),
+            Detail::AckLost => f.write_str("ack lost: the broker counts the delivery as failed"),
+            Detail::Acked => f.write_str("acked"),
+            Detail::RetryScheduled { delay, due } => {
+                write!(f, "retry scheduled after {} (due {})", Dur(delay), Dur(due))
+            }
+            Detail::Quarantined {
+                reason,
+                class,
+                depth,
+            } => write!(
+                f,
+                "quarantined: {} ({}); DLQ depth {depth}{}",
+                scenario.reasons[reason as usize],
+                class.as_str(),
+                delivery_limit(scenario, class)
+            ),
+            Detail::Inspected { step, depth } => {
+                let op = &scenario.operators[step as usize - 1];
+                write!(
+                    f,
+                    "operator step {step} inspects: DLQ depth {depth}, action {}{}",
+                    op.action.name(),
+                    if op.repair { ", repair" } else { "" }
+                )
+            }
+            Detail::Expired { age }
+                if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
+            {
+                write!(
+                    f,
+                    "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
+                    Dur(age)
+                )
+            }
+            Detail::Expired { age } => write!(f, "expired in quarantine (age {})", Dur(age)),
+            Detail::Repaired => f.write_str("repaired: until = \"repair\" faults stop"),
+            Detail::Redriven { cycle, key } => {
+                write!(
+                    f,
+                    "redriven: cycle {cycle}, key {}",
+                    scenario.name_of_key(key)
+                )
+            }
+            Detail::RedriveSkipped { state } => {
+                write!(
+                    f,
+                    "redrive skipped: the message is {}, not in quarantine",
+                    state.as_str()
+                )
+            }
+            Detail::Purged => f.write_str("purged from quarantine"),
+            Detail::AlarmFired { alarm, value } => {
+                f.write_str(&alarm_sentence(scenario, alarm, Some(value)))
+            }
+            Detail::AlarmCleared { alarm } => f.write_str(&alarm_sentence(scenario, alarm, None)),
+            Detail::Crashed { at, .. } => write!(
+                f,
+                "consumer crashed ({}): no ack reaches the broker",
+                at.as_str()
+            ),
+            Detail::ReceiptExpired {
+                started,
+                latest,
+                quarantined,
+            } => {
+                let by = if quarantined {
+                    format!("the message was quarantined at {}", Dur(latest))
+                } else {
+                    format!("its latest delivery started at {}", Dur(latest))
+                };
+                write!(
+                    f,
+                    "receipt expired: the delivery started at {} was superseded ({by}); its outcome is lost",
+                    Dur(started)
+                )
+            }
+            Detail::VisibleAgain { started } => write!(
+                f,
+                "visible again: the delivery started at {} outlived the visibility timeout",
+                Dur(started)
+            ),
+            Detail::Contention {
+                key,
+                lease_expires,
+                holder,
+                claimed_at,
+            } => write!(
+                f,
+                "contention on key {}: INTENT claimed by {} at {} is live until {}, no effect",
+                scenario.name_of_key(key),
+                scenario.name_of_message(holder),
+                Dur(claimed_at),
+                Dur(lease_expires)
+            ),
+            Detail::Claimed {
+                key,
+                lease_expires,
+                lapsed,
+            } => {
+                write!(
+                    f,
+                    "claimed key {}: INTENT until {}",
+                    scenario.name_of_key(key),
+                    Dur(lease_expires)
+                )?;
+                if let Some(l) = lapsed {
+                    write!(
+                        f,
+                        "; the claim {} made at {}{} expired at {} without DONE",
+                        scenario.name_of_message(l.holder),
+                        Dur(l.claimed_at),
+                        if l.crashed {
+                            " (its consumer crashed)"
+                        } else {
+                            ""
+                        },
+                        Dur(l.expired_at)
+                    )?;
+                }
+                Ok(())
+            }
+            Detail::DoneRecorded { key, expires_at } => write!(
+                f,
+                "DONE recorded for key {} (valid until {})",
+                scenario.name_of_key(key),
+                Dur(expires_at)
+            ),
+            Detail::Dropped { reason, class } => write!(
+                f,
+                "dropped (quarantine disabled): {} ({}){}",
+                scenario.reasons[reason as usize],
+                class.as_str(),
+                delivery_limit(scenario, class)
+            ),
+            Detail::CanaryPassed { rest } => {
+                write!(
+                    f,
+                    "canary passed: every canary was acked; {rest} more redriven now"
+                )
+            }
+            Detail::CanaryFailed { acked, canaries } => {
+                write!(
+                    f,
+                    "canary failed: {acked} of {canaries} acked; the rest stay in quarantine"
+                )
+            }
+        }
+    }
+}
+
+/// Under rabbitmq-quorum, why a message left after the limit plus one
+/// deliveries (not for permanent failures routed straight there).
+fn delivery_limit(scenario: &Scenario, class: crate::model::Class) -> String {
+    let routed = class == crate::model::Class::Permanent
+        && scenario.delivery.permanent == crate::model::Permanent::Quarantine;
+    let limit = scenario.delivery.max_receives;
+    if scenario.guarantees.profile != crate::model::Profile::RabbitmqQuorum
+        || routed
+        || limit == crate::model::UNLIMITED_RECEIVES
+    {
+        return String::new();
+    }
+    format!(
+        " (rabbitmq-quorum: the delivery count exceeded the limit of {limit}, after {} deliveries)",
+        limit as u64 + 1
+    )
+}
+
+/// An alarm fired (with its metric's value) or cleared.
+fn alarm_sentence(scenario: &Scenario, alarm: u32, fired: Option<u64>) -> String {
+    let a = &scenario.alarms[alarm as usize];
+    let show = |n: u64| {
+        if a.metric.is_time() {
+            dur(n)
+        } else {
+            n.to_string()
+        }
+    };
+    match fired {
+        Some(value) => format!(
+            "alarm \"{}\" fired: {} {} (at least {})",
+            a.name,
+            a.metric.name(),
+            show(value),
+            show(a.at_least)
+        ),
+        None => format!(
+            "alarm \"{}\" cleared: {} below {}",
+            a.name,
+            a.metric.name(),
+            show(a.at_least)
+        ),
+    }
+}
