@@ -13,8 +13,14 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
 }
 
 /// What happened, in words ([`describe`]), written without building a
-/// string.
+/// string: as text, or as a JSON string.
 pub struct Sentence<'a>(pub &'a Scenario, pub &'a Detail);
+
+impl serde::Serialize for Sentence<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
 
 impl std::fmt::Display for Sentence<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

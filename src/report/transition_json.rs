@@ -146,17 +146,8 @@ impl Serialize for TransitionJson<'_> {
             }
         }
         if self.with_text {
-            map.serialize_entry("text", &Text(Sentence(s, &t.detail)))?;
+            map.serialize_entry("text", &Sentence(s, &t.detail))?;
         }
         map.end()
-    }
-}
-
-/// A sentence written as a JSON string, without building the string.
-struct Text<'a>(Sentence<'a>);
-
-impl Serialize for Text<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&self.0)
     }
 }
