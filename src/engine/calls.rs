@@ -47,6 +47,8 @@ pub(super) struct Calls {
     offered: u64,
     accepted: u64,
     retries: u64,
+    /// The most calls a closed window offered.
+    peak_offered: u64,
     pub(super) series: CallSeries,
 }
 
@@ -68,6 +70,7 @@ impl Calls {
             offered: 0,
             accepted: 0,
             retries: 0,
+            peak_offered: 0,
             series: CallSeries {
                 per,
                 windows_per_row: 1,
@@ -81,7 +84,12 @@ impl Calls {
         // Deliveries start in time order: a later window starts afresh.
         if t >= self.window_end {
             self.close_window();
-            self.window_start = (t / self.per).saturating_mul(self.per);
+            self.window_start = if t < self.window_end.saturating_add(self.per) {
+                // The next window (most often): no division.
+                self.window_end
+            } else {
+                (t / self.per).saturating_mul(self.per)
+            };
             self.window_end = self.window_start.saturating_add(self.per);
             self.offered = 0;
             self.accepted = 0;
@@ -90,33 +98,32 @@ impl Calls {
         self.offered += 1;
         self.retries += retry as u64;
         totals.calls_offered += 1;
-        if self.offered > totals.peak_offered {
-            totals.peak_offered = self.offered;
-            self.series.peak_window = Some(self.window_start);
-        }
-        if self.series.peak_window == Some(self.window_start) && self.offered == totals.peak_offered
-        {
-            self.series.peak_retries = self.retries;
-        }
     }
 
-    /// Adds the current window to the series.
+    /// Adds the current window to the series; the first window that
+    /// offered more calls than every earlier one is the peak.
     #[inline(never)]
     fn close_window(&mut self) {
         if self.offered == 0 {
             return;
         }
+        if self.offered > self.peak_offered {
+            self.peak_offered = self.offered;
+            self.series.peak_window = Some(self.window_start);
+            self.series.peak_retries = self.retries;
+        }
         let span = self.per.saturating_mul(self.series.windows_per_row);
-        let start = self.window_start - self.window_start % span.max(1);
         let rows = &mut self.series.rows;
         match rows.last_mut() {
-            Some(row) if row.start == start => {
+            // Windows close in time order: the last row's span holds this
+            // window, or a later row starts.
+            Some(row) if self.window_start < row.start.saturating_add(span) => {
                 row.offered += self.offered;
                 row.accepted += self.accepted;
                 row.busiest = row.busiest.max(self.offered);
             }
             _ => rows.push(CallRow {
-                start,
+                start: self.window_start - self.window_start % span.max(1),
                 offered: self.offered,
                 accepted: self.accepted,
                 busiest: self.offered,
@@ -161,9 +168,10 @@ impl Calls {
         }
     }
 
-    /// The series, the last window included.
-    pub(super) fn finish(mut self) -> CallSeries {
+    /// The series, the last window included; the peak goes to `totals`.
+    pub(super) fn finish(mut self, totals: &mut Totals) -> CallSeries {
         self.close_window();
+        totals.peak_offered = self.peak_offered;
         self.series
     }
 }
@@ -188,7 +196,7 @@ mod tests {
                 calls.offer(w * 1_000 + c, c > 0, &mut totals);
             }
         }
-        let series = calls.finish();
+        let series = calls.finish(&mut totals);
         assert!(series.rows.len() <= CALL_SERIES_ROWS);
         assert_eq!(series.windows_per_row, 8);
         let offered: u64 = series.rows.iter().map(|r| r.offered).sum();

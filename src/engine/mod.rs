@@ -397,6 +397,7 @@ impl<'s> Engine<'s> {
         totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.stopped_by as u64;
         let kind_counts = kind_counts(self.scenario, &self.messages, &self.draws);
+        let calls = self.calls.finish(&mut totals);
         let sinks = self.sinks.finish(self.scenario, &totals);
         let census = self
             .measures
@@ -420,7 +421,7 @@ impl<'s> Engine<'s> {
             queue_waits: self.queue_waits,
             retries: self.measures.retries,
             alarms: self.alarms.records,
-            calls: self.calls.finish(),
+            calls,
             kind_counts,
             sinks,
             canaries: self.operator.canary_records,

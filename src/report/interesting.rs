@@ -23,30 +23,51 @@ pub const PER_REASON: usize = 10;
 /// The `n` messages with the largest values, largest first (ties: the
 /// smaller index first).
 fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Vec<MessageIndex> {
-    let mut heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>> = BinaryHeap::new();
-    // The smallest value kept once `n` are: most messages are below it,
-    // so the pass costs a comparison each.
-    let mut floor = None;
+    let mut top = Top {
+        n,
+        heap: BinaryHeap::new(),
+        floor: 0,
+    };
+    // Most values are below the floor: the pass costs a comparison each,
+    // inlined in the walk; the rest go out of line.
     values.for_each(|(v, m)| {
-        if floor.is_some_and(|f| v < f) {
-            return;
+        if v >= top.floor {
+            top.offer(v, m);
         }
+    });
+    let mut picked: Vec<(Millis, Reverse<MessageIndex>)> =
+        top.heap.into_iter().map(|r| r.0).collect();
+    picked.sort_unstable_by(|a, b| b.cmp(a));
+    picked.into_iter().map(|(_, Reverse(m))| m).collect()
+}
+
+/// The largest values offered so far, at most `n`.
+struct Top {
+    n: usize,
+    heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>>,
+    /// The smallest value kept once `n` are (a smaller one cannot enter);
+    /// 0 before.
+    floor: Millis,
+}
+
+impl Top {
+    #[inline(never)]
+    fn offer(&mut self, v: Millis, m: MessageIndex) {
         let item = Reverse((v, Reverse(m)));
-        if heap.len() < n {
-            heap.push(item);
-        } else if let Some(mut smallest) = heap.peek_mut()
+        if self.heap.len() < self.n {
+            self.heap.push(item);
+        } else if let Some(mut smallest) = self.heap.peek_mut()
             && item < *smallest
         {
             // Larger than the smallest kept: it takes its place.
             *smallest = item;
         }
-        if heap.len() == n {
-            floor = heap.peek().map(|Reverse((f, _))| *f);
+        if self.heap.len() == self.n
+            && let Some(Reverse((f, _))) = self.heap.peek()
+        {
+            self.floor = *f;
         }
-    });
-    let mut picked: Vec<(Millis, Reverse<MessageIndex>)> = heap.into_iter().map(|r| r.0).collect();
-    picked.sort_unstable_by(|a, b| b.cmp(a));
-    picked.into_iter().map(|(_, Reverse(m))| m).collect()
+    }
 }
 
 /// The picks, each a snapshot row with `why`, `queue_wait` and `latency`;
