@@ -138,9 +138,10 @@ pub(super) struct SourceQueue {
     /// radix heap: the engine schedules nothing before the current time.
     due: RadixHeap<Entry>,
     lanes: Vec<Lane>,
-    /// The earliest scheduled entry's place, when known (`Some(None)`:
-    /// nothing is scheduled); forgotten when an entry is taken.
-    earliest: Option<Option<Source>>,
+    /// The earliest scheduled entry and its place, when known
+    /// (`Some(None)`: nothing is scheduled); forgotten when an entry is
+    /// taken. Kept whole, so that asking for it again costs a copy.
+    earliest: Option<Option<(Source, Entry)>>,
     /// The next sequence number for a scheduled entry.
     sequence: u64,
 }
@@ -160,33 +161,28 @@ impl SourceQueue {
         }
     }
 
-    fn front(&self, source: Source) -> Option<&Entry> {
-        match source {
-            Source::Heap => self.due.peek(),
-            Source::Lane(k) => self.lanes[k].entries.front(),
-        }
-    }
-
     /// The earliest scheduled entry: the heap's top or a lane's front.
     #[inline]
     fn earliest(&mut self) -> Option<(Source, Entry)> {
-        let source = match self.earliest {
+        match self.earliest {
             Some(known) => known,
-            None => {
-                let mut best: Option<(Source, &Entry)> = self.due.peek().map(|e| (Source::Heap, e));
-                for (k, lane) in self.lanes.iter().enumerate() {
-                    if let Some(e) = lane.entries.front()
-                        && best.is_none_or(|(_, b)| e < b)
-                    {
-                        best = Some((Source::Lane(k), e));
-                    }
-                }
-                let known = best.map(|(s, _)| s);
-                self.earliest = Some(known);
-                known
+            None => self.find_earliest(),
+        }
+    }
+
+    /// Looks for the earliest entry among the heap's top and the lanes'
+    /// fronts, and keeps it.
+    fn find_earliest(&mut self) -> Option<(Source, Entry)> {
+        let mut best: Option<(Source, Entry)> = self.due.peek().map(|e| (Source::Heap, *e));
+        for (k, lane) in self.lanes.iter().enumerate() {
+            if let Some(e) = lane.entries.front()
+                && best.is_none_or(|(_, b)| *e < b)
+            {
+                best = Some((Source::Lane(k), *e));
             }
-        }?;
-        self.front(source).map(|e| (source, *e))
+        }
+        self.earliest = Some(best);
+        best
     }
 
     /// When the next entry is due, if any is.
@@ -262,14 +258,10 @@ impl SourceQueue {
             }
         };
         // The new entry is the earliest if it is before the known one.
-        if let Some(known) = self.earliest {
-            let before = match known {
-                None => true,
-                Some(k) => self.front(k).is_none_or(|b| e < *b),
-            };
-            if before {
-                self.earliest = Some(Some(source));
-            }
+        if let Some(known) = self.earliest
+            && known.is_none_or(|(_, b)| e < b)
+        {
+            self.earliest = Some(Some((source, e)));
         }
     }
 
