@@ -9,6 +9,7 @@ use crate::model::{Jitter, Millis, Retry};
 /// message's `cycle_receives`. Draws from the scenario's one generator for
 /// the jittered strategies; decorrelated jitter keeps its previous delay in
 /// the message's state and starts again from `base` each cycle.
+#[inline]
 pub(super) fn retry_delay(
     retry: Retry,
     cycle_receives: u32,

@@ -11,8 +11,8 @@ use super::queue::Finish;
 use super::tracked::Decision;
 use super::transition::{Detail, Effect, Lapsed};
 use crate::model::{
-    Asked, Class, CrashAt, DedupMode, FaultKind, Faults, KeyRef, MessageIndex, Millis, Permanent,
-    Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
+    Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
+    Permanent, Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
     REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, State,
 };
 
@@ -81,7 +81,8 @@ impl Engine<'_> {
                 None,
             );
         }
-        let key = self.messages.key(m, self.scenario.intent(m));
+        let intent = self.scenario.intent(m);
+        let key = self.messages.key(m, intent);
         if let Some(expires_at) = self.broker.dedup.live(key, now) {
             self.messages.add_dedup_hit(m);
             self.measures.totals.dedup_hits += 1;
@@ -91,7 +92,7 @@ impl Engine<'_> {
                 return (Finish::Failed(REASON_THROTTLED, Class::Transient), None);
             }
             self.broker.dedup.store(key, now);
-            self.commit(m, key);
+            self.commit(m, key, intent);
         }
         let ack_lost = faults.first(Asked::LoseAck, receive, repaired).is_some();
         (
@@ -148,7 +149,8 @@ impl Engine<'_> {
             crash,
             done_key,
         };
-        let key = self.messages.key(m, self.scenario.intent(m));
+        let intent = self.scenario.intent(m);
+        let key = self.messages.key(m, intent);
         let retry = self.messages.cycle_receives(m) > 1;
         let lease = match self.scenario.guarantees.dedup_mode {
             DedupMode::WriteIntent { lease, renew } => Some((lease, renew)),
@@ -180,7 +182,7 @@ impl Engine<'_> {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
                     self.broker.dedup.store(key, now);
-                    self.commit(m, key);
+                    self.commit(m, key, intent);
                 }
             }
             Some((lease, renew)) => match self.consult(m, key) {
@@ -200,7 +202,7 @@ impl Engine<'_> {
                     if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
-                    self.commit(m, key);
+                    self.commit(m, key, intent);
                     if matches!(crash, None | Some(CrashAt::AfterDone)) {
                         done_key = Some(key);
                     }
@@ -332,10 +334,10 @@ impl Engine<'_> {
         self.state_changed(m);
     }
 
-    /// The effect commits: the ledger grows and is never rolled back.
+    /// The effect of `m` (of its own `intent`) commits under `key`: the
+    /// ledger grows and is never rolled back.
     #[inline(always)]
-    fn commit(&mut self, m: MessageIndex, key: KeyRef) {
-        let intent = self.scenario.intent(m);
+    fn commit(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) {
         let cycle = self.messages.add_effect(m);
         if self.measures.intents_with_effects.insert(intent) {
             self.measures.totals.duplicated_effects += 1;
