@@ -21,17 +21,17 @@ pub const SHOWN: usize = 100;
 pub const PER_REASON: usize = 10;
 
 /// The `n` messages with the largest values, largest first (ties: the
-/// smaller index first).
+/// smaller index first), of values given in message order.
 fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Vec<MessageIndex> {
     let mut top = Top {
         n,
         heap: BinaryHeap::new(),
-        floor: 0,
+        least: 0,
     };
-    // Most values are below the floor: the pass costs a comparison each,
-    // inlined in the walk; the rest go out of line.
+    // Most values are below the least that can enter: the pass costs a
+    // comparison each, inlined in the walk; the rest go out of line.
     values.for_each(|(v, m)| {
-        if v >= top.floor {
+        if v >= top.least {
             top.offer(v, m);
         }
     });
@@ -45,9 +45,10 @@ fn largest(n: usize, values: impl Iterator<Item = (Millis, MessageIndex)>) -> Ve
 struct Top {
     n: usize,
     heap: BinaryHeap<Reverse<(Millis, Reverse<MessageIndex>)>>,
-    /// The smallest value kept once `n` are (a smaller one cannot enter);
-    /// 0 before.
-    floor: Millis,
+    /// The least value that can still enter: 0 until `n` are kept, then
+    /// one more than the smallest kept (messages come in index order, so
+    /// an equal value loses its tie to the one kept).
+    least: Millis,
 }
 
 impl Top {
@@ -63,9 +64,9 @@ impl Top {
             *smallest = item;
         }
         if self.heap.len() == self.n
-            && let Some(Reverse((f, _))) = self.heap.peek()
+            && let Some(Reverse((smallest, _))) = self.heap.peek()
         {
-            self.floor = *f;
+            self.least = smallest.saturating_add(1);
         }
     }
 }
