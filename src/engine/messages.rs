@@ -327,6 +327,13 @@ impl Messages {
 
     /// `m` enters quarantine at `t`.
     pub(super) fn enter_quarantine(&mut self, m: MessageIndex, t: Millis) {
+        let hot = &mut self.hot[m as usize];
+        // The first entry of a message never acked: the record's time.
+        if let (false, 0, Ok(t)) = (hot.in_side_table(), hot.bits & TIME, u32::try_from(t)) {
+            hot.time = t;
+            hot.bits |= TIME_QUARANTINED;
+            return;
+        }
         self.update(m, |s| {
             s.set_quarantined_at(t);
             s.quarantine_entries += 1;

@@ -114,3 +114,24 @@ fn the_fast_operations_equal_changing_the_full_state() {
         assert_eq!(fast.acked_at(0), expected.acked_at());
     }
 }
+
+#[test]
+fn entering_quarantine_equals_changing_the_full_state() {
+    // Every state, and times in and past the record's 32 bits.
+    for s in states() {
+        for t in [0, 5_000, u32::MAX as Millis, u32::MAX as Millis + 1] {
+            let mut fast = Messages::new(1);
+            fast.update(0, |state| *state = s);
+            let mut expected = s;
+            fast.enter_quarantine(0, t);
+            expected.set_quarantined_at(t);
+            expected.quarantine_entries += 1;
+            assert_eq!(fast.get(0), expected, "{s:?} at {t}");
+            // A second entry (after a redrive) is the side table's.
+            fast.enter_quarantine(0, t);
+            expected.quarantine_entries += 1;
+            assert_eq!(fast.get(0), expected, "{s:?} twice at {t}");
+            assert_eq!(fast.in_side_table(), 1);
+        }
+    }
+}
