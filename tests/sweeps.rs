@@ -205,3 +205,37 @@ fn a_sweep_that_would_copy_too_many_listed_messages_is_refused_before_running() 
     // Located on the [sweep] table.
     assert_eq!(problem.line_column(&text), Some((4, 2)));
 }
+
+/// A sweep of a file without the flow keys (sections 1-10) shows the
+/// latency and calls columns it asks for, computed for each point: 50
+/// messages over 10s, an outage from 1s to 4s, retries after 1s.
+#[test]
+fn a_sweep_computes_the_flow_columns_it_shows() {
+    let d = scratch("sweep-flow-columns");
+    let file = d.join("plain.toml");
+    std::fs::write(
+        &file,
+        "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [[outage]]\nfrom = \"1s\"\nduration = \"3s\"\n\
+         [[traffic]]\ncount = 50\nover = \"10s\"\n\
+         [sweep]\n\"delivery.max_receives\" = [2, 4]\n\
+         columns = [\"quarantined\", \"latency_p99\", \"peak_offered\"]\n",
+    )
+    .unwrap();
+    let o = run(&["--format", "json", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = &doc["scenarios"][0]["sweep"]["rows"];
+    // Budget 2: the 10 arrivals in [1s, 3s) fail twice inside the outage;
+    // those in [3s, 4s) are acked 1s late; [4s, 5s) offers its 5 arrivals
+    // and those 5 retries. Budget 4: the arrival at 1s is acked at 4s,
+    // after three retries; [4s, 5s) offers 5 arrivals and 15 retries.
+    assert_eq!(
+        rows,
+        &serde_json::json!([
+            ["2", "passed", "0 of 0", "10", "1s", "10"],
+            ["4", "passed", "0 of 0", "0", "3s", "20"]
+        ])
+    );
+    let _ = std::fs::remove_dir_all(d);
+}

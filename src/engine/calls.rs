@@ -38,6 +38,9 @@ pub struct CallSeries {
 }
 
 pub(super) struct Calls {
+    /// Whether the calls are counted window by window
+    /// ([`Scenario::wants_call_windows`]); otherwise only the totals are.
+    windows: bool,
     per: Millis,
     /// Calls accepted per window; `None`: unlimited.
     limit: Option<u64>,
@@ -63,6 +66,7 @@ impl Calls {
     pub(super) fn new(scenario: &Scenario) -> Self {
         let per = scenario.flow.call_window.max(1);
         Calls {
+            windows: scenario.wants_call_windows(),
             per,
             limit: scenario.flow.downstream.map(|d| d.limit),
             window_start: 0,
@@ -81,6 +85,10 @@ impl Calls {
 
     #[inline]
     fn enter(&mut self, t: Millis, retry: bool, totals: &mut Totals) {
+        totals.calls_offered += 1;
+        if !self.windows {
+            return;
+        }
         // Deliveries start in time order: a later window starts afresh.
         if t >= self.window_end {
             self.close_window();
@@ -97,7 +105,6 @@ impl Calls {
         }
         self.offered += 1;
         self.retries += retry as u64;
-        totals.calls_offered += 1;
     }
 
     /// Adds the current window to the series; the first window that
@@ -185,7 +192,8 @@ mod tests {
     fn the_series_stays_bounded_and_keeps_every_call() {
         let (scenario, _) = load_str(
             "t.toml",
-            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n",
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n\
+             [expect]\npeak_offered = 3\n",
         )
         .unwrap();
         let mut calls = Calls::new(&scenario);

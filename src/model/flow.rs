@@ -25,6 +25,10 @@ pub struct Flow {
     /// measures (latency, calls, workers) are listed in its outputs. A file
     /// written for sections 1-10 keeps its outputs byte for byte.
     pub extended: bool,
+    /// The measures a sweep's table shows (`[sweep] columns`), set on
+    /// each point: a run computes them even when the file does not list
+    /// the flow measures.
+    pub columns: Vec<super::Total>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,22 +119,38 @@ pub struct Groups {
 
 impl Scenario {
     /// Whether a run gathers every latency for the percentiles: the file
-    /// lists the flow measures or expects a percentile. (Other runs report
-    /// none, and a run of millions of messages saves the work.)
+    /// lists the flow measures, or expects, asks or sweeps a percentile. (Other
+    /// runs report none, and a run of millions of messages saves the work.)
     pub fn wants_latency(&self) -> bool {
-        use super::{Target, Total};
+        use super::Total;
         self.flow.extended
-            || self.expectations.iter().any(|e| {
+            || self.names_total(|t| {
                 matches!(
-                    e.target,
-                    Target::Total(
-                        Total::LatencyP50
-                            | Total::LatencyP95
-                            | Total::LatencyP99
-                            | Total::LatencyMax
-                    )
+                    t,
+                    Total::LatencyP50 | Total::LatencyP95 | Total::LatencyP99 | Total::LatencyMax
                 )
             })
+    }
+
+    /// Whether a run counts the downstream's calls window by window (the
+    /// series, the busiest window): the file lists the flow measures (a
+    /// downstream's limit among them), or expects, asks or sweeps a
+    /// measure of the calls. (Other runs count the calls only, and a run of millions
+    /// of deliveries saves the work.)
+    pub fn wants_call_windows(&self) -> bool {
+        self.flow.extended
+            || self.flow.downstream.is_some()
+            || self.names_total(|t| t.story() == super::Story::Calls)
+    }
+
+    /// Whether an expectation, a question or a sweep's column names a
+    /// measure that `which` picks.
+    fn names_total(&self, which: impl Fn(super::Total) -> bool) -> bool {
+        use super::Target;
+        let picked = |target: &Target| matches!(*target, Target::Total(t) if which(t));
+        self.expectations.iter().any(|e| picked(&e.target))
+            || self.questions.iter().any(|q| picked(&q.answer))
+            || self.flow.columns.iter().any(|&t| which(t))
     }
 
     /// The ordering group of message `m` (its per-key group, whatever the

@@ -92,6 +92,7 @@ pub(super) fn flow(problems: &mut Problems, t: &FlowTables) -> Flow {
             || t.on_limit.is_some()
             || t.traffic.iter().any(|b| b.get_ref().groups.is_some())
             || t.message.iter().any(|m| m.get_ref().group.is_some()),
+        columns: Vec::new(),
     }
 }
 

@@ -211,7 +211,11 @@ fn sweep_points(
                 );
                 break;
             }
-            Ok(scenario) if found.list.is_empty() => points.push(Point { values, scenario }),
+            Ok(mut scenario) if found.list.is_empty() => {
+                // Each point computes what the sweep's table shows.
+                scenario.flow.columns = spec.columns.clone();
+                points.push(Point { values, scenario });
+            }
             Ok(_) => {}
             Err(more) => found.list.extend(more),
         }

@@ -55,14 +55,35 @@ fn s13_the_five_steps_in_order() {
 
 #[test]
 fn d16_5_calls_are_counted_without_a_downstream() {
-    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
-         [[traffic]]\ncount = 10\nover = \"2s\"\nid_prefix = \"m\"\n");
+    let file = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[traffic]]\ncount = 10\nover = \"2s\"\nid_prefix = \"m\"\n";
+    // A file that expects, asks or sweeps a measure of the calls gets the
+    // busiest window too.
+    for asks in [
+        "[expect]\npeak_offered = 5\n",
+        "[expect]\nthrottled = 0\n",
+        "[[question]]\nask = \"How many at once?\"\nanswer = \"peak_offered\"\n",
+    ] {
+        let (_, outcome) = sim(&format!("{file}{asks}"));
+        let t = &outcome.totals;
+        assert_eq!(
+            (t.calls_offered, t.calls_accepted, t.throttled),
+            (10, 10, 0),
+            "{asks}"
+        );
+        assert_eq!(t.peak_offered, 5, "{asks}");
+        assert_eq!(outcome.calls.peak_window, Some(0), "{asks}");
+        assert_eq!(outcome.calls.rows.len(), 2, "{asks}");
+    }
+    // One that names none counts the calls, not their windows (nothing
+    // would show them).
+    let (_, outcome) = sim(file);
     let t = &outcome.totals;
     assert_eq!(
-        (t.calls_offered, t.calls_accepted, t.throttled),
+        (t.calls_offered, t.calls_accepted, t.peak_offered),
         (10, 10, 0)
     );
-    assert_eq!(t.peak_offered, 5);
+    assert_eq!(outcome.calls.rows, []);
 }
 
 #[test]

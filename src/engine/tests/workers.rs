@@ -175,13 +175,17 @@ fn s12_zero_service_with_enough_workers_gives_the_same_results() {
     let (s1, o1) = sim(&base);
     let (s2, o2) = sim(&format!("{base}\n[workers]\ncount = 100\n"));
     assert!(!s1.flow.extended && s2.flow.extended);
-    // The file without the flow keys neither lists nor computes latencies.
+    // The file without the flow keys neither lists nor computes latencies
+    // or the calls' busiest window.
     assert_eq!(o1.totals.latency_max, NO_TIME);
+    assert_eq!(o1.totals.peak_offered, 0);
+    assert!(o2.totals.peak_offered > 0);
     let o2_totals = Totals {
         latency_p50: NO_TIME,
         latency_p95: NO_TIME,
         latency_p99: NO_TIME,
         latency_max: NO_TIME,
+        peak_offered: 0,
         ..o2.totals
     };
     assert_eq!(o1.totals, o2_totals);
