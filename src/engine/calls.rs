@@ -214,4 +214,26 @@ mod tests {
         // The first window offered 3 calls is [2s, 3s); 2 were retries.
         assert_eq!((series.peak_window, series.peak_retries), (Some(2_000), 2));
     }
+
+    #[test]
+    fn a_call_after_idle_windows_opens_its_own_window() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n\
+             [expect]\npeak_offered = 2\n",
+        )
+        .unwrap();
+        let mut calls = Calls::new(&scenario);
+        let mut totals = Totals::default();
+        // Windows of 1s: [0s, 1s) one call, four idle, [5s, 6s) two (one a
+        // retry), then the next window [6s, 7s) one.
+        for (t, retry) in [(0, false), (5_500, false), (5_900, true), (6_000, false)] {
+            calls.offer(t, retry, &mut totals);
+        }
+        let series = calls.finish(&mut totals);
+        let rows: Vec<(Millis, u64)> = series.rows.iter().map(|r| (r.start, r.offered)).collect();
+        assert_eq!(rows, [(0, 1), (5_000, 2), (6_000, 1)]);
+        assert_eq!((series.peak_window, series.peak_retries), (Some(5_000), 1));
+        assert_eq!(totals.peak_offered, 2);
+    }
 }
