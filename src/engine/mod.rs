@@ -387,6 +387,7 @@ impl<'s> Engine<'s> {
         totals.final_dlq_depth = self.broker.depth();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
+        debug_assert_eq!(self.broker.queue.arrived(), self.messages.arrived());
         debug_assert_eq!(
             totals.acked,
             (0..self.messages.len() as MessageIndex)
@@ -420,6 +421,7 @@ impl<'s> Engine<'s> {
             draws: self.draws,
             queue_waits: self.queue_waits,
             retries: self.measures.retries,
+            arrived: self.broker.queue.arrived(),
             alarms: self.alarms.records,
             calls,
             kind_counts,

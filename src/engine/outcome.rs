@@ -47,6 +47,10 @@ pub struct Outcome {
     /// Retries scheduled (each delivery is a first one, a redrive's or a
     /// retry's).
     pub retries: u64,
+    /// Messages that have arrived (each arrives once, and becomes ready
+    /// then): what [`Messages::arrived`] counts, without reading every
+    /// message.
+    pub arrived: u64,
     /// Per mix kind: its messages, acked, quarantined and deliveries (in
     /// the order of [`KindField::ALL`]).
     pub kind_counts: Vec<[u64; 4]>,

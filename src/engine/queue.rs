@@ -302,6 +302,11 @@ impl SourceQueue {
         self.schedule(now, at, slot as u64 | VISIBLE << 32, true);
     }
 
+    /// Arrivals taken so far: each message arrives once.
+    pub(super) fn arrived(&self) -> u64 {
+        self.arrived
+    }
+
     /// Entries still due: arrivals to come, retries, redrives and ends.
     pub(super) fn pending(&self) -> u64 {
         let lanes: usize = self.lanes.iter().map(|l| l.entries.len()).sum();

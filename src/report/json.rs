@@ -260,7 +260,7 @@ pub fn flow(outcome: &Outcome) -> Json {
     let redriven = t
         .quarantine_entries
         .saturating_sub(t.quarantined + t.expired + t.purged);
-    let arrived = outcome.messages.arrived();
+    let arrived = outcome.arrived;
     json!({
         "arrived": arrived,
         "retries": outcome.retries,
