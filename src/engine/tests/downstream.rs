@@ -105,3 +105,22 @@ fn d16_4_outage_and_throttled_calls_take_the_service_time() {
     );
     assert_eq!(outcome.totals.worker_busy, 300 * 5);
 }
+
+#[test]
+fn d14_4_a_percentile_expected_or_asked_is_computed_without_the_flow_keys() {
+    // Arrivals at 0, 250, 500 and 750ms; the outage [0, 500ms) fails the
+    // first two, acked 1s later: latencies 1s, 1s, 0, 0.
+    let file = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+         [[outage]]\nfrom = \"0s\"\nduration = \"500ms\"\n\
+         [[traffic]]\ncount = 4\nover = \"1s\"\n";
+    let (_, outcome) = sim(file);
+    assert_eq!(outcome.totals.latency_max, crate::model::NO_TIME);
+    for asks in [
+        "[expect]\nlatency_max = \"1s\"\n",
+        "[[question]]\nask = \"How slow?\"\nanswer = \"latency_p50\"\n",
+    ] {
+        let (_, outcome) = sim(&format!("{file}{asks}"));
+        let t = &outcome.totals;
+        assert_eq!((t.latency_p50, t.latency_max), (0, 1_000), "{asks}");
+    }
+}
