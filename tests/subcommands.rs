@@ -42,6 +42,12 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
     assert!(validator.is_valid(&doc));
     doc["expect"]["effects"] = serde_json::json!({ "more_than": 3 });
     assert!(!validator.is_valid(&doc));
+    // A sweep's columns name each measure once.
+    let mut doc = toml_as_json(std::path::Path::new("scenarios/28-poison-lab-sweep.toml"));
+    doc["sweep"]["columns"] = serde_json::json!(["acked", "quarantined"]);
+    assert!(validator.is_valid(&doc));
+    doc["sweep"]["columns"] = serde_json::json!(["acked", "quarantined", "acked"]);
+    assert!(!validator.is_valid(&doc));
 }
 
 #[test]

@@ -183,10 +183,10 @@ pub fn schema() -> String {
 fn sweep_schema(schema: &mut serde_json::Value) {
     let totals: Vec<&str> = crate::model::Total::ALL.iter().map(|t| t.name()).collect();
     schema["properties"]["sweep"] = json!({
-        "description": "Run the scenario once per point of the cartesian product of these values: a dotted path (\"delivery.max_receives\", \"traffic.1.mix.1.share\": list entries by 1-based position) to a list of values; `columns` names the measures of the table of points.",
+        "description": "Run the scenario once per point of the cartesian product of these values: a dotted path (\"delivery.max_receives\", \"traffic.1.mix.1.share\": list entries by 1-based position) to a list of values; `columns` names the measures of the table of points, each once.",
         "type": "object",
         "properties": {
-            "columns": { "type": "array", "items": { "enum": totals } }
+            "columns": { "type": "array", "items": { "enum": totals }, "uniqueItems": true }
         },
         "additionalProperties": { "type": "array", "minItems": 1 }
     });

@@ -151,6 +151,15 @@ fn sweep_columns(problems: &mut Problems, value: Value<'_>) -> Vec<Total> {
             continue;
         };
         match Total::ALL.iter().find(|t| t.name() == name.as_ref()) {
+            // Once each: the table (and what every point computes for it)
+            // stays within the measures there are.
+            Some(t) if columns.contains(t) => {
+                problems.error(
+                    item_span,
+                    format!("the column \"{name}\" is listed twice"),
+                    "listed already",
+                );
+            }
             Some(&t) => columns.push(t),
             None => {
                 let help = match did_you_mean(name, Total::ALL.iter().map(|t| t.name())) {
