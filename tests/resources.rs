@@ -14,8 +14,10 @@ use scenario_run::model::Scenario;
 use scenario_run::scenario::{MAX_FILE_BYTES, load_str};
 
 /// Counts the bytes the process holds and the most it held. The tests of
-/// this file run one at a time (they take [`ONE_AT_A_TIME`]), so a
-/// test's peak is its own, whatever threads its work runs on.
+/// this file run one at a time, each holding [`ONE_AT_A_TIME`] from its
+/// first line to its last (what a test does around its measured part
+/// would otherwise count in another's), so a test's peak is its own,
+/// whatever threads its work runs on.
 struct Counting;
 
 static HELD: AtomicIsize = AtomicIsize::new(0);
@@ -51,10 +53,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Runs `f` alone: what it returns, and the most memory the process held
-/// at once beyond what it held before.
+/// Taken by each test for all of its body: no other test of this file
+/// allocates meanwhile.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` (the test holds [`one_at_a_time`]): what it returns, and the
+/// most memory the process held at once beyond what it held before.
 fn alone<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let start = HELD.load(Ordering::SeqCst);
     PEAK.store(start, Ordering::SeqCst);
     let r = f();
@@ -75,6 +82,7 @@ fn load(text: &str) -> Scenario {
 
 #[test]
 fn an_event_expectation_and_every_output_keep_no_transcript_at_scale() {
+    let _one = one_at_a_time();
     // 200,000 messages of 4 deliveries each, about 2.4 M transitions: kept,
     // they would take over 70 MB (and the JSON of them gigabytes). With an
     // event expectation, the census, every report and the JSON output the
@@ -143,6 +151,7 @@ impl std::io::Write for Counted {
 
 #[test]
 fn a_full_transcript_is_written_as_it_goes() {
+    let _one = one_at_a_time();
     // 10,000 messages through an 8-minute outage: every one of about 45,000
     // transitions is kept and written, a JSON document of 17 MB. Built as
     // a tree before writing it took about 190 MB; written item by item it
@@ -212,6 +221,7 @@ fn a_full_transcript_is_written_as_it_goes() {
 
 #[test]
 fn a_crash_loop_that_never_ends_stops_at_its_event_limit_with_the_transitions_kept() {
+    let _one = one_at_a_time();
     // Six lines: a fault that never clears, a receive budget that never
     // runs out. Recorded in full (one message), the run keeps at most
     // TRANSITIONS_KEPT transitions, then stops at `max_events`.
@@ -232,6 +242,7 @@ fn a_crash_loop_that_never_ends_stops_at_its_event_limit_with_the_transitions_ke
 
 #[test]
 fn a_generator_that_cannot_fit_is_refused_before_anything_is_allocated() {
+    let _one = one_at_a_time();
     let text = "[delivery]\nmax_receives = 1\n[limits]\nmax_messages = 4000000000\n\
                 [[traffic]]\ncount = 4000000000\nover = \"1h\"\n";
     let (loaded, peak) = alone(|| load_str("huge.toml", text).map(|_| ()));
@@ -246,6 +257,7 @@ fn a_generator_that_cannot_fit_is_refused_before_anything_is_allocated() {
 
 #[test]
 fn the_outage_example_keeps_each_message_in_at_most_12_bytes() {
+    let _one = one_at_a_time();
     // The outage example (README, Benchmarks) at 500,000 messages: 12.5%
     // of them end in quarantine, the rest are acked after up to 5 failed
     // deliveries. Each message's state is an 8-byte record; the
@@ -266,6 +278,7 @@ fn the_outage_example_keeps_each_message_in_at_most_12_bytes() {
 
 #[test]
 fn billions_of_ordering_groups_cost_no_more_than_their_messages() {
+    let _one = one_at_a_time();
     // Message j is in group (j - 1) % groups + 1: ten messages use ten
     // groups, whatever `groups` says (it once allocated 16 GB).
     let s = load(
@@ -279,6 +292,7 @@ fn billions_of_ordering_groups_cost_no_more_than_their_messages() {
 
 #[test]
 fn deliveries_overtaking_each_other_stop_at_the_in_flight_limit() {
+    let _one = one_at_a_time();
     // A 1ms visibility timeout on a day-long delivery starts another
     // delivery of the message every millisecond, all in flight at once:
     // before the limit, gigabytes of records before max_events stopped it.
@@ -299,6 +313,7 @@ fn deliveries_overtaking_each_other_stop_at_the_in_flight_limit() {
 #[cfg(unix)]
 #[test]
 fn an_endless_input_is_read_only_up_to_the_file_size_limit() {
+    let _one = one_at_a_time();
     let (loaded, peak) = alone(|| app::load_file("/dev/zero", &[]).map(|_| ()));
     assert!(loaded.is_err(), "an endless device is refused");
     // The buffer grows by doubling up to the limit and one byte past it
@@ -339,6 +354,7 @@ fn grows_at_most_logarithmically(file: impl Fn(usize) -> String, times: usize) {
 
 #[test]
 fn a_long_fault_list_costs_a_search_per_delivery_not_a_scan() {
+    let _one = one_at_a_time();
     // The applying fault is the last of the list: `first = n` from 1 up.
     grows_at_most_logarithmically(
         |n| {
@@ -358,6 +374,7 @@ fn a_long_fault_list_costs_a_search_per_delivery_not_a_scan() {
 
 #[test]
 fn many_outage_windows_cost_a_search_per_delivery() {
+    let _one = one_at_a_time();
     grows_at_most_logarithmically(
         |n| {
             let mut t = "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
@@ -377,6 +394,7 @@ fn many_outage_windows_cost_a_search_per_delivery() {
 
 #[test]
 fn many_traffic_blocks_cost_a_search_per_delivery() {
+    let _one = one_at_a_time();
     grows_at_most_logarithmically(
         |n| {
             let mut t = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n".to_string();
@@ -395,6 +413,7 @@ fn many_traffic_blocks_cost_a_search_per_delivery() {
 
 #[test]
 fn many_event_expectations_cost_a_lookup_per_transition() {
+    let _one = one_at_a_time();
     // Expectations of one message each: a transition looks up its kind and
     // message, not every expectation.
     grows_at_most_logarithmically(
@@ -416,6 +435,7 @@ fn many_event_expectations_cost_a_lookup_per_transition() {
 
 #[test]
 fn operator_steps_over_a_deep_quarantine_touch_only_what_they_change() {
+    let _one = one_at_a_time();
     // 2,000 messages quarantined, then steps that each redrive one by name
     // (entry-order retention, and sqs-standard's retention by enqueue):
     // the work per step does not grow with the number of steps or the
