@@ -188,28 +188,36 @@ mod tests {
     use super::*;
     use crate::scenario::load_str;
 
-    #[test]
-    fn the_series_stays_bounded_and_keeps_every_call() {
+    /// The series and totals of `offers` (time, whether a retry), in
+    /// windows of 1s, for a file that expects `peak_offered` (so that the
+    /// windows are counted).
+    fn offered(offers: impl IntoIterator<Item = (Millis, bool)>) -> (CallSeries, Totals) {
         let (scenario, _) = load_str(
             "t.toml",
             "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n\
-             [expect]\npeak_offered = 3\n",
+             [expect]\npeak_offered = 1\n",
         )
         .unwrap();
         let mut calls = Calls::new(&scenario);
         let mut totals = Totals::default();
-        // 5,000 windows of 1s with 1 to 3 calls each.
-        for w in 0..5_000u64 {
-            for c in 0..(w % 3 + 1) {
-                calls.offer(w * 1_000 + c, c > 0, &mut totals);
-            }
+        for (t, retry) in offers {
+            calls.offer(t, retry, &mut totals);
         }
-        let series = calls.finish(&mut totals);
+        (calls.finish(&mut totals), totals)
+    }
+
+    #[test]
+    fn the_series_stays_bounded_and_keeps_every_call() {
+        // 5,000 windows of 1s with 1 to 3 calls each.
+        let (series, totals) = offered(
+            (0..5_000u64).flat_map(|w| (0..(w % 3 + 1)).map(move |c| (w * 1_000 + c, c > 0))),
+        );
         assert!(series.rows.len() <= CALL_SERIES_ROWS);
         assert_eq!(series.windows_per_row, 8);
-        let offered: u64 = series.rows.iter().map(|r| r.offered).sum();
-        assert_eq!(offered, totals.calls_offered);
-        assert_eq!(offered, 5_000 / 3 * 6 + 3);
+        let in_rows: u64 = series.rows.iter().map(|r| r.offered).sum();
+        assert_eq!(in_rows, totals.calls_offered);
+        assert_eq!(in_rows, 5_000 / 3 * 6 + 3);
+        assert_eq!(totals.peak_offered, 3);
         assert!(series.rows.iter().all(|r| r.busiest == 3));
         // The first window offered 3 calls is [2s, 3s); 2 were retries.
         assert_eq!((series.peak_window, series.peak_retries), (Some(2_000), 2));
@@ -217,20 +225,9 @@ mod tests {
 
     #[test]
     fn a_call_after_idle_windows_opens_its_own_window() {
-        let (scenario, _) = load_str(
-            "t.toml",
-            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n\
-             [expect]\npeak_offered = 2\n",
-        )
-        .unwrap();
-        let mut calls = Calls::new(&scenario);
-        let mut totals = Totals::default();
         // Windows of 1s: [0s, 1s) one call, four idle, [5s, 6s) two (one a
         // retry), then the next window [6s, 7s) one.
-        for (t, retry) in [(0, false), (5_500, false), (5_900, true), (6_000, false)] {
-            calls.offer(t, retry, &mut totals);
-        }
-        let series = calls.finish(&mut totals);
+        let (series, totals) = offered([(0, false), (5_500, false), (5_900, true), (6_000, false)]);
         let rows: Vec<(Millis, u64)> = series.rows.iter().map(|r| (r.start, r.offered)).collect();
         assert_eq!(rows, [(0, 1), (5_000, 2), (6_000, 1)]);
         assert_eq!((series.peak_window, series.peak_retries), (Some(5_000), 1));
