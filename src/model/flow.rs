@@ -133,10 +133,11 @@ impl Scenario {
     }
 
     /// Whether a run counts the downstream's calls window by window (the
-    /// series, the busiest window): the file lists the flow measures (a
-    /// downstream's limit among them), or expects, asks or sweeps a
-    /// measure of the calls. (Other runs count the calls only, and a run of millions
-    /// of deliveries saves the work.)
+    /// series, the busiest window): the file lists the flow measures, has
+    /// a downstream (its limit is per window, so throttling needs the
+    /// windows whatever else the file says), or expects, asks or sweeps a
+    /// measure of the calls. Other runs count the calls only, and a run
+    /// of millions of deliveries saves the work.
     pub fn wants_call_windows(&self) -> bool {
         self.flow.extended
             || self.flow.downstream.is_some()
