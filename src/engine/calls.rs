@@ -155,6 +155,11 @@ impl Calls {
         }
     }
 
+    /// Whether a call can be refused (a downstream's limit).
+    pub(super) fn limited(&self) -> bool {
+        self.limit.is_some()
+    }
+
     /// A call offered at `t` while the downstream is down: it fails.
     pub(super) fn offer_during_outage(&mut self, t: Millis, retry: bool, totals: &mut Totals) {
         self.enter(t, retry, totals);

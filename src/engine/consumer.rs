@@ -55,6 +55,39 @@ impl Engine<'_> {
         }
     }
 
+    /// The first delivery of a message without faults that arrives now,
+    /// outside an outage, in a plain engine (see [`Engine::plain`]): what
+    /// becoming ready and the steps below do for it, in one write. It receives, commits its effect (the store
+    /// keeps nothing, the call is accepted) and acks; no transition,
+    /// census or sink row records any of it. The message was never
+    /// quarantined, so no canary waits for it, and with direct deliveries
+    /// it is in no ordering group. False when the delivery is not such a
+    /// one (nothing is changed then).
+    #[inline(always)]
+    pub(super) fn plain_delivery(&mut self, m: MessageIndex) -> bool {
+        let now = self.clock.now;
+        if !self.draws.faults(self.scenario, m).is_empty()
+            || self.outages.contains(now)
+            || !self.messages.ack_first_delivery(m, now)
+        {
+            return false;
+        }
+        let totals = &mut self.measures.totals;
+        totals.deliveries += 1;
+        self.calls.offer(now, false, totals);
+        if self
+            .measures
+            .intents_with_effects
+            .insert(self.scenario.intent(m))
+        {
+            totals.duplicated_effects += 1;
+        }
+        totals.effects += 1;
+        totals.acked += 1;
+        self.clock.last_delivery = Some(now);
+        true
+    }
+
     /// How the delivery of `m` ends, and how long a failing fault holds
     /// its worker: the message's own `fail` faults in file order, then
     /// outage windows (decision 10.2), then the store, then the

@@ -91,7 +91,7 @@ pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcom
         census.mark(outage.from, "outage starts");
         census.mark(outage.from.saturating_add(outage.duration), "outage ends");
     }
-    engine.measures.census = Some(census);
+    engine.take_census(census);
     while engine.step()? {}
     Ok(engine.finish(None))
 }
@@ -132,6 +132,12 @@ struct Engine<'s> {
     /// Unlimited workers and no ordering: a ready message is taken at
     /// once, and the ready set is never used.
     direct: bool,
+    /// Whether a first delivery without faults outside an outage can be
+    /// settled in one write ([`Engine::plain_delivery`]): deliveries are
+    /// direct and untracked, the store keeps no results, no call can be
+    /// refused, no sink keeps rows, and no census, transcript, ledger or
+    /// watch reads the steps in between.
+    plain: bool,
     /// Workers delivering now; `None`: unlimited.
     busy_workers: u64,
     /// Deliveries in flight (with a service time).
@@ -179,13 +185,14 @@ impl<'s> Engine<'s> {
             }
         );
         let per_message = |wanted: bool| vec![0; if wanted { count as usize } else { 0 }];
-        Engine {
+        let mut engine = Engine {
             scenario,
             clock: Clock::default(),
             messages: Messages::new(count as usize),
             broker: Broker::new(scenario, draws.offsets.clone()),
             ready: ReadySet::new(scenario),
             direct: !waits,
+            plain: false,
             busy_workers: 0,
             in_flight: 0,
             service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
@@ -220,7 +227,20 @@ impl<'s> Engine<'s> {
                 .message_count()
                 .saturating_add(tracked::EXTRA_DELIVERIES_IN_FLIGHT),
             sinks: sinks::Sinks::new(scenario),
-        }
+        };
+        engine.plain = engine.direct
+            && !engine.tracked
+            && !engine.broker.dedup.keeps_results()
+            && !engine.calls.limited()
+            && !engine.sinks.keeps_rows()
+            && engine.recording.quiet();
+        engine
+    }
+
+    /// Takes the census from now on (which reads every state change).
+    fn take_census(&mut self, census: CensusTaker) {
+        self.measures.census = Some(census);
+        self.plain = false;
     }
 
     /// Time of the next event, if any (settling a drain first).
@@ -286,6 +306,9 @@ impl<'s> Engine<'s> {
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
+        if self.plain && self.plain_delivery(m) {
+            return;
+        }
         self.set_state(m, State::Ready);
         if self.direct {
             self.start_delivery(m);

@@ -137,6 +137,12 @@ impl Recording {
         }
     }
 
+    /// Whether nothing is kept or watched: no transition, effect or
+    /// state change is read after the run.
+    pub(super) fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     #[inline]
     pub(super) fn effect(&mut self, effect: Effect) {
         if self.recorder == Recorder::All && self.ledger.len() < TRANSITIONS_KEPT {

@@ -120,7 +120,10 @@ impl Scenario {
         if (m as usize) < self.messages.len() {
             return self.intents.of_explicit[m as usize];
         }
-        if let Some(&i) = self.intents.generated_aliases.get(&m) {
+        // Most files have no aliases: no search then.
+        if !self.intents.generated_aliases.is_empty()
+            && let Some(&i) = self.intents.generated_aliases.get(&m)
+        {
             return i;
         }
         self.intents.explicit.len() as IntentIndex + (m - self.messages.len() as MessageIndex)

@@ -135,3 +135,38 @@ fn entering_quarantine_equals_changing_the_full_state() {
         }
     }
 }
+
+#[test]
+fn a_plain_first_delivery_equals_its_steps_one_by_one() {
+    for t in [0, 5_000, u32::MAX as Millis, u32::MAX as Millis + 1] {
+        let mut fast = Messages::new(2);
+        let mut slow = Messages::new(2);
+        let fits = t <= u32::MAX as Millis;
+        assert_eq!(fast.ack_first_delivery(1, t), fits, "at {t}");
+        if fits {
+            slow.set_state(1, State::Ready);
+            slow.receive(1);
+            slow.add_effect(1);
+            slow.set_acked_at(1, t);
+            slow.set_state(1, State::Acked);
+        }
+        assert_eq!(fast, slow, "at {t}");
+        assert_eq!(fast.in_side_table(), 0);
+    }
+    // A message that arrived before, or whose record is not all zeros,
+    // is left alone.
+    for s in states() {
+        let mut fast = Messages::new(1);
+        fast.update(0, |state| *state = s);
+        let before = fast.clone();
+        let arrived = fast.get(0) != MessageState::new();
+        assert_eq!(fast.ack_first_delivery(0, 5_000), !arrived, "{s:?}");
+        if arrived {
+            assert_eq!(fast, before, "{s:?}");
+        }
+    }
+    let mut ready = Messages::new(1);
+    ready.set_state(0, State::Ready);
+    assert!(!ready.ack_first_delivery(0, 5_000));
+    assert_eq!(ready.get(0).state, State::Ready);
+}
