@@ -296,7 +296,8 @@ impl<'s> Engine<'s> {
             None => self.inspect(),
         }
         self.take_ready();
-        if self.deliveries.open_count() > self.in_flight_cap {
+        // Only tracked deliveries open records.
+        if self.tracked && self.deliveries.open_count() > self.in_flight_cap {
             return Err(self.limit_reached(Limit::InFlight(self.in_flight_cap)));
         }
         Ok(true)
