@@ -37,13 +37,13 @@ impl Sinks {
         }
     }
 
-    /// An effect of `intent` under `key` committed.
-    #[inline]
     /// Whether an effect changes a sink's rows (some sink is an upsert).
     pub(super) fn keeps_rows(&self) -> bool {
         self.upsert
     }
 
+    /// An effect of `intent` under `key` committed.
+    #[inline]
     pub(super) fn effect(&mut self, key: KeyRef, intent: IntentIndex) {
         if self.upsert {
             self.upsert_row(key, intent);
