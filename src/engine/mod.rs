@@ -64,7 +64,7 @@ pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
-use crate::model::{KindField, MessageIndex, Millis, NO_TIME, OnLimit, Scenario, State, StoppedBy};
+use crate::model::{MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
 use calls::Calls;
 use census::CensusTaker;
@@ -418,10 +418,10 @@ impl<'s> Engine<'s> {
                 .filter(|&m| self.messages.state(m) == State::Acked)
                 .count() as u64
         );
-        flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
+        outcome::flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
         totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.stopped_by as u64;
-        let kind_counts = kind_counts(self.scenario, &self.messages, &self.draws);
+        let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.draws);
         let calls = self.calls.finish(&mut totals);
         let sinks = self.sinks.finish(self.scenario, &totals);
         let census = self
@@ -453,50 +453,6 @@ impl<'s> Engine<'s> {
             canaries: self.operator.canary_records,
         }
     }
-}
-
-/// The measures read from every message at the end: the messages still
-/// pending, and the latency percentiles (nearest rank over acked
-/// messages: the value at rank ceil(p * n / 100) of the ascending
-/// latencies), gathered in four bytes each when the run is short enough
-/// and selected in linear time.
-fn flow_measures(scenario: &Scenario, totals: &mut Totals, messages: &Messages, draws: &Draws) {
-    // Every message is final (acked, quarantined, expired, purged) or
-    // still going round.
-    totals.pending = totals.messages
-        - (totals.acked + totals.quarantined + totals.expired + totals.purged + totals.dropped);
-    let latencies = outcome::latencies(scenario, messages, draws).map(|(_, l)| l);
-    let [p50, p95, p99, max] = if !scenario.wants_latency() {
-        [NO_TIME; 4]
-    } else if totals.end_time <= u32::MAX as Millis {
-        outcome::ranks(outcome::gather(latencies.map(|l| l as u32), totals.acked))
-    } else {
-        outcome::ranks(outcome::gather(latencies, totals.acked))
-    };
-    totals.latency_p50 = p50;
-    totals.latency_p95 = p95;
-    totals.latency_p99 = p99;
-    totals.latency_max = max;
-}
-
-/// Every mix kind's counts, in one pass over the generated messages of the
-/// blocks that have a mix.
-fn kind_counts(scenario: &Scenario, messages: &Messages, draws: &Draws) -> Vec<[u64; 4]> {
-    let mut counts = vec![[0u64; 4]; scenario.kinds.len()];
-    for g in scenario.traffic.iter().filter(|g| !g.mix.is_empty()) {
-        for m in g.first_index..g.first_index + g.count as MessageIndex {
-            let Some(kind) = draws.kind(scenario, m) else {
-                continue;
-            };
-            let state = messages.get(m);
-            let c = &mut counts[kind as usize];
-            c[KindField::Messages as usize] += 1;
-            c[KindField::Acked as usize] += (state.state == State::Acked) as u64;
-            c[KindField::Quarantined as usize] += (state.state == State::Quarantined) as u64;
-            c[KindField::Deliveries as usize] += state.total_receives as u64;
-        }
-    }
-    counts
 }
 
 #[cfg(test)]

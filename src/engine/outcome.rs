@@ -8,7 +8,7 @@ use super::traffic::Draws;
 use super::transition::{Effect, Transition};
 use crate::model::{
     AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, NO_TIME, Scenario,
-    SinkField, Target, Totals, Value,
+    SinkField, State, Target, Totals, Value,
 };
 
 /// The result of a run: what reports and expectations read.
@@ -256,4 +256,57 @@ pub(super) fn ranks<T: Ord + Copy + Into<u64>>(mut values: Vec<T>) -> [Millis; 4
         end = index + 1;
     }
     out
+}
+
+/// The measures read from every message at the end: the messages still
+/// pending, and the latency percentiles (nearest rank over acked
+/// messages: the value at rank ceil(p * n / 100) of the ascending
+/// latencies), gathered in four bytes each when the run is short enough
+/// and selected in linear time.
+pub(super) fn flow_measures(
+    scenario: &Scenario,
+    totals: &mut Totals,
+    messages: &Messages,
+    draws: &Draws,
+) {
+    // Every message is final (acked, quarantined, expired, purged) or
+    // still going round.
+    totals.pending = totals.messages
+        - (totals.acked + totals.quarantined + totals.expired + totals.purged + totals.dropped);
+    let latencies = latencies(scenario, messages, draws).map(|(_, l)| l);
+    let [p50, p95, p99, max] = if !scenario.wants_latency() {
+        [NO_TIME; 4]
+    } else if totals.end_time <= u32::MAX as Millis {
+        ranks(gather(latencies.map(|l| l as u32), totals.acked))
+    } else {
+        ranks(gather(latencies, totals.acked))
+    };
+    totals.latency_p50 = p50;
+    totals.latency_p95 = p95;
+    totals.latency_p99 = p99;
+    totals.latency_max = max;
+}
+
+/// Every mix kind's counts, in one pass over the generated messages of the
+/// blocks that have a mix.
+pub(super) fn kind_counts(
+    scenario: &Scenario,
+    messages: &Messages,
+    draws: &Draws,
+) -> Vec<[u64; 4]> {
+    let mut counts = vec![[0u64; 4]; scenario.kinds.len()];
+    for g in scenario.traffic.iter().filter(|g| !g.mix.is_empty()) {
+        for m in g.first_index..g.first_index + g.count as MessageIndex {
+            let Some(kind) = draws.kind(scenario, m) else {
+                continue;
+            };
+            let state = messages.get(m);
+            let c = &mut counts[kind as usize];
+            c[KindField::Messages as usize] += 1;
+            c[KindField::Acked as usize] += (state.state == State::Acked) as u64;
+            c[KindField::Quarantined as usize] += (state.state == State::Quarantined) as u64;
+            c[KindField::Deliveries as usize] += state.total_receives as u64;
+        }
+    }
+    counts
 }
