@@ -156,6 +156,12 @@ proptest! {
         if let Err(difference) = reference::compare(&text, reference::flow::run(&text)) {
             prop_assert!(false, "{}", difference);
         }
+        // Unrecorded, a run without workers or ordering takes the one-write
+        // path for its first deliveries: the same totals and states.
+        let (scenario, all) = run(&text);
+        let off = engine::run(&scenario, Recorder::Off).expect("stop mode never fails");
+        prop_assert_eq!(all.totals, off.totals);
+        prop_assert_eq!(all.messages, off.messages);
     }
 }
 

@@ -94,7 +94,7 @@ prop_compose! {
         if let Some(d) = dedup { t.push_str(&format!("[dedup]\nresult_retention = \"{d}s\"\n")); }
         if let Some((from, d)) = outage { t.push_str(&format!("[[outage]]\nfrom = \"{from}s\"\nduration = \"{d}s\"\n")); }
         if let Some((count, over, failing)) = traffic {
-            // Without faults, its messages take the engine's plain path
+            // Without faults, its messages take the engine's one-write path
             // (when nothing records), which `recording_never_changes_the_outcome`
             // compares with the recorded run.
             let faults = if failing { "faults = [{ fail = { first = 1 } }]\n" } else { "" };

@@ -56,7 +56,7 @@ impl Engine<'_> {
     }
 
     /// The first delivery of a message without faults that arrives now,
-    /// outside an outage, in a plain engine (see [`Engine::plain`]): what
+    /// outside an outage, in a run that allows it (see [`Engine::one_write`]): what
     /// becoming ready and the steps below do for it, in one write. It receives, commits its effect (the store
     /// keeps nothing, the call is accepted) and acks; no transition,
     /// census or sink row records any of it. The message was never
@@ -64,7 +64,7 @@ impl Engine<'_> {
     /// it is in no ordering group. False when the delivery is not such a
     /// one (nothing is changed then).
     #[inline(always)]
-    pub(super) fn plain_delivery(&mut self, m: MessageIndex) -> bool {
+    pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
         let now = self.clock.now;
         if !self.draws.faults(self.scenario, m).is_empty()
             || self.outages.contains(now)

@@ -133,11 +133,11 @@ struct Engine<'s> {
     /// once, and the ready set is never used.
     direct: bool,
     /// Whether a first delivery without faults outside an outage can be
-    /// settled in one write ([`Engine::plain_delivery`]): deliveries are
+    /// settled in one write ([`Engine::one_write_delivery`]): deliveries are
     /// direct and untracked, the store keeps no results, no call can be
     /// refused, no sink keeps rows, and no census, transcript, ledger or
     /// watch reads the steps in between.
-    plain: bool,
+    one_write: bool,
     /// Workers delivering now; `None`: unlimited.
     busy_workers: u64,
     /// Deliveries in flight (with a service time).
@@ -192,7 +192,7 @@ impl<'s> Engine<'s> {
             broker: Broker::new(scenario, draws.offsets.clone()),
             ready: ReadySet::new(scenario),
             direct: !waits,
-            plain: false,
+            one_write: false,
             busy_workers: 0,
             in_flight: 0,
             service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
@@ -228,7 +228,7 @@ impl<'s> Engine<'s> {
                 .saturating_add(tracked::EXTRA_DELIVERIES_IN_FLIGHT),
             sinks: sinks::Sinks::new(scenario),
         };
-        engine.plain = engine.direct
+        engine.one_write = engine.direct
             && !engine.tracked
             && !engine.broker.dedup.keeps_results()
             && !engine.calls.limited()
@@ -240,7 +240,7 @@ impl<'s> Engine<'s> {
     /// Takes the census from now on (which reads every state change).
     fn take_census(&mut self, census: CensusTaker) {
         self.measures.census = Some(census);
-        self.plain = false;
+        self.one_write = false;
     }
 
     /// Time of the next event, if any (settling a drain first).
@@ -307,7 +307,7 @@ impl<'s> Engine<'s> {
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
-        if self.plain && self.plain_delivery(m) {
+        if self.one_write && self.one_write_delivery(m) {
             return;
         }
         self.set_state(m, State::Ready);

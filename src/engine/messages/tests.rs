@@ -137,7 +137,7 @@ fn entering_quarantine_equals_changing_the_full_state() {
 }
 
 #[test]
-fn a_plain_first_delivery_equals_its_steps_one_by_one() {
+fn a_first_delivery_in_one_write_equals_its_steps_one_by_one() {
     for t in [0, 5_000, u32::MAX as Millis, u32::MAX as Millis + 1] {
         let mut fast = Messages::new(2);
         let mut slow = Messages::new(2);
