@@ -56,13 +56,14 @@ impl Engine<'_> {
     }
 
     /// The first delivery of a message without faults that arrives now,
-    /// outside an outage, in a run that allows it (see [`Engine::one_write`]): what
-    /// becoming ready and the steps below do for it, in one write. It receives, commits its effect (the store
-    /// keeps nothing, the call is accepted) and acks; no transition,
-    /// census or sink row records any of it. The message was never
-    /// quarantined, so no canary waits for it, and with direct deliveries
-    /// it is in no ordering group. False when the delivery is not such a
-    /// one (nothing is changed then).
+    /// outside an outage, in a run that allows it ([`Engine::one_write`]):
+    /// what becoming ready and [`start_delivery`](Self::start_delivery)
+    /// would do for it, in one write of its record. It receives, commits
+    /// its effect (the store keeps nothing, the call is accepted) and
+    /// acks; no transition, census or sink row records any of it. The
+    /// message was never quarantined, so no canary waits for it, and with
+    /// direct deliveries it is in no ordering group. False when the
+    /// delivery is not such a one (nothing is changed then).
     #[inline(always)]
     pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
         let now = self.clock.now;
@@ -72,17 +73,10 @@ impl Engine<'_> {
         {
             return false;
         }
+        self.measures.count_effect(self.scenario.intent(m));
         let totals = &mut self.measures.totals;
         totals.deliveries += 1;
         self.calls.offer(now, false, totals);
-        if self
-            .measures
-            .intents_with_effects
-            .insert(self.scenario.intent(m))
-        {
-            totals.duplicated_effects += 1;
-        }
-        totals.effects += 1;
         totals.acked += 1;
         self.clock.last_delivery = Some(now);
         true
@@ -372,10 +366,7 @@ impl Engine<'_> {
     #[inline(always)]
     fn commit(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) {
         let cycle = self.messages.add_effect(m);
-        if self.measures.intents_with_effects.insert(intent) {
-            self.measures.totals.duplicated_effects += 1;
-        }
-        self.measures.totals.effects += 1;
+        let effect = self.measures.count_effect(intent);
         self.sinks.effect(key, intent);
         self.recording.effect(Effect {
             time: self.clock.now,
@@ -384,7 +375,6 @@ impl Engine<'_> {
             intent,
             cycle,
         });
-        let effect = self.measures.totals.effects;
         self.record(Some(m), Detail::Committed { key, effect });
     }
 

@@ -64,7 +64,7 @@ pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
-use crate::model::{MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
+use crate::model::{IntentIndex, MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
 use broker::Broker;
 use calls::Calls;
 use census::CensusTaker;
@@ -122,6 +122,19 @@ struct Measures {
     retries: u64,
 }
 
+impl Measures {
+    /// An effect of `intent` commits: counted, and counted as a duplicate
+    /// when the intent has one already. Returns its number.
+    #[inline(always)]
+    fn count_effect(&mut self, intent: IntentIndex) -> u64 {
+        if self.intents_with_effects.insert(intent) {
+            self.totals.duplicated_effects += 1;
+        }
+        self.totals.effects += 1;
+        self.totals.effects
+    }
+}
+
 struct Engine<'s> {
     scenario: &'s Scenario,
     clock: Clock,
@@ -133,8 +146,8 @@ struct Engine<'s> {
     /// once, and the ready set is never used.
     direct: bool,
     /// Whether a first delivery without faults outside an outage can be
-    /// settled in one write ([`Engine::one_write_delivery`]): deliveries are
-    /// direct and untracked, the store keeps no results, no call can be
+    /// settled in one write ([`Engine::one_write_delivery`]): deliveries
+    /// are direct and untracked, the store keeps no results, no call can be
     /// refused, no sink keeps rows, and no census, transcript, ledger or
     /// watch reads the steps in between.
     one_write: bool,
