@@ -194,6 +194,35 @@ proptest! {
         prop_assert_eq!(all.messages, off.messages);
     }
 
+    /// `[limits]` stop an unrecorded run (which takes runs of arrivals
+    /// through the one-write path) exactly where they stop the recorded
+    /// one (which steps through every event): the same error under
+    /// `on_limit = "fail"`, the same end under `"stop"`.
+    #[test]
+    fn limits_stop_the_unrecorded_run_where_they_stop_the_recorded_one(
+        text in scenario(),
+        max_events in 1u64..40,
+        max_time in 0u64..90,
+        stop in any::<bool>(),
+    ) {
+        let on_limit = if stop { "stop" } else { "fail" };
+        let text = format!(
+            "{text}[limits]\nmax_events = {max_events}\nmax_time = \"{max_time}s\"\non_limit = \"{on_limit}\"\n"
+        );
+        let (scenario, _) = load_str("p.toml", &text).unwrap();
+        let all = engine::run(&scenario, Recorder::All);
+        let off = engine::run(&scenario, Recorder::Off);
+        match (all, off) {
+            (Ok(all), Ok(off)) => {
+                prop_assert_eq!(all.totals, off.totals);
+                prop_assert_eq!(all.messages, off.messages);
+                prop_assert_eq!(all.drains, off.drains);
+                prop_assert_eq!(all.as_of, off.as_of);
+            }
+            (all, off) => prop_assert_eq!(all.err(), off.err()),
+        }
+    }
+
     #[test]
     fn every_run_renders_every_report(text in scenario()) {
         use minijinja::{context, value::{Serde, Value}};

@@ -120,7 +120,7 @@ impl Arrivals {
         self.first.map(|(t, _, m)| (t, m))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) {
         let Some((_, stream, _)) = self.first else {
             return;

@@ -35,6 +35,20 @@ impl Clock {
         Ok(())
     }
 
+    /// Events the run may still process before `max_events` stops it.
+    pub(super) fn events_left(&self, limits: &Limits) -> u64 {
+        limits.max_events.saturating_sub(self.events)
+    }
+
+    /// Moves to an event at `t` that the caller knows to be within the
+    /// limits: at or before `max_time`, and within
+    /// [`events_left`](Self::events_left).
+    #[inline]
+    pub(super) fn advance_within(&mut self, t: Millis) {
+        self.events += 1;
+        self.now = t;
+    }
+
     /// The run stops at `t` (a limit under `on_limit = "stop"`).
     pub(super) fn stop_at(&mut self, t: Millis) {
         self.stopped_at = Some(t);

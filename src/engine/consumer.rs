@@ -55,33 +55,6 @@ impl Engine<'_> {
         }
     }
 
-    /// The first delivery of a message without faults that arrives now,
-    /// outside an outage, in a run that allows it ([`Engine::one_write`]):
-    /// what becoming ready and [`start_delivery`](Self::start_delivery)
-    /// would do for it, in one write of its record. It receives, commits
-    /// its effect (the store keeps nothing, the call is accepted) and
-    /// acks; no transition, census or sink row records any of it. The
-    /// message was never quarantined, so no canary waits for it, and with
-    /// direct deliveries it is in no ordering group. False when the
-    /// delivery is not such a one (nothing is changed then).
-    #[inline(always)]
-    pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
-        let now = self.clock.now;
-        if !self.draws.faults(self.scenario, m).is_empty()
-            || self.outages.contains(now)
-            || !self.messages.ack_first_delivery(m, now)
-        {
-            return false;
-        }
-        self.measures.count_effect(self.scenario.intent(m));
-        let totals = &mut self.measures.totals;
-        totals.deliveries += 1;
-        self.calls.offer(now, false, totals);
-        totals.acked += 1;
-        self.clock.last_delivery = Some(now);
-        true
-    }
-
     /// How the delivery of `m` ends, and how long a failing fault holds
     /// its worker: the message's own `fail` faults in file order, then
     /// outage windows (decision 10.2), then the store, then the

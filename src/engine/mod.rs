@@ -29,6 +29,7 @@ mod consumer;
 mod dedup;
 mod intents;
 mod messages;
+mod one_write;
 mod operator;
 mod outages;
 mod outcome;
@@ -78,7 +79,13 @@ use recorder::Recording;
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder);
-    while engine.step()? {}
+    if engine.takes_runs_of_arrivals() {
+        while engine.step()? {
+            engine.one_write_arrivals();
+        }
+    } else {
+        while engine.step()? {}
+    }
     Ok(engine.finish(None))
 }
 
@@ -323,6 +330,12 @@ impl<'s> Engine<'s> {
         if self.one_write && self.one_write_delivery(m) {
             return;
         }
+        self.becomes_ready_in_full(m, sequence);
+    }
+
+    /// Message `m` becomes ready now, step by step.
+    #[inline(always)]
+    fn becomes_ready_in_full(&mut self, m: MessageIndex, sequence: u64) {
         self.set_state(m, State::Ready);
         if self.direct {
             self.start_delivery(m);

@@ -197,18 +197,34 @@ impl SourceQueue {
         }
     }
 
-    /// Takes the entry due at `now`, arrivals first.
+    /// When the earliest scheduled entry is due, arrivals aside.
+    #[inline]
+    pub(super) fn scheduled_at(&mut self) -> Option<Millis> {
+        self.earliest().map(|(_, e)| e.at)
+    }
+
+    /// Takes the next arrival if it comes at or before `until`: its time,
+    /// message and sequence.
+    #[inline(always)]
+    pub(super) fn take_arrival_until(
+        &mut self,
+        until: Millis,
+    ) -> Option<(Millis, MessageIndex, u64)> {
+        let (at, message) = self.arrivals.peek()?;
+        if at > until {
+            return None;
+        }
+        self.arrivals.pop();
+        self.arrived += 1;
+        Some((at, message, self.arrived - 1))
+    }
+
+    /// Takes the entry due at `now`, arrivals first (none is ever due
+    /// before `now`).
     #[inline]
     pub(super) fn take(&mut self, now: Millis) -> Option<Due> {
-        if let Some((at, message)) = self.arrivals.peek()
-            && at == now
-        {
-            self.arrivals.pop();
-            self.arrived += 1;
-            return Some(Due::Ready {
-                message,
-                sequence: self.arrived - 1,
-            });
+        if let Some((_, message, sequence)) = self.take_arrival_until(now) {
+            return Some(Due::Ready { message, sequence });
         }
         let (source, e) = self.earliest()?;
         if e.at > now {

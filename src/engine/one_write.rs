@@ -1,0 +1,127 @@
+//! The one-write path: in a run where nothing reads the steps of a
+//! delivery one by one, a first delivery that acks at once is settled in
+//! one write of the message's record, and the arrivals that come before
+//! anything scheduled are taken one after another without going through
+//! [`Engine::step`] for each. The outcome is the one stepping gives.
+
+use super::Engine;
+use crate::model::MessageIndex;
+
+impl Engine<'_> {
+    /// The first delivery of a message without faults that arrives now,
+    /// outside an outage, in a run that allows it ([`Engine::one_write`]):
+    /// what becoming ready and [`start_delivery`](Self::start_delivery)
+    /// would do for it, in one write of its record. It receives, commits
+    /// its effect (the store keeps nothing, the call is accepted) and
+    /// acks; no transition, census or sink row records any of it. The
+    /// message was never quarantined, so no canary waits for it, and with
+    /// direct deliveries it is in no ordering group. False when the
+    /// delivery is not such a one (nothing is changed then).
+    #[inline(always)]
+    pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
+        let now = self.clock.now;
+        if !self.draws.faults(self.scenario, m).is_empty()
+            || self.outages.contains(now)
+            || !self.messages.ack_first_delivery(m, now)
+        {
+            return false;
+        }
+        self.measures.count_effect(self.scenario.intent(m));
+        let totals = &mut self.measures.totals;
+        totals.deliveries += 1;
+        self.calls.offer(now, false, totals);
+        totals.acked += 1;
+        self.clock.last_delivery = Some(now);
+        true
+    }
+
+    /// Whether the run takes runs of arrivals through
+    /// [`one_write_arrivals`](Self::one_write_arrivals).
+    pub(super) fn takes_runs_of_arrivals(&self) -> bool {
+        self.one_write && self.scenario.alarms.is_empty()
+    }
+
+    /// After an event, in a run that allows the one-write path and has no
+    /// alarms: the arrivals that come next, at or before the earliest
+    /// scheduled entry (arrivals win ties, decision 10.1) and within
+    /// `max_time` and `max_events`, each taken as [`Engine::step`] would
+    /// take it. A delivery in one write schedules nothing, so that bound
+    /// and the limits are read once for the whole run of arrivals. The
+    /// first arrival the one-write path cannot settle goes the full way
+    /// and ends the run of arrivals, since it may schedule something.
+    /// Alarms look at every instant, so a run with alarms steps through
+    /// each arrival.
+    pub(super) fn one_write_arrivals(&mut self) {
+        if !self.takes_runs_of_arrivals() {
+            return;
+        }
+        let limits = &self.scenario.limits;
+        let until = self
+            .broker
+            .queue
+            .scheduled_at()
+            .map_or(limits.max_time, |at| at.min(limits.max_time));
+        let mut left = self.clock.events_left(limits);
+        while left > 0
+            && let Some((t, m, sequence)) = self.broker.queue.take_arrival_until(until)
+        {
+            if t > self.clock.now {
+                self.observe_instant();
+            }
+            self.clock.advance_within(t);
+            self.alarms.instant_has_events = true;
+            left -= 1;
+            if !self.one_write_delivery(m) {
+                self.becomes_ready_in_full(m, sequence);
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::queue::Due;
+    use super::super::{Engine, Recorder};
+    use crate::scenario::load_str;
+
+    /// A run of arrivals stops at the earliest scheduled entry: an arrival
+    /// at the same instant still comes first (decision 10.1), one a
+    /// millisecond later waits for it; and it stops at an arrival the
+    /// one-write path cannot settle, which goes the full way.
+    #[test]
+    fn a_run_of_arrivals_stops_at_the_earliest_scheduled_entry() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+             [[message]]\nid = \"a\"\n\
+             [[message]]\nid = \"f\"\nat = \"1s\"\nfaults = [{ fail = { first = 1 } }]\n\
+             [[message]]\nid = \"g\"\nat = \"1s\"\n\
+             [[message]]\nid = \"b\"\nat = \"2s\"\n\
+             [[message]]\nid = \"c\"\nat = \"2s\"\n\
+             [[message]]\nid = \"d\"\nat = \"2001ms\"\n",
+        )
+        .unwrap();
+        let mut engine = Engine::new(&scenario, Recorder::Off);
+        assert!(engine.one_write);
+        assert_eq!(engine.step(), Ok(true));
+        assert_eq!(engine.broker.queue.arrived(), 1);
+        // f fails and ends the run of arrivals before g: its retry is due
+        // at 2s.
+        engine.one_write_arrivals();
+        assert_eq!(engine.broker.queue.arrived(), 2);
+        assert_eq!(engine.clock.now, 1_000);
+        assert_eq!(engine.measures.retries, 1);
+        // g at 1s, then b and c at 2s, before the retry due at 2s.
+        assert_eq!(engine.step(), Ok(true));
+        engine.one_write_arrivals();
+        assert_eq!(engine.broker.queue.arrived(), 5);
+        assert_eq!(engine.clock.now, 2_000);
+        assert_eq!(engine.measures.totals.acked, 4);
+        let f = scenario.find_message("f").unwrap();
+        assert!(matches!(
+            engine.broker.queue.take(2_000),
+            Some(Due::Ready { message, .. }) if message == f
+        ));
+    }
+}
