@@ -21,11 +21,28 @@ totals_of() {
   grep -oE '"(deliveries|acked|quarantined)": [0-9]+' "$1" | head -3 | awk '{ printf "%s ", $2 }'
 }
 
+# How many pairs each comparison runs (PAIRS=N to change it).
+PAIRS="${PAIRS:-5}"
+
+# ratio A B: A / B to one decimal ("inf" when B is 0).
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }'
+}
+
+# median NUMBER...: the median (the mean of the middle two for an even
+# count). A pair of runs can fall in a slow moment of this shared machine
+# that the other misses, so each comparison is judged on the median of
+# its pairs' ratios, with every pair printed.
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # side_by_side LABEL VARIANT...: for each variant "NAME COUNT OVER OVER_MS",
-# three runs of scenario-run and of the caller's `other COUNT OVER_MS`
+# PAIRS runs of scenario-run and of the caller's `other COUNT OVER_MS`
 # (which prints one line ending in "; SECONDS s CPU"); prints both with
 # the totals and their CPU ratio, LABEL being "scenario-run/X" (ours over
-# the other's) or "X/scenario-run" (the other's over ours).
+# the other's) or "X/scenario-run" (the other's over ours), then the
+# median of the ratios.
 side_by_side() {
   local label="$1"
   shift
@@ -34,18 +51,22 @@ side_by_side() {
   for variant in "$@"; do
     read -r name count over over_ms <<<"$variant"
     outage_file "$count" "$over" "$dir/$name.toml"
-    for _ in 1 2 3; do
-      local engine totals line cpu
+    local ratios=()
+    for _ in $(seq "$PAIRS"); do
+      local engine totals line cpu r
       engine="$(run_measured "$dir/$name.toml" "$dir/out.json")"
       totals="$(totals_of "$dir/out.json")"
       line="$(other "$count" "$over_ms" | tail -1)"
       cpu="$(sed -E 's/.*; ([0-9.]+) s CPU/\1/' <<<"$line")"
-      local top="$cpu" bottom="$engine"
       if [[ "$label" == scenario-run/* ]]; then
-        top="$engine" bottom="$cpu"
+        r="$(ratio "$engine" "$cpu")"
+      else
+        r="$(ratio "$cpu" "$engine")"
       fi
-      echo "$name: scenario-run ${engine} s CPU (deliveries acked quarantined: ${totals}); ${line#*: }; $label $(awk -v a="$top" -v b="$bottom" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }')"
+      ratios+=("$r")
+      echo "$name: scenario-run ${engine} s CPU (deliveries acked quarantined: ${totals}); ${line#*: }; $label $r"
     done
+    echo "$name: $label, median of ${#ratios[@]} pairs: $(median "${ratios[@]}")"
   done
   rm -rf "$dir"
 }

@@ -3,8 +3,9 @@
 # 1,000,000 messages, over the same hour and at the same rate (10 hours),
 # run by scenario-run and by benches/simpy_outage.py (a SimPy process per
 # message); both must give the same totals. Prints CPU seconds (user +
-# system, the whole process) and their ratio, three runs each. SimPy is
-# installed from PyPI into target/simpy-venv the first time.
+# system, the whole process) and their ratio, PAIRS pairs each (5 unless
+# set), then the median ratio. SimPy is installed from PyPI into
+# target/simpy-venv the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet

@@ -9,6 +9,10 @@ pub(super) struct Outages {
     starts: Vec<Millis>,
     /// `latest_end[i]`: the latest end (excluded) of windows `0..=i`.
     latest_end: Vec<Millis>,
+    /// The last answer and the span `[from, to)` of times it holds for.
+    /// The engine asks at its clock, which only moves forward, so most
+    /// questions fall in the last answer's span and cost two comparisons.
+    known: (Millis, Millis, bool),
 }
 
 impl Outages {
@@ -29,14 +33,39 @@ impl Outages {
         Outages {
             starts: windows.iter().map(|&(start, _)| start).collect(),
             latest_end,
+            known: (0, 0, false),
         }
     }
 
     /// Whether some window holds `t` (its start included, its end not).
-    pub(super) fn contains(&self, t: Millis) -> bool {
+    #[inline]
+    pub(super) fn contains(&mut self, t: Millis) -> bool {
+        let (from, to, inside) = self.known;
+        if from <= t && t < to {
+            return inside;
+        }
+        self.known = self.span(t);
+        self.known.2
+    }
+
+    /// Whether some window holds `t`, and the span of times around `t`
+    /// with the same answer: inside, from the latest start at or before
+    /// `t` to the latest end of the windows started by then (a later
+    /// window starting before that end only extends it); outside, from
+    /// that end (or 0) to the next start (or forever).
+    fn span(&self, t: Millis) -> (Millis, Millis, bool) {
         crate::meter::search(self.starts.len());
         let started = self.starts.partition_point(|&s| s <= t);
-        started > 0 && self.latest_end[started - 1] > t
+        let next_start = self.starts.get(started).copied().unwrap_or(Millis::MAX);
+        if started == 0 {
+            return (0, next_start, false);
+        }
+        let end = self.latest_end[started - 1];
+        if end > t {
+            (self.starts[started - 1], end, true)
+        } else {
+            (end, next_start, false)
+        }
     }
 }
 
@@ -60,11 +89,19 @@ mod tests {
             .iter()
             .map(|&(from, duration)| Outage { from, duration })
             .collect();
-        let index = Outages::new(&outages);
-        for t in 0..120 {
-            let naive = outages.iter().any(|o| o.contains(t));
-            assert_eq!(index.contains(t), naive, "t = {t}");
+        let naive = |t: Millis| outages.iter().any(|o| o.contains(t));
+        // Forward, backward, and jumping about: the kept answer never
+        // stands in for a time outside its span.
+        let mut index = Outages::new(&outages);
+        for t in (0..120).chain((0..120).rev()) {
+            assert_eq!(index.contains(t), naive(t), "t = {t}");
         }
-        assert!(!Outages::new(&[]).contains(0));
+        for k in 0..2_000u64 {
+            let t = k * 7_919 % 131;
+            assert_eq!(index.contains(t), naive(t), "t = {t}");
+        }
+        let mut none = Outages::new(&[]);
+        assert!(!none.contains(0));
+        assert!(!none.contains(Millis::MAX));
     }
 }
