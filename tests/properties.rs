@@ -192,6 +192,7 @@ proptest! {
         let off = engine::run(&scenario, Recorder::Off).unwrap();
         prop_assert_eq!(all.totals, off.totals);
         prop_assert_eq!(all.messages, off.messages);
+        prop_assert_eq!(all.calls, off.calls);
     }
 
     /// `[limits]` stop an unrecorded run (which takes runs of arrivals

@@ -327,7 +327,7 @@ impl<'s> Engine<'s> {
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
-        if self.one_write && self.one_write_delivery(m) {
+        if self.one_write && (self.one_write_delivery(m) || self.outage_failure_delivery(m)) {
             return;
         }
         self.becomes_ready_in_full(m, sequence);

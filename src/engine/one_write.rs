@@ -2,10 +2,12 @@
 //! delivery one by one, a first delivery that acks at once is settled in
 //! one write of the message's record, and the arrivals that come before
 //! anything scheduled are taken one after another without going through
-//! [`Engine::step`] for each. The outcome is the one stepping gives.
+//! [`Engine::step`] for each; a delivery of a message without faults
+//! during an outage fails without the full path's tests for what such a
+//! run cannot have. The outcome is the one stepping gives.
 
 use super::Engine;
-use crate::model::MessageIndex;
+use crate::model::{Class, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
 
 impl Engine<'_> {
     /// The first delivery of a message without faults that arrives now,
@@ -41,6 +43,33 @@ impl Engine<'_> {
         self.one_write && self.scenario.alarms.is_empty()
     }
 
+    /// A delivery of a message without faults during an outage, in a run
+    /// that allows the one-write path: it fails as
+    /// [`start_delivery`](Self::start_delivery) would fail it (the outage
+    /// comes after the message's own faults, decision 10.2, and it has
+    /// none), and what follows the failure is the full path's
+    /// [`after_failure`](Self::after_failure). False when the delivery is
+    /// not such a one (nothing is changed then).
+    #[inline(always)]
+    pub(super) fn outage_failure_delivery(&mut self, m: MessageIndex) -> bool {
+        let now = self.clock.now;
+        if !self.draws.faults(self.scenario, m).is_empty() || !self.outages.contains(now) {
+            return false;
+        }
+        // Ready, then in flight for no time: `after_failure` sets the state
+        // that follows (waiting, quarantined or dropped).
+        self.measures.totals.deliveries += 1;
+        let (_, cycle_receives, _) = self.messages.receive(m);
+        let retry = cycle_receives > 1;
+        self.calls
+            .offer_during_outage(now, retry, &mut self.measures.totals);
+        self.clock.last_delivery = Some(now);
+        let (reason, class) = (REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient);
+        self.messages.set_failure(m, reason, class);
+        self.after_failure(m, reason, class, now);
+        true
+    }
+
     /// After an event, in a run that allows the one-write path and has no
     /// alarms: the arrivals that come next, at or before the earliest
     /// scheduled entry (arrivals win ties, decision 10.1) and within
@@ -48,7 +77,8 @@ impl Engine<'_> {
     /// take it. A delivery in one write schedules nothing, so that bound
     /// and the limits are read once for the whole run of arrivals. The
     /// first arrival the one-write path cannot settle goes the full way
-    /// and ends the run of arrivals, since it may schedule something.
+    /// (or fails in an outage) and ends the run of arrivals, since it may
+    /// schedule something.
     /// Alarms look at every instant, so a run with alarms steps through
     /// each arrival.
     pub(super) fn one_write_arrivals(&mut self) {
@@ -72,7 +102,9 @@ impl Engine<'_> {
             self.alarms.instant_has_events = true;
             left -= 1;
             if !self.one_write_delivery(m) {
-                self.becomes_ready_in_full(m, sequence);
+                if !self.outage_failure_delivery(m) {
+                    self.becomes_ready_in_full(m, sequence);
+                }
                 return;
             }
         }
@@ -123,5 +155,34 @@ mod tests {
             engine.broker.queue.take(2_000),
             Some(Due::Ready { message, .. }) if message == f
         ));
+    }
+
+    /// During an outage a message without faults fails on the short path
+    /// as on the full one: its first delivery is a call offered but not a
+    /// retry, and the unrecorded run's calls are the recorded run's. (The
+    /// expectation on a calls measure has the run count calls window by
+    /// window.)
+    #[test]
+    fn an_outage_fails_a_delivery_on_the_short_path_as_on_the_full_one() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 3\nretry_interval = \"5s\"\n\
+             [[outage]]\nfrom = \"0s\"\nduration = \"3s\"\n\
+             [[traffic]]\ncount = 20\nover = \"0s\"\n\
+             [expect]\npeak_offered = 20\n",
+        )
+        .unwrap();
+        let off = super::super::run(&scenario, Recorder::Off).unwrap();
+        let all = super::super::run(&scenario, Recorder::All).unwrap();
+        // 20 first deliveries fail at 0s, their 20 retries ack at 5s: the
+        // first of the two busiest windows is the peak, without a retry.
+        assert_eq!(off.calls.peak_window, Some(0));
+        assert_eq!(off.calls.peak_retries, 0);
+        assert_eq!(off.totals.calls_offered, 40);
+        assert_eq!(off.totals.deliveries, 40);
+        assert_eq!(off.totals.acked, 20);
+        assert_eq!(off.calls, all.calls);
+        assert_eq!(off.totals, all.totals);
+        assert_eq!(off.messages, all.messages);
     }
 }
