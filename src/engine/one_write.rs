@@ -78,9 +78,8 @@ impl Engine<'_> {
     /// and the limits are read once for the whole run of arrivals. The
     /// first arrival the one-write path cannot settle goes the full way
     /// (or fails in an outage) and ends the run of arrivals, since it may
-    /// schedule something.
-    /// Alarms look at every instant, so a run with alarms steps through
-    /// each arrival.
+    /// schedule something. Alarms look at every instant, so a run with
+    /// alarms steps through each arrival.
     pub(super) fn one_write_arrivals(&mut self) {
         if !self.takes_runs_of_arrivals() {
             return;
