@@ -153,7 +153,7 @@ struct Engine<'s> {
     /// once, and the ready set is never used.
     direct: bool,
     /// Whether a first delivery without faults outside an outage can be
-    /// settled in one write ([`Engine::one_write_delivery`]): deliveries
+    /// settled in one write ([`Engine::one_write_settle`]): deliveries
     /// are direct and untracked, the store keeps no results, no call can be
     /// refused, no sink keeps rows, and no census, transcript, ledger or
     /// watch reads the steps in between.
@@ -327,7 +327,7 @@ impl<'s> Engine<'s> {
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
-        if self.one_write && (self.one_write_delivery(m) || self.outage_failure_delivery(m)) {
+        if self.one_write && self.one_write_settle(m).is_some() {
             return;
         }
         self.becomes_ready_in_full(m, sequence);

@@ -9,23 +9,47 @@
 use super::Engine;
 use crate::model::{Class, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
 
+/// How a delivery the one-write path settled ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Settled {
+    /// Acked in one write; nothing was scheduled.
+    Acked,
+    /// Failed in an outage; a retry or the quarantine followed.
+    Failed,
+}
+
 impl Engine<'_> {
-    /// The first delivery of a message without faults that arrives now,
-    /// outside an outage, in a run that allows it ([`Engine::one_write`]):
+    /// A delivery of message `m` now, in a run that allows the one-write
+    /// path, when the message has no faults: acked in one write outside an
+    /// outage ([`one_write_delivery`](Self::one_write_delivery)), failed
+    /// during one ([`outage_failure_delivery`](Self::outage_failure_delivery)).
+    /// `None` when it is not such a one (nothing is changed then): the
+    /// full path takes it.
+    #[inline(always)]
+    pub(super) fn one_write_settle(&mut self, m: MessageIndex) -> Option<Settled> {
+        if !self.draws.faults(self.scenario, m).is_empty() {
+            return None;
+        }
+        if self.outages.contains(self.clock.now) {
+            self.outage_failure_delivery(m);
+            return Some(Settled::Failed);
+        }
+        self.one_write_delivery(m).then_some(Settled::Acked)
+    }
+
+    /// The first delivery of a message without faults, outside an outage,
+    /// in a run that allows it ([`Engine::one_write`]):
     /// what becoming ready and [`start_delivery`](Self::start_delivery)
     /// would do for it, in one write of its record. It receives, commits
     /// its effect (the store keeps nothing, the call is accepted) and
     /// acks; no transition, census or sink row records any of it. The
     /// message was never quarantined, so no canary waits for it, and with
     /// direct deliveries it is in no ordering group. False when the
-    /// delivery is not such a one (nothing is changed then).
+    /// record is not a first delivery's (nothing is changed then).
     #[inline(always)]
-    pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
+    fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
         let now = self.clock.now;
-        if !self.draws.faults(self.scenario, m).is_empty()
-            || self.outages.contains(now)
-            || !self.messages.ack_first_delivery(m, now)
-        {
+        if !self.messages.ack_first_delivery(m, now) {
             return false;
         }
         self.measures.count_effect(self.scenario.intent(m));
@@ -48,14 +72,10 @@ impl Engine<'_> {
     /// [`start_delivery`](Self::start_delivery) would fail it (the outage
     /// comes after the message's own faults, decision 10.2, and it has
     /// none), and what follows the failure is the full path's
-    /// [`after_failure`](Self::after_failure). False when the delivery is
-    /// not such a one (nothing is changed then).
+    /// [`after_failure`](Self::after_failure).
     #[inline(always)]
-    pub(super) fn outage_failure_delivery(&mut self, m: MessageIndex) -> bool {
+    fn outage_failure_delivery(&mut self, m: MessageIndex) {
         let now = self.clock.now;
-        if !self.draws.faults(self.scenario, m).is_empty() || !self.outages.contains(now) {
-            return false;
-        }
         // Ready, then in flight for no time: `after_failure` sets the state
         // that follows (waiting, quarantined or dropped).
         self.measures.totals.deliveries += 1;
@@ -67,7 +87,6 @@ impl Engine<'_> {
         let (reason, class) = (REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient);
         self.messages.set_failure(m, reason, class);
         self.after_failure(m, reason, class, now);
-        true
     }
 
     /// After an event, in a run that allows the one-write path and has no
@@ -100,11 +119,10 @@ impl Engine<'_> {
             self.clock.advance_within(t);
             self.alarms.instant_has_events = true;
             left -= 1;
-            if !self.one_write_delivery(m) {
-                if !self.outage_failure_delivery(m) {
-                    self.becomes_ready_in_full(m, sequence);
-                }
-                return;
+            match self.one_write_settle(m) {
+                Some(Settled::Acked) => {}
+                Some(Settled::Failed) => return,
+                None => return self.becomes_ready_in_full(m, sequence),
             }
         }
     }
