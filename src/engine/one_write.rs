@@ -174,6 +174,34 @@ mod tests {
         ));
     }
 
+    /// A delivery that fails in an outage ends the run of arrivals: its
+    /// retry, scheduled then, is due before the next arrival.
+    #[test]
+    fn an_outage_failure_ends_the_run_of_arrivals() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 2\nretry_interval = \"5ms\"\n\
+             [[outage]]\nfrom = \"5ms\"\nduration = \"1ms\"\n\
+             [[message]]\nid = \"a\"\n\
+             [[message]]\nid = \"b\"\nat = \"5ms\"\n\
+             [[message]]\nid = \"c\"\nat = \"20ms\"\n",
+        )
+        .unwrap();
+        let mut engine = Engine::new(&scenario, Recorder::Off);
+        assert!(engine.takes_runs_of_arrivals());
+        assert_eq!(engine.step(), Ok(true));
+        engine.one_write_arrivals();
+        // b failed at 5ms; c waits for b's retry at 10ms.
+        assert_eq!(engine.broker.queue.arrived(), 2);
+        assert_eq!(engine.clock.now, 5);
+        assert_eq!(engine.measures.retries, 1);
+        let b = scenario.find_message("b").unwrap();
+        assert!(matches!(
+            engine.broker.queue.take(10),
+            Some(Due::Ready { message, .. }) if message == b
+        ));
+    }
+
     /// During an outage a message without faults fails on the short path
     /// as on the full one: its first delivery is a call offered but not a
     /// retry, and the unrecorded run's calls are the recorded run's. (The
