@@ -145,12 +145,6 @@ impl DedupStore {
         (t < expires_at).then_some(expires_at)
     }
 
-    /// Whether the store keeps results (deduplication is on).
-    #[inline]
-    pub(super) fn keeps_results(&self) -> bool {
-        self.retention.is_some()
-    }
-
     /// An effect for `key` committed at `t`: its result is stored until
     /// `t + result_retention` (nothing when deduplication is off).
     #[inline]

@@ -154,9 +154,9 @@ struct Engine<'s> {
     direct: bool,
     /// Whether a first delivery without faults outside an outage can be
     /// settled in one write ([`Engine::one_write_settle`]): deliveries
-    /// are direct and untracked, the store keeps no results, no call can be
-    /// refused, no sink keeps rows, and no census, transcript, ledger or
-    /// watch reads the steps in between.
+    /// are direct and untracked, no call can be refused, no sink keeps
+    /// rows, and no census, transcript, ledger or watch reads the steps in
+    /// between.
     one_write: bool,
     /// Workers delivering now; `None`: unlimited.
     busy_workers: u64,
@@ -250,7 +250,6 @@ impl<'s> Engine<'s> {
         };
         engine.one_write = engine.direct
             && !engine.tracked
-            && !engine.broker.dedup.keeps_results()
             && !engine.calls.limited()
             && !engine.sinks.keeps_rows()
             && engine.recording.quiet();

@@ -7,7 +7,7 @@
 //! run cannot have. The outcome is the one stepping gives.
 
 use super::Engine;
-use crate::model::{Class, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
+use crate::model::{Class, KeyRef, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
 
 /// How a delivery the one-write path settled ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,18 +41,29 @@ impl Engine<'_> {
     /// in a run that allows it ([`Engine::one_write`]):
     /// what becoming ready and [`start_delivery`](Self::start_delivery)
     /// would do for it, in one write of its record. It receives, commits
-    /// its effect (the store keeps nothing, the call is accepted) and
-    /// acks; no transition, census or sink row records any of it. The
-    /// message was never quarantined, so no canary waits for it, and with
-    /// direct deliveries it is in no ordering group. False when the
-    /// record is not a first delivery's (nothing is changed then).
+    /// its effect (the call is accepted; the store, if it keeps results,
+    /// keeps this one under the message's own key) and acks; no
+    /// transition, census or sink row records any of it. The message was
+    /// never quarantined, so no canary waits for it, and with direct
+    /// deliveries it is in no ordering group. False when the record is
+    /// not a first delivery's, or when the store holds a live result for
+    /// its key (a hit, which the full path takes): nothing is changed
+    /// then.
     #[inline(always)]
     fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
         let now = self.clock.now;
-        if !self.messages.ack_first_delivery(m, now) {
+        // A first delivery's key is its own intent (only a redrive gives
+        // another).
+        let intent = self.scenario.intent(m);
+        let key = KeyRef {
+            intent,
+            generation: 0,
+        };
+        if self.broker.dedup.live(key, now).is_some() || !self.messages.ack_first_delivery(m, now) {
             return false;
         }
-        self.measures.count_effect(self.scenario.intent(m));
+        self.broker.dedup.store(key, now);
+        self.measures.count_effect(intent);
         let totals = &mut self.measures.totals;
         totals.deliveries += 1;
         self.calls.offer(now, false, totals);
@@ -200,6 +211,33 @@ mod tests {
             engine.broker.queue.take(10),
             Some(Due::Ready { message, .. }) if message == b
         ));
+    }
+
+    /// A first delivery settled in one write stores its result when the
+    /// store keeps results: a later message with the same key is a hit
+    /// while the result lives (strictly before its expiry, 10 s after the
+    /// commit), and commits again from then on.
+    #[test]
+    fn a_delivery_in_one_write_keeps_its_result_in_the_store() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+             [dedup]\nresult_retention = \"10s\"\n\
+             [[message]]\nid = \"a\"\nkey = \"k\"\n\
+             [[message]]\nid = \"b\"\nkey = \"k\"\nat = \"9999ms\"\n\
+             [[message]]\nid = \"c\"\nkey = \"k\"\nat = \"10s\"\n\
+             [[message]]\nid = \"d\"\nat = \"10s\"\n",
+        )
+        .unwrap();
+        assert!(Engine::new(&scenario, Recorder::Off).one_write);
+        let off = super::super::run(&scenario, Recorder::Off).unwrap();
+        let all = super::super::run(&scenario, Recorder::All).unwrap();
+        assert_eq!(off.totals.dedup_hits, 1);
+        assert_eq!(off.totals.effects, 3);
+        assert_eq!(off.totals.duplicated_effects, 1);
+        assert_eq!(off.totals.acked, 4);
+        assert_eq!(off.totals, all.totals);
+        assert_eq!(off.messages, all.messages);
     }
 
     /// During an outage a message without faults fails on the short path
