@@ -91,6 +91,10 @@ pub struct Draws {
     blocks: Vec<Option<Vec<u8>>>,
     /// No message of the scenario has a fault: every lookup is skipped.
     faultless: bool,
+    /// Per block, in index order: its first message index, and whether
+    /// none of its messages has a fault (neither the block nor any of its
+    /// mix kinds names one).
+    starts: Vec<(MessageIndex, bool)>,
 }
 
 /// The faults of a message that has none.
@@ -101,25 +105,40 @@ pub const MIX_DRAWS: u64 = 1_000_000;
 
 impl Draws {
     /// The faults of message `m`: its own, or its block's then its mix
-    /// kind's. One lookup of the block per delivery.
+    /// kind's. A block none of whose messages has a fault answers from
+    /// its first index alone, without its description.
     #[inline(always)]
     pub fn faults<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s crate::model::Faults {
         if self.faultless {
             return &NO_FAULTS;
         }
-        self.faults_of(scenario, m)
+        if (m as usize) < scenario.messages.len() {
+            return &scenario.messages[m as usize].faults;
+        }
+        // Blocks are in index order: the last one starting at or before m.
+        crate::meter::search(self.starts.len());
+        let b = self.starts.partition_point(|&(first, _)| first <= m) - 1;
+        if self.starts[b].1 {
+            return &NO_FAULTS;
+        }
+        self.faults_in_block(scenario, b, m)
     }
 
+    /// The faults of message `m` of block `b`: the block's, or its mix
+    /// kind's.
     #[inline(never)]
-    fn faults_of<'s>(&self, scenario: &'s Scenario, m: MessageIndex) -> &'s crate::model::Faults {
-        match scenario.generated(m) {
-            None => &scenario.messages[m as usize].faults,
-            Some((g, j)) => match self.blocks.get(g.stream as usize - 1) {
-                Some(Some(kinds)) if kinds[(j - 1) as usize] > 0 => {
-                    &g.mix[kinds[(j - 1) as usize] as usize - 1].faults
-                }
-                _ => &g.faults,
-            },
+    fn faults_in_block<'s>(
+        &self,
+        scenario: &'s Scenario,
+        b: usize,
+        m: MessageIndex,
+    ) -> &'s crate::model::Faults {
+        let g = &scenario.traffic[b];
+        match &self.blocks[b] {
+            Some(kinds) if kinds[(m - g.first_index) as usize] > 0 => {
+                &g.mix[kinds[(m - g.first_index) as usize] as usize - 1].faults
+            }
+            _ => &g.faults,
         }
     }
 
@@ -177,6 +196,8 @@ pub(super) fn draw(scenario: &Scenario) -> Draws {
         ..Draws::default()
     };
     for block in &scenario.traffic {
+        let quiet = block.faults.is_empty() && block.mix.iter().all(|kind| kind.faults.is_empty());
+        draws.starts.push((block.first_index, quiet));
         let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
         rng.set_stream(block.stream);
         draws.offsets.push(match block.arrival {
