@@ -17,7 +17,8 @@
 //! nothing (the engine looks before it knows whether a newer entry will
 //! come first). Taking from an empty `current` redistributes the lowest
 //! bucket around its least time, each entry to a lower bucket, so an
-//! entry moves at most 64 times in all.
+//! entry moves at most 64 times in all; an entry alone in the lowest
+//! bucket (the common case when few wait) is taken without a move.
 
 use std::collections::VecDeque;
 
@@ -77,11 +78,13 @@ impl<T: Timed> RadixHeap<T> {
             // In the engine always after all: entries of one time are
             // pushed in sequence order and move between buckets together,
             // in that order. Anything else finds its place by search.
-            let i = match self.current.back() {
-                Some(b) if *b > e => self.current.partition_point(|x| *x < e),
-                _ => self.current.len(),
-            };
-            self.current.insert(i, e);
+            match self.current.back() {
+                Some(b) if *b > e => {
+                    let i = self.current.partition_point(|x| *x < e);
+                    self.current.insert(i, e);
+                }
+                _ => self.current.push_back(e),
+            }
             return;
         }
         let b = 63 - differ.leading_zeros() as usize;
@@ -116,6 +119,12 @@ impl<T: Timed> RadixHeap<T> {
             let least = self.least[b].take()?;
             self.occupied &= !(1 << b);
             self.last = least.at();
+            if self.buckets[b].len() == 1 {
+                // Alone in its bucket: taken without a move.
+                self.buckets[b].clear();
+                self.len -= 1;
+                return Some(least);
+            }
             let mut entries = std::mem::take(&mut self.buckets[b]);
             for e in entries.drain(..) {
                 self.place(e);
