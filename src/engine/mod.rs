@@ -443,6 +443,16 @@ impl<'s> Engine<'s> {
                 .filter(|&m| self.messages.state(m) == State::Acked)
                 .count() as u64
         );
+        debug_assert_eq!(
+            (totals.quarantined, totals.dropped),
+            (0..self.messages.len() as MessageIndex).fold((0, 0), |(q, d), m| {
+                match self.messages.state(m) {
+                    State::Quarantined => (q + 1, d),
+                    State::Dropped => (q, d + 1),
+                    _ => (q, d),
+                }
+            })
+        );
         outcome::flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
         totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.stopped_by as u64;

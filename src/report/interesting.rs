@@ -89,7 +89,10 @@ pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
             rows.push(row);
         }
     };
-    let lost = (0..n as MessageIndex)
+    // The totals say whether any message ended quarantined or dropped;
+    // when none did, the pass would read every message for nothing.
+    let none_lost = outcome.totals.quarantined == 0 && outcome.totals.dropped == 0;
+    let lost = (0..if none_lost { 0 } else { n as MessageIndex })
         .map(|m| (m, outcome.messages.state(m)))
         .filter(|&(_, s)| matches!(s, State::Quarantined | State::Dropped))
         .take(PER_REASON);
