@@ -117,6 +117,12 @@ impl Engine<'_> {
                 }
                 return;
             }
+            Action::RedriveAll if step.canary.is_none() => {
+                // Everything leaves at once, without a lookup per message.
+                let all = self.broker.quarantine.take_all();
+                let rate = self.redrive_rate(step.redrive_rate);
+                return self.redrive_in_order(&all, step.identity, rate);
+            }
             Action::RedriveAll => self.broker.quarantine.in_order(),
             Action::Redrive(only) => {
                 let quarantine = &mut self.broker.quarantine;
@@ -172,12 +178,20 @@ impl Engine<'_> {
             .then(|| rate.unwrap_or(SQS_REDRIVE_RATE))
     }
 
-    /// Redrives `ms` now, in order (they leave quarantine); with a rate
-    /// the k-th becomes ready at now + floor(k * 1000 / rate).
+    /// `ms` leave quarantine and are redriven now, in order
+    /// ([`redrive_in_order`](Self::redrive_in_order)).
     fn redrive_all(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
+        for &m in ms {
+            self.broker.quarantine.remove(m);
+        }
+        self.redrive_in_order(ms, identity, rate);
+    }
+
+    /// Redrives `ms` (which have left quarantine) now, in order; with a
+    /// rate the k-th becomes ready at now + floor(k * 1000 / rate).
+    fn redrive_in_order(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
         let now = self.clock.now;
         for (k, &m) in ms.iter().enumerate() {
-            self.broker.quarantine.remove(m);
             let at = match rate {
                 Some(r) => now.saturating_add((k as u64).saturating_mul(1000) / r),
                 None => now,

@@ -136,7 +136,12 @@ impl Quarantine {
 
     /// Every message leaves, in entry order.
     pub(super) fn take_all(&mut self) -> Vec<MessageIndex> {
-        let all = self.in_order();
+        // Before the lookup is made no message has left: every entry is
+        // live.
+        let all = match self.live {
+            None => self.entries.iter().map(|&(m, _)| m).collect(),
+            Some(_) => self.in_order(),
+        };
         self.entries.clear();
         self.live = None;
         self.by_enqueue.clear();
