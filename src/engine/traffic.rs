@@ -134,11 +134,12 @@ impl Draws {
         m: MessageIndex,
     ) -> &'s crate::model::Faults {
         let g = &scenario.traffic[b];
-        match &self.blocks[b] {
-            Some(kinds) if kinds[(m - g.first_index) as usize] > 0 => {
-                &g.mix[kinds[(m - g.first_index) as usize] as usize - 1].faults
-            }
-            _ => &g.faults,
+        let kind = self.blocks[b]
+            .as_ref()
+            .map_or(0, |kinds| kinds[(m - g.first_index) as usize]);
+        match kind {
+            0 => &g.faults,
+            k => &g.mix[k as usize - 1].faults,
         }
     }
 
@@ -187,14 +188,7 @@ impl Draws {
 
 /// Draws every block's Poisson offsets (sorted) and mix kinds.
 pub(super) fn draw(scenario: &Scenario) -> Draws {
-    let mut draws = Draws {
-        faultless: scenario.messages.iter().all(|m| m.faults.is_empty())
-            && scenario
-                .traffic
-                .iter()
-                .all(|g| g.faults.is_empty() && g.mix.iter().all(|kind| kind.faults.is_empty())),
-        ..Draws::default()
-    };
+    let mut draws = Draws::default();
     for block in &scenario.traffic {
         let quiet = block.faults.is_empty() && block.mix.iter().all(|kind| kind.faults.is_empty());
         draws.starts.push((block.first_index, quiet));
@@ -212,6 +206,8 @@ pub(super) fn draw(scenario: &Scenario) -> Draws {
                 .collect()
         }));
     }
+    draws.faultless = scenario.messages.iter().all(|m| m.faults.is_empty())
+        && draws.starts.iter().all(|&(_, quiet)| quiet);
     draws
 }
 

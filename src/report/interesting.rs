@@ -91,8 +91,9 @@ pub fn interesting(scenario: &Scenario, outcome: &Outcome) -> Json {
     };
     // The totals say whether any message ended quarantined or dropped;
     // when none did, the pass would read every message for nothing.
-    let none_lost = outcome.totals.quarantined == 0 && outcome.totals.dropped == 0;
-    let lost = (0..if none_lost { 0 } else { n as MessageIndex })
+    let lost_any = outcome.totals.quarantined > 0 || outcome.totals.dropped > 0;
+    let scanned = if lost_any { n as MessageIndex } else { 0 };
+    let lost = (0..scanned)
         .map(|m| (m, outcome.messages.state(m)))
         .filter(|&(_, s)| matches!(s, State::Quarantined | State::Dropped))
         .take(PER_REASON);
