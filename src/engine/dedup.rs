@@ -5,12 +5,22 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::model::{KeyRef, MessageIndex, Millis, Scenario};
+use crate::model::{IntentIndex, KeyRef, MessageIndex, Millis, Scenario};
+
+/// In [`DedupStore::results`]: the commit time is in `late`.
+const LATE: u32 = u32::MAX;
 
 pub(super) struct DedupStore {
     /// `None`: deduplication is off.
     retention: Option<Millis>,
-    /// Result expiry per intent's own key (0: none, which never hits).
+    /// Result mode: per intent's own key, the commit time of its latest
+    /// result plus one (0: none), four bytes an intent; a commit time
+    /// past the range (49.7 days) reads [`LATE`] and is kept in `late`.
+    /// Empty in write-intent mode, whose claims are not results.
+    results: Vec<u32>,
+    late: HashMap<IntentIndex, Millis>,
+    /// Write-intent mode: the expiry of each intent's own key, a lease's
+    /// or a result's (0: none, which never hits).
     own: Vec<Millis>,
     /// Result expiry of fresh keys given by redrive. Never iterated, so
     /// its order cannot reach any output.
@@ -47,12 +57,8 @@ pub(super) enum Claim {
 
 impl DedupStore {
     pub(super) fn new(scenario: &Scenario) -> Self {
-        let own = if scenario.dedup_retention.is_some() {
-            vec![0; scenario.intent_count()]
-        } else {
-            Vec::new()
-        };
-        let write_intent = scenario.dedup_retention.is_some()
+        let on = scenario.dedup_retention.is_some();
+        let write_intent = on
             && matches!(
                 scenario.guarantees.dedup_mode,
                 crate::model::DedupMode::WriteIntent { .. }
@@ -62,9 +68,16 @@ impl DedupStore {
         } else {
             0
         };
+        let results = if on && !write_intent {
+            vec![0; scenario.intent_count()]
+        } else {
+            Vec::new()
+        };
         DedupStore {
             retention: scenario.dedup_retention,
-            own,
+            results,
+            late: HashMap::default(),
+            own: vec![0; per_intent],
             fresh: HashMap::default(),
             done_own: vec![false; per_intent],
             done_fresh: HashMap::default(),
@@ -134,29 +147,66 @@ impl DedupStore {
 
     /// The expiry of a live result for `key` at time `t`, if the store
     /// holds one (a result is valid strictly before its expiry).
-    #[inline]
+    #[inline(always)]
     pub(super) fn live(&self, key: KeyRef, t: Millis) -> Option<Millis> {
-        self.retention?;
-        let expires_at = if key.generation == 0 {
-            self.own[key.intent as usize]
-        } else {
-            self.fresh.get(&key).copied().unwrap_or(0)
+        let retention = self.retention?;
+        // The common cases inline (a first delivery finds nothing; a
+        // compact commit time), the rest out of line: the run's loop
+        // stays small.
+        let expires_at = match self.results.get(key.intent as usize) {
+            Some(0) if key.generation == 0 => return None,
+            Some(&v) if key.generation == 0 && v != LATE => {
+                Millis::from(v - 1).saturating_add(retention)
+            }
+            _ => self.other_expiry(key, retention),
         };
         (t < expires_at).then_some(expires_at)
     }
 
+    /// [`DedupStore::live`]'s expiry for a fresh key, a commit time past
+    /// the compact range, or write-intent mode's own keys (0: none).
+    #[cold]
+    #[inline(never)]
+    fn other_expiry(&self, key: KeyRef, retention: Millis) -> Millis {
+        if key.generation != 0 {
+            self.fresh.get(&key).copied().unwrap_or(0)
+        } else if self.results.is_empty() {
+            self.own[key.intent as usize]
+        } else {
+            self.late[&key.intent].saturating_add(retention)
+        }
+    }
+
     /// An effect for `key` committed at `t`: its result is stored until
     /// `t + result_retention` (nothing when deduplication is off).
-    #[inline]
+    #[inline(always)]
     pub(super) fn store(&mut self, key: KeyRef, t: Millis) {
         let Some(retention) = self.retention else {
             return;
         };
-        let expires_at = t.saturating_add(retention);
-        if key.generation == 0 {
-            self.own[key.intent as usize] = expires_at;
+        if key.generation == 0
+            && t < Millis::from(LATE - 1)
+            && let Some(v) = self.results.get_mut(key.intent as usize)
+        {
+            *v = t as u32 + 1;
         } else {
-            self.fresh.insert(key, expires_at);
+            self.store_other(key, t, retention);
+        }
+    }
+
+    /// [`DedupStore::store`] for the cases [`DedupStore::other_expiry`]
+    /// reads.
+    #[cold]
+    #[inline(never)]
+    fn store_other(&mut self, key: KeyRef, t: Millis, retention: Millis) {
+        let i = key.intent as usize;
+        if key.generation != 0 {
+            self.fresh.insert(key, t.saturating_add(retention));
+        } else if self.results.is_empty() {
+            self.own[i] = t.saturating_add(retention);
+        } else {
+            self.results[i] = LATE;
+            self.late.insert(key.intent, t);
         }
     }
 }

@@ -84,3 +84,47 @@ fn the_ledger_is_never_rolled_back() {
     assert_eq!(outcome.totals.effects, 3);
     assert_eq!(outcome.ledger.len(), 3);
 }
+
+#[test]
+fn a_stored_result_reads_back_exactly_past_the_compact_range() {
+    // The store keeps a result's commit time in four bytes while it is
+    // under 2^32 - 2 ms (about 49.7 days), and aside past that. Either
+    // way a result is live strictly before commit + retention: for keys
+    // committed at 0, at the last compact instant, at the first instant
+    // past it and at 60 days, the delivery 1 ms before the expiry hits
+    // and the one at the expiry commits again.
+    let last_compact: Millis = u32::MAX as Millis - 2;
+    let starts = [0, last_compact, last_compact + 1, 60 * 86_400_000];
+    let mut text = String::from(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[dedup]\nresult_retention = \"10s\"\n",
+    );
+    for (k, start) in starts.iter().enumerate() {
+        for (name, offset) in [("first", 0), ("hit", 9_999), ("again", 10_000)] {
+            text.push_str(&format!(
+                "[[message]]\nid = \"{name}-{k}\"\nkey = \"k{k}\"\nat = \"{}ms\"\n",
+                start + offset
+            ));
+        }
+    }
+    let (scenario, outcome) = sim(&text);
+    for k in 0..starts.len() {
+        let effects = |name: &str| {
+            let m = msg(&scenario, &outcome, &format!("{name}-{k}"));
+            (m.effects, m.dedup_hits)
+        };
+        assert_eq!(effects("first"), (1, 0), "key k{k}");
+        assert_eq!(effects("hit"), (0, 1), "key k{k}");
+        assert_eq!(effects("again"), (1, 0), "key k{k}");
+    }
+    let hits: Vec<Millis> = outcome
+        .transitions
+        .iter()
+        .filter_map(|tr| match tr.detail {
+            Detail::DedupHit { expires_at, .. } => Some(expires_at),
+            _ => None,
+        })
+        .collect();
+    let expiries: Vec<Millis> = starts.iter().map(|s| s + 10_000).collect();
+    assert_eq!(hits, expiries);
+    assert_eq!(outcome.totals.dedup_hits, 4);
+}
