@@ -14,9 +14,10 @@
 //! - the [`recorder`]: transitions, the ledger and the state after every
 //!   change, kept only when something will read them.
 //!
-//! One event is one call of [`Engine::step`]: the clock moves to the next
-//! due time, the queue gives the message due then (or the operator
-//! inspects), and the consumer decides its delivery.
+//! One event is one call of [`Engine::step`] ([`step`], with the loops
+//! that run a scenario): the clock moves to the next due time, the queue
+//! gives the message due then (or the operator inspects), and the
+//! consumer decides its delivery.
 
 mod alarms;
 mod arrivals;
@@ -41,6 +42,7 @@ mod ready;
 mod recorder;
 mod sinks;
 mod state;
+mod step;
 mod tracked;
 mod traffic;
 mod transition;
@@ -60,62 +62,21 @@ pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
 pub use state::MessageState;
+pub use step::{run, run_until, run_with_census};
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 
-use crate::model::{IntentIndex, MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
+use crate::model::{IntentIndex, MessageIndex, Millis, Scenario, State, StoppedBy};
 use broker::Broker;
 use calls::Calls;
 use census::CensusTaker;
 use clock::Clock;
 use intents::IntentSet;
 use operator::Operator;
-use queue::Due;
 use ready::ReadySet;
 use recorder::Recording;
-
-/// Runs a scenario to its end.
-pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    if engine.takes_runs_of_arrivals() {
-        while engine.step()? {
-            engine.one_write_arrivals();
-        }
-    } else {
-        while engine.step()? {}
-    }
-    Ok(engine.finish(None))
-}
-
-/// Runs a scenario to its end and also takes its [`Census`]: how many
-/// messages are in each state over modeled time, at any scale.
-pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    let mut census = CensusTaker::new(scenario.message_count());
-    for outage in &scenario.outages {
-        census.mark(outage.from, "outage starts");
-        census.mark(outage.from.saturating_add(outage.duration), "outage ends");
-    }
-    engine.take_census(census);
-    while engine.step()? {}
-    Ok(engine.finish(None))
-}
-
-/// Runs a scenario up to and including modeled time `t`.
-pub fn run_until(
-    scenario: &Scenario,
-    recorder: Recorder,
-    t: Millis,
-) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    while engine.next_time().is_some_and(|next| next <= t) {
-        engine.step()?;
-    }
-    let done = engine.next_time().is_none();
-    Ok(engine.finish(if done { None } else { Some(t) }))
-}
 
 /// The run's measures as they accumulate.
 struct Measures {
@@ -262,66 +223,6 @@ impl<'s> Engine<'s> {
         self.one_write = false;
     }
 
-    /// Time of the next event, if any (settling a drain first).
-    fn next_time(&mut self) -> Option<Millis> {
-        self.next().map(|(t, _)| t)
-    }
-
-    /// The next thing to happen: its time, and whether it is an event
-    /// (something due in the queue) rather than an inspection.
-    #[inline]
-    fn next(&mut self) -> Option<(Millis, bool)> {
-        match self.broker.queue.next_due() {
-            Some(t) => Some((t, true)),
-            None => {
-                self.settle_drain();
-                self.operator.inspection_due.map(|t| (t, false))
-            }
-        }
-    }
-
-    /// Processes one event; false when the run has ended (drained, or
-    /// stopped at a limit under `on_limit = "stop"`).
-    fn step(&mut self) -> Result<bool, LimitReached> {
-        let Some((t, is_event)) = self.next() else {
-            return Ok(false);
-        };
-        if t > self.clock.now {
-            self.observe_instant();
-            self.observe_alarms(t.min(self.scenario.limits.max_time));
-        }
-        if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
-            if self.scenario.flow.on_limit == OnLimit::Fail {
-                return Err(self.limit_reached(limit));
-            }
-            self.stop(limit);
-            return Ok(false);
-        }
-        if let Some(census) = &mut self.measures.census {
-            census.advance(t);
-        }
-        self.alarms.instant_has_events = true;
-        match self.broker.queue.take(t) {
-            Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
-            Some(Due::End { message, finish }) => {
-                self.busy_workers = self.busy_workers.saturating_sub(1);
-                self.end_delivery(message, finish, true, t);
-            }
-            Some(Due::EndOf { slot }) => {
-                self.busy_workers = self.busy_workers.saturating_sub(1);
-                self.end_tracked(slot);
-            }
-            Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
-            None => self.inspect(),
-        }
-        self.take_ready();
-        // Only tracked deliveries open records.
-        if self.tracked && self.deliveries.open_count() > self.in_flight_cap {
-            return Err(self.limit_reached(Limit::InFlight(self.in_flight_cap)));
-        }
-        Ok(true)
-    }
-
     /// Message `m` becomes ready now. Without workers or ordering it is
     /// taken at once.
     #[inline(always)]
@@ -365,37 +266,6 @@ impl<'s> Engine<'s> {
                 self.busy_workers += 1;
             }
             self.start_delivery(m);
-        }
-    }
-
-    /// After each instant: the queue depth and the deliveries in flight.
-    fn observe_instant(&mut self) {
-        let totals = &mut self.measures.totals;
-        totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
-        totals.max_in_flight = totals.max_in_flight.max(self.in_flight);
-    }
-
-    /// `on_limit = "stop"`: the run ends at the limit. A time limit ends
-    /// it at `max_time`; an event limit at the last processed event.
-    fn stop(&mut self, limit: Limit) {
-        self.stopped_by = match limit {
-            Limit::Time(max_time) => {
-                self.clock.stop_at(max_time);
-                StoppedBy::MaxTime
-            }
-            Limit::Events(_) | Limit::InFlight(_) => {
-                self.clock.stop_at(self.clock.now);
-                StoppedBy::MaxEvents
-            }
-        };
-    }
-
-    fn limit_reached(&self, limit: Limit) -> LimitReached {
-        LimitReached {
-            limit,
-            at: self.clock.now,
-            deliveries: self.measures.totals.deliveries,
-            pending: self.broker.queue.pending() + self.ready.depth,
         }
     }
 

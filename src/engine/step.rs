@@ -1,0 +1,143 @@
+//! The run's loop: one event is one call of [`Engine::step`]. The clock
+//! moves to the next due time (or the operator's next inspection), the
+//! limits are checked, and the queue gives what is due then; the loops
+//! here run the steps to the end, to a modeled time, or with a census.
+
+use super::census::CensusTaker;
+use super::queue::Due;
+use super::{Engine, Limit, LimitReached, Outcome, Recorder};
+use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
+
+/// Runs a scenario to its end.
+pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
+    let mut engine = Engine::new(scenario, recorder);
+    if engine.takes_runs_of_arrivals() {
+        while engine.step()? {
+            engine.one_write_arrivals();
+        }
+    } else {
+        while engine.step()? {}
+    }
+    Ok(engine.finish(None))
+}
+
+/// Runs a scenario to its end and also takes its [`Census`]: how many
+/// messages are in each state over modeled time, at any scale.
+pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
+    let mut engine = Engine::new(scenario, recorder);
+    let mut census = CensusTaker::new(scenario.message_count());
+    for outage in &scenario.outages {
+        census.mark(outage.from, "outage starts");
+        census.mark(outage.from.saturating_add(outage.duration), "outage ends");
+    }
+    engine.take_census(census);
+    while engine.step()? {}
+    Ok(engine.finish(None))
+}
+
+/// Runs a scenario up to and including modeled time `t`.
+pub fn run_until(
+    scenario: &Scenario,
+    recorder: Recorder,
+    t: Millis,
+) -> Result<Outcome, LimitReached> {
+    let mut engine = Engine::new(scenario, recorder);
+    while engine.next_time().is_some_and(|next| next <= t) {
+        engine.step()?;
+    }
+    let done = engine.next_time().is_none();
+    Ok(engine.finish(if done { None } else { Some(t) }))
+}
+
+impl Engine<'_> {
+    /// Time of the next event, if any (settling a drain first).
+    pub(super) fn next_time(&mut self) -> Option<Millis> {
+        self.next().map(|(t, _)| t)
+    }
+
+    /// The next thing to happen: its time, and whether it is an event
+    /// (something due in the queue) rather than an inspection.
+    #[inline]
+    pub(super) fn next(&mut self) -> Option<(Millis, bool)> {
+        match self.broker.queue.next_due() {
+            Some(t) => Some((t, true)),
+            None => {
+                self.settle_drain();
+                self.operator.inspection_due.map(|t| (t, false))
+            }
+        }
+    }
+
+    /// Processes one event; false when the run has ended (drained, or
+    /// stopped at a limit under `on_limit = "stop"`).
+    pub(super) fn step(&mut self) -> Result<bool, LimitReached> {
+        let Some((t, is_event)) = self.next() else {
+            return Ok(false);
+        };
+        if t > self.clock.now {
+            self.observe_instant();
+            self.observe_alarms(t.min(self.scenario.limits.max_time));
+        }
+        if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
+            if self.scenario.flow.on_limit == OnLimit::Fail {
+                return Err(self.limit_reached(limit));
+            }
+            self.stop(limit);
+            return Ok(false);
+        }
+        if let Some(census) = &mut self.measures.census {
+            census.advance(t);
+        }
+        self.alarms.instant_has_events = true;
+        match self.broker.queue.take(t) {
+            Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
+            Some(Due::End { message, finish }) => {
+                self.busy_workers = self.busy_workers.saturating_sub(1);
+                self.end_delivery(message, finish, true, t);
+            }
+            Some(Due::EndOf { slot }) => {
+                self.busy_workers = self.busy_workers.saturating_sub(1);
+                self.end_tracked(slot);
+            }
+            Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
+            None => self.inspect(),
+        }
+        self.take_ready();
+        // Only tracked deliveries open records.
+        if self.tracked && self.deliveries.open_count() > self.in_flight_cap {
+            return Err(self.limit_reached(Limit::InFlight(self.in_flight_cap)));
+        }
+        Ok(true)
+    }
+
+    /// After each instant: the queue depth and the deliveries in flight.
+    pub(super) fn observe_instant(&mut self) {
+        let totals = &mut self.measures.totals;
+        totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
+        totals.max_in_flight = totals.max_in_flight.max(self.in_flight);
+    }
+
+    /// `on_limit = "stop"`: the run ends at the limit. A time limit ends
+    /// it at `max_time`; an event limit at the last processed event.
+    pub(super) fn stop(&mut self, limit: Limit) {
+        self.stopped_by = match limit {
+            Limit::Time(max_time) => {
+                self.clock.stop_at(max_time);
+                StoppedBy::MaxTime
+            }
+            Limit::Events(_) | Limit::InFlight(_) => {
+                self.clock.stop_at(self.clock.now);
+                StoppedBy::MaxEvents
+            }
+        };
+    }
+
+    pub(super) fn limit_reached(&self, limit: Limit) -> LimitReached {
+        LimitReached {
+            limit,
+            at: self.clock.now,
+            deliveries: self.measures.totals.deliveries,
+            pending: self.broker.queue.pending() + self.ready.depth,
+        }
+    }
+}
