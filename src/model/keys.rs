@@ -83,12 +83,36 @@ impl fmt::Display for Name<'_> {
     }
 }
 
+thread_local! {
+    /// A generated id or derived key being written as a JSON string: one
+    /// buffer per thread, reused.
+    static NAME: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 impl serde::Serialize for Name<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.number.is_none() && self.generation == 0 {
-            true => serializer.serialize_str(self.text),
-            false => serializer.collect_str(self),
+        if self.number.is_none() && self.generation == 0 {
+            return serializer.serialize_str(self.text);
         }
+        // Put together, then written as one string: written through
+        // `Display`, each piece would be escaped and written apart (a JSON
+        // report writes a name per transition).
+        NAME.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut name) => {
+                let mut digits = itoa::Buffer::new();
+                name.clear();
+                name.push_str(self.text);
+                if let Some(n) = self.number {
+                    name.push_str(digits.format(n));
+                }
+                if self.generation > 0 {
+                    name.push_str("~r");
+                    name.push_str(digits.format(self.generation));
+                }
+                serializer.serialize_str(&name)
+            }
+            Err(_) => serializer.collect_str(self),
+        })
     }
 }
 /// The application intents (original keys) and how generated messages map
@@ -218,12 +242,14 @@ mod tests {
             [[message]]\nid = \"a\\\"1\"\nkey = \"m-2\"\n\
             [[message]]\nid = \"b\"\n\
             [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"m-\"\n\
-            [[traffic]]\ncount = 10\nover = \"3s\"\nid_prefix = \"\"\n";
+            [[traffic]]\ncount = 10\nover = \"3s\"\nid_prefix = \"\"\n\
+            [[traffic]]\ncount = 2\nover = \"3s\"\nid_prefix = \"q\\\"\\\\\"\n";
         let (s, _) = load_str("t.toml", file).unwrap();
         let ids: Vec<String> = (0..6).map(|m| s.name_of_message(m).to_string()).collect();
         assert_eq!(ids, ["a\"1", "b", "m-1", "m-2", "m-3", "1"]);
         assert_eq!(s.name_of_message(14).to_string(), "10");
-        for m in 0..15 {
+        assert_eq!(s.name_of_message(16).to_string(), "q\"\\2");
+        for m in 0..17 {
             let name = s.name_of_message(m);
             assert_eq!(name.to_string(), s.message_id(m));
             assert_eq!(name.len(), s.message_id(m).len());

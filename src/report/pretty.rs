@@ -8,13 +8,16 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::Formatter;
 
-/// A line break and indentation for up to this many levels, in one slice.
+/// A comma, a line break and indentation for up to this many levels, in
+/// one slice; [`BREAKS`] is the same without the comma.
 const DEEPEST: usize = 32;
-const BREAKS: [u8; 1 + 2 * DEEPEST] = {
-    let mut b = [b' '; 1 + 2 * DEEPEST];
-    b[0] = b'\n';
+const COMMA_BREAKS: [u8; 2 + 2 * DEEPEST] = {
+    let mut b = [b' '; 2 + 2 * DEEPEST];
+    b[0] = b',';
+    b[1] = b'\n';
     b
 };
+const BREAKS: &[u8] = COMMA_BREAKS.split_first().unwrap().1;
 
 /// Writes `value` to `out` as pretty JSON (no final newline).
 pub fn write<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> io::Result<()> {
@@ -34,7 +37,7 @@ impl Pretty {
         if self.level <= DEEPEST {
             return out.write_all(&BREAKS[..1 + 2 * self.level]);
         }
-        out.write_all(&BREAKS)?;
+        out.write_all(BREAKS)?;
         for _ in DEEPEST..self.level {
             out.write_all(b"  ")?;
         }
@@ -55,11 +58,17 @@ impl Pretty {
         out.write_all(close)
     }
 
+    /// Before an array's value or an object's key: a comma after the
+    /// first, then the line, in one write where it fits.
     fn item<W: ?Sized + Write>(&mut self, out: &mut W, first: bool) -> io::Result<()> {
-        if !first {
+        if first {
+            self.line(out)
+        } else if self.level <= DEEPEST {
+            out.write_all(&COMMA_BREAKS[..2 + 2 * self.level])
+        } else {
             out.write_all(b",")?;
+            self.line(out)
         }
-        self.line(out)
     }
 }
 
