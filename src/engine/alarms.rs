@@ -45,6 +45,9 @@ pub(super) struct Alarms {
     longest_window: Option<Millis>,
     /// Whether the current instant has had an event or an inspection.
     pub(super) instant_has_events: bool,
+    /// The time-driven changes between two event instants, one list
+    /// reused for the whole run: (time, alarm, value).
+    driven: Vec<(Millis, usize, Option<u64>)>,
 }
 
 impl Alarms {
@@ -114,13 +117,17 @@ impl Engine<'_> {
         // Time alone changes each alarm at most once between two event
         // instants (no entry arrives, none leaves): in time order, then
         // file order.
-        let mut driven: Vec<(Millis, usize, Option<u64>)> = (0..self.scenario.alarms.len())
-            .filter_map(|a| self.time_driven(a, now, next).map(|(t, v)| (t, a, v)))
-            .collect();
+        let mut driven = std::mem::take(&mut self.alarms.driven);
+        driven.clear();
+        driven.extend(
+            (0..self.scenario.alarms.len())
+                .filter_map(|a| self.time_driven(a, now, next).map(|(t, v)| (t, a, v))),
+        );
         driven.sort_by_key(|&(t, a, _)| (t, a));
-        for (t, a, value) in driven {
+        for &(t, a, value) in &driven {
             self.set_alarm(a, t, value);
         }
+        self.alarms.driven = driven;
         if let Some(from) = self
             .alarms
             .longest_window
