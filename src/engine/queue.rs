@@ -172,6 +172,7 @@ impl SourceQueue {
 
     /// Looks for the earliest entry among the heap's top and the lanes'
     /// fronts, and keeps it.
+    #[inline]
     fn find_earliest(&mut self) -> Option<(Source, Entry)> {
         let mut best: Option<(Source, Entry)> = self.due.peek().map(|e| (Source::Heap, *e));
         for (k, lane) in self.lanes.iter().enumerate() {

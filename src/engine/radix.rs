@@ -110,6 +110,7 @@ impl<T: Timed> RadixHeap<T> {
 
     /// Takes the earliest entry: the engine takes it when it is due, so
     /// nothing later scheduled can come before it.
+    #[inline]
     pub fn pop(&mut self) -> Option<T> {
         if self.current.is_empty() {
             let b = self.occupied.trailing_zeros() as usize;

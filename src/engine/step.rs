@@ -57,7 +57,7 @@ impl Engine<'_> {
 
     /// The next thing to happen: its time, and whether it is an event
     /// (something due in the queue) rather than an inspection.
-    #[inline]
+    #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(Millis, bool)> {
         match self.broker.queue.next_due() {
             Some(t) => Some((t, true)),
