@@ -1,6 +1,9 @@
 //! Text that honours a format's width and alignment (`{:>10}`) without
 //! building a string: written into a small buffer on the stack, then
 //! padded. Transcripts of a million lines pad a time and an id on each.
+//! And text written to JSON whole ([`serialize_whole`]), in a buffer
+//! reused per thread: a report writes a name and a sentence per
+//! transition.
 
 use std::fmt::{self, Write};
 
@@ -85,4 +88,29 @@ mod tests {
             assert_eq!(format!("{t:.2}|"), format!("{text:.2}|"));
         }
     }
+}
+
+thread_local! {
+    /// The text [`serialize_whole`] puts together: one buffer per thread,
+    /// reused, so a report of a million transitions allocates it once.
+    static WHOLE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Writes `value` as one JSON string, put together by `fill` (which
+/// writes what `value` displays): through `Display` alone, serde_json
+/// escapes and writes each piece apart.
+pub fn serialize_whole<S: serde::Serializer, T: fmt::Display + ?Sized>(
+    serializer: S,
+    value: &T,
+    fill: impl FnOnce(&mut String) -> fmt::Result,
+) -> Result<S::Ok, S::Error> {
+    WHOLE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut text) => {
+            text.clear();
+            fill(&mut text).map_err(serde::ser::Error::custom)?;
+            serializer.serialize_str(&text)
+        }
+        // Only if a `fill` writes a value through this again.
+        Err(_) => serializer.collect_str(value),
+    })
 }

@@ -83,38 +83,26 @@ impl fmt::Display for Name<'_> {
     }
 }
 
-thread_local! {
-    /// A generated id or derived key being written as a JSON string: one
-    /// buffer per thread, reused.
-    static NAME: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
 impl serde::Serialize for Name<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if self.number.is_none() && self.generation == 0 {
             return serializer.serialize_str(self.text);
         }
-        // Put together, then written as one string: written through
-        // `Display`, each piece would be escaped and written apart (a JSON
-        // report writes a name per transition).
-        NAME.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut name) => {
-                let mut digits = itoa::Buffer::new();
-                name.clear();
-                name.push_str(self.text);
-                if let Some(n) = self.number {
-                    name.push_str(digits.format(n));
-                }
-                if self.generation > 0 {
-                    name.push_str("~r");
-                    name.push_str(digits.format(self.generation));
-                }
-                serializer.serialize_str(&name)
+        crate::padded::serialize_whole(serializer, self, |name| {
+            let mut digits = itoa::Buffer::new();
+            name.push_str(self.text);
+            if let Some(n) = self.number {
+                name.push_str(digits.format(n));
             }
-            Err(_) => serializer.collect_str(self),
+            if self.generation > 0 {
+                name.push_str("~r");
+                name.push_str(digits.format(self.generation));
+            }
+            Ok(())
         })
     }
 }
+
 /// The application intents (original keys) and how generated messages map
 /// onto them without storing a key per generated message.
 #[derive(Debug, Clone, Default)]

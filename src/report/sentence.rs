@@ -12,28 +12,16 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
     Sentence(scenario, d).to_string()
 }
 
-/// What happened, in words ([`describe`]), written without building a
-/// string: as text, or as a JSON string.
+/// What happened, in words ([`describe`]), written without a string of
+/// its own: as text, or as a JSON string (put together in a buffer reused
+/// per thread).
 pub struct Sentence<'a>(pub &'a Scenario, pub &'a Detail);
-
-thread_local! {
-    /// The sentence being written as a JSON string: one buffer per thread,
-    /// reused, so a report of a million sentences allocates it once.
-    static SENTENCE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
 
 impl serde::Serialize for Sentence<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Written whole, then escaped and written as one string: written
-        // piece by piece, each piece would be escaped and written apart.
-        SENTENCE.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut text) => {
-                use std::fmt::Write;
-                text.clear();
-                write!(text, "{self}").map_err(serde::ser::Error::custom)?;
-                serializer.serialize_str(&text)
-            }
-            Err(_) => serializer.collect_str(self),
+        crate::padded::serialize_whole(serializer, self, |text| {
+            use std::fmt::Write;
+            write!(text, "{self}")
         })
     }
 }
