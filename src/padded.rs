@@ -56,6 +56,31 @@ impl Write for Small {
     }
 }
 
+thread_local! {
+    /// The text [`serialize_whole`] puts together: one buffer per thread,
+    /// reused, so a report of a million transitions allocates it once.
+    static WHOLE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Writes `value` as one JSON string, put together by `fill` (which
+/// writes what `value` displays): through `Display` alone, serde_json
+/// escapes and writes each piece apart.
+pub fn serialize_whole<S: serde::Serializer, T: fmt::Display + ?Sized>(
+    serializer: S,
+    value: &T,
+    fill: impl FnOnce(&mut String) -> fmt::Result,
+) -> Result<S::Ok, S::Error> {
+    WHOLE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut text) => {
+            text.clear();
+            fill(&mut text).map_err(serde::ser::Error::custom)?;
+            serializer.serialize_str(&text)
+        }
+        // Only if a `fill` writes a value through this again.
+        Err(_) => serializer.collect_str(value),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::fmt;
@@ -88,29 +113,4 @@ mod tests {
             assert_eq!(format!("{t:.2}|"), format!("{text:.2}|"));
         }
     }
-}
-
-thread_local! {
-    /// The text [`serialize_whole`] puts together: one buffer per thread,
-    /// reused, so a report of a million transitions allocates it once.
-    static WHOLE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
-/// Writes `value` as one JSON string, put together by `fill` (which
-/// writes what `value` displays): through `Display` alone, serde_json
-/// escapes and writes each piece apart.
-pub fn serialize_whole<S: serde::Serializer, T: fmt::Display + ?Sized>(
-    serializer: S,
-    value: &T,
-    fill: impl FnOnce(&mut String) -> fmt::Result,
-) -> Result<S::Ok, S::Error> {
-    WHOLE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut text) => {
-            text.clear();
-            fill(&mut text).map_err(serde::ser::Error::custom)?;
-            serializer.serialize_str(&text)
-        }
-        // Only if a `fill` writes a value through this again.
-        Err(_) => serializer.collect_str(value),
-    })
 }
