@@ -210,15 +210,15 @@ pub fn write_batch_json(
     goldens: &[Option<Verdict>],
     record: &crate::app::entry::Record,
 ) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     let batch = BatchJson {
         files,
         results,
         goldens,
         record,
     };
-    crate::report::pretty::write(&mut out, &batch)?;
-    std::io::Write::flush(&mut out)
+    // `pretty::write` hands the text over in chunks: no buffer here.
+    crate::report::pretty::write(&mut *out, &batch)?;
+    std::io::Write::flush(out)
 }
 
 /// [`write_batch_json`] as a string.

@@ -68,18 +68,25 @@ impl<'a> Name<'a> {
     }
 }
 
+impl Name<'_> {
+    /// The name, unpadded, whatever width a formatter asks for.
+    pub fn write_plain(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        let mut digits = itoa::Buffer::new();
+        out.write_str(self.text)?;
+        if let Some(n) = self.number {
+            out.write_str(digits.format(n))?;
+        }
+        if self.generation > 0 {
+            out.write_str("~r")?;
+            out.write_str(digits.format(self.generation))?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::padded::pad(f, |out| {
-            out.write_str(self.text)?;
-            if let Some(n) = self.number {
-                write!(out, "{n}")?;
-            }
-            if self.generation > 0 {
-                write!(out, "~r{}", self.generation)?;
-            }
-            Ok(())
-        })
+        crate::padded::pad(f, |out| self.write_plain(out))
     }
 }
 

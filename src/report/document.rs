@@ -9,7 +9,6 @@
 //! item, however long the transcript.
 
 use std::fmt;
-use std::io::Write;
 use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
@@ -187,10 +186,10 @@ impl Document {
 
     /// The document as the JSON report file: pretty, with a final newline.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        super::pretty::write(&mut out, self)?;
+        // `pretty::write` hands the text over in chunks: no buffer here.
+        super::pretty::write(&mut *out, self)?;
         out.write_all(b"\n")?;
-        std::io::Write::flush(&mut out)
+        out.flush()
     }
 
     /// The document as a template reads it (`report`): the head's values,

@@ -7,6 +7,11 @@ use crate::duration::{Dur, format as dur};
 use crate::engine::Detail;
 use crate::model::Scenario;
 
+/// `n` in decimal.
+fn number(f: &mut std::fmt::Formatter<'_>, n: impl itoa::Integer) -> std::fmt::Result {
+    f.write_str(itoa::Buffer::new().format(n))
+}
+
 /// What happened, in words, without time or message.
 pub fn describe(scenario: &Scenario, d: &Detail) -> String {
     Sentence(scenario, d).to_string()
@@ -30,28 +35,34 @@ impl std::fmt::Display for Sentence<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Sentence(scenario, d) = *self;
         match *d {
+            // The most frequent sentences are written piece by piece,
+            // numbers by `itoa`: a report writes one per transition.
             Detail::Delivered {
                 cycle,
                 cycle_receives,
                 total_receives,
-            } => write!(
-                f,
-                "delivered (cycle {cycle}, receive {cycle_receives} of the cycle, {total_receives} in all)"
-            ),
+            } => {
+                f.write_str("delivered (cycle ")?;
+                number(f, cycle)?;
+                f.write_str(", receive ")?;
+                number(f, cycle_receives)?;
+                f.write_str(" of the cycle, ")?;
+                number(f, total_receives)?;
+                f.write_str(" in all)")
+            }
             Detail::Failed { reason, class } => {
-                write!(
-                    f,
-                    "failed: {} ({})",
-                    scenario.reasons[reason as usize],
-                    class.as_str()
-                )
+                f.write_str("failed: ")?;
+                f.write_str(&scenario.reasons[reason as usize])?;
+                f.write_str(" (")?;
+                f.write_str(class.as_str())?;
+                f.write_str(")")
             }
             Detail::Committed { key, effect } => {
-                write!(
-                    f,
-                    "committed effect #{effect} (key {})",
-                    scenario.name_of_key(key)
-                )
+                f.write_str("committed effect #")?;
+                number(f, effect)?;
+                f.write_str(" (key ")?;
+                scenario.name_of_key(key).write_plain(f)?;
+                f.write_str(")")
             }
             Detail::DedupHit { key, expires_at } => write!(
                 f,
@@ -62,7 +73,11 @@ impl std::fmt::Display for Sentence<'_> {
             Detail::AckLost => f.write_str("ack lost: the broker counts the delivery as failed"),
             Detail::Acked => f.write_str("acked"),
             Detail::RetryScheduled { delay, due } => {
-                write!(f, "retry scheduled after {} (due {})", Dur(delay), Dur(due))
+                f.write_str("retry scheduled after ")?;
+                Dur(delay).write_plain(f)?;
+                f.write_str(" (due ")?;
+                Dur(due).write_plain(f)?;
+                f.write_str(")")
             }
             Detail::Quarantined {
                 reason,

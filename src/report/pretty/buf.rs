@@ -1,0 +1,79 @@
+//! The text not yet handed to the writer: a buffer of fixed length and
+//! how much of it is filled. Whoever writes has made room first
+//! ([`super::Pretty::reserve`]), so a write is a copy and a move of the
+//! end; copies of up to 16 bytes are done as two overlapping words
+//! rather than a call to `memcpy`, since almost every piece of a report
+//! (a key, a number, a name) is that short.
+
+pub struct Buf {
+    bytes: Vec<u8>,
+    filled: usize,
+}
+
+impl Buf {
+    pub fn with_len(len: usize) -> Buf {
+        Buf {
+            bytes: vec![0; len],
+            filled: 0,
+        }
+    }
+
+    /// How many more bytes fit.
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.bytes.len() - self.filled
+    }
+
+    /// The text written so far.
+    pub fn filled(&self) -> &[u8] {
+        &self.bytes[..self.filled]
+    }
+
+    pub fn clear(&mut self) {
+        self.filled = 0;
+    }
+
+    /// Makes the buffer long enough for `room` more bytes.
+    pub fn grow(&mut self, room: usize) {
+        self.bytes.resize(self.filled + room, 0);
+    }
+
+    #[inline]
+    pub fn byte(&mut self, byte: u8) {
+        self.bytes[self.filled] = byte;
+        self.filled += 1;
+    }
+
+    /// Copies `src`.
+    #[inline]
+    pub fn put(&mut self, src: &[u8]) {
+        let n = src.len();
+        let dst = &mut self.bytes[self.filled..self.filled + n];
+        match n {
+            0 => {}
+            1..=3 => {
+                dst[0] = src[0];
+                dst[n / 2] = src[n / 2];
+                dst[n - 1] = src[n - 1];
+            }
+            4..=7 => {
+                dst[..4].copy_from_slice(&src[..4]);
+                dst[n - 4..].copy_from_slice(&src[n - 4..]);
+            }
+            8..=16 => {
+                dst[..8].copy_from_slice(&src[..8]);
+                dst[n - 8..].copy_from_slice(&src[n - 8..]);
+            }
+            _ => dst.copy_from_slice(src),
+        }
+        self.filled += n;
+    }
+
+    /// Copies the first `n` bytes of `src` by copying all of it (a copy
+    /// of known length): room for `N` bytes must have been made.
+    #[inline]
+    pub fn put_prefix<const N: usize>(&mut self, src: &[u8; N], n: usize) {
+        self.bytes[self.filled..self.filled + N].copy_from_slice(src);
+        self.filled += n.min(N);
+    }
+}
