@@ -65,6 +65,7 @@ impl Watches {
     }
 
     /// A transition of `kind` happened at `time`.
+    #[inline]
     pub(super) fn saw(&mut self, kind: EventKind, message: Option<MessageIndex>, time: Millis) {
         crate::meter::search(self.by_kind.len());
         let Some(by_kind) = self.by_kind.get(&kind) else {
