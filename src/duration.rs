@@ -122,29 +122,22 @@ pub fn format(ms: u64) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dur(pub u64);
 
-impl Dur {
-    /// The duration, unpadded, whatever width a formatter asks for.
-    pub fn write_plain(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        if self.0 == 0 {
-            return out.write_str("0s");
-        }
-        let mut digits = itoa::Buffer::new();
-        let mut rest = self.0;
-        for (unit, size) in UNITS {
-            let n = rest / size;
-            if n > 0 {
-                out.write_str(digits.format(n))?;
-                out.write_str(unit)?;
-                rest -= n * size;
-            }
-        }
-        Ok(())
-    }
-}
-
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::padded::pad(f, |out| self.write_plain(out))
+        crate::padded::pad(f, |out| {
+            if self.0 == 0 {
+                return out.write_str("0s");
+            }
+            let mut rest = self.0;
+            for (unit, size) in UNITS {
+                let n = rest / size;
+                if n > 0 {
+                    write!(out, "{n}{unit}")?;
+                    rest -= n * size;
+                }
+            }
+            Ok(())
+        })
     }
 }
 

@@ -73,11 +73,7 @@ impl std::fmt::Display for Sentence<'_> {
             Detail::AckLost => f.write_str("ack lost: the broker counts the delivery as failed"),
             Detail::Acked => f.write_str("acked"),
             Detail::RetryScheduled { delay, due } => {
-                f.write_str("retry scheduled after ")?;
-                Dur(delay).write_plain(f)?;
-                f.write_str(" (due ")?;
-                Dur(due).write_plain(f)?;
-                f.write_str(")")
+                write!(f, "retry scheduled after {} (due {})", Dur(delay), Dur(due))
             }
             Detail::Quarantined {
                 reason,
