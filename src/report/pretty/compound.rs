@@ -92,6 +92,22 @@ impl<'a, W: Write> Compound<'a, W> {
         Ok(self.pretty)
     }
 
+    fn close_array(self) -> Result<(), Error> {
+        self.close(b']').map(|_| ())
+    }
+
+    fn close_array_variant(self) -> Result<(), Error> {
+        self.close_variant(b']')
+    }
+
+    fn close_object(self) -> Result<(), Error> {
+        self.close(b'}').map(|_| ())
+    }
+
+    fn close_object_variant(self) -> Result<(), Error> {
+        self.close_variant(b'}')
+    }
+
     /// Closes the inner array or object, then the object of one key
     /// that a variant with data is written as.
     fn close_variant(self, close: u8) -> Result<(), Error> {
@@ -101,56 +117,30 @@ impl<'a, W: Write> Compound<'a, W> {
     }
 }
 
-impl<W: Write> SerializeSeq for Compound<'_, W> {
-    type Ok = ();
-    type Error = Error;
+/// The four kinds of array serde has (a list, a tuple, a tuple struct,
+/// a tuple variant): each element written alike, each closed by `$end`.
+macro_rules! arrays {
+    ($($kind:ident: $add:ident, $end:ident;)*) => {$(
+        impl<W: Write> $kind for Compound<'_, W> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
+            fn $add<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.element(value)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        self.close(b']').map(|_| ())
-    }
+            fn end(self) -> Result<(), Error> {
+                self.$end()
+            }
+        }
+    )*};
 }
 
-impl<W: Write> SerializeTuple for Compound<'_, W> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.close(b']').map(|_| ())
-    }
-}
-
-impl<W: Write> SerializeTupleStruct for Compound<'_, W> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.close(b']').map(|_| ())
-    }
-}
-
-impl<W: Write> SerializeTupleVariant for Compound<'_, W> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.close_variant(b']')
-    }
+arrays! {
+    SerializeSeq: serialize_element, close_array;
+    SerializeTuple: serialize_element, close_array;
+    SerializeTupleStruct: serialize_field, close_array;
+    SerializeTupleVariant: serialize_field, close_array_variant;
 }
 
 impl<W: Write> SerializeMap for Compound<'_, W> {
@@ -170,40 +160,34 @@ impl<W: Write> SerializeMap for Compound<'_, W> {
     }
 
     fn end(self) -> Result<(), Error> {
-        self.close(b'}').map(|_| ())
+        self.close_object()
     }
 }
 
-impl<W: Write> SerializeStruct for Compound<'_, W> {
-    type Ok = ();
-    type Error = Error;
+/// The two kinds of object with fields named in the code (a struct, a
+/// struct variant): each field written alike, each closed by `$end`.
+macro_rules! structs {
+    ($($kind:ident: $end:ident;)*) => {$(
+        impl<W: Write> $kind for Compound<'_, W> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key, value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                self.field(key, value)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        self.close(b'}').map(|_| ())
-    }
+            fn end(self) -> Result<(), Error> {
+                self.$end()
+            }
+        }
+    )*};
 }
 
-impl<W: Write> SerializeStructVariant for Compound<'_, W> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.close_variant(b'}')
-    }
+structs! {
+    SerializeStruct: close_object;
+    SerializeStructVariant: close_object_variant;
 }

@@ -60,53 +60,13 @@ impl<W: Write> Serializer for Key<'_, W> {
         self.pretty.key(self.first, value)
     }
 
-    fn serialize_char(self, value: char) -> Result<(), Error> {
-        self.serialize_str(value.encode_utf8(&mut [0; 4]))
-    }
-
     fn serialize_bool(self, value: bool) -> Result<(), Error> {
         self.quoted(if value { b"true" } else { b"false" })
     }
 
-    fn serialize_i8(self, value: i8) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i16(self, value: i16) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i32(self, value: i32) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i64(self, value: i64) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i128(self, value: i128) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u8(self, value: u8) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u16(self, value: u16) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u32(self, value: u32) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u64(self, value: u64) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u128(self, value: u128) -> Result<(), Error> {
-        self.integer(value)
-    }
+    super::shared!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128);
 
     fn serialize_f32(self, value: f32) -> Result<(), Error> {
         self.float(value, value.is_finite())
@@ -124,33 +84,12 @@ impl<W: Write> Serializer for Key<'_, W> {
         Err(refused(NOT_A_STRING))
     }
 
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
-        value.serialize(self)
-    }
-
     fn serialize_unit(self) -> Result<(), Error> {
         Err(refused(NOT_A_STRING))
     }
 
     fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
         Err(refused(NOT_A_STRING))
-    }
-
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<(), Error> {
-        self.serialize_str(variant)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        value.serialize(self)
     }
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(

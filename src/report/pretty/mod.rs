@@ -41,6 +41,44 @@ pub fn write<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> io::Result<(
     pretty.out.write_all(pretty.buf.filled())
 }
 
+/// What the two serializers (a value's and a key's) share: the ten
+/// integer methods, each through the serializer's own `integer`, and
+/// the methods that stand for another (a char is its text, a unit
+/// variant its name, an option or a newtype struct its value).
+macro_rules! shared {
+    ($($method:ident: $type:ty),*) => {
+        $(fn $method(self, value: $type) -> Result<(), Error> {
+            self.integer(value)
+        })*
+
+        fn serialize_char(self, value: char) -> Result<(), Error> {
+            self.serialize_str(value.encode_utf8(&mut [0; 4]))
+        }
+
+        fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+            value.serialize(self)
+        }
+
+        fn serialize_unit_variant(
+            self,
+            _name: &'static str,
+            _index: u32,
+            variant: &'static str,
+        ) -> Result<(), Error> {
+            self.serialize_str(variant)
+        }
+
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _name: &'static str,
+            value: &T,
+        ) -> Result<(), Error> {
+            value.serialize(self)
+        }
+    };
+}
+use shared;
+
 /// How much text is kept before it goes to the writer. A single string
 /// longer than this is kept whole first: the buffer holds at most one
 /// chunk or the longest string escaped.
@@ -236,45 +274,9 @@ impl<'a, W: Write> Serializer for &'a mut Pretty<W> {
         self.bytes(if value { b"true" } else { b"false" })
     }
 
-    fn serialize_i8(self, value: i8) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i16(self, value: i16) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i32(self, value: i32) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i64(self, value: i64) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_i128(self, value: i128) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u8(self, value: u8) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u16(self, value: u16) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u32(self, value: u32) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u64(self, value: u64) -> Result<(), Error> {
-        self.integer(value)
-    }
-
-    fn serialize_u128(self, value: u128) -> Result<(), Error> {
-        self.integer(value)
-    }
+    shared!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128);
 
     fn serialize_f32(self, value: f32) -> Result<(), Error> {
         self.float(value)
@@ -282,10 +284,6 @@ impl<'a, W: Write> Serializer for &'a mut Pretty<W> {
 
     fn serialize_f64(self, value: f64) -> Result<(), Error> {
         self.float(value)
-    }
-
-    fn serialize_char(self, value: char) -> Result<(), Error> {
-        self.string(value.encode_utf8(&mut [0; 4]))
     }
 
     fn serialize_str(self, value: &str) -> Result<(), Error> {
@@ -305,33 +303,12 @@ impl<'a, W: Write> Serializer for &'a mut Pretty<W> {
         self.serialize_unit()
     }
 
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
-        value.serialize(self)
-    }
-
     fn serialize_unit(self) -> Result<(), Error> {
         self.bytes(b"null")
     }
 
     fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
         self.serialize_unit()
-    }
-
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<(), Error> {
-        self.serialize_str(variant)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        value.serialize(self)
     }
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(

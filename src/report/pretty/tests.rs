@@ -51,7 +51,7 @@ fn writes_the_bytes_serde_json_writes() {
 #[derive(Serialize)]
 struct Unit;
 
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
 struct Wrapper(u8);
 
 #[derive(Serialize)]
@@ -130,6 +130,7 @@ mod bytes {
 }
 
 /// Text written in pieces that split where escapes fall.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Shown;
 
 impl fmt::Display for Shown {
@@ -209,23 +210,6 @@ fn refuses_the_keys_serde_json_refuses() {
     // Present options, newtypes and unit variants stand for their value.
     same(&BTreeMap::from([(Some(3u8), 0)]));
     same(&BTreeMap::from([(Wrapper(4), 0)]));
-}
-
-impl PartialEq for Wrapper {
-    fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0
-    }
-}
-impl Eq for Wrapper {}
-impl PartialOrd for Wrapper {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Wrapper {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.cmp(&other.0)
-    }
 }
 
 /// A map with one float key.
@@ -368,21 +352,4 @@ fn writes_texts_longer_than_the_buffer() {
     }
     same(&[Long(&long), Long("q\"")]);
     same(&BTreeMap::from([(Shown, 1)]));
-}
-
-impl PartialEq for Shown {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for Shown {}
-impl PartialOrd for Shown {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Shown {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
 }
