@@ -95,18 +95,7 @@ impl serde::Serialize for Name<'_> {
         if self.number.is_none() && self.generation == 0 {
             return serializer.serialize_str(self.text);
         }
-        crate::padded::serialize_whole(serializer, self, |name| {
-            let mut digits = itoa::Buffer::new();
-            name.push_str(self.text);
-            if let Some(n) = self.number {
-                name.push_str(digits.format(n));
-            }
-            if self.generation > 0 {
-                name.push_str("~r");
-                name.push_str(digits.format(self.generation));
-            }
-            Ok(())
-        })
+        crate::padded::serialize_whole(serializer, self, |name| self.write_plain(name))
     }
 }
 
