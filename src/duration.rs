@@ -122,22 +122,31 @@ pub fn format(ms: u64) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dur(pub u64);
 
+impl Dur {
+    /// Writes the duration without width or alignment: each unit's
+    /// number by `itoa`, not the format machinery (a report writes two
+    /// per retry).
+    pub fn write_plain<O: fmt::Write + ?Sized>(self, out: &mut O) -> fmt::Result {
+        if self.0 == 0 {
+            return out.write_str("0s");
+        }
+        let mut digits = itoa::Buffer::new();
+        let mut rest = self.0;
+        for (unit, size) in UNITS {
+            let n = rest / size;
+            if n > 0 {
+                out.write_str(digits.format(n))?;
+                out.write_str(unit)?;
+                rest -= n * size;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::padded::pad(f, |out| {
-            if self.0 == 0 {
-                return out.write_str("0s");
-            }
-            let mut rest = self.0;
-            for (unit, size) in UNITS {
-                let n = rest / size;
-                if n > 0 {
-                    write!(out, "{n}{unit}")?;
-                    rest -= n * size;
-                }
-            }
-            Ok(())
-        })
+        crate::padded::pad(f, |out| self.write_plain(out))
     }
 }
 
@@ -232,5 +241,11 @@ mod tests {
         }
         assert_eq!(format(90_000), "1m30s");
         assert_eq!(format(14_300), "14s300ms");
+        assert_eq!(format(93_784_005), "1d2h3m4s5ms");
+        assert_eq!(format(86_400_007), "1d7ms");
+        assert_eq!(
+            format!("{:>9}|{:<5}|", Dur(61_000), Dur(0)),
+            "     1m1s|0s   |"
+        );
     }
 }

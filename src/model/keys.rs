@@ -70,7 +70,7 @@ impl<'a> Name<'a> {
 
 impl Name<'_> {
     /// The name, unpadded, whatever width a formatter asks for.
-    pub fn write_plain(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+    pub fn write_plain<O: fmt::Write + ?Sized>(&self, out: &mut O) -> fmt::Result {
         let mut digits = itoa::Buffer::new();
         out.write_str(self.text)?;
         if let Some(n) = self.number {

@@ -3,13 +3,15 @@
 //! `Display`, so a transcript of a million transitions builds no string
 //! per sentence.
 
+use std::fmt::{self, Write};
+
 use crate::duration::{Dur, format as dur};
 use crate::engine::Detail;
 use crate::model::Scenario;
 
 /// `n` in decimal.
-fn number(f: &mut std::fmt::Formatter<'_>, n: impl itoa::Integer) -> std::fmt::Result {
-    f.write_str(itoa::Buffer::new().format(n))
+fn number<O: Write + ?Sized>(out: &mut O, n: impl itoa::Integer) -> fmt::Result {
+    out.write_str(itoa::Buffer::new().format(n))
 }
 
 /// What happened, in words, without time or message.
@@ -24,198 +26,204 @@ pub struct Sentence<'a>(pub &'a Scenario, pub &'a Detail);
 
 impl serde::Serialize for Sentence<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        crate::padded::serialize_whole(serializer, self, |text| {
-            use std::fmt::Write;
-            write!(text, "{self}")
-        })
+        crate::padded::serialize_whole(serializer, self, |text| say(text, self.0, self.1))
     }
 }
 
-impl std::fmt::Display for Sentence<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Sentence(scenario, d) = *self;
-        match *d {
-            // The most frequent sentences are written piece by piece,
-            // numbers by `itoa`: a report writes one per transition.
-            Detail::Delivered {
-                cycle,
-                cycle_receives,
-                total_receives,
-            } => {
-                f.write_str("delivered (cycle ")?;
-                number(f, cycle)?;
-                f.write_str(", receive ")?;
-                number(f, cycle_receives)?;
-                f.write_str(" of the cycle, ")?;
-                number(f, total_receives)?;
-                f.write_str(" in all)")
-            }
-            Detail::Failed { reason, class } => {
-                f.write_str("failed: ")?;
-                f.write_str(&scenario.reasons[reason as usize])?;
-                f.write_str(" (")?;
-                f.write_str(class.as_str())?;
-                f.write_str(")")
-            }
-            Detail::Committed { key, effect } => {
-                f.write_str("committed effect #")?;
-                number(f, effect)?;
-                f.write_str(" (key ")?;
-                scenario.name_of_key(key).write_plain(f)?;
-                f.write_str(")")
-            }
-            Detail::DedupHit { key, expires_at } => write!(
-                f,
-                "dedup hit on key {}: stored result valid until {}, no effect",
-                scenario.name_of_key(key),
-                Dur(expires_at)
-            ),
-            Detail::AckLost => f.write_str("ack lost: the broker counts the delivery as failed"),
-            Detail::Acked => f.write_str("acked"),
-            Detail::RetryScheduled { delay, due } => {
-                write!(f, "retry scheduled after {} (due {})", Dur(delay), Dur(due))
-            }
-            Detail::Quarantined {
-                reason,
-                class,
-                depth,
-            } => write!(
-                f,
-                "quarantined: {} ({}); DLQ depth {depth}{}",
-                scenario.reasons[reason as usize],
-                class.as_str(),
-                delivery_limit(scenario, class)
-            ),
-            Detail::Inspected { step, depth } => {
-                let op = &scenario.operators[step as usize - 1];
-                write!(
-                    f,
-                    "operator step {step} inspects: DLQ depth {depth}, action {}{}",
-                    op.action.name(),
-                    if op.repair { ", repair" } else { "" }
-                )
-            }
-            Detail::Expired { age }
-                if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
-            {
-                write!(
-                    f,
-                    "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
-                    Dur(age)
-                )
-            }
-            Detail::Expired { age } => write!(f, "expired in quarantine (age {})", Dur(age)),
-            Detail::Repaired => f.write_str("repaired: until = \"repair\" faults stop"),
-            Detail::Redriven { cycle, key } => {
-                write!(
-                    f,
-                    "redriven: cycle {cycle}, key {}",
-                    scenario.name_of_key(key)
-                )
-            }
-            Detail::RedriveSkipped { state } => {
-                write!(
-                    f,
-                    "redrive skipped: the message is {}, not in quarantine",
-                    state.as_str()
-                )
-            }
-            Detail::Purged => f.write_str("purged from quarantine"),
-            Detail::AlarmFired { alarm, value } => {
-                f.write_str(&alarm_sentence(scenario, alarm, Some(value)))
-            }
-            Detail::AlarmCleared { alarm } => f.write_str(&alarm_sentence(scenario, alarm, None)),
-            Detail::Crashed { at, .. } => write!(
-                f,
-                "consumer crashed ({}): no ack reaches the broker",
-                at.as_str()
-            ),
-            Detail::ReceiptExpired {
-                started,
-                latest,
-                quarantined,
-            } => {
-                let by = if quarantined {
-                    format!("the message was quarantined at {}", Dur(latest))
-                } else {
-                    format!("its latest delivery started at {}", Dur(latest))
-                };
-                write!(
-                    f,
-                    "receipt expired: the delivery started at {} was superseded ({by}); its outcome is lost",
-                    Dur(started)
-                )
-            }
-            Detail::VisibleAgain { started } => write!(
-                f,
-                "visible again: the delivery started at {} outlived the visibility timeout",
+impl fmt::Display for Sentence<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        say(f, self.0, self.1)
+    }
+}
+
+/// Writes the sentence of `d` to `out`: a formatter, or (for JSON) a
+/// string, where each piece is a plain copy.
+fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::Result {
+    match *d {
+        // The most frequent sentences are written piece by piece,
+        // numbers by `itoa`: a report writes one per transition.
+        Detail::Delivered {
+            cycle,
+            cycle_receives,
+            total_receives,
+        } => {
+            out.write_str("delivered (cycle ")?;
+            number(out, cycle)?;
+            out.write_str(", receive ")?;
+            number(out, cycle_receives)?;
+            out.write_str(" of the cycle, ")?;
+            number(out, total_receives)?;
+            out.write_str(" in all)")
+        }
+        Detail::Failed { reason, class } => {
+            out.write_str("failed: ")?;
+            out.write_str(&scenario.reasons[reason as usize])?;
+            out.write_str(" (")?;
+            out.write_str(class.as_str())?;
+            out.write_str(")")
+        }
+        Detail::Committed { key, effect } => {
+            out.write_str("committed effect #")?;
+            number(out, effect)?;
+            out.write_str(" (key ")?;
+            scenario.name_of_key(key).write_plain(out)?;
+            out.write_str(")")
+        }
+        Detail::DedupHit { key, expires_at } => write!(
+            out,
+            "dedup hit on key {}: stored result valid until {}, no effect",
+            scenario.name_of_key(key),
+            Dur(expires_at)
+        ),
+        Detail::AckLost => out.write_str("ack lost: the broker counts the delivery as failed"),
+        Detail::Acked => out.write_str("acked"),
+        Detail::RetryScheduled { delay, due } => {
+            out.write_str("retry scheduled after ")?;
+            Dur(delay).write_plain(out)?;
+            out.write_str(" (due ")?;
+            Dur(due).write_plain(out)?;
+            out.write_str(")")
+        }
+        Detail::Quarantined {
+            reason,
+            class,
+            depth,
+        } => write!(
+            out,
+            "quarantined: {} ({}); DLQ depth {depth}{}",
+            scenario.reasons[reason as usize],
+            class.as_str(),
+            delivery_limit(scenario, class)
+        ),
+        Detail::Inspected { step, depth } => {
+            let op = &scenario.operators[step as usize - 1];
+            write!(
+                out,
+                "operator step {step} inspects: DLQ depth {depth}, action {}{}",
+                op.action.name(),
+                if op.repair { ", repair" } else { "" }
+            )
+        }
+        Detail::Expired { age }
+            if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
+        {
+            write!(
+                out,
+                "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
+                Dur(age)
+            )
+        }
+        Detail::Expired { age } => write!(out, "expired in quarantine (age {})", Dur(age)),
+        Detail::Repaired => out.write_str("repaired: until = \"repair\" faults stop"),
+        Detail::Redriven { cycle, key } => {
+            write!(
+                out,
+                "redriven: cycle {cycle}, key {}",
+                scenario.name_of_key(key)
+            )
+        }
+        Detail::RedriveSkipped { state } => {
+            write!(
+                out,
+                "redrive skipped: the message is {}, not in quarantine",
+                state.as_str()
+            )
+        }
+        Detail::Purged => out.write_str("purged from quarantine"),
+        Detail::AlarmFired { alarm, value } => {
+            out.write_str(&alarm_sentence(scenario, alarm, Some(value)))
+        }
+        Detail::AlarmCleared { alarm } => out.write_str(&alarm_sentence(scenario, alarm, None)),
+        Detail::Crashed { at, .. } => write!(
+            out,
+            "consumer crashed ({}): no ack reaches the broker",
+            at.as_str()
+        ),
+        Detail::ReceiptExpired {
+            started,
+            latest,
+            quarantined,
+        } => {
+            let by = if quarantined {
+                format!("the message was quarantined at {}", Dur(latest))
+            } else {
+                format!("its latest delivery started at {}", Dur(latest))
+            };
+            write!(
+                out,
+                "receipt expired: the delivery started at {} was superseded ({by}); its outcome is lost",
                 Dur(started)
-            ),
-            Detail::Contention {
-                key,
-                lease_expires,
-                holder,
-                claimed_at,
-            } => write!(
-                f,
-                "contention on key {}: INTENT claimed by {} at {} is live until {}, no effect",
+            )
+        }
+        Detail::VisibleAgain { started } => write!(
+            out,
+            "visible again: the delivery started at {} outlived the visibility timeout",
+            Dur(started)
+        ),
+        Detail::Contention {
+            key,
+            lease_expires,
+            holder,
+            claimed_at,
+        } => write!(
+            out,
+            "contention on key {}: INTENT claimed by {} at {} is live until {}, no effect",
+            scenario.name_of_key(key),
+            scenario.name_of_message(holder),
+            Dur(claimed_at),
+            Dur(lease_expires)
+        ),
+        Detail::Claimed {
+            key,
+            lease_expires,
+            lapsed,
+        } => {
+            write!(
+                out,
+                "claimed key {}: INTENT until {}",
                 scenario.name_of_key(key),
-                scenario.name_of_message(holder),
-                Dur(claimed_at),
                 Dur(lease_expires)
-            ),
-            Detail::Claimed {
-                key,
-                lease_expires,
-                lapsed,
-            } => {
+            )?;
+            if let Some(l) = lapsed {
                 write!(
-                    f,
-                    "claimed key {}: INTENT until {}",
-                    scenario.name_of_key(key),
-                    Dur(lease_expires)
+                    out,
+                    "; the claim {} made at {}{} expired at {} without DONE",
+                    scenario.name_of_message(l.holder),
+                    Dur(l.claimed_at),
+                    if l.crashed {
+                        " (its consumer crashed)"
+                    } else {
+                        ""
+                    },
+                    Dur(l.expired_at)
                 )?;
-                if let Some(l) = lapsed {
-                    write!(
-                        f,
-                        "; the claim {} made at {}{} expired at {} without DONE",
-                        scenario.name_of_message(l.holder),
-                        Dur(l.claimed_at),
-                        if l.crashed {
-                            " (its consumer crashed)"
-                        } else {
-                            ""
-                        },
-                        Dur(l.expired_at)
-                    )?;
-                }
-                Ok(())
             }
-            Detail::DoneRecorded { key, expires_at } => write!(
-                f,
-                "DONE recorded for key {} (valid until {})",
-                scenario.name_of_key(key),
-                Dur(expires_at)
-            ),
-            Detail::Dropped { reason, class } => write!(
-                f,
-                "dropped (quarantine disabled): {} ({}){}",
-                scenario.reasons[reason as usize],
-                class.as_str(),
-                delivery_limit(scenario, class)
-            ),
-            Detail::CanaryPassed { rest } => {
-                write!(
-                    f,
-                    "canary passed: every canary was acked; {rest} more redriven now"
-                )
-            }
-            Detail::CanaryFailed { acked, canaries } => {
-                write!(
-                    f,
-                    "canary failed: {acked} of {canaries} acked; the rest stay in quarantine"
-                )
-            }
+            Ok(())
+        }
+        Detail::DoneRecorded { key, expires_at } => write!(
+            out,
+            "DONE recorded for key {} (valid until {})",
+            scenario.name_of_key(key),
+            Dur(expires_at)
+        ),
+        Detail::Dropped { reason, class } => write!(
+            out,
+            "dropped (quarantine disabled): {} ({}){}",
+            scenario.reasons[reason as usize],
+            class.as_str(),
+            delivery_limit(scenario, class)
+        ),
+        Detail::CanaryPassed { rest } => {
+            write!(
+                out,
+                "canary passed: every canary was acked; {rest} more redriven now"
+            )
+        }
+        Detail::CanaryFailed { acked, canaries } => {
+            write!(
+                out,
+                "canary failed: {acked} of {canaries} acked; the rest stay in quarantine"
+            )
         }
     }
 }

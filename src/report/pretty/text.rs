@@ -46,7 +46,7 @@ fn half(bytes: &[u8]) -> u64 {
 /// one word (two overlapping halves, or the first, middle and last byte
 /// padded with a clean byte), longer ones a word at a time with the last
 /// word overlapping.
-#[inline]
+#[inline(always)]
 pub fn is_clean(bytes: &[u8]) -> bool {
     let n = bytes.len();
     let escapes = match n {
