@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::Value as Json;
 
 use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
@@ -106,12 +106,12 @@ struct EffectJson<'a> {
 impl Serialize for EffectJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (s, e) = (self.scenario, self.effect);
-        let mut map = serializer.serialize_map(Some(5))?;
-        map.serialize_entry("time", &e.time)?;
-        map.serialize_entry("message", &s.name_of_message(e.message))?;
-        map.serialize_entry("key", &s.name_of_key(e.key))?;
-        map.serialize_entry("intent", &s.name_of_intent(e.intent))?;
-        map.serialize_entry("cycle", &e.cycle)?;
+        let mut map = serializer.serialize_struct("Effect", 5)?;
+        map.serialize_field("time", &e.time)?;
+        map.serialize_field("message", &s.name_of_message(e.message))?;
+        map.serialize_field("key", &s.name_of_key(e.key))?;
+        map.serialize_field("intent", &s.name_of_intent(e.intent))?;
+        map.serialize_field("cycle", &e.cycle)?;
         map.end()
     }
 }

@@ -4,7 +4,7 @@
 //! Written straight to the serializer: the snapshot of 10,000 messages
 //! builds no JSON tree.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value as Json;
 
 use crate::engine::{MessageState, Outcome};
@@ -38,29 +38,30 @@ impl<'a> MessageRow<'a> {
 impl Serialize for MessageRow<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (scenario, outcome, m, s) = (self.scenario, self.outcome, self.m, &self.state);
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("id", &scenario.name_of_message(m))?;
-        map.serialize_entry("key", &scenario.name_of_key(s.key(scenario.intent(m))))?;
-        map.serialize_entry("state", s.state.as_str())?;
-        map.serialize_entry(
+        let len = if scenario.flow.extended { 18 } else { 12 };
+        let mut map = serializer.serialize_struct("Message", len)?;
+        map.serialize_field("id", &scenario.name_of_message(m))?;
+        map.serialize_field("key", &scenario.name_of_key(s.key(scenario.intent(m))))?;
+        map.serialize_field("state", s.state.as_str())?;
+        map.serialize_field(
             "last_reason",
             &s.last_reason().map(|r| &scenario.reasons[r as usize]),
         )?;
-        map.serialize_entry("cycle", &s.cycle)?;
-        map.serialize_entry("cycle_receives", &s.cycle_receives)?;
-        map.serialize_entry("total_receives", &s.total_receives)?;
-        map.serialize_entry("effects", &s.effects)?;
-        map.serialize_entry("dedup_hits", &s.dedup_hits)?;
-        map.serialize_entry("last_quarantined_at", &s.last_quarantined_at())?;
-        map.serialize_entry("quarantine_age", &s.quarantine_age(outcome.as_of))?;
-        map.serialize_entry("envelope", &Envelope(self))?;
+        map.serialize_field("cycle", &s.cycle)?;
+        map.serialize_field("cycle_receives", &s.cycle_receives)?;
+        map.serialize_field("total_receives", &s.total_receives)?;
+        map.serialize_field("effects", &s.effects)?;
+        map.serialize_field("dedup_hits", &s.dedup_hits)?;
+        map.serialize_field("last_quarantined_at", &s.last_quarantined_at())?;
+        map.serialize_field("quarantine_age", &s.quarantine_age(outcome.as_of))?;
+        map.serialize_field("envelope", &Envelope(self))?;
         if scenario.flow.extended {
-            map.serialize_entry("arrived_at", &outcome.arrived_at(scenario, m))?;
-            map.serialize_entry("acked_at", &s.acked_at())?;
-            map.serialize_entry("latency", &outcome.latency(scenario, m))?;
-            map.serialize_entry("queue_wait", &outcome.queue_wait(m))?;
-            map.serialize_entry("group", &scenario.group_name(scenario.group(m)))?;
-            map.serialize_entry(
+            map.serialize_field("arrived_at", &outcome.arrived_at(scenario, m))?;
+            map.serialize_field("acked_at", &s.acked_at())?;
+            map.serialize_field("latency", &outcome.latency(scenario, m))?;
+            map.serialize_field("queue_wait", &outcome.queue_wait(m))?;
+            map.serialize_field("group", &scenario.group_name(scenario.group(m)))?;
+            map.serialize_field(
                 "kind",
                 &outcome
                     .kind(scenario, m)
@@ -91,20 +92,20 @@ impl Serialize for Envelope<'_> {
         ) {
             return serializer.serialize_none();
         }
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("queue", &scenario.delivery.queue)?;
-        map.serialize_entry("quarantined_at", &state.last_quarantined_at())?;
-        map.serialize_entry(
+        let mut map = serializer.serialize_struct("Envelope", 10)?;
+        map.serialize_field("queue", &scenario.delivery.queue)?;
+        map.serialize_field("quarantined_at", &state.last_quarantined_at())?;
+        map.serialize_field(
             "reason",
             &state.last_reason().map(|r| &scenario.reasons[r as usize]),
         )?;
-        map.serialize_entry("class", state.last_class().as_str())?;
-        map.serialize_entry("cycle", &state.cycle)?;
-        map.serialize_entry("cycle_receives", &state.cycle_receives)?;
-        map.serialize_entry("total_receives", &state.total_receives)?;
-        map.serialize_entry("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
-        map.serialize_entry("first_delivery", &outcome.arrived_at(scenario, m))?;
-        map.serialize_entry(
+        map.serialize_field("class", state.last_class().as_str())?;
+        map.serialize_field("cycle", &state.cycle)?;
+        map.serialize_field("cycle_receives", &state.cycle_receives)?;
+        map.serialize_field("total_receives", &state.total_receives)?;
+        map.serialize_field("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
+        map.serialize_field("first_delivery", &outcome.arrived_at(scenario, m))?;
+        map.serialize_field(
             "payload",
             &scenario.payload(m).map_or(Json::Null, |p| {
                 serde_json::to_value(p).unwrap_or(Json::Null)

@@ -4,7 +4,7 @@
 //! tree in between: a report of a million transitions costs one
 //! transition's memory.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::engine::{Detail, Transition};
 use crate::model::Scenario;
@@ -18,6 +18,32 @@ pub struct TransitionJson<'a> {
     pub with_text: bool,
 }
 
+/// How many fields the kind of `d` adds.
+fn detail_fields(d: &Detail) -> usize {
+    match d {
+        Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => 0,
+        Detail::Expired { .. }
+        | Detail::RedriveSkipped { .. }
+        | Detail::VisibleAgain { .. }
+        | Detail::CanaryPassed { .. }
+        | Detail::AlarmCleared { .. } => 1,
+        Detail::Failed { .. }
+        | Detail::Dropped { .. }
+        | Detail::Committed { .. }
+        | Detail::DedupHit { .. }
+        | Detail::DoneRecorded { .. }
+        | Detail::RetryScheduled { .. }
+        | Detail::Inspected { .. }
+        | Detail::Redriven { .. }
+        | Detail::Crashed { .. }
+        | Detail::CanaryFailed { .. }
+        | Detail::AlarmFired { .. } => 2,
+        Detail::Claimed { lapsed, .. } => 2 + usize::from(lapsed.is_some()),
+        Detail::Delivered { .. } | Detail::Quarantined { .. } | Detail::ReceiptExpired { .. } => 3,
+        Detail::Contention { .. } => 4,
+    }
+}
+
 /// The lapsed lease a `claimed` transition took over.
 struct LapsedJson<'a> {
     scenario: &'a Scenario,
@@ -27,11 +53,11 @@ struct LapsedJson<'a> {
 impl Serialize for LapsedJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let l = &self.lapsed;
-        let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("holder", &self.scenario.message_id(l.holder))?;
-        map.serialize_entry("claimed_at", &l.claimed_at)?;
-        map.serialize_entry("crashed", &l.crashed)?;
-        map.serialize_entry("expired_at", &l.expired_at)?;
+        let mut map = serializer.serialize_struct("Lapsed", 4)?;
+        map.serialize_field("holder", &self.scenario.message_id(l.holder))?;
+        map.serialize_field("claimed_at", &l.claimed_at)?;
+        map.serialize_field("crashed", &l.crashed)?;
+        map.serialize_field("expired_at", &l.expired_at)?;
         map.end()
     }
 }
@@ -40,90 +66,91 @@ impl Serialize for TransitionJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let s = self.scenario;
         let t = self.transition;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("time", &t.time)?;
-        map.serialize_entry("message", &t.message.map(|m| s.name_of_message(m)))?;
-        map.serialize_entry("kind", t.detail.kind().as_str())?;
+        let len = 3 + detail_fields(&t.detail) + usize::from(self.with_text);
+        let mut map = serializer.serialize_struct("Transition", len)?;
+        map.serialize_field("time", &t.time)?;
+        map.serialize_field("message", &t.message.map(|m| s.name_of_message(m)))?;
+        map.serialize_field("kind", t.detail.kind().as_str())?;
         match t.detail {
             Detail::Delivered {
                 cycle,
                 cycle_receives,
                 total_receives,
             } => {
-                map.serialize_entry("cycle", &cycle)?;
-                map.serialize_entry("cycle_receives", &cycle_receives)?;
-                map.serialize_entry("total_receives", &total_receives)?;
+                map.serialize_field("cycle", &cycle)?;
+                map.serialize_field("cycle_receives", &cycle_receives)?;
+                map.serialize_field("total_receives", &total_receives)?;
             }
             Detail::Failed { reason, class } | Detail::Dropped { reason, class } => {
-                map.serialize_entry("reason", &s.reasons[reason as usize])?;
-                map.serialize_entry("class", class.as_str())?;
+                map.serialize_field("reason", &s.reasons[reason as usize])?;
+                map.serialize_field("class", class.as_str())?;
             }
             Detail::Quarantined {
                 reason,
                 class,
                 depth,
             } => {
-                map.serialize_entry("reason", &s.reasons[reason as usize])?;
-                map.serialize_entry("class", class.as_str())?;
-                map.serialize_entry("dlq_depth", &depth)?;
+                map.serialize_field("reason", &s.reasons[reason as usize])?;
+                map.serialize_field("class", class.as_str())?;
+                map.serialize_field("dlq_depth", &depth)?;
             }
             Detail::Committed { key, effect } => {
-                map.serialize_entry("key", &s.name_of_key(key))?;
-                map.serialize_entry("effect", &effect)?;
+                map.serialize_field("key", &s.name_of_key(key))?;
+                map.serialize_field("effect", &effect)?;
             }
             Detail::DedupHit { key, expires_at } | Detail::DoneRecorded { key, expires_at } => {
-                map.serialize_entry("key", &s.name_of_key(key))?;
-                map.serialize_entry("expires_at", &expires_at)?;
+                map.serialize_field("key", &s.name_of_key(key))?;
+                map.serialize_field("expires_at", &expires_at)?;
             }
             Detail::RetryScheduled { delay, due } => {
-                map.serialize_entry("delay", &delay)?;
-                map.serialize_entry("due", &due)?;
+                map.serialize_field("delay", &delay)?;
+                map.serialize_field("due", &due)?;
             }
             Detail::Inspected { step, depth } => {
-                map.serialize_entry("step", &step)?;
-                map.serialize_entry("dlq_depth", &depth)?;
+                map.serialize_field("step", &step)?;
+                map.serialize_field("dlq_depth", &depth)?;
             }
-            Detail::Expired { age } => map.serialize_entry("age", &age)?,
+            Detail::Expired { age } => map.serialize_field("age", &age)?,
             Detail::Redriven { cycle, key } => {
-                map.serialize_entry("cycle", &cycle)?;
-                map.serialize_entry("key", &s.name_of_key(key))?;
+                map.serialize_field("cycle", &cycle)?;
+                map.serialize_field("key", &s.name_of_key(key))?;
             }
-            Detail::RedriveSkipped { state } => map.serialize_entry("state", state.as_str())?,
+            Detail::RedriveSkipped { state } => map.serialize_field("state", state.as_str())?,
             Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => {}
             Detail::ReceiptExpired {
                 started,
                 latest,
                 quarantined,
             } => {
-                map.serialize_entry("started", &started)?;
-                map.serialize_entry("latest", &latest)?;
-                map.serialize_entry("by_quarantine", &quarantined)?;
+                map.serialize_field("started", &started)?;
+                map.serialize_field("latest", &latest)?;
+                map.serialize_field("by_quarantine", &quarantined)?;
             }
             Detail::Crashed { at, started } => {
-                map.serialize_entry("at", at.as_str())?;
-                map.serialize_entry("started", &started)?;
+                map.serialize_field("at", at.as_str())?;
+                map.serialize_field("started", &started)?;
             }
-            Detail::VisibleAgain { started } => map.serialize_entry("started", &started)?,
+            Detail::VisibleAgain { started } => map.serialize_field("started", &started)?,
             Detail::Contention {
                 key,
                 lease_expires,
                 holder,
                 claimed_at,
             } => {
-                map.serialize_entry("key", &s.name_of_key(key))?;
-                map.serialize_entry("lease_expires", &lease_expires)?;
-                map.serialize_entry("holder", &s.name_of_message(holder))?;
-                map.serialize_entry("claimed_at", &claimed_at)?;
+                map.serialize_field("key", &s.name_of_key(key))?;
+                map.serialize_field("lease_expires", &lease_expires)?;
+                map.serialize_field("holder", &s.name_of_message(holder))?;
+                map.serialize_field("claimed_at", &claimed_at)?;
             }
             Detail::Claimed {
                 key,
                 lease_expires,
                 lapsed,
             } => {
-                map.serialize_entry("key", &s.name_of_key(key))?;
-                map.serialize_entry("lease_expires", &lease_expires)?;
+                map.serialize_field("key", &s.name_of_key(key))?;
+                map.serialize_field("lease_expires", &lease_expires)?;
                 if let Some(lapsed) = lapsed {
-                    map.serialize_entry(
+                    map.serialize_field(
                         "lapsed",
                         &LapsedJson {
                             scenario: s,
@@ -132,22 +159,61 @@ impl Serialize for TransitionJson<'_> {
                     )?;
                 }
             }
-            Detail::CanaryPassed { rest } => map.serialize_entry("rest", &rest)?,
+            Detail::CanaryPassed { rest } => map.serialize_field("rest", &rest)?,
             Detail::CanaryFailed { acked, canaries } => {
-                map.serialize_entry("acked", &acked)?;
-                map.serialize_entry("canaries", &canaries)?;
+                map.serialize_field("acked", &acked)?;
+                map.serialize_field("canaries", &canaries)?;
             }
             Detail::AlarmFired { alarm, value } => {
-                map.serialize_entry("alarm", &s.alarms[alarm as usize].name)?;
-                map.serialize_entry("value", &value)?;
+                map.serialize_field("alarm", &s.alarms[alarm as usize].name)?;
+                map.serialize_field("value", &value)?;
             }
             Detail::AlarmCleared { alarm } => {
-                map.serialize_entry("alarm", &s.alarms[alarm as usize].name)?;
+                map.serialize_field("alarm", &s.alarms[alarm as usize].name)?;
             }
         }
         if self.with_text {
-            map.serialize_entry("text", &Sentence(s, &t.detail))?;
+            map.serialize_field("text", &Sentence(s, &t.detail))?;
         }
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The length a transition's struct announces is the number of
+    /// fields it writes, for every transition of the bundled scenarios
+    /// (with and without the sentence).
+    #[test]
+    fn announces_as_many_fields_as_it_writes() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+        let mut kinds = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Ok((scenario, _)) = crate::scenario::load_str("t.toml", &text) else {
+                continue;
+            };
+            let Ok(outcome) = crate::engine::run(&scenario, crate::engine::Recorder::All) else {
+                continue;
+            };
+            for transition in &outcome.transitions {
+                for with_text in [false, true] {
+                    let json = serde_json::to_value(TransitionJson {
+                        scenario: &scenario,
+                        transition,
+                        with_text,
+                    })
+                    .unwrap();
+                    let written = json.as_object().unwrap().len();
+                    let announced = 3 + detail_fields(&transition.detail) + usize::from(with_text);
+                    assert_eq!(written, announced, "{path:?}: {json}");
+                }
+                kinds.insert(transition.detail.kind().as_str());
+            }
+        }
+        assert!(kinds.len() >= 24, "{kinds:?}");
     }
 }

@@ -75,11 +75,11 @@ impl<'a, W: Write> Compound<'a, W> {
         first
     }
 
-    /// A key known to be a string, as a struct's fields are.
+    /// A struct's field: its name, then its value.
     #[inline]
-    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Error> {
+    fn field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), Error> {
         let first = self.take_first();
-        self.pretty.key(first, key)?;
+        self.pretty.field_name(first, name)?;
         self.value(value)
     }
 

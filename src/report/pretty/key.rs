@@ -7,7 +7,40 @@ use std::io::Write;
 use serde::Serialize;
 use serde::ser::{Impossible, Serializer};
 
-use super::{Error, Pretty};
+use super::{Error, Pretty, text};
+
+/// How many struct fields' names [`CleanNames`] remembers.
+const SLOTS: usize = 256;
+
+/// Struct fields' names found to need no escape, by address and length.
+/// A `&'static str` never changes, so a name is checked when it first
+/// takes its slot and not again while it keeps it: a report names the
+/// same few dozen fields on every row. The slot depends on the length
+/// too, since the linker may start `cycle` and `cycle_receives` at the
+/// same address.
+pub struct CleanNames([(usize, usize); SLOTS]);
+
+impl CleanNames {
+    pub fn new() -> CleanNames {
+        // No name starts at address 0.
+        CleanNames([(0, 0); SLOTS])
+    }
+
+    /// Whether `name` needs no escape.
+    #[inline]
+    pub fn check(&mut self, name: &'static str) -> bool {
+        let at = (name.as_ptr() as usize, name.len());
+        let slot = &mut self.0[(at.0 + at.1) % SLOTS];
+        if *slot == at {
+            return true;
+        }
+        let clean = text::is_clean(name.as_bytes());
+        if clean {
+            *slot = at;
+        }
+        clean
+    }
+}
 
 /// Writes one key, with what goes before it (the separator and layout
 /// of [`Pretty::item`]; `first` for an object's first key) and the `": "`

@@ -24,6 +24,7 @@ use serde::ser::Serializer;
 
 use buf::Buf;
 use compound::{Compound, State};
+use key::CleanNames;
 
 /// Errors as serde_json's serializer gives them.
 type Error = serde_json::Error;
@@ -36,6 +37,7 @@ pub fn write<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> io::Result<(
         out,
         level: 0,
         has_value: false,
+        clean_names: CleanNames::new(),
     };
     value.serialize(&mut pretty).map_err(io::Error::from)?;
     pretty.out.write_all(pretty.buf.filled())
@@ -109,6 +111,8 @@ pub struct Pretty<W> {
     /// Whether the current array or object has had a value (its closing
     /// bracket then goes on a line of its own).
     has_value: bool,
+    /// Struct fields' names already known to need no escape.
+    clean_names: CleanNames,
 }
 
 impl<W: Write> Pretty<W> {
@@ -193,8 +197,22 @@ impl<W: Write> Pretty<W> {
     /// a few copies when the key needs no escape.
     #[inline]
     fn key(&mut self, first: bool, key: &str) -> Result<(), Error> {
+        self.checked_key(first, key, text::is_clean(key.as_bytes()))
+    }
+
+    /// A struct field's name as a key ([`Pretty::key`]), checked for
+    /// escapes only the first time it is seen.
+    #[inline]
+    fn field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
+        let clean = self.clean_names.check(name);
+        self.checked_key(first, name, clean)
+    }
+
+    /// A key, `clean` if it needs no escape.
+    #[inline]
+    fn checked_key(&mut self, first: bool, key: &str, clean: bool) -> Result<(), Error> {
         let bytes = key.as_bytes();
-        if self.level > DEEPEST || !text::is_clean(bytes) {
+        if self.level > DEEPEST || !clean {
             self.item(first)?;
             self.string(key)?;
             return self.bytes(b": ");

@@ -353,3 +353,29 @@ fn writes_texts_longer_than_the_buffer() {
     same(&[Long(&long), Long("q\"")]);
     same(&BTreeMap::from([(Shown, 1)]));
 }
+
+/// A struct whose field names share their start (`a` and `a"b...` at one
+/// address, as a linker may place `cycle` and `cycle_receives`), the
+/// longer needing an escape and 256 bytes longer (so in the same slot),
+/// written again and again: a name found clean once does not make its
+/// neighbour pass unescaped.
+#[test]
+fn escapes_field_names_that_share_an_address() {
+    struct Fields(&'static str);
+    impl Serialize for Fields {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeStruct;
+            let mut fields = serializer.serialize_struct("Fields", 4)?;
+            fields.serialize_field(&self.0[..1], &1)?;
+            fields.serialize_field(&self.0[..257], &2)?;
+            fields.serialize_field("tab\there", &3)?;
+            fields.serialize_field(&self.0[..1], &4)?;
+            fields.end()
+        }
+    }
+    let names: &'static str = format!("a\"{}", "b".repeat(300)).leak();
+    let rows: Vec<Fields> = (0..300).map(|_| Fields(names)).collect();
+    same(&rows);
+    let (ours, _) = both(&Fields(names));
+    assert!(ours.unwrap().contains(r#""a\"bbb"#));
+}
