@@ -38,17 +38,48 @@ impl Buf {
         self.bytes.resize(self.filled + room, 0);
     }
 
+    /// Writes through a [`Cursor`] over the room left: the end moves
+    /// once, when `write` is done, not after every piece.
+    #[inline]
+    pub fn write<R>(&mut self, write: impl FnOnce(&mut Cursor<'_>) -> R) -> R {
+        let mut cursor = Cursor {
+            room: &mut self.bytes[self.filled..],
+            at: 0,
+        };
+        let result = write(&mut cursor);
+        self.filled += cursor.at;
+        result
+    }
+
+    #[inline]
+    pub fn put(&mut self, src: &[u8]) {
+        self.write(|c| c.put(src));
+    }
+
+    #[inline]
+    pub fn put_prefix<const N: usize>(&mut self, src: &[u8; N], n: usize) {
+        self.write(|c| c.put_prefix(src, n));
+    }
+}
+
+/// The buffer's room, written front to back: `at` bytes so far.
+pub struct Cursor<'a> {
+    room: &'a mut [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
     #[inline]
     pub fn byte(&mut self, byte: u8) {
-        self.bytes[self.filled] = byte;
-        self.filled += 1;
+        self.room[self.at] = byte;
+        self.at += 1;
     }
 
     /// Copies `src`.
     #[inline]
     pub fn put(&mut self, src: &[u8]) {
         let n = src.len();
-        let dst = &mut self.bytes[self.filled..self.filled + n];
+        let dst = &mut self.room[self.at..self.at + n];
         match n {
             0 => {}
             1..=3 => {
@@ -66,14 +97,14 @@ impl Buf {
             }
             _ => dst.copy_from_slice(src),
         }
-        self.filled += n;
+        self.at += n;
     }
 
     /// Copies the first `n` bytes of `src` by copying all of it (a copy
     /// of known length): room for `N` bytes must have been made.
     #[inline]
     pub fn put_prefix<const N: usize>(&mut self, src: &[u8; N], n: usize) {
-        self.bytes[self.filled..self.filled + N].copy_from_slice(src);
-        self.filled += n.min(N);
+        self.room[self.at..self.at + N].copy_from_slice(src);
+        self.at += n.min(N);
     }
 }

@@ -213,20 +213,29 @@ impl<W: Write> Pretty<W> {
     fn checked_key(&mut self, first: bool, key: &str, clean: bool) -> Result<(), Error> {
         let bytes = key.as_bytes();
         if self.level > DEEPEST || !clean {
-            self.item(first)?;
-            self.string(key)?;
-            return self.bytes(b": ");
+            return self.escaped_key(first, key);
         }
         self.reserve(COMMA_BREAKS.len() + bytes.len() + 4)?;
-        if first {
-            self.buf.put_prefix(&BREAKS, 1 + 2 * self.level);
-        } else {
-            self.buf.put_prefix(&COMMA_BREAKS, 2 + 2 * self.level);
-        }
-        self.buf.byte(b'"');
-        self.buf.put(bytes);
-        self.buf.put(b"\": ");
+        let level = self.level;
+        self.buf.write(|c| {
+            if first {
+                c.put_prefix(&BREAKS, 1 + 2 * level);
+            } else {
+                c.put_prefix(&COMMA_BREAKS, 2 + 2 * level);
+            }
+            c.byte(b'"');
+            c.put(bytes);
+            c.put(b"\": ");
+        });
         Ok(())
+    }
+
+    /// A key that needs an escape, or deeper than [`DEEPEST`]: rare.
+    #[cold]
+    fn escaped_key(&mut self, first: bool, key: &str) -> Result<(), Error> {
+        self.item(first)?;
+        self.string(key)?;
+        self.bytes(b": ")
     }
 
     #[inline]
@@ -246,14 +255,19 @@ impl<W: Write> Pretty<W> {
         let bytes = value.as_bytes();
         if text::is_clean(bytes) {
             self.reserve(bytes.len() + 2)?;
-            self.buf.byte(b'"');
-            self.buf.put(bytes);
+            self.buf.write(|c| {
+                c.byte(b'"');
+                c.put(bytes);
+                c.byte(b'"');
+            });
         } else {
             self.reserve(text::WIDEST * bytes.len() + 2)?;
-            self.buf.byte(b'"');
-            text::escaped(&mut self.buf, bytes);
+            self.buf.write(|c| {
+                c.byte(b'"');
+                text::escaped(c, bytes);
+                c.byte(b'"');
+            });
         }
-        self.buf.byte(b'"');
         Ok(())
     }
 
@@ -264,7 +278,7 @@ impl<W: Write> Pretty<W> {
             return self.bytes(bytes);
         }
         self.reserve(text::WIDEST * bytes.len())?;
-        text::escaped(&mut self.buf, bytes);
+        self.buf.write(|c| text::escaped(c, bytes));
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 //! escape at all, so the text is first checked eight bytes at a time and,
 //! when clean, copied in one piece.
 
-use super::buf::Buf;
+use super::buf::Cursor;
 
 /// The most a byte takes escaped (`\u00xx`).
 pub const WIDEST: usize = 6;
@@ -74,7 +74,7 @@ pub fn is_clean(bytes: &[u8]) -> bool {
 /// The text with its escapes, clean runs copied whole. Room for
 /// [`WIDEST`] bytes per byte of `bytes` must have been made.
 #[cold]
-pub fn escaped(out: &mut Buf, bytes: &[u8]) {
+pub fn escaped(out: &mut Cursor<'_>, bytes: &[u8]) {
     let mut start = 0;
     for (i, &byte) in bytes.iter().enumerate() {
         let escape: &[u8] = match byte {
