@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# What `--format json` costs on top of a plain run (README, Benchmarks):
+# benches/full-transcript-10k.toml, 10,000 messages with every transition
+# kept (a 17 MB document), run RUNS times in a row plain and RUNS times
+# with `--format json` (30 unless set); the CPU seconds of each batch of
+# runs (user + system, every process) and their ratio, PAIRS pairs (5
+# unless set), then the median ratio. A batch of runs, not one, since a
+# plain run takes about 3 ms and bash's `time` counts milliseconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked --quiet
+# shellcheck source=benches/outage.sh
+source benches/outage.sh
+PAIRS="${PAIRS:-5}"
+RUNS="${RUNS:-30}"
+file=benches/full-transcript-10k.toml
+# BIN: another build to measure (this tree's release build unless set).
+bin="${BIN:-./target/release/scenario-run}"
+# runs ARGS...: CPU seconds of RUNS runs of the file with ARGS.
+runs() {
+  local TIMEFORMAT='%3U %3S'
+  { time (for _ in $(seq "$RUNS"); do "$bin" --quiet "$@" "$file" >/dev/null; done); } 2>&1 |
+    tail -1 | awk '{ print $1 + $2 }'
+}
+ratios=()
+for _ in $(seq "$PAIRS"); do
+  plain="$(runs)"
+  json="$(runs --format json)"
+  r="$(awk -v a="$plain" -v b="$json" 'BEGIN { printf "%.2f", b / a }')"
+  ratios+=("$r")
+  echo "$RUNS runs: plain ${plain} s CPU, --format json ${json} s CPU, ratio $r"
+done
+echo "median of ${#ratios[@]} pairs: $(median "${ratios[@]}")"
