@@ -1,7 +1,9 @@
 //! What happened, in words: the sentence of each transition, as the text
-//! transcript, the reports and the JSON `text` field say it. Written as
-//! `Display`, so a transcript of a million transitions builds no string
-//! per sentence.
+//! transcript, the reports and the JSON `text` field say it. One function
+//! writes it to either end: a formatter (`Display`, so a transcript of a
+//! million transitions builds no string per sentence) or the string a
+//! JSON writer copies, piece by piece with numbers and durations by
+//! `itoa` rather than through the format machinery.
 
 use std::fmt::{self, Write};
 
