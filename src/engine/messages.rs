@@ -269,6 +269,15 @@ impl Messages {
             let n = hot.receives as u32;
             return (1, n, n);
         }
+        self.receive_in_full(m)
+    }
+
+    /// [`Messages::receive`] of a message in the side table, or past 255
+    /// receives: out of line, so that the common case stays small enough
+    /// to inline into the delivery.
+    #[cold]
+    #[inline(never)]
+    fn receive_in_full(&mut self, m: MessageIndex) -> (u32, u32, u32) {
         self.update(m, |s| {
             s.cycle_receives = s.cycle_receives.saturating_add(1);
             s.total_receives = s.total_receives.saturating_add(1);
@@ -290,6 +299,14 @@ impl Messages {
                 };
             return;
         }
+        self.set_failure_in_full(m, reason, class);
+    }
+
+    /// [`Messages::set_failure`] of a message in the side table, or with
+    /// a reason past 254: out of line, as [`Messages::receive_in_full`].
+    #[cold]
+    #[inline(never)]
+    fn set_failure_in_full(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         self.update(m, |s| s.set_failure(reason, class));
     }
 
