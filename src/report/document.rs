@@ -106,13 +106,13 @@ struct EffectJson<'a> {
 impl Serialize for EffectJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (s, e) = (self.scenario, self.effect);
-        let mut map = serializer.serialize_struct("Effect", 5)?;
-        map.serialize_field("time", &e.time)?;
-        map.serialize_field("message", &s.name_of_message(e.message))?;
-        map.serialize_field("key", &s.name_of_key(e.key))?;
-        map.serialize_field("intent", &s.name_of_intent(e.intent))?;
-        map.serialize_field("cycle", &e.cycle)?;
-        map.end()
+        let mut fields = serializer.serialize_struct("Effect", 5)?;
+        fields.serialize_field("time", &e.time)?;
+        fields.serialize_field("message", &s.name_of_message(e.message))?;
+        fields.serialize_field("key", &s.name_of_key(e.key))?;
+        fields.serialize_field("intent", &s.name_of_intent(e.intent))?;
+        fields.serialize_field("cycle", &e.cycle)?;
+        fields.end()
     }
 }
 

@@ -33,42 +33,49 @@ impl<'a> MessageRow<'a> {
             state: outcome.messages.get(m),
         }
     }
+
+    /// How many fields the row has: six more with the flow measures.
+    fn fields(&self) -> usize {
+        if self.scenario.flow.extended { 18 } else { 12 }
+    }
 }
+
+/// How many fields an envelope has.
+const ENVELOPE_FIELDS: usize = 10;
 
 impl Serialize for MessageRow<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (scenario, outcome, m, s) = (self.scenario, self.outcome, self.m, &self.state);
-        let len = if scenario.flow.extended { 18 } else { 12 };
-        let mut map = serializer.serialize_struct("Message", len)?;
-        map.serialize_field("id", &scenario.name_of_message(m))?;
-        map.serialize_field("key", &scenario.name_of_key(s.key(scenario.intent(m))))?;
-        map.serialize_field("state", s.state.as_str())?;
-        map.serialize_field(
+        let mut fields = serializer.serialize_struct("Message", self.fields())?;
+        fields.serialize_field("id", &scenario.name_of_message(m))?;
+        fields.serialize_field("key", &scenario.name_of_key(s.key(scenario.intent(m))))?;
+        fields.serialize_field("state", s.state.as_str())?;
+        fields.serialize_field(
             "last_reason",
             &s.last_reason().map(|r| &scenario.reasons[r as usize]),
         )?;
-        map.serialize_field("cycle", &s.cycle)?;
-        map.serialize_field("cycle_receives", &s.cycle_receives)?;
-        map.serialize_field("total_receives", &s.total_receives)?;
-        map.serialize_field("effects", &s.effects)?;
-        map.serialize_field("dedup_hits", &s.dedup_hits)?;
-        map.serialize_field("last_quarantined_at", &s.last_quarantined_at())?;
-        map.serialize_field("quarantine_age", &s.quarantine_age(outcome.as_of))?;
-        map.serialize_field("envelope", &Envelope(self))?;
+        fields.serialize_field("cycle", &s.cycle)?;
+        fields.serialize_field("cycle_receives", &s.cycle_receives)?;
+        fields.serialize_field("total_receives", &s.total_receives)?;
+        fields.serialize_field("effects", &s.effects)?;
+        fields.serialize_field("dedup_hits", &s.dedup_hits)?;
+        fields.serialize_field("last_quarantined_at", &s.last_quarantined_at())?;
+        fields.serialize_field("quarantine_age", &s.quarantine_age(outcome.as_of))?;
+        fields.serialize_field("envelope", &Envelope(self))?;
         if scenario.flow.extended {
-            map.serialize_field("arrived_at", &outcome.arrived_at(scenario, m))?;
-            map.serialize_field("acked_at", &s.acked_at())?;
-            map.serialize_field("latency", &outcome.latency(scenario, m))?;
-            map.serialize_field("queue_wait", &outcome.queue_wait(m))?;
-            map.serialize_field("group", &scenario.group_name(scenario.group(m)))?;
-            map.serialize_field(
+            fields.serialize_field("arrived_at", &outcome.arrived_at(scenario, m))?;
+            fields.serialize_field("acked_at", &s.acked_at())?;
+            fields.serialize_field("latency", &outcome.latency(scenario, m))?;
+            fields.serialize_field("queue_wait", &outcome.queue_wait(m))?;
+            fields.serialize_field("group", &scenario.group_name(scenario.group(m)))?;
+            fields.serialize_field(
                 "kind",
                 &outcome
                     .kind(scenario, m)
                     .map(|k| &scenario.kinds[k as usize]),
             )?;
         }
-        map.end()
+        fields.end()
     }
 }
 
@@ -92,25 +99,65 @@ impl Serialize for Envelope<'_> {
         ) {
             return serializer.serialize_none();
         }
-        let mut map = serializer.serialize_struct("Envelope", 10)?;
-        map.serialize_field("queue", &scenario.delivery.queue)?;
-        map.serialize_field("quarantined_at", &state.last_quarantined_at())?;
-        map.serialize_field(
+        let mut fields = serializer.serialize_struct("Envelope", ENVELOPE_FIELDS)?;
+        fields.serialize_field("queue", &scenario.delivery.queue)?;
+        fields.serialize_field("quarantined_at", &state.last_quarantined_at())?;
+        fields.serialize_field(
             "reason",
             &state.last_reason().map(|r| &scenario.reasons[r as usize]),
         )?;
-        map.serialize_field("class", state.last_class().as_str())?;
-        map.serialize_field("cycle", &state.cycle)?;
-        map.serialize_field("cycle_receives", &state.cycle_receives)?;
-        map.serialize_field("total_receives", &state.total_receives)?;
-        map.serialize_field("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
-        map.serialize_field("first_delivery", &outcome.arrived_at(scenario, m))?;
-        map.serialize_field(
+        fields.serialize_field("class", state.last_class().as_str())?;
+        fields.serialize_field("cycle", &state.cycle)?;
+        fields.serialize_field("cycle_receives", &state.cycle_receives)?;
+        fields.serialize_field("total_receives", &state.total_receives)?;
+        fields.serialize_field("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
+        fields.serialize_field("first_delivery", &outcome.arrived_at(scenario, m))?;
+        fields.serialize_field(
             "payload",
             &scenario.payload(m).map_or(Json::Null, |p| {
                 serde_json::to_value(p).unwrap_or(Json::Null)
             }),
         )?;
-        map.end()
+        fields.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lengths a row and an envelope announce are the numbers of
+    /// fields they write, for every message of the bundled scenarios,
+    /// with and without the flow measures.
+    #[test]
+    fn announce_as_many_fields_as_they_write() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+        let (mut flow, mut envelopes) = (std::collections::BTreeSet::new(), 0);
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Ok((scenario, _)) = crate::scenario::load_str("t.toml", &text) else {
+                continue;
+            };
+            let Ok(outcome) = crate::engine::run(&scenario, crate::engine::Recorder::Off) else {
+                continue;
+            };
+            for m in 0..outcome.messages.len().min(2_000) {
+                let row = MessageRow::new(&scenario, &outcome, m as MessageIndex);
+                let json = serde_json::to_value(&row).unwrap();
+                assert_eq!(
+                    json.as_object().unwrap().len(),
+                    row.fields(),
+                    "{path:?}: {json}"
+                );
+                if let Some(envelope) = json["envelope"].as_object() {
+                    assert_eq!(envelope.len(), ENVELOPE_FIELDS, "{path:?}: {json}");
+                    envelopes += 1;
+                }
+            }
+            flow.insert(scenario.flow.extended);
+        }
+        assert_eq!(flow.len(), 2, "rows with and without the flow measures");
+        assert!(envelopes > 0);
     }
 }

@@ -53,12 +53,12 @@ struct LapsedJson<'a> {
 impl Serialize for LapsedJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let l = &self.lapsed;
-        let mut map = serializer.serialize_struct("Lapsed", 4)?;
-        map.serialize_field("holder", &self.scenario.message_id(l.holder))?;
-        map.serialize_field("claimed_at", &l.claimed_at)?;
-        map.serialize_field("crashed", &l.crashed)?;
-        map.serialize_field("expired_at", &l.expired_at)?;
-        map.end()
+        let mut fields = serializer.serialize_struct("Lapsed", 4)?;
+        fields.serialize_field("holder", &self.scenario.message_id(l.holder))?;
+        fields.serialize_field("claimed_at", &l.claimed_at)?;
+        fields.serialize_field("crashed", &l.crashed)?;
+        fields.serialize_field("expired_at", &l.expired_at)?;
+        fields.end()
     }
 }
 
@@ -67,90 +67,90 @@ impl Serialize for TransitionJson<'_> {
         let s = self.scenario;
         let t = self.transition;
         let len = 3 + detail_fields(&t.detail) + usize::from(self.with_text);
-        let mut map = serializer.serialize_struct("Transition", len)?;
-        map.serialize_field("time", &t.time)?;
-        map.serialize_field("message", &t.message.map(|m| s.name_of_message(m)))?;
-        map.serialize_field("kind", t.detail.kind().as_str())?;
+        let mut fields = serializer.serialize_struct("Transition", len)?;
+        fields.serialize_field("time", &t.time)?;
+        fields.serialize_field("message", &t.message.map(|m| s.name_of_message(m)))?;
+        fields.serialize_field("kind", t.detail.kind().as_str())?;
         match t.detail {
             Detail::Delivered {
                 cycle,
                 cycle_receives,
                 total_receives,
             } => {
-                map.serialize_field("cycle", &cycle)?;
-                map.serialize_field("cycle_receives", &cycle_receives)?;
-                map.serialize_field("total_receives", &total_receives)?;
+                fields.serialize_field("cycle", &cycle)?;
+                fields.serialize_field("cycle_receives", &cycle_receives)?;
+                fields.serialize_field("total_receives", &total_receives)?;
             }
             Detail::Failed { reason, class } | Detail::Dropped { reason, class } => {
-                map.serialize_field("reason", &s.reasons[reason as usize])?;
-                map.serialize_field("class", class.as_str())?;
+                fields.serialize_field("reason", &s.reasons[reason as usize])?;
+                fields.serialize_field("class", class.as_str())?;
             }
             Detail::Quarantined {
                 reason,
                 class,
                 depth,
             } => {
-                map.serialize_field("reason", &s.reasons[reason as usize])?;
-                map.serialize_field("class", class.as_str())?;
-                map.serialize_field("dlq_depth", &depth)?;
+                fields.serialize_field("reason", &s.reasons[reason as usize])?;
+                fields.serialize_field("class", class.as_str())?;
+                fields.serialize_field("dlq_depth", &depth)?;
             }
             Detail::Committed { key, effect } => {
-                map.serialize_field("key", &s.name_of_key(key))?;
-                map.serialize_field("effect", &effect)?;
+                fields.serialize_field("key", &s.name_of_key(key))?;
+                fields.serialize_field("effect", &effect)?;
             }
             Detail::DedupHit { key, expires_at } | Detail::DoneRecorded { key, expires_at } => {
-                map.serialize_field("key", &s.name_of_key(key))?;
-                map.serialize_field("expires_at", &expires_at)?;
+                fields.serialize_field("key", &s.name_of_key(key))?;
+                fields.serialize_field("expires_at", &expires_at)?;
             }
             Detail::RetryScheduled { delay, due } => {
-                map.serialize_field("delay", &delay)?;
-                map.serialize_field("due", &due)?;
+                fields.serialize_field("delay", &delay)?;
+                fields.serialize_field("due", &due)?;
             }
             Detail::Inspected { step, depth } => {
-                map.serialize_field("step", &step)?;
-                map.serialize_field("dlq_depth", &depth)?;
+                fields.serialize_field("step", &step)?;
+                fields.serialize_field("dlq_depth", &depth)?;
             }
-            Detail::Expired { age } => map.serialize_field("age", &age)?,
+            Detail::Expired { age } => fields.serialize_field("age", &age)?,
             Detail::Redriven { cycle, key } => {
-                map.serialize_field("cycle", &cycle)?;
-                map.serialize_field("key", &s.name_of_key(key))?;
+                fields.serialize_field("cycle", &cycle)?;
+                fields.serialize_field("key", &s.name_of_key(key))?;
             }
-            Detail::RedriveSkipped { state } => map.serialize_field("state", state.as_str())?,
+            Detail::RedriveSkipped { state } => fields.serialize_field("state", state.as_str())?,
             Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => {}
             Detail::ReceiptExpired {
                 started,
                 latest,
                 quarantined,
             } => {
-                map.serialize_field("started", &started)?;
-                map.serialize_field("latest", &latest)?;
-                map.serialize_field("by_quarantine", &quarantined)?;
+                fields.serialize_field("started", &started)?;
+                fields.serialize_field("latest", &latest)?;
+                fields.serialize_field("by_quarantine", &quarantined)?;
             }
             Detail::Crashed { at, started } => {
-                map.serialize_field("at", at.as_str())?;
-                map.serialize_field("started", &started)?;
+                fields.serialize_field("at", at.as_str())?;
+                fields.serialize_field("started", &started)?;
             }
-            Detail::VisibleAgain { started } => map.serialize_field("started", &started)?,
+            Detail::VisibleAgain { started } => fields.serialize_field("started", &started)?,
             Detail::Contention {
                 key,
                 lease_expires,
                 holder,
                 claimed_at,
             } => {
-                map.serialize_field("key", &s.name_of_key(key))?;
-                map.serialize_field("lease_expires", &lease_expires)?;
-                map.serialize_field("holder", &s.name_of_message(holder))?;
-                map.serialize_field("claimed_at", &claimed_at)?;
+                fields.serialize_field("key", &s.name_of_key(key))?;
+                fields.serialize_field("lease_expires", &lease_expires)?;
+                fields.serialize_field("holder", &s.name_of_message(holder))?;
+                fields.serialize_field("claimed_at", &claimed_at)?;
             }
             Detail::Claimed {
                 key,
                 lease_expires,
                 lapsed,
             } => {
-                map.serialize_field("key", &s.name_of_key(key))?;
-                map.serialize_field("lease_expires", &lease_expires)?;
+                fields.serialize_field("key", &s.name_of_key(key))?;
+                fields.serialize_field("lease_expires", &lease_expires)?;
                 if let Some(lapsed) = lapsed {
-                    map.serialize_field(
+                    fields.serialize_field(
                         "lapsed",
                         &LapsedJson {
                             scenario: s,
@@ -159,23 +159,23 @@ impl Serialize for TransitionJson<'_> {
                     )?;
                 }
             }
-            Detail::CanaryPassed { rest } => map.serialize_field("rest", &rest)?,
+            Detail::CanaryPassed { rest } => fields.serialize_field("rest", &rest)?,
             Detail::CanaryFailed { acked, canaries } => {
-                map.serialize_field("acked", &acked)?;
-                map.serialize_field("canaries", &canaries)?;
+                fields.serialize_field("acked", &acked)?;
+                fields.serialize_field("canaries", &canaries)?;
             }
             Detail::AlarmFired { alarm, value } => {
-                map.serialize_field("alarm", &s.alarms[alarm as usize].name)?;
-                map.serialize_field("value", &value)?;
+                fields.serialize_field("alarm", &s.alarms[alarm as usize].name)?;
+                fields.serialize_field("value", &value)?;
             }
             Detail::AlarmCleared { alarm } => {
-                map.serialize_field("alarm", &s.alarms[alarm as usize].name)?;
+                fields.serialize_field("alarm", &s.alarms[alarm as usize].name)?;
             }
         }
         if self.with_text {
-            map.serialize_field("text", &Sentence(s, &t.detail))?;
+            fields.serialize_field("text", &Sentence(s, &t.detail))?;
         }
-        map.end()
+        fields.end()
     }
 }
 

@@ -174,10 +174,10 @@ macro_rules! structs {
 
             fn serialize_field<T: Serialize + ?Sized>(
                 &mut self,
-                key: &'static str,
+                name: &'static str,
                 value: &T,
             ) -> Result<(), Error> {
-                self.field(key, value)
+                self.field(name, value)
             }
 
             fn end(self) -> Result<(), Error> {

@@ -51,10 +51,11 @@ pub fn write<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> io::Result<(
 /// the methods that stand for another (a char is its text, a unit
 /// variant its name, an option or a newtype struct its value).
 macro_rules! shared {
-    ($($method:ident: $type:ty),*) => {
-        $(fn $method(self, value: $type) -> Result<(), Error> {
-            self.integer(value)
-        })*
+    () => {
+        $crate::report::pretty::shared!(@integers
+            serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+            serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+            serialize_u64: u64, serialize_u128: u128);
 
         fn serialize_char(self, value: char) -> Result<(), Error> {
             self.serialize_str(value.encode_utf8(&mut [0; 4]))
@@ -80,6 +81,11 @@ macro_rules! shared {
         ) -> Result<(), Error> {
             value.serialize(self)
         }
+    };
+    (@integers $($method:ident: $type:ty),*) => {
+        $(fn $method(self, value: $type) -> Result<(), Error> {
+            self.integer(value)
+        })*
     };
 }
 use shared;
@@ -309,9 +315,7 @@ impl<'a, W: Write> Serializer for &'a mut Pretty<W> {
         self.bytes(if value { b"true" } else { b"false" })
     }
 
-    shared!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
-        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
-        serialize_u64: u64, serialize_u128: u128);
+    shared!();
 
     fn serialize_f32(self, value: f32) -> Result<(), Error> {
         self.float(value)
