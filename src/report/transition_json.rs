@@ -188,14 +188,8 @@ mod tests {
     /// (with and without the sentence).
     #[test]
     fn announces_as_many_fields_as_it_writes() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
         let mut kinds = std::collections::BTreeSet::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let Ok((scenario, _)) = crate::scenario::load_str("t.toml", &text) else {
-                continue;
-            };
+        for (path, scenario) in crate::scenario::bundled() {
             let Ok(outcome) = crate::engine::run(&scenario, crate::engine::Recorder::All) else {
                 continue;
             };

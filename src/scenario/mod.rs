@@ -110,6 +110,26 @@ pub fn scenarios(name: &str, text: &str) -> Result<Vec<Scenario>, Box<Invalid>> 
     })
 }
 
+/// Every scenario of the bundled files (`scenarios/*.toml`, each sweep's
+/// points), with its file: for tests that check a rule over all of them.
+#[cfg(test)]
+pub fn bundled() -> Vec<(std::path::PathBuf, Scenario)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let all = scenarios("s.toml", &text).unwrap();
+            all.into_iter().map(move |s| (path.clone(), s))
+        })
+        .collect()
+}
+
 /// A valid file: one scenario, or a sweep of points.
 pub enum Loaded {
     One(Box<Scenario>),
