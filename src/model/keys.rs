@@ -84,6 +84,18 @@ impl Name<'_> {
     }
 }
 
+impl Name<'_> {
+    /// Writes the name into `short`; false if it does not fit.
+    #[inline]
+    fn put_together<const N: usize>(&self, short: &mut crate::padded::Short<N>) -> bool {
+        let mut digits = itoa::Buffer::new();
+        short.push(self.text)
+            && self.number.is_none_or(|n| short.push(digits.format(n)))
+            && (self.generation == 0
+                || short.push("~r") && short.push(digits.format(self.generation)))
+    }
+}
+
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         crate::padded::pad(f, |out| self.write_plain(out))
@@ -94,6 +106,10 @@ impl serde::Serialize for Name<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if self.number.is_none() && self.generation == 0 {
             return serializer.serialize_str(self.text);
+        }
+        let mut short = crate::padded::Short::<64>::new();
+        if self.put_together(&mut short) {
+            return serializer.serialize_str(short.as_str());
         }
         crate::padded::serialize_whole(serializer, self, |name| self.write_plain(name))
     }
@@ -219,7 +235,7 @@ mod tests {
 
     /// Explicit and generated ids, a generated id that an explicit key
     /// names, and derived keys of each, written as text and as JSON (with
-    /// a character JSON escapes).
+    /// a character JSON escapes, and long enough not to fit on the stack).
     #[test]
     fn names_write_what_the_strings_say() {
         let file = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
@@ -227,13 +243,16 @@ mod tests {
             [[message]]\nid = \"b\"\n\
             [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"m-\"\n\
             [[traffic]]\ncount = 10\nover = \"3s\"\nid_prefix = \"\"\n\
-            [[traffic]]\ncount = 2\nover = \"3s\"\nid_prefix = \"q\\\"\\\\\"\n";
+            [[traffic]]\ncount = 2\nover = \"3s\"\nid_prefix = \"q\\\"\\\\\"\n\
+            [[traffic]]\ncount = 2\nover = \"3s\"\nid_prefix = \"long-prefix-of-a-generated-id-past-the-64-bytes-put-together-on-the-stack-\"\n";
         let (s, _) = load_str("t.toml", file).unwrap();
         let ids: Vec<String> = (0..6).map(|m| s.name_of_message(m).to_string()).collect();
         assert_eq!(ids, ["a\"1", "b", "m-1", "m-2", "m-3", "1"]);
         assert_eq!(s.name_of_message(14).to_string(), "10");
         assert_eq!(s.name_of_message(16).to_string(), "q\"\\2");
-        for m in 0..17 {
+        // Past 64 bytes a name is put together in a string, not on the stack.
+        assert_eq!(s.name_of_message(18).len(), 75);
+        for m in 0..19 {
             let name = s.name_of_message(m);
             assert_eq!(name.to_string(), s.message_id(m));
             assert_eq!(name.len(), s.message_id(m).len());

@@ -1,9 +1,7 @@
 //! The text not yet handed to the writer: a buffer of fixed length and
 //! how much of it is filled. Whoever writes has made room first
 //! ([`super::Pretty::reserve`]), so a write is a copy and a move of the
-//! end; copies of up to 16 bytes are done as two overlapping words
-//! rather than a call to `memcpy`, since almost every piece of a report
-//! (a key, a number, a name) is that short.
+//! end; short copies are two overlapping words ([`crate::padded::copy`]).
 
 pub struct Buf {
     bytes: Vec<u8>,
@@ -79,24 +77,7 @@ impl Cursor<'_> {
     #[inline]
     pub fn put(&mut self, src: &[u8]) {
         let n = src.len();
-        let dst = &mut self.room[self.at..self.at + n];
-        match n {
-            0 => {}
-            1..=3 => {
-                dst[0] = src[0];
-                dst[n / 2] = src[n / 2];
-                dst[n - 1] = src[n - 1];
-            }
-            4..=7 => {
-                dst[..4].copy_from_slice(&src[..4]);
-                dst[n - 4..].copy_from_slice(&src[n - 4..]);
-            }
-            8..=16 => {
-                dst[..8].copy_from_slice(&src[..8]);
-                dst[n - 8..].copy_from_slice(&src[n - 8..]);
-            }
-            _ => dst.copy_from_slice(src),
-        }
+        crate::padded::copy(&mut self.room[self.at..self.at + n], src);
         self.at += n;
     }
 

@@ -1,6 +1,7 @@
 //! An object's key, as serde_json accepts and writes it: a string, or a
 //! number or bool written as a string; anything else is refused with
-//! serde_json's own error.
+//! serde_json's own error. And struct fields' keys, laid out once for
+//! each level they are written at ([`Keys`]).
 
 use std::io::Write;
 
@@ -9,36 +10,84 @@ use serde::ser::{Impossible, Serializer};
 
 use super::{Error, Pretty, text};
 
-/// How many struct fields' names [`CleanNames`] remembers.
+/// How many struct fields' keys [`Keys`] remembers.
 const SLOTS: usize = 256;
 
-/// Struct fields' names found to need no escape, by address and length.
-/// A `&'static str` never changes, so a name is checked when it first
-/// takes its slot and not again while it keeps it: a report names the
-/// same few dozen fields on every row. The slot depends on the length
-/// too, since the linker may start `cycle` and `cycle_receives` at the
-/// same address.
-pub struct CleanNames([(usize, usize); SLOTS]);
+/// The longest key [`Keys`] keeps whole, with what goes before and
+/// after it (`,\n`, the indentation, the quoted name, `": "`).
+pub const KEPT: usize = 64;
 
-impl CleanNames {
-    pub fn new() -> CleanNames {
-        // No name starts at address 0.
-        CleanNames([(0, 0); SLOTS])
+/// Struct fields' keys as written at one level, laid out once: a report
+/// writes the same few dozen fields on every row, at the same depth, so
+/// each key is one copy of at most [`KEPT`] bytes. A slot holds the key
+/// of one name (a `&'static str`, which never changes: known by address
+/// and length, since the linker may start `cycle` and `cycle_receives`
+/// at the same address) at one level, and only names that need no
+/// escape.
+pub struct Keys(Box<[Slot; SLOTS]>);
+
+#[derive(Clone, Copy)]
+struct Slot {
+    /// The name's address, length and level; address 0 for none.
+    at: (usize, usize, usize),
+    /// How many bytes of `text` the key takes.
+    len: usize,
+    /// `,\n`, the indentation, `"`, the name and `": "`, then spaces
+    /// (one more than [`KEPT`], so that the key without its comma is a
+    /// copy of [`KEPT`] bytes too).
+    text: [u8; KEPT + 1],
+}
+
+impl Keys {
+    pub fn new() -> Keys {
+        Keys(Box::new(
+            [Slot {
+                at: (0, 0, 0),
+                len: 0,
+                text: [b' '; KEPT + 1],
+            }; SLOTS],
+        ))
     }
 
-    /// Whether `name` needs no escape.
+    /// The key of `name` at `level` (`first`: without the comma) as a
+    /// copy of [`KEPT`] bytes and how many of them count; `None` if the
+    /// name needs an escape or the key is longer than [`KEPT`].
     #[inline]
-    pub fn check(&mut self, name: &'static str) -> bool {
-        let at = (name.as_ptr() as usize, name.len());
-        let slot = &mut self.0[(at.0 + at.1) % SLOTS];
-        if *slot == at {
-            return true;
+    pub fn get(
+        &mut self,
+        name: &'static str,
+        level: usize,
+        first: bool,
+    ) -> Option<(&[u8; KEPT], usize)> {
+        let at = (name.as_ptr() as usize, name.len(), level);
+        let slot = &mut self.0[(at.0 + at.1 + at.2) % SLOTS];
+        if slot.at != at && !slot.fill(name, level) {
+            return None;
         }
-        let clean = text::is_clean(name.as_bytes());
-        if clean {
-            *slot = at;
+        let skip = usize::from(first);
+        let text = slot.text[skip..skip + KEPT].try_into().ok()?;
+        Some((text, slot.len - skip))
+    }
+}
+
+impl Slot {
+    /// Lays out the key of `name` at `level` here, if it needs no
+    /// escape and fits.
+    #[cold]
+    fn fill(&mut self, name: &'static str, level: usize) -> bool {
+        let len = 2 + 2 * level + 1 + name.len() + 3;
+        if len > KEPT || !text::is_clean(name.as_bytes()) {
+            return false;
         }
-        clean
+        self.text = [b' '; KEPT + 1];
+        self.text[..2].copy_from_slice(b",\n");
+        let quoted = 2 + 2 * level;
+        self.text[quoted] = b'"';
+        self.text[quoted + 1..quoted + 1 + name.len()].copy_from_slice(name.as_bytes());
+        self.text[len - 3..len].copy_from_slice(b"\": ");
+        self.len = len;
+        self.at = (name.as_ptr() as usize, name.len(), level);
+        true
     }
 }
 

@@ -5,9 +5,9 @@
 //! here a line break and its indentation are one copy, a string with
 //! nothing to escape is checked eight bytes at a time and copied whole,
 //! and nothing goes through `io::Write` below the 64 KiB chunks. A struct
-//! field's name is checked for escapes the first time only (a `'static`
-//! name never changes), so the rows of a report, written as structs, pay
-//! for their keys' layout alone.
+//! field's key (separator, indentation, quoted name, `": "`) is laid out
+//! the first time its name is seen at its level (a `'static` name never
+//! changes), so a report's rows, written as structs, pay one copy a key.
 //!
 //! Floating-point numbers are written by serde_json itself (the same
 //! shortest form), and errors are serde_json's, so callers see the same
@@ -27,7 +27,7 @@ use serde::ser::Serializer;
 
 use buf::Buf;
 use compound::{Compound, State};
-use key::CleanNames;
+use key::Keys;
 
 /// Errors as serde_json's serializer gives them.
 type Error = serde_json::Error;
@@ -40,7 +40,7 @@ pub fn write<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> io::Result<(
         out,
         level: 0,
         has_value: false,
-        clean_names: CleanNames::new(),
+        keys: Keys::new(),
     };
     value.serialize(&mut pretty).map_err(io::Error::from)?;
     pretty.out.write_all(pretty.buf.filled())
@@ -120,8 +120,8 @@ pub struct Pretty<W> {
     /// Whether the current array or object has had a value (its closing
     /// bracket then goes on a line of its own).
     has_value: bool,
-    /// Struct fields' names already known to need no escape.
-    clean_names: CleanNames,
+    /// Struct fields' keys, laid out once per name and level.
+    keys: Keys,
 }
 
 impl<W: Write> Pretty<W> {
@@ -209,12 +209,18 @@ impl<W: Write> Pretty<W> {
         self.checked_key(first, key, text::is_clean(key.as_bytes()))
     }
 
-    /// A struct field's name as a key ([`Pretty::key`]), checked for
-    /// escapes only the first time it is seen.
+    /// A struct field's name as a key ([`Pretty::key`]): one copy of
+    /// the key as [`Keys`] laid it out for this level.
     #[inline]
     fn field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
-        let clean = self.clean_names.check(name);
-        self.checked_key(first, name, clean)
+        self.reserve(key::KEPT)?;
+        match self.keys.get(name, self.level, first) {
+            Some((text, len)) => {
+                self.buf.write(|c| c.put_prefix(text, len));
+                Ok(())
+            }
+            None => self.key(first, name),
+        }
     }
 
     /// A key, `clean` if it needs no escape.

@@ -379,3 +379,29 @@ fn escapes_field_names_that_share_an_address() {
     let (ours, _) = both(&Fields(names));
     assert!(ours.unwrap().contains(r#""a\"bbb"#));
 }
+
+/// The same field names at many levels, first and not first, and names
+/// whose key does not fit the [`super::key::Keys`] slot: each key laid out
+/// for its own level.
+#[test]
+fn lays_out_each_field_at_its_own_level() {
+    #[derive(Serialize)]
+    struct Level {
+        a: u32,
+        inner: Option<Box<Level>>,
+        name_that_is_long_enough_not_to_fit_a_slot_at_any_depth_past_two: u8,
+        b: &'static str,
+    }
+    let mut level = None;
+    for n in 0..12 {
+        level = Some(Box::new(Level {
+            a: n,
+            inner: level,
+            name_that_is_long_enough_not_to_fit_a_slot_at_any_depth_past_two: 1,
+            b: "x",
+        }));
+    }
+    let rows: Vec<_> = (0..300).map(|_| &level).collect();
+    same(&rows);
+    same(&level);
+}
