@@ -23,7 +23,7 @@ pub const KEPT: usize = 64;
 /// of one name (a `&'static str`, which never changes: known by address
 /// and length, since the linker may start `cycle` and `cycle_receives`
 /// at the same address) at one level, and only names that need no
-/// escape.
+/// escape. Two neighbouring slots hold the keys of names that share one.
 pub struct Keys(Box<[Slot; SLOTS]>);
 
 #[derive(Clone, Copy)]
@@ -50,9 +50,28 @@ impl Keys {
     }
 
     /// The key of `name` at `level` (`first`: without the comma) as a
-    /// copy of [`KEPT`] bytes and how many of them count; `None` if the
-    /// name needs an escape or the key is longer than [`KEPT`].
-    #[inline]
+    /// copy of [`KEPT`] bytes and how many of them count, if laid out
+    /// already.
+    #[inline(always)]
+    pub fn known(
+        &self,
+        name: &'static str,
+        level: usize,
+        first: bool,
+    ) -> Option<(&[u8; KEPT], usize)> {
+        let at = (name.as_ptr() as usize, name.len(), level);
+        let slot = Self::slot(at);
+        if self.0[slot].at == at {
+            return Some(self.0[slot].key(first));
+        }
+        let other = &self.0[slot ^ 1];
+        (other.at == at).then(|| other.key(first))
+    }
+
+    /// [`Keys::known`], laid out first if need be (in the name's slot,
+    /// whose key moves to the slot next to it, so two names that share
+    /// a slot both stay); `None` if the name needs an escape or the key
+    /// is longer than [`KEPT`].
     pub fn get(
         &mut self,
         name: &'static str,
@@ -60,17 +79,38 @@ impl Keys {
         first: bool,
     ) -> Option<(&[u8; KEPT], usize)> {
         let at = (name.as_ptr() as usize, name.len(), level);
-        let slot = &mut self.0[(at.0 + at.1 + at.2) % SLOTS];
-        if slot.at != at && !slot.fill(name, level) {
-            return None;
+        let slot = Self::slot(at);
+        if self.0[slot].at != at && self.0[slot ^ 1].at == at {
+            return Some(self.0[slot ^ 1].key(first));
         }
-        let skip = usize::from(first);
-        let text = slot.text[skip..skip + KEPT].try_into().ok()?;
-        Some((text, slot.len - skip))
+        if self.0[slot].at != at {
+            let mut laid_out = self.0[slot];
+            if !laid_out.fill(name, level) {
+                return None;
+            }
+            self.0[slot ^ 1] = self.0[slot];
+            self.0[slot] = laid_out;
+        }
+        Some(self.0[slot].key(first))
+    }
+
+    #[inline(always)]
+    fn slot(at: (usize, usize, usize)) -> usize {
+        (at.0 + at.1 + at.2) % SLOTS
     }
 }
 
 impl Slot {
+    /// The key laid out here, without its comma if `first`.
+    #[inline(always)]
+    fn key(&self, first: bool) -> (&[u8; KEPT], usize) {
+        let skip = usize::from(first);
+        let text = self.text[skip..skip + KEPT]
+            .first_chunk()
+            .unwrap_or(&[b' '; KEPT]);
+        (text, self.len - skip)
+    }
+
     /// Lays out the key of `name` at `level` here, if it needs no
     /// escape and fits.
     #[cold]
@@ -232,5 +272,39 @@ impl<W: Write> Serializer for Key<'_, W> {
 
     fn collect_str<T: std::fmt::Display + ?Sized>(self, value: &T) -> Result<(), Error> {
         self.serialize_str(&value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key as written: `first` without its comma.
+    fn written(keys: &Keys, name: &'static str, level: usize, first: bool) -> Option<String> {
+        let (text, len) = keys.known(name, level, first)?;
+        Some(String::from_utf8(text[..len].to_vec()).unwrap())
+    }
+
+    /// Two names that take the same slot both stay laid out; a third
+    /// one there moves the older out. Each key has its level's
+    /// indentation, and the first key of an object has no comma.
+    #[test]
+    fn names_that_share_a_slot_both_stay() {
+        let text: &'static str = "abc".repeat(3 * SLOTS).leak();
+        // 3 * SLOTS bytes apart: the same address modulo SLOTS.
+        let at = |n: usize| &text[3 * SLOTS * n..3 * SLOTS * n + 3];
+        let (a, b, c) = (at(0), at(1), at(2));
+        let mut keys = Keys::new();
+        assert!(keys.get(a, 2, false).is_some() && keys.get(b, 2, true).is_some());
+        assert_eq!(written(&keys, a, 2, false).unwrap(), ",\n    \"abc\": ");
+        assert_eq!(written(&keys, b, 2, true).unwrap(), "\n    \"abc\": ");
+        assert!(keys.get(c, 2, false).is_some());
+        assert!(written(&keys, c, 2, false).is_some() && written(&keys, b, 2, false).is_some());
+        assert_eq!(written(&keys, a, 2, false), None);
+        // Not laid out at another level, nor for a name that needs an
+        // escape or does not fit.
+        assert_eq!(written(&keys, b, 3, false), None);
+        assert!(keys.get("a\"b", 0, false).is_none());
+        assert!(keys.get(&text[..KEPT], 0, false).is_none());
     }
 }

@@ -211,8 +211,22 @@ impl<W: Write> Pretty<W> {
 
     /// A struct field's name as a key ([`Pretty::key`]): one copy of
     /// the key as [`Keys`] laid it out for this level.
-    #[inline]
+    #[inline(always)]
     fn field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
+        if self.buf.room() >= key::KEPT
+            && let Some((text, len)) = self.keys.known(name, self.level, first)
+        {
+            self.buf.write(|c| c.put_prefix(text, len));
+            return Ok(());
+        }
+        self.new_field_name(first, name)
+    }
+
+    /// [`Pretty::field_name`] the first time at this level, or when the
+    /// buffer is full.
+    #[cold]
+    #[inline(never)]
+    fn new_field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
         self.reserve(key::KEPT)?;
         match self.keys.get(name, self.level, first) {
             Some((text, len)) => {
