@@ -44,8 +44,8 @@ fn half(bytes: &[u8]) -> u64 {
 
 /// Whether no byte of `bytes` needs an escape. Short texts are read as
 /// one word (two overlapping halves, or the first, middle and last byte
-/// padded with a clean byte), longer ones a word at a time with the last
-/// word overlapping.
+/// padded with a clean byte) or two overlapping words, longer ones a word
+/// at a time with the last word overlapping.
 #[inline(always)]
 pub fn is_clean(bytes: &[u8]) -> bool {
     let n = bytes.len();
@@ -62,6 +62,7 @@ pub fn is_clean(bytes: &[u8]) -> bool {
             b'a',
         ])),
         4..=7 => needs_escape(half(bytes) | half(&bytes[n - 4..]) << 32),
+        8..=16 => needs_escape(word(bytes)) | needs_escape(word(&bytes[n - 8..])),
         _ => bytes
             .chunks_exact(8)
             .fold(needs_escape(word(&bytes[n - 8..])), |escapes, w| {
