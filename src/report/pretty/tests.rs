@@ -380,9 +380,9 @@ fn escapes_field_names_that_share_an_address() {
     assert!(ours.unwrap().contains(r#""a\"bbb"#));
 }
 
-/// The same field names at many levels, first and not first, and names
-/// whose key does not fit the [`super::key::Keys`] slot: each key laid out
-/// for its own level.
+/// The same field names at many levels (past [`super::DEEPEST`]), first
+/// and not first, and names whose key does not fit a slot of
+/// [`super::key::Keys`]: each key laid out for its own level.
 #[test]
 fn lays_out_each_field_at_its_own_level() {
     #[derive(Serialize)]
@@ -393,7 +393,7 @@ fn lays_out_each_field_at_its_own_level() {
         b: &'static str,
     }
     let mut level = None;
-    for n in 0..12 {
+    for n in 0..40 {
         level = Some(Box::new(Level {
             a: n,
             inner: level,
