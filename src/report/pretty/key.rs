@@ -59,13 +59,8 @@ impl Keys {
         level: usize,
         first: bool,
     ) -> Option<(&[u8; KEPT], usize)> {
-        let at = (name.as_ptr() as usize, name.len(), level);
-        let slot = Self::slot(at);
-        if self.0[slot].at == at {
-            return Some(self.0[slot].key(first));
-        }
-        let other = &self.0[slot ^ 1];
-        (other.at == at).then(|| other.key(first))
+        let found = self.find((name.as_ptr() as usize, name.len(), level))?;
+        Some(self.0[found].key(first))
     }
 
     /// [`Keys::known`], laid out first if need be (in the name's slot,
@@ -79,19 +74,34 @@ impl Keys {
         first: bool,
     ) -> Option<(&[u8; KEPT], usize)> {
         let at = (name.as_ptr() as usize, name.len(), level);
-        let slot = Self::slot(at);
-        if self.0[slot].at != at && self.0[slot ^ 1].at == at {
-            return Some(self.0[slot ^ 1].key(first));
-        }
-        if self.0[slot].at != at {
-            let mut laid_out = self.0[slot];
-            if !laid_out.fill(name, level) {
-                return None;
+        let found = match self.find(at) {
+            Some(found) => found,
+            None => {
+                let slot = Self::slot(at);
+                let mut laid_out = self.0[slot];
+                if !laid_out.fill(name, level) {
+                    return None;
+                }
+                self.0[slot ^ 1] = self.0[slot];
+                self.0[slot] = laid_out;
+                slot
             }
-            self.0[slot ^ 1] = self.0[slot];
-            self.0[slot] = laid_out;
+        };
+        Some(self.0[found].key(first))
+    }
+
+    /// The slot that holds the key of a name at a level, if one does:
+    /// its own or the one next to it.
+    #[inline(always)]
+    fn find(&self, at: (usize, usize, usize)) -> Option<usize> {
+        let slot = Self::slot(at);
+        if self.0[slot].at == at {
+            Some(slot)
+        } else if self.0[slot ^ 1].at == at {
+            Some(slot ^ 1)
+        } else {
+            None
         }
-        Some(self.0[slot].key(first))
     }
 
     #[inline(always)]
