@@ -84,18 +84,6 @@ impl Name<'_> {
     }
 }
 
-impl Name<'_> {
-    /// Writes the name into `short`; false if it does not fit.
-    #[inline]
-    fn put_together<const N: usize>(&self, short: &mut crate::padded::Short<N>) -> bool {
-        let mut digits = itoa::Buffer::new();
-        short.push(self.text)
-            && self.number.is_none_or(|n| short.push(digits.format(n)))
-            && (self.generation == 0
-                || short.push("~r") && short.push(digits.format(self.generation)))
-    }
-}
-
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         crate::padded::pad(f, |out| self.write_plain(out))
@@ -107,8 +95,9 @@ impl serde::Serialize for Name<'_> {
         if self.number.is_none() && self.generation == 0 {
             return serializer.serialize_str(self.text);
         }
+        // On the stack when it fits.
         let mut short = crate::padded::Short::<64>::new();
-        if self.put_together(&mut short) {
+        if self.write_plain(&mut short).is_ok() {
             return serializer.serialize_str(short.as_str());
         }
         crate::padded::serialize_whole(serializer, self, |name| self.write_plain(name))
