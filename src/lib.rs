@@ -14,3 +14,4 @@ pub mod output;
 pub mod padded;
 pub mod report;
 pub mod scenario;
+pub mod short_text;

@@ -96,7 +96,7 @@ impl serde::Serialize for Name<'_> {
             return serializer.serialize_str(self.text);
         }
         // On the stack when it fits.
-        let mut short = crate::padded::Short::<64>::new();
+        let mut short = crate::short_text::Short::<{ crate::short_text::SHORT }>::new();
         if self.write_plain(&mut short).is_ok() {
             return serializer.serialize_str(short.as_str());
         }

@@ -1,7 +1,7 @@
 //! The text not yet handed to the writer: a buffer of fixed length and
 //! how much of it is filled. Whoever writes has made room first
 //! ([`super::Pretty::reserve`]), so a write is a copy and a move of the
-//! end; short copies are two overlapping words ([`crate::padded::copy`]).
+//! end, short ones without `memcpy` ([`crate::short_text::copy`]).
 
 pub struct Buf {
     bytes: Vec<u8>,
@@ -77,7 +77,7 @@ impl Cursor<'_> {
     #[inline]
     pub fn put(&mut self, src: &[u8]) {
         let n = src.len();
-        crate::padded::copy(&mut self.room[self.at..self.at + n], src);
+        crate::short_text::copy(&mut self.room[self.at..self.at + n], src);
         self.at += n;
     }
 

@@ -15,6 +15,7 @@
 
 mod buf;
 mod compound;
+mod field_keys;
 mod key;
 #[cfg(test)]
 mod tests;
@@ -27,7 +28,7 @@ use serde::ser::Serializer;
 
 use buf::Buf;
 use compound::{Compound, State};
-use key::Keys;
+use field_keys::Keys;
 
 /// Errors as serde_json's serializer gives them.
 type Error = serde_json::Error;
@@ -206,42 +207,8 @@ impl<W: Write> Pretty<W> {
     /// a few copies when the key needs no escape.
     #[inline]
     fn key(&mut self, first: bool, key: &str) -> Result<(), Error> {
-        self.checked_key(first, key, text::is_clean(key.as_bytes()))
-    }
-
-    /// A struct field's name as a key ([`Pretty::key`]): one copy of
-    /// the key as [`Keys`] laid it out for this level.
-    #[inline(always)]
-    fn field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
-        if self.buf.room() >= key::KEPT
-            && let Some((text, len)) = self.keys.known(name, self.level, first)
-        {
-            self.buf.write(|c| c.put_prefix(text, len));
-            return Ok(());
-        }
-        self.new_field_name(first, name)
-    }
-
-    /// [`Pretty::field_name`] the first time at this level, or when the
-    /// buffer is full.
-    #[cold]
-    #[inline(never)]
-    fn new_field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
-        self.reserve(key::KEPT)?;
-        match self.keys.get(name, self.level, first) {
-            Some((text, len)) => {
-                self.buf.write(|c| c.put_prefix(text, len));
-                Ok(())
-            }
-            None => self.key(first, name),
-        }
-    }
-
-    /// A key, `clean` if it needs no escape.
-    #[inline]
-    fn checked_key(&mut self, first: bool, key: &str, clean: bool) -> Result<(), Error> {
         let bytes = key.as_bytes();
-        if self.level > DEEPEST || !clean {
+        if self.level > DEEPEST || !text::is_clean(bytes) {
             return self.escaped_key(first, key);
         }
         self.reserve(COMMA_BREAKS.len() + bytes.len() + 4)?;
@@ -257,6 +224,34 @@ impl<W: Write> Pretty<W> {
             c.put(b"\": ");
         });
         Ok(())
+    }
+
+    /// A struct field's name as a key ([`Pretty::key`]): one copy of
+    /// the key as [`Keys`] laid it out for this level.
+    #[inline(always)]
+    fn field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
+        if self.buf.room() >= field_keys::KEPT
+            && let Some((text, len)) = self.keys.known(name, self.level, first)
+        {
+            self.buf.write(|c| c.put_prefix(text, len));
+            return Ok(());
+        }
+        self.new_field_name(first, name)
+    }
+
+    /// [`Pretty::field_name`] the first time at this level, or when the
+    /// buffer is full.
+    #[cold]
+    #[inline(never)]
+    fn new_field_name(&mut self, first: bool, name: &'static str) -> Result<(), Error> {
+        self.reserve(field_keys::KEPT)?;
+        match self.keys.get(name, self.level, first) {
+            Some((text, len)) => {
+                self.buf.write(|c| c.put_prefix(text, len));
+                Ok(())
+            }
+            None => self.key(first, name),
+        }
     }
 
     /// A key that needs an escape, or deeper than [`DEEPEST`]: rare.
