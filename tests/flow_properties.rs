@@ -106,6 +106,19 @@ fn run(text: &str) -> (Scenario, Outcome) {
     (scenario, outcome)
 }
 
+/// Played again (as a JSON document writes it), the run records what a
+/// run that keeps everything kept; counted and not kept, it drops alike.
+fn replays_alike(scenario: &Scenario, all: &Outcome) -> Result<(), TestCaseError> {
+    let replayed: Vec<_> = engine::Replay::transitions(scenario).collect();
+    prop_assert_eq!(&replayed, &all.transitions);
+    let ledger: Vec<_> = engine::Replay::ledger(scenario).collect();
+    prop_assert_eq!(&ledger, &all.ledger);
+    let counted = engine::run(scenario, Recorder::Replayed).expect("stop mode never fails");
+    prop_assert_eq!(counted.totals, all.totals);
+    prop_assert_eq!(counted.transitions_dropped, all.transitions_dropped);
+    Ok(())
+}
+
 /// Whether a transition ends a delivery.
 fn ends(detail: &Detail) -> bool {
     matches!(
@@ -160,6 +173,7 @@ proptest! {
         // path for its first deliveries: the same totals and states.
         let (scenario, all) = run(&text);
         let off = engine::run(&scenario, Recorder::Off).expect("stop mode never fails");
+        replays_alike(&scenario, &all)?;
         prop_assert_eq!(all.totals, off.totals);
         prop_assert_eq!(all.messages, off.messages);
     }
@@ -378,6 +392,7 @@ proptest! {
             p.rest.push_str("[dedup]\nmode = \"write_intent\"\nlease = \"2s\"\nrenew = \"1s\"\nresult_retention = \"1m\"\n");
         }
         let (scenario, outcome) = run(&p.text());
+        replays_alike(&scenario, &outcome)?;
         let t = &outcome.totals;
         let count = |s: State| outcome.messages.iter().filter(|m| m.state == s).count() as u64;
         prop_assert_eq!(

@@ -219,7 +219,7 @@ fn everything(text: &str) -> Result<(), TestCaseError> {
     let request = app::BatchRequest {
         files: vec![file],
         options: app::Options {
-            full_transcript: true,
+            transcript: app::Transcript::Kept,
             census: true,
             // Small limits: the engine runs whatever the mutation asked
             // for, and stops soon.

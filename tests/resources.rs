@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use scenario_run::app::{self, FileResult, Options};
+use scenario_run::app::{self, FileResult, Options, Transcript};
 use scenario_run::engine::{self, Effect, Recorder, StateChange, TRANSITIONS_KEPT, Transition};
 use scenario_run::model::Scenario;
 use scenario_run::scenario::{MAX_FILE_BYTES, load_str};
@@ -98,7 +98,7 @@ fn an_event_expectation_and_every_output_keep_no_transcript_at_scale() {
     let request = app::BatchRequest {
         files: vec![file.display().to_string()],
         options: Options {
-            full_transcript: true,
+            transcript: Transcript::Kept,
             census: true,
             ..Options::default()
         },
@@ -153,9 +153,9 @@ impl std::io::Write for Counted {
 fn a_full_transcript_is_written_as_it_goes() {
     let _one = one_at_a_time();
     // 10,000 messages through an 8-minute outage: every one of about 45,000
-    // transitions is kept and written, a JSON document of 17 MB. Built as
-    // a tree before writing it took about 190 MB; written item by item it
-    // costs one item and a buffer beyond the run.
+    // transitions is written, a JSON document of 17 MB. Built as a tree
+    // before writing it took about 190 MB; written item by item from a run
+    // played again it costs the run, one step's records and a buffer.
     let text = "[delivery]\nmax_receives = 6\nbackoff = { base = \"1s\", jitter = \"none\" }\n\
                 [[outage]]\nfrom = \"20m\"\nduration = \"8m\"\n\
                 [[traffic]]\ncount = 10000\nover = \"1h\"\nid_prefix = \"order-\"\n\
@@ -163,23 +163,29 @@ fn a_full_transcript_is_written_as_it_goes() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("outage.toml");
     std::fs::write(&file, text).unwrap();
-    let request = |report: Option<app::ReportRequest>| app::BatchRequest {
+    let request = |transcript, report: Option<app::ReportRequest>| app::BatchRequest {
         files: vec![file.display().to_string()],
         options: Options {
-            full_transcript: true,
+            transcript,
             ..Options::default()
         },
         jobs: Some(1),
         report,
         ..app::BatchRequest::default()
     };
-    let (batch, run_peak) =
-        alone(|| app::run_batch(&request(None), &|| {}).unwrap_or_else(|_| panic!("batch runs")));
+    let run = |transcript| {
+        alone(|| {
+            app::run_batch(&request(transcript, None), &|| {})
+                .unwrap_or_else(|_| panic!("batch runs"))
+        })
+    };
+    // `--format json` alone: the transcript is counted, not kept.
+    let (batch, run_peak) = run(Transcript::Replayed);
     let FileResult::Ran(ran) = &batch.results[0] else {
         panic!("the file runs")
     };
     assert!(ran.verdicts.iter().all(|v| v.passed), "{:?}", ran.verdicts);
-    assert!(ran.outcome.transitions.len() > 40_000);
+    assert!(ran.outcome.transitions.is_empty() && ran.outcome.ledger.is_empty());
     let (written, write_peak) = alone(|| {
         let mut out = Counted(0);
         scenario_run::cli::print::write_batch_json(
@@ -192,13 +198,33 @@ fn a_full_transcript_is_written_as_it_goes() {
         .unwrap();
         out.0
     });
+    // Kept (as goldens and reports keep it), the same document.
+    let (kept, kept_peak) = run(Transcript::Kept);
+    let FileResult::Ran(kept_run) = &kept.results[0] else {
+        panic!("the file runs")
+    };
+    assert!(kept_run.outcome.transitions.len() > 40_000);
     eprintln!(
-        "run {} KB, JSON of {written} bytes written with {} KB",
+        "run {} KB (kept: {} KB), JSON of {written} bytes written with {} KB",
         run_peak >> 10,
+        kept_peak >> 10,
         write_peak >> 10
     );
     assert!(written > 15 * MB, "{written}");
     assert!(write_peak < MB, "{write_peak}");
+    assert!(
+        run_peak + 2 * MB < kept_peak,
+        "{run_peak} against {kept_peak}"
+    );
+    let json = |b: &app::Batch| {
+        scenario_run::cli::print::batch_json(&b.files, &b.results, &b.goldens, &b.record)
+    };
+    let replayed = json(&batch);
+    assert_eq!(replayed.len(), written);
+    assert!(
+        replayed == json(&kept),
+        "the replayed document is the kept one"
+    );
     // The three reports, the JSON one as big as the output.
     let reports = app::ReportRequest {
         dir: dir.path().join("reports"),
@@ -209,14 +235,13 @@ fn a_full_transcript_is_written_as_it_goes() {
         ],
     };
     let (_, report_peak) = alone(|| {
-        app::run_batch(&request(Some(reports)), &|| {}).unwrap_or_else(|_| panic!("batch runs"))
+        app::run_batch(&request(Transcript::Kept, Some(reports)), &|| {})
+            .unwrap_or_else(|_| panic!("batch runs"))
     });
-    let json_report = std::fs::metadata(dir.path().join("reports/outage.json"))
-        .unwrap()
-        .len();
+    let json_report = std::fs::read_to_string(dir.path().join("reports/outage.json")).unwrap();
     eprintln!("with reports {} KB", report_peak >> 10);
-    assert!(json_report > 12 * MB as u64, "{json_report}");
-    assert!(report_peak < run_peak + 8 * MB, "{} KB", report_peak >> 10);
+    assert!(json_report.len() > 12 * MB, "{}", json_report.len());
+    assert!(report_peak < kept_peak + 8 * MB, "{} KB", report_peak >> 10);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-pub use super::result::{FileResult, Options, Ran, Share, limit_problem};
+pub use super::result::{FileResult, Options, Ran, Share, Transcript, limit_problem};
 use crate::diagnostic::{Problem, Source};
 use crate::engine::{self, Recorder};
 use crate::expect::{self, Verdict};
@@ -111,13 +111,13 @@ fn selected(scenario: &Scenario, path: &str, opts: &Options) -> bool {
 /// Runs a validated scenario and judges it; failures are explained from a
 /// rerun that keeps the transitions the explanations need.
 pub fn run_scenario(source: Source, scenario: Scenario, opts: &Options) -> FileResult {
-    let recorder =
-        if opts.full_transcript && scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES {
-            Recorder::All
-        } else {
-            // Event expectations are judged while the run goes.
-            Recorder::Off
-        };
+    let full = scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES;
+    let recorder = match opts.transcript {
+        Transcript::Kept if full => Recorder::All,
+        Transcript::Replayed if full => Recorder::Replayed,
+        // Event expectations are judged while the run goes.
+        _ => Recorder::Off,
+    };
     let run = if opts.census {
         engine::run_with_census(&scenario, recorder)
     } else {

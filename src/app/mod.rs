@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 pub use batch::{FileResult, LoadError, Options, Ran, expand, load_file, run_all, run_file};
 pub use reports::{ReportError, ReportFormat};
+pub use result::Transcript;
 
 use crate::report::templates::Templates;
 

@@ -20,15 +20,29 @@ pub struct Options {
     /// Run only scenarios carrying one of these tags (case-insensitive).
     pub tag: Vec<String>,
     pub fail_fast: bool,
-    /// Keep every transition (JSON output, goldens and reports read them),
-    /// for runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages.
-    pub full_transcript: bool,
+    /// What runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages
+    /// record of their transcript.
+    pub transcript: Transcript,
     /// Take the census (the HTML report's aggregate view reads it).
     pub census: bool,
     /// `--set PATH=VALUE` overrides, written in place in every file.
     pub sets: Vec<(String, String)>,
     /// `--shard I/N`: run only shard I of N (1-based); see [`Share`].
     pub shard: Option<(usize, usize)>,
+}
+
+/// What a run of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages
+/// records of its transcript (every transition and the effect ledger).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Transcript {
+    /// Nothing: only totals, states and expectations are read.
+    #[default]
+    None,
+    /// Kept in memory: goldens and reports read it more than once.
+    Kept,
+    /// Counted, and played again as the JSON document writes it
+    /// ([`engine::Replay`]): written once, it costs no memory.
+    Replayed,
 }
 
 pub enum FileResult {

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::result::{FileResult, Options};
+use super::result::{FileResult, Options, Transcript};
 pub use super::result::{PointRun, SweepRun};
 use crate::diagnostic::Source;
 use crate::engine::Outcome;
@@ -223,7 +223,7 @@ pub fn run_sweep(
             }
             let at = crate::scenario::describe_point(&keys, &point.values);
             let point_opts = Options {
-                full_transcript: false,
+                transcript: Transcript::None,
                 census: false,
                 ..opts.clone()
             };

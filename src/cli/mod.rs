@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::app::{
-    BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, expand,
+    BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, Transcript,
+    expand,
 };
 use commands::{check, new_scenario, show};
 use merge::merge;
@@ -377,9 +378,15 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
             filter: args.filter.clone(),
             tag: args.tag.clone(),
             fail_fast: args.fail_fast,
-            full_transcript: args.format == Format::Json
-                || args.golden.is_some()
-                || args.report.is_some(),
+            // Goldens and reports read the transcript more than once;
+            // the JSON document writes it once, as the run is replayed.
+            transcript: if args.golden.is_some() || args.report.is_some() {
+                Transcript::Kept
+            } else if args.format == Format::Json {
+                Transcript::Replayed
+            } else {
+                Transcript::None
+            },
             census: args.report.is_some(),
             sets: args.sets.clone(),
             shard: args.shard,

@@ -12,7 +12,8 @@
 //! - the measures: [`Totals`] (defined in `model::measure`) and the
 //!   [`census`];
 //! - the [`recorder`]: transitions, the ledger and the state after every
-//!   change, kept only when something will read them.
+//!   change, kept only when something will read them; a [`Replay`] plays
+//!   a run again to read its transcript without keeping it.
 //!
 //! One event is one call of [`Engine::step`] ([`step`], with the loops
 //! that run a scenario): the clock moves to the next due time, the queue
@@ -40,6 +41,7 @@ mod queue;
 mod radix;
 mod ready;
 mod recorder;
+mod replay;
 mod sinks;
 mod state;
 mod step;
@@ -61,6 +63,7 @@ pub use outcome::{Limit, LimitReached, Outcome};
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
+pub use replay::Replay;
 pub use state::MessageState;
 pub use step::{run, run_until, run_with_census};
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
@@ -292,10 +295,17 @@ impl<'s> Engine<'s> {
             .state_change(self.clock.now, m, &self.messages);
     }
 
-    fn finish(mut self, as_of: Option<Millis>) -> Outcome {
+    /// The run's last instant is over: its measures, and the alarms up to
+    /// the end. Returns the end.
+    fn close(&mut self) -> Millis {
         self.observe_instant();
         let end = self.clock.end();
         self.observe_alarms(end);
+        end
+    }
+
+    fn finish(mut self, as_of: Option<Millis>) -> Outcome {
+        let end = self.close();
         let mut totals = self.measures.totals;
         if !self.tracked && totals.deliveries > 0 {
             // Without a visibility timeout a message has one delivery in

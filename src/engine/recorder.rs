@@ -35,6 +35,10 @@ pub enum Recorder {
     All,
     /// Operator transitions and those of these messages.
     Only(BTreeSet<MessageIndex>),
+    /// Every transition counted and none kept, nor the ledger: a writer
+    /// reads them by playing the run again ([`super::Replay`]), so a
+    /// transcript written out costs no memory however long it is.
+    Replayed,
 }
 
 impl Recorder {
@@ -42,7 +46,7 @@ impl Recorder {
     fn wants(&self, m: Option<MessageIndex>) -> bool {
         match self {
             Recorder::Off => false,
-            Recorder::All => true,
+            Recorder::All | Recorder::Replayed => true,
             Recorder::Only(set) => m.is_none_or(|m| set.contains(&m)),
         }
     }
@@ -67,9 +71,16 @@ pub(super) struct Recording {
     /// Whether state changes are kept: everything is recorded and the run
     /// has at most [`HISTORY_MESSAGES`] messages.
     history: bool,
+    /// Whether the wanted transitions are kept (not [`Recorder::Replayed`]).
+    keeps: bool,
     pub(super) transitions: Vec<Transition>,
     pub(super) ledger: Vec<Effect>,
     pub(super) state_changes: Vec<StateChange>,
+    /// Transitions wanted so far up to [`TRANSITIONS_KEPT`] (kept unless
+    /// replayed; a [`super::Replay`] empties `transitions` as it reads).
+    wanted: usize,
+    /// Effects kept so far, up to [`TRANSITIONS_KEPT`].
+    effects: usize,
     /// Transitions past [`TRANSITIONS_KEPT`], counted and not kept.
     pub(super) dropped: u64,
     /// Whether the state changes are complete (none were dropped).
@@ -87,7 +98,10 @@ impl Recording {
             history_complete: true,
             watches,
             history: recorder == Recorder::All && messages <= HISTORY_MESSAGES,
+            keeps: recorder != Recorder::Replayed,
             recorder,
+            wanted: 0,
+            effects: 0,
             transitions: Vec::new(),
             ledger: Vec::new(),
             state_changes: Vec::new(),
@@ -122,12 +136,15 @@ impl Recording {
             self.watches.saw(detail.kind(), message, time);
         }
         if self.recorder.wants(message) {
-            if self.transitions.len() < TRANSITIONS_KEPT {
-                self.transitions.push(Transition {
-                    time,
-                    message,
-                    detail,
-                });
+            if self.wanted < TRANSITIONS_KEPT {
+                self.wanted += 1;
+                if self.keeps {
+                    self.transitions.push(Transition {
+                        time,
+                        message,
+                        detail,
+                    });
+                }
             } else {
                 self.dropped += 1;
             }
@@ -135,6 +152,18 @@ impl Recording {
         if let Some(m) = message {
             self.state_change(time, m, messages);
         }
+    }
+
+    /// Plays the run again for a [`super::Replay`]: no history (nothing
+    /// reads it), and the buffers are emptied as they are read.
+    pub(super) fn for_replay(&mut self) {
+        self.history = false;
+    }
+
+    /// Empties what a [`super::Replay`] has read.
+    pub(super) fn clear(&mut self) {
+        self.transitions.clear();
+        self.ledger.clear();
     }
 
     /// Whether nothing is kept or watched: no transition, effect or
@@ -145,7 +174,8 @@ impl Recording {
 
     #[inline]
     pub(super) fn effect(&mut self, effect: Effect) {
-        if self.recorder == Recorder::All && self.ledger.len() < TRANSITIONS_KEPT {
+        if self.recorder == Recorder::All && self.effects < TRANSITIONS_KEPT {
+            self.effects += 1;
             self.ledger.push(effect);
         }
     }
@@ -173,7 +203,7 @@ impl Recording {
         if self.history {
             self.state_changes.push(StateChange {
                 time,
-                step: self.transitions.len() as u32,
+                step: self.wanted as u32,
                 message,
                 state: messages.get(message),
             });

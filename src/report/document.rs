@@ -6,7 +6,9 @@
 //! as JSON: serde writes them item by item straight from the run, and a
 //! template gets them as sequences that make an item only when it reads
 //! it. So `--format json` and the reports cost the run's memory plus one
-//! item, however long the transcript.
+//! item, however long the transcript. A run that counted its transcript
+//! and kept none ([`Recorder::Replayed`]) is played again as its
+//! `transitions` and `ledger` are written ([`Replay`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::Value as Json;
 
-use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome};
+use crate::engine::{FULL_TRANSCRIPT_MESSAGES, Outcome, Recorder, Replay};
 use crate::model::{MessageIndex, Scenario};
 use crate::report::transition_json::TransitionJson;
 
@@ -141,6 +143,33 @@ impl Serialize for Item<'_> {
 
 impl Serialize for Listed<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let scenario = self.scenario;
+        if self.outcome.recorder == Recorder::Replayed {
+            match self.list {
+                List::Messages => {}
+                List::Transitions => {
+                    let mut seq = serializer.serialize_seq(None)?;
+                    for transition in Replay::transitions(scenario) {
+                        seq.serialize_element(&TransitionJson {
+                            scenario,
+                            transition: &transition,
+                            with_text: true,
+                        })?;
+                    }
+                    return seq.end();
+                }
+                List::Ledger => {
+                    let mut seq = serializer.serialize_seq(None)?;
+                    for effect in Replay::ledger(scenario) {
+                        seq.serialize_element(&EffectJson {
+                            scenario,
+                            effect: &effect,
+                        })?;
+                    }
+                    return seq.end();
+                }
+            }
+        }
         let len = self.list.len(self.outcome);
         let mut seq = serializer.serialize_seq(Some(len))?;
         for index in 0..len {
@@ -198,6 +227,9 @@ impl Document {
         let (Json::Object(head), Some(run)) = (&self.head, &self.run) else {
             return Value::from(Serde(&self.head));
         };
+        // Templates read an item at a time, in any order: reports keep
+        // their transcript (`Transcript::Kept`), never replay it.
+        debug_assert!(run.outcome.recorder != Recorder::Replayed);
         Value::from_pairs(head.iter().map(|(key, value)| {
             let value = match List::named(key) {
                 Some(list) => Value::from_object(LazyList {

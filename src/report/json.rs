@@ -223,7 +223,10 @@ pub fn document(file: &str, run: &Run, verdicts: &[Verdict], problems: &[Located
         // The lists are written from the run (`Document`).
         "messages": Json::Null,
         "interesting": super::interesting::interesting(scenario, outcome),
-        "transitions_recorded": outcome.recorder == crate::engine::Recorder::All,
+        "transitions_recorded": matches!(
+            outcome.recorder,
+            crate::engine::Recorder::All | crate::engine::Recorder::Replayed
+        ),
         "transitions": Json::Null,
         "ledger": Json::Null,
     });
