@@ -40,8 +40,9 @@ pub enum Transcript {
     None,
     /// Kept in memory: goldens and reports read it more than once.
     Kept,
-    /// Counted, and played again as the JSON document writes it
-    /// ([`engine::Replay`]): written once, it costs no memory.
+    /// The ledger kept, the transitions counted and played again as the
+    /// JSON document writes them ([`engine::Replay`]): written once, they
+    /// cost no memory.
     Replayed,
 }
 

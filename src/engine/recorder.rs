@@ -35,9 +35,10 @@ pub enum Recorder {
     All,
     /// Operator transitions and those of these messages.
     Only(BTreeSet<MessageIndex>),
-    /// Every transition counted and none kept, nor the ledger: a writer
-    /// reads them by playing the run again ([`super::Replay`]), so a
-    /// transcript written out costs no memory however long it is.
+    /// Every transition counted and none kept (the effect ledger is
+    /// kept): a writer reads them by playing the run again
+    /// ([`super::Replay`]), so a transcript written out costs no memory
+    /// however long it is.
     Replayed,
 }
 
@@ -73,14 +74,15 @@ pub(super) struct Recording {
     history: bool,
     /// Whether the wanted transitions are kept (not [`Recorder::Replayed`]).
     keeps: bool,
+    /// Whether the effect ledger is kept ([`Recorder::All`] and
+    /// [`Recorder::Replayed`]).
+    keeps_ledger: bool,
     pub(super) transitions: Vec<Transition>,
     pub(super) ledger: Vec<Effect>,
     pub(super) state_changes: Vec<StateChange>,
-    /// Transitions wanted so far up to [`TRANSITIONS_KEPT`] (kept unless
+    /// Transitions wanted so far, up to [`TRANSITIONS_KEPT`] (kept unless
     /// replayed; a [`super::Replay`] empties `transitions` as it reads).
     wanted: usize,
-    /// Effects kept so far, up to [`TRANSITIONS_KEPT`].
-    effects: usize,
     /// Transitions past [`TRANSITIONS_KEPT`], counted and not kept.
     pub(super) dropped: u64,
     /// Whether the state changes are complete (none were dropped).
@@ -99,9 +101,9 @@ impl Recording {
             watches,
             history: recorder == Recorder::All && messages <= HISTORY_MESSAGES,
             keeps: recorder != Recorder::Replayed,
+            keeps_ledger: matches!(recorder, Recorder::All | Recorder::Replayed),
             recorder,
             wanted: 0,
-            effects: 0,
             transitions: Vec::new(),
             ledger: Vec::new(),
             state_changes: Vec::new(),
@@ -154,16 +156,11 @@ impl Recording {
         }
     }
 
-    /// Plays the run again for a [`super::Replay`]: no history (nothing
-    /// reads it), and the buffers are emptied as they are read.
+    /// Plays the run again for a [`super::Replay`]: transitions alone (no
+    /// history, no ledger: the replayed run kept its ledger).
     pub(super) fn for_replay(&mut self) {
         self.history = false;
-    }
-
-    /// Empties what a [`super::Replay`] has read.
-    pub(super) fn clear(&mut self) {
-        self.transitions.clear();
-        self.ledger.clear();
+        self.keeps_ledger = false;
     }
 
     /// Whether nothing is kept or watched: no transition, effect or
@@ -174,8 +171,7 @@ impl Recording {
 
     #[inline]
     pub(super) fn effect(&mut self, effect: Effect) {
-        if self.recorder == Recorder::All && self.effects < TRANSITIONS_KEPT {
-            self.effects += 1;
+        if self.keeps_ledger && self.ledger.len() < TRANSITIONS_KEPT {
             self.ledger.push(effect);
         }
     }

@@ -1,29 +1,30 @@
-//! A run played again to read its transcript as it is recorded.
+//! A run played again to read its transitions as they are recorded.
 //!
 //! The same file and seed make the same run, step for step (section 1), so
 //! a writer need not keep a transcript to write it: a run under
 //! [`Recorder::Replayed`] counts its transitions and keeps none, and the
-//! writer plays it again here, reading each step's transitions (or
-//! effects) and dropping them before the next step. Memory stays that of
-//! the run plus one step's records, however long the transcript.
+//! writer plays it again here, reading each step's transitions and
+//! dropping them before the next step. Memory stays that of the run plus
+//! one step's transitions, however long the transcript.
 
-use super::recorder::Recording;
-use super::transition::{Effect, Transition};
+use super::transition::Transition;
 use super::{Engine, Recorder};
 use crate::model::Scenario;
 
-/// A scenario run again from the start with every transition and effect
-/// recorded, read one step at a time.
+/// A scenario run again from the start with every transition recorded,
+/// read one step at a time: an iterator over the run's transitions, in
+/// the order it records them, at most [`super::TRANSITIONS_KEPT`] (as a
+/// run that keeps them).
 pub struct Replay<'s> {
     engine: Engine<'s>,
-    /// How many of the current step's records have been read.
+    /// How many of the current step's transitions have been read.
     read: usize,
     /// The run has ended and its last instant is closed.
     ended: bool,
 }
 
 impl<'s> Replay<'s> {
-    fn new(scenario: &'s Scenario) -> Self {
+    pub fn new(scenario: &'s Scenario) -> Self {
         let mut engine = Engine::new(scenario, Recorder::All);
         engine.recording.for_replay();
         Replay {
@@ -32,32 +33,22 @@ impl<'s> Replay<'s> {
             ended: false,
         }
     }
+}
 
-    /// The run's transitions, in the order it records them, at most
-    /// [`super::TRANSITIONS_KEPT`] (as a run that keeps them).
-    pub fn transitions(scenario: &'s Scenario) -> impl Iterator<Item = Transition> + 's {
-        let mut replay = Replay::new(scenario);
-        std::iter::from_fn(move || replay.next(|r| &r.transitions))
-    }
+impl Iterator for Replay<'_> {
+    type Item = Transition;
 
-    /// The run's effect ledger, in order, at most
-    /// [`super::TRANSITIONS_KEPT`] entries (as a run that keeps it).
-    pub fn ledger(scenario: &'s Scenario) -> impl Iterator<Item = Effect> + 's {
-        let mut replay = Replay::new(scenario);
-        std::iter::from_fn(move || replay.next(|r| &r.ledger))
-    }
-
-    /// The next record of `list`, stepping the run until there is one.
-    fn next<T: Copy>(&mut self, list: impl Fn(&Recording) -> &Vec<T>) -> Option<T> {
+    /// The next transition, stepping the run until there is one.
+    fn next(&mut self) -> Option<Transition> {
         loop {
-            if let Some(&item) = list(&self.engine.recording).get(self.read) {
+            if let Some(&t) = self.engine.recording.transitions.get(self.read) {
                 self.read += 1;
-                return Some(item);
+                return Some(t);
             }
             if self.ended {
                 return None;
             }
-            self.engine.recording.clear();
+            self.engine.recording.transitions.clear();
             self.read = 0;
             // A run that reached a limit under `on_limit = "fail"` has no
             // transcript to write; one that stops there ends as its run did.
@@ -76,8 +67,8 @@ mod tests {
     use crate::scenario::load_str;
 
     /// Every bundled scenario of up to 10,000 messages: the replay reads
-    /// what a run that keeps everything keeps, and a replayed run counts
-    /// what it drops alike.
+    /// what a run that keeps everything keeps; a replayed run keeps the
+    /// same ledger and counts what it drops alike.
     #[test]
     fn a_replay_reads_what_a_recorded_run_keeps() {
         let mut compared = 0;
@@ -94,13 +85,12 @@ mod tests {
                 continue;
             };
             let replayed = run(&scenario, Recorder::Replayed).unwrap();
-            assert!(replayed.transitions.is_empty() && replayed.ledger.is_empty());
+            assert!(replayed.transitions.is_empty());
+            assert_eq!(replayed.ledger, kept.ledger, "{path:?}");
             assert_eq!(replayed.totals, kept.totals, "{path:?}");
             assert_eq!(replayed.transitions_dropped, kept.transitions_dropped);
-            let transitions: Vec<Transition> = Replay::transitions(&scenario).collect();
+            let transitions: Vec<Transition> = Replay::new(&scenario).collect();
             assert_eq!(transitions, kept.transitions, "{path:?}");
-            let ledger: Vec<Effect> = Replay::ledger(&scenario).collect();
-            assert_eq!(ledger, kept.ledger, "{path:?}");
             compared += 1;
         }
         assert!(compared >= 20, "{compared} scenarios compared");
@@ -122,11 +112,11 @@ mod tests {
         );
         let kept = run(&scenario, Recorder::All).unwrap();
         let mut count = 0;
-        for (read, kept) in Replay::transitions(&scenario).zip(&kept.transitions) {
+        for (read, kept) in Replay::new(&scenario).zip(&kept.transitions) {
             assert_eq!(&read, kept);
             count += 1;
         }
         assert_eq!(count, TRANSITIONS_KEPT);
-        assert_eq!(Replay::transitions(&scenario).count(), TRANSITIONS_KEPT);
+        assert_eq!(Replay::new(&scenario).count(), TRANSITIONS_KEPT);
     }
 }

@@ -6,9 +6,9 @@
 //! as JSON: serde writes them item by item straight from the run, and a
 //! template gets them as sequences that make an item only when it reads
 //! it. So `--format json` and the reports cost the run's memory plus one
-//! item, however long the transcript. A run that counted its transcript
-//! and kept none ([`Recorder::Replayed`]) is played again as its
-//! `transitions` and `ledger` are written ([`Replay`]).
+//! item, however long the transcript. A run that counted its transitions
+//! and kept none ([`Recorder::Replayed`]) is played again as they are
+//! written ([`Replay`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -144,31 +144,16 @@ impl Serialize for Item<'_> {
 impl Serialize for Listed<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let scenario = self.scenario;
-        if self.outcome.recorder == Recorder::Replayed {
-            match self.list {
-                List::Messages => {}
-                List::Transitions => {
-                    let mut seq = serializer.serialize_seq(None)?;
-                    for transition in Replay::transitions(scenario) {
-                        seq.serialize_element(&TransitionJson {
-                            scenario,
-                            transition: &transition,
-                            with_text: true,
-                        })?;
-                    }
-                    return seq.end();
-                }
-                List::Ledger => {
-                    let mut seq = serializer.serialize_seq(None)?;
-                    for effect in Replay::ledger(scenario) {
-                        seq.serialize_element(&EffectJson {
-                            scenario,
-                            effect: &effect,
-                        })?;
-                    }
-                    return seq.end();
-                }
+        if self.outcome.recorder == Recorder::Replayed && self.list == List::Transitions {
+            let mut seq = serializer.serialize_seq(None)?;
+            for transition in Replay::new(scenario) {
+                seq.serialize_element(&TransitionJson {
+                    scenario,
+                    transition: &transition,
+                    with_text: true,
+                })?;
             }
+            return seq.end();
         }
         let len = self.list.len(self.outcome);
         let mut seq = serializer.serialize_seq(Some(len))?;
