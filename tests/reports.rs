@@ -595,3 +595,32 @@ fn ids_with_pipes_and_backticks_keep_the_markdown_tables_whole() {
     assert_eq!(bars(row), bars(header), "{row}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_json_report_alone_is_the_one_written_beside_the_others() {
+    // Alone, the JSON report plays the run again for its transitions
+    // instead of keeping them (a template reads them more than once, so
+    // the three formats together keep them): the same file.
+    let d = scratch("json-alone");
+    let (alone, all) = (d.join("alone"), d.join("all"));
+    let files = [
+        THREE[0],
+        THREE[1],
+        "scenarios/27-every-dlq-gets-an-alarm.toml",
+    ];
+    for (dir, formats) in [(&alone, "json"), (&all, "markdown,html,json")] {
+        let o = report(dir, formats, &files);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let mut compared = 0;
+    for file in listing(&alone) {
+        let text = |dir: &Path| std::fs::read_to_string(dir.join(&file)).unwrap();
+        assert_eq!(text(&alone), text(&all), "{file}");
+        compared += 1;
+    }
+    assert_eq!(compared, 4, "three reports and the index");
+    let doc = std::fs::read_to_string(alone.join(format!("{}.json", stem(THREE[0])))).unwrap();
+    assert!(doc.contains("\"transitions_recorded\": true"));
+    assert!(doc.contains("\"kind\": \"delivered\""));
+    let _ = std::fs::remove_dir_all(&d);
+}

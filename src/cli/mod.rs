@@ -369,6 +369,21 @@ fn report_format_parser() -> impl clap::builder::TypedValueParser<Value = Report
         .try_map(|name: String| ReportFormat::from_name(&name).ok_or("unknown report format"))
 }
 
+/// What the runs record of their transcript: golden files and the
+/// Markdown and HTML reports read it more than once; JSON (the output and
+/// the JSON report) writes it once, as the run is played again.
+fn transcript(args: &RunArgs) -> Transcript {
+    let report = args.report.is_some();
+    let templated = report && args.report_format.iter().any(|&f| f != ReportFormat::Json);
+    if args.golden.is_some() || templated {
+        Transcript::Kept
+    } else if args.format == Format::Json || report {
+        Transcript::Replayed
+    } else {
+        Transcript::None
+    }
+}
+
 /// What the arguments ask the application to do.
 fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
     BatchRequest {
@@ -378,15 +393,7 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
             filter: args.filter.clone(),
             tag: args.tag.clone(),
             fail_fast: args.fail_fast,
-            // Goldens and reports read the transcript more than once;
-            // the JSON document writes it once, as the run is replayed.
-            transcript: if args.golden.is_some() || args.report.is_some() {
-                Transcript::Kept
-            } else if args.format == Format::Json {
-                Transcript::Replayed
-            } else {
-                Transcript::None
-            },
+            transcript: transcript(args),
             census: args.report.is_some(),
             sets: args.sets.clone(),
             shard: args.shard,
