@@ -72,8 +72,6 @@ pub(super) struct Recording {
     /// Whether state changes are kept: everything is recorded and the run
     /// has at most [`HISTORY_MESSAGES`] messages.
     history: bool,
-    /// Whether the wanted transitions are kept (not [`Recorder::Replayed`]).
-    keeps: bool,
     /// Whether the effect ledger is kept ([`Recorder::All`] and
     /// [`Recorder::Replayed`]).
     keeps_ledger: bool,
@@ -100,7 +98,6 @@ impl Recording {
             history_complete: true,
             watches,
             history: recorder == Recorder::All && messages <= HISTORY_MESSAGES,
-            keeps: recorder != Recorder::Replayed,
             keeps_ledger: matches!(recorder, Recorder::All | Recorder::Replayed),
             recorder,
             wanted: 0,
@@ -140,7 +137,7 @@ impl Recording {
         if self.recorder.wants(message) {
             if self.wanted < TRANSITIONS_KEPT {
                 self.wanted += 1;
-                if self.keeps {
+                if self.recorder != Recorder::Replayed {
                     self.transitions.push(Transition {
                         time,
                         message,
