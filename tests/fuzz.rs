@@ -258,7 +258,48 @@ fn everything(text: &str) -> Result<(), TestCaseError> {
     check_output("github", &print::batch_github(&batch.record, false))?;
     // JSON escapes what it carries; it must parse.
     let json = print::batch_json(&batch.files, &batch.results, &batch.goldens, &batch.record);
-    prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+    let kept: serde_json::Value = serde_json::from_str(&json).expect("the JSON output parses");
+    // `--format json` alone plays the run again for its transitions:
+    // each scenario's transitions, ledger and totals are the ones a kept
+    // transcript gives, whatever the mutation (limits, stops) did.
+    let replayed_request = app::BatchRequest {
+        options: app::Options {
+            transcript: app::Transcript::Replayed,
+            census: false,
+            ..request.options.clone()
+        },
+        golden: None,
+        junit: None,
+        report: None,
+        summary_markdown: None,
+        ..request
+    };
+    if let Ok(replayed) = app::run_batch(&replayed_request, &|| {}) {
+        let json = print::batch_json(
+            &replayed.files,
+            &replayed.results,
+            &replayed.goldens,
+            &replayed.record,
+        );
+        let replayed: serde_json::Value = serde_json::from_str(&json).unwrap();
+        // The census and the golden verdict are the kept run's alone.
+        for (r, k) in replayed["scenarios"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .zip(kept["scenarios"].as_array().into_iter().flatten())
+        {
+            for list in [
+                "transitions_recorded",
+                "transitions",
+                "transitions_dropped",
+                "ledger",
+                "totals",
+            ] {
+                prop_assert_eq!(&r[list], &k[list], "{}", list);
+            }
+        }
+    }
     for written in std::fs::read_dir(dir.path().join("reports"))
         .into_iter()
         .flatten()

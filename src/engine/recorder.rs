@@ -160,6 +160,12 @@ impl Recording {
         self.keeps_ledger = false;
     }
 
+    /// Whether [`TRANSITIONS_KEPT`] transitions have been wanted: any
+    /// more are only counted.
+    pub(super) fn full(&self) -> bool {
+        self.wanted >= TRANSITIONS_KEPT
+    }
+
     /// Whether nothing is kept or watched: no transition, effect or
     /// state change is read after the run.
     pub(super) fn quiet(&self) -> bool {

@@ -14,7 +14,8 @@ use crate::model::Scenario;
 /// A scenario run again from the start with every transition recorded,
 /// read one step at a time: an iterator over the run's transitions, in
 /// the order it records them, at most [`super::TRANSITIONS_KEPT`] (as a
-/// run that keeps them).
+/// run that keeps them; the replay ends there, the rest of the run is
+/// not played).
 pub struct Replay<'s> {
     engine: Engine<'s>,
     /// How many of the current step's transitions have been read.
@@ -45,7 +46,8 @@ impl Iterator for Replay<'_> {
                 self.read += 1;
                 return Some(t);
             }
-            if self.ended {
+            // Past the cap no transition is kept: nothing more to read.
+            if self.ended || self.engine.recording.full() {
                 return None;
             }
             self.engine.recording.transitions.clear();

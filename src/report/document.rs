@@ -75,6 +75,9 @@ impl List {
             .find(|l| l.key() == key)
     }
 
+    /// The list's length in `outcome`; a replayed run's transitions are
+    /// not in it (they are written from a [`Replay`], never read by
+    /// index).
     pub fn len(self, outcome: &Outcome) -> usize {
         match self {
             List::Messages => listed(outcome),

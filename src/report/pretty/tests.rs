@@ -382,7 +382,7 @@ fn escapes_field_names_that_share_an_address() {
 
 /// The same field names at many levels (past [`super::DEEPEST`]), first
 /// and not first, and names whose key does not fit a slot of
-/// [`super::key::Keys`]: each key laid out for its own level.
+/// [`super::field_keys::Keys`]: each key laid out for its own level.
 #[test]
 fn lays_out_each_field_at_its_own_level() {
     #[derive(Serialize)]
