@@ -3,9 +3,9 @@
 # benches/full-transcript-10k.toml, 10,000 messages with every transition
 # kept (a 17 MB document), run RUNS times in a row plain and RUNS times
 # with `--format json` (30 unless set); the CPU seconds of each batch of
-# runs (user + system, every process) and their ratio, PAIRS pairs (5
-# unless set), then the median ratio. A batch of runs, not one, since a
-# plain run takes about 3 ms and bash's `time` counts milliseconds.
+# runs (user + system of the runs themselves) and their ratio, PAIRS
+# pairs (5 unless set), then the median ratio. A batch of runs, not one,
+# since a plain run takes about 2 ms and `times` counts milliseconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet
@@ -16,11 +16,15 @@ RUNS="${RUNS:-30}"
 file=benches/full-transcript-10k.toml
 # BIN: another build to measure (this tree's release build unless set).
 bin="${BIN:-./target/release/scenario-run}"
-# runs ARGS...: CPU seconds of RUNS runs of the file with ARGS.
+# runs ARGS...: CPU seconds of RUNS runs of the file with ARGS: user +
+# system of the finished children, as `times` reports them (each run's
+# process from the fork to its exit; the shell's own share of the fork
+# is not counted).
 runs() {
-  local TIMEFORMAT='%3U %3S'
-  { time (for _ in $(seq "$RUNS"); do "$bin" --quiet "$@" "$file" >/dev/null; done); } 2>&1 |
-    tail -1 | awk '{ print $1 + $2 }'
+  (
+    for ((i = 0; i < RUNS; i++)); do "$bin" --quiet "$@" "$file" >/dev/null; done
+    times
+  ) | tail -1 | sed 's/[ms]/ /g' | awk '{ print $1 * 60 + $2 + $3 * 60 + $4 }'
 }
 ratios=()
 for _ in $(seq "$PAIRS"); do
