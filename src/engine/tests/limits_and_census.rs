@@ -69,6 +69,23 @@ fn a_run_keeps_at_most_a_million_transitions_and_counts_the_rest() {
 }
 
 #[test]
+fn a_run_keeps_at_most_a_million_effects_in_its_ledger() {
+    // One message whose ack is lost 1,000,003 times: as many effects,
+    // every one counted, the first million kept (by a kept run and by
+    // one that replays its transcript, which keeps its ledger).
+    let (scenario, _) = load_str(
+        "t.toml",
+        "[delivery]\nmax_receives = 1000003\nretry_interval = \"1ms\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{ lose_ack = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let outcome = run(&scenario, Recorder::Replayed).unwrap();
+    assert_eq!(outcome.totals.effects, 1_000_003);
+    assert_eq!(outcome.ledger.len(), TRANSITIONS_KEPT);
+    assert_eq!(outcome.ledger.last().map(|e| e.time), Some(999_999));
+}
+
+#[test]
 fn recording_does_not_change_the_run() {
     let (scenario, _) = load_str("t.toml", &fixture(DELIVERY, BASE_EXTRA, BASE_OP)).unwrap();
     let all = run(&scenario, Recorder::All).unwrap();

@@ -51,6 +51,46 @@ fn s19_a_new_identity_on_redrive_defeats_an_upsert() {
 }
 
 #[test]
+fn s19_each_new_identity_is_a_row_of_its_own() {
+    // Two redrives under new keys: rows p, p~r1 and p~r2, all of
+    // intent p: two visible duplicates.
+    let (_, outcome) = sim(&format!(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n{SINKS}\
+         [[operator]]\naction = \"redrive_all\"\nidentity = \"new\"\n\
+         [[operator]]\nrepair = true\naction = \"redrive_all\"\nidentity = \"new\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{{ lose_ack = {{ until = \"repair\" }} }}]\n"
+    ));
+    assert_eq!(outcome.totals.effects, 3);
+    assert_eq!(sink(&outcome, 0), [3, 2]);
+    assert_eq!(sink(&outcome, 1), [3, 2]);
+}
+
+#[test]
+fn s19_a_run_that_records_nothing_counts_the_same_rows() {
+    // A quiet run takes the engine's shortest path where it can; an
+    // upsert sink's rows must come out as in a recorded run.
+    for text in [
+        format!(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n{SINKS}\
+             [[message]]\nid = \"a\"\nfaults = [{{ lose_ack = {{ first = 1 }} }}]\n\
+             [[message]]\nid = \"b\"\n[[message]]\nid = \"c\"\nkey = \"b\"\n"
+        ),
+        format!(
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n{SINKS}\
+             [[traffic]]\ncount = 50\nover = \"10s\"\nid_prefix = \"g\"\n\
+             faults = [{{ lose_ack = {{ first = 1 }} }}]\n"
+        ),
+    ] {
+        let (scenario, recorded) = sim(&text);
+        let quiet = run(&scenario, Recorder::Off).unwrap();
+        for k in 0..3 {
+            assert_eq!(sink(&quiet, k), sink(&recorded, k), "sink {k} of {text}");
+        }
+        assert!(sink(&recorded, 1)[0] < recorded.totals.effects, "{text}");
+    }
+}
+
+#[test]
 fn d22_12_an_upsert_row_belongs_to_the_intent_of_its_first_write() {
     // b shares a's key: one row, first written by a's intent; b's
     // effect under the same key writes no row.
