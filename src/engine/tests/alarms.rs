@@ -51,6 +51,35 @@ fn s15_dlq_arrivals_clears_when_an_entry_leaves_the_window() {
 }
 
 #[test]
+fn s15_dlq_arrivals_clears_when_the_oldest_entry_still_counted_leaves() {
+    // Entries at 10s, 20s and 22s; window 8s: the one at 10s has left
+    // by 22s, when two are in the window; the count falls to one when
+    // the entry at 20s leaves, at 28s.
+    let text = BASE.replace("at = \"5s\"", "at = \"10s\"")
+        + "[[message]]\nid = \"c\"\nat = \"12s\"\nfaults = [{ fail = { until = \"repair\" } }]\n";
+    let (s, o) = sim(&format!(
+        "{text}[[alarm]]\nname = \"x\"\nmetric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\n"
+    ));
+    assert_eq!(alarm_story(&s, &o, "x"), [(22_000, true), (28_000, false)]);
+}
+
+#[test]
+fn s15_a_threshold_reached_at_an_event_instant_is_read_after_its_events() {
+    // a's age reaches 5s at 15s, the instant b is quarantined: the
+    // alarm is read after b's transitions there, as after any instant.
+    let (s, o) = with("metric = \"oldest_age\"\nat_least = \"5s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(15_000, true), (45_000, false)]);
+    let at_15: Vec<EventKind> = o
+        .transitions
+        .iter()
+        .filter(|t| t.time == 15_000)
+        .map(|t| t.detail.kind())
+        .collect();
+    assert_eq!(at_15.last(), Some(&EventKind::AlarmFired), "{at_15:?}");
+    assert!(at_15.contains(&EventKind::Quarantined), "{at_15:?}");
+}
+
+#[test]
 fn s15_queue_depth_reads_ready_messages_not_taken() {
     let (s, o) = sim(
         "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[workers]\ncount = 1\nservice_time = \"1s\"\n\
