@@ -54,13 +54,16 @@ fn s15_dlq_arrivals_clears_when_an_entry_leaves_the_window() {
 fn s15_dlq_arrivals_clears_when_the_oldest_entry_still_counted_leaves() {
     // Entries at 10s, 20s and 22s; window 8s: the one at 10s has left
     // by 22s, when two are in the window; the count falls to one when
-    // the entry at 20s leaves, at 28s.
+    // the entry at 20s leaves, at 28s. A second alarm's longer window
+    // keeps the entry at 10s in the list, before the ones counted.
     let text = BASE.replace("at = \"5s\"", "at = \"10s\"")
         + "[[message]]\nid = \"c\"\nat = \"12s\"\nfaults = [{ fail = { until = \"repair\" } }]\n";
     let (s, o) = sim(&format!(
-        "{text}[[alarm]]\nname = \"x\"\nmetric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\n"
+        "{text}[[alarm]]\nname = \"x\"\nmetric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\n\
+         [[alarm]]\nname = \"long\"\nmetric = \"dlq_arrivals\"\nwindow = \"60s\"\nat_least = 9\n"
     ));
     assert_eq!(alarm_story(&s, &o, "x"), [(22_000, true), (28_000, false)]);
+    assert_eq!(alarm_story(&s, &o, "long"), []);
 }
 
 #[test]
