@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+mod common;
+
 use proptest::prelude::*;
 use scenario_run::engine::{self, Detail, Outcome, Recorder};
 use scenario_run::model::{EventKind, Scenario, State, StoppedBy};
@@ -106,19 +108,6 @@ fn run(text: &str) -> (Scenario, Outcome) {
     (scenario, outcome)
 }
 
-/// Played again (as a JSON document writes it), the run records what a
-/// run that keeps everything kept; counted and not kept, it drops alike
-/// and keeps the same ledger.
-fn replays_alike(scenario: &Scenario, all: &Outcome) -> Result<(), TestCaseError> {
-    let replayed: Vec<_> = engine::Replay::new(scenario).collect();
-    prop_assert_eq!(&replayed, &all.transitions);
-    let counted = engine::run(scenario, Recorder::Replayed).expect("stop mode never fails");
-    prop_assert_eq!(&counted.ledger, &all.ledger);
-    prop_assert_eq!(counted.totals, all.totals);
-    prop_assert_eq!(counted.transitions_dropped, all.transitions_dropped);
-    Ok(())
-}
-
 /// Whether a transition ends a delivery.
 fn ends(detail: &Detail) -> bool {
     matches!(
@@ -173,7 +162,7 @@ proptest! {
         // path for its first deliveries: the same totals and states.
         let (scenario, all) = run(&text);
         let off = engine::run(&scenario, Recorder::Off).expect("stop mode never fails");
-        replays_alike(&scenario, &all)?;
+        common::replays_alike(&scenario, &all)?;
         prop_assert_eq!(all.totals, off.totals);
         prop_assert_eq!(all.messages, off.messages);
     }
@@ -396,7 +385,7 @@ proptest! {
             p.rest.push_str("[dedup]\nmode = \"write_intent\"\nlease = \"2s\"\nrenew = \"1s\"\nresult_retention = \"1m\"\n");
         }
         let (scenario, outcome) = run(&p.text());
-        replays_alike(&scenario, &outcome)?;
+        common::replays_alike(&scenario, &outcome)?;
         let t = &outcome.totals;
         let count = |s: State| outcome.messages.iter().filter(|m| m.state == s).count() as u64;
         prop_assert_eq!(

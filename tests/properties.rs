@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod common;
+
 use proptest::prelude::*;
 use scenario_run::engine::{self, Detail, Recorder};
 use scenario_run::model::State;
@@ -198,13 +200,7 @@ proptest! {
         prop_assert_eq!(&all.totals, &off.totals);
         prop_assert_eq!(&all.messages, &off.messages);
         prop_assert_eq!(&all.calls, &off.calls);
-        let replayed = engine::run(&scenario, Recorder::Replayed).unwrap();
-        prop_assert_eq!(&replayed.totals, &all.totals);
-        prop_assert_eq!(replayed.transitions_dropped, all.transitions_dropped);
-        prop_assert!(replayed.transitions.is_empty());
-        prop_assert_eq!(&replayed.ledger, &all.ledger);
-        let transitions: Vec<_> = engine::Replay::new(&scenario).collect();
-        prop_assert_eq!(transitions, all.transitions);
+        common::replays_alike(&scenario, &all)?;
     }
 
     /// `[limits]` stop an unrecorded run (which takes runs of arrivals

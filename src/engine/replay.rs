@@ -65,8 +65,8 @@ impl Iterator for Replay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tests::one_message;
     use crate::engine::{TRANSITIONS_KEPT, run};
-    use crate::scenario::load_str;
 
     /// Every bundled scenario of up to 10,000 messages: the replay reads
     /// what a run that keeps everything keeps; a replayed run keeps the
@@ -74,12 +74,7 @@ mod tests {
     #[test]
     fn a_replay_reads_what_a_recorded_run_keeps() {
         let mut compared = 0;
-        for entry in std::fs::read_dir("scenarios").unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let Ok((scenario, _)) = load_str("s.toml", &text) else {
-                continue;
-            };
+        for (path, scenario) in crate::scenario::bundled() {
             if scenario.message_count() > crate::engine::FULL_TRANSCRIPT_MESSAGES {
                 continue;
             }
@@ -101,12 +96,7 @@ mod tests {
     #[test]
     fn a_replay_stops_where_a_run_stops_keeping() {
         // One message failing 400,000 times: 1.2 million transitions.
-        let (scenario, _) = load_str(
-            "t.toml",
-            "[delivery]\nmax_receives = 400000\nretry_interval = \"1ms\"\n\
-             [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
-        )
-        .unwrap();
+        let scenario = one_message(400_000, "fail");
         let replayed = run(&scenario, Recorder::Replayed).unwrap();
         assert_eq!(
             replayed.transitions_dropped,

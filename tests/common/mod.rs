@@ -1,4 +1,5 @@
-//! What the integration tests share: running the binary, and scratch folders.
+//! What the integration tests share: running the binary, scratch folders,
+//! and the check that a run played again reads what a kept run keeps.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -102,4 +103,24 @@ pub fn chromium() -> Option<PathBuf> {
     std::env::split_paths(&path)
         .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
         .find(|p| p.is_file())
+}
+
+/// Played again (as a JSON document writes it), the run records what a
+/// run that keeps everything (`all`) kept; counted and not kept
+/// (`Recorder::Replayed`), it keeps no transition, drops alike and keeps
+/// the same ledger and totals.
+pub fn replays_alike(
+    scenario: &scenario_run::model::Scenario,
+    all: &scenario_run::engine::Outcome,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::prop_assert_eq;
+    use scenario_run::engine::{self, Recorder};
+    let replayed: Vec<_> = engine::Replay::new(scenario).collect();
+    prop_assert_eq!(&replayed, &all.transitions);
+    let counted = engine::run(scenario, Recorder::Replayed).expect("a run that finished before");
+    proptest::prop_assert!(counted.transitions.is_empty());
+    prop_assert_eq!(&counted.ledger, &all.ledger);
+    prop_assert_eq!(&counted.totals, &all.totals);
+    prop_assert_eq!(counted.transitions_dropped, all.transitions_dropped);
+    Ok(())
 }

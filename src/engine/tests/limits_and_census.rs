@@ -50,12 +50,7 @@ fn a_snapshot_at_t_includes_every_event_at_t() {
 fn a_run_keeps_at_most_a_million_transitions_and_counts_the_rest() {
     // One message failing 1,100,000 times: 3.3 million transitions, and
     // 1.1 million state changes.
-    let (scenario, _) = load_str(
-        "t.toml",
-        "[delivery]\nmax_receives = 1100000\nretry_interval = \"1ms\"\n\
-         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
-    )
-    .unwrap();
+    let scenario = one_message(1_100_000, "fail");
     let outcome = run(&scenario, Recorder::All).unwrap();
     assert_eq!(outcome.transitions.len(), TRANSITIONS_KEPT);
     assert_eq!(
@@ -73,12 +68,7 @@ fn a_run_keeps_at_most_a_million_effects_in_its_ledger() {
     // One message whose ack is lost 1,000,003 times: as many effects,
     // every one counted, the first million kept (by a kept run and by
     // one that replays its transcript, which keeps its ledger).
-    let (scenario, _) = load_str(
-        "t.toml",
-        "[delivery]\nmax_receives = 1000003\nretry_interval = \"1ms\"\n\
-         [[message]]\nid = \"p\"\nfaults = [{ lose_ack = { until = \"repair\" } }]\n",
-    )
-    .unwrap();
+    let scenario = one_message(1_000_003, "lose_ack");
     let outcome = run(&scenario, Recorder::Replayed).unwrap();
     assert_eq!(outcome.totals.effects, 1_000_003);
     assert_eq!(outcome.ledger.len(), TRANSITIONS_KEPT);

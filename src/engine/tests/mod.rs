@@ -23,6 +23,16 @@ pub(super) fn sim(text: &str) -> (Scenario, Outcome) {
     (scenario, outcome)
 }
 
+/// One message `p` whose `fault` (`fail`, `lose_ack`) lasts until a
+/// repair that never comes: it is received `receives` times, 1 ms apart.
+pub(crate) fn one_message(receives: u64, fault: &str) -> Scenario {
+    let text = format!(
+        "[delivery]\nmax_receives = {receives}\nretry_interval = \"1ms\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{{ {fault} = {{ until = \"repair\" }} }}]\n"
+    );
+    load_str("t.toml", &text).expect("a valid scenario").0
+}
+
 /// Message `id`'s time ready but not taken, over its deliveries.
 pub(super) fn wait(scenario: &Scenario, outcome: &Outcome, id: &str) -> Millis {
     outcome.queue_wait(scenario.find_message(id).expect("message exists"))
