@@ -414,3 +414,96 @@ proptest! {
         }
     }
 }
+
+/// Names that explicit ids, keys, groups, generated ids and block group
+/// names share on purpose: m0..m3 are explicit ids, t1..t3 the ids of
+/// block `t` (whose groups are tg1..tg3), tg1..tg3 the ids of block `tg`.
+const NAMES: [&str; 11] = [
+    "m0", "m1", "m2", "k1", "k2", "t1", "t2", "t3", "tg1", "tg2", "tg3",
+];
+
+prop_compose! {
+    /// A per_key file whose names collide: explicit messages m0.. with a
+    /// key and a group drawn from [`NAMES`], block `t` with or without
+    /// `groups`, and maybe block `tg`.
+    fn colliding()(n in 1usize..5)(
+        messages in proptest::collection::vec(
+            (
+                proptest::option::of(0..NAMES.len()),
+                proptest::option::of(0..NAMES.len()),
+                0u64..6,
+                proptest::option::of(1u32..3),
+            ),
+            n,
+        ),
+        t_groups in proptest::option::of(1u64..4),
+        tg_block in any::<bool>(),
+        workers in proptest::option::of(1u64..3),
+    ) -> (String, Vec<(String, String)>) {
+        let mut text = String::from(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"2s\"\nordering = \"per_key\"\n",
+        );
+        if let Some(w) = workers {
+            text.push_str(&format!("[workers]\ncount = {w}\nservice_time = \"1s\"\n"));
+        }
+        // (id, the name of its group by the rule)
+        let mut expected = Vec::new();
+        for (i, (key, group, at, fail)) in messages.iter().enumerate() {
+            let id = format!("m{i}");
+            text.push_str(&format!("[[message]]\nid = \"{id}\"\nat = \"{at}s\"\n"));
+            let key = key.map_or(id.clone(), |k| NAMES[k].to_string());
+            text.push_str(&format!("key = \"{key}\"\n"));
+            if let Some(g) = group {
+                text.push_str(&format!("group = \"{}\"\n", NAMES[*g]));
+            }
+            if let Some(first) = fail {
+                text.push_str(&format!("faults = [{{ fail = {{ first = {first} }} }}]\n"));
+            }
+            expected.push((id, group.map_or(key, |g| NAMES[g].to_string())));
+        }
+        text.push_str("[[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"t\"\nfaults = [{ fail = { first = 1 } }]\n");
+        for j in 1..=3u64 {
+            let name = match t_groups {
+                Some(g) => format!("tg{}", (j - 1) % g + 1),
+                None => format!("t{j}"),
+            };
+            expected.push((format!("t{j}"), name));
+        }
+        if let Some(g) = t_groups {
+            text.push_str(&format!("groups = {g}\n"));
+        }
+        if tg_block {
+            text.push_str("[[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"tg\"\n");
+            for j in 1..=3 {
+                expected.push((format!("tg{j}"), format!("tg{j}")));
+            }
+        }
+        (text, expected)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// docs/model.md section 12: a message's group is its `group` when it
+    /// names one, else its key (a generated message's: its block group, else
+    /// its id); equal names are one group and different names are not,
+    /// whatever ids, keys and names coincide. The run is the name-keyed
+    /// reference's.
+    #[test]
+    fn a_message_s_group_is_its_group_else_its_key((text, expected) in colliding()) {
+        let (scenario, _) = load_str("p.toml", &text).expect("generated scenarios are valid");
+        let group = |id: &str| scenario.group(scenario.find_message(id).expect("an id"));
+        for (id, name) in &expected {
+            prop_assert_eq!(&scenario.group_name(group(id)), name, "group of {}\n{}", id, text);
+        }
+        for (a, name_a) in &expected {
+            for (b, name_b) in &expected {
+                prop_assert_eq!(group(a) == group(b), name_a == name_b, "{} and {}\n{}", a, b, text);
+            }
+        }
+        if let Err(difference) = reference::compare(&text, reference::flow::run(&text)) {
+            prop_assert!(false, "{}", difference);
+        }
+    }
+}

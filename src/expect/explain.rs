@@ -189,6 +189,18 @@ fn ids_where(
             .map(|(m, what)| format!("{:<16} {what}", id(m)))
             .collect();
     }
+    // Past one explanation's lines, the rest is counted in messages (not
+    // in cause lines, of which only [`MAX_CAUSES`] are kept).
+    let listed = causes.len() + usize::from(other > 0);
+    let summary = (listed > MAX_LINES).then(|| {
+        let total = causes.iter().map(|c| c.1).sum::<u64>() + other;
+        causes.truncate(MAX_LINES - 1);
+        let shown = causes.iter().map(|c| c.1).sum::<u64>();
+        format!(
+            "... and {} ({total} in all)",
+            plural(total - shown, "more message", "more messages")
+        )
+    });
     let mut lines: Vec<String> = causes
         .into_iter()
         .map(|(what, n, first, last)| match n {
@@ -200,11 +212,13 @@ fn ids_where(
             ),
         })
         .collect();
-    if other > 0 {
-        lines.push(format!(
+    match summary {
+        Some(summary) => lines.push(summary),
+        None if other > 0 => lines.push(format!(
             "{} with other causes",
             plural(other, "message", "messages")
-        ));
+        )),
+        None => {}
     }
     lines
 }

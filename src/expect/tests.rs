@@ -449,3 +449,21 @@ fn an_event_of_a_large_run_is_not_said_to_be_missing_from_it() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_capped_list_counts_the_messages_left_out_not_its_lines() {
+    // 5,000 messages quarantined at 5,000 different instants: 5,000
+    // causes, of which the explanation keeps 1,000 and shows 23.
+    let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                [[traffic]]\ncount = 5000\nover = \"5000s\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+                [expect]\nquarantine_entries = 0\n";
+    let (scenario, source) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    let verdicts = judge(&scenario, &outcome);
+    let shown = render(&failure(&source, &scenario, &outcome, &verdicts[0]), false);
+    assert!(
+        shown.contains("... and 4977 more messages (5000 in all)"),
+        "{shown}"
+    );
+    assert!(!shown.contains("977 more\n"), "{shown}");
+}

@@ -96,24 +96,44 @@ impl StoppedBy {
     }
 }
 
-/// Ordering groups, numbered without a string per message. Group numbers
-/// below the intent count are intents (a message's default group is its
-/// intent, a generated message's its own id); above them come the groups
-/// of `[[traffic]]` blocks that set `groups`, then names only explicit
+/// Ordering groups, numbered without a string per message. A group is a
+/// name (docs/model.md section 12): an explicit message's `group`, else its
+/// key; a generated message's `<prefix>g<n>` when its block sets `groups`,
+/// else its own id. Equal names are one group, and nothing else is: a
+/// message's id never decides its group unless the id is the group's name.
+///
+/// Group numbers below the intent count are intents, named as the intent
+/// (an explicit key, or a generated id); above them come the groups of
+/// `[[traffic]]` blocks that set `groups`, then names only explicit
 /// messages use. A name that is also an intent's name is that intent's
-/// group, so equal names are always one group.
+/// number, so equal names always have one number.
 #[derive(Debug, Clone, Default)]
 pub struct Groups {
     /// Group of each explicit message.
     pub of_explicit: Vec<u64>,
     /// Per `[[traffic]]` block: the first of its `groups` numbers.
     pub block_base: Vec<u64>,
-    /// A block group whose name is an intent's: (block, n) -> group.
+    /// A block group whose name is an explicit intent's: (block, n) -> group.
     pub aliases: BTreeMap<(usize, u64), u64>,
+    /// Block groups whose names may be another block's generated ids (a
+    /// block `o-` with `groups` beside a block `o-g`): checked by
+    /// arithmetic, so a million such names store nothing each.
+    pub overlaps: Vec<Overlap>,
     /// Names of the groups only explicit messages name, from `named_base`.
     pub named: Vec<String>,
     pub named_base: u64,
     /// How many group numbers there are.
+    pub count: u64,
+}
+
+/// Block `block`'s group names `<P>g<n>` that are the ids `<Q><k>` of the
+/// generated block starting at `first_index`, where `Q` is `<P>g<digits>`:
+/// group n is message k when n's decimal digits are `digits` then k's.
+#[derive(Debug, Clone)]
+pub struct Overlap {
+    pub block: usize,
+    pub digits: String,
+    pub first_index: MessageIndex,
     pub count: u64,
 }
 
@@ -166,11 +186,28 @@ impl Scenario {
                     let n = (j - 1) % groups + 1;
                     match self.flow.groups.aliases.get(&(block, n)) {
                         Some(&alias) => alias,
-                        None => self.flow.groups.block_base[block] + n - 1,
+                        None => match self.overlapping_id(block, n) {
+                            Some(other) => self.intent(other) as u64,
+                            None => self.flow.groups.block_base[block] + n - 1,
+                        },
                     }
                 }
             },
         }
+    }
+
+    /// The generated message whose id is block `block`'s group name n.
+    fn overlapping_id(&self, block: usize, n: u64) -> Option<MessageIndex> {
+        let overlaps = &self.flow.groups.overlaps;
+        if overlaps.is_empty() {
+            return None;
+        }
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(n);
+        overlaps.iter().filter(|o| o.block == block).find_map(|o| {
+            let k = super::generated_number(digits, &o.digits, o.count)?;
+            Some(o.first_index + (k - 1) as MessageIndex)
+        })
     }
 
     /// A group's name.

@@ -116,7 +116,8 @@ pub struct Intents {
     pub generated_aliases: BTreeMap<MessageIndex, IntentIndex>,
     /// Explicit intents by name, for derived keys that collide with one.
     pub by_name: BTreeMap<String, IntentIndex>,
-    /// Whether some explicit key looks like a derived key (`x~r1`).
+    /// Whether some key looks like a derived key (`x~r1`): an explicit key,
+    /// or the ids of a block whose `id_prefix` holds `~r`.
     pub has_derived_lookalikes: bool,
 }
 
@@ -193,8 +194,9 @@ impl Scenario {
         }
     }
 
-    /// The key a redrive with a fresh identity gives: `<intent>~r<N>`. If an
-    /// explicit message already uses that key, it is the same key.
+    /// The key a redrive with a fresh identity gives: `<intent>~r<N>`. If a
+    /// message already uses that key (an explicit key, or a generated id,
+    /// which is a generated message's key), it is the same key.
     pub fn fresh_key(&self, intent: IntentIndex, redrives: u32) -> KeyRef {
         if self.intents.has_derived_lookalikes {
             let name = self
@@ -203,7 +205,11 @@ impl Scenario {
                     generation: redrives,
                 })
                 .to_string();
-            if let Some(&i) = self.intents.by_name.get(&name) {
+            let existing = match self.intents.by_name.get(&name) {
+                Some(&i) => Some(i),
+                None => self.find_generated(&name).map(|m| self.intent(m)),
+            };
+            if let Some(i) = existing {
                 return KeyRef {
                     intent: i,
                     generation: 0,

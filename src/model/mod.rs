@@ -20,7 +20,7 @@ pub use expectation::{
     Check, Expectation, KindField, MessageField, Target, Value, Verdict, describe,
 };
 pub use faults::{Asked, Faults};
-pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, StoppedBy, Workers};
+pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, Workers};
 pub use guarantee::{
     CrashAt, DedupMode, Guarantees, Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE,
     SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
@@ -420,12 +420,15 @@ impl Scenario {
         if let Some(i) = self.messages.iter().position(|m| m.id == id) {
             return Some(i as MessageIndex);
         }
-        for g in &self.traffic {
-            if let Some(j) = generated_number(id, &g.id_prefix, g.count) {
-                return Some(g.first_index + (j - 1) as MessageIndex);
-            }
-        }
-        None
+        self.find_generated(id)
+    }
+
+    /// Finds a generated message by id.
+    pub fn find_generated(&self, id: &str) -> Option<MessageIndex> {
+        self.traffic.iter().find_map(|g| {
+            generated_number(id, &g.id_prefix, g.count)
+                .map(|j| g.first_index + (j - 1) as MessageIndex)
+        })
     }
 
     pub fn payload(&self, m: MessageIndex) -> Option<&toml::Table> {

@@ -119,19 +119,38 @@ fn groups_need_per_key(problems: &mut Problems, t: &FlowTables, ordering: Orderi
 
 /// Numbers the ordering groups (see [`Groups`]): intents first, then the
 /// groups of blocks that set `groups`, then names only explicit messages
-/// use. A name equal to an intent's is that intent's group.
+/// use. A group name resolves, in this order, to the explicit key of that
+/// name, the generated id of that name (a generated message's intent is
+/// named by its id), the block group of that name, or a name of its own.
+/// An explicit message's id is not a group name: `group = "m1"` does not
+/// join message m1 unless m1's own group is named "m1".
 pub(super) fn groups(scenario: &Scenario) -> Groups {
     let intents = scenario.intent_count() as u64;
     let mut next = intents;
     let mut block_base = Vec::new();
     let mut aliases = BTreeMap::new();
+    let mut overlaps = Vec::new();
     for (block, g) in scenario.traffic.iter().enumerate() {
         block_base.push(next);
         if let Some(n) = g.groups {
-            // Block group names that are also intents' names join them.
+            // Block group names that are also explicit keys join them.
             for (name, &intent) in &scenario.intents.by_name {
                 if let Some(j) = block_group_number(name, &g.id_prefix, n) {
                     aliases.insert((block, j), intent as u64);
+                }
+            }
+            // Block group names that are other blocks' generated ids.
+            let group_prefix = format!("{}g", g.id_prefix);
+            for other in &scenario.traffic {
+                if let Some(digits) = other.id_prefix.strip_prefix(&group_prefix)
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                {
+                    overlaps.push(Overlap {
+                        block,
+                        digits: digits.to_string(),
+                        first_index: other.first_index,
+                        count: other.count,
+                    });
                 }
             }
             next = next.saturating_add(n);
@@ -146,7 +165,7 @@ pub(super) fn groups(scenario: &Scenario) -> Groups {
             Some(name) => {
                 if let Some(&intent) = scenario.intents.by_name.get(name) {
                     intent as u64
-                } else if let Some(found) = scenario.find_message(name) {
+                } else if let Some(found) = scenario.find_generated(name) {
                     scenario.intent(found) as u64
                 } else if let Some(block_group) = named_block_group(scenario, &block_base, name) {
                     block_group
@@ -168,6 +187,7 @@ pub(super) fn groups(scenario: &Scenario) -> Groups {
         of_explicit,
         block_base,
         aliases,
+        overlaps,
         count: named_base + named.len() as u64,
         named,
         named_base,

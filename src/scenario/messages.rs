@@ -361,6 +361,7 @@ pub(super) fn intents(scenario: &Scenario) -> Intents {
             }
         }
     }
-    intents.has_derived_lookalikes = intents.by_name.keys().any(|k| k.contains("~r"));
+    intents.has_derived_lookalikes = intents.by_name.keys().any(|k| k.contains("~r"))
+        || scenario.traffic.iter().any(|g| g.id_prefix.contains("~r"));
     intents
 }

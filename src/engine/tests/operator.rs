@@ -136,3 +136,23 @@ fn inspections_touch_only_what_they_change_and_keep_quarantine_order() {
     assert_eq!(outcome.totals.acked, 2);
     assert_eq!(outcome.totals.final_dlq_depth, 0);
 }
+
+#[test]
+fn a_new_identity_that_is_a_generated_id_is_that_message_s_key() {
+    // Generated message m~r1's key is its id; m's first fresh key is the
+    // same string, so the store holds one key and m's redrive is a hit.
+    let (scenario, outcome) = sim(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[dedup]\nresult_retention = \"1h\"\n\
+         [[operator]]\naction = \"redrive_all\"\nidentity = \"new\"\nrepair = true\n\
+         [[message]]\nid = \"m\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+         [[traffic]]\ncount = 2\nover = \"2s\"\nid_prefix = \"m~r\"\n",
+    );
+    let m = scenario.find_message("m").unwrap();
+    let generated = scenario.find_message("m~r1").unwrap();
+    assert_eq!(outcome.key(&scenario, m), outcome.key(&scenario, generated));
+    assert_eq!(scenario.key_name(outcome.key(&scenario, m)), "m~r1");
+    assert_eq!(msg(&scenario, &outcome, "m").state, State::Acked);
+    assert_eq!(msg(&scenario, &outcome, "m").effects, 0);
+    assert_eq!(outcome.totals.dedup_hits, 1);
+    assert_eq!(outcome.totals.effects, 2);
+}

@@ -112,3 +112,73 @@ fn d16_12_a_redriven_message_queues_behind_the_others() {
     );
     assert_eq!(wait(&scenario, &outcome, "a"), 1_000);
 }
+
+/// The group of message `id`, by name.
+fn group_of(scenario: &Scenario, id: &str) -> String {
+    scenario
+        .group_name(scenario.group(scenario.find_message(id).unwrap()))
+        .into_owned()
+}
+
+#[test]
+fn s12_a_group_named_like_a_message_id_is_not_that_message_s_group() {
+    // m1 names the group "m1" (its own id); m7's group is its key k3, which
+    // m1 shares as a key only. Two groups: both start at 0s on two workers.
+    let (scenario, outcome) = sim(
+        "[delivery]\nmax_receives = 1\nbackoff = { base = \"5s\", cap = \"10s1ms\" }\nordering = \"per_key\"\n\
+         [workers]\ncount = 2\nservice_time = \"10000ms\"\n\
+         [[message]]\nid = \"m1\"\nkey = \"k3\"\ngroup = \"m1\"\n\
+         [[message]]\nid = \"m7\"\nkey = \"k3\"\n",
+    );
+    assert_eq!(group_of(&scenario, "m1"), "m1");
+    assert_eq!(group_of(&scenario, "m7"), "k3");
+    assert_eq!(msg(&scenario, &outcome, "m1").acked_at(), Some(10_000));
+    assert_eq!(msg(&scenario, &outcome, "m7").acked_at(), Some(10_000));
+    assert_eq!(wait(&scenario, &outcome, "m7"), 0);
+}
+
+#[test]
+fn s12_naming_another_message_s_id_does_not_join_its_key_s_group() {
+    // m4 names "m1", the id of m1, whose group is its key "k2~r1"; m1
+    // fails forever and blocks its own group only.
+    let (scenario, outcome) = sim(
+        "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"3s\"\nordering = \"per_key\"\n\
+         [limits]\nmax_events = 40\non_limit = \"stop\"\n\
+         [[message]]\nid = \"m1\"\nkey = \"k2~r1\"\nfaults = [{ fail = { until = \"repair\" }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"m4\"\ngroup = \"m1\"\n",
+    );
+    assert_eq!(group_of(&scenario, "m1"), "k2~r1");
+    assert_eq!(group_of(&scenario, "m4"), "m1");
+    assert_eq!(msg(&scenario, &outcome, "m4").acked_at(), Some(0));
+}
+
+#[test]
+fn s12_a_name_is_one_group_whichever_message_gives_it() {
+    // Block t's group names tg1, tg2 are block tg's ids tg1, tg2 (their own
+    // groups); x names "tg2" and y has the key "t3" (generated t3's id
+    // and group name when block t had no groups; here only a name).
+    let text = "[delivery]\nmax_receives = 2\nretry_interval = \"5s\"\nordering = \"per_key\"\n\
+                [[message]]\nid = \"x\"\ngroup = \"tg2\"\n\
+                [[message]]\nid = \"y\"\nkey = \"t3\"\n\
+                [[traffic]]\ncount = 4\nover = \"4s\"\nid_prefix = \"t\"\ngroups = 2\n\
+                [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"tg\"\n";
+    let (scenario, _) = sim(text);
+    let number = |id| scenario.group(scenario.find_message(id).unwrap());
+    for (a, b, same) in [
+        ("t2", "tg2", true),
+        ("t2", "x", true),
+        ("t1", "tg1", true),
+        ("t1", "tg2", false),
+        ("tg3", "t1", false),
+        ("y", "t3", false),
+        ("y", "x", false),
+    ] {
+        assert_eq!(number(a) == number(b), same, "{a} and {b}");
+    }
+    assert_eq!(group_of(&scenario, "t4"), "tg2");
+    assert_eq!(group_of(&scenario, "tg2"), "tg2");
+    assert_eq!(group_of(&scenario, "x"), "tg2");
+    assert_eq!(group_of(&scenario, "tg3"), "tg3");
+    assert_eq!(group_of(&scenario, "t3"), "tg1");
+    assert_eq!(group_of(&scenario, "y"), "t3");
+}
