@@ -624,3 +624,41 @@ fn a_json_report_alone_is_the_one_written_beside_the_others() {
     assert!(doc.contains("\"kind\": \"delivered\""));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn markdown_reports_show_raw_html_from_the_file_as_text() {
+    // A name and a summary carrying HTML: the Markdown index and report
+    // show them as text (entities), as the HTML report does.
+    let d = scratch("md-html");
+    let file = d.join("hostile.toml");
+    let text = std::fs::read_to_string(THREE[0]).unwrap();
+    let text = text.replacen(
+        "[scenario]\n",
+        "[scenario]\nname = \"<script>alert(1)</script> a|b & c\"\nsummary = \"<img src=x onerror=alert(2)> *kept*\"\n",
+        1,
+    );
+    let text = text
+        .lines()
+        .filter(|l| !(l.starts_with("name =") || l.starts_with("summary =")) || l.contains('<'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&file, text).unwrap();
+    let dir = d.join("out");
+    let o = report(&dir, "markdown", &[file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for page in ["index.md", "hostile.md"] {
+        let md = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(!md.contains("<script>"), "{page}:\n{md}");
+        assert!(!md.contains("<img"), "{page}:\n{md}");
+        assert!(
+            md.contains("&lt;script&gt;alert(1)&lt;/script&gt; a\\|b &amp; c"),
+            "{page}:\n{md}"
+        );
+    }
+    let report = std::fs::read_to_string(dir.join("hostile.md")).unwrap();
+    assert!(
+        report.contains("*&lt;img src=x onerror=alert(2)&gt; *kept**"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

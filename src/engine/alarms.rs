@@ -21,16 +21,19 @@ pub struct AlarmRecord {
     pub changes: Vec<AlarmChange>,
     /// Changes past those kept.
     pub changes_dropped: u64,
-    /// The highest value the metric was read at.
+    /// The metric's highest value over the run: the highest it was read
+    /// at, and for `oldest_age`, which grows with time alone, the age the
+    /// oldest message reached before it left quarantine or the run ended.
     pub peak: u64,
 }
 
-/// The alarm fired (or cleared) at `time`, the metric then at `value`.
+/// The alarm fired (or cleared) at `time`, the metric then at `value`
+/// (none: `oldest_age` of an empty quarantine).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AlarmChange {
     pub time: Millis,
     pub fired: bool,
-    pub value: u64,
+    pub value: Option<u64>,
 }
 
 /// Fire and clear instants kept per alarm: enough for a report's
@@ -48,6 +51,10 @@ pub(super) struct Alarms {
     /// The time-driven changes between two event instants, one list
     /// reused for the whole run: (time, alarm, value).
     driven: Vec<(Millis, usize, Option<u64>)>,
+    /// The entry time of the oldest message in quarantine when alarms were
+    /// last read at an event instant: until the next one it stays the
+    /// oldest, so its age then is the most `oldest_age` reached between.
+    oldest_read: Option<Millis>,
 }
 
 impl Alarms {
@@ -109,10 +116,17 @@ impl Engine<'_> {
         let now = self.clock.now;
         if self.alarms.instant_has_events {
             self.alarms.instant_has_events = false;
+            // The age the last oldest message reached by now, had it left.
+            let reached = self.alarms.oldest_read.map(|e| now.saturating_sub(e));
             for a in 0..self.scenario.alarms.len() {
+                if self.scenario.alarms[a].metric == Metric::OldestAge {
+                    let record = &mut self.alarms.records[a];
+                    record.peak = record.peak.max(reached.unwrap_or(0));
+                }
                 let value = self.metric(a, now);
                 self.set_alarm(a, now, value);
             }
+            self.alarms.oldest_read = self.oldest_entry();
         }
         // Time alone changes each alarm at most once between two event
         // instants (no entry arrives, none leaves): in time order, then
@@ -191,7 +205,7 @@ impl Engine<'_> {
             record.changes.push(AlarmChange {
                 time: t,
                 fired: above,
-                value: value.unwrap_or(0),
+                value,
             });
         } else {
             record.changes_dropped += 1;

@@ -234,7 +234,7 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
                     if c.fired { "fired" } else { "cleared" },
                     dur(c.time),
                     alarm.metric.name(),
-                    shown(c.value)
+                    c.value.map_or_else(|| "none".to_string(), shown)
                 )
             })
             .collect();

@@ -135,10 +135,10 @@ fn alarm_marks(scenario: &Scenario, outcome: &Outcome, scale: Scale) -> Vec<Json
         .flat_map(|(alarm, record)| {
             record.changes.iter().map(move |c| {
                 let what = if c.fired { "fired" } else { "cleared" };
-                let value = if alarm.metric.is_time() {
-                    dur(c.value)
-                } else {
-                    c.value.to_string()
+                let value = match c.value {
+                    None => "none".to_string(),
+                    Some(v) if alarm.metric.is_time() => dur(v),
+                    Some(v) => v.to_string(),
                 };
                 json!({
                     "time": c.time,

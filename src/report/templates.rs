@@ -136,6 +136,7 @@ impl Templates {
         }
         env.add_filter("duration", duration);
         env.add_filter("cell", cell);
+        env.add_filter("text", text);
         env.add_filter("code", code);
         env.add_filter("markdown", markdown);
         let mut origins = BTreeMap::new();
@@ -367,6 +368,23 @@ fn duration(v: Value) -> Result<String, Error> {
 
 /// `{{ text | cell }}`: a value made safe for a Markdown table cell (pipes
 /// escaped, line breaks joined); none becomes "-".
+/// A text from the file (a name, a summary) in a Markdown line: raw HTML
+/// is shown as text, as the HTML report shows it (`<script>` stays
+/// visible and runs nowhere), Markdown emphasis is kept.
+fn text(v: Value) -> String {
+    let s = match v.as_str() {
+        Some(s) => s.to_string(),
+        None => v.to_string(),
+    };
+    html_as_text(&s)
+}
+
+fn html_as_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 fn cell(v: Value) -> String {
     if v.is_none() || v.is_undefined() {
         return "-".to_string();
@@ -375,7 +393,8 @@ fn cell(v: Value) -> String {
         Some(s) => s.to_string(),
         None => v.to_string(),
     };
-    s.replace('\\', "\\\\")
+    html_as_text(&s)
+        .replace('\\', "\\\\")
         .replace('|', "\\|")
         .split(['\n', '\r'])
         .filter(|l| !l.trim().is_empty())

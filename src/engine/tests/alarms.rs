@@ -149,12 +149,12 @@ fn an_alarm_keeps_its_changes_with_the_metric_and_its_peak() {
             AlarmChange {
                 time: 15_000,
                 fired: true,
-                value: 2
+                value: Some(2)
             },
             AlarmChange {
                 time: 45_000,
                 fired: false,
-                value: 0
+                value: Some(0)
             }
         ]
     );
@@ -185,4 +185,51 @@ fn a_flapping_alarm_keeps_200_changes_and_counts_the_rest() {
     // 151 firings and 150 clearings.
     assert_eq!(r.changes.len() as u64 + r.changes_dropped, 301);
     assert!(r.changes.iter().step_by(2).all(|c| c.fired));
+}
+
+#[test]
+fn s15_oldest_age_peaks_at_the_age_its_oldest_message_reached() {
+    // a is quarantined at 10s and redriven at 45s: the oldest age grows to
+    // 35s with no event between 15s and 45s. Every oldest_age alarm, fired
+    // or not, reports that peak; clearing on an empty quarantine has no
+    // value (not 0s).
+    let (s, o) = sim(&format!(
+        "{BASE}[[alarm]]\nname = \"low\"\nmetric = \"oldest_age\"\nat_least = \"1s\"\n\
+         [[alarm]]\nname = \"high\"\nmetric = \"oldest_age\"\nat_least = \"1h\"\n"
+    ));
+    assert_eq!(
+        alarm_story(&s, &o, "low"),
+        [(11_000, true), (45_000, false)]
+    );
+    assert_eq!((o.alarms[0].peak, o.alarms[1].peak), (35_000, 35_000));
+    assert_eq!(
+        o.alarms[0].changes,
+        [
+            AlarmChange {
+                time: 11_000,
+                fired: true,
+                value: Some(1_000)
+            },
+            AlarmChange {
+                time: 45_000,
+                fired: false,
+                value: None
+            }
+        ]
+    );
+}
+
+#[test]
+fn s15_oldest_age_peaks_at_the_end_of_a_run_it_never_leaves() {
+    // Without the operator a and b stay quarantined; the run ends at 15s
+    // (the last event), when a has been there 5s.
+    let text = BASE.replace(
+        "[[operator]]\nwait = \"30s\"\nrepair = true\naction = \"redrive_all\"\n",
+        "",
+    );
+    let (_, o) = sim(&format!(
+        "{text}[[alarm]]\nname = \"x\"\nmetric = \"oldest_age\"\nat_least = \"1h\"\n"
+    ));
+    assert_eq!(o.totals.end_time, 15_000);
+    assert_eq!(o.alarms[0].peak, 5_000);
 }
