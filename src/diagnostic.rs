@@ -14,7 +14,15 @@ pub struct Source {
     /// The text as diagnostics show it, made once for all of them (a file
     /// with thousands of problems must not copy itself thousands of times).
     shown: Arc<std::sync::OnceLock<NamedSource<Arc<str>>>>,
+    /// Where the `--set` arguments start in `text` (one line each, appended
+    /// after the file's own text), if there are any.
+    sets: Option<usize>,
+    shown_sets: Arc<std::sync::OnceLock<NamedSource<Arc<str>>>>,
 }
+
+/// The name a diagnostic gives the `--set` arguments: line N of it is the
+/// N-th argument.
+pub const SET_ARGUMENTS: &str = "--set";
 
 impl Source {
     pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
@@ -22,7 +30,28 @@ impl Source {
             name: name.into(),
             text: text.into(),
             shown: Arc::default(),
+            sets: None,
+            shown_sets: Arc::default(),
         }
+    }
+
+    /// A file's text with `--set` arguments appended from byte `sets` on:
+    /// a problem there points at its argument, not at a line past the end
+    /// of the file.
+    pub fn with_sets(name: impl Into<String>, text: impl Into<Arc<str>>, sets: usize) -> Self {
+        let source = Source::new(name, text);
+        let sets = (sets <= source.text.len()).then_some(sets);
+        Source { sets, ..source }
+    }
+
+    /// The `--set` arguments as diagnostics show them.
+    fn named_sets(&self, from: usize) -> NamedSource<Arc<str>> {
+        self.shown_sets
+            .get_or_init(|| {
+                let arguments = Source::new(SET_ARGUMENTS, &self.text[from..]);
+                arguments.make_named()
+            })
+            .clone()
     }
 
     /// The text as a diagnostic shows it: a control character (other than
@@ -77,6 +106,9 @@ pub struct Problem {
     label: String,
     #[help]
     pub help: Option<String>,
+    /// The scenario file, when the span is in a `--set` argument (`src` is
+    /// then the arguments, not the file).
+    set_in: Option<String>,
 }
 
 impl Problem {
@@ -96,12 +128,23 @@ impl Problem {
         let span = span
             .filter(|r| !(r.start == 0 && r.end == 0))
             .map(|r| clamp(r, source.text.len()));
+        let (src, span, set_in) = match (source.sets, span) {
+            (Some(from), Some(s)) if s.offset() >= from => (
+                source.named_sets(from),
+                Some(SourceSpan::from(
+                    s.offset() - from..s.offset() - from + s.len(),
+                )),
+                Some(source.name.clone()),
+            ),
+            _ => (source.named(), span, None),
+        };
         Problem {
             message: visible(&message.into()),
-            src: source.named(),
+            src,
             span,
             label: visible(&label.into()),
             help: None,
+            set_in,
         }
     }
 
@@ -163,6 +206,24 @@ impl Problem {
         let end = self
             .span
             .map(|s| position(text, s.offset() + s.len().saturating_sub(1)));
+        // A problem in a `--set` argument is about the file as a whole (no
+        // line of it is wrong), and says which argument.
+        if let Some(file) = &self.set_in {
+            return Located {
+                file: visible(file),
+                line: None,
+                column: None,
+                end_line: None,
+                end_column: None,
+                message: match start {
+                    Some((n, _)) => format!("{} (--set argument {n})", self.message),
+                    None => self.message.clone(),
+                },
+                label: (!self.label.is_empty() && self.span.is_some()).then(|| self.label.clone()),
+                help: self.help.clone(),
+                text: render(self, false),
+            };
+        }
         Located {
             file: self.src.name().to_string(),
             line: start.map(|p| p.0),

@@ -176,6 +176,33 @@ fn a_wrong_set_is_located_on_the_set_line() {
     ]);
     assert_eq!(code(&o), 2);
     insta::assert_snapshot!(stdout(&o));
+    // In a pull request, the annotation is on the file, not on a line past
+    // its end, and says which argument.
+    let o = run(&[
+        "--format",
+        "github",
+        "--set",
+        "workers.count=2",
+        "--set",
+        "delivery.max_receives=0",
+        "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+    ]);
+    assert_eq!(code(&o), 2);
+    let annotations = stdout(&o);
+    let error = annotations
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .expect("an annotation");
+    assert!(
+        error
+            .starts_with("::error file=scenarios/01-dlq-is-not-proof-nothing-happened.toml,title="),
+        "{error}"
+    );
+    assert!(!error.contains("line="), "{error}");
+    assert!(
+        error.contains("`max_receives` must be at least 1 (--set argument 2)"),
+        "{error}"
+    );
 }
 
 #[test]

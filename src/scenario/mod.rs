@@ -173,12 +173,14 @@ pub fn load(
     text: &str,
     sets: &[(String, String)],
 ) -> Result<(Loaded, Source), Box<Invalid>> {
-    let full = if sets.is_empty() {
-        text.to_string()
+    let (full, source) = if sets.is_empty() {
+        (text.to_string(), Source::new(name, text))
     } else {
-        format!("{text}{}", sweep::set_table(sets))
+        let full = format!("{text}{}", sweep::set_table(sets));
+        let from = text.len() + sweep::set_header().len();
+        let source = Source::with_sets(name, full.as_str(), from);
+        (full, source)
     };
-    let source = Source::new(name, full.as_str());
     let invalid = |mut problems: Vec<Problem>| {
         if problems.len() > MAX_PROBLEMS {
             let more = problems.len() - MAX_PROBLEMS;

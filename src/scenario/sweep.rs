@@ -269,7 +269,7 @@ pub(super) fn take_sets<'i>(root: &mut DeTable<'i>) -> Vec<(Spanned<String>, Val
 /// the file's text: VALUE is TOML (`3`, `"10s"`, `[1, 2]`) or, when it is
 /// not, a string (`10s`).
 pub fn set_table(sets: &[(String, String)]) -> String {
-    let mut out = format!("\n\n# scenario-run --set\n[{}]\n", toml_string(SET_TABLE));
+    let mut out = set_header();
     for (path, value) in sets {
         let is_toml =
             format!("x = {value}").parse::<toml::Table>().is_ok() && !value.contains('\n');
@@ -281,6 +281,11 @@ pub fn set_table(sets: &[(String, String)]) -> String {
         out.push_str(&format!("{} = {value}\n", toml_string(path)));
     }
     out
+}
+
+/// The lines before the `--set` arguments' own (one per argument).
+pub fn set_header() -> String {
+    format!("\n\n# scenario-run --set\n[{}]\n", toml_string(SET_TABLE))
 }
 
 fn toml_string(s: &str) -> String {

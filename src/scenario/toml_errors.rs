@@ -95,7 +95,10 @@ pub(super) fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
             // A single value where a list belongs: show the list.
             let written = e.span().and_then(|s| source.text.get(s)).unwrap_or("");
             let help = if message.ends_with("expected a sequence") && !written.is_empty() {
-                format!("write a list: [{written}]")
+                match e.span().and_then(|s| key_before(&source.text, s.start)) {
+                    Some(key) => format!("write a list: {key} = [{written}]"),
+                    None => format!("write a list: [{written}]"),
+                }
             } else {
                 String::new()
             };
@@ -123,6 +126,18 @@ pub(super) fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
             .then(|| deepest_line(&source.text))
     });
     Problem::new(source, span, headline, label).with_help(help)
+}
+
+/// The key as written before the value at `value` (`only` in `only = "a"`
+/// or in `{ only = "a" }`), if the value follows `KEY =` on its line.
+fn key_before(text: &str, value: usize) -> Option<&str> {
+    let before = text.get(..value)?;
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    let key = line.trim_end().strip_suffix('=')?.trim_end();
+    let key = key
+        .rsplit(|c: char| c == '{' || c == ',' || c.is_whitespace())
+        .next()?;
+    (!key.is_empty()).then_some(key)
 }
 
 /// The line with the most nesting (dots of dotted keys, brackets and
@@ -168,6 +183,20 @@ mod tests {
         match toml::from_str::<File>(text) {
             Ok(_) => panic!("the file parsed: {text}"),
             Err(e) => e.message().trim().to_string(),
+        }
+    }
+
+    #[test]
+    fn a_list_s_help_names_the_key_as_written() {
+        for (text, key) in [
+            ("only = \"a\"", Some("only")),
+            ("  only   =   \"a\"", Some("only")),
+            ("x = { only = \"a\" }", Some("only")),
+            ("x = { y = 1, only = \"a\" }", Some("only")),
+            ("\"a\"", None),
+        ] {
+            let value = text.find("\"a\"").unwrap();
+            assert_eq!(key_before(text, value), key, "{text}");
         }
     }
 
