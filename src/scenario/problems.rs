@@ -130,16 +130,21 @@ pub(super) fn unknown_message(problems: &mut Problems, scenario: &Scenario, id: 
     ) {
         Some(c) => Some(format!("did you mean \"{c}\"?")),
         None if scenario.messages.is_empty() => None,
-        None => Some(format!(
-            "known ids: {}",
-            scenario
-                .messages
-                .iter()
-                .take(8)
-                .map(|m| format!("\"{}\"", m.id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        None => {
+            // Each id once, in file order (a file may repeat one by mistake).
+            let mut seen = std::collections::BTreeSet::new();
+            Some(format!(
+                "known ids: {}",
+                scenario
+                    .messages
+                    .iter()
+                    .filter(|m| seen.insert(m.id.as_str()))
+                    .take(8)
+                    .map(|m| format!("\"{}\"", m.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
     };
     // Generated ids are described by their ranges, never listed.
     let generated: Vec<String> = scenario
@@ -280,5 +285,26 @@ mod tests {
             .unwrap_err()
             .problems;
         assert!(problems[0].message.contains("control character"));
+    }
+
+    #[test]
+    fn an_unknown_id_s_help_lists_each_known_id_once() {
+        let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                    [[operator]]\naction = \"redrive\"\nonly = [\"zzz\"]\n\
+                    [[message]]\nid = \"a\"\n[[message]]\nid = \"a\"\n[[message]]\nid = \"b\"\n";
+        let problems = crate::scenario::load_str("t.toml", text)
+            .unwrap_err()
+            .problems;
+        let unknown = problems
+            .iter()
+            .find(|p| p.message.contains("\"zzz\""))
+            .expect("the unknown id is reported");
+        assert_eq!(unknown.help.as_deref(), Some("known ids: \"a\", \"b\""));
+        // The duplicate is reported in the same pass.
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message == "duplicate message id \"a\"")
+        );
     }
 }
