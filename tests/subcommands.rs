@@ -235,3 +235,64 @@ fn the_schema_refuses_every_bad_file_it_can_express() {
     }
     assert_eq!(passed, BEYOND_THE_SCHEMA);
 }
+
+/// What bash completes after `words` (the last one being typed), with the
+/// generated script loaded as a user's shell would load it.
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let line = words
+        .iter()
+        .map(|w| format!("'{w}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let program = format!(
+        "source '{}'\nCOMP_WORDS=({line})\nCOMP_CWORD={}\n_scenario__run scenario-run '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script.display(),
+        words.len() - 1,
+        words[words.len() - 1],
+        words[words.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(program)
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_each_subcommand_s_own_options() {
+    let d = common::scratch("bash-completion");
+    let script = d.join("scenario-run.bash");
+    let o = run(&["completions", "bash"]);
+    assert_eq!(code(&o), 0);
+    std::fs::write(&script, stdout(&o)).unwrap();
+    let top = bash_completes(&script, &["scenario-run", ""]);
+    for word in ["show", "check", "merge", "--report"] {
+        assert!(
+            top.iter().any(|w| w == word),
+            "top level lacks {word}: {top:?}"
+        );
+    }
+    for (sub, option) in [
+        ("show", "--at"),
+        ("check", "--set"),
+        ("merge", "--help"),
+        ("completions", "bash"),
+    ] {
+        let words = bash_completes(&script, &["scenario-run", sub, ""]);
+        assert!(
+            words.iter().any(|w| w == option),
+            "{sub} lacks {option}: {words:?}"
+        );
+        assert!(!words.iter().any(|w| w == "--report"), "{sub}: {words:?}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

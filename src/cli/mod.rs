@@ -329,7 +329,16 @@ pub fn main() -> ExitCode {
             use clap::CommandFactory;
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "scenario-run", &mut script);
-            print::emit(&String::from_utf8_lossy(&script));
+            let mut script = String::from_utf8_lossy(&script).into_owned();
+            if shell == clap_complete::Shell::Bash {
+                // clap_complete 4.6 names a subcommand's state
+                // `scenario__run__subcmd__show` where it dispatches but
+                // `scenario__subcmd__run__subcmd__show` in the case labels
+                // (the `-` of the name read as a separator), so no subcommand
+                // completed. One spelling for both.
+                script = script.replace("scenario__subcmd__run", "scenario__run");
+            }
+            print::emit(&script);
             EXIT_PASSED
         }
         None => run(&cli.run, color),
