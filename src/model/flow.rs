@@ -116,9 +116,10 @@ pub struct Groups {
     /// A block group whose name is an explicit intent's: (block, n) -> group.
     pub aliases: BTreeMap<(usize, u64), u64>,
     /// Block groups whose names may be another block's generated ids (a
-    /// block `o-` with `groups` beside a block `o-g`): checked by
-    /// arithmetic, so a million such names store nothing each.
-    pub overlaps: Vec<Overlap>,
+    /// block `o-` with `groups` beside a block `o-g`), by the block that
+    /// sets `groups` and the digits `D` of the other's prefix `<P>g<D>`:
+    /// checked by arithmetic, so a million such names store nothing each.
+    pub overlaps: BTreeMap<(usize, String), Overlap>,
     /// Names of the groups only explicit messages name, from `named_base`.
     pub named: Vec<String>,
     pub named_base: u64,
@@ -126,13 +127,11 @@ pub struct Groups {
     pub count: u64,
 }
 
-/// Block `block`'s group names `<P>g<n>` that are the ids `<Q><k>` of the
-/// generated block starting at `first_index`, where `Q` is `<P>g<digits>`:
-/// group n is message k when n's decimal digits are `digits` then k's.
+/// A block's group names `<P>g<n>` that are the ids `<Q><k>` of the
+/// generated block starting at `first_index`, where `Q` is `<P>g<D>`:
+/// group n is message k when n's decimal digits are `D` then k's.
 #[derive(Debug, Clone)]
 pub struct Overlap {
-    pub block: usize,
-    pub digits: String,
     pub first_index: MessageIndex,
     pub count: u64,
 }
@@ -204,8 +203,10 @@ impl Scenario {
         }
         let mut digits = itoa::Buffer::new();
         let digits = digits.format(n);
-        overlaps.iter().filter(|o| o.block == block).find_map(|o| {
-            let k = super::generated_number(digits, &o.digits, o.count)?;
+        // D is a proper prefix of n's digits: at most 20 lookups.
+        (0..digits.len()).find_map(|cut| {
+            let o = overlaps.get(&(block, digits[..cut].to_string()))?;
+            let k = super::generated_number(&digits[cut..], "", o.count)?;
             Some(o.first_index + (k - 1) as MessageIndex)
         })
     }

@@ -129,7 +129,31 @@ pub(super) fn groups(scenario: &Scenario) -> Groups {
     let mut next = intents;
     let mut block_base = Vec::new();
     let mut aliases = BTreeMap::new();
-    let mut overlaps = Vec::new();
+    let mut overlaps = BTreeMap::new();
+    // A prefix `<P>g<D>` (D the digits after its last `g`, maybe none)
+    // names the block of prefix P that sets `groups`, if there is one.
+    let grouped: BTreeMap<&str, usize> = scenario
+        .traffic
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.groups.is_some())
+        .map(|(block, g)| (g.id_prefix.as_str(), block))
+        .collect();
+    for other in &scenario.traffic {
+        let digits_from = other
+            .id_prefix
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .len();
+        let (head, digits) = other.id_prefix.split_at(digits_from);
+        if let Some(&block) = head.strip_suffix('g').and_then(|p| grouped.get(p)) {
+            overlaps
+                .entry((block, digits.to_string()))
+                .or_insert(Overlap {
+                    first_index: other.first_index,
+                    count: other.count,
+                });
+        }
+    }
     for (block, g) in scenario.traffic.iter().enumerate() {
         block_base.push(next);
         if let Some(n) = g.groups {
@@ -137,20 +161,6 @@ pub(super) fn groups(scenario: &Scenario) -> Groups {
             for (name, &intent) in &scenario.intents.by_name {
                 if let Some(j) = block_group_number(name, &g.id_prefix, n) {
                     aliases.insert((block, j), intent as u64);
-                }
-            }
-            // Block group names that are other blocks' generated ids.
-            let group_prefix = format!("{}g", g.id_prefix);
-            for other in &scenario.traffic {
-                if let Some(digits) = other.id_prefix.strip_prefix(&group_prefix)
-                    && digits.bytes().all(|b| b.is_ascii_digit())
-                {
-                    overlaps.push(Overlap {
-                        block,
-                        digits: digits.to_string(),
-                        first_index: other.first_index,
-                        count: other.count,
-                    });
                 }
             }
             next = next.saturating_add(n);
