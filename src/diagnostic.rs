@@ -22,7 +22,7 @@ pub struct Source {
 
 /// The name a diagnostic gives the `--set` arguments: line N of it is the
 /// N-th argument.
-pub const SET_ARGUMENTS: &str = "--set";
+const SET_ARGUMENTS: &str = "--set";
 
 impl Source {
     pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
@@ -206,25 +206,7 @@ impl Problem {
         let end = self
             .span
             .map(|s| position(text, s.offset() + s.len().saturating_sub(1)));
-        // A problem in a `--set` argument is about the file as a whole (no
-        // line of it is wrong), and says which argument.
-        if let Some(file) = &self.set_in {
-            return Located {
-                file: visible(file),
-                line: None,
-                column: None,
-                end_line: None,
-                end_column: None,
-                message: match start {
-                    Some((n, _)) => format!("{} (--set argument {n})", self.message),
-                    None => self.message.clone(),
-                },
-                label: (!self.label.is_empty() && self.span.is_some()).then(|| self.label.clone()),
-                help: self.help.clone(),
-                text: render(self, false),
-            };
-        }
-        Located {
+        let located = Located {
             file: self.src.name().to_string(),
             line: start.map(|p| p.0),
             column: start.map(|p| p.1),
@@ -234,6 +216,20 @@ impl Problem {
             label: (!self.label.is_empty() && self.span.is_some()).then(|| self.label.clone()),
             help: self.help.clone(),
             text: render(self, false),
+        };
+        // A problem in a `--set` argument is about the file as a whole (no
+        // line of it is wrong), and says which argument.
+        match (&self.set_in, start) {
+            (Some(file), Some((argument, _))) => Located {
+                file: visible(file),
+                line: None,
+                column: None,
+                end_line: None,
+                end_column: None,
+                message: format!("{} (--set argument {argument})", self.message),
+                ..located
+            },
+            _ => located,
         }
     }
 }
