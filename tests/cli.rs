@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 34] = [
+const BAD_INPUTS: [&str; 35] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
@@ -39,6 +39,7 @@ const BAD_INPUTS: [&str; 34] = [
     "too-deep",
     "too-long",
     "unknown-action",
+    "unreadable-entries",
     "unknown-generated-id",
     "unknown-key",
     "wrong-type",

@@ -17,10 +17,11 @@ fn with_meaning(
     meaning: Vec<Problem>,
     partial: &[Partial],
     dropped: &[String],
+    absent: &[String],
 ) -> Vec<Problem> {
     let spans: Vec<std::ops::Range<usize>> = problems.iter().filter_map(Problem::span).collect();
     let names_dropped = |p: &Problem| {
-        dropped.iter().any(|t| {
+        dropped.iter().chain(absent).any(|t| {
             p.message.contains(t.as_str())
                 || p.help.as_deref().is_some_and(|h| h.contains(t.as_str()))
         })
@@ -54,6 +55,8 @@ pub(super) struct Unreadable {
     partial: Vec<Partial>,
     /// The tables that could not be read at all, as `[name]`.
     dropped: Vec<String>,
+    /// What other tables would name the entries that could not be read.
+    absent: Vec<String>,
 }
 
 impl Unreadable {
@@ -61,7 +64,13 @@ impl Unreadable {
     /// meaning that `meaning` finds in the rest of the file.
     pub(super) fn problems(self, meaning: impl FnOnce(file::File) -> Vec<Problem>) -> Vec<Problem> {
         let found = self.rest.map(|raw| meaning(*raw)).unwrap_or_default();
-        with_meaning(self.problems, found, &self.partial, &self.dropped)
+        with_meaning(
+            self.problems,
+            found,
+            &self.partial,
+            &self.dropped,
+            &self.absent,
+        )
     }
 }
 
@@ -82,6 +91,7 @@ pub(super) fn syntax<'i>(source: &Source, text: &'i str) -> Result<Root<'i>, Unr
         rest: None,
         partial: Vec::new(),
         dropped: Vec::new(),
+        absent: Vec::new(),
     })
 }
 
@@ -115,6 +125,7 @@ pub(super) fn read(source: &Source, root: Root<'_>) -> Result<file::File, Unread
         rest,
         partial: reading.partial,
         dropped: reading.dropped,
+        absent: reading.absent,
     })
 }
 
@@ -126,6 +137,10 @@ struct Reading {
     partial: Vec<Partial>,
     /// The tables that could not be read at all, as `[name]`.
     dropped: Vec<String>,
+    /// How the problems of meaning would name an entry that could not be
+    /// read (`"a"` for message `a`, `"msg-` for the ids of a traffic
+    /// block): such problems are echoes of its absence, left out.
+    absent: Vec<String>,
 }
 
 /// A table or entry read without some of its keys.
@@ -170,6 +185,7 @@ impl Default for Reading {
             whole: true,
             partial: Vec::new(),
             dropped: Vec::new(),
+            absent: Vec::new(),
         }
     }
 }
@@ -227,14 +243,57 @@ fn piece<'i, T: serde::Deserialize<'i>>(
     }
 }
 
-/// Each entry of an array of tables on its own.
-/// `referenced`: other tables name these entries (messages, generators,
-/// alarms), so that without one of them the rest cannot be checked.
+/// How other tables name the entries of an array of tables.
+#[derive(Clone, Copy)]
+enum Named {
+    /// Nothing names them.
+    Not,
+    /// By the string under this key (a message's `id`, an alarm's `name`).
+    By(&'static str),
+    /// A traffic block: its ids start with its `id_prefix` and its kinds
+    /// are the names of its `[[traffic.mix]]` entries.
+    Traffic,
+}
+
+impl Named {
+    /// How the problems of meaning would name `entry`, an entry that could
+    /// not be read; `None` when that cannot be told (its name is itself
+    /// the key at fault), so that the rest cannot be checked.
+    fn echoes(self, entry: &DeValue<'_>) -> Option<Vec<String>> {
+        use toml::de::DeValue as V;
+        let V::Table(table) = entry.get_ref() else {
+            return None;
+        };
+        let text = |key: &str| match table.get(key).map(|v| v.get_ref()) {
+            Some(V::String(s)) => Some(Some(s.to_string())),
+            None => Some(None),
+            Some(_) => None,
+        };
+        match self {
+            Named::Not => Some(Vec::new()),
+            Named::By(key) => Some(vec![format!("\"{}\"", text(key)??)]),
+            Named::Traffic => {
+                let prefix = text("id_prefix")?.unwrap_or_else(|| "msg-".to_string());
+                let mut echoes = vec![format!("\"{prefix}")];
+                if let Some(V::Array(mix)) = table.get("mix").map(|v| v.get_ref()) {
+                    for kind in mix.iter() {
+                        echoes.extend(Named::By("name").echoes(kind)?);
+                    }
+                }
+                Some(echoes)
+            }
+        }
+    }
+}
+
+/// Each entry of an array of tables on its own. When an entry that other
+/// tables name cannot be read, the rest is still checked, without the
+/// problems that only say it is missing (see [`Named::echoes`]).
 fn pieces<'i, T: serde::Deserialize<'i>>(
     source: &Source,
     v: &DeValue<'i>,
     reading: &mut Reading,
-    referenced: bool,
+    named: Named,
 ) -> Option<DeValue<'i>> {
     match v.get_ref() {
         toml::de::DeValue::Array(items) => {
@@ -242,15 +301,17 @@ fn pieces<'i, T: serde::Deserialize<'i>>(
             for item in items.iter() {
                 match piece::<T>(source, item, reading) {
                     Some(item) => read.push(item),
-                    None if referenced => reading.whole = false,
-                    None => {}
+                    None => match named.echoes(item) {
+                        Some(echoes) => reading.absent.extend(echoes),
+                        None => reading.whole = false,
+                    },
                 }
             }
             Some(toml::Spanned::new(v.span(), toml::de::DeValue::Array(read)))
         }
         _ => {
             let read = piece::<Vec<T>>(source, v, reading);
-            reading.whole &= read.is_some() || !referenced;
+            reading.whole &= read.is_some() || matches!(named, Named::Not);
             read
         }
     }
@@ -270,14 +331,15 @@ fn piecewise<'i>(
             "quarantine" => piece::<Quarantine>(source, v, reading),
             "dedup" => piece::<Dedup>(source, v, reading),
             "limits" => piece::<Limits>(source, v, reading),
-            "operator" => pieces::<Operator>(source, v, reading, false),
-            "message" => pieces::<Message>(source, v, reading, true),
-            "traffic" => pieces::<Traffic>(source, v, reading, true),
-            "outage" => pieces::<Outage>(source, v, reading, false),
+            "operator" => pieces::<Operator>(source, v, reading, Named::Not),
+            "message" => pieces::<Message>(source, v, reading, Named::By("id")),
+            "traffic" => pieces::<Traffic>(source, v, reading, Named::Traffic),
+            "outage" => pieces::<Outage>(source, v, reading, Named::Not),
             "workers" => piece::<WorkersTable>(source, v, reading),
             "downstream" => piece::<DownstreamTable>(source, v, reading),
-            "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, true),
-            "question" => pieces::<super::questions::QuestionTable>(source, v, reading, false),
+            "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, Named::By("name")),
+            "sink" => pieces::<SinkTable>(source, v, reading, Named::By("name")),
+            "question" => pieces::<super::questions::QuestionTable>(source, v, reading, Named::Not),
             "expect" => expect_pieces(source, v, reading),
             other => {
                 let help = match did_you_mean(other, file::TABLES) {
@@ -345,7 +407,7 @@ fn expect_pieces<'i>(
             ("message", _) => piece::<std::collections::BTreeMap<String, file::ExpectMessage>>(
                 source, sub, reading,
             ),
-            ("event", _) => pieces::<file::ExpectEvent>(source, sub, reading, false),
+            ("event", _) => pieces::<file::ExpectEvent>(source, sub, reading, Named::Not),
             _ => continue,
         };
         if let Some(sub_read) = sub_read {
@@ -353,4 +415,86 @@ fn expect_pieces<'i>(
         }
     }
     Some(toml::Spanned::new(v.span(), V::Table(read)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{file, load_str};
+
+    /// The messages of the problems `load_str` finds in `text`.
+    fn problems(text: &str) -> Vec<String> {
+        match load_str("t.toml", text) {
+            Ok(_) => Vec::new(),
+            Err(invalid) => invalid.problems.iter().map(|p| p.message.clone()).collect(),
+        }
+    }
+
+    #[test]
+    fn every_table_of_the_format_is_read_piece_by_piece() {
+        // A wrong type elsewhere makes the file be read table by table;
+        // each table of the format must then be known, not an unknown key.
+        for table in file::TABLES {
+            if matches!(table, "delivery" | "sweep") {
+                continue;
+            }
+            let text = format!("{table} = 7\n[delivery]\nmax_receives = 2\nretry_interval = 5\n");
+            let found = problems(&text);
+            assert!(
+                found.iter().any(|m| m.contains("needs a unit")),
+                "{table}: {found:?}"
+            );
+            assert!(
+                !found.iter().any(|m| m.contains("unknown key")),
+                "{table}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_read_hides_no_other_problem() {
+        let text = r#"
+[delivery]
+max_receives = 0
+retry_interval = "5s"
+[[message]]
+id = "a"
+[[alarm]]
+name = "x"
+metric = "bogus"
+at_least = 1
+[expect.alarm.x]
+fired = true
+[expect.message.b]
+state = "acked"
+"#;
+        let found = problems(text);
+        assert_eq!(
+            found,
+            [
+                "`max_receives` must be at least 1",
+                "unknown value \"bogus\"",
+                "no message has id \"b\"",
+            ],
+            "the alarm's own problem, and those of meaning elsewhere, but not \
+             the echo `unknown alarm \"x\"`"
+        );
+    }
+
+    #[test]
+    fn an_entry_whose_name_cannot_be_read_stops_the_checks_of_meaning() {
+        // Nothing tells which id the message had, so the expectation of
+        // "b" may be about it: it is not reported.
+        let text = r#"
+[delivery]
+max_receives = 2
+retry_interval = "5s"
+[[message]]
+id = 5
+[expect.message.b]
+state = "acked"
+"#;
+        let found = problems(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("wrong type"), "{found:?}");
+    }
 }
