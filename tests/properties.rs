@@ -371,3 +371,85 @@ proptest! {
         }
     }
 }
+
+/// (time, fired?) of alarm `a`'s transitions.
+fn alarm_changes(outcome: &scenario_run::engine::Outcome, a: u32) -> Vec<(u64, bool)> {
+    outcome
+        .transitions
+        .iter()
+        .filter_map(|t| match t.detail {
+            Detail::AlarmFired { alarm, .. } if alarm == a => Some((t.time, true)),
+            Detail::AlarmCleared { alarm } if alarm == a => Some((t.time, false)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// docs/model.md section 15, `for` and `clear_for`, read millisecond by
+/// millisecond: `condition` is where the metric meets the threshold (an
+/// alarm without waits changes exactly there), and the alarm changes at
+/// the first millisecond at which the condition has differed from its
+/// state at every millisecond of the last `hold` (`for` to fire,
+/// `clear_for` to clear), up to the run's end.
+fn with_waits(condition: &[(u64, bool)], end: u64, fire_for: u64, clear_for: u64) -> Vec<(u64, bool)> {
+    let (mut holds, mut next, mut firing, mut since) = (false, 0, false, None);
+    let mut out = Vec::new();
+    for ms in 0..=end {
+        while next < condition.len() && condition[next].0 == ms {
+            holds = condition[next].1;
+            next += 1;
+        }
+        if holds == firing {
+            since = None;
+            continue;
+        }
+        let from = *since.get_or_insert(ms);
+        if ms - from >= if firing { clear_for } else { fire_for } {
+            firing = !firing;
+            since = None;
+            out.push((ms, firing));
+        }
+    }
+    out
+}
+
+/// A wait of whole seconds, or a millisecond either side (events come at
+/// whole seconds, so ties with the waits are common).
+fn wait() -> impl Strategy<Value = u64> {
+    (0u64..20, 0u64..3).prop_map(|(s, d)| (s * 1000 + d).saturating_sub(1))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// An alarm with `for` and `clear_for` changes where the rule puts it,
+    /// given where its condition changes (the same alarm without waits).
+    #[test]
+    fn alarm_waits_follow_the_condition(
+        text in scenario(),
+        metric in 0usize..4,
+        threshold in 1u64..4,
+        fire_for in wait(),
+        clear_for in wait(),
+    ) {
+        let definition = match metric {
+            0 => format!("metric = \"dlq_depth\"\nat_least = {threshold}\n"),
+            1 => format!("metric = \"oldest_age\"\nat_least = \"{}s\"\n", threshold * 7),
+            2 => format!("metric = \"dlq_arrivals\"\nwindow = \"{}s\"\nat_least = {threshold}\n", threshold * 9),
+            _ => format!("metric = \"queue_depth\"\nat_least = {threshold}\n"),
+        };
+        let alarms = format!(
+            "[[alarm]]\nname = \"now\"\n{definition}\
+             [[alarm]]\nname = \"waits\"\n{definition}for = \"{fire_for}ms\"\nclear_for = \"{clear_for}ms\"\n"
+        );
+        let (s, _) = load_str("p.toml", &format!("{text}{alarms}")).unwrap();
+        let o = engine::run(&s, Recorder::All).unwrap();
+        let condition = alarm_changes(&o, 0);
+        let expected = with_waits(&condition, o.totals.end_time, fire_for, clear_for);
+        prop_assert_eq!(alarm_changes(&o, 1), expected.clone(), "condition {:?}", condition);
+        let record = &o.alarms[1];
+        prop_assert_eq!(record.times_fired, expected.iter().filter(|c| c.1).count() as u64);
+        prop_assert_eq!(record.first_fired_at, expected.iter().find(|c| c.1).map(|c| c.0));
+        prop_assert_eq!(record.firing, expected.last().is_some_and(|c| c.1));
+    }
+}

@@ -48,9 +48,13 @@ pub(super) struct Alarms {
     longest_window: Option<Millis>,
     /// Whether the current instant has had an event or an inspection.
     pub(super) instant_has_events: bool,
-    /// The time-driven changes between two event instants, one list
-    /// reused for the whole run: (time, alarm, value).
+    /// The fires and clears by time alone between two event instants,
+    /// one list reused for the whole run: (time, alarm, value).
     driven: Vec<(Millis, usize, Option<u64>)>,
+    /// Per alarm: since when its condition (the metric at least the
+    /// threshold) has differed from its state, while it waits out `for`
+    /// or `clear_for`.
+    pending: Vec<Option<Millis>>,
     /// The entry time of the oldest message in quarantine when alarms were
     /// last read at an event instant: until the next one it stays the
     /// oldest, so its age then is the most `oldest_age` reached between.
@@ -61,6 +65,7 @@ impl Alarms {
     pub(super) fn new(scenario: &crate::model::Scenario) -> Self {
         Alarms {
             records: vec![AlarmRecord::default(); scenario.alarms.len()],
+            pending: vec![None; scenario.alarms.len()],
             longest_window: scenario
                 .alarms
                 .iter()
@@ -124,22 +129,22 @@ impl Engine<'_> {
                     record.peak = record.peak.max(reached.unwrap_or(0));
                 }
                 let value = self.metric(a, now);
-                self.set_alarm(a, now, value);
+                self.read_alarm(a, now, value);
             }
             self.alarms.oldest_read = self.oldest_entry();
         }
-        // Time alone changes each alarm at most once between two event
-        // instants (no entry arrives, none leaves): in time order, then
-        // file order.
+        // Between two event instants no entry arrives and none leaves, so
+        // time alone changes each alarm's condition at most once; with the
+        // waits of `for` and `clear_for`, that is at most two changes of
+        // state. In time order, then file order.
         let mut driven = std::mem::take(&mut self.alarms.driven);
         driven.clear();
-        driven.extend(
-            (0..self.scenario.alarms.len())
-                .filter_map(|a| self.time_driven(a, now, next).map(|(t, v)| (t, a, v))),
-        );
+        for a in 0..self.scenario.alarms.len() {
+            self.time_driven(a, now, next, &mut driven);
+        }
         driven.sort_by_key(|&(t, a, _)| (t, a));
         for &(t, a, value) in &driven {
-            self.set_alarm(a, t, value);
+            self.change_alarm(a, t, value);
         }
         self.alarms.driven = driven;
         if let Some(from) = self
@@ -169,37 +174,99 @@ impl Engine<'_> {
         self.messages.get(m).last_quarantined_at()
     }
 
-    /// The instant in (now, next) where time alone changes alarm `a`'s
-    /// state, and the metric's value then.
-    fn time_driven(&self, a: usize, now: Millis, next: Millis) -> Option<(Millis, Option<u64>)> {
+    /// Whether `value` meets alarm `a`'s threshold.
+    fn condition(&self, a: usize, value: Option<u64>) -> bool {
+        value.is_some_and(|v| v >= self.scenario.alarms[a].at_least)
+    }
+
+    /// The first instant after `now` at which time alone changes alarm
+    /// `a`'s condition, from `holds`: the oldest message's age reaching the
+    /// threshold, or the `dlq_arrivals` count falling below it as entries
+    /// leave the window one by one (below the threshold once the
+    /// (n - at_least + 1)-th oldest has left). The other metrics change
+    /// only with events.
+    fn condition_changes(&self, a: usize, now: Millis, holds: bool) -> Option<Millis> {
         let alarm = &self.scenario.alarms[a];
-        let firing = self.alarms.records[a].firing;
-        let at = match alarm.metric {
-            // The oldest message's age reaches the threshold.
-            Metric::OldestAge if !firing => self.oldest_entry()?.checked_add(alarm.at_least)?,
-            // Entries leave the window one by one: the count falls below
-            // the threshold when the (n - at_least + 1)-th oldest leaves.
-            Metric::DlqArrivals { window } if firing => {
+        match alarm.metric {
+            Metric::OldestAge if !holds => self.oldest_entry()?.checked_add(alarm.at_least),
+            Metric::DlqArrivals { window } if holds => {
                 let range = self.alarms.in_window(now, window);
                 let k = (range.len() as u64).checked_sub(alarm.at_least)? as usize;
                 self.alarms
                     .entries
                     .get(range.start + k)?
-                    .checked_add(window)?
+                    .checked_add(window)
             }
-            _ => return None,
-        };
-        (at > now && at < next).then(|| (at, self.metric(a, at)))
+            _ => None,
+        }
     }
 
-    fn set_alarm(&mut self, a: usize, t: Millis, value: Option<u64>) {
-        let at_least = self.scenario.alarms[a].at_least;
-        let above = value.is_some_and(|v| v >= at_least);
+    /// Alarm `a`'s fires and clears by time alone in (now, next), pushed
+    /// onto `out` with the metric's value then; its pending wait is
+    /// brought up to `next`. A wait ends in a change of state at its
+    /// deadline only if the condition still holds there: a change of the
+    /// condition at the deadline itself cancels it.
+    fn time_driven(
+        &mut self,
+        a: usize,
+        now: Millis,
+        next: Millis,
+        out: &mut Vec<(Millis, usize, Option<u64>)>,
+    ) {
+        let mut firing = self.alarms.records[a].firing;
+        let mut since = self.alarms.pending[a];
+        // Each round either ends, or changes the condition (at most once,
+        // see above) or the state (at most once after each change of the
+        // condition); four rounds are more than enough.
+        for _ in 0..4 {
+            let holds = firing != since.is_some();
+            let change = self
+                .condition_changes(a, now, holds)
+                .filter(|&t| t > now && t < next);
+            let deadline = since
+                .and_then(|s| s.checked_add(self.scenario.alarms[a].hold(firing)))
+                .filter(|&d| d < next && change.is_none_or(|c| d < c));
+            if let Some(d) = deadline {
+                out.push((d, a, self.metric(a, d)));
+                firing = !firing;
+                since = None;
+            } else if let Some(c) = change {
+                since = match since {
+                    Some(_) => None,
+                    None => Some(c),
+                };
+            } else {
+                break;
+            }
+        }
+        self.alarms.pending[a] = since;
+    }
+
+    /// Alarm `a`'s metric read at the event instant `t`: the condition
+    /// starts, keeps or cancels a wait, and a wait that has lasted `for`
+    /// (or `clear_for`) changes the state now.
+    fn read_alarm(&mut self, a: usize, t: Millis, value: Option<u64>) {
+        let holds = self.condition(a, value);
         let record = &mut self.alarms.records[a];
         record.peak = record.peak.max(value.unwrap_or(0));
-        if above == record.firing {
+        let firing = record.firing;
+        if holds == firing {
+            self.alarms.pending[a] = None;
             return;
         }
+        let since = *self.alarms.pending[a].get_or_insert(t);
+        let hold = self.scenario.alarms[a].hold(firing);
+        if since.checked_add(hold).is_some_and(|d| d <= t) {
+            self.alarms.pending[a] = None;
+            self.change_alarm(a, t, value);
+        }
+    }
+
+    /// Alarm `a` fires (or clears) at `t`, the metric then at `value`.
+    fn change_alarm(&mut self, a: usize, t: Millis, value: Option<u64>) {
+        let record = &mut self.alarms.records[a];
+        record.peak = record.peak.max(value.unwrap_or(0));
+        let above = !record.firing;
         record.firing = above;
         if record.changes.len() < ALARM_CHANGES_KEPT {
             record.changes.push(AlarmChange {

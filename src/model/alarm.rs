@@ -10,6 +10,20 @@ pub struct Alarm {
     pub metric: Metric,
     /// The threshold: a count, or milliseconds for `oldest_age`; at least 1.
     pub at_least: u64,
+    /// How long the metric must stay at least the threshold before the
+    /// alarm fires (`for`; 0: at once).
+    pub fire_for: Millis,
+    /// How long it must stay below before the alarm clears (`clear_for`;
+    /// 0: at once).
+    pub clear_for: Millis,
+}
+
+impl Alarm {
+    /// How long the condition must hold before the alarm leaves the state
+    /// `firing`.
+    pub fn hold(&self, firing: bool) -> Millis {
+        if firing { self.clear_for } else { self.fire_for }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

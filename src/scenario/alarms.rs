@@ -1,6 +1,7 @@
 //! `[[alarm]]` as written, and its validation (docs/model.md section 15):
 //! a unique name, a metric, a threshold of at least 1 (a duration of at
-//! least 1ms for `oldest_age`), and a `window` for `dlq_arrivals` only.
+//! least 1ms for `oldest_age`), a `window` for `dlq_arrivals` only, and
+//! the optional durations `for` and `clear_for`.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +29,15 @@ pub struct AlarmTable {
     /// With dlq_arrivals: entries counted over this long, e.g. "1m".
     #[schemars(with = "Option<Duration>")]
     pub window: Option<S<Duration>>,
+    /// Fire only once the metric has stayed at least the threshold this
+    /// long, e.g. "30s" (default "0s": at once).
+    #[serde(rename = "for")]
+    #[schemars(with = "Option<Duration>")]
+    pub fire_for: Option<S<Duration>>,
+    /// Clear only once the metric has stayed below the threshold this long
+    /// (default "0s": at once).
+    #[schemars(with = "Option<Duration>")]
+    pub clear_for: Option<S<Duration>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
@@ -114,6 +124,8 @@ pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>]) -> Vec<Alar
             name: name.clone(),
             metric: metric.unwrap_or(Metric::DlqDepth),
             at_least: at_least.unwrap_or(0),
+            fire_for: a.fire_for.as_ref().map_or(0, |d| d.get_ref().0),
+            clear_for: a.clear_for.as_ref().map_or(0, |d| d.get_ref().0),
         });
     }
     out
