@@ -141,7 +141,7 @@ fn failed_expectations_are_junit_testcases_on_their_lines() {
         p99,
         &(
             "latency_p99 is at most 1s".to_string(),
-            Some("45".into()),
+            Some("52".into()),
             true
         )
     );

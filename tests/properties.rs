@@ -391,7 +391,12 @@ fn alarm_changes(outcome: &scenario_run::engine::Outcome, a: u32) -> Vec<(u64, b
 /// the first millisecond at which the condition has differed from its
 /// state at every millisecond of the last `hold` (`for` to fire,
 /// `clear_for` to clear), up to the run's end.
-fn with_waits(condition: &[(u64, bool)], end: u64, fire_for: u64, clear_for: u64) -> Vec<(u64, bool)> {
+fn with_waits(
+    condition: &[(u64, bool)],
+    end: u64,
+    fire_for: u64,
+    clear_for: u64,
+) -> Vec<(u64, bool)> {
     let (mut holds, mut next, mut firing, mut since) = (false, 0, false, None);
     let mut out = Vec::new();
     for ms in 0..=end {

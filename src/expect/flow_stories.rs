@@ -211,10 +211,16 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
         }
     };
     let mut out = format!(
-        "alarm \"{}\" ({} at least {}) fired {}{}; the metric peaked at {}.\n",
+        "alarm \"{}\" ({} at least {}{}{}) fired {}{}; the metric peaked at {}.\n",
         alarm.name,
         alarm.metric.name(),
         shown(alarm.at_least),
+        crate::report::sentence::held(alarm.fire_for),
+        if alarm.clear_for == 0 {
+            String::new()
+        } else {
+            format!(", clearing after {} below", dur(alarm.clear_for))
+        },
         plural(r.times_fired, "time", "times"),
         if r.firing {
             " and was firing at the end"

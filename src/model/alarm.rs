@@ -22,7 +22,11 @@ impl Alarm {
     /// How long the condition must hold before the alarm leaves the state
     /// `firing`.
     pub fn hold(&self, firing: bool) -> Millis {
-        if firing { self.clear_for } else { self.fire_for }
+        if firing {
+            self.clear_for
+        } else {
+            self.fire_for
+        }
     }
 }
 

@@ -156,6 +156,8 @@ pub fn alarms(scenario: &Scenario, outcome: &Outcome) -> Json {
                     "metric": a.metric.name(),
                     "at_least": a.at_least,
                     "window": match a.metric { crate::model::Metric::DlqArrivals { window } => Some(window), _ => None },
+                    "for": a.fire_for,
+                    "clear_for": a.clear_for,
                     "fired": r.times_fired > 0,
                     "first_fired_at": r.first_fired_at,
                     "times_fired": r.times_fired,

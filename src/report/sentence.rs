@@ -248,6 +248,15 @@ fn delivery_limit(scenario: &Scenario, class: crate::model::Class) -> String {
     )
 }
 
+/// " for 30s" after an alarm's threshold when it waits; nothing when not.
+pub(crate) fn held(wait: crate::model::Millis) -> String {
+    if wait == 0 {
+        String::new()
+    } else {
+        format!(" for {}", dur(wait))
+    }
+}
+
 /// An alarm fired (with its metric's value) or cleared.
 fn alarm_sentence(scenario: &Scenario, alarm: u32, fired: Option<u64>) -> String {
     let a = &scenario.alarms[alarm as usize];
@@ -260,17 +269,19 @@ fn alarm_sentence(scenario: &Scenario, alarm: u32, fired: Option<u64>) -> String
     };
     match fired {
         Some(value) => format!(
-            "alarm \"{}\" fired: {} {} (at least {})",
+            "alarm \"{}\" fired: {} {} (at least {}{})",
             a.name,
             a.metric.name(),
             show(value),
-            show(a.at_least)
+            show(a.at_least),
+            held(a.fire_for)
         ),
         None => format!(
-            "alarm \"{}\" cleared: {} below {}",
+            "alarm \"{}\" cleared: {} below {}{}",
             a.name,
             a.metric.name(),
-            show(a.at_least)
+            show(a.at_least),
+            held(a.clear_for)
         ),
     }
 }

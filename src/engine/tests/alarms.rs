@@ -233,3 +233,46 @@ fn s15_oldest_age_peaks_at_the_end_of_a_run_it_never_leaves() {
     assert_eq!(o.totals.end_time, 15_000);
     assert_eq!(o.alarms[0].peak, 5_000);
 }
+
+#[test]
+fn s15_for_fires_once_the_condition_has_held_that_long() {
+    // a enters quarantine at 10s: the depth is at least 1 from then on,
+    // so the alarm fires at 20s, between events; cleared at 45s at once.
+    let (s, o) = with("metric = \"dlq_depth\"\nat_least = 1\nfor = \"10s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(20_000, true), (45_000, false)]);
+    assert_eq!(o.alarms[0].first_fired_at, Some(20_000));
+}
+
+#[test]
+fn s15_for_counts_from_where_time_alone_met_the_threshold() {
+    // a's age reaches 7s at 17s, and has been at least 7s for 5s at 22s:
+    // two steps of time alone between the events at 15s and 45s.
+    let (s, o) = with("metric = \"oldest_age\"\nat_least = \"7s\"\nfor = \"5s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(22_000, true), (45_000, false)]);
+}
+
+#[test]
+fn s15_a_condition_that_ends_at_the_deadline_has_not_held_for_it() {
+    // Two entries in the 8s window over [15s, 18s): held for 2999ms at
+    // 17.999s, but at 18s it is already below, so `for = "3s"` never fires.
+    let arrivals = "metric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\n";
+    let (s, o) = with(&format!("{arrivals}for = \"3s\"\n"));
+    assert_eq!(alarm_story(&s, &o, "x"), []);
+    assert_eq!(o.alarms[0].times_fired, 0);
+    let (s, o) = with(&format!("{arrivals}for = \"2999ms\"\n"));
+    assert_eq!(alarm_story(&s, &o, "x"), [(17_999, true), (18_000, false)]);
+}
+
+#[test]
+fn s15_clear_for_keeps_firing_until_the_metric_has_stayed_below() {
+    // The redrive at 45s empties quarantine and the run ends there: the
+    // 5s the alarm would wait to clear are never observed.
+    let (s, o) = with("metric = \"dlq_depth\"\nat_least = 1\nclear_for = \"5s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(10_000, true)]);
+    assert!(o.alarms[0].firing);
+    // Over [15s, 18s) the arrivals alarm is firing; below from 18s, it
+    // clears at 18s + 20s = 38s, before the next event at 45s.
+    let (s, o) =
+        with("metric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\nclear_for = \"20s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(15_000, true), (38_000, false)]);
+}
