@@ -127,11 +127,22 @@ fn set_writes_a_value_in_place_and_fixes_a_swept_path() {
     ]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     assert!(stdout(&o).contains("(2 points)"), "{}", stdout(&o));
-    // show needs one point.
+    // show prints the table of the points left, and how to show one.
     let o = run(&["show", LAB, "--set", "delivery.max_receives=10"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    insta::assert_snapshot!("show_of_a_sweep", stdout(&o));
+    // --at needs one point.
+    let o = run(&[
+        "show",
+        "--at",
+        "5s",
+        LAB,
+        "--set",
+        "delivery.max_receives=10",
+    ]);
     assert_eq!(code(&o), 2);
     assert!(
-        stderr(&o).contains("sweeps 6 points; show one by fixing each swept path: --set traffic.1.mix.1.share=VALUE --set delivery.max_receives=VALUE --set delivery.backoff.base=VALUE"),
+        stderr(&o).contains("sweeps 6 points; --at shows one: fix each swept path with --set traffic.1.mix.1.share=VALUE --set delivery.backoff.base=VALUE"),
         "{}",
         stderr(&o)
     );

@@ -7,12 +7,14 @@ use serde_json::json;
 
 use super::Format;
 use super::print::{annotation, emit, paint};
-use super::{EXIT_INVALID, EXIT_PASSED};
-use crate::app::{LoadError, batch, expand, load_file};
+use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
+use crate::app::result::{FileResult, Options};
+use crate::app::{LoadError, batch, expand, load_file, sweep};
+use crate::diagnostic::Source;
 use crate::diagnostic::{Problem, render};
 use crate::engine::{self, Recorder};
 use crate::report::text;
-use crate::scenario::Loaded;
+use crate::scenario::{Loaded, Sweep};
 
 /// `check`: validates each file without running it; prints each file's
 /// status and problems as `format` asks.
@@ -92,8 +94,8 @@ pub(super) fn check(
     }
 }
 
-/// `show`: a scenario's transcript and snapshot. A sweep shows one point:
-/// `--set` must fix every swept path but one value.
+/// `show`: a scenario's transcript and snapshot. A sweep shows its table
+/// of points; `--set` fixing each swept path shows one point.
 pub(super) fn show(
     path: &str,
     sets: &[(String, String)],
@@ -106,18 +108,26 @@ pub(super) fn show(
         Ok((Loaded::Sweep(mut sweep), source)) if sweep.points.len() == 1 => {
             (sweep.points.remove(0).scenario, source)
         }
-        Ok((Loaded::Sweep(sweep), _)) => {
-            let fix: Vec<String> = sweep
-                .keys
-                .iter()
-                .map(|k| format!("--set {k}=VALUE"))
+        Ok((Loaded::Sweep(sweep), source)) => {
+            // The paths that still vary (a `--set` may have fixed some).
+            let fix: Vec<String> = (sweep.keys.iter().enumerate())
+                .filter(|&(i, _)| {
+                    let first = &sweep.points[0].values[i];
+                    sweep.points.iter().any(|p| &p.values[i] != first)
+                })
+                .map(|(_, k)| format!("--set {k}=VALUE"))
                 .collect();
-            eprintln!(
-                "error: {path} sweeps {} points; show one by fixing each swept path: {}",
-                sweep.points.len(),
-                fix.join(" ")
-            );
-            return EXIT_INVALID;
+            let given = sets.iter().map(|(k, v)| format!("--set {k}={v} "));
+            if at.is_some() {
+                eprintln!(
+                    "error: {path} sweeps {} points; --at shows one: fix each swept path with {}",
+                    sweep.points.len(),
+                    fix.join(" ")
+                );
+                return EXIT_INVALID;
+            }
+            let command = format!("{}{}", given.collect::<String>(), fix.join(" "));
+            return show_sweep(path, source, sweep, seed, &command);
         }
         Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
@@ -160,6 +170,34 @@ pub(super) fn show(
             );
             EXIT_INVALID
         }
+    }
+}
+
+/// `show` of a sweep: its table of points (the text of its golden file),
+/// and how to show one point. Exits as the batch would for this file.
+fn show_sweep(path: &str, source: Source, sweep: Sweep, seed: Option<u64>, sets: &str) -> u8 {
+    let opts = Options {
+        seed,
+        ..Options::default()
+    };
+    let result = sweep::run_sweep(source, sweep, &|_| true, &opts, &batch::run_scenario);
+    let FileResult::Swept(run) = &result else {
+        return EXIT_INVALID;
+    };
+    use std::fmt::Write as _;
+    let mut out = super::print::Stdout::new();
+    let _ = write!(
+        out,
+        "{}\nshow one point: scenario-run show {path} {sets}\n",
+        run.transcript(),
+    );
+    out.flush();
+    if run.stopped() {
+        EXIT_INVALID
+    } else if run.passed() {
+        EXIT_PASSED
+    } else {
+        EXIT_FAILED
     }
 }
 
