@@ -1,4 +1,4 @@
-//! The bound the engine is measured against (README, Benchmarks): a bare
+//! The bound the engine is measured against (docs/benchmarks.md): a bare
 //! loop that does the same events as the outage example
 //! (`scenarios/17-outage-100k-per-hour.toml`) scaled up, with two bytes
 //! of state a message and nothing else: even arrivals, a delivery that

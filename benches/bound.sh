@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine against its bound (README, Benchmarks): the outage example at
+# The engine against its bound (docs/benchmarks.md): the outage example at
 # ten million messages, over the same hour and at the same rate (100
 # hours), run by scenario-run and by the bare loop of benches/bound.rs,
 # then benches/ten-million.toml and the lab (benches/lab-ten-million.toml)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thousands of operator steps over a deep quarantine (README, Benchmarks):
+# Thousands of operator steps over a deep quarantine (docs/benchmarks.md):
 # 100,000 messages quarantined, then 3,000 steps each redriving one of them
 # by name. Each inspection touches only what it changes.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Process start to exit, with peak memory: the figures in README.md.
+# Process start to exit, with peak memory: the figures in docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet

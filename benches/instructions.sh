@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine against its bound in instructions (README, Benchmarks): the
+# The engine against its bound in instructions (docs/benchmarks.md): the
 # pairs of benches/bound.sh counted by valgrind's callgrind, which gives
 # the same count on every run, where CPU time on a shared machine varies
 # by a third. Prints each program's instructions and their ratio.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What `--format json` costs on top of a plain run (README, Benchmarks):
+# What `--format json` costs on top of a plain run (docs/benchmarks.md):
 # benches/full-transcript-10k.toml, 10,000 messages with every transition
 # kept (a 17 MB document), run RUNS times in a row plain and RUNS times
 # with `--format json` (30 unless set); the CPU seconds of each batch of

@@ -1,4 +1,4 @@
-//! The lab's bound (README, Benchmarks): a bare loop that does the events
+//! The lab's bound (docs/benchmarks.md): a bare loop that does the events
 //! of `benches/lab-ten-million.toml` with two bytes of state a message,
 //! next to `benches/bound.rs` for the outage example. The same draws as
 //! scenario-run (the block's ChaCha8 stream 1: every Poisson offset, sorted,

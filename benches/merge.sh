@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `merge` at scale: the figures in README.md. A batch of 8,000 scenarios
+# `merge` at scale: the figures in docs/benchmarks.md. A batch of 8,000 scenarios
 # (the bundled ones of up to 10,000 messages copied over and over, 592 of
 # them the two sweeps, whose points the shards split) runs as 8 shards of
 # about 1,000 scenarios, each writing Markdown reports (and so the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost against size (README, Benchmarks): the outage example at 10 and 20
+# Cost against size (docs/benchmarks.md): the outage example at 10 and 20
 # million messages, over the same hour (twice the rate) and at the same
 # rate (twice the time), and benches/deep-jitter.toml at 5 and 10 million
 # (twice the retries waiting in the radix heap). Prints CPU seconds (user

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scenario-run against SimPy (README, Benchmarks): the outage example at
+# scenario-run against SimPy (docs/benchmarks.md): the outage example at
 # 1,000,000 messages, over the same hour and at the same rate (10 hours),
 # run by scenario-run and by benches/simpy_outage.py (a SimPy process per
 # message); both must give the same totals. Prints CPU seconds (user +

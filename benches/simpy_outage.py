@@ -8,7 +8,7 @@ delivery. Time is integer milliseconds, as in scenario-run.
 
 prints the same totals as scenario-run for the same file (deliveries,
 acked, quarantined) and the CPU time of the process; benches/simpy.sh runs
-both side by side (README, Benchmarks).
+both side by side (docs/benchmarks.md).
 """
 
 import resource

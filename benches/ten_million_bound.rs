@@ -1,4 +1,4 @@
-//! The bound of `benches/ten-million.toml` (README, Benchmarks), next to
+//! The bound of `benches/ten-million.toml` (docs/benchmarks.md), next to
 //! `benches/bound.rs` for the outage example: a bare loop that does the
 //! file's events with two bytes of state a message and the deduplication
 //! store's expiry (four bytes an intent). Two blocks of even arrivals over

@@ -119,7 +119,7 @@ fn the_flow_counts_match_the_transitions() {
         checked += 1;
     }
     // The bundled scenarios of at most 10,000 messages.
-    assert_eq!(checked, 30);
+    assert_eq!(checked, 31);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -334,11 +334,12 @@ fn the_bundled_markdown_reports_are_current() {
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
     for name in listing(&d) {
         let fresh = std::fs::read_to_string(d.join(&name)).unwrap();
-        let old = std::fs::read_to_string(committed.join(&name))
-            .unwrap_or_else(|_| panic!("reports/{name} is missing: run the command in README.md"));
+        let old = std::fs::read_to_string(committed.join(&name)).unwrap_or_else(|_| {
+            panic!("reports/{name} is missing: run the command in docs/contributing.md")
+        });
         assert!(
             fresh == old,
-            "reports/{name} is out of date: run the command in README.md"
+            "reports/{name} is out of date: run the command in docs/contributing.md"
         );
     }
     let _ = std::fs::remove_dir_all(&d);

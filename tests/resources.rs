@@ -1,4 +1,4 @@
-//! Resource budgets, asserted without a clock (README, Budgets): peak
+//! Resource budgets, asserted without a clock (docs/budgets.md): peak
 //! memory through a counting allocator, and the cost of an event through
 //! the search-work meter (`scenario_run::meter`, counted in debug builds).
 //! Each test names the class of hostile input it stands for; each would
@@ -285,7 +285,7 @@ fn a_generator_that_cannot_fit_is_refused_before_anything_is_allocated() {
 #[test]
 fn the_outage_example_keeps_each_message_in_at_most_12_bytes() {
     let _one = one_at_a_time();
-    // The outage example (README, Benchmarks) at 500,000 messages: 12.5%
+    // The outage example (docs/benchmarks.md) at 500,000 messages: 12.5%
     // of them end in quarantine, the rest are acked after up to 5 failed
     // deliveries. Each message's state is an 8-byte record; the
     // quarantine's order and lookup add about 3 bytes a message here.

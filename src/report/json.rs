@@ -192,7 +192,7 @@ pub fn kinds(scenario: &Scenario, outcome: &Outcome) -> Json {
     )
 }
 
-/// Version of the JSON report's shape (README: "JSON report").
+/// Version of the JSON report's shape (docs/reports.md, "The JSON report").
 pub const REPORT_FORMAT_VERSION: u32 = 2;
 
 /// The whole run as one document: the JSON report, and the data every

@@ -318,7 +318,7 @@ fn problem(origin: &str, text: &str, e: &Error) -> Problem {
         format!("{what} in {origin}: {detail}")
     };
     Problem::new(&source, span, message, what)
-        .with_help("README.md (Reports and templates) lists the data each template receives")
+        .with_help("docs/reports.md (Templates) lists the data each template receives")
 }
 
 /// For an undefined `a.b.c` whose `a.b` exists: the closest key and the
