@@ -117,3 +117,79 @@ fn junit_through_a_link_or_to_a_device() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write /dev/full"));
     }
 }
+
+/// Runs the binary with standard output sent to `/dev/full`.
+#[cfg(target_os = "linux")]
+fn to_full_disk(args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_to_standard_output_is_an_error() {
+    let fixture = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
+    for args in [
+        vec!["--format", "json", fixture],
+        vec![fixture],
+        vec!["schema"],
+        vec!["show", fixture],
+        vec!["show", "scenarios/28-poison-lab-sweep.toml"],
+        vec!["check", "--format", "json", fixture],
+        vec!["completions", "bash"],
+    ] {
+        let o = to_full_disk(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("error: cannot write to standard output: No space left on device"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn output_cut_by_a_file_size_limit_is_an_error_and_a_closed_pipe_is_not() {
+    // 1 KiB of the 17 MB document: exit 2, never a truncated document
+    // passed off as whole.
+    let d = temp("stdout-limit");
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 1 && exec {} --format json benches/full-transcript-10k.toml > {}",
+            bin(),
+            d.join("out.json").display()
+        ))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("File too large"));
+    // A reader that stops early (`| head -1`) ends the output quietly.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -o pipefail; {} show benches/full-transcript-10k.toml | head -1",
+            bin()
+        ))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

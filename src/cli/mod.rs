@@ -343,6 +343,10 @@ pub fn main() -> ExitCode {
         }
         None => run(&cli.run, color),
     };
+    if let Some(e) = print::write_failure() {
+        eprintln!("error: cannot write to standard output: {e}");
+        return ExitCode::from(EXIT_INVALID);
+    }
     ExitCode::from(code)
 }
 
@@ -464,7 +468,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     let code = merge::record_code(&batch.record);
     let (files, results) = (&batch.files, &batch.results);
     let mut out = std::io::stdout().lock();
-    let _ = match args.format {
+    let written = match args.format {
         Format::Json => write_batch_json(&mut out, files, results, &batch.goldens, &batch.record)
             .and_then(|()| writeln!(out)),
         Format::Github => write!(out, "{}", batch_github(&batch.record, args.quiet)),
@@ -484,6 +488,7 @@ fn run(args: &RunArgs, color: bool) -> u8 {
             write!(out, "{text}")
         }
     };
+    print::wrote(written.and_then(|()| out.flush()));
     code
 }
 

@@ -13,37 +13,73 @@ use crate::diagnostic::{Located, Problem, render};
 use crate::report::document::Document;
 use crate::report::json as rjson;
 
-/// Writes `text` to standard output. A reader that has gone away (`show |
-/// head`) ends the output quietly: the error is dropped, never a panic.
+/// The first failed write to standard output, other than to a reader that
+/// has gone away: `main` reports it and exits 2, so that output cut short
+/// by a full disk or a file-size limit is never taken for a whole one.
+static WRITE_FAILED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Notes the outcome of a write to standard output. A reader that has gone
+/// away (`show | head`) ends the output quietly, as it should; any other
+/// error is kept for [`write_failure`].
+pub(super) fn wrote(result: std::io::Result<()>) {
+    if let Err(e) = result
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+        && let Ok(mut failed) = WRITE_FAILED.lock()
+    {
+        failed.get_or_insert_with(|| e.to_string());
+    }
+}
+
+/// The first write to standard output that failed (see [`wrote`]).
+pub(super) fn write_failure() -> Option<String> {
+    WRITE_FAILED.lock().ok().and_then(|f| f.clone())
+}
+
+/// Writes `text` to standard output (see [`wrote`]).
 pub(super) fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    wrote(out.write_all(text.as_bytes()).and_then(|()| out.flush()));
 }
 
 /// Standard output as a `fmt::Write`, buffered: text written as it is
-/// made (`show`), never whole in memory. As with [`emit`], a reader that
-/// has gone away ends the writing quietly.
-pub(super) struct Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>);
+/// made (`show`), never whole in memory. Errors as with [`emit`].
+pub(super) struct Stdout {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    /// Set by the first failed write: the rest is not attempted.
+    failed: bool,
+}
 
 impl Stdout {
     pub fn new() -> Stdout {
-        Stdout(std::io::BufWriter::with_capacity(
-            1 << 16,
-            std::io::stdout().lock(),
-        ))
+        Stdout {
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            failed: false,
+        }
     }
 
     pub fn flush(&mut self) {
         use std::io::Write;
-        let _ = self.0.flush();
+        if !self.failed {
+            wrote(self.out.flush());
+        }
     }
 }
 
 impl std::fmt::Write for Stdout {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         use std::io::Write;
-        self.0.write_all(s.as_bytes()).map_err(|_| std::fmt::Error)
+        if self.failed {
+            return Err(std::fmt::Error);
+        }
+        let result = self.out.write_all(s.as_bytes());
+        self.failed = result.is_err();
+        wrote(result);
+        if self.failed {
+            Err(std::fmt::Error)
+        } else {
+            Ok(())
+        }
     }
 }
 
