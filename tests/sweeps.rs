@@ -277,3 +277,54 @@ fn a_sweep_computes_the_flow_columns_it_shows() {
     );
     let _ = std::fs::remove_dir_all(d);
 }
+
+#[test]
+fn a_path_of_thousands_of_keys_is_refused_not_a_stack_overflow() {
+    let deep = vec!["a"; 10_000].join(".");
+    let fixture = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
+    for args in [
+        vec!["--color", "never", "--set", &format!("{deep}=1"), fixture],
+        vec![
+            "--color",
+            "never",
+            "check",
+            "--set",
+            &format!("{deep}=1"),
+            fixture,
+        ],
+        vec![
+            "--color",
+            "never",
+            "show",
+            fixture,
+            "--set",
+            &format!("{deep}=1"),
+        ],
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let all = stdout(&o) + &stderr(&o);
+        assert!(
+            all.contains("has at most 32"),
+            "{}",
+            &all[..all.len().min(400)]
+        );
+    }
+    let d = scratch("deep-sweep");
+    let file = d.join("deep.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n\
+             [sweep]\n\"delivery.{}\" = [1, 2]\n",
+            vec!["max_receives"; 10_000].join(".")
+        ),
+    )
+    .unwrap();
+    let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let message = doc["files"][0]["problems"][0]["message"].as_str().unwrap();
+    assert!(message.contains("a path has at most 32 keys"), "{message}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -191,11 +191,15 @@ impl Scale {
             ends.iter()
                 .any(|&e| e != t && (self.x(e) - self.x(t)).abs() < 34.0)
         };
-        let mut t = 0;
-        // Each round adds a tick of the full-rate time or jumps a break.
+        let mut t: Millis = 0;
+        // Each round adds a tick of the full-rate time or jumps a break; a
+        // tick past the largest time there is ends it like one past the end.
         loop {
             if let Some(b) = self.breaks().iter().find(|b| t > b.from && t < b.to) {
-                t = b.to.div_ceil(step) * step;
+                match b.to.div_ceil(step).checked_mul(step) {
+                    Some(next) => t = next,
+                    None => break,
+                }
                 continue;
             }
             if t > self.end {
@@ -204,7 +208,10 @@ impl Scale {
             if !near(t) {
                 ticks.push(t);
             }
-            t += step;
+            match t.checked_add(step) {
+                Some(next) => t = next,
+                None => break,
+            }
         }
         ticks.sort_unstable();
         ticks.dedup();
@@ -215,6 +222,15 @@ impl Scale {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_end_at_the_largest_time_there_is() {
+        // A step past u64::MAX would wrap to a small time and tick forever.
+        for end in [Millis::MAX, Millis::MAX - 1, 213_503_982_334 * 86_400_000] {
+            let n = Scale::linear(end).ticks().len() as u64;
+            assert!((1..=MAX_TICKS + 1).contains(&n), "{end}: {n} ticks");
+        }
+    }
 
     #[test]
     fn ticks_are_readable_and_few() {

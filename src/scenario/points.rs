@@ -47,7 +47,7 @@ pub(super) fn load_points(
         if let Err(why) = sweep::set(root.get_mut(), path.get_ref(), path.span(), value) {
             problems.error_help(
                 Some(path.span()),
-                format!("--set {}: {why}", path.get_ref()),
+                format!("--set {}: {why}", sweep::shown_path(path.get_ref())),
                 "no such place",
                 "a path names tables by key and entries of a list by position: traffic.1.count",
             );
@@ -182,7 +182,10 @@ fn sweep_points(
             ) {
                 found.error_help(
                     Some(axis.path.span()),
-                    format!("cannot sweep `{}`: {why}", axis.path.get_ref()),
+                    format!(
+                        "cannot sweep `{}`: {why}",
+                        sweep::shown_path(axis.path.get_ref())
+                    ),
                     "no such place",
                     "a path names tables by key and entries of a list by position: traffic.1.count",
                 );

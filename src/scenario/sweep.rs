@@ -292,6 +292,19 @@ fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
+/// The most keys a `[sweep]` or `--set` path may have: far more than the
+/// format's deepest key, and few enough that writing one never runs deep.
+pub const MAX_PATH_SEGMENTS: usize = 32;
+
+/// A path as a message quotes it: whole up to 60 characters, then cut
+/// (the span under it shows the rest).
+pub(super) fn shown_path(path: &str) -> String {
+    match path.char_indices().nth(60) {
+        Some((at, _)) => format!("{}...", &path[..at]),
+        None => path.to_string(),
+    }
+}
+
 /// Writes `value` at `path` of the document. The keys written take
 /// `key_span`, so that a problem with one is shown where it is written.
 /// Returns why not, when the path leads nowhere.
@@ -301,6 +314,11 @@ pub(super) fn set<'i>(
     key_span: Range<usize>,
     value: Value<'i>,
 ) -> Result<(), String> {
+    if path.split('.').nth(MAX_PATH_SEGMENTS).is_some() {
+        return Err(format!(
+            "a path has at most {MAX_PATH_SEGMENTS} keys separated by dots; the deepest key of the format is 5 deep (\"traffic.1.mix.1.share\")"
+        ));
+    }
     let segments: Vec<&str> = path.split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
         return Err(format!(
