@@ -83,6 +83,8 @@ fn assert_merge_equals_whole(dir: &Path, n: usize, files: &[&str], golden: &str)
     let mut args = vec![
         "merge",
         "--quiet",
+        "--golden",
+        golden,
         s(&merged),
         "--summary-markdown",
         s(&merged_sum),
@@ -115,7 +117,7 @@ fn assert_merge_equals_whole(dir: &Path, n: usize, files: &[&str], golden: &str)
     // Merged from the shards' report folders (their index.json), the
     // folder is the unsharded run's, file for file: every report is copied.
     let from_reports = dir.join(format!("merged-from-reports-{n}"));
-    let mut args = vec!["merge", "--quiet", s(&from_reports)];
+    let mut args = vec!["merge", "--quiet", "--golden", golden, s(&from_reports)];
     let indexes: Vec<PathBuf> = (1..=n)
         .map(|i| dir.join(format!("reports-{i}-of-{n}/index.json")))
         .collect();
@@ -362,4 +364,228 @@ fn a_filter_selects_for_the_whole_batch_not_for_one_shard() {
         "scenarios/*.toml",
     ]);
     assert_eq!(code(&o), 2);
+}
+
+/// Two shards of the sweeps 28 and 29 (split: each sweep's points are on
+/// both), as `--report` folders with JSON reports, run with `--golden`.
+fn split_sweeps(dir: &Path) -> (PathBuf, PathBuf) {
+    let folder = |i: usize| {
+        let reports = dir.join(format!("s{i}"));
+        let o = run(&[
+            "--quiet",
+            "--shard",
+            &format!("{i}/2"),
+            "--golden",
+            "reports/golden",
+            "--report",
+            s(&reports),
+            "--report-format",
+            "json",
+            "scenarios/2[89]*.toml",
+        ]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        reports
+    };
+    (folder(1), folder(2))
+}
+
+/// A copy of shard folder `from` as `name`, its index.json changed by
+/// `forge`.
+fn forged(dir: &Path, from: &Path, name: &str, forge: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let to = dir.join(name);
+    std::fs::create_dir_all(&to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+    let mut index: serde_json::Value = serde_json::from_str(&read(&to.join("index.json"))).unwrap();
+    forge(&mut index);
+    std::fs::write(to.join("index.json"), index.to_string()).unwrap();
+    to
+}
+
+/// Runs `merge` of `inputs` into a fresh folder with `extra` options.
+fn merge_of(dir: &Path, extra: &[&str], inputs: &[&Path]) -> (i32, String, PathBuf) {
+    let out = dir.join(format!(
+        "out-{}",
+        std::time::SystemTime::UNIX_EPOCH
+            .elapsed()
+            .unwrap()
+            .as_nanos()
+    ));
+    let mut args = vec!["merge", "--quiet"];
+    args.extend(extra);
+    args.push(s(&out));
+    let indexes: Vec<PathBuf> = inputs.iter().map(|d| d.join("index.json")).collect();
+    args.extend(indexes.iter().map(|p| s(p)));
+    let o = run(&args);
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    (code(&o), said, out)
+}
+
+#[test]
+fn merge_reads_no_path_that_a_shard_names() {
+    let dir = temp("forged-paths");
+    let (a, b) = split_sweeps(&dir);
+    let golden = ["--golden", "reports/golden"];
+    assert_eq!(merge_of(&dir, &golden, &[&a, &b]).0, 0);
+    // A golden path in the shard's data is never read (nor written): the
+    // table is compared with --golden DIR's file, by the scenario's name.
+    let elsewhere = dir.join("elsewhere/deep/28.txt");
+    let at = elsewhere.display().to_string();
+    let f = forged(&dir, &a, "golden-path", |i| {
+        for e in i["scenarios"].as_array_mut().unwrap() {
+            e["golden"]["file"] = serde_json::json!(at);
+        }
+    });
+    let (c, said, _) = merge_of(&dir, &golden, &[&f, &b]);
+    assert_eq!(c, 0, "{said}");
+    assert!(!elsewhere.exists() && !dir.join("elsewhere").exists());
+    // Without --golden the split tables cannot be compared: a failure
+    // that says so, not a read of the shard's path.
+    let (c, said, _) = merge_of(&dir, &[], &[&f, &b]);
+    assert_eq!(c, 1, "{said}");
+    assert!(said.contains("golden transcript cannot be used"), "{said}");
+    // A missing golden file is missing, never written by merge.
+    let empty = dir.join("empty-golden");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (c, _, _) = merge_of(&dir, &["--golden", s(&empty)], &[&a, &b]);
+    assert_eq!(c, 1);
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    // A report name that climbs out of the shard's folder is refused.
+    let f = forged(&dir, &a, "report-name", |i| {
+        for e in i["scenarios"].as_array_mut().unwrap() {
+            e["report"] = serde_json::json!("../../../../etc/hostname");
+        }
+    });
+    let (c, said, out) = merge_of(&dir, &golden, &[&f, &b]);
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("is not a plain file name"), "{said}");
+    assert!(!out.exists(), "nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn merge_reads_no_link_fifo_or_broken_part() {
+    let dir = temp("forged-files");
+    let (a, b) = split_sweeps(&dir);
+    let golden = ["--golden", "reports/golden"];
+    let part = "28-poison-lab-sweep.json";
+    // A FIFO where a sweep's points should be: an error, not a hang.
+    let fifo = forged(&dir, &a, "fifo", |_| {});
+    std::fs::remove_file(fifo.join(part)).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(fifo.join(part))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (c, said, out) = merge_of(&dir, &golden, &[&fifo, &b]);
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("not a regular file"), "{said}");
+    assert!(!out.exists());
+    // A truncated part: refused, never dropped while the status line
+    // claims every point.
+    let cut = forged(&dir, &a, "truncated", |_| {});
+    let text = read(&cut.join(part));
+    std::fs::write(cut.join(part), &text[..text.len() / 2]).unwrap();
+    let (c, said, _) = merge_of(&dir, &golden, &[&cut, &b]);
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("is not a sweep's JSON report"), "{said}");
+    // A part shaped wrongly (`"sweep": 5`): refused, not a panic.
+    let odd = forged(&dir, &a, "odd", |_| {});
+    let mut doc: serde_json::Value = serde_json::from_str(&read(&odd.join(part))).unwrap();
+    doc["sweep"] = serde_json::json!(5);
+    std::fs::write(odd.join(part), doc.to_string()).unwrap();
+    let (c, said, _) = merge_of(&dir, &golden, &[&odd, &b]);
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("is not a sweep's"), "{said}");
+    // A report that is a link (to /etc/passwd) is not copied.
+    let whole = dir.join("whole");
+    let o = run(&[
+        "--quiet",
+        "--shard",
+        "1/1",
+        "--report",
+        s(&whole),
+        "--report-format",
+        "json",
+        "scenarios/01*.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    let report = whole.join("01-dlq-is-not-proof-nothing-happened.json");
+    std::fs::remove_file(&report).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", &report).unwrap();
+    let (c, said, out) = merge_of(&dir, &[], &[&whole]);
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("is not a regular file"), "{said}");
+    assert!(
+        !out.join("01-dlq-is-not-proof-nothing-happened.json")
+            .exists()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn merge_checks_every_shard_is_of_one_batch() {
+    let dir = temp("forged-batch");
+    let (a, b) = split_sweeps(&dir);
+    let golden = ["--golden", "reports/golden"];
+    for (name, index, count, says) in [
+        ("huge", 1u64, 1_000_000_000_000_000u64, "N at most 10000"),
+        ("past", 3, 2, "says it is shard 3/2"),
+    ] {
+        let f = forged(&dir, &a, name, |i| {
+            i["shard"]["index"] = serde_json::json!(index);
+            i["shard"]["count"] = serde_json::json!(count);
+        });
+        let (c, said, _) = merge_of(&dir, &golden, &[&f, &b]);
+        assert_eq!(c, 2, "{said}");
+        assert!(said.contains(says), "{said}");
+    }
+    // Another --seed, or other files in the same number: another batch.
+    for (name, args) in [
+        ("seed", vec!["--seed", "5", "scenarios/2[89]*.toml"]),
+        ("files", vec!["scenarios/2[78]*.toml"]),
+    ] {
+        let other = dir.join(name);
+        // The same options as `split_sweeps`, but for the one changed.
+        let mut all = vec![
+            "--quiet",
+            "--shard",
+            "2/2",
+            "--golden",
+            "reports/golden",
+            "--report",
+            s(&other),
+            "--report-format",
+            "json",
+        ];
+        all.extend(args);
+        assert!(code(&run(&all)) <= 1);
+        let (c, said, _) = merge_of(&dir, &golden, &[&a, &other]);
+        assert_eq!(c, 2, "{name}: {said}");
+        assert!(
+            said.contains("are shards of different batches"),
+            "{name}: {said}"
+        );
+    }
+    // A count past the limit is refused on the command line too, and a
+    // forged count is never listed shard by shard.
+    let o = run(&["--shard", "1/1000000000", "scenarios/01*.toml"]);
+    assert_eq!(code(&o), 2);
+    let f = forged(&dir, &a, "many", |i| {
+        i["shard"]["count"] = serde_json::json!(10_000);
+        i["shard"]["index"] = serde_json::json!(1);
+    });
+    let g = forged(&dir, &b, "many-b", |i| {
+        i["shard"]["count"] = serde_json::json!(10_000);
+    });
+    let (c, said, _) = merge_of(&dir, &golden, &[&f, &g]);
+    assert_eq!(c, 2, "{said}");
+    assert!(
+        said.contains("and 9978 more (9998 in all) are missing"),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -274,11 +274,36 @@ fn problem_cases(file: &str, r: &FileResult) -> Vec<Case> {
 
 /// Which share of a batch a run was: shard `index` of `count` (1-based),
 /// of a batch of `files` files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardOf {
     pub index: usize,
     pub count: usize,
     pub files: usize,
+    /// The batch's identity: a digest of its files, in order, and of the
+    /// options that change what runs or how it is judged (`--seed`,
+    /// `--set`, `--filter`, `--tag`, `--fail-fast`, `--golden`). The
+    /// shards of one batch have the same one; `merge` refuses others.
+    #[serde(default)]
+    pub batch: String,
+}
+
+/// The identity of a batch (see [`ShardOf::batch`]): FNV-1a over the
+/// options and files, each length-prefixed, as 16 hex digits. The same on
+/// every machine and build; not a defence against a forged shard, which
+/// could copy it, but against a merge of shards of different commands.
+pub fn batch_identity(files: &[String], options: &[String]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for part in options.iter().chain(files) {
+        eat(part.as_bytes());
+    }
+    eat(&(files.len() as u64).to_le_bytes());
+    format!("{hash:016x}")
 }
 
 /// A batch as the index and `merge` read it: the counts, the entries and,

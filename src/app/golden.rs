@@ -203,6 +203,25 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     }
 }
 
+/// Compares `actual` with the golden file `path` without ever writing it
+/// (`merge`: blessing is done by a whole run on one machine). The file is
+/// read only if it is a regular file of at most [`MAX_GOLDEN_BYTES`].
+pub fn check_only(path: &Path, actual: &str) -> Verdict {
+    match crate::output::read_regular(path, MAX_GOLDEN_BYTES) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(golden) if golden == actual => Verdict::Same(path.to_path_buf()),
+            Ok(golden) => Verdict::Differs(path.to_path_buf(), diff(path, &golden, actual)),
+            Err(_) => Verdict::Error(path.to_path_buf(), "not UTF-8 text".to_string()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Missing(path.to_path_buf()),
+        Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
+    }
+}
+
+/// A golden file `merge` reads is at most this long (a sweep's table of
+/// 1,000 points is well under a megabyte).
+pub const MAX_GOLDEN_BYTES: u64 = 64 << 20;
+
 /// Two files of the batch that would share one golden file.
 pub fn collision(dir: &Path, files: &[String]) -> Option<(String, String)> {
     let mut seen = std::collections::BTreeMap::new();

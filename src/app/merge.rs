@@ -30,6 +30,9 @@ pub struct MergeRequest {
     pub templates: Option<PathBuf>,
     /// Where to append the batch's Markdown table.
     pub summary_markdown: Option<PathBuf>,
+    /// The golden files, for the tables of sweeps whose points ran on
+    /// several shards.
+    pub golden: Option<PathBuf>,
 }
 
 /// A merged batch and the files written.
@@ -61,7 +64,7 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
     for (path, shard) in request.inputs.iter().zip(read_all) {
         let shard = shard?;
         if let Some(dir) = &shard.reports {
-            copies.extend(reports_to_copy(dir, &shard.record));
+            copies.extend(reports_to_copy(dir, &shard.record)?);
         }
         for doc in shard.sweep_parts {
             let file = doc["file"].as_str().unwrap_or_default().to_string();
@@ -70,7 +73,10 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
         records.push((path.clone(), shard.record));
     }
     check_shards(&records)?;
-    let record = combine(records.into_iter().map(|(_, r)| r).collect())?;
+    let record = combine(
+        records.into_iter().map(|(_, r)| r).collect(),
+        request.golden.as_deref(),
+    )?;
     let mut formats = request.formats.clone();
     formats.sort();
     formats.dedup();
@@ -82,7 +88,7 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
         let (Some(name), Some(docs)) = (&entry.report, parts.remove(&entry.file)) else {
             continue;
         };
-        let doc = join_docs(docs, entry);
+        let doc = join_docs(docs, entry)?;
         for &format in &formats {
             let text = reports::sweep_report(&templates, format, &doc)
                 .map_err(|p| template_error(vec![*p]))?;
@@ -104,20 +110,34 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
 
 /// The report files a shard wrote next to its `index.json` for the files
 /// it ran whole (a split sweep's are written from the joined document).
-fn reports_to_copy(dir: &Path, record: &Record) -> Vec<(PathBuf, String)> {
-    record
+/// A name that is not a plain file name (`../x`, `a/b`) is never joined
+/// to a path; a link, a FIFO or a device is never read.
+fn reports_to_copy(dir: &Path, record: &Record) -> Result<Vec<(PathBuf, String)>, String> {
+    let mut copies = Vec::new();
+    for name in record
         .scenarios
         .iter()
         .filter(|e| !is_part(e))
         .filter_map(|e| e.report.as_ref())
-        .flat_map(|name| {
-            ReportFormat::ALL
-                .iter()
-                .map(move |(_, f)| format!("{name}.{}", f.extension()))
-        })
-        .map(|file| (dir.join(&file), file))
-        .filter(|(from, _)| from.is_file())
-        .collect()
+    {
+        for (_, format) in ReportFormat::ALL {
+            let file = format!("{name}.{}", format.extension());
+            let from = crate::output::inside(dir, &file)
+                .map_err(|e| format!("{}: a report name in index.json: {e}", dir.display()))?;
+            // A report in a format the shard did not write is not there.
+            match std::fs::symlink_metadata(&from) {
+                Ok(m) if m.file_type().is_file() => copies.push((from, file)),
+                Ok(_) => {
+                    return Err(format!(
+                        "{} is not a regular file (a link, a folder or a device): not copied",
+                        from.display()
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    Ok(copies)
 }
 
 /// Copies the shards' report files into `out_dir`, each atomically.
@@ -128,7 +148,7 @@ fn copy_reports(out_dir: &Path, copies: &[(PathBuf, String)]) -> Result<Vec<Path
         if to == *from {
             continue;
         }
-        let mut source = std::fs::File::open(from)
+        let mut source = crate::output::open_regular(from)
             .map_err(|e| format!("cannot read {}: {e}", from.display()))?;
         crate::output::write_atomic_with(&to, |w| std::io::copy(&mut source, w).map(|_| ()))
             .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
@@ -191,13 +211,34 @@ fn read(path: &Path) -> Result<ShardResult, String> {
     let Some(batch) = top.batch else {
         let record: Record = serde_json::from_slice(&bytes).map_err(not_batch)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let sweep_parts = record
-            .scenarios
-            .iter()
-            .filter(|e| is_part(e))
-            .filter_map(|e| std::fs::read(dir.join(format!("{}.json", e.report.as_ref()?))).ok())
-            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
-            .collect();
+        // A split sweep's points are in its JSON report: without it the
+        // sweep cannot be joined, so a missing or broken one is an error.
+        let mut sweep_parts = Vec::new();
+        for e in record.scenarios.iter().filter(|e| is_part(e)) {
+            let part = e.report.as_ref().ok_or_else(|| {
+                format!(
+                    "{shown}: the sweep {} has no report to read its points from",
+                    e.file
+                )
+            })?;
+            let at = crate::output::inside(&dir, &format!("{part}.json"))
+                .map_err(|err| format!("{shown}: a report name: {err}"))?;
+            let bytes = crate::output::read_regular(&at, MAX_SHARD_BYTES).map_err(|err| {
+                format!(
+                    "cannot read {} (the points of {} in {shown}): {err}",
+                    at.display(),
+                    e.file
+                )
+            })?;
+            let doc: Json = serde_json::from_slice(&bytes).map_err(|err| {
+                format!(
+                    "{} (the points of {} in {shown}) is not a sweep's JSON report: {err}",
+                    at.display(),
+                    e.file
+                )
+            })?;
+            sweep_parts.push(doc);
+        }
         return Ok(ShardResult {
             record,
             sweep_parts,

@@ -153,10 +153,22 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         Some(_) => reports::report_names_for(files, &results),
         None => results.iter().map(|_| None).collect(),
     };
-    let shard = request.options.shard.map(|(index, count)| entry::ShardOf {
-        index,
-        count,
-        files: files.len(),
+    let shard = request.options.shard.map(|(index, count)| {
+        let o = &request.options;
+        let mut options = vec![
+            format!("seed={:?}", o.seed),
+            format!("filter={:?}", o.filter),
+            format!("tag={:?}", o.tag),
+            format!("fail_fast={}", o.fail_fast),
+            format!("golden={}", request.golden.is_some()),
+        ];
+        options.extend(o.sets.iter().map(|(k, v)| format!("set {k}={v}")));
+        entry::ShardOf {
+            index,
+            count,
+            files: files.len(),
+            batch: entry::batch_identity(files, &options),
+        }
     });
     let record = entry::Record::new(entry::entries(files, &results, &goldens, &names), shard);
     if let Some(path) = &request.junit {

@@ -12,13 +12,17 @@ use serde_json::Value as Json;
 use super::entry::{Entry, Golden, PointPart, Record, golden_case};
 use super::golden::{self, GOLDEN_AT_MERGE, Verdict};
 
+/// The most shards a batch may be split into (`--shard I/N`, and what
+/// `merge` accepts a shard to say).
+pub const MAX_SHARDS: usize = 10_000;
+
 /// The inputs are the shards of one batch, each once, none missing; or a
 /// single unsharded result.
 pub fn check_shards(records: &[(PathBuf, Record)]) -> Result<(), String> {
     let Some((first_path, first)) = records.first() else {
         return Err("no shard results given".to_string());
     };
-    let Some(shape) = first.shard else {
+    let Some(shape) = &first.shard else {
         return match records.len() {
             1 => Ok(()),
             _ => Err(format!(
@@ -29,12 +33,28 @@ pub fn check_shards(records: &[(PathBuf, Record)]) -> Result<(), String> {
     };
     let mut seen: BTreeMap<usize, &Path> = BTreeMap::new();
     for (path, r) in records {
-        let Some(s) = r.shard else {
+        let Some(s) = &r.shard else {
             return Err(format!(
                 "{} is the result of a whole batch (run without --shard), not of a shard",
                 path.display()
             ));
         };
+        if s.count == 0 || s.count > MAX_SHARDS || s.index == 0 || s.index > s.count {
+            return Err(format!(
+                "{} says it is shard {}/{}: a shard is I/N with I from 1 to N and N at most {MAX_SHARDS}",
+                path.display(),
+                s.index,
+                s.count
+            ));
+        }
+        if s.batch != shape.batch {
+            return Err(format!(
+                "{} and {} are shards of different batches (other files, --seed, --set, --filter, --tag or --fail-fast): \
+                 every shard must run the same command",
+                path.display(),
+                first_path.display()
+            ));
+        }
         if s.count != shape.count || s.files != shape.files {
             return Err(format!(
                 "{} is shard {}/{} of a batch of {} files, {} shard {}/{} of {} files: \
@@ -59,24 +79,31 @@ pub fn check_shards(records: &[(PathBuf, Record)]) -> Result<(), String> {
             ));
         }
     }
-    let missing: Vec<String> = (1..=shape.count)
+    // Listed up to 20; N is at most MAX_SHARDS, so counting is cheap.
+    let missing = shape.count - seen.len();
+    let listed: Vec<String> = (1..=shape.count)
         .filter(|i| !seen.contains_key(i))
+        .take(20)
         .map(|i| format!("{i}/{}", shape.count))
         .collect();
-    if missing.is_empty() {
+    let more = match missing - listed.len() {
+        0 => String::new(),
+        n => format!(" and {n} more ({missing} in all)"),
+    };
+    if missing == 0 {
         Ok(())
     } else {
         Err(format!(
-            "the results of shard{} {} are missing: a merge of part of a batch would pass what never ran",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
+            "the results of shard{} {}{more} are missing: a merge of part of a batch would pass what never ran",
+            if missing == 1 { "" } else { "s" },
+            listed.join(", ")
         ))
     }
 }
 
 /// The entries of every shard in batch order, the parts of each split
 /// sweep joined.
-pub fn combine(records: Vec<Record>) -> Result<Record, String> {
+pub fn combine(records: Vec<Record>, golden: Option<&Path>) -> Result<Record, String> {
     let mut by_position: BTreeMap<usize, Vec<Entry>> = BTreeMap::new();
     for record in records {
         for e in record.scenarios {
@@ -85,14 +112,14 @@ pub fn combine(records: Vec<Record>) -> Result<Record, String> {
     }
     let mut entries = Vec::with_capacity(by_position.len());
     for (_, parts) in by_position {
-        entries.push(join(parts)?);
+        entries.push(join(parts, golden)?);
     }
     Ok(Record::new(entries, None))
 }
 
 /// One file's entry from the shards' parts: a file that is not a sweep
 /// has one; a sweep has one per shard that ran some of its points.
-fn join(mut parts: Vec<Entry>) -> Result<Entry, String> {
+fn join(mut parts: Vec<Entry>, golden: Option<&Path>) -> Result<Entry, String> {
     // The part with the sweep's first point speaks for the file (its seed
     // and name are the first point's, as in an unsharded run).
     parts.sort_by_key(|e| {
@@ -141,7 +168,14 @@ fn join(mut parts: Vec<Entry>) -> Result<Entry, String> {
         .golden
         .as_ref()
         .filter(|g| g.status == GOLDEN_AT_MERGE)
-        .map(|g| compare(&entry, &sweep.header, points, sweep.points_total, &g.file));
+        .map(|g| match golden {
+            Some(dir) => compare(&entry, &sweep.header, points, sweep.points_total, dir),
+            None => Verdict::Error(
+                PathBuf::from(&g.file),
+                "its points ran on several shards: give merge --golden DIR to compare the table they make"
+                    .to_string(),
+            ),
+        });
     entry.problems = points.iter().flat_map(|p| p.problems.clone()).collect();
     entry.cases = Vec::new();
     if let Some(v) = &verdict {
@@ -162,16 +196,18 @@ fn join(mut parts: Vec<Entry>) -> Result<Entry, String> {
     Ok(entry)
 }
 
-/// Compares a sweep's reassembled table with its golden file (never
-/// written here: blessing is done by a whole run on one machine).
+/// Compares a sweep's reassembled table with its golden file in `dir`,
+/// named from the scenario file's stem as a batch names it (never a path
+/// the shard's data gives; never written here: blessing is done by a
+/// whole run on one machine).
 fn compare(
     entry: &Entry,
     header: &[String],
     points: &[PointPart],
     total: usize,
-    file: &str,
+    dir: &Path,
 ) -> Verdict {
-    let path = PathBuf::from(file);
+    let path = golden::path_for(dir, &entry.file);
     if points.len() < total {
         return Verdict::Error(
             path,
@@ -183,35 +219,51 @@ fn compare(
     }
     let rows: Vec<Vec<String>> = points.iter().map(|p| p.row.clone()).collect();
     let transcript = super::sweep::transcript(&entry.name, entry.seed.unwrap_or(0), header, &rows);
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    golden::check(&path, &transcript, false, ci)
+    golden::check_only(&path, &transcript)
 }
 
 /// A sweep's JSON document from the shards' parts: the points and rows
-/// in point order, the status and problems of the merged entry.
-pub fn join_docs(mut docs: Vec<Json>, entry: &Entry) -> Json {
+/// in point order, the status and problems of the merged entry. A part
+/// that is not shaped as a sweep's document is refused, never indexed
+/// blindly.
+pub fn join_docs(mut docs: Vec<Json>, entry: &Entry) -> Result<Json, String> {
+    let not_a_sweep = || {
+        format!(
+            "a shard's JSON document of {} is not a sweep's (no \"sweep\".\"rows\" and \"points\" lists)",
+            entry.file
+        )
+    };
     let mut points: Vec<(u64, Json, Json)> = Vec::new();
     for doc in &mut docs {
-        let rows = doc["sweep"]["rows"].take();
-        let ps = doc["points"].take();
-        if let (Json::Array(rows), Json::Array(ps)) = (rows, ps) {
-            for (row, point) in rows.into_iter().zip(ps) {
-                points.push((point["index"].as_u64().unwrap_or(0), point, row));
-            }
+        let fields = doc.as_object_mut().ok_or_else(not_a_sweep)?;
+        let rows = fields
+            .get_mut("sweep")
+            .and_then(Json::as_object_mut)
+            .and_then(|s| s.get_mut("rows"))
+            .map(Json::take);
+        let ps = fields.get_mut("points").map(Json::take);
+        let (Some(Json::Array(rows)), Some(Json::Array(ps))) = (rows, ps) else {
+            return Err(not_a_sweep());
+        };
+        for (row, point) in rows.into_iter().zip(ps) {
+            points.push((point["index"].as_u64().unwrap_or(0), point, row));
         }
     }
     points.sort_by_key(|(index, _, _)| *index);
     // The parts differ only in their points (and seed: the first point's).
-    let mut doc = docs.swap_remove(0);
+    let Some(mut doc) = docs.into_iter().next() else {
+        return Err(not_a_sweep());
+    };
     let (points, rows): (Vec<Json>, Vec<Json>) = points.into_iter().map(|(_, p, r)| (p, r)).unzip();
-    doc["seed"] = serde_json::json!(entry.seed);
-    doc["points"] = Json::Array(points);
-    doc["sweep"]["rows"] = Json::Array(rows);
-    doc["status"] = serde_json::json!(entry.status);
-    doc["problems"] = serde_json::json!(entry.problems);
-    // A report's document carries no golden verdict (the index does).
-    if let Some(fields) = doc.as_object_mut() {
-        fields.remove("golden");
+    let fields = doc.as_object_mut().ok_or_else(not_a_sweep)?;
+    fields.insert("seed".into(), serde_json::json!(entry.seed));
+    fields.insert("points".into(), Json::Array(points));
+    if let Some(sweep) = fields.get_mut("sweep").and_then(Json::as_object_mut) {
+        sweep.insert("rows".into(), Json::Array(rows));
     }
-    doc
+    fields.insert("status".into(), serde_json::json!(entry.status));
+    fields.insert("problems".into(), serde_json::json!(entry.problems));
+    // A report's document carries no golden verdict (the index does).
+    fields.remove("golden");
+    Ok(doc)
 }

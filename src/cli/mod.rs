@@ -165,6 +165,10 @@ enum Command {
         /// Append a Markdown table of the batch to FILE (e.g. "$GITHUB_STEP_SUMMARY").
         #[arg(long, value_name = "FILE")]
         summary_markdown: Option<PathBuf>,
+        /// The golden files the shards ran with (--golden DIR): the tables
+        /// of sweeps whose points ran on several shards are compared here.
+        #[arg(long, value_name = "DIR")]
+        golden: Option<PathBuf>,
         /// Output format (json: the merged batch's record, as index.json).
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
@@ -225,9 +229,10 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
         .trim()
         .parse()
         .map_err(|_| format!("{n:?} is not a shard count"))?;
-    if n == 0 || i == 0 || i > n {
+    let most = crate::app::shards::MAX_SHARDS;
+    if n == 0 || i == 0 || i > n || n > most {
         return Err(format!(
-            "shard {i}/{n}: I must be between 1 and N, and N at least 1"
+            "shard {i}/{n}: I must be between 1 and N, and N between 1 and {most}"
         ));
     }
     Ok((i, n))
@@ -302,6 +307,7 @@ pub fn main() -> ExitCode {
             report_format,
             templates,
             summary_markdown,
+            golden,
             format,
             quiet,
         }) => {
@@ -318,6 +324,7 @@ pub fn main() -> ExitCode {
                 formats: report_format,
                 templates,
                 summary_markdown,
+                golden,
             };
             merge(&request, format, quiet, color)
         }
