@@ -146,6 +146,7 @@ impl Arrivals {
         };
     }
 
+    #[cfg(test)]
     pub fn remaining(&self) -> u64 {
         (self.explicit.len() - self.next_explicit) as u64
             + self

@@ -180,7 +180,7 @@ pub struct LimitReached {
     /// Modeled time when the run stopped.
     pub at: Millis,
     pub deliveries: u64,
-    /// Deliveries still due (arrivals, retries, redrives) when it stopped.
+    /// Messages not final when it stopped (waiting, ready or in flight).
     pub pending: u64,
 }
 

@@ -325,6 +325,7 @@ impl SourceQueue {
     }
 
     /// Entries still due: arrivals to come, retries, redrives and ends.
+    #[cfg(test)]
     pub(super) fn pending(&self) -> u64 {
         let lanes: usize = self.lanes.iter().map(|l| l.entries.len()).sum();
         (self.due.len() + lanes) as u64 + self.arrivals.remaining()

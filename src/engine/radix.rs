@@ -60,6 +60,7 @@ impl<T: Timed> RadixHeap<T> {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }

@@ -132,12 +132,22 @@ impl Engine<'_> {
         };
     }
 
+    /// The messages not final (acked, quarantined, expired, purged or
+    /// dropped): the `pending` total a stopped run reports. Not the
+    /// schedule's entries, which also count retries' timers, ends of
+    /// deliveries and visibility timeouts.
+    fn pending_messages(&self) -> u64 {
+        let t = &self.measures.totals;
+        let done = t.acked + self.broker.depth() + t.expired + t.purged + t.dropped;
+        self.scenario.message_count().saturating_sub(done)
+    }
+
     pub(super) fn limit_reached(&self, limit: Limit) -> LimitReached {
         LimitReached {
             limit,
             at: self.clock.now,
             deliveries: self.measures.totals.deliveries,
-            pending: self.broker.queue.pending() + self.ready.depth,
+            pending: self.pending_messages(),
         }
     }
 }

@@ -91,6 +91,23 @@ fn the_pending_count_of_a_limit_counts_every_due_delivery() {
 }
 
 #[test]
+fn the_pending_count_of_a_limit_counts_messages_not_timers() {
+    // One message in flight under a visibility timeout shorter than its
+    // service time: the schedule holds its delivery's end, its timer and
+    // another delivery's, but one message is pending, not four.
+    let (scenario, _) = load_str(
+        "t.toml",
+        "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1s\"\nvisibility_timeout = \"1s\"\n\
+         [workers]\ncount = 1\nservice_time = \"5s\"\n[limits]\nmax_time = \"10s\"\n\
+         [[message]]\nid = \"a\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    )
+    .unwrap();
+    let err = run(&scenario, Recorder::Off).unwrap_err();
+    assert_eq!(err.limit, Limit::Time(10_000));
+    assert_eq!(err.pending, 1);
+}
+
+#[test]
 fn repair_lasts_across_later_operator_steps() {
     // Step 1 repairs but holds; step 2 redrives without repairing again:
     // the repair still holds, so poison and uncertain succeed.
