@@ -137,6 +137,12 @@ pub(super) fn generators(
 /// The most `[[traffic.mix]]` kinds one block may have.
 pub const MAX_MIX_KINDS: usize = 255;
 
+/// `n` millionths as a decimal: 1000110 is "1.00011".
+fn millionths(n: u64) -> String {
+    let text = format!("{}.{:06}", n / 1_000_000, n % 1_000_000);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// A block's `[[traffic.mix]]`: widths round(share * 1e6) (decision 16.2),
 /// summing to at most 1,000,000; each kind's faults come after the block's.
 fn mix(
@@ -154,6 +160,9 @@ fn mix(
         );
     }
     let mut total: u64 = 0;
+    let mut passes_at = None;
+    // The shares as written, summed.
+    let mut written = 0.0;
     let mut out = Vec::new();
     for entry in raw.iter().take(MAX_MIX_KINDS) {
         let e = entry.get_ref();
@@ -175,13 +184,9 @@ fn mix(
             0
         };
         total += width as u64;
+        written += share.clamp(0.0, 1.0);
         if total > 1_000_000 && total - (width as u64) <= 1_000_000 {
-            problems.error_help(
-                Some(e.share.span()),
-                "the shares of this block's mix add up to more than 1",
-                "the total passes 1 here",
-                "the kinds share one draw per message; the rest of the messages are plain",
-            );
+            passes_at = Some(e.share.span());
         }
         let kind = match kinds.iter().position(|k| k == name) {
             Some(i) => i,
@@ -197,6 +202,34 @@ fn mix(
             width,
             faults: all.into(),
         });
+    }
+    if let Some(span) = passes_at {
+        // Shares that add up to 1 or less but not once rounded: say the
+        // rounding, not only the sum.
+        let rounding = written <= 1.0 + 1e-9;
+        problems.error_help(
+            Some(span),
+            if rounding {
+                format!(
+                    "the shares of this block's mix add up to more than 1 once each is taken to \
+                     the nearest millionth: {}",
+                    millionths(total)
+                )
+            } else {
+                format!(
+                    "the shares of this block's mix add up to more than 1: {}",
+                    millionths(total)
+                )
+            },
+            "the total passes 1 here",
+            if rounding {
+                "a kind's width is round(share x 1,000,000), and the widths add up to at most \
+                 1,000,000: write shares of at most six decimals that add up to 1 or less (255 \
+                 kinds of 1/255 round to 0.003922 each, 1.00011 in all; give some 0.003921)"
+            } else {
+                "the kinds share one draw per message; the rest of the messages are plain"
+            },
+        );
     }
     out
 }
@@ -364,4 +397,51 @@ pub(super) fn intents(scenario: &Scenario) -> Intents {
     intents.has_derived_lookalikes = intents.by_name.keys().any(|k| k.contains("~r"))
         || scenario.traffic.iter().any(|g| g.id_prefix.contains("~r"));
     intents
+}
+
+#[cfg(test)]
+mod mix_tests {
+    use super::super::load_str;
+
+    fn problems(text: &str) -> Vec<(String, String)> {
+        match load_str("t.toml", text) {
+            Ok(_) => Vec::new(),
+            Err(invalid) => invalid
+                .problems
+                .iter()
+                .map(|p| (p.message.clone(), p.help.clone().unwrap_or_default()))
+                .collect(),
+        }
+    }
+
+    fn mix(shares: &[f64]) -> String {
+        let mut text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                        [[traffic]]\ncount = 10\nover = \"1s\"\n"
+            .to_string();
+        for (i, share) in shares.iter().enumerate() {
+            text += &format!("[[traffic.mix]]\nname = \"k{i}\"\nshare = {share:?}\n");
+        }
+        text
+    }
+
+    #[test]
+    fn shares_over_1_once_rounded_say_the_rounding() {
+        let found = problems(&mix(&[1.0 / 255.0; 255]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].0.ends_with("nearest millionth: 1.00011"),
+            "{found:?}"
+        );
+        assert!(found[0].1.contains("round(share x 1,000,000)"), "{found:?}");
+        // Shares over 1 as written say the sum only.
+        let found = problems(&mix(&[0.6, 0.5]));
+        assert_eq!(
+            found[0].0,
+            "the shares of this block's mix add up to more than 1: 1.1"
+        );
+        // Shares that add up to 1 exactly are taken as written.
+        assert!(problems(&mix(&[0.25, 0.75])).is_empty());
+        assert_eq!(super::millionths(1_000_110), "1.00011");
+        assert_eq!(super::millionths(2_000_000), "2");
+    }
 }
