@@ -366,25 +366,83 @@ fn duration(v: Value) -> Result<String, Error> {
     Ok(crate::duration::format(ms))
 }
 
-/// `{{ text | cell }}`: a value made safe for a Markdown table cell (pipes
-/// escaped, line breaks joined); none becomes "-".
-/// A text from the file (a name, a summary) in a Markdown line: raw HTML
-/// is shown as text, as the HTML report shows it (`<script>` stays
-/// visible and runs nowhere), Markdown emphasis is kept.
+/// `{{ text | text }}`: a text from the file (a summary, a description, a
+/// question) in Markdown, kept Markdown but made inert: raw HTML is shown
+/// as text (`<script>` stays visible and runs nowhere, as in the HTML
+/// report), and a link or image to anything but http, https or mailto is
+/// shown as the text it was written as. Code spans and emphasis stay.
 fn text(v: Value) -> String {
     let s = match v.as_str() {
         Some(s) => s.to_string(),
         None => v.to_string(),
     };
-    html_as_text(&s)
+    inert_markdown(&s)
 }
 
+/// See [`text`]: the source of `s` with each raw HTML's `<` written as
+/// `&lt;`, and each unsafe link's opening escaped so that it is no link.
+fn inert_markdown(s: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    // (position, what to put there, bytes it replaces)
+    let mut edits: Vec<(usize, &str, usize)> = Vec::new();
+    // Code keeps its `<` (a code span shows `&lt;` as written); every
+    // other `<` is written `&lt;`, whether or not this parser reads it as
+    // HTML, so that no renderer can.
+    let mut code: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut in_code_block = false;
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    for (event, range) in Parser::new_ext(s, options).into_offset_iter() {
+        match event {
+            Event::Code(_) => code.push(range),
+            Event::Start(Tag::CodeBlock(_)) => in_code_block = true,
+            Event::End(pulldown_cmark::TagEnd::CodeBlock) => in_code_block = false,
+            Event::Text(_) if in_code_block => code.push(range),
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
+                if safe_url(dest_url.clone()) != dest_url =>
+            {
+                match s[range.start..].chars().next() {
+                    Some('<') => edits.push((range.start, "&lt;", 1)),
+                    Some('!') => edits.push((range.start + 1, "\\", 0)),
+                    _ => edits.push((range.start, "\\", 0)),
+                }
+            }
+            _ => {}
+        }
+    }
+    // The code ranges come in order and do not overlap: a binary search.
+    for (at, _) in s.match_indices('<') {
+        let next = code.partition_point(|r| r.end <= at);
+        if code.get(next).is_none_or(|r| r.start > at) {
+            edits.push((at, "&lt;", 1));
+        }
+    }
+    edits.sort_by_key(|&(at, _, _)| at);
+    edits.dedup_by_key(|e| e.0);
+    let mut out = String::with_capacity(s.len() + edits.len() * 4);
+    let mut from = 0;
+    for (at, put, replaced) in edits {
+        if at < from {
+            continue;
+        }
+        out.push_str(&s[from..at]);
+        out.push_str(put);
+        from = at + replaced;
+    }
+    out.push_str(&s[from..]);
+    out
+}
+
+/// `<`, `>` and `&` as HTML writes them as text.
 fn html_as_text(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
+/// `{{ text | cell }}`: a value made safe for a Markdown table cell: on
+/// one line, pipes escaped, raw HTML shown as text and brackets escaped
+/// (a cell is a name, never a link of its own, and a name inside a link's
+/// text must not open another); none becomes "-".
 fn cell(v: Value) -> String {
     if v.is_none() || v.is_undefined() {
         return "-".to_string();
@@ -396,17 +454,18 @@ fn cell(v: Value) -> String {
     html_as_text(&s)
         .replace('\\', "\\\\")
         .replace('|', "\\|")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
         .split(['\n', '\r'])
         .filter(|l| !l.trim().is_empty())
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-/// `{{ text | markdown }}`: CommonMark rendered to HTML, for descriptions in
-/// HTML reports. Raw HTML in the text is shown as text, never passed
-/// through, so a scenario file cannot inject markup or script.
-/// A value as a Markdown code span that is safe in a table cell: on one
-/// line, `|` escaped, and fenced by more backticks than it holds.
+/// `{{ value | code }}`: a value as a Markdown code span that is safe in a
+/// table cell: on one line, `|` escaped, and fenced by more backticks
+/// than it holds (so a backtick in an id cannot end the span and let what
+/// follows be read as Markdown or HTML).
 fn code(v: Value) -> String {
     if v.is_none() || v.is_undefined() {
         return "-".to_string();
@@ -430,6 +489,9 @@ fn code(v: Value) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// `{{ text | markdown }}`: CommonMark rendered to HTML, for descriptions in
+/// HTML reports. Raw HTML in the text is shown as text, never passed
+/// through, so a scenario file cannot inject markup or script.
 fn markdown(v: Value) -> Value {
     use pulldown_cmark::{Event, Options, Parser, Tag, html};
     let text = v

@@ -102,3 +102,66 @@ mod suggest {
         assert_eq!(suggest(&ctx, "report.totals.efects + 1"), None);
     }
 }
+
+/// What the `text` filter makes of `s`.
+fn inert(s: &str) -> String {
+    text(Value::from(s))
+}
+
+#[test]
+fn text_from_a_file_is_inert_markdown() {
+    // Raw HTML outside code is shown as text; code keeps what it holds.
+    assert_eq!(
+        inert("a <script>x</script> and `a < b` <b>bold</b>"),
+        "a &lt;script>x&lt;/script> and `a < b` &lt;b>bold&lt;/b>"
+    );
+    assert_eq!(
+        inert("```\n<i>code</i>\n```\n<i>not</i>"),
+        "```\n<i>code</i>\n```\n&lt;i>not&lt;/i>"
+    );
+    // A link or image to a script is no link; safe ones stay.
+    assert_eq!(
+        inert("see [x](javascript:alert(1))"),
+        "see \\[x](javascript:alert(1))"
+    );
+    assert_eq!(inert("![i](JavaScript:x)"), "!\\[i](JavaScript:x)");
+    assert_eq!(inert("<javascript:alert(1)>"), "&lt;javascript:alert(1)>");
+    assert_eq!(
+        inert("[r][1]\n\n[1]: data:text/html,x"),
+        "\\[r][1]\n\n[1]: data:text/html,x"
+    );
+    assert_eq!(
+        inert("[docs](https://example.com) *kept*"),
+        "[docs](https://example.com) *kept*"
+    );
+    // What the renderer of HTML reports makes of the result has no tag
+    // and no script link.
+    for attack in [
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "[x](javascript:alert(1))",
+        "<javascript:alert(1)>",
+        "x <!-- comment --> y",
+    ] {
+        let html = markdown(Value::from(inert(attack)));
+        let html = html.as_str().unwrap();
+        assert!(
+            !html.contains("<script")
+                && !html.contains("<img")
+                && !html.contains("href=\"javascript"),
+            "{attack}: {html}"
+        );
+    }
+}
+
+#[test]
+fn a_cell_is_one_cell_and_no_link() {
+    assert_eq!(cell(Value::from("a|b|c")), "a\\|b\\|c");
+    assert_eq!(
+        cell(Value::from("[x](javascript:y)")),
+        "\\[x\\](javascript:y)"
+    );
+    assert_eq!(cell(Value::from("<b>x</b>")), "&lt;b&gt;x&lt;/b&gt;");
+    // A backtick in an id cannot end its code span.
+    assert_eq!(code(Value::from("a`<script>`|c")), "``a`<script>`\\|c``");
+}
