@@ -952,3 +952,45 @@ fn a_file_with_thousands_of_problems_shows_the_first_hundred_and_counts_the_rest
     // Each shown problem quotes the file: the output stays small.
     assert!(o.stdout.len() < 200_000, "{} bytes", o.stdout.len());
 }
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_with_a_control_character_is_refused_not_echoed() {
+    let d = scratch("control-name");
+    let name = d.join("a\u{1b}[31mred.toml");
+    std::fs::copy(THREE_FIRST, &name).unwrap();
+    let pattern = format!("{}/*.toml", d.display());
+    for args in [
+        vec![pattern.as_str()],
+        vec![name.to_str().unwrap()],
+        vec!["check", pattern.as_str()],
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 2);
+        let err = stderr(&o);
+        assert!(err.contains("holds a control character"), "{err}");
+        assert!(!err.contains('\u{1b}') && o.stdout.is_empty(), "{err}");
+    }
+    // A golden file's control bytes are shown escaped in the diff.
+    let golden = d.join("golden");
+    std::fs::create_dir_all(&golden).unwrap();
+    std::fs::write(
+        golden.join("01-dlq-is-not-proof-nothing-happened.txt"),
+        "scenario: \u{1b}[2J\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "--color",
+        "never",
+        "--golden",
+        golden.to_str().unwrap(),
+        THREE_FIRST,
+    ]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("\\u{1b}[2J") && !out.contains('\u{1b}'),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -589,3 +589,31 @@ fn merge_checks_every_shard_is_of_one_batch() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn merge_refuses_control_characters_in_a_shards_data() {
+    let dir = temp("forged-controls");
+    let (a, b) = split_sweeps(&dir);
+    let golden = ["--golden", "reports/golden"];
+    let f = forged(&dir, &a, "escape", |i| {
+        i["scenarios"][0]["name"] = serde_json::json!("\u{1b}[2J\u{1b}[31mPASS");
+    });
+    let (c, said, out) = merge_of(&dir, &golden, &[&f, &b]);
+    assert_eq!(c, 2, "{said}");
+    assert!(
+        said.contains("holds a control character (\"\\u{1b}[2J"),
+        "{said}"
+    );
+    assert!(!said.contains('\u{1b}'));
+    assert!(!out.exists());
+    // In a sweep's part, a NUL that would reach the HTML report.
+    let f = forged(&dir, &a, "nul", |_| {});
+    let part = f.join("28-poison-lab-sweep.json");
+    let mut doc: serde_json::Value = serde_json::from_str(&read(&part)).unwrap();
+    doc["name"] = serde_json::json!("a\u{0}b");
+    std::fs::write(&part, doc.to_string()).unwrap();
+    let (c, said, _) = merge_of(&dir, &golden, &[&f, &b]);
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("holds a control character"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -216,5 +216,12 @@ pub fn expand(patterns: &[String]) -> Result<Vec<String>, String> {
             out.push(p.clone());
         }
     }
+    // A file's name reaches terminals, CI annotations and reports: one
+    // that could drive a terminal or break a line is refused, not echoed.
+    if let Some(bad) = out.iter().find(|f| f.chars().any(char::is_control)) {
+        return Err(format!(
+            "{bad:?} holds a control character; rename the file (its name is shown in terminals, annotations and reports)"
+        ));
+    }
     Ok(out)
 }

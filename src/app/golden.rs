@@ -156,6 +156,9 @@ fn diff(path: &Path, golden: &str, actual: &str) -> String {
         .context_radius(3)
         .header(&name, "actual run")
         .to_string();
+    // A golden file is text from outside: what it holds reaches the
+    // terminal, annotations and reports, never as a control character.
+    let text = crate::diagnostic::visible(&text);
     let total = text.lines().count();
     if total <= MAX_DIFF_LINES {
         return text;

@@ -239,6 +239,13 @@ fn read(path: &Path) -> Result<ShardResult, String> {
             })?;
             sweep_parts.push(doc);
         }
+        no_controls(
+            &shown.to_string(),
+            &serde_json::to_value(&record).unwrap_or_default(),
+        )?;
+        for part in &sweep_parts {
+            no_controls(&shown.to_string(), part)?;
+        }
         return Ok(ShardResult {
             record,
             sweep_parts,
@@ -258,11 +265,45 @@ fn read(path: &Path) -> Result<ShardResult, String> {
         .filter(|(e, _)| is_part(e))
         .map(|(_, doc)| serde_json::from_str(doc.get()).map_err(not_batch))
         .collect::<Result<_, _>>()?;
+    let shown = shown.to_string();
+    no_controls(&shown, &serde_json::to_value(&record).unwrap_or_default())?;
+    for part in &sweep_parts {
+        no_controls(&shown, part)?;
+    }
     Ok(ShardResult {
         record,
         sweep_parts,
         reports: None,
     })
+}
+
+/// The first string in `v` that holds a control character other than a
+/// line break or a tab (a run's results never do: names are checked, file
+/// names refused, diagnostics and diffs written without them), shown with
+/// its controls escaped.
+fn control_in(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => s
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+            .then(|| crate::diagnostic::visible(&s.chars().take(60).collect::<String>())),
+        Json::Array(items) => items.iter().find_map(control_in),
+        Json::Object(fields) => fields
+            .iter()
+            .find_map(|(k, v)| control_in(&Json::String(k.clone())).or_else(|| control_in(v))),
+        _ => None,
+    }
+}
+
+/// Refuses a shard's data that holds a control character (see
+/// [`control_in`]): it would reach terminals, annotations and reports.
+fn no_controls(shown: &str, what: &Json) -> Result<(), String> {
+    match control_in(what) {
+        Some(text) => Err(format!(
+            "{shown} holds a control character (\"{text}\"): not the result of a run"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Whether an entry is a sweep of which the shard ran only some points.
