@@ -328,3 +328,46 @@ fn a_path_of_thousands_of_keys_is_refused_not_a_stack_overflow() {
     assert!(message.contains("a path has at most 32 keys"), "{message}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_sweep_is_bounded_by_the_bytes_its_points_copy_and_alarms_by_number() {
+    let d = scratch("sweep-bytes");
+    let file = d.join("big.toml");
+    let seeds: Vec<String> = (0..1000).map(|s| s.to_string()).collect();
+    std::fs::write(
+        &file,
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n\
+             payload = \"{}\"\n[sweep]\n\"scenario.seed\" = [{}]\n",
+            "x".repeat(1 << 20),
+            seeds.join(", ")
+        ),
+    )
+    .unwrap();
+    let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let message = doc["files"][0]["problems"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("this sweep would hold 1000 copies of a file of"),
+        "{message}"
+    );
+    assert!(message.ends_with("the limit is 256 MiB"), "{message}");
+    // 101 alarms.
+    let alarms: String = (0..101)
+        .map(|i| format!("[[alarm]]\nname = \"a{i}\"\nmetric = \"dlq_depth\"\nat_least = 1\n"))
+        .collect();
+    std::fs::write(
+        &file,
+        format!("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n{alarms}"),
+    )
+    .unwrap();
+    let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        doc["files"][0]["problems"][0]["message"],
+        "a file has at most 100 alarms, this one has 101"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

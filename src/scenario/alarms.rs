@@ -67,10 +67,22 @@ impl JsonSchema for AtLeast {
     }
 }
 
+/// At most this many `[[alarm]]` entries: each is read at every instant
+/// that has events, so a run's work grows with their number.
+pub const MAX_ALARMS: usize = 100;
+
 pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>]) -> Vec<Alarm> {
+    if let Some(extra) = raw.get(MAX_ALARMS) {
+        problems.error_help(
+            Some(extra.span()),
+            format!("a file has at most {MAX_ALARMS} alarms, this one has {}", raw.len()),
+            "one too many",
+            "each alarm is read at every instant of the run; watch fewer metrics, or split the file",
+        );
+    }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = Vec::new();
-    for a in raw {
+    for a in raw.iter().take(MAX_ALARMS) {
         let a = a.get_ref();
         let name = a.name.get_ref();
         problems.plain_spanned(&a.name, "an alarm's name", MAX_ID);

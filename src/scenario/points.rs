@@ -159,6 +159,24 @@ fn sweep_points(
     let mut points = Vec::new();
     let sizes: Vec<usize> = spec.axes.iter().map(|a| a.values.len()).collect();
     let count: usize = sizes.iter().product();
+    // Every point holds its own copy of what the file says (payloads,
+    // names) until it runs: the copies are bounded by bytes too, not only
+    // by messages.
+    let copies = count.saturating_mul(source.text.len());
+    if copies > sweep::MAX_SWEPT_BYTES {
+        problems.error_help(
+            Some(spec.span.clone()),
+            format!(
+                "this sweep would hold {count} copies of a file of {} bytes, {} MiB in all; the limit is {} MiB",
+                source.text.len(),
+                copies >> 20,
+                sweep::MAX_SWEPT_BYTES >> 20
+            ),
+            "too large a sweep",
+            "sweep fewer values, or move large payloads out of the swept file",
+        );
+        return Err(problems.list);
+    }
     for n in 0..count {
         // Mixed radix, the first axis slowest.
         let mut rest = n;

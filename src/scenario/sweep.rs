@@ -25,6 +25,11 @@ pub const MAX_POINTS: usize = 1_000;
 /// cannot fill memory before anything runs.
 pub const MAX_SWEPT_MESSAGES: usize = 1_000_000;
 
+/// Every point holds its own copy of the file's text in its scenario (a
+/// payload, a description): at most this many bytes of the file over all
+/// the points of a sweep (1,000 points of a 256 KiB file).
+pub const MAX_SWEPT_BYTES: usize = 256 << 20;
+
 /// The name of the table that holds `--set` values in the text a
 /// diagnostic shows (appended after the file's own text).
 pub(super) const SET_TABLE: &str = "--set";
