@@ -196,6 +196,7 @@ fn read(path: &Path) -> Result<ShardResult, String> {
             MAX_SHARD_BYTES >> 20
         ));
     }
+    no_controls(&shown.to_string(), &bytes)?;
     let top: Top =
         serde_json::from_slice(&bytes).map_err(|e| format!("{shown} is not JSON: {e}"))?;
     let ours = u64::from(crate::report::json::REPORT_FORMAT_VERSION);
@@ -230,6 +231,7 @@ fn read(path: &Path) -> Result<ShardResult, String> {
                     e.file
                 )
             })?;
+            no_controls(&at.display().to_string(), &bytes)?;
             let doc: Json = serde_json::from_slice(&bytes).map_err(|err| {
                 format!(
                     "{} (the points of {} in {shown}) is not a sweep's JSON report: {err}",
@@ -238,13 +240,6 @@ fn read(path: &Path) -> Result<ShardResult, String> {
                 )
             })?;
             sweep_parts.push(doc);
-        }
-        no_controls(
-            &shown.to_string(),
-            &serde_json::to_value(&record).unwrap_or_default(),
-        )?;
-        for part in &sweep_parts {
-            no_controls(&shown.to_string(), part)?;
         }
         return Ok(ShardResult {
             record,
@@ -265,11 +260,6 @@ fn read(path: &Path) -> Result<ShardResult, String> {
         .filter(|(e, _)| is_part(e))
         .map(|(_, doc)| serde_json::from_str(doc.get()).map_err(not_batch))
         .collect::<Result<_, _>>()?;
-    let shown = shown.to_string();
-    no_controls(&shown, &serde_json::to_value(&record).unwrap_or_default())?;
-    for part in &sweep_parts {
-        no_controls(&shown, part)?;
-    }
     Ok(ShardResult {
         record,
         sweep_parts,
@@ -277,32 +267,53 @@ fn read(path: &Path) -> Result<ShardResult, String> {
     })
 }
 
-/// The first string in `v` that holds a control character other than a
-/// line break or a tab (a run's results never do: names are checked, file
-/// names refused, diagnostics and diffs written without them), shown with
-/// its controls escaped.
-fn control_in(v: &Json) -> Option<String> {
-    match v {
-        Json::String(s) => s
-            .chars()
-            .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
-            .then(|| crate::diagnostic::visible(&s.chars().take(60).collect::<String>())),
-        Json::Array(items) => items.iter().find_map(control_in),
-        Json::Object(fields) => fields
-            .iter()
-            .find_map(|(k, v)| control_in(&Json::String(k.clone())).or_else(|| control_in(v))),
-        _ => None,
+/// Whether JSON text holds a control character other than a line break,
+/// a carriage return or a tab in one of its strings (a run's results never
+/// do: names are checked, file names refused, diagnostics and diffs
+/// written without them). JSON writes a control character in a string as
+/// an escape (`\u001b`, `\b`, `\f`) or, for DEL and C1, as itself: one
+/// pass over the bytes, nothing parsed or built.
+fn holds_control(json: &[u8]) -> bool {
+    let hex = |b: &[u8]| {
+        std::str::from_utf8(b)
+            .ok()
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let mut i = 0;
+    while i < json.len() {
+        match json[i] {
+            b'\\' => match json.get(i + 1) {
+                Some(b'b' | b'f') => return true,
+                Some(b'u') => {
+                    let code = json.get(i + 2..i + 6).and_then(hex);
+                    if code
+                        .and_then(char::from_u32)
+                        .is_some_and(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+                    {
+                        return true;
+                    }
+                    i += 6;
+                    continue;
+                }
+                _ => i += 2,
+            },
+            0x7f => return true,
+            0xc2 if json.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => return true,
+            _ => i += 1,
+        }
     }
+    false
 }
 
 /// Refuses a shard's data that holds a control character (see
-/// [`control_in`]): it would reach terminals, annotations and reports.
-fn no_controls(shown: &str, what: &Json) -> Result<(), String> {
-    match control_in(what) {
-        Some(text) => Err(format!(
-            "{shown} holds a control character (\"{text}\"): not the result of a run"
-        )),
-        None => Ok(()),
+/// [`holds_control`]): it would reach terminals, annotations and reports.
+fn no_controls(shown: &str, json: &[u8]) -> Result<(), String> {
+    if holds_control(json) {
+        Err(format!(
+            "{shown} holds a control character in a string: not the result of a run"
+        ))
+    } else {
+        Ok(())
     }
 }
 
@@ -311,4 +322,27 @@ fn is_part(e: &Entry) -> bool {
     e.sweep
         .as_ref()
         .is_some_and(|s| s.points.len() < s.points_total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds_control;
+
+    #[test]
+    fn control_characters_are_found_in_json_text_as_json_writes_them() {
+        for (json, holds) in [
+            (r#"{"a": "plain \n \t \r"}"#, false),
+            (r#"{"a": "\u001b[2J"}"#, true),
+            (r#"{"a": "\u0000"}"#, true),
+            (r#"{"a": "\b"}"#, true),
+            (r#"{"a": "\\u001b is text"}"#, false),
+            (r#"{"a": "\u000A \u0009"}"#, false),
+            (r#"{"a": "\u007f"}"#, true),
+            ("{\"a\": \"\u{85}\"}", true),
+            ("{\"a\": \"\u{7f}\"}", true),
+            (r#"{"a": "é ü \u00e9"}"#, false),
+        ] {
+            assert_eq!(holds_control(json.as_bytes()), holds, "{json}");
+        }
+    }
 }
