@@ -117,7 +117,7 @@ pub fn format(ms: u64) -> String {
     Dur(ms).to_string()
 }
 
-/// Milliseconds written as [`format`] writes them, without building a
+/// Milliseconds written as [`format()`] writes them, without building a
 /// string (width and alignment honoured).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dur(pub u64);

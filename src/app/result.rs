@@ -20,7 +20,7 @@ pub struct Options {
     /// Run only scenarios carrying one of these tags (case-insensitive).
     pub tag: Vec<String>,
     pub fail_fast: bool,
-    /// What runs of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages
+    /// What runs of up to [`crate::engine::FULL_TRANSCRIPT_MESSAGES`] messages
     /// record of their transcript.
     pub transcript: Transcript,
     /// Take the census (the HTML report's aggregate view reads it).
@@ -31,7 +31,7 @@ pub struct Options {
     pub shard: Option<(usize, usize)>,
 }
 
-/// What a run of up to [`engine::FULL_TRANSCRIPT_MESSAGES`] messages
+/// What a run of up to [`crate::engine::FULL_TRANSCRIPT_MESSAGES`] messages
 /// records of its transcript (every transition and the effect ledger).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Transcript {
@@ -41,7 +41,7 @@ pub enum Transcript {
     /// Kept in memory: goldens and reports read it more than once.
     Kept,
     /// The ledger kept, the transitions counted and played again as the
-    /// JSON document writes them ([`engine::Replay`]): written once, they
+    /// JSON document writes them ([`crate::engine::Replay`]): written once, they
     /// cost no memory.
     Replayed,
 }

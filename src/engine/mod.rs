@@ -3,19 +3,19 @@
 //! [`Scenario`] into an [`Outcome`].
 //!
 //! The parts, one module each:
-//! - [`clock`]: modeled time, the event count and the limits;
-//! - the broker side ([`broker`]): the source queue ([`queue`], fed by
-//!   [`arrivals`]), the quarantine and the deduplication store ([`dedup`]);
-//! - the consumer side ([`consumer`]): one delivery of a taken message, and
-//!   the retry delay after a failure ([`backoff`]);
-//! - the [`operator`]: drains, inspections, expiry, repair, redrive, purge;
+//! - `clock`: modeled time, the event count and the limits;
+//! - the broker side (`broker`): the source queue (`queue`, fed by
+//!   `arrivals`), the quarantine and the deduplication store (`dedup`);
+//! - the consumer side (`consumer`): one delivery of a taken message, and
+//!   the retry delay after a failure (`backoff`);
+//! - the `operator`: drains, inspections, expiry, repair, redrive, purge;
 //! - the measures: [`Totals`] (defined in `model::measure`) and the
-//!   [`census`];
-//! - the [`recorder`]: transitions, the ledger and the state after every
+//!   `census`;
+//! - the `recorder`: transitions, the ledger and the state after every
 //!   change, kept only when something will read them; a [`Replay`] plays
 //!   a run again to read its transcript without keeping it.
 //!
-//! One event is one call of [`Engine::step`] ([`step`], with the loops
+//! One event is one call of `Engine::step` (`step`, with the loops
 //! that run a scenario): the clock moves to the next due time, the queue
 //! gives the message due then (or the operator inspects), and the
 //! consumer decides its delivery.

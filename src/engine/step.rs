@@ -21,7 +21,7 @@ pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReac
     Ok(engine.finish(None))
 }
 
-/// Runs a scenario to its end and also takes its [`Census`]: how many
+/// Runs a scenario to its end and also takes its `Census`: how many
 /// messages are in each state over modeled time, at any scale.
 pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder);

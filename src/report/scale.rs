@@ -89,7 +89,7 @@ impl Scale {
         }
     }
 
-    /// Compresses the longest stretches (at most [`MAX_BREAKS`]) between
+    /// Compresses the longest stretches (at most `MAX_BREAKS`) between
     /// consecutive instants of `activity` (sorted; the run's start and
     /// end count as instants) that last at least a third of the run.
     pub fn compressing(end: Millis, activity: impl IntoIterator<Item = Millis>) -> Scale {
@@ -170,7 +170,7 @@ impl Scale {
         RIGHT
     }
 
-    /// Tick times and labels: a readable step, at most [`MAX_TICKS`]
+    /// Tick times and labels: a readable step, at most `MAX_TICKS`
     /// intervals over the time drawn at full rate; none inside a break,
     /// whose two ends are labelled instead.
     pub fn ticks(&self) -> Vec<(Millis, String)> {

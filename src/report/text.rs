@@ -14,7 +14,7 @@ pub fn line(scenario: &Scenario, t: &Transition, id_width: usize) -> String {
     Line(scenario, t, id_width).to_string()
 }
 
-/// One transcript line ([`line`]), written without building a string.
+/// One transcript line ([`line()`]), written without building a string.
 pub struct Line<'a>(pub &'a Scenario, pub &'a Transition, pub usize);
 
 impl std::fmt::Display for Line<'_> {

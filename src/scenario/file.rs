@@ -394,13 +394,13 @@ pub struct Traffic {
     /// The messages arrive over this long.
     #[schemars(with = "Duration")]
     pub over: S<Duration>,
-    /// Ids are <prefix>1 .. <prefix>N.
+    /// Ids are `<prefix>1` .. `<prefix>N`.
     #[schemars(with = "Option<String>")]
     pub id_prefix: Option<S<String>>,
     /// even (default) | poisson.
     #[schemars(with = "Option<Arrival>")]
     pub arrival: Option<S<Arrival>>,
-    /// With ordering = "per_key": the messages share N groups <prefix>g1 .. <prefix>gN.
+    /// With ordering = "per_key": the messages share N groups `<prefix>g1` .. `<prefix>gN`.
     #[schemars(with = "Option<i64>")]
     pub groups: Option<S<i64>>,
     #[serde(default)]

@@ -34,7 +34,7 @@ use field_keys::Keys;
 type Error = serde_json::Error;
 
 /// Writes `value` to `out` as pretty JSON (no final newline). `out` gets
-/// the text in chunks of [`CHUNK`] bytes: it needs no buffer of its own.
+/// the text in chunks of `CHUNK` bytes: it needs no buffer of its own.
 pub fn write<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> io::Result<()> {
     let mut pretty = Pretty {
         buf: Buf::with_len(CHUNK),
