@@ -314,6 +314,44 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A path under the temporary folder for a test, absent at first and
+/// removed with all it holds when the test ends (also when it fails), so
+/// that tests leave nothing behind.
+#[cfg(test)]
+pub(crate) struct TestDir(PathBuf);
+
+#[cfg(test)]
+impl TestDir {
+    /// `<temp>/<prefix>-<pid>`, not created.
+    pub(crate) fn new(prefix: &str) -> TestDir {
+        let d = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        TestDir(d)
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for TestDir {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,11 +419,8 @@ mod tests {
         assert_eq!(inside(d, "x.md").unwrap(), d.join("x.md"));
     }
 
-    fn scratch(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("scenario-run-out-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
+    fn scratch(name: &str) -> TestDir {
+        TestDir::new(&format!("scenario-run-out-{name}"))
     }
 
     #[test]

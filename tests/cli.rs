@@ -560,8 +560,7 @@ fn the_seed_option_overrides_the_file() {
 
 #[test]
 fn a_scenario_that_cannot_drain_stops_at_its_limit() {
-    let dir = std::env::temp_dir().join(format!("scenario-run-limit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("limit");
     let path = dir.join("forever.toml");
     std::fs::write(
         &path,
@@ -605,7 +604,7 @@ fn deliveries_piling_up_in_flight_stop_with_what_to_change() {
 
 #[test]
 fn golden_transcripts_are_written_compared_and_blessed() {
-    let dir = std::env::temp_dir().join(format!("scenario-run-golden-cli-{}", std::process::id()));
+    let dir = scratch("golden-cli");
     let _ = std::fs::remove_dir_all(&dir);
     let d = dir.to_str().unwrap();
     let scenario = "scenarios/15-purge.toml";
@@ -717,7 +716,8 @@ fn the_committed_golden_transcripts_are_current() {
 
 #[test]
 fn junit_has_a_suite_per_file_and_a_case_per_expectation() {
-    let path = std::env::temp_dir().join(format!("scenario-run-junit-{}.xml", std::process::id()));
+    let dir = scratch("junit");
+    let path = dir.join("junit.xml");
     let o = run(&[
         "--junit",
         path.to_str().unwrap(),
@@ -927,8 +927,7 @@ fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
 
 #[test]
 fn a_file_with_thousands_of_problems_shows_the_first_hundred_and_counts_the_rest() {
-    let dir = std::env::temp_dir().join(format!("scenario-run-many-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("many");
     let mut text = String::from(
         "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n[[traffic]]\ncount = 10\nover = \"1m\"\n",
     );

@@ -3,6 +3,8 @@
 //! sweep reports, exit code), and `merge` refuses what is not one whole
 //! batch.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -23,11 +25,9 @@ fn code(o: &Output) -> i32 {
     o.status.code().unwrap()
 }
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scenario-run-shards-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// An empty folder of this test's own, removed when the test ends.
+fn temp(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("scenario-run-shards-{name}"))
 }
 
 fn read(p: &Path) -> String {

@@ -3,18 +3,18 @@
 //! written), a killed run's temporaries are cleaned, a link is written
 //! through and a device is written to.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_scenario-run")
 }
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scenario-run-writes-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// An empty folder of this test's own, removed when the test ends.
+fn temp(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("scenario-run-writes-{name}"))
 }
 
 fn listing(d: &Path) -> Vec<String> {

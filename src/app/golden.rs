@@ -271,11 +271,8 @@ pub fn compare(
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("scenario-run-golden-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
+    fn dir(name: &str) -> crate::output::TestDir {
+        crate::output::TestDir::new(&format!("scenario-run-golden-{name}"))
     }
 
     #[test]

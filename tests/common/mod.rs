@@ -30,12 +30,44 @@ pub fn code(o: &Output) -> i32 {
     o.status.code().expect("exit code")
 }
 
-/// An empty scratch folder of this test's own.
-pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scenario-run-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch folder");
-    d
+/// An empty scratch folder of this test's own, removed when the test ends
+/// (passed or failed: it is removed when the value is dropped, also while
+/// a failed assertion unwinds), so that tests leave nothing in the
+/// temporary folder.
+pub fn scratch(name: &str) -> Scratch {
+    Scratch::new(&format!("scenario-run-it-{name}"))
+}
+
+/// A folder under the temporary folder, removed on drop.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// An empty `<temp>/<prefix>-<pid>`.
+    pub fn new(prefix: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("scratch folder");
+        Scratch(d)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Files directly in `dir`, sorted.
