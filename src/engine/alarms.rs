@@ -58,7 +58,9 @@ pub(super) struct Alarms {
     /// The entry time of the oldest message in quarantine when alarms were
     /// last read at an event instant: until the next one it stays the
     /// oldest, so its age then is the most `oldest_age` reached between.
+    /// Read only when an alarm measures `oldest_age`.
     oldest_read: Option<Millis>,
+    wants_oldest: bool,
 }
 
 impl Alarms {
@@ -66,6 +68,10 @@ impl Alarms {
         Alarms {
             records: vec![AlarmRecord::default(); scenario.alarms.len()],
             pending: vec![None; scenario.alarms.len()],
+            wants_oldest: scenario
+                .alarms
+                .iter()
+                .any(|a| a.metric == Metric::OldestAge),
             longest_window: scenario
                 .alarms
                 .iter()
@@ -123,6 +129,13 @@ impl Engine<'_> {
             self.alarms.instant_has_events = false;
             // The age the last oldest message reached by now, had it left.
             let reached = self.alarms.oldest_read.map(|e| now.saturating_sub(e));
+            // The oldest entry now, read once: until the next event it is
+            // what `oldest_age` measures from.
+            self.alarms.oldest_read = if self.alarms.wants_oldest {
+                self.oldest_entry()
+            } else {
+                None
+            };
             for a in 0..self.scenario.alarms.len() {
                 if self.scenario.alarms[a].metric == Metric::OldestAge {
                     let record = &mut self.alarms.records[a];
@@ -131,7 +144,6 @@ impl Engine<'_> {
                 let value = self.metric(a, now);
                 self.read_alarm(a, now, value);
             }
-            self.alarms.oldest_read = self.oldest_entry();
         }
         // Between two event instants no entry arrives and none leaves, so
         // time alone changes each alarm's condition at most once; with the
@@ -164,7 +176,7 @@ impl Engine<'_> {
             Metric::DlqDepth => Some(self.broker.depth()),
             Metric::QueueDepth => Some(self.ready.depth),
             Metric::DlqArrivals { window } => Some(self.alarms.arrivals(t, window)),
-            Metric::OldestAge => self.oldest_entry().map(|e| t.saturating_sub(e)),
+            Metric::OldestAge => self.alarms.oldest_read.map(|e| t.saturating_sub(e)),
         }
     }
 
@@ -188,7 +200,7 @@ impl Engine<'_> {
     fn condition_changes(&self, a: usize, now: Millis, holds: bool) -> Option<Millis> {
         let alarm = &self.scenario.alarms[a];
         match alarm.metric {
-            Metric::OldestAge if !holds => self.oldest_entry()?.checked_add(alarm.at_least),
+            Metric::OldestAge if !holds => self.alarms.oldest_read?.checked_add(alarm.at_least),
             Metric::DlqArrivals { window } if holds => {
                 let range = self.alarms.in_window(now, window);
                 let k = (range.len() as u64).checked_sub(alarm.at_least)? as usize;
