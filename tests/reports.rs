@@ -664,3 +664,38 @@ fn markdown_reports_show_raw_html_from_the_file_as_text() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_template_that_doubles_a_string_stops_at_its_work_budget() {
+    // 40 doublings would make a 16 TiB string: the work budget counts the
+    // bytes a template makes, so it stops within a GiB, located, exit 2.
+    let d = scratch("doubling");
+    let templates = d.join("templates");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(
+        templates.join("scenario.md.j2"),
+        "{% set ns = namespace(s=\"xxxxxxxxxxxxxxxx\") %}{% for i in range(40) %}\
+         {% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = run(&[
+        "--quiet",
+        "--color",
+        "never",
+        "--report",
+        out.to_str().unwrap(),
+        "--report-format",
+        "markdown",
+        "--templates",
+        templates.to_str().unwrap(),
+        THREE[0],
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("the template did too much work"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("index.md").exists(), "nothing written");
+}
