@@ -1,5 +1,6 @@
 //! Tests of the templates module.
 
+use super::filters::*;
 use super::*;
 
 #[test]
