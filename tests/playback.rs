@@ -21,7 +21,7 @@ use headless_chrome::types::Bounds;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::{Value as Json, json};
 
-use common::{available, bin, cells, chromium, code, report, scratch, stderr};
+use common::{Scratch, available, bin, cells, chromium, code, report, scratch, stderr};
 use scenario_run::duration::format as dur;
 use scenario_run::engine::{Recorder, run, run_until};
 use scenario_run::report::history::{row_at_step, versions};
@@ -37,6 +37,9 @@ struct Session {
     browser: Browser,
     out: PathBuf,
     name: &'static str,
+    /// Holds the reports and the profile until the session ends (the
+    /// folder is removed when this drops).
+    _scratch: Scratch,
 }
 
 impl Session {
@@ -56,7 +59,12 @@ impl Session {
             .build()
             .expect("launch options");
         let browser = Browser::new(options).expect("chromium starts");
-        Some(Session { browser, out, name })
+        Some(Session {
+            browser,
+            out,
+            name,
+            _scratch: d,
+        })
     }
 
     fn page(&self, scenario: &str) -> PathBuf {

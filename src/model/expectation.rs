@@ -123,6 +123,10 @@ pub enum Value {
     /// No value: a message never quarantined, never failed.
     Never,
     Bool(bool),
+    /// A signed number: a dataflow node's state.
+    Int(i64),
+    /// A list of numbers: a dataflow channel's recorded values.
+    Ints(Vec<i64>),
 }
 
 impl Value {
@@ -135,6 +139,8 @@ impl Value {
             Value::Text(s) => serde_json::json!(s),
             Value::Never => serde_json::Value::Null,
             Value::Bool(b) => serde_json::json!(b),
+            Value::Int(n) => serde_json::json!(n),
+            Value::Ints(v) => serde_json::json!(v),
         }
     }
 }
@@ -147,6 +153,11 @@ impl std::fmt::Display for Value {
             Value::Text(s) => write!(f, "\"{s}\""),
             Value::Never => write!(f, "never"),
             Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Ints(v) => {
+                let items: Vec<String> = v.iter().map(i64::to_string).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
         }
     }
 }

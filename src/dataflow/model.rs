@@ -1,0 +1,258 @@
+//! A validated dataflow scenario (model section 25): nodes, FIFO channels
+//! of one or more partitions, scheduled sends, snapshot attempts, and what
+//! the file expects of them.
+
+use std::ops::Range;
+
+use crate::model::{Check, Millis};
+
+/// The most nodes a dataflow file may declare.
+pub const MAX_NODES: usize = 10_000;
+/// The most channels a dataflow file may declare.
+pub const MAX_CHANNELS: usize = 10_000;
+/// The most partitions one channel may have.
+pub const MAX_PARTITIONS: u32 = 1_000;
+/// The most partitions all channels together may have.
+pub const MAX_TOTAL_PARTITIONS: u64 = 100_000;
+/// The most snapshot attempts a file may declare.
+pub const MAX_SNAPSHOTS: usize = 100;
+/// Every attempt keeps a record per channel partition (its recording and
+/// the fate of its marker): attempts times partitions is at most this.
+pub const MAX_ATTEMPT_PARTITIONS: u64 = 1_000_000;
+/// The most values the recordings of a run may hold at once (8 bytes
+/// each, so 32 MB): a run that would buffer more stops, naming this
+/// budget. A lost marker without a timeout makes a recording grow until
+/// the run ends, which is the unbounded buffer this budget keeps bounded.
+pub const MAX_RECORDED_VALUES: u64 = 4_000_000;
+
+/// Index of a node, in file order.
+pub type NodeIndex = u32;
+/// Index of a channel, in file order.
+pub type ChannelIndex = u32;
+
+#[derive(Debug, Clone)]
+pub struct Dataflow {
+    pub name: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub seed: u64,
+    pub nodes: Vec<Node>,
+    pub channels: Vec<Channel>,
+    /// In file order.
+    pub sends: Vec<Send>,
+    /// In file order, which is time order.
+    pub snapshots: Vec<Snapshot>,
+    pub limits: Limits,
+    pub expectations: Vec<Expectation>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_events: u64,
+    pub max_time: Millis,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        let queue = crate::model::Limits::default();
+        Limits {
+            max_events: queue.max_events,
+            max_time: queue.max_time,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+    /// The state before the run.
+    pub state: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Channel {
+    pub from: NodeIndex,
+    pub to: NodeIndex,
+    pub latency: Millis,
+    pub partitions: u32,
+    /// `lose_markers = { first = N }`: the channel's first N markers (every
+    /// partition and attempt together, in send order) are dropped.
+    pub lose_markers: u64,
+    /// `down = { from, duration }`: what is sent in [from, until) leaves at
+    /// `until`, in send order.
+    pub down: Option<Window>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub from: Millis,
+    pub until: Millis,
+}
+
+impl Window {
+    pub fn holds(self, t: Millis) -> bool {
+        self.from <= t && t < self.until
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendKind {
+    /// The receiver's state grows by the value; the sender is unchanged.
+    Add,
+    /// The value leaves the sender at the send and reaches the receiver at
+    /// receipt: the total over nodes and channels is conserved.
+    Transfer,
+}
+
+impl SendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SendKind::Add => "add",
+            SendKind::Transfer => "transfer",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Send {
+    pub at: Millis,
+    pub channel: ChannelIndex,
+    pub partition: u32,
+    pub value: i64,
+    pub kind: SendKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Markers {
+    /// A marker on every partition of every outgoing channel, waited for
+    /// on every incoming partition.
+    EveryPartition,
+    /// One marker per channel, on partition 0, waited for there only: the
+    /// mistake of one marker per multi-partition topic.
+    FirstPartition,
+}
+
+impl Markers {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Markers::EveryPartition => "every_partition",
+            Markers::FirstPartition => "first_partition",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub at: Millis,
+    /// Distinct, in file order.
+    pub initiators: Vec<NodeIndex>,
+    pub timeout: Option<Millis>,
+    pub markers: Markers,
+}
+
+impl Dataflow {
+    /// "A->B".
+    pub fn channel_name(&self, c: ChannelIndex) -> String {
+        let ch = &self.channels[c as usize];
+        format!(
+            "{}->{}",
+            self.nodes[ch.from as usize].name, self.nodes[ch.to as usize].name
+        )
+    }
+
+    /// "A->B", or "A->B.p2" for partition 2.
+    pub fn partition_name(&self, c: ChannelIndex, p: u32) -> String {
+        if p == 0 {
+            self.channel_name(c)
+        } else {
+            format!("{}.p{p}", self.channel_name(c))
+        }
+    }
+
+    /// Whether every send moves value (so that a complete snapshot can be
+    /// checked against the conserved total).
+    pub fn transfers_only(&self) -> bool {
+        self.sends.iter().all(|s| s.kind == SendKind::Transfer)
+    }
+
+    /// The system's total: the sum of the nodes' initial states, which
+    /// transfers conserve.
+    pub fn total(&self) -> i128 {
+        self.nodes.iter().map(|n| n.state as i128).sum()
+    }
+
+    /// Channels into `node`, in file order.
+    pub fn incoming(&self, node: NodeIndex) -> impl Iterator<Item = ChannelIndex> + '_ {
+        (0..self.channels.len() as u32).filter(move |&c| self.channels[c as usize].to == node)
+    }
+}
+
+/// One expectation with the span of its value in the file.
+#[derive(Debug, Clone)]
+pub struct Expectation {
+    pub target: Target,
+    pub check: Check,
+    pub span: Range<usize>,
+    pub description: Option<String>,
+}
+
+/// What an expectation reads. Attempts are 0-based here (1-based in the
+/// file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Outcome(u32),
+    CompletedAt(u32),
+    Consistent(u32),
+    MaxRecorded(u32),
+    RecordedState(u32, NodeIndex),
+    Status(u32, NodeIndex),
+    Recorded(u32, ChannelIndex, u32),
+    /// `[expect.node.NAME] state`: the node's state at the end.
+    State(NodeIndex),
+}
+
+/// The keys of `[expect.snapshot.N]`.
+pub const SNAPSHOT_KEYS: [&str; 4] = ["outcome", "completed_at", "consistent", "max_recorded"];
+/// The keys of `[expect.snapshot.N.node.NAME]`.
+pub const SNAPSHOT_NODE_KEYS: [&str; 2] = ["recorded_state", "status"];
+/// The words of `outcome`.
+pub const OUTCOMES: [&str; 3] = ["complete", "aborted", "incomplete"];
+/// The words of a node's `status`.
+pub const STATUSES: [&str; 4] = ["complete", "aborted", "not_recorded", "waiting"];
+
+/// What an expectation says, e.g. `snapshot 1 node "C" recorded_state = 2`.
+pub fn describe(flow: &Dataflow, e: &Expectation) -> String {
+    let check = match &e.check {
+        Check::Equals(v) => format!("= {}", shown(v)),
+        other => format!("is {other}"),
+    };
+    match e.target {
+        Target::Outcome(a) => format!("snapshot {} outcome {check}", a + 1),
+        Target::CompletedAt(a) => format!("snapshot {} completed_at {check}", a + 1),
+        Target::Consistent(a) => format!("snapshot {} consistent {check}", a + 1),
+        Target::MaxRecorded(a) => format!("snapshot {} max_recorded {check}", a + 1),
+        Target::RecordedState(a, n) => format!(
+            "snapshot {} node \"{}\" recorded_state {check}",
+            a + 1,
+            flow.nodes[n as usize].name
+        ),
+        Target::Status(a, n) => format!(
+            "snapshot {} node \"{}\" status {check}",
+            a + 1,
+            flow.nodes[n as usize].name
+        ),
+        Target::Recorded(a, c, p) => format!(
+            "snapshot {} channel \"{}\" recorded {check}",
+            a + 1,
+            flow.partition_name(c, p)
+        ),
+        Target::State(n) => format!("node \"{}\" state {check}", flow.nodes[n as usize].name),
+    }
+}
+
+/// A value as a dataflow expectation shows it: texts without quotes are
+/// not needed here, so the shared rendering is used.
+fn shown(v: &crate::model::Value) -> String {
+    v.to_string()
+}
