@@ -81,6 +81,18 @@ pub fn run_file(path: &str, position: usize, opts: &Options) -> FileResult {
             }
             run_scenario(source, *scenario, opts)
         }
+        Loaded::Dataflow(mut flow) => {
+            if let Some(seed) = opts.seed {
+                flow.seed = seed;
+            }
+            if !matches(&flow.name, &flow.tags, path, opts) {
+                return FileResult::Filtered;
+            }
+            if !share.has_file(position) {
+                return FileResult::Elsewhere;
+            }
+            FileResult::Dataflow(Box::new(crate::dataflow::run_and_judge(source, *flow)))
+        }
         Loaded::Sweep(sweep) => {
             let first = &sweep.points[0].scenario;
             if !selected(first, path, opts) {
@@ -96,14 +108,19 @@ pub fn run_file(path: &str, position: usize, opts: &Options) -> FileResult {
 }
 
 fn selected(scenario: &Scenario, path: &str, opts: &Options) -> bool {
+    matches(&scenario.name, &scenario.tags, path, opts)
+}
+
+/// Whether `--filter` and `--tag` keep a file of this name and tags.
+fn matches(name: &str, tags: &[String], path: &str, opts: &Options) -> bool {
     let by_text = opts.filter.as_ref().is_none_or(|f| {
         let f = f.to_lowercase();
-        scenario.name.to_lowercase().contains(&f) || path.to_lowercase().contains(&f)
+        name.to_lowercase().contains(&f) || path.to_lowercase().contains(&f)
     });
     let by_tag = opts.tag.is_empty()
         || opts.tag.iter().any(|wanted| {
             let wanted = wanted.to_lowercase();
-            scenario.tags.iter().any(|t| t.to_lowercase() == wanted)
+            tags.iter().any(|t| t.to_lowercase() == wanted)
         });
     by_text && by_tag
 }

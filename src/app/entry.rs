@@ -115,11 +115,15 @@ pub fn entry(
     verdict: Option<&Verdict>,
     report: Option<String>,
 ) -> Entry {
-    let scenario = r.scenario();
+    let meta = r.meta();
     let (total, passed) = match r {
         FileResult::Ran(ran) => (
             ran.verdicts.len(),
             ran.verdicts.iter().filter(|v| v.passed).count(),
+        ),
+        FileResult::Dataflow(d) => (
+            d.verdicts.len(),
+            d.verdicts.iter().filter(|v| v.passed).count(),
         ),
         _ => (0, 0),
     };
@@ -136,6 +140,7 @@ pub fn entry(
     };
     let mut cases = match (r, &sweep) {
         (FileResult::Ran(ran), _) => expectation_cases(file, ran),
+        (FileResult::Dataflow(d), _) if d.run.is_ok() => dataflow_cases(file, d),
         (_, Some(_)) => Vec::new(),
         _ => problem_cases(file, r),
     };
@@ -148,9 +153,9 @@ pub fn entry(
     Entry {
         position,
         file: file.to_string(),
-        name: scenario.map_or_else(|| file.to_string(), |s| s.name.clone()),
-        summary: scenario.and_then(|s| s.summary.clone()),
-        seed: scenario.map(|s| s.seed),
+        name: meta.map_or_else(|| file.to_string(), |m| m.name.to_string()),
+        summary: meta.and_then(|m| m.summary.map(str::to_string)),
+        seed: meta.map(|m| m.seed),
         status: golden::status(r, verdict).to_string(),
         golden,
         report,
@@ -158,6 +163,7 @@ pub fn entry(
         expectations_passed: passed,
         totals: match r {
             FileResult::Ran(ran) => Some(crate::report::json::totals(&ran.scenario, &ran.outcome)),
+            FileResult::Dataflow(d) => d.run.as_ref().ok().map(|o| crate::dataflow::json::totals(&d.flow, o)),
             _ => None,
         },
         points: sweep.as_ref().map(|s| s.points.len()),
@@ -218,16 +224,37 @@ fn sweep_part(file: &str, sweep: &SweepRun) -> SweepPart {
 /// A case per expectation, named by what it checks, on the line the
 /// expectation is written.
 fn expectation_cases(file: &str, ran: &Ran) -> Vec<Case> {
-    let mut failures = ran.failures.iter();
+    cases_of(file, &ran.source.text, &ran.verdicts, &ran.failures, |i| {
+        let e = &ran.scenario.expectations[i];
+        (e.span.start, crate::expect::describe(&ran.scenario, e))
+    })
+}
+
+/// The cases of a dataflow file's expectations.
+fn dataflow_cases(file: &str, ran: &crate::dataflow::Ran) -> Vec<Case> {
+    cases_of(file, &ran.source.text, &ran.verdicts, &ran.failures, |i| {
+        let e = &ran.flow.expectations[i];
+        (e.span.start, crate::dataflow::model::describe(&ran.flow, e))
+    })
+}
+
+/// A case per verdict, named by what it checks, on the line its
+/// expectation is written; `at` gives an expectation's offset and name.
+fn cases_of(
+    file: &str,
+    text: &str,
+    verdicts: &[crate::model::Verdict],
+    failures: &[crate::diagnostic::Problem],
+    at: impl Fn(usize) -> (usize, String),
+) -> Vec<Case> {
+    let mut failures = failures.iter();
     // Where each line ends, once: a file of thousands of expectations is
     // not counted through once per expectation.
-    let text = &ran.source.text;
     let newlines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
-    ran.verdicts
+    verdicts
         .iter()
         .map(|v| {
-            let expectation = &ran.scenario.expectations[v.index];
-            let start = expectation.span.start;
+            let (start, name) = at(v.index);
             let line = text
                 .get(..start)
                 .map(|_| newlines.partition_point(|&i| i < start) + 1);
@@ -240,7 +267,7 @@ fn expectation_cases(file: &str, ran: &Ran) -> Vec<Case> {
                 })
             };
             Case {
-                name: crate::expect::describe(&ran.scenario, expectation),
+                name,
                 line,
                 failure,
             }

@@ -256,6 +256,10 @@ pub fn compare(
                 let actual = golden_transcript(&ran.scenario, &ran.outcome);
                 Some(check(&path_for(dir, f), &actual, bless, ci))
             }
+            FileResult::Dataflow(d) => d.run.as_ref().ok().map(|outcome| {
+                let actual = crate::dataflow::text::transcript(&d.flow, outcome, None);
+                check(&path_for(dir, f), &actual, bless, ci)
+            }),
             FileResult::Swept(sweep) if sweep.points.len() < sweep.points_total => {
                 Some(Verdict::AtMerge(path_for(dir, f)))
             }

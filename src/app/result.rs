@@ -58,6 +58,8 @@ pub enum FileResult {
     Ran(Box<Ran>),
     /// A sweep: each point's result.
     Swept(Box<SweepRun>),
+    /// A dataflow scenario (model section 25) that ran or stopped.
+    Dataflow(Box<crate::dataflow::Ran>),
     /// Left out by --filter or --tag.
     Filtered,
     /// Not run because an earlier file failed under --fail-fast.
@@ -92,6 +94,7 @@ impl FileResult {
         match self {
             FileResult::Ran(r) => r.failures.is_empty(),
             FileResult::Swept(s) => s.passed(),
+            FileResult::Dataflow(d) => d.passed(),
             _ => false,
         }
     }
@@ -112,11 +115,29 @@ impl FileResult {
             FileResult::Swept(s) if s.stopped() => "stopped",
             FileResult::Swept(s) if s.passed() => "passed",
             FileResult::Swept(_) => "failed",
+            FileResult::Dataflow(d) => d.status(),
             FileResult::Invalid(_) => "invalid",
             FileResult::Stopped { .. } => "stopped",
             FileResult::Filtered => "filtered",
             FileResult::Skipped => "skipped",
             FileResult::Elsewhere => "elsewhere",
+        }
+    }
+
+    /// The name, summary, seed and tags of a valid file (a queue or a
+    /// dataflow scenario).
+    pub fn meta(&self) -> Option<Meta<'_>> {
+        match self {
+            FileResult::Dataflow(d) => Some(Meta {
+                name: &d.flow.name,
+                summary: d.flow.summary.as_deref(),
+                seed: d.flow.seed,
+            }),
+            r => r.scenario().map(|s| Meta {
+                name: &s.name,
+                summary: s.summary.as_deref(),
+                seed: s.seed,
+            }),
         }
     }
 
@@ -143,9 +164,18 @@ impl FileResult {
                 limit,
             } => vec![limit_problem(source, scenario, limit).located()],
             FileResult::Swept(s) => s.problems(),
+            FileResult::Dataflow(d) => d.problems(),
             FileResult::Filtered | FileResult::Skipped | FileResult::Elsewhere => Vec::new(),
         }
     }
+}
+
+/// What every valid file has, queue or dataflow.
+#[derive(Debug, Clone, Copy)]
+pub struct Meta<'a> {
+    pub name: &'a str,
+    pub summary: Option<&'a str>,
+    pub seed: u64,
 }
 
 /// A sweep that ran: its points in order (the first key varies slowest).

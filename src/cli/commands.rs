@@ -105,6 +105,7 @@ pub(super) fn show(
 ) -> u8 {
     let (mut scenario, source) = match load_file(path, sets) {
         Ok((Loaded::One(scenario), source)) => (*scenario, source),
+        Ok((Loaded::Dataflow(flow), source)) => return show_dataflow(&source, &flow, at, color),
         Ok((Loaded::Sweep(mut sweep), source)) if sweep.points.len() == 1 => {
             (sweep.points.remove(0).scenario, source)
         }
@@ -168,6 +169,20 @@ pub(super) fn show(
                 "{}",
                 render(&batch::limit_problem(&source, &scenario, &limit), color)
             );
+            EXIT_INVALID
+        }
+    }
+}
+
+/// `show` of a dataflow file: its transcript (up to `at`) and cuts.
+fn show_dataflow(source: &Source, flow: &crate::dataflow::Dataflow, at: Option<u64>, color: bool) -> u8 {
+    match crate::dataflow::run(flow) {
+        Ok(outcome) => {
+            super::print::emit(&crate::dataflow::text::transcript(flow, &outcome, at));
+            EXIT_PASSED
+        }
+        Err(stop) => {
+            eprintln!("{}", render(&crate::dataflow::stop_problem(source, &stop), color));
             EXIT_INVALID
         }
     }

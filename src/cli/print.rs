@@ -101,6 +101,10 @@ pub fn batch_human(results: &[FileResult], record: &Record, quiet: bool, color: 
         out.push_str(&status_line(e, quiet, color));
         let more = match &results[e.position] {
             FileResult::Ran(ran) => diagnostics(&ran.failures, color),
+            FileResult::Dataflow(d) => match &d.run {
+                Ok(_) => diagnostics(&d.failures, color),
+                Err(stop) => diagnostics(&[crate::dataflow::stop_problem(&d.source, stop)], color),
+            },
             FileResult::Swept(sweep) => sweep_diagnostics(sweep, color),
             FileResult::Invalid(inv) => diagnostics(&inv.problems, color),
             FileResult::Stopped {
@@ -317,10 +321,11 @@ fn scenario_json(path: &str, r: &FileResult, golden: Option<&Verdict>) -> Docume
         FileResult::Swept(sweep) => Document::plain(sweep.json(path)),
         // The same document as the JSON report.
         FileResult::Ran(ran) => rjson::document(path, &ran.run(), &ran.verdicts, &problems),
+        FileResult::Dataflow(d) => Document::plain(crate::dataflow::json::document(path, d, &problems)),
         _ => Document::plain(json!({
             "file": path,
-            "name": r.scenario().map(|s| &s.name),
-            "seed": r.scenario().map(|s| s.seed),
+            "name": r.meta().map(|m| m.name),
+            "seed": r.meta().map(|m| m.seed),
             "status": r.status(),
             "problems": problems,
         })),

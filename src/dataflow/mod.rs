@@ -14,7 +14,12 @@
 //! | `text.rs` | the transcript and the space-time diagram |
 //! | `json.rs` | the JSON report |
 
+pub mod file;
+pub mod json;
+pub mod judge;
 pub mod model;
+pub mod text;
+pub mod validate;
 pub mod world;
 
 pub use model::Dataflow;
@@ -22,3 +27,82 @@ pub use world::{Outcome, Stop, run};
 
 #[cfg(test)]
 mod tests;
+
+use std::sync::Arc;
+
+use crate::diagnostic::{Problem, Source};
+use crate::model::Verdict;
+
+/// A dataflow file that ran: its run (or where it stopped), verdicts and
+/// the diagnostics of failed expectations.
+pub struct Ran {
+    pub source: Source,
+    pub flow: Arc<Dataflow>,
+    pub run: Result<Arc<Outcome>, Stop>,
+    pub verdicts: Vec<Verdict>,
+    pub failures: Vec<Problem>,
+}
+
+impl Ran {
+    pub fn passed(&self) -> bool {
+        self.run.is_ok() && self.failures.is_empty()
+    }
+
+    /// passed, failed or stopped.
+    pub fn status(&self) -> &'static str {
+        match (&self.run, self.failures.is_empty()) {
+            (Err(_), _) => "stopped",
+            (Ok(_), true) => "passed",
+            (Ok(_), false) => "failed",
+        }
+    }
+
+    /// The diagnostics: the failures, or the limit that stopped the run.
+    pub fn problems(&self) -> Vec<crate::diagnostic::Located> {
+        match &self.run {
+            Err(stop) => vec![stop_problem(&self.source, stop).located()],
+            Ok(_) => self.failures.iter().map(Problem::located).collect(),
+        }
+    }
+}
+
+/// Runs and judges a validated dataflow.
+pub fn run_and_judge(source: Source, flow: Dataflow) -> Ran {
+    match world::run(&flow) {
+        Ok(outcome) => {
+            let verdicts = judge::judge(&flow, &outcome);
+            let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
+            let failures = judge::failures(&source, &flow, &outcome, &failed);
+            Ran {
+                source,
+                flow: Arc::new(flow),
+                run: Ok(Arc::new(outcome)),
+                verdicts,
+                failures,
+            }
+        }
+        Err(stop) => Ran {
+            source,
+            flow: Arc::new(flow),
+            run: Err(stop),
+            verdicts: Vec::new(),
+            failures: Vec::new(),
+        },
+    }
+}
+
+/// The diagnostic of a run stopped at a limit or the recording budget.
+pub fn stop_problem(source: &Source, stop: &Stop) -> Problem {
+    let span = source
+        .text
+        .find("[limits]")
+        .map(|i| i..i + "[limits]".len());
+    let help = match stop {
+        Stop::Recorded { .. } => format!(
+            "a recording grows while its partition's marker has not come; a lost or held marker without a timeout does this. Give the [[snapshot]] a timeout, or fix the channel: the budget, {} values, keeps a run's memory bounded",
+            model::MAX_RECORDED_VALUES
+        ),
+        _ => "raise the limit in [limits] (max_events, max_time), or send less".to_string(),
+    };
+    Problem::new(source, span, stop.to_string(), "limit reached").with_help(help)
+}

@@ -275,7 +275,7 @@ fn a_timeout_at_the_instant_a_marker_arrives_is_in_time() {
     // The marker arrives at 6, after the abort, and is ignored.
     assert_eq!(
         o.attempts[0].partitions[0].marker,
-        MarkerFate::Late { at: 6 }
+        MarkerFate::Late { at: 6, held: None }
     );
 }
 
@@ -359,7 +359,7 @@ fn an_aborted_node_takes_the_next_attempts_marker_as_a_fresh_first_marker() {
     // (sent at 20, arriving at 70).
     assert_eq!(
         o.attempts[0].partitions[1].marker,
-        MarkerFate::Late { at: 50 }
+        MarkerFate::Late { at: 50, held: None }
     );
     assert_eq!(o.attempts[1].outcome, O::Complete);
     assert_eq!(o.attempts[1].completed_at, Some(70));

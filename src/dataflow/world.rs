@@ -119,10 +119,9 @@ pub enum MarkerFate {
     Arrived {
         at: Millis,
     },
-    /// Arrived after the attempt had ended: ignored.
-    Late {
-        at: Millis,
-    },
+    /// Arrived after the attempt had ended: ignored (`held`: the end of
+    /// the down window that held it).
+    Late { at: Millis, held: Option<Millis> },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -744,7 +743,14 @@ impl<'a> World<'a> {
         let now = self.now;
         let a = &mut self.attempts[k as usize];
         if a.final_() {
-            a.partitions[part as usize].marker = MarkerFate::Late { at: now };
+            let pr = &mut a.partitions[part as usize];
+            let held = match pr.marker {
+                MarkerFate::InFlight {
+                    sent_at, departs, ..
+                } if departs > sent_at => Some(departs),
+                _ => None,
+            };
+            pr.marker = MarkerFate::Late { at: now, held };
             self.note(Happened::MarkerIgnored {
                 attempt: k,
                 partition: part,

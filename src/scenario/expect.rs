@@ -7,8 +7,12 @@ use crate::diagnostic::did_you_mean;
 use crate::model::*;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Count,
+    /// A signed whole number.
+    Int,
+    /// A list of whole numbers.
+    Ints,
     Time,
     Text,
     State,
@@ -242,6 +246,8 @@ fn event_expectation(
 fn kind_hint(kind: Kind) -> &'static str {
     match kind {
         Kind::Count => "a whole number such as 4, or a table such as { at_least = 3 }",
+        Kind::Int => "a whole number such as -4, or a table such as { at_least = 3 }",
+        Kind::Ints => "a list of whole numbers such as [7] or []",
         Kind::Time => "a duration such as \"40s\", or a table such as { at_most = \"1m\" }",
         Kind::Text => "a string",
         Kind::State => {
@@ -254,7 +260,7 @@ fn kind_hint(kind: Kind) -> &'static str {
 }
 
 /// One expected value: exact or a comparison table.
-fn check(
+pub(crate) fn check(
     problems: &mut Problems,
     v: &S<toml::Value>,
     kind: Kind,
@@ -293,7 +299,7 @@ fn comparison(
             }
             "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
             "at_least" | "at_most" | "between"
-                if matches!(kind, Kind::Text | Kind::State | Kind::Stop | Kind::Bool) =>
+                if matches!(kind, Kind::Text | Kind::State | Kind::Stop | Kind::Bool | Kind::Ints) =>
             {
                 problems.error(
                     span.clone(),
@@ -442,6 +448,14 @@ fn scalar(
             (problems.list.len() == before).then(|| Value::Text(s.clone()))
         }
         (Kind::Bool, toml::Value::Boolean(b)) => Some(Value::Bool(*b)),
+        (Kind::Int, toml::Value::Integer(n)) => Some(Value::Int(*n)),
+        (Kind::Ints, toml::Value::Array(items)) => {
+            let values: Option<Vec<i64>> = items.iter().map(toml::Value::as_integer).collect();
+            match values {
+                Some(v) => Some(Value::Ints(v)),
+                None => wrong(problems),
+            }
+        }
         (Kind::State | Kind::Stop, toml::Value::String(s)) => {
             let names: Vec<&str> = match kind {
                 Kind::State => State::ALL.iter().map(|s| s.as_str()).collect(),

@@ -3,7 +3,7 @@
 
 mod alarms;
 mod collisions;
-mod expect;
+pub(crate) mod expect;
 pub mod file;
 mod file_expect;
 mod file_guarantees;
@@ -11,12 +11,12 @@ mod flow;
 mod guarantees;
 mod messages;
 mod points;
-mod problems;
+pub(crate) mod problems;
 mod questions;
-mod reading;
+pub(crate) mod reading;
 mod sweep;
-mod toml_errors;
-mod validate;
+pub(crate) mod toml_errors;
+pub(crate) mod validate;
 
 use crate::diagnostic::{Problem, Source};
 use crate::model::Scenario;
@@ -99,6 +99,13 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
                 problems: vec![p],
             }))
         }
+        Loaded::Dataflow(_) => {
+            let p = Problem::new(&source, None, "this is a dataflow file, not a queue scenario", "");
+            Err(Box::new(Invalid {
+                source,
+                problems: vec![p],
+            }))
+        }
     }
 }
 
@@ -107,6 +114,7 @@ pub fn scenarios(name: &str, text: &str) -> Result<Vec<Scenario>, Box<Invalid>> 
     Ok(match load(name, text, &[])?.0 {
         Loaded::One(scenario) => vec![*scenario],
         Loaded::Sweep(sweep) => sweep.points.into_iter().map(|p| p.scenario).collect(),
+        Loaded::Dataflow(_) => Vec::new(),
     })
 }
 
@@ -134,6 +142,8 @@ pub fn bundled() -> Vec<(std::path::PathBuf, Scenario)> {
 pub enum Loaded {
     One(Box<Scenario>),
     Sweep(Sweep),
+    /// A dataflow scenario (a file with `[[node]]`, model section 25).
+    Dataflow(Box<crate::dataflow::Dataflow>),
 }
 
 /// A scenario run over the cartesian product of `[sweep]` values.

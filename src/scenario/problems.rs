@@ -8,7 +8,7 @@ use crate::model::Scenario;
 use toml::Spanned as S;
 
 /// The problems found so far in one file; validation reports them all.
-pub(super) struct Problems<'a> {
+pub(crate) struct Problems<'a> {
     pub source: &'a Source,
     pub list: Vec<Problem>,
 }
@@ -53,7 +53,7 @@ impl Problems<'_> {
 /// Whether `text` holds a control character a terminal or a report would
 /// act on (escape sequences, bell, carriage return...). Multi-line texts may
 /// keep newlines and tabs.
-pub(super) fn has_control(text: &str, multi_line: bool) -> bool {
+pub(crate) fn has_control(text: &str, multi_line: bool) -> bool {
     // Multi-line text may end its lines with CR LF (read as LF, see
     // [`lines`]); a CR alone would return the reader's cursor.
     let mut chars = text.chars().peekable();
@@ -68,7 +68,7 @@ pub(super) fn has_control(text: &str, multi_line: bool) -> bool {
 }
 
 /// Multi-line text with its CR LF line ends read as LF.
-pub(super) fn lines(text: &str) -> String {
+pub(crate) fn lines(text: &str) -> String {
     text.replace("\r\n", "\n")
 }
 

@@ -56,7 +56,7 @@ pub(super) fn shape(message: &str) -> Shape<'_> {
 
 /// Turns a TOML syntax or type error into a located problem with a
 /// "did you mean" for misspelt keys and enum values.
-pub(super) fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
+pub(crate) fn toml_problem(source: &Source, e: &toml::de::Error) -> Problem {
     let message = e.message().trim();
     let (headline, label, help) = match shape(message) {
         Shape::UnknownField { word, expected } => {

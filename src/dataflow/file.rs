@@ -1,0 +1,222 @@
+//! A dataflow file as written: serde types that keep the byte span of
+//! every value, so that validation and expectations can point into it.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toml::Spanned as S;
+
+use crate::duration::Duration;
+use crate::scenario::file::{CheckSchema, CheckValue, ScenarioMeta};
+
+/// The top-level keys of a dataflow file.
+pub const TABLES: [&str; 9] = [
+    "scenario", "node", "channel", "send", "snapshot", "limits", "expect", "question", "sweep",
+];
+
+/// A dataflow scenario: nodes joined by channels, values sent between
+/// them and Chandy-Lamport snapshot attempts (model section 25).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    /// Name, summary, description (Markdown), tags and seed.
+    #[schemars(with = "Option<ScenarioMeta>")]
+    pub scenario: Option<S<ScenarioMeta>>,
+    /// The nodes, each with a state (an integer).
+    #[schemars(with = "Vec<NodeTable>")]
+    pub node: Vec<S<NodeTable>>,
+    #[serde(default)]
+    /// FIFO channels between nodes, each of one or more partitions.
+    #[schemars(with = "Vec<ChannelTable>")]
+    pub channel: Vec<S<ChannelTable>>,
+    #[serde(default)]
+    /// Values sent on a channel at a time.
+    #[schemars(with = "Vec<SendTable>")]
+    pub send: Vec<S<SendTable>>,
+    #[serde(default)]
+    /// Snapshot attempts, in time order.
+    #[schemars(with = "Vec<SnapshotTable>")]
+    pub snapshot: Vec<S<SnapshotTable>>,
+    /// Where a run stops.
+    #[schemars(with = "Option<LimitsTable>")]
+    pub limits: Option<S<LimitsTable>>,
+    /// What the run must show.
+    #[schemars(with = "Option<ExpectTable>")]
+    pub expect: Option<S<ExpectTable>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeTable {
+    #[schemars(with = "String")]
+    pub name: S<String>,
+    /// Default 0.
+    #[schemars(with = "Option<i64>")]
+    pub state: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelTable {
+    /// The sending node.
+    #[schemars(with = "String")]
+    pub from: S<String>,
+    /// The receiving node.
+    #[schemars(with = "String")]
+    pub to: S<String>,
+    /// Default "1ms"; may be "0ms".
+    #[schemars(with = "Option<Duration>")]
+    pub latency: Option<S<Duration>>,
+    /// Default 1: each partition is FIFO on its own.
+    #[schemars(with = "Option<i64>")]
+    pub partitions: Option<S<i64>>,
+    /// Drop the channel's first N markers (every partition and attempt together).
+    #[schemars(with = "Option<LoseMarkers>")]
+    pub lose_markers: Option<S<LoseMarkers>>,
+    /// Hold everything sent in the window until its end.
+    #[schemars(with = "Option<DownTable>")]
+    pub down: Option<S<DownTable>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoseMarkers {
+    #[schemars(with = "i64")]
+    pub first: S<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DownTable {
+    #[schemars(with = "Duration")]
+    pub from: S<Duration>,
+    #[schemars(with = "Duration")]
+    pub duration: S<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SendKindName {
+    /// The receiver's state grows by the value; the sender is unchanged.
+    Add,
+    /// The value leaves the sender at the send and reaches the receiver at receipt.
+    Transfer,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendTable {
+    /// Default "0s".
+    #[schemars(with = "Option<Duration>")]
+    pub at: Option<S<Duration>>,
+    #[schemars(with = "String")]
+    pub from: S<String>,
+    #[schemars(with = "String")]
+    pub to: S<String>,
+    #[schemars(with = "i64")]
+    pub value: S<i64>,
+    /// Default 0.
+    #[schemars(with = "Option<i64>")]
+    pub partition: Option<S<i64>>,
+    /// add (default) or transfer.
+    #[schemars(with = "Option<SendKindName>")]
+    pub kind: Option<S<SendKindName>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkersName {
+    /// A marker on every partition, waited for on every partition.
+    EveryPartition,
+    /// One marker per channel, on partition 0 only.
+    FirstPartition,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotTable {
+    /// Default "0s".
+    #[schemars(with = "Option<Duration>")]
+    pub at: Option<S<Duration>>,
+    /// The nodes that record first, distinct.
+    #[schemars(with = "Vec<String>")]
+    pub initiators: S<Vec<S<String>>>,
+    /// At least "1ms": when it passes, the attempt aborts and nodes not complete discard their recording.
+    #[schemars(with = "Option<Duration>")]
+    pub timeout: Option<S<Duration>>,
+    /// every_partition (default) or first_partition.
+    #[schemars(with = "Option<MarkersName>")]
+    pub markers: Option<S<MarkersName>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsTable {
+    /// Default 100,000,000.
+    #[schemars(with = "Option<i64>")]
+    pub max_events: Option<S<i64>>,
+    /// Modeled time; default "365d".
+    #[schemars(with = "Option<Duration>")]
+    pub max_time: Option<S<Duration>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectTable {
+    pub description: Option<String>,
+    /// `[expect.snapshot.N]`, N from 1 in file order.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectSnapshot>")]
+    pub snapshot: BTreeMap<S<String>, S<ExpectSnapshot>>,
+    /// `[expect.node.NAME]`: a node's state at the end.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectNode>")]
+    pub node: BTreeMap<S<String>, S<ExpectNode>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSnapshot {
+    /// complete, aborted or incomplete.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub outcome: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub completed_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub consistent: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub max_recorded: CheckValue,
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectSnapshotNode>")]
+    pub node: BTreeMap<S<String>, S<ExpectSnapshotNode>>,
+    /// By channel name, "A->B", with ".pK" for partition K > 0.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectChannel>")]
+    pub channel: BTreeMap<S<String>, S<ExpectChannel>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSnapshotNode {
+    #[schemars(with = "Option<CheckSchema>")]
+    pub recorded_state: CheckValue,
+    /// complete, aborted, not_recorded or waiting.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub status: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectChannel {
+    /// The values recorded in flight, in arrival order: a list.
+    #[schemars(with = "Option<Vec<i64>>")]
+    pub recorded: CheckValue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectNode {
+    #[schemars(with = "Option<CheckSchema>")]
+    pub state: CheckValue,
+}

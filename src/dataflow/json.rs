@@ -1,0 +1,229 @@
+//! A dataflow run as JSON: the same head as a queue scenario's report
+//! (file, name, status, expectations, problems), then the dataflow's own
+//! parts. Times are integer milliseconds; field order is fixed.
+
+use serde_json::{Map, Value as Json, json};
+
+use super::model::{Dataflow, describe};
+use super::world::{Happened, Outcome};
+use super::Ran;
+use crate::diagnostic::Located;
+use crate::model::{Check, Verdict};
+
+/// The few figures the batch index shows of a run.
+pub fn totals(flow: &Dataflow, outcome: &Outcome) -> Json {
+    let count = |o: super::world::AttemptOutcome| {
+        outcome.attempts.iter().filter(|a| a.outcome == o).count()
+    };
+    let _ = flow;
+    json!({
+        "nodes": flow.nodes.len(),
+        "channels": flow.channels.len(),
+        "sends": flow.sends.len(),
+        "snapshots": outcome.attempts.len(),
+        "complete": count(super::world::AttemptOutcome::Complete),
+        "aborted": count(super::world::AttemptOutcome::Aborted),
+        "incomplete": count(super::world::AttemptOutcome::Incomplete),
+        "events": outcome.events,
+        "end": outcome.end,
+    })
+}
+
+fn check(c: &Check) -> Json {
+    match c {
+        Check::Equals(v) => json!({ "equals": v.to_json() }),
+        Check::AtLeast(v) => json!({ "at_least": v.to_json() }),
+        Check::AtMost(v) => json!({ "at_most": v.to_json() }),
+        Check::Between(a, b) => json!({ "between": [a.to_json(), b.to_json()] }),
+        Check::Occurs => json!({ "occurs": true }),
+    }
+}
+
+pub fn expectations(flow: &Dataflow, verdicts: &[Verdict]) -> Json {
+    Json::Array(
+        verdicts
+            .iter()
+            .map(|v| {
+                let e = &flow.expectations[v.index];
+                json!({
+                    "expectation": describe(flow, e),
+                    "description": e.description,
+                    "expected": check(&e.check),
+                    "expected_text": e.check.to_string(),
+                    "actual": v.actual.to_json(),
+                    "actual_text": v.actual.to_string(),
+                    "passed": v.passed,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The dataflow as the file gave it.
+pub fn parameters(flow: &Dataflow) -> Json {
+    let nodes: Vec<Json> = flow
+        .nodes
+        .iter()
+        .map(|n| json!({ "name": n.name, "state": n.state }))
+        .collect();
+    let channels: Vec<Json> = (0..flow.channels.len() as u32)
+        .map(|c| {
+            let ch = &flow.channels[c as usize];
+            json!({
+                "channel": flow.channel_name(c),
+                "from": flow.nodes[ch.from as usize].name,
+                "to": flow.nodes[ch.to as usize].name,
+                "latency": ch.latency,
+                "partitions": ch.partitions,
+                "lose_markers": ch.lose_markers,
+                "down": ch.down.map(|w| json!({ "from": w.from, "until": w.until })),
+            })
+        })
+        .collect();
+    let snapshots: Vec<Json> = flow
+        .snapshots
+        .iter()
+        .map(|s| {
+            json!({
+                "at": s.at,
+                "initiators": s.initiators.iter().map(|&n| &flow.nodes[n as usize].name).collect::<Vec<_>>(),
+                "timeout": s.timeout,
+                "markers": s.markers.as_str(),
+            })
+        })
+        .collect();
+    json!({
+        "nodes": nodes,
+        "channels": channels,
+        "sends": flow.sends.len(),
+        "transfers_only": flow.transfers_only(),
+        "total": flow.total() as i64,
+        "snapshots": snapshots,
+    })
+}
+
+/// Each attempt: its outcome, times, per node status and recorded state,
+/// per channel partition what was recorded.
+pub fn snapshots(flow: &Dataflow, outcome: &Outcome) -> Json {
+    let list: Vec<Json> = outcome
+        .attempts
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            let mut m = Map::new();
+            m.insert("attempt".into(), json!(k + 1));
+            m.insert("outcome".into(), json!(a.outcome.as_str()));
+            if let Some(t) = a.completed_at {
+                m.insert("completed_at".into(), json!(t));
+            }
+            if let Some(t) = a.aborted_at {
+                m.insert("aborted_at".into(), json!(t));
+            }
+            if let Some(c) = a.consistent {
+                m.insert("consistent".into(), json!(c));
+                m.insert("recorded_total".into(), json!(a.recorded_total as i64));
+            }
+            m.insert("max_recorded".into(), json!(a.max_recorded));
+            let nodes: Vec<Json> = flow
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(n, node)| {
+                    let r = &a.nodes[n];
+                    let mut o = Map::new();
+                    o.insert("name".into(), json!(node.name));
+                    o.insert("status".into(), json!(r.status.0.as_str()));
+                    if let Some(s) = r.recorded_state {
+                        o.insert("recorded_state".into(), json!(s));
+                    }
+                    if let Some(t) = r.recorded_at {
+                        o.insert("recorded_at".into(), json!(t));
+                    }
+                    Json::Object(o)
+                })
+                .collect();
+            m.insert("nodes".into(), Json::Array(nodes));
+            let mut channels = Vec::new();
+            for (c, ch) in flow.channels.iter().enumerate() {
+                for p in 0..ch.partitions {
+                    if let Some(values) = outcome.recorded(flow, k as u32, c as u32, p) {
+                        channels.push(json!({
+                            "channel": flow.channel_name(c as u32),
+                            "partition": p,
+                            "recorded": values,
+                        }));
+                    }
+                }
+            }
+            m.insert("channels".into(), Json::Array(channels));
+            Json::Object(m)
+        })
+        .collect();
+    Json::Array(list)
+}
+
+/// The happenings the run kept, as data.
+pub fn log(flow: &Dataflow, outcome: &Outcome) -> Json {
+    let list: Vec<Json> = outcome
+        .log
+        .iter()
+        .map(|e| {
+            let kind = match e.what {
+                Happened::Sent { .. } => "sent",
+                Happened::Received { .. } => "received",
+                Happened::Started { .. } => "started",
+                Happened::Recorded { .. } => "recorded",
+                Happened::MarkerSent { .. } => "marker_sent",
+                Happened::MarkerLost { .. } => "marker_lost",
+                Happened::MarkerReceived { .. } => "marker_received",
+                Happened::MarkerIgnored { .. } => "marker_ignored",
+                Happened::NodeComplete { .. } => "node_complete",
+                Happened::Completed { .. } => "completed",
+                Happened::Aborted { .. } => "aborted",
+            };
+            json!({
+                "at": e.at,
+                "kind": kind,
+                "text": super::text::sentence(flow, outcome, &e.what),
+            })
+        })
+        .collect();
+    Json::Array(list)
+}
+
+/// The whole document of a dataflow file (a run that stopped has no
+/// snapshots).
+pub fn document(file: &str, ran: &Ran, problems: &[Located]) -> Json {
+    let flow = &*ran.flow;
+    let passed = ran.verdicts.iter().filter(|v| v.passed).count();
+    let mut doc = json!({
+        "format_version": crate::report::json::REPORT_FORMAT_VERSION,
+        "file": file,
+        "kind": "dataflow",
+        "name": flow.name,
+        "summary": flow.summary,
+        "description": flow.description,
+        "tags": flow.tags,
+        "seed": flow.seed,
+        "status": ran.status(),
+        "expectations_passed": passed,
+        "expectations_failed": ran.verdicts.len() - passed,
+        "parameters": parameters(flow),
+        "expectations": expectations(flow, &ran.verdicts),
+        "problems": problems,
+    });
+    if let Ok(outcome) = &ran.run {
+        doc["totals"] = totals(flow, outcome);
+        doc["snapshots"] = snapshots(flow, outcome);
+        let states: Map<String, Json> = flow
+            .nodes
+            .iter()
+            .zip(&outcome.states)
+            .map(|(n, s)| (n.name.clone(), json!(s)))
+            .collect();
+        doc["states"] = Json::Object(states);
+        doc["log"] = log(flow, outcome);
+        doc["log_dropped"] = json!(outcome.log_dropped);
+    }
+    doc
+}

@@ -1,0 +1,370 @@
+//! Judging a dataflow run against its expectations, and explaining a
+//! failure from the run: which markers never came and why, which transfer
+//! a cut counted twice or missed, what arrived around a recording window.
+
+use super::model::{Dataflow, Expectation, Markers, Target};
+use super::world::{
+    self, AttemptOutcome, MarkerFate, NodeStatus, Outcome, Recording, Watch,
+};
+use crate::diagnostic::{Problem, Source};
+use crate::duration::format as dur;
+use crate::model::{Value, Verdict};
+
+/// What an expectation reads from the run.
+pub fn actual(flow: &Dataflow, outcome: &Outcome, target: Target) -> Value {
+    let attempt = |a: u32| &outcome.attempts[a as usize];
+    match target {
+        Target::Outcome(a) => Value::Text(attempt(a).outcome.as_str().to_string()),
+        Target::CompletedAt(a) => attempt(a).completed_at.map_or(Value::Never, Value::Time),
+        Target::Consistent(a) => attempt(a).consistent.map_or(Value::Never, Value::Bool),
+        Target::MaxRecorded(a) => Value::Count(attempt(a).max_recorded),
+        Target::RecordedState(a, n) => attempt(a).nodes[n as usize]
+            .recorded_state
+            .map_or(Value::Never, Value::Int),
+        Target::Status(a, n) => Value::Text(attempt(a).status(n).as_str().to_string()),
+        Target::Recorded(a, c, p) => outcome
+            .recorded(flow, a, c, p)
+            .map_or(Value::Never, |v| Value::Ints(v.to_vec())),
+        Target::State(n) => Value::Int(outcome.states[n as usize]),
+    }
+}
+
+/// Every expectation's verdict, in file order.
+pub fn judge(flow: &Dataflow, outcome: &Outcome) -> Vec<Verdict> {
+    flow.expectations
+        .iter()
+        .enumerate()
+        .map(|(index, e)| {
+            let actual = actual(flow, outcome, e.target);
+            Verdict {
+                index,
+                passed: e.check.holds(&actual),
+                actual,
+            }
+        })
+        .collect()
+}
+
+/// A value as a diagnostic shows it: texts without quotes, no value as
+/// "none".
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        Value::Never => "none".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The diagnostics of the failed expectations, each explained from the
+/// run (and, where an explanation needs what the run did not keep, from a
+/// second run of the same file watching for it).
+pub fn failures(source: &Source, flow: &Dataflow, outcome: &Outcome, failed: &[&Verdict]) -> Vec<Problem> {
+    failed
+        .iter()
+        .map(|v| {
+            let e = &flow.expectations[v.index];
+            let message = format!(
+                "expected {}, got {}",
+                super::model::describe(flow, e),
+                shown(&v.actual)
+            );
+            let label = format!("expected {}, got {}", e.check, shown(&v.actual));
+            let mut help = String::new();
+            if let Some(d) = &e.description {
+                help.push_str(d.trim());
+                help.push_str("\n\n");
+            }
+            help.push_str(&explain(flow, outcome, e));
+            Problem::new(source, Some(e.span.clone()), message, label).with_help(help.trim_end())
+        })
+        .collect()
+}
+
+/// Why the run shows what it shows for an expectation's target.
+pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation) -> String {
+    match e.target {
+        Target::Outcome(a) | Target::CompletedAt(a) => attempt_story(flow, outcome, a),
+        Target::Status(a, n) | Target::RecordedState(a, n) => {
+            let mut s = node_story(flow, outcome, a, n);
+            s.push('\n');
+            s.push_str(&attempt_story(flow, outcome, a));
+            s
+        }
+        Target::Consistent(a) => cut_story(flow, outcome, a),
+        Target::MaxRecorded(a) => {
+            let at = &outcome.attempts[a as usize];
+            let mut s = format!(
+                "the most values one node held recorded in snapshot {} was {}",
+                a + 1,
+                at.max_recorded
+            );
+            if let Some((n, node)) = at.nodes.iter().enumerate().max_by_key(|(_, n)| n.buffered) {
+                s.push_str(&format!(
+                    " ({} recorded {} in all)",
+                    flow.nodes[n].name, node.buffered
+                ));
+            }
+            s.push('\n');
+            s.push_str(&attempt_story(flow, outcome, a));
+            s
+        }
+        Target::Recorded(a, c, p) => window_story(flow, outcome, a, c, p),
+        Target::State(n) => format!(
+            "{} started at {} and ended at {}",
+            flow.nodes[n as usize].name, flow.nodes[n as usize].state, outcome.states[n as usize]
+        ),
+    }
+}
+
+fn attempt_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
+    let at = &outcome.attempts[a as usize];
+    let snap = &flow.snapshots[a as usize];
+    let mut s = match at.outcome {
+        AttemptOutcome::Complete => format!(
+            "snapshot {} started at {} and completed at {}",
+            a + 1,
+            dur(snap.at),
+            dur(at.completed_at.unwrap_or(0))
+        ),
+        AttemptOutcome::Aborted => format!(
+            "snapshot {} started at {} and aborted at its timeout, {}",
+            a + 1,
+            dur(snap.at),
+            dur(at.aborted_at.unwrap_or(0))
+        ),
+        AttemptOutcome::Incomplete => format!(
+            "snapshot {} started at {} and was still unfinished when the run ended at {} (it has no timeout)",
+            a + 1,
+            dur(snap.at),
+            dur(outcome.end)
+        ),
+    };
+    if at.outcome == AttemptOutcome::Complete {
+        return s;
+    }
+    let missing = missing_markers(flow, outcome, a);
+    if missing.is_empty() {
+        return s;
+    }
+    s.push_str("; markers that never came:");
+    for line in missing.iter().take(10) {
+        s.push_str("\n  ");
+        s.push_str(line);
+    }
+    if missing.len() > 10 {
+        s.push_str(&format!("\n  and {} more", missing.len() - 10));
+    }
+    s
+}
+
+/// Each partition a recorded node waited for in vain, with why.
+fn missing_markers(flow: &Dataflow, outcome: &Outcome, a: u32) -> Vec<String> {
+    let at = &outcome.attempts[a as usize];
+    let snap = &flow.snapshots[a as usize];
+    let end = at.aborted_at.unwrap_or(outcome.end);
+    let mut out = Vec::new();
+    for (c, ch) in flow.channels.iter().enumerate() {
+        let c = c as u32;
+        let to = at.status(ch.to);
+        // Not recorded nodes: the nodes that wait for them say why.
+        if to == NodeStatus::NotRecorded || to == NodeStatus::Complete {
+            continue;
+        }
+        let waited = match snap.markers {
+            Markers::EveryPartition => ch.partitions,
+            Markers::FirstPartition => 1,
+        };
+        for p in 0..waited {
+            let pr = &at.partitions[outcome.partition(c, p)];
+            let name = flow.partition_name(c, p);
+            let from = &flow.nodes[ch.from as usize].name;
+            let why = match pr.marker {
+                MarkerFate::Arrived { .. } => continue,
+                MarkerFate::NotSent => match at.status(ch.from) {
+                    NodeStatus::NotRecorded if flow.incoming(ch.from).next().is_none() => format!(
+                        "{from} never recorded: it is not an initiator and no channel leads to it, so no marker can reach it"
+                    ),
+                    NodeStatus::NotRecorded => {
+                        format!("{from} never recorded: no marker reached it before {}", dur(end))
+                    }
+                    _ => format!("{from} sent no marker on it"),
+                },
+                MarkerFate::Lost { at: t } => format!(
+                    "the channel lost it at {} (lose_markers = {{ first = {} }})",
+                    dur(t),
+                    ch.lose_markers
+                ),
+                MarkerFate::InFlight {
+                    sent_at,
+                    departs,
+                    arrives,
+                } if departs > sent_at => format!(
+                    "sent at {}, held by the channel's down window until {}, it would arrive at {}",
+                    dur(sent_at),
+                    dur(departs),
+                    dur(arrives)
+                ),
+                MarkerFate::InFlight { sent_at, arrives, .. } => format!(
+                    "sent at {}, it would arrive at {}, after the timeout",
+                    dur(sent_at),
+                    dur(arrives)
+                ),
+                MarkerFate::Late { at: t, held: Some(until) } => format!(
+                    "held by the channel's down window until {}, it arrived at {}, after the abort",
+                    dur(until),
+                    dur(t)
+                ),
+                MarkerFate::Late { at: t, held: None } => {
+                    format!("it arrived at {}, after the abort", dur(t))
+                }
+            };
+            out.push(format!("{name}: {why}"));
+        }
+    }
+    out
+}
+
+fn node_story(flow: &Dataflow, outcome: &Outcome, a: u32, n: u32) -> String {
+    let at = &outcome.attempts[a as usize];
+    let node = &at.nodes[n as usize];
+    let name = &flow.nodes[n as usize].name;
+    match node.status.0 {
+        NodeStatus::NotRecorded => format!("{name} never recorded in snapshot {}", a + 1),
+        NodeStatus::Waiting => format!(
+            "{name} recorded {} at {} and was still waiting for markers",
+            node.recorded_state.unwrap_or(0),
+            dur(node.recorded_at.unwrap_or(0))
+        ),
+        NodeStatus::Complete => format!(
+            "{name} recorded {} at {} and completed",
+            node.recorded_state.unwrap_or(0),
+            dur(node.recorded_at.unwrap_or(0))
+        ),
+        NodeStatus::Aborted => format!(
+            "{name} recorded {} at {}, was not complete at the timeout, and discarded its recording",
+            node.discarded_state.unwrap_or(0),
+            dur(node.recorded_at.unwrap_or(0))
+        ),
+    }
+}
+
+/// Why a cut does not add up: the transfers it counted twice or missed.
+fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
+    let at = &outcome.attempts[a as usize];
+    let Some(false) = at.consistent else {
+        return match at.consistent {
+            Some(true) => format!(
+                "snapshot {} recorded {}, the system's total",
+                a + 1,
+                at.recorded_total
+            ),
+            _ if at.outcome != AttemptOutcome::Complete => attempt_story(flow, outcome, a),
+            _ => "consistency is checked only when every send is a transfer (an add creates value)"
+                .to_string(),
+        };
+    };
+    let mut s = format!(
+        "snapshot {} recorded {}, the system holds {}",
+        a + 1,
+        at.recorded_total,
+        flow.total()
+    );
+    let Ok(watched) = world::run_watching(
+        flow,
+        Watch {
+            cut: Some(a),
+            arrivals: None,
+        },
+    ) else {
+        return s;
+    };
+    for d in &watched.watched.defects {
+        let send = &flow.sends[d.send as usize];
+        let name = flow.partition_name(send.channel, send.partition);
+        let what = if d.twice {
+            "counted twice: sent after its sender recorded, it arrived before its receiver's marker on that partition, so the receiver's state or channel counts it and the sender's state still holds it"
+        } else {
+            "missed: sent before its sender recorded, it arrived after its receiver recorded and outside any recording"
+        };
+        s.push_str(&format!(
+            "\n  the transfer of {} sent at {} on {name} (arrived {}): {what}",
+            send.value,
+            dur(send.at),
+            dur(d.arrived)
+        ));
+    }
+    let more = watched.watched.defects_total - watched.watched.defects.len() as u64;
+    if more > 0 {
+        s.push_str(&format!("\n  and {more} more"));
+    }
+    if flow.snapshots[a as usize].markers == Markers::FirstPartition {
+        s.push_str(
+            "\nwith markers = \"first_partition\" only partition 0 carries a marker, so a partition above 0 has no boundary between before and after the cut; markers = \"every_partition\" gives each partition its own",
+        );
+    }
+    s
+}
+
+/// The arrivals on a partition around its recording window.
+fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> String {
+    let at = &outcome.attempts[a as usize];
+    let ch = &flow.channels[c as usize];
+    let name = flow.partition_name(c, p);
+    let receiver = &at.nodes[ch.to as usize];
+    let to = &flow.nodes[ch.to as usize].name;
+    let pr = &at.partitions[outcome.partition(c, p)];
+    let mut s = match (receiver.status.0, receiver.recorded_at) {
+        (NodeStatus::NotRecorded, _) => format!("{to} never recorded, so {name} was never recorded"),
+        (NodeStatus::Aborted, Some(t)) => format!(
+            "{to} recorded at {} and discarded its recording at the abort, {}",
+            dur(t),
+            dur(at.aborted_at.unwrap_or(0))
+        ),
+        (_, t) => {
+            let end = match pr.marker {
+                MarkerFate::Arrived { at: m } if pr.recording == Recording::Stopped => {
+                    format!("until its marker arrived at {}", dur(m))
+                }
+                _ => match at.completed_at.or(at.aborted_at) {
+                    Some(e) => format!("until the attempt ended at {} (no marker of its own)", dur(e)),
+                    None => "until the run ended (no marker of its own)".to_string(),
+                },
+            };
+            format!(
+                "{to} recorded at {}; {name} was recorded from then {end}",
+                dur(t.unwrap_or(0))
+            )
+        }
+    };
+    let part = outcome.partition(c, p) as u32;
+    let Ok(watched) = world::run_watching(
+        flow,
+        Watch {
+            cut: None,
+            arrivals: Some((a, part)),
+        },
+    ) else {
+        return s;
+    };
+    let arrivals = &watched.watched.arrivals;
+    if arrivals.is_empty() {
+        s.push_str(&format!("\nnothing arrived on {name} in the whole run"));
+        return s;
+    }
+    s.push_str(&format!("\narrivals on {name}:"));
+    for arrival in arrivals {
+        let send = &flow.sends[arrival.send as usize];
+        s.push_str(&format!(
+            "\n  {} {} (sent at {}){}",
+            dur(arrival.at),
+            arrival.value,
+            dur(send.at),
+            if arrival.recorded { "  recorded" } else { "" }
+        ));
+    }
+    let more = watched.watched.arrivals_total - arrivals.len() as u64;
+    if more > 0 {
+        s.push_str(&format!("\n  and {more} more"));
+    }
+    s
+}

@@ -1,0 +1,635 @@
+//! From a dataflow file's tables to a [`Dataflow`], every problem of
+//! meaning located and reported in one pass.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use toml::Spanned as S;
+
+use super::file::{self, File};
+use super::model::*;
+use crate::diagnostic::{Problem, Source, did_you_mean};
+use crate::model::{Check, Millis};
+use crate::scenario::expect::{Kind, check};
+use crate::scenario::problems::{MAX_ID, MAX_NAME, Problems};
+
+/// Whether a parsed document is a dataflow file: it has `[[node]]`.
+pub fn is_dataflow(root: &toml::de::DeTable<'_>) -> bool {
+    root.iter().any(|(k, _)| k.get_ref().as_ref() == "node")
+}
+
+/// Reads a parsed dataflow document into the model.
+pub(crate) fn read(
+    source: &Source,
+    mut root: toml::Spanned<toml::de::DeTable<'_>>,
+    stem: &str,
+) -> Result<Dataflow, Vec<Problem>> {
+    use serde::Deserialize;
+    let mut problems = Problems {
+        source,
+        list: Vec::new(),
+    };
+    // A queue's tables do not apply to a dataflow: each is named where it
+    // is, and the rest of the file is still read.
+    let foreign: Vec<_> = root
+        .get_ref()
+        .iter()
+        .filter(|(k, _)| !file::TABLES.contains(&k.get_ref().as_ref()))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in &foreign {
+        let name = k.get_ref().as_ref();
+        let help = if crate::scenario::file::TABLES.contains(&name) {
+            format!(
+                "a file with [[node]] entries is a dataflow scenario; [{name}] belongs to queue scenarios (remove it, or the [[node]] entries)"
+            )
+        } else {
+            match did_you_mean(name, file::TABLES) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("a dataflow file has: {}", file::TABLES.join(", ")),
+            }
+        };
+        problems.error_help(
+            Some(k.span()),
+            format!("`{name}` does not apply to a dataflow scenario"),
+            "not a dataflow table",
+            help,
+        );
+        root.get_mut().remove(k);
+    }
+    let raw = match File::deserialize(toml::de::Deserializer::from(root)) {
+        Ok(raw) => raw,
+        Err(e) => {
+            problems
+                .list
+                .push(crate::scenario::toml_errors::toml_problem(source, &e));
+            return Err(sorted(problems.list));
+        }
+    };
+    let flow = validate(&mut problems, raw, stem);
+    match flow {
+        Some(f) if problems.list.is_empty() => Ok(f),
+        _ => Err(sorted(problems.list)),
+    }
+}
+
+fn sorted(mut list: Vec<Problem>) -> Vec<Problem> {
+    list.sort_by_key(Problem::offset);
+    list
+}
+
+fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> {
+    let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
+    let meta = raw.scenario.map(|s| s.into_inner());
+    if let Some(m) = &meta {
+        crate::scenario::validate::printable_texts(problems, m, meta_span);
+    }
+    let name = meta
+        .as_ref()
+        .and_then(|m| m.name.as_ref().map(|n| n.get_ref().clone()))
+        .unwrap_or_else(|| stem.to_string());
+    let seed = match meta.as_ref().and_then(|m| m.seed.as_ref()) {
+        Some(s) => problems.count(s, "seed", 0, i64::MAX).unwrap_or(0),
+        None => 0,
+    };
+
+    let nodes = nodes(problems, &raw.node);
+    let by_name: BTreeMap<&str, NodeIndex> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i as u32))
+        .collect();
+    let node_of = |problems: &mut Problems, name: &S<String>, what: &str| -> Option<NodeIndex> {
+        let found = by_name.get(name.get_ref().as_str()).copied();
+        if found.is_none() {
+            unknown_node(problems, &nodes, name, what);
+        }
+        found
+    };
+
+    let mut channels: Vec<Channel> = Vec::new();
+    let mut channel_spans: Vec<Range<usize>> = Vec::new();
+    let mut total_partitions = 0u64;
+    if raw.channel.len() > MAX_CHANNELS {
+        problems.error(
+            raw.channel[MAX_CHANNELS].span(),
+            format!("a dataflow has at most {MAX_CHANNELS} channels"),
+            "too many channels",
+        );
+    }
+    let mut ok = true;
+    for c in raw.channel.iter().take(MAX_CHANNELS) {
+        let t = c.get_ref();
+        let from = node_of(problems, &t.from, "`from`");
+        let to = node_of(problems, &t.to, "`to`");
+        let latency = t.latency.as_ref().map_or(1, |l| l.get_ref().0);
+        let partitions = match &t.partitions {
+            Some(p) => problems
+                .count(p, "partitions", 1, MAX_PARTITIONS as i64)
+                .map(|n| n as u32),
+            None => Some(1),
+        };
+        let lose_markers = match &t.lose_markers {
+            Some(l) => problems.count(&l.get_ref().first, "lose_markers.first", 0, i64::MAX),
+            None => Some(0),
+        };
+        let down = t.down.as_ref().map(|d| {
+            let d = d.get_ref();
+            let from = d.from.get_ref().0;
+            Window {
+                from,
+                until: from.saturating_add(d.duration.get_ref().0),
+            }
+        });
+        let (Some(from), Some(to), Some(partitions), Some(lose_markers)) =
+            (from, to, partitions, lose_markers)
+        else {
+            ok = false;
+            continue;
+        };
+        if from == to {
+            problems.error_help(
+                Some(c.span()),
+                format!("channel {} goes from a node to itself", t.from.get_ref()),
+                "a loop",
+                "a channel joins two different nodes",
+            );
+            ok = false;
+            continue;
+        }
+        if let Some(i) = channels.iter().position(|o| o.from == from && o.to == to) {
+            problems.error_help(
+                Some(c.span()),
+                format!(
+                    "a second channel {}->{}",
+                    t.from.get_ref(),
+                    t.to.get_ref()
+                ),
+                "a second channel for one pair",
+                format!(
+                    "there is at most one channel per ordered pair of nodes; the first is at byte {}: give it more partitions instead",
+                    channel_spans[i].start
+                ),
+            );
+            ok = false;
+            continue;
+        }
+        total_partitions += partitions as u64;
+        channels.push(Channel {
+            from,
+            to,
+            latency,
+            partitions,
+            lose_markers,
+            down,
+        });
+        channel_spans.push(c.span());
+    }
+    if total_partitions > MAX_TOTAL_PARTITIONS {
+        problems.error(
+            raw.channel.last().map_or(0..0, |c| c.span()),
+            format!(
+                "the channels have {total_partitions} partitions in all; a dataflow has at most {MAX_TOTAL_PARTITIONS}"
+            ),
+            "too many partitions",
+        );
+    }
+    let channel_of = |from: NodeIndex, to: NodeIndex| {
+        channels
+            .iter()
+            .position(|c| c.from == from && c.to == to)
+            .map(|c| c as u32)
+    };
+
+    let mut sends = Vec::with_capacity(raw.send.len());
+    for s in &raw.send {
+        let t = s.get_ref();
+        let from = node_of(problems, &t.from, "`from`");
+        let to = node_of(problems, &t.to, "`to`");
+        let (Some(from), Some(to)) = (from, to) else {
+            continue;
+        };
+        let Some(channel) = channel_of(from, to) else {
+            if ok {
+                problems.error_help(
+                    Some(s.span()),
+                    format!(
+                        "no channel {}->{} to send on",
+                        t.from.get_ref(),
+                        t.to.get_ref()
+                    ),
+                    "no such channel",
+                    format!(
+                        "add a [[channel]] with from = \"{}\" and to = \"{}\"",
+                        t.from.get_ref(),
+                        t.to.get_ref()
+                    ),
+                );
+            }
+            continue;
+        };
+        let partitions = channels[channel as usize].partitions;
+        let partition = match &t.partition {
+            Some(p) if *p.get_ref() < 0 || *p.get_ref() >= partitions as i64 => {
+                problems.error_help(
+                    Some(p.span()),
+                    format!(
+                        "partition {} is not a partition of {}->{}",
+                        p.get_ref(),
+                        t.from.get_ref(),
+                        t.to.get_ref()
+                    ),
+                    "no such partition",
+                    format!(
+                        "the channel has {partitions} partition{}, numbered from 0",
+                        if partitions == 1 { "" } else { "s" }
+                    ),
+                );
+                continue;
+            }
+            Some(p) => *p.get_ref() as u32,
+            None => 0,
+        };
+        let value = *t.value.get_ref();
+        if value.unsigned_abs() > MAX_VALUE as u64 {
+            problems.error(
+                t.value.span(),
+                format!("a value is at most {MAX_VALUE} either way"),
+                "too large",
+            );
+            continue;
+        }
+        sends.push(Send {
+            at: t.at.as_ref().map_or(0, |a| a.get_ref().0),
+            channel,
+            partition,
+            value,
+            kind: match t.kind.as_ref().map(|k| *k.get_ref()) {
+                Some(file::SendKindName::Transfer) => SendKind::Transfer,
+                _ => SendKind::Add,
+            },
+        });
+    }
+
+    if raw.snapshot.len() > MAX_SNAPSHOTS {
+        problems.error(
+            raw.snapshot[MAX_SNAPSHOTS].span(),
+            format!("a dataflow has at most {MAX_SNAPSHOTS} snapshot attempts"),
+            "too many attempts",
+        );
+    }
+    if (raw.snapshot.len().min(MAX_SNAPSHOTS) as u64).saturating_mul(total_partitions)
+        > MAX_ATTEMPT_PARTITIONS
+    {
+        problems.error_help(
+            raw.snapshot.last().map(|s| s.span()),
+            format!(
+                "{} snapshot attempts over {total_partitions} partitions keep {} partition records; the limit is {MAX_ATTEMPT_PARTITIONS}",
+                raw.snapshot.len(),
+                raw.snapshot.len() as u64 * total_partitions
+            ),
+            "too many records",
+            "every attempt keeps a record per channel partition: use fewer attempts or fewer partitions",
+        );
+    }
+    let mut snapshots = Vec::new();
+    let mut last_at: Option<(Millis, Range<usize>)> = None;
+    for s in raw.snapshot.iter().take(MAX_SNAPSHOTS) {
+        let t = s.get_ref();
+        let at = t.at.as_ref().map_or(0, |a| a.get_ref().0);
+        if let Some((before, _)) = &last_at
+            && at < *before
+        {
+            problems.error_help(
+                Some(t.at.as_ref().map_or(s.span(), |a| a.span())),
+                format!(
+                    "this attempt starts at {}, before the one above it ({})",
+                    crate::duration::format(at),
+                    crate::duration::format(*before)
+                ),
+                "out of order",
+                "list [[snapshot]] attempts in time order: they are numbered in file order",
+            );
+        }
+        last_at = Some((at, s.span()));
+        let mut initiators: Vec<NodeIndex> = Vec::new();
+        if t.initiators.get_ref().is_empty() {
+            problems.error_help(
+                Some(t.initiators.span()),
+                "a snapshot attempt needs at least one initiator",
+                "no initiator",
+                "name the nodes that record first: initiators = [\"A\"]",
+            );
+        }
+        for name in t.initiators.get_ref() {
+            if let Some(n) = node_of(problems, name, "an initiator") {
+                if initiators.contains(&n) {
+                    problems.error(
+                        name.span(),
+                        format!("\"{}\" is named twice", name.get_ref()),
+                        "named twice",
+                    );
+                } else {
+                    initiators.push(n);
+                }
+            }
+        }
+        let timeout = match &t.timeout {
+            Some(d) if d.get_ref().0 == 0 => {
+                problems.error_help(
+                    Some(d.span()),
+                    "a snapshot's timeout is at least 1ms",
+                    "zero",
+                    "leave `timeout` out for an attempt that waits until the run ends",
+                );
+                None
+            }
+            Some(d) => Some(d.get_ref().0),
+            None => None,
+        };
+        snapshots.push(Snapshot {
+            at,
+            initiators,
+            timeout,
+            markers: match t.markers.as_ref().map(|m| *m.get_ref()) {
+                Some(file::MarkersName::FirstPartition) => Markers::FirstPartition,
+                _ => Markers::EveryPartition,
+            },
+        });
+    }
+
+    let limits = limits(problems, raw.limits);
+    let mut flow = Dataflow {
+        name,
+        summary: meta.as_ref().and_then(|m| m.summary.clone()),
+        description: meta
+            .as_ref()
+            .and_then(|m| m.description.as_deref().map(crate::scenario::problems::lines)),
+        tags: meta.as_ref().map(|m| m.tags.clone()).unwrap_or_default(),
+        seed,
+        nodes,
+        channels,
+        sends,
+        snapshots,
+        limits,
+        expectations: Vec::new(),
+    };
+    if let Some(e) = raw.expect {
+        flow.expectations = expectations(problems, e, &flow, ok);
+    }
+    Some(flow)
+}
+
+/// The largest value a send or a state may hold either way, so that no
+/// sum of a run can overflow.
+pub const MAX_VALUE: i64 = 1_000_000_000_000;
+
+fn nodes(problems: &mut Problems, raw: &[S<file::NodeTable>]) -> Vec<Node> {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut seen: BTreeMap<String, Range<usize>> = BTreeMap::new();
+    if raw.len() > MAX_NODES {
+        problems.error(
+            raw[MAX_NODES].span(),
+            format!("a dataflow has at most {MAX_NODES} nodes"),
+            "too many nodes",
+        );
+    }
+    for n in raw.iter().take(MAX_NODES) {
+        let t = n.get_ref();
+        let name = t.name.get_ref();
+        problems.plain_spanned(&t.name, "a node's name", MAX_ID);
+        if name.is_empty() || name.contains("->") || name.contains('.') {
+            problems.error_help(
+                Some(t.name.span()),
+                format!("\"{name}\" cannot name a node"),
+                "not a node name",
+                "a node's name is not empty and has no \"->\" or \".\": channels are named FROM->TO and partitions FROM->TO.pK",
+            );
+        }
+        if let Some(first) = seen.get(name) {
+            problems.error_help(
+                Some(t.name.span()),
+                format!("a second node named \"{name}\""),
+                "named twice",
+                format!("node names are distinct; the first is at byte {}", first.start),
+            );
+            continue;
+        }
+        seen.insert(name.clone(), t.name.span());
+        let state = t.state.as_ref().map_or(0, |s| *s.get_ref());
+        if state.unsigned_abs() > MAX_VALUE as u64 {
+            problems.error(
+                t.state.as_ref().map_or(n.span(), |s| s.span()),
+                format!("a state is at most {MAX_VALUE} either way"),
+                "too large",
+            );
+        }
+        nodes.push(Node {
+            name: name.clone(),
+            state,
+        });
+    }
+    let _ = MAX_NAME;
+    nodes
+}
+
+fn unknown_node(problems: &mut Problems, nodes: &[Node], name: &S<String>, what: &str) {
+    let help = match did_you_mean(name.get_ref(), nodes.iter().map(|n| n.name.as_str())) {
+        Some(c) => format!("did you mean \"{c}\"?"),
+        None if nodes.len() <= 20 => format!(
+            "known nodes: {}",
+            nodes
+                .iter()
+                .map(|n| format!("\"{}\"", n.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "name a [[node]] of the file".to_string(),
+    };
+    problems.error_help(
+        Some(name.span()),
+        format!("{what} names no node: \"{}\"", name.get_ref()),
+        "no such node",
+        help,
+    );
+}
+
+fn limits(problems: &mut Problems, raw: Option<S<file::LimitsTable>>) -> Limits {
+    let mut limits = Limits::default();
+    if let Some(l) = raw {
+        let l = l.into_inner();
+        if let Some(n) = &l.max_events {
+            limits.max_events = problems
+                .count(n, "max_events", 1, i64::MAX)
+                .unwrap_or(limits.max_events);
+        }
+        if let Some(t) = l.max_time {
+            limits.max_time = t.into_inner().0;
+        }
+    }
+    limits
+}
+
+fn expectations(
+    problems: &mut Problems,
+    raw: S<file::ExpectTable>,
+    flow: &Dataflow,
+    channels_ok: bool,
+) -> Vec<Expectation> {
+    let raw = raw.into_inner();
+    let mut out = Vec::new();
+    let mut add = |problems: &mut Problems, target: Target, v: &Option<S<toml::Value>>, kind: Kind, field: &str| {
+        if let Some(v) = v
+            && let Some((check, description)) = check(problems, v, kind, field)
+        {
+            out.push(Expectation {
+                target,
+                check,
+                span: v.span(),
+                description,
+            });
+        }
+    };
+    let node_named = |problems: &mut Problems, name: &S<String>| {
+        let found = flow.nodes.iter().position(|n| &n.name == name.get_ref());
+        if found.is_none() {
+            unknown_node(problems, &flow.nodes, name, "this expectation");
+        }
+        found.map(|n| n as u32)
+    };
+    for (n, table) in &raw.snapshot {
+        let attempt = match n.get_ref().parse::<usize>() {
+            Ok(k) if (1..=flow.snapshots.len()).contains(&k) => (k - 1) as u32,
+            _ => {
+                problems.error_help(
+                    Some(n.span()),
+                    format!("there is no snapshot attempt {}", n.get_ref()),
+                    "no such attempt",
+                    match flow.snapshots.len() {
+                        0 => "the file has no [[snapshot]]".to_string(),
+                        1 => "the file's one attempt is [expect.snapshot.1]".to_string(),
+                        k => format!("attempts are numbered 1 to {k}, in file order"),
+                    },
+                );
+                continue;
+            }
+        };
+        let t = table.get_ref();
+        add(problems, Target::Outcome(attempt), &t.outcome, Kind::Text, "outcome");
+        words(problems, &t.outcome, &OUTCOMES, "outcome");
+        add(problems, Target::CompletedAt(attempt), &t.completed_at, Kind::TimeOrNever, "completed_at");
+        add(problems, Target::Consistent(attempt), &t.consistent, Kind::Bool, "consistent");
+        add(problems, Target::MaxRecorded(attempt), &t.max_recorded, Kind::Count, "max_recorded");
+        for (name, nt) in &t.node {
+            let Some(node) = node_named(problems, name) else {
+                continue;
+            };
+            let nt = nt.get_ref();
+            add(problems, Target::RecordedState(attempt, node), &nt.recorded_state, Kind::Int, "recorded_state");
+            add(problems, Target::Status(attempt, node), &nt.status, Kind::Text, "status");
+            words(problems, &nt.status, &STATUSES, "status");
+        }
+        for (name, ct) in &t.channel {
+            let Some((c, p)) = partition_named(problems, flow, name, channels_ok) else {
+                continue;
+            };
+            add(problems, Target::Recorded(attempt, c, p), &ct.get_ref().recorded, Kind::Ints, "recorded");
+        }
+    }
+    for (name, nt) in &raw.node {
+        if let Some(node) = node_named(problems, name) {
+            add(problems, Target::State(node), &nt.get_ref().state, Kind::Int, "state");
+        }
+    }
+    if let Some(d) = raw.description {
+        for e in out.iter_mut().filter(|e| e.description.is_none()) {
+            e.description = Some(d.clone());
+        }
+    }
+    out.sort_by_key(|e| e.span.start);
+    // A `status` or `outcome` that is not one of its words was reported
+    // by `words`: its expectation cannot pass, and is dropped.
+    out.retain(|e| match (&e.target, &e.check) {
+        (Target::Outcome(_), Check::Equals(crate::model::Value::Text(w))) => OUTCOMES.contains(&w.as_str()),
+        (Target::Status(..), Check::Equals(crate::model::Value::Text(w))) => STATUSES.contains(&w.as_str()),
+        _ => true,
+    });
+    out
+}
+
+/// An `outcome` or `status` is one of its words.
+fn words(problems: &mut Problems, v: &Option<S<toml::Value>>, allowed: &[&str], field: &str) {
+    let Some(v) = v else { return };
+    let word = match v.get_ref() {
+        toml::Value::String(s) => s.as_str(),
+        toml::Value::Table(t) => match t.get("equals").and_then(toml::Value::as_str) {
+            Some(s) => s,
+            None => return,
+        },
+        _ => return,
+    };
+    if !allowed.contains(&word) {
+        let help = match did_you_mean(word, allowed.iter().copied()) {
+            Some(c) => format!("did you mean \"{c}\"?"),
+            None => format!(
+                "one of {}",
+                allowed
+                    .iter()
+                    .map(|w| format!("\"{w}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        problems.error_help(
+            Some(v.span()),
+            format!("unknown {field} \"{word}\""),
+            format!("unknown {field}"),
+            help,
+        );
+    }
+}
+
+/// "B->C" or "B->C.p1": a channel of the file and one of its partitions.
+fn partition_named(
+    problems: &mut Problems,
+    flow: &Dataflow,
+    name: &S<String>,
+    channels_ok: bool,
+) -> Option<(ChannelIndex, u32)> {
+    let text = name.get_ref();
+    let (channel, partition) = match text.rsplit_once(".p") {
+        Some((c, p)) if p.parse::<u32>().is_ok_and(|k| k > 0) => (c, p.parse::<u32>().ok()?),
+        _ => (text.as_str(), 0),
+    };
+    let found = (0..flow.channels.len() as u32).find(|&c| flow.channel_name(c) == channel);
+    let Some(c) = found else {
+        if channels_ok {
+            let names: Vec<String> = (0..flow.channels.len() as u32)
+                .map(|c| flow.channel_name(c))
+                .collect();
+            let help = match did_you_mean(channel, names.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean \"{s}\"?"),
+                None if names.len() <= 20 => format!("channels: {}", names.join(", ")),
+                None => "name a channel as FROM->TO".to_string(),
+            };
+            problems.error_help(
+                Some(name.span()),
+                format!("there is no channel \"{channel}\""),
+                "no such channel",
+                help,
+            );
+        }
+        return None;
+    };
+    let partitions = flow.channels[c as usize].partitions;
+    if partition >= partitions {
+        problems.error_help(
+            Some(name.span()),
+            format!("{channel} has no partition {partition}"),
+            "no such partition",
+            format!("its partitions are numbered 0 to {}; partition 0 is \"{channel}\"", partitions - 1),
+        );
+        return None;
+    }
+    Some((c, partition))
+}
