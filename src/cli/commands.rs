@@ -175,14 +175,22 @@ pub(super) fn show(
 }
 
 /// `show` of a dataflow file: its transcript (up to `at`) and cuts.
-fn show_dataflow(source: &Source, flow: &crate::dataflow::Dataflow, at: Option<u64>, color: bool) -> u8 {
+fn show_dataflow(
+    source: &Source,
+    flow: &crate::dataflow::Dataflow,
+    at: Option<u64>,
+    color: bool,
+) -> u8 {
     match crate::dataflow::run(flow) {
         Ok(outcome) => {
             super::print::emit(&crate::dataflow::text::transcript(flow, &outcome, at));
             EXIT_PASSED
         }
         Err(stop) => {
-            eprintln!("{}", render(&crate::dataflow::stop_problem(source, &stop), color));
+            eprintln!(
+                "{}",
+                render(&crate::dataflow::stop_problem(source, &stop), color)
+            );
             EXIT_INVALID
         }
     }

@@ -321,7 +321,9 @@ fn scenario_json(path: &str, r: &FileResult, golden: Option<&Verdict>) -> Docume
         FileResult::Swept(sweep) => Document::plain(sweep.json(path)),
         // The same document as the JSON report.
         FileResult::Ran(ran) => rjson::document(path, &ran.run(), &ran.verdicts, &problems),
-        FileResult::Dataflow(d) => Document::plain(crate::dataflow::json::document(path, d, &problems)),
+        FileResult::Dataflow(d) => {
+            Document::plain(crate::dataflow::json::document(path, d, &problems))
+        }
         _ => Document::plain(json!({
             "file": path,
             "name": r.meta().map(|m| m.name),

@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value as Json, json};
 
+use super::Ran;
 use super::model::{Dataflow, describe};
 use super::world::{Happened, Outcome};
-use super::Ran;
 use crate::diagnostic::Located;
 use crate::model::{Check, Verdict};
 

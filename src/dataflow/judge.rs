@@ -3,9 +3,7 @@
 //! a cut counted twice or missed, what arrived around a recording window.
 
 use super::model::{Dataflow, Expectation, Markers, Target};
-use super::world::{
-    self, AttemptOutcome, MarkerFate, NodeStatus, Outcome, Recording, Watch,
-};
+use super::world::{self, AttemptOutcome, MarkerFate, NodeStatus, Outcome, Recording, Watch};
 use crate::diagnostic::{Problem, Source};
 use crate::duration::format as dur;
 use crate::model::{Value, Verdict};
@@ -45,20 +43,15 @@ pub fn judge(flow: &Dataflow, outcome: &Outcome) -> Vec<Verdict> {
         .collect()
 }
 
-/// A value as a diagnostic shows it: texts without quotes, no value as
-/// "none".
-fn shown(v: &Value) -> String {
-    match v {
-        Value::Text(s) => s.clone(),
-        Value::Never => "none".to_string(),
-        other => other.to_string(),
-    }
-}
-
 /// The diagnostics of the failed expectations, each explained from the
 /// run (and, where an explanation needs what the run did not keep, from a
 /// second run of the same file watching for it).
-pub fn failures(source: &Source, flow: &Dataflow, outcome: &Outcome, failed: &[&Verdict]) -> Vec<Problem> {
+pub fn failures(
+    source: &Source,
+    flow: &Dataflow,
+    outcome: &Outcome,
+    failed: &[&Verdict],
+) -> Vec<Problem> {
     failed
         .iter()
         .map(|v| {
@@ -66,9 +59,9 @@ pub fn failures(source: &Source, flow: &Dataflow, outcome: &Outcome, failed: &[&
             let message = format!(
                 "expected {}, got {}",
                 super::model::describe(flow, e),
-                shown(&v.actual)
+                v.actual
             );
-            let label = format!("expected {}, got {}", e.check, shown(&v.actual));
+            let label = format!("expected {}, got {}", e.check, v.actual);
             let mut help = String::new();
             if let Some(d) = &e.description {
                 help.push_str(d.trim());
@@ -98,7 +91,14 @@ pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation) -> String {
                 a + 1,
                 at.max_recorded
             );
-            if let Some((n, node)) = at.nodes.iter().enumerate().max_by_key(|(_, n)| n.buffered) {
+            if let Some((n, node)) = at
+                .nodes
+                .iter()
+                .enumerate()
+                .rev()
+                .max_by_key(|(_, n)| n.buffered)
+                .filter(|(_, n)| n.buffered > 0)
+            {
                 s.push_str(&format!(
                     " ({} recorded {} in all)",
                     flow.nodes[n].name, node.buffered
@@ -185,7 +185,10 @@ fn missing_markers(flow: &Dataflow, outcome: &Outcome, a: u32) -> Vec<String> {
                         "{from} never recorded: it is not an initiator and no channel leads to it, so no marker can reach it"
                     ),
                     NodeStatus::NotRecorded => {
-                        format!("{from} never recorded: no marker reached it before {}", dur(end))
+                        format!(
+                            "{from} never recorded: no marker reached it before {}",
+                            dur(end)
+                        )
                     }
                     _ => format!("{from} sent no marker on it"),
                 },
@@ -204,12 +207,17 @@ fn missing_markers(flow: &Dataflow, outcome: &Outcome, a: u32) -> Vec<String> {
                     dur(departs),
                     dur(arrives)
                 ),
-                MarkerFate::InFlight { sent_at, arrives, .. } => format!(
+                MarkerFate::InFlight {
+                    sent_at, arrives, ..
+                } => format!(
                     "sent at {}, it would arrive at {}, after the timeout",
                     dur(sent_at),
                     dur(arrives)
                 ),
-                MarkerFate::Late { at: t, held: Some(until) } => format!(
+                MarkerFate::Late {
+                    at: t,
+                    held: Some(until),
+                } => format!(
                     "held by the channel's down window until {}, it arrived at {}, after the abort",
                     dur(until),
                     dur(t)
@@ -280,18 +288,30 @@ fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
     };
     for d in &watched.watched.defects {
         let send = &flow.sends[d.send as usize];
+        let ch = &flow.channels[send.channel as usize];
+        let (from, to) = (
+            &flow.nodes[ch.from as usize].name,
+            &flow.nodes[ch.to as usize].name,
+        );
         let name = flow.partition_name(send.channel, send.partition);
-        let what = if d.twice {
-            "counted twice: sent after its sender recorded, it arrived before its receiver's marker on that partition, so the receiver's state or channel counts it and the sender's state still holds it"
-        } else {
-            "missed: sent before its sender recorded, it arrived after its receiver recorded and outside any recording"
-        };
-        s.push_str(&format!(
-            "\n  the transfer of {} sent at {} on {name} (arrived {}): {what}",
+        let lead = format!(
+            "\n  the transfer of {} from {from} at {} on {name}, arriving at {}",
             send.value,
             dur(send.at),
             dur(d.arrived)
-        ));
+        );
+        let what = match (d.twice, d.in_channel) {
+            (true, true) => format!(
+                "counted twice: it left {from} after {from} recorded, so {from}'s recorded state still holds it, and {to} recorded it on {name} as in flight"
+            ),
+            (true, false) => format!(
+                "counted twice: it left {from} after {from} recorded, so {from}'s recorded state still holds it, and it reached {to} before {to} recorded"
+            ),
+            (false, _) => format!(
+                "missed: it left {from} before {from} recorded, and reached {to} after {to} recorded, when {name} was no longer recorded"
+            ),
+        };
+        s.push_str(&format!("{lead}: {what}"));
     }
     let more = watched.watched.defects_total - watched.watched.defects.len() as u64;
     if more > 0 {
@@ -314,7 +334,9 @@ fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> S
     let to = &flow.nodes[ch.to as usize].name;
     let pr = &at.partitions[outcome.partition(c, p)];
     let mut s = match (receiver.status.0, receiver.recorded_at) {
-        (NodeStatus::NotRecorded, _) => format!("{to} never recorded, so {name} was never recorded"),
+        (NodeStatus::NotRecorded, _) => {
+            format!("{to} never recorded, so {name} was never recorded")
+        }
         (NodeStatus::Aborted, Some(t)) => format!(
             "{to} recorded at {} and discarded its recording at the abort, {}",
             dur(t),
@@ -326,7 +348,10 @@ fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> S
                     format!("until its marker arrived at {}", dur(m))
                 }
                 _ => match at.completed_at.or(at.aborted_at) {
-                    Some(e) => format!("until the attempt ended at {} (no marker of its own)", dur(e)),
+                    Some(e) => format!(
+                        "until the attempt ended at {} (no marker of its own)",
+                        dur(e)
+                    ),
                     None => "until the run ended (no marker of its own)".to_string(),
                 },
             };

@@ -55,7 +55,11 @@ pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {
                 .iter()
                 .map(|&n| flow.nodes[n as usize].name.as_str())
                 .collect();
-            format!("snapshot {} starts, initiated by {}", attempt + 1, names.join(", "))
+            format!(
+                "snapshot {} starts, initiated by {}",
+                attempt + 1,
+                names.join(", ")
+            )
         }
         Happened::Recorded {
             attempt,
@@ -120,7 +124,11 @@ pub fn transcript(flow: &Dataflow, outcome: &Outcome, until: Option<u64>) -> Str
         n(flow.channels.len(), "channel", "channels"),
         plural(partitions, "partition", "partitions"),
         n(flow.sends.len(), "send", "sends"),
-        n(flow.snapshots.len(), "snapshot attempt", "snapshot attempts"),
+        n(
+            flow.snapshots.len(),
+            "snapshot attempt",
+            "snapshot attempts"
+        ),
     ));
     let width = outcome
         .log
@@ -160,7 +168,11 @@ pub fn cuts(flow: &Dataflow, outcome: &Outcome) -> String {
             _ => String::new(),
         };
         let consistent = match a.consistent {
-            Some(true) => format!(", consistent (recorded {} of {})", a.recorded_total, flow.total()),
+            Some(true) => format!(
+                ", consistent (recorded {} of {})",
+                a.recorded_total,
+                flow.total()
+            ),
             Some(false) => format!(
                 ", INCONSISTENT: recorded {}, the system holds {}",
                 a.recorded_total,

@@ -362,9 +362,11 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
     let mut flow = Dataflow {
         name,
         summary: meta.as_ref().and_then(|m| m.summary.clone()),
-        description: meta
-            .as_ref()
-            .and_then(|m| m.description.as_deref().map(crate::scenario::problems::lines)),
+        description: meta.as_ref().and_then(|m| {
+            m.description
+                .as_deref()
+                .map(crate::scenario::problems::lines)
+        }),
         tags: meta.as_ref().map(|m| m.tags.clone()).unwrap_or_default(),
         seed,
         nodes,
@@ -411,7 +413,10 @@ fn nodes(problems: &mut Problems, raw: &[S<file::NodeTable>]) -> Vec<Node> {
                 Some(t.name.span()),
                 format!("a second node named \"{name}\""),
                 "named twice",
-                format!("node names are distinct; the first is at byte {}", first.start),
+                format!(
+                    "node names are distinct; the first is at byte {}",
+                    first.start
+                ),
             );
             continue;
         }
@@ -478,7 +483,11 @@ fn expectations(
 ) -> Vec<Expectation> {
     let raw = raw.into_inner();
     let mut out = Vec::new();
-    let mut add = |problems: &mut Problems, target: Target, v: &Option<S<toml::Value>>, kind: Kind, field: &str| {
+    let mut add = |problems: &mut Problems,
+                   target: Target,
+                   v: &Option<S<toml::Value>>,
+                   kind: Kind,
+                   field: &str| {
         if let Some(v) = v
             && let Some((check, description)) = check(problems, v, kind, field)
         {
@@ -515,30 +524,78 @@ fn expectations(
             }
         };
         let t = table.get_ref();
-        add(problems, Target::Outcome(attempt), &t.outcome, Kind::Text, "outcome");
+        add(
+            problems,
+            Target::Outcome(attempt),
+            &t.outcome,
+            Kind::Text,
+            "outcome",
+        );
         words(problems, &t.outcome, &OUTCOMES, "outcome");
-        add(problems, Target::CompletedAt(attempt), &t.completed_at, Kind::TimeOrNever, "completed_at");
-        add(problems, Target::Consistent(attempt), &t.consistent, Kind::Bool, "consistent");
-        add(problems, Target::MaxRecorded(attempt), &t.max_recorded, Kind::Count, "max_recorded");
+        add(
+            problems,
+            Target::CompletedAt(attempt),
+            &t.completed_at,
+            Kind::TimeOrNever,
+            "completed_at",
+        );
+        add(
+            problems,
+            Target::Consistent(attempt),
+            &t.consistent,
+            Kind::Bool,
+            "consistent",
+        );
+        add(
+            problems,
+            Target::MaxRecorded(attempt),
+            &t.max_recorded,
+            Kind::Count,
+            "max_recorded",
+        );
         for (name, nt) in &t.node {
             let Some(node) = node_named(problems, name) else {
                 continue;
             };
             let nt = nt.get_ref();
-            add(problems, Target::RecordedState(attempt, node), &nt.recorded_state, Kind::Int, "recorded_state");
-            add(problems, Target::Status(attempt, node), &nt.status, Kind::Text, "status");
+            add(
+                problems,
+                Target::RecordedState(attempt, node),
+                &nt.recorded_state,
+                Kind::IntOrNever,
+                "recorded_state",
+            );
+            add(
+                problems,
+                Target::Status(attempt, node),
+                &nt.status,
+                Kind::Text,
+                "status",
+            );
             words(problems, &nt.status, &STATUSES, "status");
         }
         for (name, ct) in &t.channel {
             let Some((c, p)) = partition_named(problems, flow, name, channels_ok) else {
                 continue;
             };
-            add(problems, Target::Recorded(attempt, c, p), &ct.get_ref().recorded, Kind::Ints, "recorded");
+            add(
+                problems,
+                Target::Recorded(attempt, c, p),
+                &ct.get_ref().recorded,
+                Kind::Ints,
+                "recorded",
+            );
         }
     }
     for (name, nt) in &raw.node {
         if let Some(node) = node_named(problems, name) {
-            add(problems, Target::State(node), &nt.get_ref().state, Kind::Int, "state");
+            add(
+                problems,
+                Target::State(node),
+                &nt.get_ref().state,
+                Kind::Int,
+                "state",
+            );
         }
     }
     if let Some(d) = raw.description {
@@ -550,8 +607,12 @@ fn expectations(
     // A `status` or `outcome` that is not one of its words was reported
     // by `words`: its expectation cannot pass, and is dropped.
     out.retain(|e| match (&e.target, &e.check) {
-        (Target::Outcome(_), Check::Equals(crate::model::Value::Text(w))) => OUTCOMES.contains(&w.as_str()),
-        (Target::Status(..), Check::Equals(crate::model::Value::Text(w))) => STATUSES.contains(&w.as_str()),
+        (Target::Outcome(_), Check::Equals(crate::model::Value::Text(w))) => {
+            OUTCOMES.contains(&w.as_str())
+        }
+        (Target::Status(..), Check::Equals(crate::model::Value::Text(w))) => {
+            STATUSES.contains(&w.as_str())
+        }
         _ => true,
     });
     out
@@ -627,7 +688,10 @@ fn partition_named(
             Some(name.span()),
             format!("{channel} has no partition {partition}"),
             "no such partition",
-            format!("its partitions are numbered 0 to {}; partition 0 is \"{channel}\"", partitions - 1),
+            format!(
+                "its partitions are numbered 0 to {}; partition 0 is \"{channel}\"",
+                partitions - 1
+            ),
         );
         return None;
     }

@@ -121,7 +121,10 @@ pub enum MarkerFate {
     },
     /// Arrived after the attempt had ended: ignored (`held`: the end of
     /// the down window that held it).
-    Late { at: Millis, held: Option<Millis> },
+    Late {
+        at: Millis,
+        held: Option<Millis>,
+    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -323,6 +326,9 @@ pub struct Defect {
     /// (debited, not credited).
     pub twice: bool,
     pub arrived: Millis,
+    /// Recorded as the channel's state (else: in the receiver's state, or
+    /// nowhere).
+    pub in_channel: bool,
 }
 
 /// An arrival on a watched partition, and where it fell.
@@ -711,6 +717,7 @@ impl<'a> World<'a> {
                         send,
                         twice: credited > debited as u8,
                         arrived: self.now,
+                        in_channel: watched_in_channel,
                     });
                 }
             }

@@ -11,6 +11,8 @@ pub(crate) enum Kind {
     Count,
     /// A signed whole number.
     Int,
+    /// A signed whole number, or the word "never" (no value).
+    IntOrNever,
     /// A list of whole numbers.
     Ints,
     Time,
@@ -247,6 +249,7 @@ fn kind_hint(kind: Kind) -> &'static str {
     match kind {
         Kind::Count => "a whole number such as 4, or a table such as { at_least = 3 }",
         Kind::Int => "a whole number such as -4, or a table such as { at_least = 3 }",
+        Kind::IntOrNever => "a whole number such as -4, or \"never\"",
         Kind::Ints => "a list of whole numbers such as [7] or []",
         Kind::Time => "a duration such as \"40s\", or a table such as { at_most = \"1m\" }",
         Kind::Text => "a string",
@@ -299,7 +302,10 @@ fn comparison(
             }
             "equals" => scalar(problems, val, kind, field, &span).map(Check::Equals),
             "at_least" | "at_most" | "between"
-                if matches!(kind, Kind::Text | Kind::State | Kind::Stop | Kind::Bool | Kind::Ints) =>
+                if matches!(
+                    kind,
+                    Kind::Text | Kind::State | Kind::Stop | Kind::Bool | Kind::Ints
+                ) =>
             {
                 problems.error(
                     span.clone(),
@@ -448,7 +454,8 @@ fn scalar(
             (problems.list.len() == before).then(|| Value::Text(s.clone()))
         }
         (Kind::Bool, toml::Value::Boolean(b)) => Some(Value::Bool(*b)),
-        (Kind::Int, toml::Value::Integer(n)) => Some(Value::Int(*n)),
+        (Kind::Int | Kind::IntOrNever, toml::Value::Integer(n)) => Some(Value::Int(*n)),
+        (Kind::IntOrNever, toml::Value::String(s)) if s == "never" => Some(Value::Never),
         (Kind::Ints, toml::Value::Array(items)) => {
             let values: Option<Vec<i64>> = items.iter().map(toml::Value::as_integer).collect();
             match values {

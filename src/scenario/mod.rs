@@ -100,7 +100,12 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
             }))
         }
         Loaded::Dataflow(_) => {
-            let p = Problem::new(&source, None, "this is a dataflow file, not a queue scenario", "");
+            let p = Problem::new(
+                &source,
+                None,
+                "this is a dataflow file, not a queue scenario",
+                "",
+            );
             Err(Box::new(Invalid {
                 source,
                 problems: vec![p],

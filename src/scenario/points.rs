@@ -81,8 +81,13 @@ pub(super) fn load_points(
             );
         }
         Some(spec) if crate::dataflow::validate::is_dataflow(root.get_ref()) => Err(vec![
-            Problem::new(source, Some(spec.span.clone()), "a dataflow file cannot sweep", "a sweep")
-                .with_help("run one file per value, or use --set PATH=VALUE"),
+            Problem::new(
+                source,
+                Some(spec.span.clone()),
+                "a dataflow file cannot sweep",
+                "a sweep",
+            )
+            .with_help("run one file per value, or use --set PATH=VALUE"),
         ]),
         Some(spec) => sweep_points(source, root, stem, &spec, &expect_points),
     };

@@ -153,7 +153,11 @@ fn flow_of(problems: &mut Problems, raw: &file::File) -> Flow {
 }
 
 /// `[scenario]`'s texts are printable and of a readable length.
-pub(crate) fn printable_texts(problems: &mut Problems, m: &file::ScenarioMeta, meta_span: Range<usize>) {
+pub(crate) fn printable_texts(
+    problems: &mut Problems,
+    m: &file::ScenarioMeta,
+    meta_span: Range<usize>,
+) {
     if let Some(n) = &m.name {
         problems.plain_spanned(n, "the scenario's name", MAX_NAME);
     }
