@@ -7,11 +7,12 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 35] = [
+const BAD_INPUTS: [&str; 36] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
+    "dataflow-mistakes",
     "duplicate-id",
     "empty",
     "every-layer",
@@ -84,6 +85,7 @@ fn failed_expectations_explain_themselves() {
         "wrong-flow",
         "wrong-guarantees",
         "wrong-canary",
+        "wrong-dataflow",
     ] {
         let o = run(&["--color", "never", &format!("tests/failing/{name}.toml")]);
         assert_eq!(code(&o), 1, "{name}");

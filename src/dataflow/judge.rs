@@ -78,6 +78,9 @@ pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation) -> String {
     match e.target {
         Target::Outcome(a) | Target::CompletedAt(a) => attempt_story(flow, outcome, a),
         Target::Status(a, n) | Target::RecordedState(a, n) => {
+            if outcome.attempts[a as usize].status(n) == NodeStatus::NotRecorded {
+                return attempt_story(flow, outcome, a);
+            }
             let mut s = node_story(flow, outcome, a, n);
             s.push('\n');
             s.push_str(&attempt_story(flow, outcome, a));
@@ -143,16 +146,25 @@ fn attempt_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
         return s;
     }
     let missing = missing_markers(flow, outcome, a);
-    if missing.is_empty() {
-        return s;
+    if !missing.is_empty() {
+        s.push_str("; markers that never came:");
+        for line in missing.iter().take(10) {
+            s.push_str("\n  ");
+            s.push_str(line);
+        }
+        if missing.len() > 10 {
+            s.push_str(&format!("\n  and {} more", missing.len() - 10));
+        }
     }
-    s.push_str("; markers that never came:");
-    for line in missing.iter().take(10) {
-        s.push_str("\n  ");
-        s.push_str(line);
+    let unrecorded: Vec<u32> = (0..flow.nodes.len() as u32)
+        .filter(|&n| at.status(n) == NodeStatus::NotRecorded)
+        .collect();
+    for &n in unrecorded.iter().take(5) {
+        s.push('\n');
+        s.push_str(&node_story(flow, outcome, a, n));
     }
-    if missing.len() > 10 {
-        s.push_str(&format!("\n  and {} more", missing.len() - 10));
+    if unrecorded.len() > 5 {
+        s.push_str(&format!("\nand {} more nodes never recorded", unrecorded.len() - 5));
     }
     s
 }
@@ -161,13 +173,11 @@ fn attempt_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
 fn missing_markers(flow: &Dataflow, outcome: &Outcome, a: u32) -> Vec<String> {
     let at = &outcome.attempts[a as usize];
     let snap = &flow.snapshots[a as usize];
-    let end = at.aborted_at.unwrap_or(outcome.end);
     let mut out = Vec::new();
     for (c, ch) in flow.channels.iter().enumerate() {
         let c = c as u32;
-        let to = at.status(ch.to);
-        // Not recorded nodes: the nodes that wait for them say why.
-        if to == NodeStatus::NotRecorded || to == NodeStatus::Complete {
+        // Nodes not recorded are told by the nodes that wait for them.
+        if at.status(ch.to) != NodeStatus::Waiting && at.status(ch.to) != NodeStatus::Aborted {
             continue;
         }
         let waited = match snap.markers {
@@ -175,61 +185,65 @@ fn missing_markers(flow: &Dataflow, outcome: &Outcome, a: u32) -> Vec<String> {
             Markers::FirstPartition => 1,
         };
         for p in 0..waited {
-            let pr = &at.partitions[outcome.partition(c, p)];
-            let name = flow.partition_name(c, p);
-            let from = &flow.nodes[ch.from as usize].name;
-            let why = match pr.marker {
-                MarkerFate::Arrived { .. } => continue,
-                MarkerFate::NotSent => match at.status(ch.from) {
-                    NodeStatus::NotRecorded if flow.incoming(ch.from).next().is_none() => format!(
-                        "{from} never recorded: it is not an initiator and no channel leads to it, so no marker can reach it"
-                    ),
-                    NodeStatus::NotRecorded => {
-                        format!(
-                            "{from} never recorded: no marker reached it before {}",
-                            dur(end)
-                        )
-                    }
-                    _ => format!("{from} sent no marker on it"),
-                },
-                MarkerFate::Lost { at: t } => format!(
-                    "the channel lost it at {} (lose_markers = {{ first = {} }})",
-                    dur(t),
-                    ch.lose_markers
-                ),
-                MarkerFate::InFlight {
-                    sent_at,
-                    departs,
-                    arrives,
-                } if departs > sent_at => format!(
-                    "sent at {}, held by the channel's down window until {}, it would arrive at {}",
-                    dur(sent_at),
-                    dur(departs),
-                    dur(arrives)
-                ),
-                MarkerFate::InFlight {
-                    sent_at, arrives, ..
-                } => format!(
-                    "sent at {}, it would arrive at {}, after the timeout",
-                    dur(sent_at),
-                    dur(arrives)
-                ),
-                MarkerFate::Late {
-                    at: t,
-                    held: Some(until),
-                } => format!(
-                    "held by the channel's down window until {}, it arrived at {}, after the abort",
-                    dur(until),
-                    dur(t)
-                ),
-                MarkerFate::Late { at: t, held: None } => {
-                    format!("it arrived at {}, after the abort", dur(t))
-                }
-            };
-            out.push(format!("{name}: {why}"));
+            if let Some(why) = fate(flow, outcome, a, c, p) {
+                out.push(format!("{}: {why}", flow.partition_name(c, p)));
+            }
         }
     }
     out
+}
+
+/// What became of attempt `a`'s marker on a partition, when it did not
+/// arrive in time.
+fn fate(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> Option<String> {
+    let at = &outcome.attempts[a as usize];
+    let ch = &flow.channels[c as usize];
+    let end = at.aborted_at.unwrap_or(outcome.end);
+    let from = &flow.nodes[ch.from as usize].name;
+    let pr = &at.partitions[outcome.partition(c, p)];
+    Some(match pr.marker {
+        MarkerFate::Arrived { .. } => return None,
+        MarkerFate::NotSent => match at.status(ch.from) {
+            NodeStatus::NotRecorded if flow.incoming(ch.from).next().is_none() => format!(
+                "{from} never recorded: it is not an initiator and no channel leads to it, so no marker can reach it"
+            ),
+            NodeStatus::NotRecorded => {
+                format!("{from} never recorded: no marker reached it by {}", dur(end))
+            }
+            _ => format!("{from} sent no marker on it (markers = \"first_partition\")"),
+        },
+        MarkerFate::Lost { at: t } => format!(
+            "the channel lost it at {} (lose_markers = {{ first = {} }})",
+            dur(t),
+            ch.lose_markers
+        ),
+        MarkerFate::InFlight {
+            sent_at,
+            departs,
+            arrives,
+        } if departs > sent_at => format!(
+            "sent at {}, held by the channel's down window until {}, it would arrive at {}",
+            dur(sent_at),
+            dur(departs),
+            dur(arrives)
+        ),
+        MarkerFate::InFlight { sent_at, arrives, .. } => format!(
+            "sent at {}, it would arrive at {}, after the timeout",
+            dur(sent_at),
+            dur(arrives)
+        ),
+        MarkerFate::Late {
+            at: t,
+            held: Some(until),
+        } => format!(
+            "held by the channel's down window until {}, it arrived at {}, after the abort",
+            dur(until),
+            dur(t)
+        ),
+        MarkerFate::Late { at: t, held: None } => {
+            format!("it arrived at {}, after the abort", dur(t))
+        }
+    })
 }
 
 fn node_story(flow: &Dataflow, outcome: &Outcome, a: u32, n: u32) -> String {
@@ -237,7 +251,21 @@ fn node_story(flow: &Dataflow, outcome: &Outcome, a: u32, n: u32) -> String {
     let node = &at.nodes[n as usize];
     let name = &flow.nodes[n as usize].name;
     match node.status.0 {
-        NodeStatus::NotRecorded => format!("{name} never recorded in snapshot {}", a + 1),
+        NodeStatus::NotRecorded => {
+            let mut s = format!("{name} never recorded in snapshot {}", a + 1);
+            let incoming: Vec<u32> = flow.incoming(n).collect();
+            if incoming.is_empty() {
+                s.push_str(": it is not an initiator and no channel leads to it");
+            }
+            for c in incoming {
+                for p in 0..flow.channels[c as usize].partitions {
+                    if let Some(why) = fate(flow, outcome, a, c, p) {
+                        s.push_str(&format!("\n  {}: {why}", flow.partition_name(c, p)));
+                    }
+                }
+            }
+            s
+        }
         NodeStatus::Waiting => format!(
             "{name} recorded {} at {} and was still waiting for markers",
             node.recorded_state.unwrap_or(0),

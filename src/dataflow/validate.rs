@@ -117,7 +117,9 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
             "too many channels",
         );
     }
-    let mut ok = true;
+    // The pairs of channels that could not be read: a send or an
+    // expectation naming one is an echo, not a problem of its own.
+    let mut broken: Vec<(String, String)> = Vec::new();
     for c in raw.channel.iter().take(MAX_CHANNELS) {
         let t = c.get_ref();
         let from = node_of(problems, &t.from, "`from`");
@@ -144,7 +146,7 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
         let (Some(from), Some(to), Some(partitions), Some(lose_markers)) =
             (from, to, partitions, lose_markers)
         else {
-            ok = false;
+            broken.push((t.from.get_ref().clone(), t.to.get_ref().clone()));
             continue;
         };
         if from == to {
@@ -154,7 +156,6 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
                 "a loop",
                 "a channel joins two different nodes",
             );
-            ok = false;
             continue;
         }
         if let Some(i) = channels.iter().position(|o| o.from == from && o.to == to) {
@@ -171,7 +172,6 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
                     channel_spans[i].start
                 ),
             );
-            ok = false;
             continue;
         }
         total_partitions += partitions as u64;
@@ -210,7 +210,8 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
             continue;
         };
         let Some(channel) = channel_of(from, to) else {
-            if ok {
+            let pair = (t.from.get_ref().clone(), t.to.get_ref().clone());
+            if !broken.contains(&pair) {
                 problems.error_help(
                     Some(s.span()),
                     format!(
@@ -377,7 +378,7 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
         expectations: Vec::new(),
     };
     if let Some(e) = raw.expect {
-        flow.expectations = expectations(problems, e, &flow, ok);
+        flow.expectations = expectations(problems, e, &flow, &broken);
     }
     Some(flow)
 }
@@ -479,7 +480,7 @@ fn expectations(
     problems: &mut Problems,
     raw: S<file::ExpectTable>,
     flow: &Dataflow,
-    channels_ok: bool,
+    broken: &[(String, String)],
 ) -> Vec<Expectation> {
     let raw = raw.into_inner();
     let mut out = Vec::new();
@@ -575,7 +576,7 @@ fn expectations(
             words(problems, &nt.status, &STATUSES, "status");
         }
         for (name, ct) in &t.channel {
-            let Some((c, p)) = partition_named(problems, flow, name, channels_ok) else {
+            let Some((c, p)) = partition_named(problems, flow, name, broken) else {
                 continue;
             };
             add(
@@ -655,7 +656,7 @@ fn partition_named(
     problems: &mut Problems,
     flow: &Dataflow,
     name: &S<String>,
-    channels_ok: bool,
+    broken: &[(String, String)],
 ) -> Option<(ChannelIndex, u32)> {
     let text = name.get_ref();
     let (channel, partition) = match text.rsplit_once(".p") {
@@ -664,7 +665,8 @@ fn partition_named(
     };
     let found = (0..flow.channels.len() as u32).find(|&c| flow.channel_name(c) == channel);
     let Some(c) = found else {
-        if channels_ok {
+        let echo = broken.iter().any(|(f, t)| format!("{f}->{t}") == channel);
+        if !echo {
             let names: Vec<String> = (0..flow.channels.len() as u32)
                 .map(|c| flow.channel_name(c))
                 .collect();
