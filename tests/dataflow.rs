@@ -5,6 +5,7 @@
 mod common;
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use scenario_run::dataflow::world::AttemptOutcome;
 use scenario_run::dataflow::{self, Dataflow};
 use scenario_run::scenario::{Loaded, load};
@@ -23,10 +24,13 @@ fn loaded(text: &str) -> Dataflow {
 /// partitions, maybe a down window), transfers only, and snapshot
 /// attempts; the first is initiated by every node, so it always
 /// completes.
+/// From, to, latency (ms), partitions, a down window (from, duration).
+type ChannelCase = (usize, usize, u64, u32, Option<(u64, u64)>);
+
 #[derive(Debug, Clone)]
 struct Case {
     nodes: Vec<i64>,
-    channels: Vec<(usize, usize, u64, u32, Option<(u64, u64)>)>,
+    channels: Vec<ChannelCase>,
     sends: Vec<(u64, usize, i64, u32)>,
     snapshots: Vec<(u64, Vec<usize>, Option<u64>)>,
 }
@@ -75,24 +79,34 @@ fn case() -> impl Strategy<Value = Case> {
         let pairs: Vec<(usize, usize)> = (0..n)
             .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
             .collect();
-        let channels = proptest::sample::subsequence(pairs.clone(), 1..=pairs.len()).prop_flat_map(
-            |chosen| {
+        let channels =
+            proptest::sample::subsequence(pairs.clone(), 1..=pairs.len()).prop_flat_map(|chosen| {
                 let k = chosen.len();
                 (
                     Just(chosen),
                     proptest::collection::vec(
-                        (0u64..5, 1u32..4, proptest::option::weighted(0.2, (0u64..20, 1u64..15))),
+                        (
+                            0u64..5,
+                            1u32..4,
+                            proptest::option::weighted(0.2, (0u64..20, 1u64..15)),
+                        ),
                         k,
                     ),
                 )
-            },
-        );
+            });
         (
             proptest::collection::vec(0i64..100, n),
             channels,
-            proptest::collection::vec((0u64..40, any::<prop::sample::Index>(), 1i64..20, 0u32..3), 0..25),
             proptest::collection::vec(
-                (0u64..40, proptest::collection::vec(0..n, 1..=n), proptest::option::of(1u64..15)),
+                (0u64..40, any::<prop::sample::Index>(), 1i64..20, 0u32..3),
+                0..25,
+            ),
+            proptest::collection::vec(
+                (
+                    0u64..40,
+                    proptest::collection::vec(0..n, 1..=n),
+                    proptest::option::of(1u64..15),
+                ),
                 0..3,
             ),
             0u64..30,
@@ -183,7 +197,10 @@ fn first_partition_markers_give_inconsistent_cuts() {
         }
     }
     assert!(complete > 400, "{complete} complete attempts");
-    assert!(inconsistent > 10, "{inconsistent} of {complete} inconsistent");
+    assert!(
+        inconsistent > 10,
+        "{inconsistent} of {complete} inconsistent"
+    );
 }
 
 #[test]
@@ -226,10 +243,18 @@ fn a_dataflow_file_is_a_status_line_json_and_a_junit_case_like_any_other() {
 
 #[test]
 fn show_prints_a_dataflow_transcript_up_to_a_time() {
-    let o = run(&["show", "--at", "3ms", "scenarios/37-chandy-lamport-in-flight.toml"]);
+    let o = run(&[
+        "show",
+        "--at",
+        "3ms",
+        "scenarios/37-chandy-lamport-in-flight.toml",
+    ]);
     assert_eq!(code(&o), 0);
     let out = stdout(&o);
-    assert!(out.contains("3ms  C receives 7 on B->C, recorded in flight"), "{out}");
+    assert!(
+        out.contains("3ms  C receives 7 on B->C, recorded in flight"),
+        "{out}"
+    );
     assert!(!out.contains("4ms  marker 1 arrives on B->C"), "{out}");
 }
 

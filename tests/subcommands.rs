@@ -25,13 +25,14 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
-    assert_eq!(checked, 36);
+    assert_eq!(checked, 42);
     // What the tool refuses for its shape, the schema refuses too.
     for bad in [
         "unknown-key",
         "unknown-action",
         "wrong-type",
         "bare-number-duration",
+        "dataflow-mistakes",
     ] {
         let doc = toml_as_json(&std::path::Path::new("tests/bad").join(format!("{bad}.toml")));
         assert!(!validator.is_valid(&doc), "{bad} passed the schema");
@@ -138,16 +139,24 @@ fn new_quotes_a_path_the_shell_would_split() {
 #[test]
 fn the_schema_names_exactly_the_tables_the_reader_knows() {
     let schema: serde_json::Value = serde_json::from_str(&stdout(&run(&["schema"]))).unwrap();
-    let mut props: Vec<&str> = schema["properties"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    let mut tables = scenario_run::scenario::file::TABLES.to_vec();
-    props.sort();
-    tables.sort();
-    assert_eq!(props, tables);
+    for (def, tables) in [
+        ("QueueFile", scenario_run::scenario::file::TABLES.to_vec()),
+        (
+            "DataflowFile",
+            scenario_run::dataflow::file::TABLES.to_vec(),
+        ),
+    ] {
+        let mut props: Vec<&str> = schema["$defs"][def]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut tables = tables;
+        props.sort();
+        tables.sort();
+        assert_eq!(props, tables, "{def}");
+    }
 }
 
 /// Every key the JSON Schema knows, at any depth.

@@ -163,11 +163,6 @@ pub fn entry(
         expectations_passed: passed,
         totals: match r {
             FileResult::Ran(ran) => Some(crate::report::json::totals(&ran.scenario, &ran.outcome)),
-            FileResult::Dataflow(d) => d
-                .run
-                .as_ref()
-                .ok()
-                .map(|o| crate::dataflow::json::totals(&d.flow, o)),
             _ => None,
         },
         points: sweep.as_ref().map(|s| s.points.len()),

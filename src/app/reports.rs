@@ -18,8 +18,8 @@ use crate::output::{Finished, Staged, inside, report_names, write_atomic};
 use crate::report::document::Document;
 use crate::report::json::document;
 use crate::report::templates::{
-    INDEX_HTML, INDEX_MARKDOWN, RenderFailure, SCENARIO_HTML, SCENARIO_MARKDOWN, SUMMARY_MARKDOWN,
-    SWEEP_HTML, SWEEP_MARKDOWN, Templates,
+    DATAFLOW_HTML, DATAFLOW_MARKDOWN, INDEX_HTML, INDEX_MARKDOWN, RenderFailure, SCENARIO_HTML,
+    SCENARIO_MARKDOWN, SUMMARY_MARKDOWN, SWEEP_HTML, SWEEP_MARKDOWN, Templates,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -76,7 +76,11 @@ pub fn report_names_for(files: &[String], results: &[FileResult]) -> Vec<Option<
     results
         .iter()
         .zip(report_names(files))
-        .map(|(r, n)| matches!(r, FileResult::Ran(_) | FileResult::Swept(_)).then_some(n))
+        .map(|(r, n)| {
+            let ran = matches!(r, FileResult::Ran(_) | FileResult::Swept(_))
+                || matches!(r, FileResult::Dataflow(d) if d.run.is_ok());
+            ran.then_some(n)
+        })
         .collect()
 }
 
@@ -106,6 +110,9 @@ pub fn write_reports(
                 doc["problems"] = json!(problems);
                 Document::plain(doc)
             }
+            FileResult::Dataflow(d) => {
+                Document::plain(crate::dataflow::json::document(file, d, problems))
+            }
             _ => continue,
         };
         doc.head["status"] = json!(entry.status);
@@ -120,6 +127,9 @@ pub fn write_reports(
                 }
                 (FileResult::Swept(_), _) => {
                     sweep_report_to(templates, format, &doc.head, out.writer())
+                }
+                (FileResult::Dataflow(d), _) => {
+                    dataflow_report(templates, format, d, &doc.head, out.writer())
                 }
                 _ => continue,
             };
@@ -216,6 +226,42 @@ pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathB
 }
 
 /// One scenario's report in one format, written to `out` as it is made.
+/// The Markdown or HTML report of a dataflow file (its JSON is the
+/// document itself).
+fn dataflow_report(
+    templates: &Templates,
+    format: ReportFormat,
+    ran: &crate::dataflow::Ran,
+    doc: &Json,
+    out: &mut dyn Write,
+) -> Result<(), RenderFailure> {
+    let report = Value::from(Serde(doc));
+    match format {
+        ReportFormat::Json => Ok(()),
+        ReportFormat::Markdown => {
+            templates.render_to(DATAFLOW_MARKDOWN, context! { report => report }, out)
+        }
+        ReportFormat::Html => {
+            let Ok(outcome) = &ran.run else {
+                return Ok(());
+            };
+            let (diagram, left_out) = crate::dataflow::diagram::svg(&ran.flow, outcome);
+            let axis = crate::dataflow::diagram::axis(outcome);
+            templates.render_to(
+                DATAFLOW_HTML,
+                context! {
+                    report => report,
+                    diagram => Value::from_safe_string(diagram),
+                    left_out => left_out,
+                    max_arrows => crate::dataflow::diagram::MAX_ARROWS,
+                    axis => vec![Value::from(axis.0), Value::from(axis.1), Value::from(axis.2)],
+                },
+                out,
+            )
+        }
+    }
+}
+
 fn scenario_report(
     templates: &Templates,
     format: ReportFormat,

@@ -224,18 +224,60 @@ fn show_sweep(path: &str, source: Source, sweep: Sweep, seed: Option<u64>, sets:
     }
 }
 
-/// The JSON Schema of the scenario format.
+/// The JSON Schema of the scenario format: a queue scenario or a dataflow
+/// file (one with `[[node]]` entries).
 pub fn schema() -> String {
     let schema = schemars::schema_for!(crate::scenario::file::File);
-    let mut schema = serde_json::to_value(&schema).unwrap_or_default();
-    drop_null(&mut schema);
-    tighten(&mut schema);
-    sweep_schema(&mut schema);
-    schema["title"] = json!("scenario-run scenario file");
-    schema["description"] = json!(
-        "A scenario for scenario-run (TOML): messages, faults, retries, quarantine, \
-         operator steps, deduplication and expected outcomes."
+    let mut queue = serde_json::to_value(&schema).unwrap_or_default();
+    drop_null(&mut queue);
+    tighten(&mut queue);
+    sweep_schema(&mut queue);
+    let mut flow = serde_json::to_value(schemars::schema_for!(crate::dataflow::file::File))
+        .unwrap_or_default();
+    drop_null(&mut flow);
+    flow["required"] = json!(["node"]);
+    flow["properties"]["node"]["minItems"] = json!(1);
+    let mut defs = queue
+        .as_object_mut()
+        .and_then(|q| q.remove("$defs"))
+        .unwrap_or_default();
+    if let Some(more) = flow.as_object_mut().and_then(|f| f.remove("$defs"))
+        && let (Some(defs), serde_json::Value::Object(more)) = (defs.as_object_mut(), more)
+    {
+        for (name, def) in more {
+            // Shared types (the scenario table, durations, checks) are the
+            // queue's, tightened.
+            defs.entry(name).or_insert(def);
+        }
+    }
+    let (Some(queue_map), Some(flow_map)) = (queue.as_object_mut(), flow.as_object_mut()) else {
+        return String::new();
+    };
+    let schema_uri = queue_map.remove("$schema");
+    for m in [&mut *queue_map, &mut *flow_map] {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    defs["QueueFile"] = serde_json::Value::Object(queue_map.clone());
+    defs["DataflowFile"] = serde_json::Value::Object(flow_map.clone());
+    defs["QueueFile"]["description"] = json!(
+        "A queue scenario: messages, faults, retries, quarantine, operator steps, deduplication and expected outcomes."
     );
+    defs["DataflowFile"]["description"] = json!(
+        "A dataflow scenario: nodes, FIFO channel partitions, sends and Chandy-Lamport snapshot attempts (a file with [[node]] entries)."
+    );
+    let schema = json!({
+        "$schema": schema_uri,
+        "title": "scenario-run scenario file",
+        "description": "A scenario for scenario-run (TOML): a queue scenario (messages, faults, retries, \
+             quarantine, operator steps, deduplication) or a dataflow scenario (nodes, channels, \
+             snapshots), with expected outcomes.",
+        "anyOf": [
+            { "$ref": "#/$defs/QueueFile" },
+            { "$ref": "#/$defs/DataflowFile" }
+        ],
+        "$defs": defs,
+    });
     serde_json::to_string_pretty(&schema).unwrap_or_default()
 }
 

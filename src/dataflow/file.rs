@@ -11,8 +11,8 @@ use crate::duration::Duration;
 use crate::scenario::file::{CheckSchema, CheckValue, ScenarioMeta};
 
 /// The top-level keys of a dataflow file.
-pub const TABLES: [&str; 9] = [
-    "scenario", "node", "channel", "send", "snapshot", "limits", "expect", "question", "sweep",
+pub const TABLES: [&str; 7] = [
+    "scenario", "node", "channel", "send", "snapshot", "limits", "expect",
 ];
 
 /// A dataflow scenario: nodes joined by channels, values sent between
@@ -179,11 +179,12 @@ pub struct ExpectTable {
 #[serde(deny_unknown_fields)]
 pub struct ExpectSnapshot {
     /// complete, aborted or incomplete.
-    #[schemars(with = "Option<CheckSchema>")]
+    #[schemars(with = "Option<OutcomeName>")]
     pub outcome: CheckValue,
+    /// A duration, "never", or a comparison table.
     #[schemars(with = "Option<CheckSchema>")]
     pub completed_at: CheckValue,
-    #[schemars(with = "Option<CheckSchema>")]
+    #[schemars(with = "Option<bool>")]
     pub consistent: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub max_recorded: CheckValue,
@@ -199,10 +200,11 @@ pub struct ExpectSnapshot {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSnapshotNode {
-    #[schemars(with = "Option<CheckSchema>")]
+    /// A whole number, "never", or a comparison table.
+    #[schemars(with = "Option<IntCheckSchema>")]
     pub recorded_state: CheckValue,
     /// complete, aborted, not_recorded or waiting.
-    #[schemars(with = "Option<CheckSchema>")]
+    #[schemars(with = "Option<StatusName>")]
     pub status: CheckValue,
 }
 
@@ -217,6 +219,63 @@ pub struct ExpectChannel {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectNode {
-    #[schemars(with = "Option<CheckSchema>")]
+    /// A whole number or a comparison table.
+    #[schemars(with = "Option<IntCheckSchema>")]
     pub state: CheckValue,
+}
+
+/// How an attempt ended, in an expectation.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum OutcomeName {
+    Complete,
+    Aborted,
+    Incomplete,
+}
+
+/// A node's status in an attempt, in an expectation.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum StatusName {
+    Complete,
+    Aborted,
+    NotRecorded,
+    Waiting,
+}
+
+/// The JSON Schema of an expected signed number (a state): exact, "never"
+/// where no value is the answer, or a comparison table.
+pub struct IntCheckSchema;
+
+impl JsonSchema for IntCheckSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IntCheck".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let value = schemars::json_schema!({
+            "anyOf": [{ "type": "integer" }, { "const": "never" }]
+        });
+        schemars::json_schema!({
+            "description": "A whole number, \"never\", or a comparison table.",
+            "anyOf": [
+                value,
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "minProperties": 1,
+                    "maxProperties": 2,
+                    "properties": {
+                        "equals": value,
+                        "at_least": { "type": "integer" },
+                        "at_most": { "type": "integer" },
+                        "between": { "type": "array", "items": { "type": "integer" }, "minItems": 2, "maxItems": 2 },
+                        "description": { "type": "string" }
+                    }
+                }
+            ]
+        })
+    }
 }

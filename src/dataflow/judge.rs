@@ -164,7 +164,10 @@ fn attempt_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
         s.push_str(&node_story(flow, outcome, a, n));
     }
     if unrecorded.len() > 5 {
-        s.push_str(&format!("\nand {} more nodes never recorded", unrecorded.len() - 5));
+        s.push_str(&format!(
+            "\nand {} more nodes never recorded",
+            unrecorded.len() - 5
+        ));
     }
     s
 }
@@ -208,7 +211,10 @@ fn fate(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> Option<St
                 "{from} never recorded: it is not an initiator and no channel leads to it, so no marker can reach it"
             ),
             NodeStatus::NotRecorded => {
-                format!("{from} never recorded: no marker reached it by {}", dur(end))
+                format!(
+                    "{from} never recorded: no marker reached it by {}",
+                    dur(end)
+                )
             }
             _ => format!("{from} sent no marker on it (markers = \"first_partition\")"),
         },
@@ -227,7 +233,9 @@ fn fate(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> Option<St
             dur(departs),
             dur(arrives)
         ),
-        MarkerFate::InFlight { sent_at, arrives, .. } => format!(
+        MarkerFate::InFlight {
+            sent_at, arrives, ..
+        } => format!(
             "sent at {}, it would arrive at {}, after the timeout",
             dur(sent_at),
             dur(arrives)

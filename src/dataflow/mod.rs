@@ -14,6 +14,7 @@
 //! | `text.rs` | the transcript and the space-time diagram |
 //! | `json.rs` | the JSON report |
 
+pub mod diagram;
 pub mod file;
 pub mod json;
 pub mod judge;

@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 7] = [
+pub const BUILT_IN: [(&str, &str); 9] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -25,6 +25,14 @@ pub const BUILT_IN: [(&str, &str); 7] = [
     (SWEEP_MARKDOWN, include_str!("../../templates/sweep.md.j2")),
     (SWEEP_HTML, include_str!("../../templates/sweep.html.j2")),
     (
+        DATAFLOW_MARKDOWN,
+        include_str!("../../templates/dataflow.md.j2"),
+    ),
+    (
+        DATAFLOW_HTML,
+        include_str!("../../templates/dataflow.html.j2"),
+    ),
+    (
         SUMMARY_MARKDOWN,
         include_str!("../../templates/summary.md.j2"),
     ),
@@ -37,6 +45,8 @@ pub const INDEX_HTML: &str = "index.html.j2";
 pub const SUMMARY_MARKDOWN: &str = "summary.md.j2";
 pub const SWEEP_MARKDOWN: &str = "sweep.md.j2";
 pub const SWEEP_HTML: &str = "sweep.html.j2";
+pub const DATAFLOW_MARKDOWN: &str = "dataflow.md.j2";
+pub const DATAFLOW_HTML: &str = "dataflow.html.j2";
 
 /// A rendered file may be at most this large: a template that builds more
 /// (a loop that repeats a large value) stops with an error.
