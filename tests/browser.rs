@@ -316,3 +316,42 @@ fn every_mermaid_diagram_parses_and_renders() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test browser -- --ignored"]
+fn the_dataflow_report_draws_the_cut_and_scrubs_to_the_fragment_time() {
+    let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
+        return;
+    };
+    let d = scratch("dataflow-page");
+    let out = d.join("out");
+    let o = report(&out, "html", &["scenarios/37-chandy-lamport-in-flight.toml"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = out.join("37-chandy-lamport-in-flight.html");
+    let dom = dump_dom(&browser, &d.join("profile"), &format!("file://{}#t=3", page.display()));
+    // One line per node, the 7 recorded in flight, A's marker lines, the cut
+    // through the three recording instants.
+    assert!(dom.contains("<svg id=\"dataflow-svg\""), "no diagram");
+    assert_eq!(dom.matches("<g class=\"node-lane\">").count(), 3);
+    assert_eq!(dom.matches("class=\"send recorded\"").count(), 1);
+    assert_eq!(dom.matches("class=\"marker\"").count(), 3);
+    assert_eq!(dom.matches("<polyline").count(), 1);
+    assert_eq!(dom.matches("class=\"record\"").count(), 3);
+    // Scrubbed to 3ms by the fragment: the happenings after it are greyed,
+    // the rest not; the cursor sits at 3/4 of the axis.
+    assert!(dom.contains("<output id=\"scrub-at\">3ms</output>"), "scrubber not at 3ms");
+    let future = dom.matches("class=\"future\"").count();
+    // At 4ms: B's marker arrives, C completes, the snapshot completes.
+    assert_eq!(future, 3, "rows after 3ms");
+    let rows = dom.matches("<tr data-at=").count();
+    assert_eq!(rows, 16);
+    let cursor = &dom[dom.find("id=\"dataflow-cursor\"").unwrap()..];
+    let x1: f64 = cursor
+        .split("x1=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((x1 - (90.0 + 0.75 * (880.0 - 90.0))).abs() < 0.5, "cursor at {x1}");
+}
