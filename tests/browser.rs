@@ -325,10 +325,18 @@ fn the_dataflow_report_draws_the_cut_and_scrubs_to_the_fragment_time() {
     };
     let d = scratch("dataflow-page");
     let out = d.join("out");
-    let o = report(&out, "html", &["scenarios/37-chandy-lamport-in-flight.toml"]);
+    let o = report(
+        &out,
+        "html",
+        &["scenarios/37-chandy-lamport-in-flight.toml"],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let page = out.join("37-chandy-lamport-in-flight.html");
-    let dom = dump_dom(&browser, &d.join("profile"), &format!("file://{}#t=3", page.display()));
+    let dom = dump_dom(
+        &browser,
+        &d.join("profile"),
+        &format!("file://{}#t=3", page.display()),
+    );
     // One line per node, the 7 recorded in flight, A's marker lines, the cut
     // through the three recording instants.
     assert!(dom.contains("<svg id=\"dataflow-svg\""), "no diagram");
@@ -339,7 +347,10 @@ fn the_dataflow_report_draws_the_cut_and_scrubs_to_the_fragment_time() {
     assert_eq!(dom.matches("class=\"record\"").count(), 3);
     // Scrubbed to 3ms by the fragment: the happenings after it are greyed,
     // the rest not; the cursor sits at 3/4 of the axis.
-    assert!(dom.contains("<output id=\"scrub-at\">3ms</output>"), "scrubber not at 3ms");
+    assert!(
+        dom.contains("<output id=\"scrub-at\">3ms</output>"),
+        "scrubber not at 3ms"
+    );
     let future = dom.matches("class=\"future\"").count();
     // At 4ms: B's marker arrives, C completes, the snapshot completes.
     assert_eq!(future, 3, "rows after 3ms");
@@ -353,5 +364,8 @@ fn the_dataflow_report_draws_the_cut_and_scrubs_to_the_fragment_time() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!((x1 - (90.0 + 0.75 * (880.0 - 90.0))).abs() < 0.5, "cursor at {x1}");
+    assert!(
+        (x1 - (90.0 + 0.75 * (880.0 - 90.0))).abs() < 0.5,
+        "cursor at {x1}"
+    );
 }
