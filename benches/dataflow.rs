@@ -81,6 +81,7 @@ fn build() -> Dataflow {
         snapshots,
         limits: Limits::default(),
         expectations: Vec::new(),
+        questions: Vec::new(),
     }
 }
 

@@ -283,3 +283,19 @@ fn a_run_that_would_buffer_past_the_recording_budget_stops_and_says_so() {
     f.sends.pop();
     assert!(dataflow::run(&f).is_ok());
 }
+
+#[test]
+fn questions_are_answered_from_the_run_and_as_of_their_time() {
+    let o = run(&[
+        "--format",
+        "json",
+        "scenarios/37-chandy-lamport-in-flight.toml",
+    ]);
+    assert_eq!(code(&o), 0);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let q = &doc["scenarios"][0]["questions"];
+    // At 2ms the 7 is still on its way: nothing recorded yet on B->C.
+    assert_eq!(q[0]["at"], 2);
+    assert_eq!(q[0]["value"], serde_json::json!([]));
+    assert_eq!(q[1]["value"], 2);
+}

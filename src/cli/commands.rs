@@ -181,7 +181,11 @@ fn show_dataflow(
     at: Option<u64>,
     color: bool,
 ) -> u8 {
-    match crate::dataflow::run(flow) {
+    let run = match at {
+        Some(t) => crate::dataflow::world::run_until(flow, t),
+        None => crate::dataflow::run(flow),
+    };
+    match run {
         Ok(outcome) => {
             super::print::emit(&crate::dataflow::text::transcript(flow, &outcome, at));
             EXIT_PASSED

@@ -11,8 +11,8 @@ use crate::duration::Duration;
 use crate::scenario::file::{CheckSchema, CheckValue, ScenarioMeta};
 
 /// The top-level keys of a dataflow file.
-pub const TABLES: [&str; 7] = [
-    "scenario", "node", "channel", "send", "snapshot", "limits", "expect",
+pub const TABLES: [&str; 8] = [
+    "scenario", "node", "channel", "send", "snapshot", "limits", "expect", "question",
 ];
 
 /// A dataflow scenario: nodes joined by channels, values sent between
@@ -44,6 +44,13 @@ pub struct File {
     /// What the run must show.
     #[schemars(with = "Option<ExpectTable>")]
     pub expect: Option<S<ExpectTable>>,
+    #[serde(default)]
+    /// Questions a report asks before revealing the answer, computed from
+    /// the run: `answer` names `snapshot.N.FIELD`,
+    /// `snapshot.N.node.NAME.FIELD`, `snapshot.N.channel.NAME.recorded` or
+    /// `node.NAME.state`.
+    #[schemars(with = "Vec<crate::scenario::questions::QuestionTable>")]
+    pub question: Vec<S<crate::scenario::questions::QuestionTable>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -191,6 +191,33 @@ pub fn log(flow: &Dataflow, outcome: &Outcome) -> Json {
     Json::Array(list)
 }
 
+/// Each question with its answer, computed from the run (a question with
+/// `at` from a run stopped then: at most one run per question, and a file
+/// asks at most 20).
+pub fn questions(flow: &Dataflow, outcome: &Outcome) -> Json {
+    let list: Vec<Json> = flow
+        .questions
+        .iter()
+        .map(|q| {
+            let value = match q.at {
+                Some(t) if t < outcome.end => super::world::run_until(flow, t)
+                    .ok()
+                    .map(|o| super::judge::actual(flow, &o, q.answer)),
+                _ => Some(super::judge::actual(flow, outcome, q.answer)),
+            };
+            json!({
+                "ask": q.ask,
+                "at": q.at,
+                "answer": q.answer_name,
+                "value": value.as_ref().map_or(Json::Null, |v| v.to_json()),
+                "value_text": value.as_ref().map_or("-".to_string(), |v| v.to_string()),
+                "explain": q.explain,
+            })
+        })
+        .collect();
+    Json::Array(list)
+}
+
 /// The whole document of a dataflow file (a run that stopped has no
 /// snapshots).
 pub fn document(file: &str, ran: &Ran, problems: &[Located]) -> Json {
@@ -224,6 +251,9 @@ pub fn document(file: &str, ran: &Ran, problems: &[Located]) -> Json {
         doc["states"] = Json::Object(states);
         doc["log"] = log(flow, outcome);
         doc["log_dropped"] = json!(outcome.log_dropped);
+        if !flow.questions.is_empty() {
+            doc["questions"] = questions(flow, outcome);
+        }
     }
     doc
 }

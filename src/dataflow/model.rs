@@ -45,6 +45,20 @@ pub struct Dataflow {
     pub snapshots: Vec<Snapshot>,
     pub limits: Limits,
     pub expectations: Vec<Expectation>,
+    /// `[[question]]`s, in file order.
+    pub questions: Vec<Question>,
+}
+
+/// A question a report asks, answered from the run (as of `at`, or at
+/// the end).
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub ask: String,
+    pub at: Option<Millis>,
+    pub answer: Target,
+    /// The answer as the file names it.
+    pub answer_name: String,
+    pub explain: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

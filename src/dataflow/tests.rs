@@ -36,6 +36,7 @@ pub(crate) fn flow(nodes: &[(&str, i64)], channels: &[(&str, &str, u64, u32)]) -
         snapshots: Vec::new(),
         limits: Limits::default(),
         expectations: Vec::new(),
+        questions: Vec::new(),
     }
 }
 
@@ -416,4 +417,24 @@ fn an_attempt_that_never_started_reports_every_node_not_recorded() {
     f.limits.max_time = 5;
     let o = run(&f).unwrap();
     assert_eq!(o.attempts[0].outcome, O::Complete);
+}
+
+#[test]
+fn a_run_stopped_at_a_time_shows_the_attempt_as_it_was() {
+    let f = seed_first();
+    let o = super::world::run_until(&f, 3).unwrap();
+    let a = &o.attempts[0];
+    // B's marker arrives at 4ms: at 3ms C still waits, with the 7 recorded.
+    assert_eq!(a.outcome, O::Incomplete);
+    assert_eq!(node(&f, &o, 0, "C"), (N::Waiting, Some(2)));
+    assert_eq!(recorded(&f, &o, 0, "B", "C", 0), Some(vec![7]));
+    assert_eq!(o.states, [10, 5, 9]);
+    let o = super::world::run_until(&f, 2).unwrap();
+    assert_eq!(recorded(&f, &o, 0, "B", "C", 0), Some(vec![]));
+    assert_eq!(o.states, [10, 5, 2]);
+    // At the end it is the whole run.
+    let whole = run(&f).unwrap();
+    let o = super::world::run_until(&f, 4).unwrap();
+    assert_eq!(o.attempts[0].outcome, whole.attempts[0].outcome);
+    assert_eq!(o.events, whole.events);
 }

@@ -154,6 +154,12 @@ pub fn transcript(flow: &Dataflow, outcome: &Outcome, until: Option<u64>) -> Str
         ));
     }
     out.push('\n');
+    if let Some(t) = until {
+        out.push_str(&format!(
+            "as of {} (an attempt not finished by then shows as incomplete):\n",
+            dur(t)
+        ));
+    }
     out.push_str(&cuts(flow, outcome));
     out
 }
@@ -232,7 +238,7 @@ pub fn cuts(flow: &Dataflow, outcome: &Outcome) -> String {
         .map(|(n, s)| format!("{} {}", n.name, s))
         .collect();
     out.push_str(&format!(
-        "at the end ({}): {}\n",
+        "states at {}: {}\n",
         dur(outcome.end),
         states.join(", ")
     ));

@@ -376,11 +376,146 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
         snapshots,
         limits,
         expectations: Vec::new(),
+        questions: Vec::new(),
     };
     if let Some(e) = raw.expect {
         flow.expectations = expectations(problems, e, &flow, &broken);
     }
+    flow.questions = questions(problems, &raw.question, &flow, &broken);
     Some(flow)
+}
+
+/// The forms a dataflow answer can take, for help texts.
+const FORMS: &str = "`snapshot.N.outcome` (or completed_at, consistent, max_recorded), \
+    `snapshot.N.node.NAME.recorded_state` (or status), `snapshot.N.channel.FROM->TO.recorded`, \
+    `node.NAME.state`";
+
+fn questions(
+    problems: &mut Problems,
+    raw: &[S<crate::scenario::questions::QuestionTable>],
+    flow: &Dataflow,
+    broken: &[(String, String)],
+) -> Vec<Question> {
+    use crate::scenario::problems::{MAX_DESCRIPTION, MAX_SUMMARY};
+    let max = crate::scenario::questions::MAX_QUESTIONS;
+    if let Some(extra) = raw.get(max) {
+        problems.error_help(
+            Some(extra.span()),
+            format!(
+                "a file may ask at most {max} questions, this one asks {}",
+                raw.len()
+            ),
+            "one too many",
+            "split the lesson into several files",
+        );
+    }
+    let mut out = Vec::new();
+    for q in raw.iter().take(max) {
+        let q = q.get_ref();
+        problems.plain_spanned(&q.ask, "a question", MAX_SUMMARY);
+        if q.ask.get_ref().trim().is_empty() {
+            problems.error(q.ask.span(), "a question cannot be empty", "nothing to ask");
+        }
+        if let Some(e) = &q.explain {
+            problems.plain(
+                e.get_ref(),
+                e.span(),
+                "an explanation",
+                true,
+                MAX_DESCRIPTION,
+            );
+        }
+        let Some(answer) = answer(problems, flow, &q.answer, broken) else {
+            continue;
+        };
+        out.push(Question {
+            ask: q.ask.get_ref().clone(),
+            at: q.at.as_ref().map(|a| a.get_ref().0),
+            answer,
+            answer_name: q.answer.get_ref().trim().to_string(),
+            explain: q
+                .explain
+                .as_ref()
+                .map(|e| crate::scenario::problems::lines(e.get_ref())),
+        });
+    }
+    out
+}
+
+/// The value a question's `answer` names, or a located problem.
+fn answer(
+    problems: &mut Problems,
+    flow: &Dataflow,
+    raw: &S<String>,
+    broken: &[(String, String)],
+) -> Option<Target> {
+    let text = raw.get_ref().trim();
+    let unquote = |s: &str| s.trim_matches('"').to_string();
+    let wrong = |problems: &mut Problems, why: String| {
+        problems.error_help(
+            Some(raw.span()),
+            why,
+            "not an answer",
+            format!("a dataflow answer is {FORMS}"),
+        );
+        None
+    };
+    let node = |problems: &mut Problems, name: &str| {
+        let name = S::new(raw.span(), unquote(name));
+        let found = flow.nodes.iter().position(|n| n.name == *name.get_ref());
+        if found.is_none() {
+            unknown_node(problems, &flow.nodes, &name, "this answer");
+        }
+        found.map(|n| n as u32)
+    };
+    if let Some(rest) = text.strip_prefix("node.") {
+        let Some(name) = rest.strip_suffix(".state") else {
+            return wrong(
+                problems,
+                format!("`{text}` names no field of a node: write node.NAME.state"),
+            );
+        };
+        return node(problems, name).map(Target::State);
+    }
+    let Some(rest) = text.strip_prefix("snapshot.") else {
+        return wrong(problems, format!("unknown answer `{text}`"));
+    };
+    let (n, rest) = rest.split_once('.').unwrap_or((rest, ""));
+    let attempt = match n.parse::<usize>() {
+        Ok(k) if (1..=flow.snapshots.len()).contains(&k) => (k - 1) as u32,
+        _ => return wrong(problems, format!("there is no snapshot attempt {n}")),
+    };
+    match rest {
+        "outcome" => return Some(Target::Outcome(attempt)),
+        "completed_at" => return Some(Target::CompletedAt(attempt)),
+        "consistent" => return Some(Target::Consistent(attempt)),
+        "max_recorded" => return Some(Target::MaxRecorded(attempt)),
+        _ => {}
+    }
+    if let Some(rest) = rest.strip_prefix("node.") {
+        if let Some(name) = rest.strip_suffix(".recorded_state") {
+            return node(problems, name).map(|n| Target::RecordedState(attempt, n));
+        }
+        if let Some(name) = rest.strip_suffix(".status") {
+            return node(problems, name).map(|n| Target::Status(attempt, n));
+        }
+        return wrong(
+            problems,
+            format!("`{text}` names no field of a node in a snapshot"),
+        );
+    }
+    if let Some(rest) = rest.strip_prefix("channel.") {
+        let Some(name) = rest.strip_suffix(".recorded") else {
+            return wrong(
+                problems,
+                format!("`{text}` names no field of a channel: write .recorded"),
+            );
+        };
+        let name = S::new(raw.span(), unquote(name));
+        return partition_named(problems, flow, &name, broken)
+            .map(|(c, p)| Target::Recorded(attempt, c, p));
+    }
+    wrong(problems, format!("`{text}` names no field of a snapshot"))
 }
 
 /// The largest value a send or a state may hold either way, so that no

@@ -12,7 +12,7 @@ mod guarantees;
 mod messages;
 mod points;
 pub(crate) mod problems;
-mod questions;
+pub(crate) mod questions;
 pub(crate) mod reading;
 mod sweep;
 pub(crate) mod toml_errors;
