@@ -8,14 +8,13 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use scenario_run::dataflow::world::AttemptOutcome;
 use scenario_run::dataflow::{self, Dataflow};
-use scenario_run::scenario::{Loaded, load};
 
 use common::{code, run, stdout};
 
 fn loaded(text: &str) -> Dataflow {
-    match load("t.toml", text, &[]) {
-        Ok((Loaded::Dataflow(f), _)) => *f,
-        Ok(_) => panic!("not a dataflow file"),
+    assert!(scenario_run::scenario::is_dataflow(text));
+    match dataflow::load("t.toml", text, &[]) {
+        Ok((f, _)) => f,
         Err(inv) => panic!("{:?}\n{text}", inv.problems),
     }
 }

@@ -10,7 +10,14 @@ use crate::diagnostic::{Problem, Source};
 use crate::engine::{self, Recorder};
 use crate::expect::{self, Verdict};
 use crate::model::Scenario;
-use crate::scenario::{self, Invalid, Loaded};
+use crate::scenario::{self, Invalid};
+
+/// A valid file: a queue scenario, a sweep of points, or a dataflow.
+pub enum Loaded {
+    One(Box<Scenario>),
+    Sweep(scenario::Sweep),
+    Dataflow(Box<crate::dataflow::Dataflow>),
+}
 
 /// Why a scenario file could not be loaded.
 pub enum LoadError {
@@ -55,7 +62,17 @@ pub fn load_file(path: &str, sets: &[(String, String)]) -> Result<(Loaded, Sourc
     file.take(scenario::MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| LoadError::Unreadable(e.to_string()))?;
-    scenario::load_bytes(path, &bytes, sets).map_err(LoadError::Invalid)
+    let text = scenario::text_of(path, &bytes).map_err(LoadError::Invalid)?;
+    if scenario::is_dataflow(text) {
+        let (flow, source) = crate::dataflow::load(path, text, sets).map_err(LoadError::Invalid)?;
+        return Ok((Loaded::Dataflow(Box::new(flow)), source));
+    }
+    let (loaded, source) = scenario::load(path, text, sets).map_err(LoadError::Invalid)?;
+    let loaded = match loaded {
+        scenario::Loaded::One(s) => Loaded::One(s),
+        scenario::Loaded::Sweep(s) => Loaded::Sweep(s),
+    };
+    Ok((loaded, source))
 }
 
 /// Reads, validates, runs and judges one file (every point of a sweep),

@@ -15,7 +15,9 @@ pub mod sweep;
 
 use std::path::PathBuf;
 
-pub use batch::{FileResult, LoadError, Options, Ran, expand, load_file, run_all, run_file};
+pub use batch::{
+    FileResult, LoadError, Loaded, Options, Ran, expand, load_file, run_all, run_file,
+};
 pub use reports::{ReportError, ReportFormat};
 pub use result::Transcript;
 

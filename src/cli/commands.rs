@@ -8,13 +8,14 @@ use serde_json::json;
 use super::Format;
 use super::print::{annotation, emit, paint};
 use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
+use crate::app::Loaded;
 use crate::app::result::{FileResult, Options};
 use crate::app::{LoadError, batch, expand, load_file, sweep};
 use crate::diagnostic::Source;
 use crate::diagnostic::{Problem, render};
 use crate::engine::{self, Recorder};
 use crate::report::text;
-use crate::scenario::{Loaded, Sweep};
+use crate::scenario::Sweep;
 
 /// `check`: validates each file without running it; prints each file's
 /// status and problems as `format` asks.

@@ -107,3 +107,58 @@ pub fn stop_problem(source: &Source, stop: &Stop) -> Problem {
     };
     Problem::new(source, span, stop.to_string(), "limit reached").with_help(help)
 }
+
+/// Reads and validates a dataflow file from text (see
+/// [`crate::scenario::is_dataflow`]), with `sets` (`--set PATH=VALUE`)
+/// written in place first.
+pub fn load(
+    name: &str,
+    text: &str,
+    sets: &[(String, String)],
+) -> Result<(Dataflow, Source), Box<crate::scenario::Invalid>> {
+    use crate::scenario::{problems::Problems, reading, sweep};
+    let (full, source) = crate::scenario::prepared(name, text, sets);
+    let invalid = |mut problems: Vec<Problem>| {
+        problems.sort_by_key(Problem::offset);
+        problems.truncate(crate::scenario::MAX_PROBLEMS);
+        Box::new(crate::scenario::Invalid {
+            source: source.clone(),
+            problems,
+        })
+    };
+    let stem = std::path::Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string());
+    let mut root =
+        reading::syntax(&source, &full).map_err(|u| invalid(u.problems(|_| Vec::new())))?;
+    let mut problems = Problems {
+        source: &source,
+        list: Vec::new(),
+    };
+    let given = sweep::take_sets(root.get_mut());
+    if let Some(spec) = sweep::take_sweep(&mut problems, root.get_mut()) {
+        problems.error_help(
+            Some(spec.span.clone()),
+            "a dataflow file cannot sweep",
+            "a sweep",
+            "run one file per value, or use --set PATH=VALUE",
+        );
+    }
+    for (path, value) in given {
+        if let Err(why) = sweep::set(root.get_mut(), path.get_ref(), path.span(), value) {
+            problems.error_help(
+                Some(path.span()),
+                format!("--set {}: {why}", sweep::shown_path(path.get_ref())),
+                "no such place",
+                "a path names tables by key and entries of a list by position: node.1.state",
+            );
+        }
+    }
+    let early = problems.list;
+    match validate::read(&source, root, &stem) {
+        Ok(flow) if early.is_empty() => Ok((flow, source)),
+        Ok(_) => Err(invalid(early)),
+        Err(more) => Err(invalid(early.into_iter().chain(more).collect())),
+    }
+}

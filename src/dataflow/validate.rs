@@ -13,11 +13,6 @@ use crate::model::{Check, Millis};
 use crate::scenario::expect::{Kind, check};
 use crate::scenario::problems::{MAX_ID, MAX_NAME, Problems};
 
-/// Whether a parsed document is a dataflow file: it has `[[node]]`.
-pub fn is_dataflow(root: &toml::de::DeTable<'_>) -> bool {
-    root.iter().any(|(k, _)| k.get_ref().as_ref() == "node")
-}
-
 /// Reads a parsed dataflow document into the model.
 pub(crate) fn read(
     source: &Source,

@@ -14,7 +14,7 @@ mod points;
 pub(crate) mod problems;
 pub(crate) mod questions;
 pub(crate) mod reading;
-mod sweep;
+pub(crate) mod sweep;
 pub(crate) mod toml_errors;
 pub(crate) mod validate;
 
@@ -45,6 +45,12 @@ pub fn load_bytes(
     bytes: &[u8],
     sets: &[(String, String)],
 ) -> Result<(Loaded, Source), Box<Invalid>> {
+    load(name, text_of(name, bytes)?, sets)
+}
+
+/// A file's bytes as text: at most [`MAX_FILE_BYTES`], UTF-8, or a
+/// located problem.
+pub fn text_of<'b>(name: &str, bytes: &'b [u8]) -> Result<&'b str, Box<Invalid>> {
     if bytes.len() > MAX_FILE_BYTES {
         let source = Source::new(name, "");
         let p = Problem::new(
@@ -61,24 +67,30 @@ pub fn load_bytes(
             problems: vec![p],
         }));
     }
-    match std::str::from_utf8(bytes) {
-        Ok(text) => load(name, text, sets),
-        Err(e) => {
-            let source = Source::new(name, String::from_utf8_lossy(bytes).into_owned());
-            let at = e.valid_up_to();
-            let p = Problem::new(
-                &source,
-                Some(at..at + 1),
-                "the file is not valid UTF-8",
-                "this byte is not UTF-8",
-            )
-            .with_help("save the scenario as UTF-8 text");
-            Err(Box::new(Invalid {
-                source,
-                problems: vec![p],
-            }))
-        }
-    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        let source = Source::new(name, String::from_utf8_lossy(bytes).into_owned());
+        let at = e.valid_up_to();
+        let p = Problem::new(
+            &source,
+            Some(at..at + 1),
+            "the file is not valid UTF-8",
+            "this byte is not UTF-8",
+        )
+        .with_help("save the scenario as UTF-8 text");
+        Box::new(Invalid {
+            source,
+            problems: vec![p],
+        })
+    })
+}
+
+/// Whether a file is a dataflow scenario: it has `[[node]]` entries (a
+/// file that does not parse is not; its problems are a queue file's).
+pub fn is_dataflow(text: &str) -> bool {
+    let (root, _) = toml::de::DeTable::parse_recoverable(text);
+    root.get_ref()
+        .iter()
+        .any(|(k, _)| k.get_ref().as_ref() == "node")
 }
 
 /// Reads and validates a scenario from text. A sweep is refused: use
@@ -99,18 +111,6 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
                 problems: vec![p],
             }))
         }
-        Loaded::Dataflow(_) => {
-            let p = Problem::new(
-                &source,
-                None,
-                "this is a dataflow file, not a queue scenario",
-                "",
-            );
-            Err(Box::new(Invalid {
-                source,
-                problems: vec![p],
-            }))
-        }
     }
 }
 
@@ -119,7 +119,6 @@ pub fn scenarios(name: &str, text: &str) -> Result<Vec<Scenario>, Box<Invalid>> 
     Ok(match load(name, text, &[])?.0 {
         Loaded::One(scenario) => vec![*scenario],
         Loaded::Sweep(sweep) => sweep.points.into_iter().map(|p| p.scenario).collect(),
-        Loaded::Dataflow(_) => Vec::new(),
     })
 }
 
@@ -147,8 +146,6 @@ pub fn bundled() -> Vec<(std::path::PathBuf, Scenario)> {
 pub enum Loaded {
     One(Box<Scenario>),
     Sweep(Sweep),
-    /// A dataflow scenario (a file with `[[node]]`, model section 25).
-    Dataflow(Box<crate::dataflow::Dataflow>),
 }
 
 /// A scenario run over the cartesian product of `[sweep]` values.
@@ -188,14 +185,7 @@ pub fn load(
     text: &str,
     sets: &[(String, String)],
 ) -> Result<(Loaded, Source), Box<Invalid>> {
-    let (full, source) = if sets.is_empty() {
-        (text.to_string(), Source::new(name, text))
-    } else {
-        let full = format!("{text}{}", sweep::set_table(sets));
-        let from = text.len() + sweep::set_header().len();
-        let source = Source::with_sets(name, full.as_str(), from);
-        (full, source)
-    };
+    let (full, source) = prepared(name, text, sets);
     let invalid = |mut problems: Vec<Problem>| {
         if problems.len() > MAX_PROBLEMS {
             let more = problems.len() - MAX_PROBLEMS;
@@ -231,6 +221,19 @@ pub fn load(
     let root = reading::syntax(&source, &full).map_err(|u| invalid(u.problems(|_| Vec::new())))?;
     let loaded = points::load_points(&source, root, &stem).map_err(invalid)?;
     Ok((loaded, source))
+}
+
+/// A file's text with `sets` (`--set PATH=VALUE`) appended as the table
+/// the readers take them from, and its source for diagnostics.
+pub(crate) fn prepared(name: &str, text: &str, sets: &[(String, String)]) -> (String, Source) {
+    if sets.is_empty() {
+        (text.to_string(), Source::new(name, text))
+    } else {
+        let full = format!("{text}{}", sweep::set_table(sets));
+        let from = text.len() + sweep::set_header().len();
+        let source = Source::with_sets(name, full.as_str(), from);
+        (full, source)
+    }
 }
 
 /// Reads a document into a scenario: types, then meaning, every problem

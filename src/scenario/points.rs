@@ -68,27 +68,11 @@ pub(super) fn load_points(
                     .with_help("move these values to [expect], or add a [sweep]"),
                 );
             }
-            if crate::dataflow::validate::is_dataflow(root.get_ref()) {
-                return with_early(
-                    early,
-                    crate::dataflow::validate::read(source, root, stem)
-                        .map(|f| Loaded::Dataflow(Box::new(f))),
-                );
-            }
             return with_early(
                 early,
                 read_and_validate(source, root, stem, Vec::new()).map(|s| Loaded::One(Box::new(s))),
             );
         }
-        Some(spec) if crate::dataflow::validate::is_dataflow(root.get_ref()) => Err(vec![
-            Problem::new(
-                source,
-                Some(spec.span.clone()),
-                "a dataflow file cannot sweep",
-                "a sweep",
-            )
-            .with_help("run one file per value, or use --set PATH=VALUE"),
-        ]),
         Some(spec) => sweep_points(source, root, stem, &spec, &expect_points),
     };
     with_early(early, read)

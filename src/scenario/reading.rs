@@ -48,7 +48,7 @@ const MAX_SYNTAX_PROBLEMS: usize = 10;
 /// table and entry could still be read once its wrong keys were set aside,
 /// the file without them (so that the problems of meaning elsewhere are
 /// found in the same pass).
-pub(super) struct Unreadable {
+pub(crate) struct Unreadable {
     problems: Vec<Problem>,
     rest: Option<Box<file::File>>,
     /// The tables and entries read without some of their keys.
@@ -62,7 +62,7 @@ pub(super) struct Unreadable {
 impl Unreadable {
     /// Every problem, in file order: those of text and types, and those of
     /// meaning that `meaning` finds in the rest of the file.
-    pub(super) fn problems(self, meaning: impl FnOnce(file::File) -> Vec<Problem>) -> Vec<Problem> {
+    pub(crate) fn problems(self, meaning: impl FnOnce(file::File) -> Vec<Problem>) -> Vec<Problem> {
         let found = self.rest.map(|raw| meaning(*raw)).unwrap_or_default();
         with_meaning(
             self.problems,
@@ -76,7 +76,7 @@ impl Unreadable {
 
 /// The document with spans. Syntax errors are all reported (up to
 /// [`MAX_SYNTAX_PROBLEMS`]).
-pub(super) fn syntax<'i>(source: &Source, text: &'i str) -> Result<Root<'i>, Unreadable> {
+pub(crate) fn syntax<'i>(source: &Source, text: &'i str) -> Result<Root<'i>, Unreadable> {
     let (root, syntax) = toml::de::DeTable::parse_recoverable(text);
     if syntax.is_empty() {
         return Ok(root);
@@ -96,7 +96,7 @@ pub(super) fn syntax<'i>(source: &Source, text: &'i str) -> Result<Root<'i>, Unr
 }
 
 /// A parsed document.
-pub(super) type Root<'i> = toml::Spanned<toml::de::DeTable<'i>>;
+pub(crate) type Root<'i> = toml::Spanned<toml::de::DeTable<'i>>;
 
 /// The document into the file's types. When the types do not fit, every
 /// table and every entry of an array of tables is read on its own, so that

@@ -37,13 +37,13 @@ pub(super) const SET_TABLE: &str = "--set";
 type Value<'i> = Spanned<DeValue<'i>>;
 
 /// One swept path and the values it takes, in the order written.
-pub(super) struct Axis<'i> {
+pub(crate) struct Axis<'i> {
     pub path: Spanned<String>,
     pub values: Vec<Value<'i>>,
 }
 
 /// What the `[sweep]` table asks for.
-pub(super) struct SweepSpec<'i> {
+pub(crate) struct SweepSpec<'i> {
     pub axes: Vec<Axis<'i>>,
     pub columns: Vec<Total>,
     pub span: Range<usize>,
@@ -64,7 +64,7 @@ fn take<'i>(table: &mut DeTable<'i>, key: &str) -> Option<(Range<usize>, Value<'
 }
 
 /// The `[sweep]` table, taken out of the document.
-pub(super) fn take_sweep<'i>(
+pub(crate) fn take_sweep<'i>(
     problems: &mut Problems,
     root: &mut DeTable<'i>,
 ) -> Option<SweepSpec<'i>> {
@@ -255,7 +255,7 @@ fn point<'i>(problems: &mut Problems, entry: Value<'i>) -> Option<PointExpect<'i
 
 /// The `--set` table appended to the text, taken out of the document:
 /// (path, value) in the order given.
-pub(super) fn take_sets<'i>(root: &mut DeTable<'i>) -> Vec<(Spanned<String>, Value<'i>)> {
+pub(crate) fn take_sets<'i>(root: &mut DeTable<'i>) -> Vec<(Spanned<String>, Value<'i>)> {
     let Some((_, sets)) = take(root, SET_TABLE) else {
         return Vec::new();
     };
@@ -303,7 +303,7 @@ pub const MAX_PATH_SEGMENTS: usize = 32;
 
 /// A path as a message quotes it: whole up to 60 characters, then cut
 /// (the span under it shows the rest).
-pub(super) fn shown_path(path: &str) -> String {
+pub(crate) fn shown_path(path: &str) -> String {
     match path.char_indices().nth(60) {
         Some((at, _)) => format!("{}...", &path[..at]),
         None => path.to_string(),
@@ -313,7 +313,7 @@ pub(super) fn shown_path(path: &str) -> String {
 /// Writes `value` at `path` of the document. The keys written take
 /// `key_span`, so that a problem with one is shown where it is written.
 /// Returns why not, when the path leads nowhere.
-pub(super) fn set<'i>(
+pub(crate) fn set<'i>(
     root: &mut DeTable<'i>,
     path: &str,
     key_span: Range<usize>,
