@@ -114,8 +114,12 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
     }
 }
 
-/// Every scenario a file describes: itself, or each point of its sweep.
+/// Every queue scenario a file describes: itself, or each point of its
+/// sweep; a dataflow file describes none.
 pub fn scenarios(name: &str, text: &str) -> Result<Vec<Scenario>, Box<Invalid>> {
+    if is_dataflow(text) {
+        return Ok(Vec::new());
+    }
     Ok(match load(name, text, &[])?.0 {
         Loaded::One(scenario) => vec![*scenario],
         Loaded::Sweep(sweep) => sweep.points.into_iter().map(|p| p.scenario).collect(),
