@@ -7,12 +7,13 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 36] = [
+const BAD_INPUTS: [&str; 37] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
     "dataflow-mistakes",
+    "dataflow-wrong-types",
     "duplicate-id",
     "empty",
     "every-layer",

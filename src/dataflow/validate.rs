@@ -52,12 +52,16 @@ pub(crate) fn read(
         );
         root.get_mut().remove(k);
     }
-    let raw = match File::deserialize(toml::de::Deserializer::from(root)) {
+    let raw = match File::deserialize(toml::de::Deserializer::from(root.clone())) {
         Ok(raw) => raw,
         Err(e) => {
-            problems
-                .list
-                .push(crate::scenario::toml_errors::toml_problem(source, &e));
+            // Every table and entry read on its own: each one's first
+            // mistake is reported, not only the file's first.
+            let mut each = types(source, &root);
+            if each.is_empty() {
+                each.push(crate::scenario::toml_errors::toml_problem(source, &e));
+            }
+            problems.list.extend(each);
             return Err(sorted(problems.list));
         }
     };
@@ -66,6 +70,44 @@ pub(crate) fn read(
         Some(f) if problems.list.is_empty() => Ok(f),
         _ => Err(sorted(problems.list)),
     }
+}
+
+/// The type problems of each table and of each entry of an array of
+/// tables, read on its own.
+fn types(source: &Source, root: &toml::Spanned<toml::de::DeTable<'_>>) -> Vec<Problem> {
+    use crate::scenario::file::ScenarioMeta;
+    use crate::scenario::questions::QuestionTable;
+    type V<'i> = toml::Spanned<toml::de::DeValue<'i>>;
+    fn one<'i, T: serde::Deserialize<'i>>(source: &Source, v: &V<'i>, out: &mut Vec<Problem>) {
+        if let Err(e) = T::deserialize(toml::de::ValueDeserializer::from(v.clone())) {
+            out.push(crate::scenario::toml_errors::toml_problem(source, &e));
+        }
+    }
+    fn entries<'i, T: serde::Deserialize<'i>>(source: &Source, v: &V<'i>, out: &mut Vec<Problem>) {
+        match v.get_ref() {
+            toml::de::DeValue::Array(items) => {
+                for item in items.iter() {
+                    one::<T>(source, item, out);
+                }
+            }
+            _ => one::<Vec<T>>(source, v, out),
+        }
+    }
+    let mut out = Vec::new();
+    for (key, v) in root.get_ref().iter() {
+        match key.get_ref().as_ref() {
+            "scenario" => one::<ScenarioMeta>(source, v, &mut out),
+            "limits" => one::<file::LimitsTable>(source, v, &mut out),
+            "expect" => one::<file::ExpectTable>(source, v, &mut out),
+            "node" => entries::<file::NodeTable>(source, v, &mut out),
+            "channel" => entries::<file::ChannelTable>(source, v, &mut out),
+            "send" => entries::<file::SendTable>(source, v, &mut out),
+            "snapshot" => entries::<file::SnapshotTable>(source, v, &mut out),
+            "question" => entries::<QuestionTable>(source, v, &mut out),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn sorted(mut list: Vec<Problem>) -> Vec<Problem> {
