@@ -30,6 +30,7 @@ use scenario_run::report::sentence::describe;
 const STEPS: &str = "scenarios/16-two-operator-steps.toml";
 const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
 const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
+const DATAFLOW: &str = "scenarios/37-chandy-lamport-in-flight.toml";
 
 /// A browser of its own (its own profile, so local storage starts empty)
 /// and the reports of the three scenarios above.
@@ -47,7 +48,7 @@ impl Session {
         let path = available(chromium(), "chromium (apt-get install chromium)")?;
         let d = scratch(&format!("playback-{name}"));
         let out = d.join("out");
-        let o = report(&out, "html,json", &[STEPS, QUESTIONS, LARGE]);
+        let o = report(&out, "html,json", &[STEPS, QUESTIONS, LARGE, DATAFLOW]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let profile = d.join("profile");
         let options = LaunchOptions::default_builder()
@@ -530,5 +531,48 @@ fn notes_persist_and_the_exported_run_is_the_json_report() {
             .unwrap();
         let file = s.out.join("17-outage-100k-per-hour.json");
         assert_eq!(exported.as_str().unwrap(), std::fs::read_to_string(file).unwrap());
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn the_dataflow_page_steps_through_the_instants_and_plays_only_when_asked() {
+    let Some(s) = Session::start("dataflow") else {
+        return;
+    };
+    let tab = s.browser.new_tab().unwrap();
+    tab.set_default_timeout(Duration::from_secs(30));
+    let url = format!("file://{}#t=0", s.page(DATAFLOW).display());
+    tab.navigate_to(&url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#df-next").unwrap();
+    s.check(&tab, || {
+        // Opened at 0s, it stays there: nothing plays by itself.
+        std::thread::sleep(Duration::from_millis(800));
+        assert_eq!(text(&tab, "#scrub-at"), "0ms");
+        // The instants where something happens in scenario 37: 0s, 1ms
+        // (the markers reach B and C), 3ms (the 7 reaches C), 4ms (B's
+        // marker: complete).
+        for want in ["1ms", "3ms", "4ms", "4ms"] {
+            click(&tab, "#df-next");
+            assert_eq!(text(&tab, "#scrub-at"), want);
+        }
+        click(&tab, "#df-back");
+        assert_eq!(text(&tab, "#scrub-at"), "3ms");
+        // At 3ms only the happenings of 4ms are still to come.
+        assert_eq!(
+            js(&tab, "document.querySelectorAll('#log tr.future').length"),
+            json!(3)
+        );
+        assert!(js(&tab, "location.hash").as_str().unwrap().ends_with("t=3"));
+        // Play from the end starts again at 0s and reaches the end.
+        click(&tab, "#df-next");
+        click(&tab, "#df-play");
+        assert_eq!(text(&tab, "#df-play"), "pause");
+        eventually("playback reached the end", || {
+            text(&tab, "#scrub-at") == "4ms" && text(&tab, "#df-play") == "play"
+        });
     });
 }
