@@ -15,7 +15,6 @@ pub fn totals(flow: &Dataflow, outcome: &Outcome) -> Json {
     let count = |o: super::world::AttemptOutcome| {
         outcome.attempts.iter().filter(|a| a.outcome == o).count()
     };
-    let _ = flow;
     json!({
         "nodes": flow.nodes.len(),
         "channels": flow.channels.len(),
@@ -132,7 +131,7 @@ pub fn snapshots(flow: &Dataflow, outcome: &Outcome) -> Json {
                     let r = &a.nodes[n];
                     let mut o = Map::new();
                     o.insert("name".into(), json!(node.name));
-                    o.insert("status".into(), json!(r.status.0.as_str()));
+                    o.insert("status".into(), json!(r.status.as_str()));
                     if let Some(s) = r.recorded_state {
                         o.insert("recorded_state".into(), json!(s));
                     }

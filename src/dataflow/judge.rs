@@ -258,7 +258,7 @@ fn node_story(flow: &Dataflow, outcome: &Outcome, a: u32, n: u32) -> String {
     let at = &outcome.attempts[a as usize];
     let node = &at.nodes[n as usize];
     let name = &flow.nodes[n as usize].name;
-    match node.status.0 {
+    match node.status {
         NodeStatus::NotRecorded => {
             let mut s = format!("{name} never recorded in snapshot {}", a + 1);
             let incoming: Vec<u32> = flow.incoming(n).collect();
@@ -369,7 +369,7 @@ fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> S
     let receiver = &at.nodes[ch.to as usize];
     let to = &flow.nodes[ch.to as usize].name;
     let pr = &at.partitions[outcome.partition(c, p)];
-    let mut s = match (receiver.status.0, receiver.recorded_at) {
+    let mut s = match (receiver.status, receiver.recorded_at) {
         (NodeStatus::NotRecorded, _) => {
             format!("{to} never recorded, so {name} was never recorded")
         }

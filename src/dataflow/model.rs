@@ -238,7 +238,7 @@ pub const STATUSES: [&str; 4] = ["complete", "aborted", "not_recorded", "waiting
 /// What an expectation says, e.g. `snapshot 1 node "C" recorded_state = 2`.
 pub fn describe(flow: &Dataflow, e: &Expectation) -> String {
     let check = match &e.check {
-        Check::Equals(v) => format!("= {}", shown(v)),
+        Check::Equals(v) => format!("= {v}"),
         other => format!("is {other}"),
     };
     match e.target {
@@ -263,10 +263,4 @@ pub fn describe(flow: &Dataflow, e: &Expectation) -> String {
         ),
         Target::State(n) => format!("node \"{}\" state {check}", flow.nodes[n as usize].name),
     }
-}
-
-/// A value as a dataflow expectation shows it: texts without quotes are
-/// not needed here, so the shared rendering is used.
-fn shown(v: &crate::model::Value) -> String {
-    v.to_string()
 }

@@ -105,7 +105,7 @@ fn recorded(
 
 fn node(f: &Dataflow, o: &Outcome, attempt: u32, name: &str) -> (N, Option<i64>) {
     let n = &o.attempts[attempt as usize].nodes[f.node(name) as usize];
-    (n.status.0, n.recorded_state)
+    (n.status, n.recorded_state)
 }
 
 const ALL: Markers = Markers::EveryPartition;

@@ -200,7 +200,7 @@ pub fn cuts(flow: &Dataflow, outcome: &Outcome) -> String {
                 let r = &a.nodes[n];
                 vec![
                     node.name.clone(),
-                    r.status.0.as_str().to_string(),
+                    r.status.as_str().to_string(),
                     r.recorded_state.map_or("-".into(), |s| s.to_string()),
                     r.recorded_at.map_or("-".into(), dur),
                 ]

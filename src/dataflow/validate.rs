@@ -11,7 +11,7 @@ use super::model::*;
 use crate::diagnostic::{Problem, Source, did_you_mean};
 use crate::model::{Check, Millis};
 use crate::scenario::expect::{Kind, check};
-use crate::scenario::problems::{MAX_ID, MAX_NAME, Problems};
+use crate::scenario::problems::{MAX_ID, Problems};
 
 /// Reads a parsed dataflow document into the model.
 pub(crate) fn read(
@@ -607,7 +607,6 @@ fn nodes(problems: &mut Problems, raw: &[S<file::NodeTable>]) -> Vec<Node> {
             state,
         });
     }
-    let _ = MAX_NAME;
     nodes
 }
 

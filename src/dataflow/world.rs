@@ -39,8 +39,9 @@ impl AttemptOutcome {
 }
 
 /// A node's part in one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NodeStatus {
+    #[default]
     NotRecorded,
     /// Recorded, some marker it waits for not yet arrived.
     Waiting,
@@ -62,7 +63,7 @@ impl NodeStatus {
 
 #[derive(Debug, Clone, Default)]
 pub struct NodeRecord {
-    pub status: NodeStatusCell,
+    pub status: NodeStatus,
     /// The state recorded, while it is kept (not for a discarded node).
     pub recorded_state: Option<i64>,
     /// When it recorded (kept after a discard, for explanations).
@@ -73,16 +74,6 @@ pub struct NodeRecord {
     pub buffered: u64,
     /// Waited-for partitions whose marker has not arrived.
     waiting_for: u64,
-}
-
-/// A [`NodeStatus`] with a default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeStatusCell(pub NodeStatus);
-
-impl Default for NodeStatusCell {
-    fn default() -> Self {
-        NodeStatusCell(NodeStatus::NotRecorded)
-    }
 }
 
 /// Whether a channel partition is being recorded in an attempt.
@@ -154,6 +145,8 @@ pub struct Attempt {
     /// Recorded node states plus recorded channel values.
     pub recorded_total: i128,
     started: bool,
+    /// Nodes not complete yet: the attempt completes when none is left.
+    incomplete: usize,
 }
 
 impl Attempt {
@@ -162,7 +155,7 @@ impl Attempt {
     }
 
     pub fn status(&self, node: NodeIndex) -> NodeStatus {
-        self.nodes[node as usize].status.0
+        self.nodes[node as usize].status
     }
 }
 
@@ -473,6 +466,7 @@ impl<'a> World<'a> {
                 consistent: None,
                 recorded_total: 0,
                 started: false,
+                incomplete: flow.nodes.len(),
             })
             .collect();
         World {
@@ -636,7 +630,7 @@ impl<'a> World<'a> {
             self.attempts[a as usize]
                 .nodes
                 .get(ch.from as usize)
-                .is_none_or(|n| n.status.0 == NodeStatus::NotRecorded)
+                .is_none_or(|n| n.status == NodeStatus::NotRecorded)
         });
         let part = self.base[s.channel as usize] + s.partition;
         let (departs, arrives) = self.departure(s.channel);
@@ -724,7 +718,7 @@ impl<'a> World<'a> {
             let credited_in_state = self.attempts[w as usize]
                 .nodes
                 .get(to as usize)
-                .is_none_or(|n| n.status.0 == NodeStatus::NotRecorded);
+                .is_none_or(|n| n.status == NodeStatus::NotRecorded);
             let credited = credited_in_state as u8 + watched_in_channel as u8;
             if credited != debited as u8 {
                 self.watched.defects_total += 1;
@@ -794,7 +788,7 @@ impl<'a> World<'a> {
         if pr.recording == Recording::On {
             pr.recording = Recording::Stopped;
             let node = &mut a.nodes[to as usize];
-            if waited && node.status.0 == NodeStatus::Waiting {
+            if waited && node.status == NodeStatus::Waiting {
                 node.waiting_for -= 1;
             }
         }
@@ -829,7 +823,7 @@ impl<'a> World<'a> {
                 }
             }
             let node = &mut a.nodes[n as usize];
-            node.status = NodeStatusCell(NodeStatus::Waiting);
+            node.status = NodeStatus::Waiting;
             node.recorded_state = Some(state);
             node.recorded_at = Some(now);
             node.waiting_for = waiting;
@@ -884,16 +878,17 @@ impl<'a> World<'a> {
     fn check_node(&mut self, n: NodeIndex, k: u32) {
         let a = &mut self.attempts[k as usize];
         let node = &mut a.nodes[n as usize];
-        if node.status.0 != NodeStatus::Waiting || node.waiting_for > 0 {
+        if node.status != NodeStatus::Waiting || node.waiting_for > 0 {
             return;
         }
-        node.status = NodeStatusCell(NodeStatus::Complete);
+        node.status = NodeStatus::Complete;
+        a.incomplete -= 1;
+        let done = a.incomplete == 0;
         self.note(Happened::NodeComplete {
             attempt: k,
             node: n,
         });
-        let a = &self.attempts[k as usize];
-        if a.nodes.iter().all(|n| n.status.0 == NodeStatus::Complete) {
+        if done {
             self.finalize(k, AttemptOutcome::Complete);
         }
     }
@@ -904,10 +899,10 @@ impl<'a> World<'a> {
         let mut freed = 0u64;
         let a = &mut self.attempts[k as usize];
         for (n, node) in a.nodes.iter_mut().enumerate() {
-            if node.status.0 != NodeStatus::Waiting {
+            if node.status != NodeStatus::Waiting {
                 continue;
             }
-            node.status = NodeStatusCell(NodeStatus::Aborted);
+            node.status = NodeStatus::Aborted;
             node.discarded_state = node.recorded_state.take();
             discarded += 1;
             for &c in &self.incoming[n] {
