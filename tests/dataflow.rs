@@ -6,7 +6,7 @@ mod common;
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use scenario_run::dataflow::world::AttemptOutcome;
+use scenario_run::dataflow::outcome::AttemptOutcome;
 use scenario_run::dataflow::{self, Dataflow};
 
 use common::{code, run, stdout};

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::model::Dataflow;
-use super::world::{Happened, Outcome};
+use super::outcome::{Happened, Outcome};
 use crate::duration::format as dur;
 
 /// Arrows drawn at most (the first ones of the run); the rest are counted
@@ -166,7 +166,7 @@ pub fn svg(flow: &Dataflow, outcome: &Outcome) -> (String, usize) {
         if points.is_empty() {
             continue;
         }
-        let dash = if a.outcome == super::world::AttemptOutcome::Complete {
+        let dash = if a.outcome == super::outcome::AttemptOutcome::Complete {
             ""
         } else {
             r#" stroke-dasharray="6 4""#

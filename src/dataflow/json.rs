@@ -6,13 +6,13 @@ use serde_json::{Map, Value as Json, json};
 
 use super::Ran;
 use super::model::{Dataflow, describe};
-use super::world::{Happened, Outcome};
+use super::outcome::{Happened, Outcome};
 use crate::diagnostic::Located;
 use crate::model::{Check, Verdict};
 
 /// The few figures the batch index shows of a run.
 pub fn totals(flow: &Dataflow, outcome: &Outcome) -> Json {
-    let count = |o: super::world::AttemptOutcome| {
+    let count = |o: super::outcome::AttemptOutcome| {
         outcome.attempts.iter().filter(|a| a.outcome == o).count()
     };
     json!({
@@ -20,9 +20,9 @@ pub fn totals(flow: &Dataflow, outcome: &Outcome) -> Json {
         "channels": flow.channels.len(),
         "sends": flow.sends.len(),
         "snapshots": outcome.attempts.len(),
-        "complete": count(super::world::AttemptOutcome::Complete),
-        "aborted": count(super::world::AttemptOutcome::Aborted),
-        "incomplete": count(super::world::AttemptOutcome::Incomplete),
+        "complete": count(super::outcome::AttemptOutcome::Complete),
+        "aborted": count(super::outcome::AttemptOutcome::Aborted),
+        "incomplete": count(super::outcome::AttemptOutcome::Incomplete),
         "events": outcome.events,
         "end": outcome.end,
     })

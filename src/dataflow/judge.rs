@@ -3,7 +3,8 @@
 //! a cut counted twice or missed, what arrived around a recording window.
 
 use super::model::{Dataflow, Expectation, Markers, Target};
-use super::world::{self, AttemptOutcome, MarkerFate, NodeStatus, Outcome, Recording, Watch};
+use super::outcome::{AttemptOutcome, MarkerFate, NodeStatus, Outcome, Recording, Watch};
+use super::world;
 use crate::diagnostic::{Problem, Source};
 use crate::duration::format as dur;
 use crate::model::{Value, Verdict};

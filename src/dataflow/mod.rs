@@ -8,23 +8,28 @@
 //! |---|---|
 //! | `file.rs` | the file's tables as written, with spans |
 //! | `validate.rs` | from the tables to the model, every problem located |
+//! | `expect.rs` | `[expect]` and `[[question]]`: what each names, checked |
 //! | `model.rs` | the validated dataflow and its expectations |
 //! | `world.rs` | the run: sends, markers, recordings, timeouts |
+//! | `outcome.rs` | what a run produces: attempts, records, happenings, stops |
 //! | `judge.rs` | verdicts, and diagnostics that explain a failure |
 //! | `text.rs` | the transcript and the space-time diagram |
 //! | `json.rs` | the JSON report |
 
 pub mod diagram;
+mod expect;
 pub mod file;
 pub mod json;
 pub mod judge;
 pub mod model;
+pub mod outcome;
 pub mod text;
 pub mod validate;
 pub mod world;
 
 pub use model::Dataflow;
-pub use world::{Outcome, Stop, run};
+pub use outcome::{Outcome, Stop};
+pub use world::run;
 
 #[cfg(test)]
 mod tests;

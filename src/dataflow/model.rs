@@ -2,8 +2,6 @@
 //! of one or more partitions, scheduled sends, snapshot attempts, and what
 //! the file expects of them.
 
-use std::ops::Range;
-
 use crate::model::{Check, Millis};
 
 /// The most nodes a dataflow file may declare.
@@ -51,15 +49,7 @@ pub struct Dataflow {
 
 /// A question a report asks, answered from the run (as of `at`, or at
 /// the end).
-#[derive(Debug, Clone)]
-pub struct Question {
-    pub ask: String,
-    pub at: Option<Millis>,
-    pub answer: Target,
-    /// The answer as the file names it.
-    pub answer_name: String,
-    pub explain: Option<String>,
-}
+pub type Question = crate::model::Question<Target>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -203,13 +193,7 @@ impl Dataflow {
 }
 
 /// One expectation with the span of its value in the file.
-#[derive(Debug, Clone)]
-pub struct Expectation {
-    pub target: Target,
-    pub check: Check,
-    pub span: Range<usize>,
-    pub description: Option<String>,
-}
+pub type Expectation = crate::model::Expectation<Target>;
 
 /// What an expectation reads. Attempts are 0-based here (1-based in the
 /// file).

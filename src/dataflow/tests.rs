@@ -2,7 +2,8 @@
 //! built in code.
 
 use super::model::*;
-use super::world::{AttemptOutcome as O, MarkerFate, NodeStatus as N, Outcome, run};
+use super::outcome::{AttemptOutcome as O, MarkerFate, NodeStatus as N, Outcome};
+use super::world::run;
 
 /// A dataflow of `nodes` (name, state) and `channels` (from, to, latency
 /// ms, partitions), nothing sent, no snapshot.

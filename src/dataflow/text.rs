@@ -2,7 +2,7 @@
 //! and each attempt's recorded cut as tables. Colour-free and fixed-width.
 
 use super::model::{Dataflow, SendKind};
-use super::world::{Happened, Outcome};
+use super::outcome::{Happened, Outcome};
 use crate::duration::format as dur;
 use crate::expect::words::plural;
 use crate::report::text::table;
@@ -150,7 +150,7 @@ pub fn transcript(flow: &Dataflow, outcome: &Outcome, until: Option<u64>) -> Str
         out.push_str(&format!(
             "... and {} more (a transcript keeps the first {})\n",
             outcome.log_dropped,
-            super::world::MAX_LOG
+            super::outcome::MAX_LOG
         ));
     }
     out.push('\n');

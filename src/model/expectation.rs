@@ -3,10 +3,12 @@
 use std::ops::Range;
 
 use super::{EventKind, MessageIndex, Millis, Scenario, Total};
-/// One expectation, validated, with the span of its value in the file.
+/// One expectation, validated, with the span of its value in the file;
+/// generic over what it reads (a queue scenario's [`Target`] by default,
+/// a dataflow's own target for a dataflow file).
 #[derive(Debug, Clone)]
-pub struct Expectation {
-    pub target: Target,
+pub struct Expectation<T = Target> {
+    pub target: T,
     pub check: Check,
     pub span: Range<usize>,
     pub description: Option<String>,

@@ -47,13 +47,33 @@ pub(super) fn questions(
     raw: &[S<QuestionTable>],
     scenario: &Scenario,
 ) -> Vec<Question> {
+    read_questions(
+        problems,
+        raw,
+        "split the lesson into several files; each question may re-run the scenario up to its `at`",
+        |problems, text| answer(problems, scenario, text),
+    )
+}
+
+/// `[[question]]` entries: their texts checked, at most
+/// [`MAX_QUESTIONS`], each answer read by `answer` (a queue scenario's or
+/// a dataflow's).
+pub(crate) fn read_questions<T>(
+    problems: &mut Problems,
+    raw: &[S<QuestionTable>],
+    too_many_help: &str,
+    mut answer: impl FnMut(&mut Problems, &S<String>) -> Option<T>,
+) -> Vec<Question<T>> {
     let mut out = Vec::new();
     if let Some(extra) = raw.get(MAX_QUESTIONS) {
         problems.error_help(
             Some(extra.span()),
-            format!("a file may ask at most {MAX_QUESTIONS} questions, this one asks {}", raw.len()),
+            format!(
+                "a file may ask at most {MAX_QUESTIONS} questions, this one asks {}",
+                raw.len()
+            ),
             "one too many",
-            "split the lesson into several files; each question may re-run the scenario up to its `at`",
+            too_many_help,
         );
     }
     for q in raw {
@@ -71,7 +91,7 @@ pub(super) fn questions(
                 MAX_DESCRIPTION,
             );
         }
-        let Some(answer) = answer(problems, scenario, &q.answer) else {
+        let Some(answer) = answer(problems, &q.answer) else {
             continue;
         };
         out.push(Question {
