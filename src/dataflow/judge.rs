@@ -53,10 +53,20 @@ pub fn failures(
     outcome: &Outcome,
     failed: &[&Verdict],
 ) -> Vec<Problem> {
+    let mut reruns = 0;
     failed
         .iter()
         .map(|v| {
             let e = &flow.expectations[v.index];
+            // An explanation that needs a second run (the transfers at
+            // fault, a partition's arrivals) gets one for the first
+            // failures only: a file of many such failures costs a few
+            // runs, not one each.
+            let rerun = matches!(e.target, Target::Consistent(_) | Target::Recorded(..))
+                && reruns < MAX_RERUNS;
+            if rerun {
+                reruns += 1;
+            }
             let message = format!(
                 "expected {}, got {}",
                 super::model::describe(flow, e),
@@ -68,14 +78,26 @@ pub fn failures(
                 help.push_str(d.trim());
                 help.push_str("\n\n");
             }
-            help.push_str(&explain(flow, outcome, e));
+            help.push_str(&explain(flow, outcome, e, rerun));
             Problem::new(source, Some(e.span.clone()), message, label).with_help(help.trim_end())
         })
         .collect()
 }
 
-/// Why the run shows what it shows for an expectation's target.
-pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation) -> String {
+/// The failures of a file whose explanations run the file again (see
+/// [`failures`]).
+pub const MAX_RERUNS: usize = 4;
+
+/// What an explanation says instead of what a second run would show.
+fn not_rerun() -> String {
+    format!(
+        "(a file's first {MAX_RERUNS} such failures are explained from a second run; fix those first)"
+    )
+}
+
+/// Why the run shows what it shows for an expectation's target; `rerun`:
+/// whether it may run the file again to show what the run did not keep.
+pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation, rerun: bool) -> String {
     match e.target {
         Target::Outcome(a) | Target::CompletedAt(a) => attempt_story(flow, outcome, a),
         Target::Status(a, n) | Target::RecordedState(a, n) => {
@@ -87,7 +109,7 @@ pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation) -> String {
             s.push_str(&attempt_story(flow, outcome, a));
             s
         }
-        Target::Consistent(a) => cut_story(flow, outcome, a),
+        Target::Consistent(a) => cut_story(flow, outcome, a, rerun),
         Target::MaxRecorded(a) => {
             let at = &outcome.attempts[a as usize];
             let mut s = format!(
@@ -112,7 +134,7 @@ pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation) -> String {
             s.push_str(&attempt_story(flow, outcome, a));
             s
         }
-        Target::Recorded(a, c, p) => window_story(flow, outcome, a, c, p),
+        Target::Recorded(a, c, p) => window_story(flow, outcome, a, c, p, rerun),
         Target::State(n) => format!(
             "{} started at {} and ended at {}",
             flow.nodes[n as usize].name, flow.nodes[n as usize].state, outcome.states[n as usize]
@@ -294,7 +316,7 @@ fn node_story(flow: &Dataflow, outcome: &Outcome, a: u32, n: u32) -> String {
 }
 
 /// Why a cut does not add up: the transfers it counted twice or missed.
-fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
+fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32, rerun: bool) -> String {
     let at = &outcome.attempts[a as usize];
     let Some(false) = at.consistent else {
         return match at.consistent {
@@ -314,6 +336,11 @@ fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
         at.recorded_total,
         flow.total()
     );
+    if !rerun {
+        s.push('\n');
+        s.push_str(&not_rerun());
+        return s;
+    }
     let Ok(watched) = world::run_watching(
         flow,
         Watch {
@@ -363,7 +390,7 @@ fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
 }
 
 /// The arrivals on a partition around its recording window.
-fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> String {
+fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32, rerun: bool) -> String {
     let at = &outcome.attempts[a as usize];
     let ch = &flow.channels[c as usize];
     let name = flow.partition_name(c, p);
@@ -398,6 +425,11 @@ fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> S
             )
         }
     };
+    if !rerun {
+        s.push('\n');
+        s.push_str(&not_rerun());
+        return s;
+    }
     let part = outcome.partition(c, p) as u32;
     let Ok(watched) = world::run_watching(
         flow,

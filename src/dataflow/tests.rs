@@ -439,3 +439,37 @@ fn a_run_stopped_at_a_time_shows_the_attempt_as_it_was() {
     assert_eq!(o.attempts[0].outcome, whole.attempts[0].outcome);
     assert_eq!(o.events, whole.events);
 }
+
+#[test]
+fn only_a_files_first_failures_run_it_again_to_explain() {
+    use crate::model::{Check, Value, Verdict};
+    let mut f = seed_first();
+    let bc = f.chan("B", "C");
+    for _ in 0..6 {
+        f.expectations.push(Expectation {
+            target: Target::Recorded(0, bc, 0),
+            check: Check::Equals(Value::Ints(vec![99])),
+            span: 0..0,
+            description: None,
+        });
+    }
+    let o = run(&f).unwrap();
+    let verdicts = super::judge::judge(&f, &o);
+    let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
+    assert_eq!(failed.len(), 6);
+    let source = crate::diagnostic::Source::new("t.toml", "");
+    let problems = super::judge::failures(&source, &f, &o, &failed);
+    let rerun =
+        |p: &crate::diagnostic::Problem| p.help.as_deref().unwrap().contains("arrivals on B->C");
+    assert_eq!(
+        problems.iter().filter(|p| rerun(p)).count(),
+        super::judge::MAX_RERUNS
+    );
+    assert!(
+        problems[5]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("first 4 such failures")
+    );
+}
