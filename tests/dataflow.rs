@@ -298,3 +298,40 @@ fn questions_are_answered_from_the_run_and_as_of_their_time() {
     assert_eq!(q[0]["value"], serde_json::json!([]));
     assert_eq!(q[1]["value"], 2);
 }
+
+/// The Markdown report draws the graph as a Mermaid flowchart: at most 40
+/// nodes and the channels between them, every name escaped, and it says
+/// what it left out.
+#[test]
+fn the_markdown_graph_is_bounded_and_escapes_names() {
+    let d = common::scratch("dataflow-graph");
+    let mut text = String::new();
+    for i in 0..45 {
+        text.push_str(&format!("[[node]]\nname = 'n{i}\"]`'\n\n"));
+    }
+    for i in 0..45 {
+        text.push_str(&format!(
+            "[[channel]]\nfrom = 'n{i}\"]`'\nto = 'n{}\"]`'\nlatency = \"2ms\"\npartitions = 2\n\n",
+            (i + 1) % 45
+        ));
+    }
+    text.push_str("[[snapshot]]\nat = \"1ms\"\ninitiators = ['n0\"]`']\n");
+    let file = d.join("ring.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = d.join("out");
+    let o = common::report(&out, "markdown", &[file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", common::stderr(&o));
+    let md = std::fs::read_to_string(out.join("ring.md")).unwrap();
+    assert!(md.contains("The first 40 nodes of 45 are drawn."), "{md}");
+    // n39 -> n40 .. n44 -> n0: 6 channels reach a node not drawn.
+    assert!(md.contains("6 of 45 channels are not drawn"), "{md}");
+    let graph = &md[md.find("```mermaid\n").unwrap()..];
+    let graph = &graph[..graph[3..].find("```").unwrap() + 3];
+    assert!(graph.contains("    n7[\"n7#34;#93;#96;\"]\n"), "{graph}");
+    assert!(
+        graph.contains("    n7 -->|\"2ms, 2 partitions\"| n8\n"),
+        "{graph}"
+    );
+    assert!(!graph.contains("n40"), "{graph}");
+    assert_eq!(graph.matches("-->").count(), 39, "{graph}");
+}

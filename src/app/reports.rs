@@ -239,7 +239,12 @@ fn dataflow_report(
     match format {
         ReportFormat::Json => Ok(()),
         ReportFormat::Markdown => {
-            templates.render_to(DATAFLOW_MARKDOWN, context! { report => report }, out)
+            let graph = crate::dataflow::diagram::graph(&ran.flow);
+            templates.render_to(
+                DATAFLOW_MARKDOWN,
+                context! { report => report, graph => Value::from(Serde(&graph)) },
+                out,
+            )
         }
         ReportFormat::Html => {
             let Ok(outcome) = &ran.run else {
@@ -253,6 +258,8 @@ fn dataflow_report(
                     report => report,
                     diagram => Value::from_safe_string(diagram),
                     left_out => left_out,
+                    nodes_left_out => ran.flow.nodes.len().saturating_sub(crate::dataflow::diagram::MAX_NODES_DRAWN),
+                    max_nodes => crate::dataflow::diagram::MAX_NODES_DRAWN,
                     max_arrows => crate::dataflow::diagram::MAX_ARROWS,
                     axis => vec![Value::from(axis.0), Value::from(axis.1), Value::from(axis.2)],
                 },

@@ -15,6 +15,14 @@ use crate::duration::format as dur;
 /// under the picture.
 pub const MAX_ARROWS: usize = 2_000;
 
+/// Nodes drawn at most, in the diagram and in the graph (the first ones of
+/// the file).
+pub const MAX_NODES_DRAWN: usize = 40;
+
+/// Channels the graph of a Markdown report draws at most (Mermaid, which
+/// renders it on GitHub, refuses a flowchart of more than 500 edges).
+pub const MAX_GRAPH_CHANNELS: usize = 200;
+
 const LEFT: f64 = 90.0;
 const WIDTH: f64 = 900.0;
 const LANE: f64 = 56.0;
@@ -30,9 +38,44 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The graph of nodes and channels a Markdown report draws (as a Mermaid
+/// flowchart): the first [`MAX_NODES_DRAWN`] nodes, each with its index,
+/// and the first [`MAX_GRAPH_CHANNELS`] channels between them, each with
+/// the indices of its ends; and how many of each were left out. Names stay
+/// as the file wrote them; the template escapes them.
+pub fn graph(flow: &Dataflow) -> serde_json::Value {
+    let nodes = flow.nodes.len().min(MAX_NODES_DRAWN);
+    let mut channels = Vec::new();
+    let mut left_out = 0usize;
+    for (c, ch) in flow.channels.iter().enumerate() {
+        let drawn = (ch.from as usize) < nodes && (ch.to as usize) < nodes;
+        if !drawn || channels.len() >= MAX_GRAPH_CHANNELS {
+            left_out += 1;
+            continue;
+        }
+        channels.push(serde_json::json!({
+            "channel": flow.channel_name(c as u32),
+            "from": ch.from,
+            "to": ch.to,
+            "latency": ch.latency,
+            "partitions": ch.partitions,
+            "lose_markers": ch.lose_markers,
+            "down": ch.down.map(|w| serde_json::json!({ "from": w.from, "until": w.until })),
+        }));
+    }
+    serde_json::json!({
+        "nodes": flow.nodes.iter().take(nodes).enumerate()
+            .map(|(i, n)| serde_json::json!({ "index": i, "name": n.name }))
+            .collect::<Vec<_>>(),
+        "channels": channels,
+        "nodes_left_out": flow.nodes.len() - nodes,
+        "channels_left_out": left_out,
+    })
+}
+
 /// The diagram, and how many arrows were left out.
 pub fn svg(flow: &Dataflow, outcome: &Outcome) -> (String, usize) {
-    let nodes = flow.nodes.len().min(40);
+    let nodes = flow.nodes.len().min(MAX_NODES_DRAWN);
     let end = outcome.end.max(1) as f64;
     let x = |t: u64| LEFT + (t as f64 / end) * (WIDTH - LEFT - 20.0);
     let y = |n: u32| TOP + LANE * n as f64;

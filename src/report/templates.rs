@@ -154,6 +154,7 @@ impl Templates {
         env.add_filter("text", text);
         env.add_filter("code", code);
         env.add_filter("markdown", markdown);
+        env.add_filter("mermaid", mermaid);
         let mut origins = BTreeMap::new();
         let mut problems = Vec::new();
         for (name, (origin, text)) in sources {
@@ -369,7 +370,7 @@ fn suggest(ctx: &Value, expr: &str) -> Option<String> {
 }
 
 mod filters;
-use filters::{cell, code, duration, markdown, text};
+use filters::{cell, code, duration, markdown, mermaid, text};
 
 #[cfg(test)]
 mod tests;

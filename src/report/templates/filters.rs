@@ -143,6 +143,27 @@ pub(super) fn code(v: Value) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// `{{ name | mermaid }}`: a value made safe inside a quoted Mermaid
+/// label (`n0["{{ name | mermaid }}"]`): every character but ASCII letters,
+/// digits, space, `-` and `_` is written as Mermaid's entity code (`#35;`
+/// for `#`), so no name can end the label, start Mermaid syntax or Markdown,
+/// or close the code fence the diagram sits in; none becomes "-".
+pub(super) fn mermaid(v: Value) -> String {
+    if v.is_none() || v.is_undefined() {
+        return "-".to_string();
+    }
+    let s = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_') {
+            out.push(c);
+        } else {
+            out.push_str(&format!("#{};", c as u32));
+        }
+    }
+    out
+}
+
 /// `{{ text | markdown }}`: CommonMark rendered to HTML, for descriptions in
 /// HTML reports. Raw HTML in the text is shown as text, never passed
 /// through, so a scenario file cannot inject markup or script.

@@ -73,6 +73,15 @@ fn code_spans_hold_any_text_on_one_line() {
 }
 
 #[test]
+fn a_mermaid_label_cannot_end_itself_or_its_fence() {
+    assert_eq!(mermaid(Value::from("bank-a_1")), "bank-a_1");
+    assert_eq!(mermaid(Value::from("a\"]; b")), "a#34;#93;#59; b");
+    assert_eq!(mermaid(Value::from("```")), "#96;#96;#96;");
+    assert_eq!(mermaid(Value::from("é")), "#233;");
+    assert_eq!(mermaid(Value::from(())), "-");
+}
+
+#[test]
 fn cells_and_durations() {
     assert_eq!(cell(Value::from("a | b\nc")), "a \\| b c");
     assert_eq!(cell(Value::from(())), "-");
