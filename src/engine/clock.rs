@@ -11,6 +11,9 @@ pub(super) struct Clock {
     events: u64,
     pub(super) last_delivery: Option<Millis>,
     pub(super) last_inspection: Option<Millis>,
+    /// A log's last event (an arrival, a restart, a resume): a log run
+    /// ends at its last event (decision 27.16).
+    pub(super) last_event: Option<Millis>,
     /// Where `on_limit = "stop"` ended the run.
     stopped_at: Option<Millis>,
 }
@@ -62,10 +65,11 @@ impl Clock {
     /// Since when nothing has happened: the later of the last delivery and
     /// the last inspection (0 before any).
     pub(super) fn quiet_since(&self) -> Millis {
-        match (self.last_delivery, self.last_inspection) {
+        let quiet = match (self.last_delivery, self.last_inspection) {
             (Some(d), Some(i)) => d.max(i),
             (Some(t), None) | (None, Some(t)) => t,
             (None, None) => 0,
-        }
+        };
+        self.last_event.map_or(quiet, |e| quiet.max(e))
     }
 }

@@ -32,6 +32,9 @@ impl Engine<'_> {
                 total_receives,
             },
         );
+        if self.log.is_some() {
+            self.log_delivery_starts(m, cycle_receives);
+        }
 
         if self.tracked {
             return self.start_tracked(m, total_receives);
@@ -315,7 +318,7 @@ impl Engine<'_> {
                 self.messages.set_acked_at(m, self.clock.now);
                 self.measures.totals.acked += 1;
                 self.record(Some(m), Detail::Acked);
-                self.ready.leave(m);
+                self.leaves(m);
                 self.canary_settled(m, true);
             }
             Finish::AckLost => {
@@ -340,7 +343,9 @@ impl Engine<'_> {
     fn commit(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) {
         let cycle = self.messages.add_effect(m);
         let effect = self.measures.count_effect(intent);
-        self.sinks.effect(key, intent);
+        if !self.log_write(m, key, intent) {
+            self.sinks.effect(key, intent);
+        }
         self.recording.effect(Effect {
             time: self.clock.now,
             message: m,
@@ -415,7 +420,7 @@ impl Engine<'_> {
     /// The message enters quarantine with its diagnostic envelope
     /// (docs/model.md section 5), keeping the last failure's reason and class.
     pub(super) fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
-        self.ready.leave(m);
+        self.leaves(m);
         if !self.scenario.guarantees.quarantine_enabled {
             // No dead-letter queue: the message is dropped (final).
             self.set_state(m, State::Dropped);

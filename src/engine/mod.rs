@@ -30,6 +30,7 @@ mod clock;
 mod consumer;
 mod dedup;
 mod intents;
+mod log;
 mod messages;
 mod one_write;
 mod operator;
@@ -57,6 +58,7 @@ pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
 pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
+pub use log::{LogOutcome, RestartRecord};
 pub use messages::Messages;
 pub use operator::{CANARIES_LISTED, CanaryRecord};
 pub use outcome::{Limit, LimitReached, Outcome};
@@ -153,6 +155,8 @@ struct Engine<'s> {
     /// 17-22): one per message, and [`tracked::EXTRA_DELIVERIES_IN_FLIGHT`].
     in_flight_cap: u64,
     sinks: sinks::Sinks,
+    /// `[log]`: the partitions, positions, checkpoints and restarts.
+    log: Option<Box<log::LogState>>,
 }
 
 impl<'s> Engine<'s> {
@@ -179,7 +183,10 @@ impl<'s> Engine<'s> {
             one_write: false,
             busy_workers: 0,
             in_flight: 0,
-            service_time: scenario.flow.workers.map_or(0, |w| w.service_time),
+            service_time: match &scenario.log {
+                Some(log) => log.service_time,
+                None => scenario.flow.workers.map_or(0, |w| w.service_time),
+            },
             calls: Calls::new(scenario),
             outages: outages::Outages::new(&scenario.outages),
             draws,
@@ -211,8 +218,13 @@ impl<'s> Engine<'s> {
                 .message_count()
                 .saturating_add(tracked::EXTRA_DELIVERIES_IN_FLIGHT),
             sinks: sinks::Sinks::new(scenario),
+            log: scenario
+                .log
+                .as_ref()
+                .map(|log| Box::new(log::LogState::new(scenario, log))),
         };
         engine.one_write = engine.direct
+            && engine.log.is_none()
             && !engine.tracked
             && !engine.calls.limited()
             && !engine.sinks.keeps_rows()
@@ -230,6 +242,9 @@ impl<'s> Engine<'s> {
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
+        if self.log.is_some() {
+            return self.log_ready(m, sequence);
+        }
         if self.one_write && self.one_write_settle(m).is_some() {
             return;
         }
@@ -301,7 +316,20 @@ impl<'s> Engine<'s> {
         self.observe_instant();
         let end = self.clock.end();
         self.observe_alarms(end);
+        if self.log.is_some() {
+            self.log_close(end);
+        }
         end
+    }
+
+    /// Leaves the ready set and, in a log, moves its partition on: `m` is
+    /// acked, quarantined or dropped.
+    #[inline]
+    fn leaves(&mut self, m: MessageIndex) {
+        self.ready.leave(m);
+        if self.log.is_some() {
+            self.record_done(m);
+        }
     }
 
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
@@ -316,6 +344,10 @@ impl<'s> Engine<'s> {
         totals.final_dlq_depth = self.broker.depth();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
+        let log = self.log_outcome();
+        if let Some(log) = &log {
+            totals.drain_time = log.drain_time;
+        }
         debug_assert_eq!(self.broker.queue.arrived(), self.messages.arrived());
         debug_assert_eq!(
             totals.acked,
@@ -338,7 +370,10 @@ impl<'s> Engine<'s> {
         totals.stopped_by = self.stopped_by as u64;
         let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.draws);
         let calls = self.calls.finish(&mut totals);
-        let sinks = self.sinks.finish(self.scenario, &totals);
+        let visible = self.log.as_deref().and_then(|l| l.visible());
+        let sinks = self
+            .sinks
+            .finish(self.scenario, &totals, &self.messages, visible);
         let census = self
             .measures
             .census
@@ -366,6 +401,7 @@ impl<'s> Engine<'s> {
             kind_counts,
             sinks,
             canaries: self.operator.canary_records,
+            log,
         }
     }
 }

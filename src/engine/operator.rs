@@ -72,6 +72,10 @@ impl Engine<'_> {
         }
         let drained = self.clock.quiet_since();
         operator.drains.push(drained);
+        if self.log.is_some() {
+            self.log_drained();
+        }
+        let operator = &mut self.operator;
         if let Some(step) = self.scenario.operators.get(operator.next_step) {
             operator.inspection_due = Some(drained.saturating_add(step.wait));
         }
@@ -299,6 +303,12 @@ impl Engine<'_> {
             *enqueued = at;
         }
         let now = self.clock.now;
+        if self.log.is_some() {
+            // Appended again at the inspection (decision 26.12).
+            self.set_state(m, State::Ready);
+            self.append(m);
+            return;
+        }
         self.broker.queue.put_back(now, at, m);
     }
 }

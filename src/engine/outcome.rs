@@ -7,8 +7,8 @@ use super::recorder::{Recorder, StateChange};
 use super::traffic::Draws;
 use super::transition::{Effect, Transition};
 use crate::model::{
-    AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, NO_TIME, Scenario,
-    SinkField, State, Target, Totals, Value,
+    AlarmField, KeyRef, KindField, MessageField, MessageIndex, Millis, NO_TIME, PartitionField,
+    RestartField, Scenario, SinkField, State, Target, Totals, Value,
 };
 
 /// The result of a run: what reports and expectations read.
@@ -61,11 +61,14 @@ pub struct Outcome {
     /// Each message's time ready but not taken, summed over its
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,
-    /// Per sink (file order, or the default counter): its value and its
-    /// visible duplicates.
-    pub sinks: Vec<[u64; 2]>,
+    /// Per sink (file order, or the default counter): its value, visible
+    /// duplicates, missing intents and most writes of one intent (in the
+    /// order of [`SinkField::ALL`]).
+    pub sinks: Vec<[u64; 4]>,
     /// Every canary redrive, in the order they decided.
     pub canaries: Vec<super::CanaryRecord>,
+    /// With `[log]`: the partitions, checkpoints and restarts.
+    pub log: Option<super::LogOutcome>,
 }
 
 impl Outcome {
@@ -106,6 +109,34 @@ impl Outcome {
             }
             Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
             Target::Sink(sink, field) => Value::Count(outcome.sink_value(sink, field)),
+            Target::Partition(p, field) => {
+                let (end, committed) = outcome
+                    .log
+                    .as_ref()
+                    .and_then(|l| l.partitions.get(p as usize).copied())
+                    .unwrap_or_default();
+                Value::Count(match field {
+                    PartitionField::EndOffset => end,
+                    PartitionField::Committed => committed,
+                })
+            }
+            Target::Restart(r, field) => {
+                let record = outcome
+                    .log
+                    .as_ref()
+                    .and_then(|l| l.restarts.get(r as usize));
+                match (field, record) {
+                    (_, None) => Value::Never,
+                    (RestartField::ResumePositions, Some(record)) => Value::Ints(
+                        (record.resume_positions.iter())
+                            .map(|&p| p.min(i64::MAX as u64) as i64)
+                            .collect(),
+                    ),
+                    (RestartField::CheckpointTime, Some(record)) => {
+                        record.checkpoint_time.map_or(Value::Never, Value::Time)
+                    }
+                }
+            }
             Target::Alarm(a, field) => {
                 let r = outcome.alarms.get(a as usize).cloned().unwrap_or_default();
                 match field {

@@ -319,6 +319,38 @@ impl SourceQueue {
         self.schedule(now, at, slot as u64 | VISIBLE << 32, true);
     }
 
+    /// The earliest scheduled entry (arrivals aside): its time, sequence
+    /// and what it is.
+    pub(super) fn peek_scheduled(&mut self) -> Option<(Millis, u64, Due)> {
+        self.earliest()
+            .map(|(_, e)| (e.at, e.sequence, unpack(e.what, e.sequence)))
+    }
+
+    /// Removes the earliest scheduled entry (a cancelled one).
+    pub(super) fn pop_scheduled(&mut self) {
+        if let Some((source, _)) = self.earliest() {
+            match source {
+                Source::Heap => {
+                    self.due.pop();
+                }
+                Source::Lane(k) => {
+                    self.lanes[k].entries.pop_front();
+                }
+            }
+            self.earliest = None;
+        }
+    }
+
+    /// When the next arrival comes, if one is to come.
+    pub(super) fn arrival_due(&mut self) -> Option<Millis> {
+        self.arrivals.peek().map(|(t, _)| t)
+    }
+
+    /// The sequence number the next scheduled entry gets.
+    pub(super) fn next_sequence(&self) -> u64 {
+        self.sequence
+    }
+
     /// Arrivals taken so far: each message arrives once.
     pub(super) fn arrived(&self) -> u64 {
         self.arrived

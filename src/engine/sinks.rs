@@ -6,7 +6,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::model::{IntentIndex, KeyRef, Scenario, SinkKind, Totals};
+use super::messages::Messages;
+use crate::model::{IntentIndex, KeyRef, MessageIndex, Scenario, SinkKind, State, Totals};
 
 const NO_ROW: IntentIndex = IntentIndex::MAX;
 
@@ -66,18 +67,83 @@ impl Sinks {
         }
     }
 
-    /// Each sink's `[value, visible_duplicates]`, in file order.
-    pub(super) fn finish(&self, scenario: &Scenario, totals: &Totals) -> Vec<[u64; 2]> {
+    /// Each sink's `[value, visible_duplicates, missing,
+    /// max_per_intent]`, in file order. `visible`: under exactly-once, the
+    /// writes committed and their count per intent (otherwise every
+    /// effect is visible). Missing intents are those of arrived messages
+    /// with no visible write.
+    pub(super) fn finish(
+        &self,
+        scenario: &Scenario,
+        totals: &Totals,
+        messages: &Messages,
+        visible: Option<(u64, &[u32])>,
+    ) -> Vec<[u64; 4]> {
+        let intents = scenario.intent_count();
+        // Whether each intent has an arrived message.
+        let mut arrived = vec![false; intents];
+        let mut effects_of: Vec<u32> = Vec::new();
+        if visible.is_none() {
+            effects_of = vec![0; intents];
+        }
+        for (m, state) in messages.iter().enumerate() {
+            let intent = scenario.intent(m as MessageIndex) as usize;
+            if state.state != State::Waiting || state.total_receives > 0 {
+                arrived[intent] = true;
+            }
+            if let Some(n) = effects_of.get_mut(intent) {
+                *n = n.saturating_add(state.effects);
+            }
+        }
+        let (value, per_intent): (u64, &[u32]) = match visible {
+            Some((value, per_intent)) => (value, per_intent),
+            None => (totals.effects, &effects_of),
+        };
+        let counted = counted(&arrived, per_intent);
+        let rows = self.upsert.then(|| {
+            let mut rows_of = vec![0u32; intents];
+            let owners = self.own_rows.iter().chain(self.fresh_rows.values());
+            for &owner in owners.filter(|&&o| o != NO_ROW) {
+                rows_of[owner as usize] += 1;
+            }
+            counted_rows(&arrived, &rows_of)
+        });
         scenario
             .guarantees
             .sinks
             .iter()
             .map(|s| match s.kind {
-                SinkKind::Upsert => [self.rows, self.rows - self.owners],
+                SinkKind::Upsert => {
+                    let (missing, most) = rows.unwrap_or_default();
+                    [self.rows, self.rows - self.owners, missing, most]
+                }
                 SinkKind::Increment | SinkKind::Irreversible => {
-                    [totals.effects, totals.duplicated_effects]
+                    let (distinct, missing, most) = counted;
+                    [value, value - distinct, missing, most]
                 }
             })
             .collect()
     }
+}
+
+/// Over intents' visible writes: how many intents have one, how many
+/// arrived intents have none, and the most of one intent.
+fn counted(arrived: &[bool], per_intent: &[u32]) -> (u64, u64, u64) {
+    let (mut distinct, mut missing, mut most) = (0, 0, 0);
+    for (i, &n) in per_intent.iter().enumerate() {
+        if n > 0 {
+            distinct += 1;
+        } else if arrived[i] {
+            missing += 1;
+        }
+        most = most.max(n as u64);
+    }
+    (distinct, missing, most)
+}
+
+/// An upsert's rows per owner intent: missing arrived intents, the most
+/// rows of one.
+fn counted_rows(arrived: &[bool], rows_of: &[u32]) -> (u64, u64) {
+    let (_, missing, most) = counted(arrived, rows_of);
+    (missing, most)
 }

@@ -49,21 +49,42 @@ pub fn run_until(
     Ok(engine.finish(if done { None } else { Some(t) }))
 }
 
+/// What happens next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Something due in the source queue's schedule.
+    Queue,
+    /// A log's restart or resume.
+    Log,
+    /// An operator inspection (not an event).
+    Inspection,
+}
+
 impl Engine<'_> {
     /// Time of the next event, if any (settling a drain first).
     pub(super) fn next_time(&mut self) -> Option<Millis> {
         self.next().map(|(t, _)| t)
     }
 
-    /// The next thing to happen: its time, and whether it is an event
-    /// (something due in the queue) rather than an inspection.
+    /// The next thing to happen: its time, and what it is. A log's
+    /// restart or resume comes after the queue's events of its instant.
     #[inline(always)]
-    pub(super) fn next(&mut self) -> Option<(Millis, bool)> {
-        match self.broker.queue.next_due() {
-            Some(t) => Some((t, true)),
-            None => {
+    pub(super) fn next(&mut self) -> Option<(Millis, Next)> {
+        if self.log.is_some() {
+            self.drop_cancelled();
+        }
+        let queue = self.broker.queue.next_due();
+        let log = match &self.log {
+            Some(log) => log.next_event(self.scenario),
+            None => None,
+        };
+        match (queue, log) {
+            (Some(q), Some(l)) if l < q => Some((l, Next::Log)),
+            (Some(q), _) => Some((q, Next::Queue)),
+            (None, Some(l)) => Some((l, Next::Log)),
+            (None, None) => {
                 self.settle_drain();
-                self.operator.inspection_due.map(|t| (t, false))
+                self.operator.inspection_due.map(|t| (t, Next::Inspection))
             }
         }
     }
@@ -71,12 +92,16 @@ impl Engine<'_> {
     /// Processes one event; false when the run has ended (drained, or
     /// stopped at a limit under `on_limit = "stop"`).
     pub(super) fn step(&mut self) -> Result<bool, LimitReached> {
-        let Some((t, is_event)) = self.next() else {
+        let Some((t, next)) = self.next() else {
             return Ok(false);
         };
+        let is_event = next != Next::Inspection;
         if t > self.clock.now {
             self.observe_instant();
             self.observe_alarms(t.min(self.scenario.limits.max_time));
+            if self.log.is_some() {
+                self.log_instants_before(t.min(self.scenario.limits.max_time.saturating_add(1)));
+            }
         }
         if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
             if self.scenario.flow.on_limit == OnLimit::Fail {
@@ -89,6 +114,13 @@ impl Engine<'_> {
             census.advance(t);
         }
         self.alarms.instant_has_events = true;
+        if next == Next::Log {
+            self.log_event();
+            return Ok(true);
+        }
+        if self.log.is_some() && next == Next::Queue {
+            self.clock.last_event = Some(t);
+        }
         match self.broker.queue.take(t) {
             Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
             Some(Due::End { message, finish }) => {
@@ -115,6 +147,9 @@ impl Engine<'_> {
         let totals = &mut self.measures.totals;
         totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
         totals.max_in_flight = totals.max_in_flight.max(self.in_flight);
+        if let Some(log) = &self.log {
+            totals.max_lag = totals.max_lag.max(log.lag());
+        }
     }
 
     /// `on_limit = "stop"`: the run ends at the limit. A time limit ends

@@ -116,6 +116,18 @@ impl Deliveries {
         }
     }
 
+    /// The message of the delivery in `slot`.
+    pub(super) fn message_of(&self, slot: u32) -> MessageIndex {
+        self.slots[slot as usize].message
+    }
+
+    /// The delivery in `slot` was abandoned (a log's restart): its end
+    /// will not fire.
+    pub(super) fn abandon(&mut self, slot: u32) {
+        let record = self.release(slot);
+        self.ended(record.message);
+    }
+
     /// One of the slot's events fired; the slot is reused after the last.
     fn release(&mut self, slot: u32) -> Record {
         let record = &mut self.slots[slot as usize];

@@ -58,6 +58,8 @@ pub fn explain(
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
         Target::Sink(k, _) => super::guarantee_stories::sink_story(scenario, outcome, k),
+        Target::Partition(p, _) => super::log_stories::partition_story(scenario, outcome, p),
+        Target::Restart(r, _) => super::log_stories::restart_story(scenario, outcome, r),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {
@@ -240,6 +242,7 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         Story::Calls => super::flow_stories::calls_story(scenario, outcome),
         Story::Pending => super::flow_stories::pending_story(scenario, outcome),
         Story::Overlaps => super::guarantee_stories::overlaps_story(scenario, outcome),
+        Story::Restarts => super::log_stories::restarts_story(scenario, outcome),
     };
     let mut lines = lines;
     if matches!(total.story(), Story::Ledger | Story::PerIntent) {

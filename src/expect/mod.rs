@@ -4,6 +4,7 @@
 mod explain;
 mod flow_stories;
 mod guarantee_stories;
+mod log_stories;
 pub mod words;
 
 use crate::diagnostic::{Problem, Source};

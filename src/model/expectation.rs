@@ -24,6 +24,11 @@ pub enum Target {
     Alarm(u32, super::AlarmField),
     /// `[expect.sink."NAME"]`: index into the scenario's sinks.
     Sink(u32, super::SinkField),
+    /// `[expect.partition.N]`: a log partition (0-based).
+    Partition(u32, super::PartitionField),
+    /// `[expect.restart.N]`: index into the log's restarts (0-based here,
+    /// 1-based in the file).
+    Restart(u32, super::RestartField),
     Event {
         kind: EventKind,
         message: Option<MessageIndex>,
@@ -231,6 +236,10 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
             f.name(),
             check_words(&e.check)
         ),
+        Target::Partition(p, f) => format!("partition {p} {} {}", f.name(), check_words(&e.check)),
+        Target::Restart(r, f) => {
+            format!("restart {} {} {}", r + 1, f.name(), check_words(&e.check))
+        }
         Target::Kind(k, f) => format!(
             "kind \"{}\" {} {}",
             scenario.kinds[*k as usize],

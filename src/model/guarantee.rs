@@ -114,15 +114,26 @@ pub fn default_sinks() -> Vec<Sink> {
 pub enum SinkField {
     Value,
     VisibleDuplicates,
+    /// Intents of arrived messages never visible in the sink.
+    Missing,
+    /// The most visible writes of one intent.
+    MaxPerIntent,
 }
 
 impl SinkField {
-    pub const ALL: [SinkField; 2] = [SinkField::Value, SinkField::VisibleDuplicates];
+    pub const ALL: [SinkField; 4] = [
+        SinkField::Value,
+        SinkField::VisibleDuplicates,
+        SinkField::Missing,
+        SinkField::MaxPerIntent,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             SinkField::Value => "value",
             SinkField::VisibleDuplicates => "visible_duplicates",
+            SinkField::Missing => "missing",
+            SinkField::MaxPerIntent => "max_per_intent",
         }
     }
 }

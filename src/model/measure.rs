@@ -30,6 +30,8 @@ pub enum Part {
     Flow,
     /// Sections 17-22: listed for files that use them.
     Guarantee,
+    /// Section 23: listed for files with `[log]`.
+    Log,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -66,6 +68,9 @@ pub enum Story {
     Pending,
     /// Crashes, overlapping deliveries, expired receipts, contention.
     Overlaps,
+    /// The log's restarts: where each resumed, what it reprocessed and
+    /// skipped.
+    Restarts,
 }
 
 /// Calls `$callback!` with every measure, in the order the file format,
@@ -142,6 +147,14 @@ macro_rules! for_each_measure {
                 "deliveries that found a live INTENT claim on their key";
             dropped Dropped Count Guarantee $crate::model::Story::FinalState($crate::model::State::Dropped),
                 "messages dropped with quarantine disabled";
+            reprocessed Reprocessed Count Log $crate::model::Story::Restarts,
+                "deliveries of log records already done once";
+            skipped Skipped Count Log $crate::model::Story::Restarts,
+                "log records below a resume position never done";
+            aborted_effects AbortedEffects Count Log $crate::model::Story::Restarts,
+                "effects of exactly-once transactions a restart aborted";
+            max_lag MaxLag Count Log $crate::model::Story::Restarts,
+                "the most records appended and not yet done, after an instant";
         }
     };
 }
@@ -226,10 +239,12 @@ impl Total {
     /// them.
     pub fn listed(scenario: &super::Scenario) -> impl Iterator<Item = Total> {
         let (flow, guarantee) = (scenario.flow.extended, scenario.guarantees.extended);
+        let log = scenario.log.is_some();
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
             Part::Guarantee => guarantee,
+            Part::Log => log,
         })
     }
 }
@@ -299,6 +314,10 @@ mod tests {
                 Total::Crashes => totals.crashes = i as u64 + 1,
                 Total::Contentions => totals.contentions = i as u64 + 1,
                 Total::Dropped => totals.dropped = i as u64 + 1,
+                Total::Reprocessed => totals.reprocessed = i as u64 + 1,
+                Total::Skipped => totals.skipped = i as u64 + 1,
+                Total::AbortedEffects => totals.aborted_effects = i as u64 + 1,
+                Total::MaxLag => totals.max_lag = i as u64 + 1,
             }
         }
         for (i, t) in Total::ALL.iter().enumerate() {

@@ -8,6 +8,7 @@ mod faults;
 mod flow;
 mod guarantee;
 mod keys;
+mod log;
 mod measure;
 mod question;
 
@@ -26,6 +27,10 @@ pub use guarantee::{
     SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
 };
 pub use keys::{Intents, KeyRef, Name};
+pub use log::{
+    Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, PartitionField, Restart, RestartField, Resume,
+    murmur2, partition_of,
+};
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
 
@@ -76,6 +81,8 @@ pub struct Scenario {
     pub expectations: Vec<Expectation>,
     /// `[[question]]`s, in file order.
     pub questions: Vec<Question>,
+    /// `[log]`: the source is a partitioned log (section 23).
+    pub log: Option<Log>,
 }
 
 pub const REASON_HANDLER_ERROR: ReasonIndex = 0;
@@ -204,6 +211,8 @@ pub struct MessageSpec {
     pub at: Millis,
     pub payload: Option<toml::Table>,
     pub faults: Faults,
+    /// With `[log]`: the partition the file names (default: the key's).
+    pub partition: Option<u32>,
 }
 
 #[derive(Debug, Clone)]

@@ -50,6 +50,8 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
                     "kind": s.kind.as_str(),
                     "value": outcome.sink_value(k as u32, crate::model::SinkField::Value),
                     "visible_duplicates": outcome.sink_value(k as u32, crate::model::SinkField::VisibleDuplicates),
+                    "missing": outcome.sink_value(k as u32, crate::model::SinkField::Missing),
+                    "max_per_intent": outcome.sink_value(k as u32, crate::model::SinkField::MaxPerIntent),
                 })
             })
             .collect(),

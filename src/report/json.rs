@@ -242,6 +242,7 @@ pub fn document(file: &str, run: &Run, verdicts: &[Verdict], problems: &[Located
         doc["questions"] = super::questions::answers(scenario, outcome, verdicts);
     }
     super::guarantee_json::add(&mut doc, scenario, outcome);
+    super::log_json::add(&mut doc, scenario, outcome);
     if scenario.flow.extended {
         doc["calls"] = calls(scenario, outcome, crate::engine::CALL_SERIES_ROWS);
         doc["calls_table"] = calls(scenario, outcome, CALLS_TABLE_ROWS);

@@ -11,6 +11,7 @@ pub mod history;
 pub mod interesting;
 pub mod json;
 pub mod junit_xml;
+pub mod log_json;
 pub mod page;
 pub mod parameters;
 pub mod playback;

@@ -64,6 +64,12 @@ pub(super) fn expectations(
     for (name, k) in &e.sink {
         out.extend(sink_expectations(problems, scenario, name, k.get_ref()));
     }
+    for (n, p) in &e.partition {
+        out.extend(partition_expectations(problems, scenario, n, p.get_ref()));
+    }
+    for (n, r) in &e.restart {
+        out.extend(restart_expectations(problems, scenario, n, r.get_ref()));
+    }
     for ev in &e.event {
         out.extend(event_expectation(problems, scenario, ev));
     }
@@ -185,9 +191,105 @@ fn sink_expectations(
     let fields = [
         (&k.value, SinkField::Value),
         (&k.visible_duplicates, SinkField::VisibleDuplicates),
+        (&k.missing, SinkField::Missing),
+        (&k.max_per_intent, SinkField::MaxPerIntent),
     ];
     let fields = fields.map(|(v, f)| (v, Target::Sink(index, f), Kind::Count, f.name()));
     table_expectations(problems, fields, &k.description)
+}
+
+/// The number `n` of `[expect.partition.N]` or `[expect.restart.N]`,
+/// from `first` to `last`; a problem otherwise.
+fn numbered(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+    table: &str,
+    range: Option<(u64, u64)>,
+) -> Option<u32> {
+    if scenario.log.is_none() {
+        problems.error_help(
+            Some(n.span()),
+            format!("[expect.{table}] needs [log]"),
+            "no log",
+            "partitions and restarts belong to a log; add [log]",
+        );
+        return None;
+    }
+    let (first, last) = range?;
+    match n.get_ref().parse::<u64>() {
+        Ok(k) if (first..=last).contains(&k) => Some(k as u32),
+        _ => {
+            let what = if table == "partition" {
+                "partitions are numbered from 0"
+            } else {
+                "restarts are numbered from 1, in file order"
+            };
+            problems.error_help(
+                Some(n.span()),
+                format!("no {table} \"{}\"", n.get_ref()),
+                format!("not a {table}"),
+                format!("{what}: this file has {first} to {last}"),
+            );
+            None
+        }
+    }
+}
+
+/// `[expect.partition.N]`: each field written, against that partition.
+fn partition_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+    p: &file::ExpectPartition,
+) -> Vec<Expectation> {
+    let range = scenario.log.as_ref().map(|l| (0, l.partitions as u64 - 1));
+    let Some(index) = numbered(problems, scenario, n, "partition", range) else {
+        return Vec::new();
+    };
+    let fields = [
+        (&p.end_offset, PartitionField::EndOffset),
+        (&p.committed, PartitionField::Committed),
+    ];
+    let fields = fields.map(|(v, f)| (v, Target::Partition(index, f), Kind::Count, f.name()));
+    table_expectations(problems, fields, &p.description)
+}
+
+/// `[expect.restart.N]`: each field written, against that restart.
+fn restart_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+    r: &file::ExpectRestart,
+) -> Vec<Expectation> {
+    let count = scenario.log.as_ref().map_or(0, |l| l.restarts.len() as u64);
+    let range = (count > 0).then_some((1, count));
+    if scenario.log.is_some() && count == 0 {
+        problems.error_help(
+            Some(n.span()),
+            format!("no restart \"{}\"", n.get_ref()),
+            "not a restart",
+            "this file has no [[restart]]",
+        );
+        return Vec::new();
+    }
+    let Some(index) = numbered(problems, scenario, n, "restart", range) else {
+        return Vec::new();
+    };
+    let fields = [
+        (
+            &r.resume_positions,
+            RestartField::ResumePositions,
+            Kind::Ints,
+        ),
+        (
+            &r.checkpoint_time,
+            RestartField::CheckpointTime,
+            Kind::TimeOrNever,
+        ),
+    ];
+    let fields = fields.map(|(v, f, kind)| (v, Target::Restart(index - 1, f), kind, f.name()));
+    table_expectations(problems, fields, &r.description)
 }
 
 /// `[expect.alarm."NAME"]`: each field written, against that alarm.

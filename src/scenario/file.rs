@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 16] = [
+pub const TABLES: [&str; 18] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -24,6 +24,8 @@ pub const TABLES: [&str; 16] = [
     "downstream",
     "alarm",
     "sink",
+    "log",
+    "restart",
     "limits",
     "sweep",
     "question",
@@ -75,6 +77,13 @@ pub struct File {
     /// Where effects land: increment, upsert or irreversible (default: one increment sink, "counter").
     #[schemars(with = "Vec<SinkTable>")]
     pub sink: Vec<S<SinkTable>>,
+    /// The source is a partitioned log: partitions, guarantee, checkpoints.
+    #[schemars(with = "Option<LogTable>")]
+    pub log: Option<S<LogTable>>,
+    #[serde(default)]
+    /// Restarts of the log's consumer, in time order.
+    #[schemars(with = "Vec<RestartTable>")]
+    pub restart: Vec<S<RestartTable>>,
     #[serde(default)]
     /// Questions a report asks before revealing the answer, computed from the run.
     #[schemars(with = "Vec<super::questions::QuestionTable>")]
@@ -195,6 +204,63 @@ pub struct WorkersTable {
     /// How long a delivery holds its worker (default "0s").
     #[schemars(with = "Option<Duration>")]
     pub service_time: Option<S<Duration>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogTable {
+    /// How many partitions (default 1, at most 1024).
+    #[schemars(with = "Option<i64>")]
+    pub partitions: Option<S<i64>>,
+    /// at_least_once (default) | at_most_once | exactly_once.
+    #[schemars(with = "Option<GuaranteeName>")]
+    pub guarantee: Option<S<GuaranteeName>>,
+    /// How often positions are committed (required unless at_most_once).
+    #[schemars(with = "Option<Duration>")]
+    pub checkpoint_interval: Option<S<Duration>>,
+    /// How long processing one record takes (default "0s").
+    #[schemars(with = "Option<Duration>")]
+    pub service_time: Option<S<Duration>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GuaranteeName {
+    AtLeastOnce,
+    AtMostOnce,
+    ExactlyOnce,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestartTable {
+    /// When the consumer restarts.
+    #[schemars(with = "Duration")]
+    pub at: S<Duration>,
+    /// How long it stays down (default "0s").
+    #[schemars(with = "Option<Duration>")]
+    pub down_for: Option<S<Duration>>,
+    /// committed (default) | stale | earliest | latest.
+    #[schemars(with = "Option<ResumeName>")]
+    pub resume: Option<S<ResumeName>>,
+    /// With resume = "stale": how old the restored checkpoint is.
+    #[schemars(with = "Option<Duration>")]
+    pub checkpoint_age: Option<S<Duration>>,
+    /// Records skipped past the resume position (an offset-tracking bug).
+    #[schemars(with = "Option<i64>")]
+    pub skip: Option<S<i64>>,
+    /// Only this partition restarts (default: every partition).
+    #[schemars(with = "Option<i64>")]
+    pub partition: Option<S<i64>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeName {
+    Committed,
+    Stale,
+    Earliest,
+    Latest,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -323,6 +389,9 @@ pub struct Message {
     /// Ordering group under ordering = "per_key" (default: the key).
     #[schemars(with = "Option<String>")]
     pub group: Option<S<String>>,
+    /// With [log]: the partition (0-based; default: Kafka's partition of the key).
+    #[schemars(with = "Option<i64>")]
+    pub partition: Option<S<i64>>,
     /// Shown in the quarantine envelope.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub payload: Option<toml::Table>,

@@ -77,6 +77,12 @@ macro_rules! define_expect {
             #[schemars(with = "BTreeMap<String, ExpectSink>")]
             pub sink: BTreeMap<S<String>, S<ExpectSink>>,
             #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectPartition>")]
+            pub partition: BTreeMap<S<String>, S<ExpectPartition>>,
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectRestart>")]
+            pub restart: BTreeMap<S<String>, S<ExpectRestart>>,
+            #[serde(default)]
             #[schemars(with = "Vec<ExpectEvent>")]
             pub event: Vec<S<ExpectEvent>>,
         }
@@ -154,6 +160,38 @@ pub struct ExpectSink {
     /// The value minus the distinct intents among it.
     #[schemars(with = "Option<CheckSchema>")]
     pub visible_duplicates: CheckValue,
+    /// Intents of arrived messages never visible in the sink.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub missing: CheckValue,
+    /// The most visible writes of one intent.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub max_per_intent: CheckValue,
+}
+
+/// `[expect.partition.N]`: a log partition, numbered from 0.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectPartition {
+    pub description: Option<String>,
+    /// Records appended to the partition (its next offset).
+    #[schemars(with = "Option<CheckSchema>")]
+    pub end_offset: CheckValue,
+    /// The position of the last checkpoint (at_most_once: the committed position).
+    #[schemars(with = "Option<CheckSchema>")]
+    pub committed: CheckValue,
+}
+
+/// `[expect.restart.N]`: the N-th `[[restart]]`, numbered from 1.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectRestart {
+    pub description: Option<String>,
+    /// Each restarted partition's resume position, in partition order.
+    #[schemars(with = "Option<Vec<u64>>")]
+    pub resume_positions: CheckValue,
+    /// When the checkpoint it resumed from was taken, or "never".
+    #[schemars(with = "Option<CheckSchema>")]
+    pub checkpoint_time: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

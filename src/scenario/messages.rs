@@ -51,6 +51,9 @@ pub(super) fn explicit_messages(
             at: m.at.map_or(0, |a| a.into_inner().0),
             payload: m.payload,
             faults: faults.into(),
+            partition: m
+                .partition
+                .map(|p| p.into_inner().clamp(0, u32::MAX as i64) as u32),
         });
     }
 

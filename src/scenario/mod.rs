@@ -9,6 +9,7 @@ mod file_expect;
 mod file_guarantees;
 mod flow;
 mod guarantees;
+mod log;
 mod messages;
 mod points;
 pub(crate) mod problems;

@@ -337,6 +337,8 @@ fn piecewise<'i>(
             "outage" => pieces::<Outage>(source, v, reading, Named::Not),
             "workers" => piece::<WorkersTable>(source, v, reading),
             "downstream" => piece::<DownstreamTable>(source, v, reading),
+            "log" => piece::<LogTable>(source, v, reading),
+            "restart" => pieces::<RestartTable>(source, v, reading, Named::Not),
             "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, Named::By("name")),
             "sink" => pieces::<SinkTable>(source, v, reading, Named::By("name")),
             "question" => pieces::<super::questions::QuestionTable>(source, v, reading, Named::Not),

@@ -26,6 +26,7 @@ pub(super) fn validate(
 
     let flow = flow_of(&mut problems, &raw);
     let guarantees = super::guarantees::guarantees(&mut problems, &raw);
+    let log = super::log::log(&mut problems, &raw);
     let profile = guarantees.profile;
     let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
     let meta = raw.scenario.map(|s| s.into_inner());
@@ -97,6 +98,7 @@ pub(super) fn validate(
         intents: Intents::default(),
         expectations: Vec::new(),
         questions: Vec::new(),
+        log,
     };
     // The operator's steps and the expectations refer to messages, kinds
     // and alarms, which are all known even when something above is wrong:

@@ -122,6 +122,7 @@ mod decisions;
 mod delivery;
 mod downstream;
 mod limits_and_census;
+mod log;
 mod operator;
 mod ordering;
 mod pinned;

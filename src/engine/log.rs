@@ -1,0 +1,679 @@
+//! The source as a partitioned log (docs/model.md section 23, decisions
+//! 26 and 27.9-27.17): records appended per partition in offset order,
+//! each partition processing one record at a time (retries in place, a
+//! dead-lettered record moves it on), positions committed at checkpoints
+//! (or before processing under at-most-once), restarts that resume each
+//! partition from a position and reprocess from there, and the
+//! exactly-once transaction of sink writes.
+//!
+//! A record's processing is a delivery of `consumer.rs`; the log decides
+//! which record a partition delivers next and when. What it keeps is one
+//! message index and one status byte per record, the positions per
+//! partition, and positions per restart: O(records + partitions x
+//! restarts). Checkpoints cost nothing each: between two events every
+//! checkpoint instant sees the same positions, so they are taken together
+//! (the partitions whose position moved are copied, nothing else).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
+
+use super::Engine;
+use super::queue::Due;
+use crate::model::{
+    Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Resume, Scenario, State,
+    partition_of,
+};
+
+/// A record not yet done (never processed, or processing).
+const PENDING: u8 = 0;
+/// Acked or dead-lettered.
+const DONE: u8 = 1;
+/// Below a resume position and never done.
+const SKIPPED: u8 = 2;
+/// Done once, and being processed again after a restart.
+const AGAIN: u8 = 3;
+
+#[derive(Debug, Default)]
+struct Partition {
+    /// The message of each offset.
+    records: Vec<MessageIndex>,
+    /// Each offset's status (`PENDING`, `DONE`, `SKIPPED`, `AGAIN`).
+    status: Vec<u8>,
+    /// The offset of the next record to process.
+    position: u64,
+    /// The last checkpoint's position (at-most-once: the committed one).
+    committed: u64,
+    /// The record at `position` has started its attempt: it is in flight
+    /// or waiting for its retry.
+    busy: bool,
+    /// The record at `position` is due now (an event is scheduled).
+    kicked: bool,
+    /// Down after a restart, until its resume.
+    down: bool,
+    resume_at: Option<Millis>,
+    /// Moved since the last checkpoint.
+    dirty: bool,
+}
+
+impl Partition {
+    fn end(&self) -> u64 {
+        self.records.len() as u64
+    }
+}
+
+/// What a restart did, for the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestartRecord {
+    pub at: Millis,
+    /// The restarted partitions, in order.
+    pub partitions: Vec<u32>,
+    /// Each restarted partition's position before the restart.
+    pub positions_before: Vec<u64>,
+    /// Each restarted partition's resume position.
+    pub resume_positions: Vec<u64>,
+    /// The checkpoint it resumed from: its time (none: no checkpoint).
+    pub checkpoint_time: Option<Millis>,
+    /// Records newly skipped by this restart.
+    pub skipped: u64,
+    /// Effects of the transaction it aborted (exactly-once).
+    pub aborted_effects: u64,
+}
+
+/// The log at the end of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogOutcome {
+    /// Per partition: its end offset and committed position.
+    pub partitions: Vec<(u64, u64)>,
+    pub restarts: Vec<RestartRecord>,
+    /// Checkpoints taken, and the time of the last.
+    pub checkpoints: u64,
+    pub last_checkpoint: Option<Millis>,
+    /// Each message's partition (its latest record's).
+    pub partition_of: Vec<u32>,
+    /// When the source cycle's last delivery ended.
+    pub drain_time: Millis,
+}
+
+/// The sink writes of exactly-once: the records done since the last
+/// checkpoint, and each partition's record in progress.
+#[derive(Debug, Default)]
+struct Transaction {
+    done: Vec<(KeyRef, IntentIndex)>,
+    current: Vec<Vec<(KeyRef, IntentIndex)>>,
+}
+
+pub(super) struct LogState {
+    guarantee: Guarantee,
+    interval: Option<Millis>,
+    parts: Vec<Partition>,
+    /// Each message's partition (of its latest record).
+    partition_of: Vec<u32>,
+    records: u64,
+    positions: u64,
+    /// The next checkpoint instant not yet taken.
+    next_checkpoint: Millis,
+    checkpoints: u64,
+    last_checkpoint: Option<Millis>,
+    /// Positions to keep for stale resumes: (instant, restart index),
+    /// in time order, and the next one to take.
+    wanted: Vec<(Millis, usize)>,
+    next_wanted: usize,
+    /// Per restart, the positions kept for it (stale resumes).
+    kept: Vec<Option<Vec<u64>>>,
+    next_restart: usize,
+    /// Pending resumes: when, and which partitions.
+    resumes: BTreeMap<Millis, Vec<u32>>,
+    /// Entries of a restarted partition's record scheduled before its
+    /// restart (a delivery's end, a retry, the record due) are cancelled:
+    /// by message, the first sequence still valid.
+    valid_from: FxHashMap<MessageIndex, u64>,
+    transaction: Option<Transaction>,
+    /// Exactly-once: writes visible in the sinks (committed), per intent.
+    visible_per_intent: Vec<u32>,
+    visible: u64,
+    restart_records: Vec<RestartRecord>,
+    drain_time: Option<Millis>,
+    /// A reused buffer for a key's name (the partitioner hashes it).
+    name: String,
+}
+
+impl LogState {
+    pub(super) fn new(scenario: &Scenario, log: &Log) -> Self {
+        let guarantee = log.guarantee;
+        let interval = log.checkpoint_interval;
+        let mut wanted = Vec::new();
+        for (r, restart) in log.restarts.iter().enumerate() {
+            if let Resume::Stale(age) = restart.resume
+                && let Some(t) = restart.at.checked_sub(age)
+            {
+                let instant = match interval {
+                    // The checkpoint at or before t (k >= 1).
+                    Some(i) => t / i * i,
+                    None => t,
+                };
+                if interval.is_none() || instant > 0 {
+                    wanted.push((instant, r));
+                }
+            }
+        }
+        wanted.sort();
+        let exactly_once = guarantee == Guarantee::ExactlyOnce;
+        LogState {
+            guarantee,
+            interval,
+            parts: (0..log.partitions).map(|_| Partition::default()).collect(),
+            partition_of: vec![0; scenario.message_count() as usize],
+            records: 0,
+            positions: 0,
+            next_checkpoint: interval.unwrap_or(Millis::MAX),
+            checkpoints: 0,
+            last_checkpoint: None,
+            wanted,
+            next_wanted: 0,
+            kept: vec![None; log.restarts.len()],
+            next_restart: 0,
+            resumes: BTreeMap::new(),
+            valid_from: FxHashMap::default(),
+            transaction: exactly_once.then(|| Transaction {
+                done: Vec::new(),
+                current: vec![Vec::new(); log.partitions as usize],
+            }),
+            visible_per_intent: if exactly_once {
+                vec![0; scenario.intent_count()]
+            } else {
+                Vec::new()
+            },
+            visible: 0,
+            restart_records: Vec::new(),
+            drain_time: None,
+            name: String::new(),
+        }
+    }
+
+    /// When the next restart or resume is due.
+    pub(super) fn next_event(&self, scenario: &Scenario) -> Option<Millis> {
+        let restart = scenario
+            .log
+            .as_ref()
+            .and_then(|l| l.restarts.get(self.next_restart))
+            .map(|r| r.at);
+        let resume = self.resumes.keys().next().copied();
+        match (restart, resume) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Records appended and not done, summed over partitions.
+    pub(super) fn lag(&self) -> u64 {
+        self.records - self.positions
+    }
+
+    /// Whether a scheduled entry (its sequence, for message `m`) was
+    /// cancelled by a restart.
+    fn cancelled(&self, m: MessageIndex, sequence: u64) -> bool {
+        self.valid_from.get(&m).is_some_and(|&from| sequence < from)
+    }
+
+    /// Exactly-once: the writes visible, and per intent.
+    pub(super) fn visible(&self) -> Option<(u64, &[u32])> {
+        self.transaction
+            .as_ref()
+            .map(|_| (self.visible, self.visible_per_intent.as_slice()))
+    }
+
+    fn set_position(&mut self, p: usize, to: u64) {
+        let part = &mut self.parts[p];
+        self.positions = self.positions - part.position + to;
+        part.position = to;
+        part.dirty = true;
+    }
+}
+
+impl Engine<'_> {
+    fn log_mut(&mut self) -> &mut LogState {
+        self.log.as_deref_mut().expect("a log run")
+    }
+
+    /// Drops the scheduled entries at the front that a restart cancelled:
+    /// they are not events (decision 27.26).
+    pub(super) fn drop_cancelled(&mut self) {
+        loop {
+            let Some((at, sequence, due)) = self.broker.queue.peek_scheduled() else {
+                return;
+            };
+            if self.broker.queue.arrival_due().is_some_and(|a| a <= at) {
+                return;
+            }
+            let m = match due {
+                Due::Ready { message, .. } | Due::End { message, .. } => message,
+                Due::EndOf { slot } => self.deliveries.message_of(slot),
+                Due::Visible { .. } => return,
+            };
+            let log = self.log.as_deref().expect("a log run");
+            if !log.cancelled(m, sequence) {
+                return;
+            }
+            self.broker.queue.pop_scheduled();
+            if let Due::EndOf { slot } = due {
+                self.deliveries.abandon(slot);
+            }
+        }
+    }
+
+    /// The partition of `m`'s current key (or the one its file names).
+    fn partition_for(&mut self, m: MessageIndex) -> u32 {
+        let scenario = self.scenario;
+        let partitions = self.log.as_deref().map_or(1, |l| l.parts.len() as u32);
+        if partitions == 1 {
+            return 0;
+        }
+        let key = self.messages.key(m, scenario.intent(m));
+        if key.generation == 0
+            && let Some(p) = scenario
+                .messages
+                .get(m as usize)
+                .and_then(|spec| spec.partition)
+        {
+            return p;
+        }
+        let log = self.log_mut();
+        log.name.clear();
+        let _ = write!(log.name, "{}", scenario.name_of_key(key));
+        partition_of(&log.name, partitions)
+    }
+
+    /// A log entry is due: an arrival appends a record; a retry or a
+    /// record made due continues its partition.
+    pub(super) fn log_ready(&mut self, m: MessageIndex, sequence: u64) {
+        if sequence < self.scenario.message_count() {
+            self.set_state(m, State::Ready);
+            self.state_changed(m);
+            self.append(m);
+            return;
+        }
+        let p = self.log_mut().partition_of[m as usize] as usize;
+        let part = &mut self.log_mut().parts[p];
+        part.kicked = false;
+        if part.down || part.records.get(part.position as usize) != Some(&m) {
+            return;
+        }
+        if part.busy {
+            // A retry: the attempt goes on.
+            self.start_delivery(m);
+        } else {
+            self.start_record(p);
+        }
+    }
+
+    /// `m` is appended to its partition now (its arrival, or a redrive:
+    /// decision 26.12); an idle partition starts it at once.
+    pub(super) fn append(&mut self, m: MessageIndex) {
+        let p = self.partition_for(m);
+        let log = self.log_mut();
+        log.partition_of[m as usize] = p;
+        log.records += 1;
+        let part = &mut log.parts[p as usize];
+        part.records.push(m);
+        part.status.push(PENDING);
+        let idle = !part.down && !part.busy && !part.kicked;
+        if idle && part.position + 1 == part.end() {
+            self.start_record(p as usize);
+        }
+    }
+
+    /// The partition's record at its position is due later in this
+    /// instant, as an event of its own (partitions interleave by event
+    /// order).
+    fn kick(&mut self, p: usize) {
+        let now = self.clock.now;
+        let part = &mut self.log_mut().parts[p];
+        if part.down || part.busy || part.kicked || part.position >= part.end() {
+            return;
+        }
+        part.kicked = true;
+        let m = part.records[part.position as usize];
+        self.broker.queue.put_back(now, now, m);
+    }
+
+    /// Partition `p` starts the record at its position: a fresh attempt
+    /// (a record done before is processed again, decision 27.14).
+    fn start_record(&mut self, p: usize) {
+        let log = self.log_mut();
+        let part = &mut log.parts[p];
+        let offset = part.position as usize;
+        let m = part.records[offset];
+        let status = part.status[offset];
+        let state = self.messages.state(m);
+        let final_state = matches!(
+            state,
+            State::Acked | State::Quarantined | State::Expired | State::Purged | State::Dropped
+        );
+        if status == DONE && !final_state {
+            // An older record of a message redriven to a later offset and
+            // pending there: passed over (the message is processed there).
+            self.move_on(p);
+            return;
+        }
+        let log = self.log_mut();
+        log.partition_of[m as usize] = p as u32;
+        let part = &mut log.parts[p];
+        part.busy = true;
+        part.status[offset] = match status {
+            DONE => AGAIN,
+            SKIPPED => PENDING,
+            s => s,
+        };
+        if status == SKIPPED {
+            self.measures.totals.skipped -= 1;
+        }
+        if status == DONE {
+            self.reopen(m, state);
+        }
+        if self.messages.cycle_receives(m) > 0 {
+            self.messages.update(m, |s| s.cycle_receives = 0);
+            if let Some(previous) = self.prev_delays.get_mut(m as usize) {
+                *previous = 0;
+            }
+        }
+        self.start_delivery(m);
+    }
+
+    /// A final message whose record is processed again is pending again.
+    fn reopen(&mut self, m: MessageIndex, state: State) {
+        let totals = &mut self.measures.totals;
+        match state {
+            State::Acked => totals.acked -= 1,
+            State::Quarantined => {
+                self.broker.quarantine.remove(m);
+            }
+            State::Expired => totals.expired -= 1,
+            State::Purged => totals.purged -= 1,
+            State::Dropped => totals.dropped -= 1,
+            _ => {}
+        }
+        self.set_state(m, State::Ready);
+    }
+
+    /// A delivery of a log record starts: counted as reprocessing for a
+    /// record done before; under at-most-once the first delivery of the
+    /// attempt commits the position past it.
+    pub(super) fn log_delivery_starts(&mut self, m: MessageIndex, cycle_receives: u32) {
+        let log = self.log_mut();
+        let p = log.partition_of[m as usize] as usize;
+        let part = &mut log.parts[p];
+        if part.status.get(part.position as usize) == Some(&AGAIN) {
+            self.measures.totals.reprocessed += 1;
+        }
+        let log = self.log_mut();
+        if log.guarantee == Guarantee::AtMostOnce && cycle_receives == 1 {
+            let part = &mut log.parts[p];
+            part.committed = part.position + 1;
+        }
+    }
+
+    /// The record of `m` at its partition's position is done (acked,
+    /// dead-lettered or dropped): the partition moves past it.
+    pub(super) fn record_done(&mut self, m: MessageIndex) {
+        let log = self.log_mut();
+        let p = log.partition_of[m as usize] as usize;
+        let part = &log.parts[p];
+        if part.busy && part.records.get(part.position as usize) == Some(&m) {
+            self.move_on(p);
+        }
+    }
+
+    /// Partition `p` moves past the record at its position, and its next
+    /// record is due.
+    fn move_on(&mut self, p: usize) {
+        let log = self.log_mut();
+        let position = log.parts[p].position;
+        log.parts[p].status[position as usize] = DONE;
+        log.parts[p].busy = false;
+        log.set_position(p, position + 1);
+        if let Some(t) = &mut log.transaction {
+            let writes = std::mem::take(&mut t.current[p]);
+            t.done.extend(writes);
+        }
+        self.kick(p);
+    }
+
+    /// An effect commits: its sink writes, visible at once, or (exactly
+    /// once) part of the open transaction.
+    pub(super) fn log_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> bool {
+        let Some(log) = self.log.as_deref_mut() else {
+            return false;
+        };
+        let Some(t) = &mut log.transaction else {
+            return false;
+        };
+        let p = log.partition_of[m as usize] as usize;
+        t.current[p].push((key, intent));
+        true
+    }
+
+    /// Exactly-once: the writes of done records become visible.
+    fn commit_writes(&mut self, all: bool) {
+        let log = self.log.as_deref_mut().expect("a log run");
+        let Some(t) = &mut log.transaction else {
+            return;
+        };
+        let mut writes = std::mem::take(&mut t.done);
+        if all {
+            for current in &mut t.current {
+                writes.append(current);
+            }
+        }
+        for &(key, intent) in &writes {
+            log.visible += 1;
+            let n = &mut log.visible_per_intent[intent as usize];
+            *n = n.saturating_add(1);
+            self.sinks.effect(key, intent);
+        }
+    }
+
+    /// Every checkpoint instant and kept position before `t`: the
+    /// positions now are those of every instant up to `t`.
+    pub(super) fn log_instants_before(&mut self, t: Millis) {
+        let log = self.log.as_deref_mut().expect("a log run");
+        if let Some(interval) = log.interval
+            && log.next_checkpoint < t
+        {
+            let last = (t - 1) / interval * interval;
+            log.checkpoints += (last - log.next_checkpoint) / interval + 1;
+            log.last_checkpoint = Some(last);
+            log.next_checkpoint = last.saturating_add(interval);
+            for part in log.parts.iter_mut().filter(|p| p.dirty) {
+                part.committed = part.position;
+                part.dirty = false;
+            }
+            self.commit_writes(false);
+        }
+        let log = self.log.as_deref_mut().expect("a log run");
+        while let Some(&(instant, r)) = log.wanted.get(log.next_wanted) {
+            if instant >= t {
+                break;
+            }
+            log.next_wanted += 1;
+            log.kept[r] = Some(log.parts.iter().map(|p| p.committed).collect());
+        }
+    }
+
+    /// The next restart or resume, due now (after the instant's other
+    /// events).
+    pub(super) fn log_event(&mut self) {
+        let now = self.clock.now;
+        self.clock.last_event = Some(now);
+        let scenario = self.scenario;
+        let log_spec = scenario.log.as_ref().expect("a log run");
+        let log = self.log_mut();
+        let restart = log_spec
+            .restarts
+            .get(log.next_restart)
+            .filter(|r| r.at == now);
+        if let Some(restart) = restart {
+            let r = log.next_restart;
+            log.next_restart += 1;
+            self.restart(r, restart);
+            return;
+        }
+        let Some((&at, _)) = log.resumes.iter().next() else {
+            return;
+        };
+        let partitions = log.resumes.remove(&at).unwrap_or_default();
+        for p in partitions {
+            let part = &mut self.log_mut().parts[p as usize];
+            if part.resume_at == Some(at) {
+                part.resume_at = None;
+                part.down = false;
+                self.kick(p as usize);
+            }
+        }
+    }
+
+    /// Restart `r` now (section 23's steps 1 and 2, decisions 26.1-26.3
+    /// and 27.9-27.11).
+    fn restart(&mut self, r: usize, restart: &crate::model::Restart) {
+        let now = self.clock.now;
+        // A checkpoint at this instant comes first (decision 26.2).
+        self.log_instants_before(now.saturating_add(1));
+        let valid_from = self.broker.queue.next_sequence();
+        let log = self.log_mut();
+        let mut aborted = 0;
+        if let Some(t) = &mut log.transaction {
+            aborted = t.done.len() as u64 + t.current.iter().map(|c| c.len() as u64).sum::<u64>();
+            t.done.clear();
+            t.current.iter_mut().for_each(Vec::clear);
+        }
+        self.measures.totals.aborted_effects += aborted;
+        let partitions: Vec<u32> = match restart.partition {
+            Some(p) => vec![p],
+            None => (0..self.log_mut().parts.len() as u32).collect(),
+        };
+        let checkpoint_time = match (restart.resume, self.log_mut().guarantee) {
+            (_, Guarantee::AtMostOnce) => None,
+            (Resume::Committed, _) => self.log_mut().last_checkpoint,
+            (Resume::Stale(age), _) => {
+                let interval = self.log_mut().interval.unwrap_or(1);
+                now.checked_sub(age)
+                    .map(|t| t / interval * interval)
+                    .filter(|&c| c > 0)
+            }
+            (Resume::Earliest | Resume::Latest, _) => None,
+        };
+        let mut record = RestartRecord {
+            at: now,
+            partitions: partitions.clone(),
+            positions_before: Vec::new(),
+            resume_positions: Vec::new(),
+            checkpoint_time,
+            skipped: 0,
+            aborted_effects: aborted,
+        };
+        for p in partitions {
+            let p = p as usize;
+            self.abandon(p, valid_from);
+            let log = self.log_mut();
+            let part = &log.parts[p];
+            let end = part.end();
+            let resume = match restart.resume {
+                Resume::Committed => part.committed,
+                Resume::Stale(_) => log.kept[r].as_ref().map_or(0, |kept| kept[p]),
+                Resume::Earliest => 0,
+                Resume::Latest => end,
+            };
+            let resume = resume.saturating_add(restart.skip).min(end);
+            let before = part.position;
+            record.positions_before.push(before);
+            record.resume_positions.push(resume);
+            let part = &mut log.parts[p];
+            let mut skipped = 0;
+            for offset in before..resume {
+                let status = &mut part.status[offset as usize];
+                if *status == PENDING {
+                    *status = SKIPPED;
+                    skipped += 1;
+                }
+            }
+            record.skipped += skipped;
+            self.measures.totals.skipped += skipped;
+            let log = self.log_mut();
+            log.set_position(p, resume);
+            let part = &mut log.parts[p];
+            if let Some(old) = part.resume_at.take()
+                && let Some(list) = log.resumes.get_mut(&old)
+            {
+                list.retain(|&q| q as usize != p);
+                if list.is_empty() {
+                    log.resumes.remove(&old);
+                }
+            }
+            let part = &mut log.parts[p];
+            if restart.down_for > 0 {
+                let at = now.saturating_add(restart.down_for);
+                part.down = true;
+                part.resume_at = Some(at);
+                log.resumes.entry(at).or_default().push(p as u32);
+            } else {
+                part.down = false;
+                self.kick(p);
+            }
+        }
+        self.log_mut().restart_records.push(record);
+    }
+
+    /// Partition `p`'s record in progress is abandoned: its delivery's end
+    /// or its retry is cancelled, its effect stays (decision 27.10).
+    fn abandon(&mut self, p: usize, valid_from: u64) {
+        let log = self.log_mut();
+        let part = &mut log.parts[p];
+        let Some(&m) = part.records.get(part.position as usize) else {
+            return;
+        };
+        let (busy, kicked) = (part.busy, part.kicked);
+        part.busy = false;
+        part.kicked = false;
+        if !(busy || kicked) {
+            return;
+        }
+        log.valid_from.insert(m, valid_from);
+        if self.messages.state(m) == State::InFlight {
+            self.in_flight -= 1;
+        }
+        if busy {
+            self.messages.update(m, |s| s.cycle_receives = 0);
+        }
+        self.set_state(m, State::Ready);
+        self.state_changed(m);
+    }
+
+    /// The source cycle drained: its drain time is its last delivery's
+    /// end (decision 27.26).
+    pub(super) fn log_drained(&mut self) {
+        let last = self.clock.last_delivery.unwrap_or(0);
+        let log = self.log_mut();
+        log.drain_time.get_or_insert(last);
+    }
+
+    /// The end of the run: checkpoints up to and including it, and the
+    /// open transaction commits.
+    pub(super) fn log_close(&mut self, end: Millis) {
+        self.log_instants_before(end.saturating_add(1));
+        self.commit_writes(true);
+    }
+
+    pub(super) fn log_outcome(&mut self) -> Option<LogOutcome> {
+        let last_delivery = self.clock.last_delivery.unwrap_or(0);
+        let log = self.log.as_deref_mut()?;
+        Some(LogOutcome {
+            partitions: log.parts.iter().map(|p| (p.end(), p.committed)).collect(),
+            restarts: std::mem::take(&mut log.restart_records),
+            checkpoints: log.checkpoints,
+            last_checkpoint: log.last_checkpoint,
+            partition_of: std::mem::take(&mut log.partition_of),
+            drain_time: log.drain_time.unwrap_or(last_delivery),
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! Explanations of a partitioned log's measures (docs/model.md section
+//! 23): each restart, where it resumed and why, what it reprocessed and
+//! what it skipped; a partition's offsets and checkpoints.
+
+use crate::duration::format as dur;
+use crate::engine::{Outcome, RestartRecord};
+use crate::model::*;
+
+use super::words::plural;
+
+/// Where restart `record` (the `r`-th, 0-based) resumed each partition, and
+/// why: the checkpoint it restored, or the reset.
+fn restart_lines(scenario: &Scenario, r: usize, record: &RestartRecord) -> Vec<String> {
+    let Some(log) = &scenario.log else {
+        return Vec::new();
+    };
+    let spec = &log.restarts[r];
+    let from = match (spec.resume, log.guarantee) {
+        (Resume::Committed, Guarantee::AtMostOnce) => {
+            "the committed positions (at_most_once commits a record when its first delivery starts)"
+                .to_string()
+        }
+        (Resume::Committed, _) => match record.checkpoint_time {
+            Some(c) => format!("the latest checkpoint, taken at {}", dur(c)),
+            None => "offset 0: no checkpoint had been taken yet".to_string(),
+        },
+        (Resume::Stale(age), Guarantee::AtMostOnce) => format!(
+            "the positions committed {} earlier, at {} (resume = \"stale\")",
+            dur(age),
+            dur(record.at.saturating_sub(age))
+        ),
+        (Resume::Stale(age), _) => match record.checkpoint_time {
+            Some(c) => format!(
+                "a stale checkpoint: the latest at or before {} ({} before the restart), taken at {}",
+                dur(record.at.saturating_sub(age)),
+                dur(age),
+                dur(c)
+            ),
+            None => format!(
+                "offset 0: no checkpoint at or before {} ({} before the restart)",
+                dur(record.at.saturating_sub(age)),
+                dur(age)
+            ),
+        },
+        (Resume::Earliest, _) => "offset 0 (resume = \"earliest\")".to_string(),
+        (Resume::Latest, _) => "the log end (resume = \"latest\": offsets reset)".to_string(),
+    };
+    let mut lines = vec![format!(
+        "restart {} at {}{}: resumed from {from}{}",
+        r + 1,
+        dur(record.at),
+        match spec.down_for {
+            0 => String::new(),
+            d => format!(", down until {}", dur(record.at.saturating_add(d))),
+        },
+        match spec.skip {
+            0 => String::new(),
+            n => format!(", then {} further", plural(n, "record", "records")),
+        }
+    )];
+    for (k, &p) in record.partitions.iter().enumerate() {
+        let (before, resume) = (record.positions_before[k], record.resume_positions[k]);
+        let what = if resume < before {
+            format!(
+                "offsets {resume}..{} processed again ({} already done)",
+                before - 1,
+                plural(before - resume, "record", "records")
+            )
+        } else if resume > before {
+            format!(
+                "offsets {before}..{} passed over: never done, so skipped (no sink sees them)",
+                resume - 1
+            )
+        } else {
+            "nothing reprocessed or skipped".to_string()
+        };
+        lines.push(format!(
+            "  partition {p}: position {before} -> {resume}: {what}"
+        ));
+    }
+    if record.skipped > 0 {
+        lines.push(format!(
+            "  {} skipped by this restart",
+            plural(record.skipped, "record", "records")
+        ));
+    }
+    if record.aborted_effects > 0 {
+        lines.push(format!(
+            "  the open transaction aborted: {} never visible",
+            plural(record.aborted_effects, "effect", "effects")
+        ));
+    }
+    lines
+}
+
+/// Every restart: the measures `reprocessed`, `skipped`,
+/// `aborted_effects` and `max_lag` all follow from them.
+pub(super) fn restarts_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
+    let t = &outcome.totals;
+    let title = format!(
+        "{} reprocessed, {} skipped, {} aborted, at most {} behind; by restart:",
+        plural(t.reprocessed, "delivery", "deliveries"),
+        plural(t.skipped, "record", "records"),
+        plural(t.aborted_effects, "effect", "effects"),
+        plural(t.max_lag, "record", "records"),
+    );
+    let not_a_log =
+        || vec!["no [log]: the source is a queue, which neither reprocesses nor skips".to_string()];
+    let lines = outcome.log.as_ref().map_or_else(not_a_log, |log| {
+        let mut lines: Vec<String> = (log.restarts.iter().enumerate())
+            .flat_map(|(r, record)| restart_lines(scenario, r, record))
+            .collect();
+        if log.restarts.is_empty() {
+            lines.push("no restart: every record is processed once".to_string());
+        }
+        lines
+    });
+    (title, lines)
+}
+
+/// Restart `r` (0-based): where it resumed each partition and why.
+pub(super) fn restart_story(scenario: &Scenario, outcome: &Outcome, r: u32) -> String {
+    let mut out = String::new();
+    match outcome
+        .log
+        .as_ref()
+        .and_then(|l| l.restarts.get(r as usize))
+    {
+        Some(record) => {
+            for line in restart_lines(scenario, r as usize, record) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        None => out.push_str("the run ended before this restart\n"),
+    }
+    out
+}
+
+/// Partition `p`: its records, its position and its last checkpoint.
+pub(super) fn partition_story(scenario: &Scenario, outcome: &Outcome, p: u32) -> String {
+    let Some(log) = &outcome.log else {
+        return String::new();
+    };
+    let (end, committed) = log.partitions[p as usize];
+    let guarantee = scenario.log.as_ref().map(|l| l.guarantee);
+    let checkpoint = match (guarantee, log.last_checkpoint) {
+        (Some(Guarantee::AtMostOnce), _) => {
+            "committed when each record's first delivery started (at_most_once)".to_string()
+        }
+        (_, Some(c)) => format!(
+            "the last of {} was taken at {}",
+            plural(log.checkpoints, "checkpoint", "checkpoints"),
+            dur(c)
+        ),
+        (_, None) => "no checkpoint was taken".to_string(),
+    };
+    let restarts = log
+        .restarts
+        .iter()
+        .filter(|r| r.partitions.contains(&p))
+        .count();
+    format!(
+        "partition {p}: {} appended (end offset {end}), committed position {committed}: {checkpoint}; {} restarted it\n",
+        plural(end, "record", "records"),
+        plural(restarts as u64, "restart", "restarts"),
+    )
+}

@@ -1,0 +1,205 @@
+//! A partitioned log as the source (docs/model.md section 23): its
+//! partitions, the delivery guarantee, the checkpoint interval, the
+//! restarts, and Kafka's default partitioner.
+
+use super::Millis;
+
+/// `[log] guarantee`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Guarantee {
+    /// Checkpoints every interval commit every partition's position.
+    #[default]
+    AtLeastOnce,
+    /// The position is committed past a record when its first delivery of
+    /// the current attempt starts.
+    AtMostOnce,
+    /// As at-least-once, with the sink writes since the last checkpoint in
+    /// one transaction that a restart aborts.
+    ExactlyOnce,
+}
+
+impl Guarantee {
+    pub const ALL: [Guarantee; 3] = [
+        Guarantee::AtLeastOnce,
+        Guarantee::AtMostOnce,
+        Guarantee::ExactlyOnce,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Guarantee::AtLeastOnce => "at_least_once",
+            Guarantee::AtMostOnce => "at_most_once",
+            Guarantee::ExactlyOnce => "exactly_once",
+        }
+    }
+}
+
+/// Where a restarted partition resumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// The latest checkpoint at or before the restart (at-most-once: the
+    /// committed position).
+    Committed,
+    /// The latest checkpoint at or before `at - age`.
+    Stale(Millis),
+    /// Offset 0.
+    Earliest,
+    /// The log end at the restart.
+    Latest,
+}
+
+impl Resume {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resume::Committed => "committed",
+            Resume::Stale(_) => "stale",
+            Resume::Earliest => "earliest",
+            Resume::Latest => "latest",
+        }
+    }
+}
+
+/// One `[[restart]]` of the consumer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restart {
+    pub at: Millis,
+    pub down_for: Millis,
+    pub resume: Resume,
+    /// Records skipped past the resume position (capped at the log end).
+    pub skip: u64,
+    /// The one partition restarted; `None`: every partition.
+    pub partition: Option<u32>,
+}
+
+/// `[log]` and its `[[restart]]`s, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Log {
+    pub partitions: u32,
+    pub guarantee: Guarantee,
+    /// Required with at_least_once and exactly_once; `None` with
+    /// at_most_once.
+    pub checkpoint_interval: Option<Millis>,
+    pub service_time: Millis,
+    /// In time order.
+    pub restarts: Vec<Restart>,
+}
+
+/// The most partitions a log may have.
+pub const MAX_PARTITIONS: u32 = 1024;
+/// The most `[[restart]]` entries a file may have.
+pub const MAX_RESTARTS: usize = 100;
+
+/// Kafka's murmur2 of `data` (seed 0x9747b28c), as the signed 32-bit
+/// number Kafka's `Utils.murmur2` returns.
+pub fn murmur2(data: &[u8]) -> i32 {
+    const SEED: u32 = 0x9747_b28c;
+    const M: u32 = 0x5bd1_e995;
+    const R: u32 = 24;
+    let length = data.len() as u32;
+    let mut h: u32 = SEED ^ length;
+    let mut chunks = data.chunks_exact(4);
+    for chunk in &mut chunks {
+        let mut k = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M);
+        h ^= k;
+    }
+    let rest = chunks.remainder();
+    if rest.len() >= 3 {
+        h ^= (rest[2] as u32) << 16;
+    }
+    if rest.len() >= 2 {
+        h ^= (rest[1] as u32) << 8;
+    }
+    if !rest.is_empty() {
+        h ^= rest[0] as u32;
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^= h >> 15;
+    h as i32
+}
+
+/// Kafka's default partition of a key: toPositive(murmur2(key)) mod
+/// `partitions`.
+pub fn partition_of(key: &str, partitions: u32) -> u32 {
+    (murmur2(key.as_bytes()) as u32 & 0x7fff_ffff) % partitions.max(1)
+}
+
+/// A field of `[expect.partition.N]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PartitionField {
+    /// Records appended (the next offset).
+    EndOffset,
+    /// The position of the last checkpoint (at-most-once: the committed
+    /// position).
+    Committed,
+}
+
+impl PartitionField {
+    pub const ALL: [PartitionField; 2] = [PartitionField::EndOffset, PartitionField::Committed];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PartitionField::EndOffset => "end_offset",
+            PartitionField::Committed => "committed",
+        }
+    }
+}
+
+/// A field of `[expect.restart.N]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RestartField {
+    /// Each restarted partition's resume position, by partition.
+    ResumePositions,
+    /// The time of the checkpoint it resumed from (none: no checkpoint).
+    CheckpointTime,
+}
+
+impl RestartField {
+    pub const ALL: [RestartField; 2] =
+        [RestartField::ResumePositions, RestartField::CheckpointTime];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RestartField::ResumePositions => "resume_positions",
+            RestartField::CheckpointTime => "checkpoint_time",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn murmur2_matches_kafka_s_test_vectors() {
+        assert_eq!(murmur2(b"21"), -973932308);
+        assert_eq!(murmur2(b"foobar"), -790332482);
+        assert_eq!(murmur2(b"abc"), 479470107);
+        assert_eq!(murmur2(b"a-little-bit-long-string"), -985981536);
+    }
+
+    #[test]
+    fn the_partition_is_the_positive_hash_modulo_the_count() {
+        // -973932308 & 0x7fffffff = 1173551340.
+        assert_eq!(partition_of("21", 7), 1173551340 % 7);
+        assert_eq!(partition_of("abc", 1), 0);
+        assert_eq!(
+            partition_of("foobar", 3),
+            (-790332482i32 as u32 & 0x7fff_ffff) % 3
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_key_lands_in_a_partition(key in ".{0,40}", partitions in 1u32..=MAX_PARTITIONS) {
+            let p = partition_of(&key, partitions);
+            proptest::prop_assert!(p < partitions);
+            proptest::prop_assert_eq!(p, ((murmur2(key.as_bytes()) & 0x7fff_ffff) as u32) % partitions);
+        }
+    }
+}

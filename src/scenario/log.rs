@@ -1,0 +1,237 @@
+//! Validating a partitioned log (docs/model.md section 23 and decisions
+//! 26.4, 27.12, 27.16): `[log]`, its `[[restart]]`s, a message's
+//! `partition`, and the keys a log cannot take.
+
+use super::file::{self, S};
+use super::problems::Problems;
+use crate::model::*;
+
+/// `[log]` and `[[restart]]` as the model has them; `None` without
+/// `[log]` (every log-only key is then refused).
+pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
+    let Some(table) = &raw.log else {
+        without_log(problems, raw);
+        return None;
+    };
+    let t = table.get_ref();
+    let partitions = match &t.partitions {
+        Some(p) => problems
+            .count(p, "partitions", 1, MAX_PARTITIONS as i64)
+            .unwrap_or(1) as u32,
+        None => 1,
+    };
+    let guarantee = match t.guarantee.as_ref().map(|g| *g.get_ref()) {
+        None | Some(file::GuaranteeName::AtLeastOnce) => Guarantee::AtLeastOnce,
+        Some(file::GuaranteeName::AtMostOnce) => Guarantee::AtMostOnce,
+        Some(file::GuaranteeName::ExactlyOnce) => Guarantee::ExactlyOnce,
+    };
+    let checkpoint_interval = match (&t.checkpoint_interval, guarantee) {
+        (Some(i), Guarantee::AtMostOnce) => {
+            problems.error_help(
+                Some(i.span()),
+                "`checkpoint_interval` does not apply with guarantee = \"at_most_once\"",
+                "no checkpoints under at_most_once",
+                "at_most_once commits a record's position when its first delivery starts; remove checkpoint_interval",
+            );
+            None
+        }
+        (None, Guarantee::AtMostOnce) => None,
+        (Some(i), _) if i.get_ref().0 == 0 => {
+            problems.error_help(
+                Some(i.span()),
+                "`checkpoint_interval` must be at least 1ms",
+                "0s",
+                "checkpoints are taken every interval: e.g. checkpoint_interval = \"1m\"",
+            );
+            None
+        }
+        (Some(i), _) => Some(i.get_ref().0),
+        (None, g) => {
+            problems.error_help(
+                Some(table.span()),
+                format!(
+                    "[log] needs `checkpoint_interval` with guarantee = \"{}\"",
+                    g.as_str()
+                ),
+                "no checkpoint interval",
+                "positions are committed at checkpoints: e.g. checkpoint_interval = \"1m\"",
+            );
+            None
+        }
+    };
+    incompatible(problems, raw);
+    for m in &raw.message {
+        if let Some(p) = &m.get_ref().partition {
+            problems.count(p, "partition", 0, partitions as i64 - 1);
+        }
+    }
+    let mut restarts = Vec::new();
+    if raw.restart.len() > MAX_RESTARTS {
+        problems.error(
+            raw.restart[MAX_RESTARTS].span(),
+            format!("a file has at most {MAX_RESTARTS} restarts"),
+            "one too many",
+        );
+    }
+    let mut previous: Option<Millis> = None;
+    for r in raw.restart.iter().take(MAX_RESTARTS) {
+        if let Some(restart) = restart(problems, r, partitions, guarantee) {
+            if previous.is_some_and(|p| restart.at < p) {
+                problems.error_help(
+                    Some(r.get_ref().at.span()),
+                    "restarts must be in time order",
+                    "earlier than the restart before it",
+                    "list the [[restart]] entries by their `at`",
+                );
+            }
+            previous = Some(restart.at);
+            restarts.push(restart);
+        }
+    }
+    Some(Log {
+        partitions,
+        guarantee,
+        checkpoint_interval,
+        service_time: t.service_time.as_ref().map_or(0, |s| s.get_ref().0),
+        restarts,
+    })
+}
+
+fn restart(
+    problems: &mut Problems,
+    raw: &S<file::RestartTable>,
+    partitions: u32,
+    guarantee: Guarantee,
+) -> Option<Restart> {
+    let r = raw.get_ref();
+    let resume = match (r.resume.as_ref().map(|v| *v.get_ref()), &r.checkpoint_age) {
+        (Some(file::ResumeName::Stale), Some(age)) => Resume::Stale(age.get_ref().0),
+        (Some(file::ResumeName::Stale), None) => {
+            problems.error_help(
+                Some(r.resume.as_ref().map_or(raw.span(), |v| v.span())),
+                "resume = \"stale\" needs `checkpoint_age`",
+                "how stale?",
+                "say how old the restored checkpoint is: e.g. checkpoint_age = \"15m\"",
+            );
+            return None;
+        }
+        (_, Some(age)) => {
+            problems.error_help(
+                Some(age.span()),
+                "`checkpoint_age` applies only with resume = \"stale\"",
+                "not a stale resume",
+                "add resume = \"stale\", or remove checkpoint_age",
+            );
+            return None;
+        }
+        (None | Some(file::ResumeName::Committed), None) => Resume::Committed,
+        (Some(file::ResumeName::Earliest), None) => Resume::Earliest,
+        (Some(file::ResumeName::Latest), None) => Resume::Latest,
+    };
+    let skip = match &r.skip {
+        Some(s) => problems.count(s, "skip", 0, i64::MAX)?,
+        None => 0,
+    };
+    let partition = match &r.partition {
+        Some(p) if guarantee == Guarantee::ExactlyOnce => {
+            problems.error_help(
+                Some(p.span()),
+                "a restart under exactly_once restarts every partition",
+                "`partition` with exactly_once",
+                "the restart aborts the one open transaction, which spans every partition; remove partition",
+            );
+            return None;
+        }
+        Some(p) => Some(problems.count(p, "partition", 0, partitions as i64 - 1)? as u32),
+        None => None,
+    };
+    Some(Restart {
+        at: r.at.get_ref().0,
+        down_for: r.down_for.as_ref().map_or(0, |d| d.get_ref().0),
+        resume,
+        skip,
+        partition,
+    })
+}
+
+/// The keys a log cannot take (section 23): a log has no per-record
+/// acknowledgement, no worker pool and no broker profile.
+fn incompatible(problems: &mut Problems, raw: &file::File) {
+    let help = "a log's position is its acknowledgement: remove it, or remove [log]";
+    if let Some(w) = &raw.workers {
+        problems.error_help(
+            Some(w.span()),
+            "[workers] does not apply to a log",
+            "workers with [log]",
+            "a log processes each partition one record at a time; set [log] service_time instead",
+        );
+    }
+    if let Some(d) = &raw.delivery {
+        let d = d.get_ref();
+        let keys: [(&str, Option<std::ops::Range<usize>>); 3] = [
+            ("ordering", d.ordering.as_ref().map(|v| v.span())),
+            (
+                "visibility_timeout",
+                d.visibility_timeout.as_ref().map(|v| v.span()),
+            ),
+            ("profile", d.profile.as_ref().map(|v| v.span())),
+        ];
+        for (key, span) in keys {
+            if let Some(span) = span {
+                problems.error_help(
+                    Some(span),
+                    format!("`{key}` does not apply to a log"),
+                    format!("{key} with [log]"),
+                    "a log keeps offset order per partition and has no visibility timeout or broker profile; remove it",
+                );
+            }
+        }
+    }
+    let mut lose_acks = Vec::new();
+    let mut each = |faults: &[S<file::Fault>]| {
+        for f in faults {
+            if let Some(l) = &f.get_ref().lose_ack {
+                lose_acks.push(l.span());
+            }
+        }
+    };
+    for m in &raw.message {
+        each(&m.get_ref().faults);
+    }
+    for t in &raw.traffic {
+        each(&t.get_ref().faults);
+        for k in &t.get_ref().mix {
+            each(&k.get_ref().faults);
+        }
+    }
+    for span in lose_acks {
+        problems.error_help(
+            Some(span),
+            "`lose_ack` does not apply to a log",
+            "lose_ack with [log]",
+            help,
+        );
+    }
+}
+
+/// A file without `[log]`: a restart or a message's partition is refused.
+fn without_log(problems: &mut Problems, raw: &file::File) {
+    if let Some(r) = raw.restart.first() {
+        problems.error_help(
+            Some(r.span()),
+            "[[restart]] needs [log]",
+            "a restart without a log",
+            "restarts resume a log's consumer from an offset; add [log] with its checkpoint_interval",
+        );
+    }
+    for m in &raw.message {
+        if let Some(p) = &m.get_ref().partition {
+            problems.error_help(
+                Some(p.span()),
+                "`partition` needs [log]",
+                "a partition without a log",
+                "a queue has no partitions; add [log] with partitions = N, or remove partition",
+            );
+        }
+    }
+}
