@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 37] = [
+const BAD_INPUTS: [&str; 39] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
@@ -24,6 +24,8 @@ const BAD_INPUTS: [&str; 37] = [
     "guarantee-mistakes",
     "huge-generator",
     "lease-without-write-intent",
+    "log-exactly-once-mistakes",
+    "log-mistakes",
     "lose-ack-class",
     "max-receives-zero",
     "message-field-in-expect",
@@ -801,10 +803,10 @@ fn shards_split_a_batch_without_overlap() {
             }
         }
     }
-    // Every bundled file but the 2 sweeps runs whole on one shard.
+    // Every bundled file but the 4 sweeps runs whole on one shard.
     let bundled = bundled_files();
-    assert_eq!(seen.len(), bundled - 2, "{seen:?}");
-    assert_eq!(points.len(), 2, "{points:?}");
+    assert_eq!(seen.len(), bundled - 4, "{seen:?}");
+    assert_eq!(points.len(), 4, "{points:?}");
     for (file, (ran, total)) in &points {
         assert_eq!(ran, total, "{file}: every point runs on exactly one shard");
         seen.push(file.clone());

@@ -175,7 +175,9 @@ pub fn status_line(e: &Entry, quiet: bool, color: bool) -> String {
         Some(sweep) => {
             let ran = sweep.points.len();
             let passed = sweep.points.iter().filter(|p| p.status == "passed").count();
-            (ran, ran - passed, if ran == 1 { "point" } else { "points" })
+            // "1 point", but "1 of 3 points" in a shard's share.
+            let one = ran == 1 && sweep.points_total <= 1;
+            (ran, ran - passed, if one { "point" } else { "points" })
         }
     };
     // A shard's share of a sweep says of how many points.

@@ -271,13 +271,14 @@ impl Engine<'_> {
             return 0;
         }
         let key = self.messages.key(m, scenario.intent(m));
-        if key.generation == 0
-            && let Some(p) = scenario
-                .messages
-                .get(m as usize)
-                .and_then(|spec| spec.partition)
-        {
-            return p;
+        if key.generation == 0 {
+            let named = match scenario.messages.get(m as usize) {
+                Some(spec) => spec.partition,
+                None => scenario.generated(m).and_then(|(block, _)| block.partition),
+            };
+            if let Some(p) = named {
+                return p;
+            }
         }
         let log = self.log_mut();
         log.name.clear();

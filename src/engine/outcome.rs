@@ -300,10 +300,17 @@ pub(super) fn flow_measures(
     messages: &Messages,
     draws: &Draws,
 ) {
-    // Every message is final (acked, quarantined, expired, purged) or
-    // still going round.
+    // Every message is final (acked, quarantined, expired, purged),
+    // skipped by a log's restart (its record passed over: only a
+    // message's latest record can be pending, so records and messages
+    // agree), or still going round.
     totals.pending = totals.messages
-        - (totals.acked + totals.quarantined + totals.expired + totals.purged + totals.dropped);
+        - (totals.acked
+            + totals.quarantined
+            + totals.expired
+            + totals.purged
+            + totals.dropped
+            + totals.skipped);
     let latencies = latencies(scenario, messages, draws).map(|(_, l)| l);
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]

@@ -18,8 +18,8 @@ pub(super) struct Sinks {
     own_rows: Vec<IntentIndex>,
     /// Rows of fresh keys (never iterated).
     fresh_rows: HashMap<KeyRef, IntentIndex>,
-    /// Whether each intent owns a row.
-    owns_row: Vec<bool>,
+    /// How many rows each intent owns.
+    rows_of: Vec<u32>,
     rows: u64,
     owners: u64,
 }
@@ -32,7 +32,7 @@ impl Sinks {
             upsert,
             own_rows: vec![NO_ROW; per_intent],
             fresh_rows: HashMap::default(),
-            owns_row: vec![false; per_intent],
+            rows_of: vec![0; per_intent],
             rows: 0,
             owners: 0,
         }
@@ -62,9 +62,11 @@ impl Sinks {
         }
         *row = intent;
         self.rows += 1;
-        if !std::mem::replace(&mut self.owns_row[intent as usize], true) {
+        let owned = &mut self.rows_of[intent as usize];
+        if *owned == 0 {
             self.owners += 1;
         }
+        *owned = owned.saturating_add(1);
     }
 
     /// Each sink's `[value, visible_duplicates, missing,
@@ -79,71 +81,67 @@ impl Sinks {
         messages: &Messages,
         visible: Option<(u64, &[u32])>,
     ) -> Vec<[u64; 4]> {
-        let intents = scenario.intent_count();
-        // Whether each intent has an arrived message.
-        let mut arrived = vec![false; intents];
-        let mut effects_of: Vec<u32> = Vec::new();
-        if visible.is_none() {
-            effects_of = vec![0; intents];
-        }
+        // Only explicit intents can be shared by several messages (and by
+        // generated messages with an explicit key): they are summed here.
+        // A generated message with its own key is its intent's only
+        // message, counted as it is met: no allocation per message.
+        let explicit = scenario.intents.explicit.len();
+        let mut arrived = vec![false; explicit];
+        let mut effects_of = vec![0u32; explicit];
+        let (mut writes, mut rows) = (Tally::default(), Tally::default());
         for (m, state) in messages.iter().enumerate() {
             let intent = scenario.intent(m as MessageIndex) as usize;
-            if state.state != State::Waiting || state.total_receives > 0 {
-                arrived[intent] = true;
+            let has_arrived = state.state != State::Waiting || state.total_receives > 0;
+            if intent < explicit {
+                arrived[intent] |= has_arrived;
+                effects_of[intent] = effects_of[intent].saturating_add(state.effects);
+                continue;
             }
-            if let Some(n) = effects_of.get_mut(intent) {
-                *n = n.saturating_add(state.effects);
+            let n = visible.map_or(state.effects, |(_, per_intent)| per_intent[intent]);
+            writes.add(has_arrived, n);
+            if let Some(&n) = self.rows_of.get(intent) {
+                rows.add(has_arrived, n);
             }
         }
-        let (value, per_intent): (u64, &[u32]) = match visible {
-            Some((value, per_intent)) => (value, per_intent),
-            None => (totals.effects, &effects_of),
-        };
-        let counted = counted(&arrived, per_intent);
-        let rows = self.upsert.then(|| {
-            let mut rows_of = vec![0u32; intents];
-            let owners = self.own_rows.iter().chain(self.fresh_rows.values());
-            for &owner in owners.filter(|&&o| o != NO_ROW) {
-                rows_of[owner as usize] += 1;
+        for (i, &has_arrived) in arrived.iter().enumerate() {
+            let n = visible.map_or(effects_of[i], |(_, per_intent)| per_intent[i]);
+            writes.add(has_arrived, n);
+            if let Some(&n) = self.rows_of.get(i) {
+                rows.add(has_arrived, n);
             }
-            counted_rows(&arrived, &rows_of)
-        });
+        }
+        let value = visible.map_or(totals.effects, |(value, _)| value);
         scenario
             .guarantees
             .sinks
             .iter()
             .map(|s| match s.kind {
-                SinkKind::Upsert => {
-                    let (missing, most) = rows.unwrap_or_default();
-                    [self.rows, self.rows - self.owners, missing, most]
-                }
+                SinkKind::Upsert => [self.rows, self.rows - self.owners, rows.missing, rows.most],
                 SinkKind::Increment | SinkKind::Irreversible => {
-                    let (distinct, missing, most) = counted;
-                    [value, value - distinct, missing, most]
+                    [value, value - writes.distinct, writes.missing, writes.most]
                 }
             })
             .collect()
     }
 }
 
-/// Over intents' visible writes: how many intents have one, how many
-/// arrived intents have none, and the most of one intent.
-fn counted(arrived: &[bool], per_intent: &[u32]) -> (u64, u64, u64) {
-    let (mut distinct, mut missing, mut most) = (0, 0, 0);
-    for (i, &n) in per_intent.iter().enumerate() {
-        if n > 0 {
-            distinct += 1;
-        } else if arrived[i] {
-            missing += 1;
-        }
-        most = most.max(n as u64);
-    }
-    (distinct, missing, most)
+/// Over intents' visible writes (or an upsert's rows per owner intent):
+/// how many intents have one, how many arrived intents have none, and the
+/// most of one intent.
+#[derive(Default)]
+struct Tally {
+    distinct: u64,
+    missing: u64,
+    most: u64,
 }
 
-/// An upsert's rows per owner intent: missing arrived intents, the most
-/// rows of one.
-fn counted_rows(arrived: &[bool], rows_of: &[u32]) -> (u64, u64) {
-    let (_, missing, most) = counted(arrived, rows_of);
-    (missing, most)
+impl Tally {
+    fn add(&mut self, arrived: bool, n: u32) {
+        if n > 0 {
+            self.distinct += 1;
+        } else if arrived {
+            self.missing += 1;
+        }
+        self.most = self.most.max(n as u64);
+    }
 }

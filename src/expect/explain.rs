@@ -57,7 +57,7 @@ pub fn explain(
         Target::Message(m, _) => message_story(scenario, outcome, m, told, line),
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
-        Target::Sink(k, _) => super::guarantee_stories::sink_story(scenario, outcome, k),
+        Target::Sink(k, field) => super::guarantee_stories::sink_story(scenario, outcome, k, field),
         Target::Partition(p, _) => super::log_stories::partition_story(scenario, outcome, p),
         Target::Restart(r, _) => super::log_stories::restart_story(scenario, outcome, r),
         Target::Event { message, kind, .. } => {

@@ -6,8 +6,16 @@ use crate::model::*;
 
 use super::words::plural;
 
-/// A sink's value and how many of it are duplicates, from the ledger.
-pub(super) fn sink_story(scenario: &Scenario, outcome: &Outcome, k: u32) -> String {
+/// A sink's value and how many of it are duplicates, from the ledger;
+/// for `missing`, `visible_duplicates` and `max_per_intent`, the intents
+/// behind the figure (the first few, in message order) and, in a log run,
+/// the restart that reprocessed or skipped them.
+pub(super) fn sink_story(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    k: u32,
+    field: SinkField,
+) -> String {
     let sink = &scenario.guarantees.sinks[k as usize];
     let value = outcome.sink_value(k, SinkField::Value);
     let duplicates = outcome.sink_value(k, SinkField::VisibleDuplicates);
@@ -16,16 +24,194 @@ pub(super) fn sink_story(scenario: &Scenario, outcome: &Outcome, k: u32) -> Stri
         SinkKind::Upsert => "one row per distinct key written (a fresh key is a new row)",
         SinkKind::Irreversible => "one send per committed effect",
     };
-    format!(
+    let mut out = format!(
         "sink \"{}\" ({}): value {value}, {what}; {} of them {} no new intent \
-         ({} effects over {} intents in the ledger).\n",
+         ({} effects over {} intents in the ledger); {} missing, at most {} of one intent.\n",
         sink.name,
         sink.kind.as_str(),
         duplicates,
         if duplicates == 1 { "adds" } else { "add" },
         outcome.totals.effects,
         outcome.totals.effects - outcome.totals.duplicated_effects,
-    )
+        plural(
+            outcome.sink_value(k, SinkField::Missing),
+            "intent",
+            "intents"
+        ),
+        plural(
+            outcome.sink_value(k, SinkField::MaxPerIntent),
+            "write",
+            "writes"
+        ),
+    );
+    let exactly_once = scenario
+        .log
+        .as_ref()
+        .is_some_and(|l| l.guarantee == Guarantee::ExactlyOnce);
+    if exactly_once {
+        out.push_str(&format!(
+            "under exactly_once only committed transactions' writes are visible: {} of aborted \
+             transactions never were\n",
+            plural(outcome.totals.aborted_effects, "effect", "effects"),
+        ));
+        return out;
+    }
+    let missing = field == SinkField::Missing;
+    let repeated = match field {
+        SinkField::VisibleDuplicates | SinkField::MaxPerIntent => true,
+        SinkField::Missing => false,
+        SinkField::Value => return out,
+    };
+    // An upsert row per key: only an identity change repeats an intent.
+    if repeated && sink.kind == SinkKind::Upsert {
+        return out;
+    }
+    let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
+        if missing {
+            arrived && writes == 0
+        } else {
+            writes > 1
+        }
+    });
+    if count == 0 {
+        return out;
+    }
+    out.push_str(&format!(
+        "{} {}:\n",
+        plural(count, "intent", "intents"),
+        if missing {
+            "of arrived messages with no write"
+        } else {
+            "written more than once"
+        },
+    ));
+    // A reason shared with the line before is not repeated.
+    let mut previous = String::new();
+    for (m, writes) in &examples {
+        let reason = why(scenario, outcome, *m, missing);
+        let name = scenario.intent_name(scenario.intent(*m));
+        let writes = if missing {
+            String::new()
+        } else {
+            format!(": {}", plural(*writes, "write", "writes"))
+        };
+        let shown = if reason == previous {
+            ""
+        } else {
+            reason.as_str()
+        };
+        out.push_str(&format!("  {name}{writes}{shown}\n"));
+        previous = reason;
+    }
+    if count > examples.len() as u64 {
+        out.push_str(&format!(
+            "  ... and {} more\n",
+            count - examples.len() as u64
+        ));
+    }
+    out
+}
+
+/// How many examples of intents a sink story names.
+const EXAMPLES: usize = 5;
+
+/// The intents whose ledger writes and arrival pass `wanted`: how many,
+/// and the first [`EXAMPLES`] in message order (the first message of each,
+/// its writes). A generated message with its own key is its intent's only
+/// message; the explicit intents (a few, from the file) are summed over
+/// their messages first.
+fn intent_examples(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    wanted: impl Fn(u64, bool) -> bool,
+) -> (u64, Vec<(MessageIndex, u64)>) {
+    let arrived = |state: &crate::engine::MessageState| {
+        state.state != State::Waiting || state.total_receives > 0
+    };
+    let explicit = scenario.intents.explicit.len();
+    let mut shared = vec![(0u64, false, false); explicit];
+    for (m, state) in outcome.messages.iter().enumerate() {
+        if let Some((writes, seen, _)) = shared.get_mut(scenario.intent(m as MessageIndex) as usize)
+        {
+            *writes += state.effects as u64;
+            *seen |= arrived(&state);
+        }
+    }
+    let mut count = 0;
+    let mut examples = Vec::new();
+    for (m, state) in outcome.messages.iter().enumerate() {
+        let m = m as MessageIndex;
+        let (writes, seen) = match shared.get_mut(scenario.intent(m) as usize) {
+            // Counted at the intent's first message only.
+            Some((_, _, true)) => continue,
+            Some((writes, seen, met)) => {
+                *met = true;
+                (*writes, *seen)
+            }
+            None => (state.effects as u64, arrived(&state)),
+        };
+        if wanted(writes, seen) {
+            count += 1;
+            if examples.len() < EXAMPLES {
+                examples.push((m, writes));
+            }
+        }
+    }
+    (count, examples)
+}
+
+/// Why message `m`'s intent is missing or written again: in a log run, the
+/// restart of its partition that skipped or reprocessed records; else its
+/// final state.
+fn why(scenario: &Scenario, outcome: &Outcome, m: MessageIndex, missing: bool) -> String {
+    let state = outcome.messages.state(m);
+    let Some(log) = &outcome.log else {
+        return format!(" ({})", state.as_str());
+    };
+    let p = log.partition_of[m as usize];
+    // A skipped record's message keeps a state that is not final.
+    let passed_over = matches!(state, State::Waiting | State::Ready | State::InFlight);
+    if missing && !passed_over {
+        return format!(" (partition {p}, {})", state.as_str());
+    }
+    let restart = log.restarts.iter().enumerate().find_map(|(r, record)| {
+        let k = record.partitions.iter().position(|&q| q == p)?;
+        let (before, resume) = (record.positions_before[k], record.resume_positions[k]);
+        let hit = if missing {
+            resume > before
+        } else {
+            resume < before
+        };
+        hit.then(|| (r, record, before.min(resume), before.max(resume)))
+    });
+    let at_most_once = scenario
+        .log
+        .as_ref()
+        .is_some_and(|l| l.guarantee == Guarantee::AtMostOnce);
+    match restart {
+        Some((r, record, from, to)) if missing => format!(
+            " (partition {p}: restart {} at {} passed over offsets {from}..{}{})",
+            r + 1,
+            crate::duration::format(record.at),
+            to - 1,
+            if at_most_once {
+                ", at_most_once had committed past the record in flight"
+            } else {
+                ""
+            }
+        ),
+        Some((r, record, from, to)) => format!(
+            " (partition {p}: restart {} at {} processed offsets {from}..{} again{})",
+            r + 1,
+            crate::duration::format(record.at),
+            to - 1,
+            record
+                .checkpoint_time
+                .map(|c| format!(", from the checkpoint of {}", crate::duration::format(c)))
+                .unwrap_or_default()
+        ),
+        None => format!(" (partition {p}, {})", state.as_str()),
+    }
 }
 
 /// Crashes, overlapping deliveries, expired receipts and contention, with

@@ -225,6 +225,9 @@ pub struct Traffic {
     pub faults: Faults,
     /// `groups = N`: per-key groups `<id_prefix>g1` .. `<id_prefix>gN`.
     pub groups: Option<u64>,
+    /// With `[log]`: the partition of every record of the block (default:
+    /// each key's).
+    pub partition: Option<u32>,
     /// The `[[traffic.mix]]` kinds, in file order.
     pub mix: Vec<MixKind>,
     /// Index of this generator's first message.

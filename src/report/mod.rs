@@ -12,6 +12,7 @@ pub mod interesting;
 pub mod json;
 pub mod junit_xml;
 pub mod log_json;
+pub mod log_text;
 pub mod page;
 pub mod parameters;
 pub mod playback;

@@ -236,6 +236,37 @@ fn numbered(
     }
 }
 
+/// Partition `n` (numbered from 0) of the file's log, or a located problem.
+pub(super) fn find_partition(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+) -> Option<u32> {
+    let range = scenario.log.as_ref().map(|l| (0, l.partitions as u64 - 1));
+    numbered(problems, scenario, n, "partition", range)
+}
+
+/// Restart `n` (numbered from 1) of the file's log as its 0-based index,
+/// or a located problem.
+pub(super) fn find_restart(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+) -> Option<u32> {
+    let count = scenario.log.as_ref().map_or(0, |l| l.restarts.len() as u64);
+    if scenario.log.is_some() && count == 0 {
+        problems.error_help(
+            Some(n.span()),
+            format!("no restart \"{}\"", n.get_ref()),
+            "not a restart",
+            "this file has no [[restart]]",
+        );
+        return None;
+    }
+    let range = (count > 0).then_some((1, count));
+    numbered(problems, scenario, n, "restart", range).map(|r| r - 1)
+}
+
 /// `[expect.partition.N]`: each field written, against that partition.
 fn partition_expectations(
     problems: &mut Problems,
@@ -243,8 +274,7 @@ fn partition_expectations(
     n: &S<String>,
     p: &file::ExpectPartition,
 ) -> Vec<Expectation> {
-    let range = scenario.log.as_ref().map(|l| (0, l.partitions as u64 - 1));
-    let Some(index) = numbered(problems, scenario, n, "partition", range) else {
+    let Some(index) = find_partition(problems, scenario, n) else {
         return Vec::new();
     };
     let fields = [
@@ -262,18 +292,7 @@ fn restart_expectations(
     n: &S<String>,
     r: &file::ExpectRestart,
 ) -> Vec<Expectation> {
-    let count = scenario.log.as_ref().map_or(0, |l| l.restarts.len() as u64);
-    let range = (count > 0).then_some((1, count));
-    if scenario.log.is_some() && count == 0 {
-        problems.error_help(
-            Some(n.span()),
-            format!("no restart \"{}\"", n.get_ref()),
-            "not a restart",
-            "this file has no [[restart]]",
-        );
-        return Vec::new();
-    }
-    let Some(index) = numbered(problems, scenario, n, "restart", range) else {
+    let Some(index) = find_restart(problems, scenario, n) else {
         return Vec::new();
     };
     let fields = [
@@ -288,7 +307,7 @@ fn restart_expectations(
             Kind::TimeOrNever,
         ),
     ];
-    let fields = fields.map(|(v, f, kind)| (v, Target::Restart(index - 1, f), kind, f.name()));
+    let fields = fields.map(|(v, f, kind)| (v, Target::Restart(index, f), kind, f.name()));
     table_expectations(problems, fields, &r.description)
 }
 

@@ -389,7 +389,7 @@ pub struct Message {
     /// Ordering group under ordering = "per_key" (default: the key).
     #[schemars(with = "Option<String>")]
     pub group: Option<S<String>>,
-    /// With [log]: the partition (0-based; default: Kafka's partition of the key).
+    /// With `[log]`: the partition (0-based; default: Kafka's partition of the key).
     #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
     /// Shown in the quarantine envelope.
@@ -472,6 +472,9 @@ pub struct Traffic {
     /// With ordering = "per_key": the messages share N groups `<prefix>g1` .. `<prefix>gN`.
     #[schemars(with = "Option<i64>")]
     pub groups: Option<S<i64>>,
+    /// With `[log]`: every record of the block goes to this partition (default: the partition of each key).
+    #[schemars(with = "Option<i64>")]
+    pub partition: Option<S<i64>>,
     #[serde(default)]
     /// Faults of every generated message.
     #[schemars(with = "Vec<Fault>")]

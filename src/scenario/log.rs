@@ -65,6 +65,11 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
             problems.count(p, "partition", 0, partitions as i64 - 1);
         }
     }
+    for t in &raw.traffic {
+        if let Some(p) = &t.get_ref().partition {
+            problems.count(p, "partition", 0, partitions as i64 - 1);
+        }
+    }
     let mut restarts = Vec::new();
     if raw.restart.len() > MAX_RESTARTS {
         problems.error(
@@ -75,18 +80,17 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
     }
     let mut previous: Option<Millis> = None;
     for r in raw.restart.iter().take(MAX_RESTARTS) {
-        if let Some(restart) = restart(problems, r, partitions, guarantee) {
-            if previous.is_some_and(|p| restart.at < p) {
-                problems.error_help(
-                    Some(r.get_ref().at.span()),
-                    "restarts must be in time order",
-                    "earlier than the restart before it",
-                    "list the [[restart]] entries by their `at`",
-                );
-            }
-            previous = Some(restart.at);
-            restarts.push(restart);
+        let restart = restart(problems, r, partitions, guarantee);
+        if previous.is_some_and(|p| restart.at < p) {
+            problems.error_help(
+                Some(r.get_ref().at.span()),
+                "restarts must be in time order",
+                "earlier than the restart before it",
+                "list the [[restart]] entries by their `at`",
+            );
         }
+        previous = Some(restart.at);
+        restarts.push(restart);
     }
     Some(Log {
         partitions,
@@ -97,12 +101,15 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
     })
 }
 
+/// A restart as the model has it. A problem is recorded where it is
+/// written and a default put in its place, so that the restarts keep their
+/// number and order (the file is refused anyway).
 fn restart(
     problems: &mut Problems,
     raw: &S<file::RestartTable>,
     partitions: u32,
     guarantee: Guarantee,
-) -> Option<Restart> {
+) -> Restart {
     let r = raw.get_ref();
     let resume = match (r.resume.as_ref().map(|v| *v.get_ref()), &r.checkpoint_age) {
         (Some(file::ResumeName::Stale), Some(age)) => Resume::Stale(age.get_ref().0),
@@ -113,7 +120,7 @@ fn restart(
                 "how stale?",
                 "say how old the restored checkpoint is: e.g. checkpoint_age = \"15m\"",
             );
-            return None;
+            Resume::Committed
         }
         (_, Some(age)) => {
             problems.error_help(
@@ -122,14 +129,14 @@ fn restart(
                 "not a stale resume",
                 "add resume = \"stale\", or remove checkpoint_age",
             );
-            return None;
+            Resume::Committed
         }
         (None | Some(file::ResumeName::Committed), None) => Resume::Committed,
         (Some(file::ResumeName::Earliest), None) => Resume::Earliest,
         (Some(file::ResumeName::Latest), None) => Resume::Latest,
     };
     let skip = match &r.skip {
-        Some(s) => problems.count(s, "skip", 0, i64::MAX)?,
+        Some(s) => problems.count(s, "skip", 0, i64::MAX).unwrap_or(0),
         None => 0,
     };
     let partition = match &r.partition {
@@ -140,18 +147,20 @@ fn restart(
                 "`partition` with exactly_once",
                 "the restart aborts the one open transaction, which spans every partition; remove partition",
             );
-            return None;
+            None
         }
-        Some(p) => Some(problems.count(p, "partition", 0, partitions as i64 - 1)? as u32),
+        Some(p) => problems
+            .count(p, "partition", 0, partitions as i64 - 1)
+            .map(|p| p as u32),
         None => None,
     };
-    Some(Restart {
+    Restart {
         at: r.at.get_ref().0,
         down_for: r.down_for.as_ref().map_or(0, |d| d.get_ref().0),
         resume,
         skip,
         partition,
-    })
+    }
 }
 
 /// The keys a log cannot take (section 23): a log has no per-record
@@ -224,14 +233,20 @@ fn without_log(problems: &mut Problems, raw: &file::File) {
             "restarts resume a log's consumer from an offset; add [log] with its checkpoint_interval",
         );
     }
-    for m in &raw.message {
-        if let Some(p) = &m.get_ref().partition {
-            problems.error_help(
-                Some(p.span()),
-                "`partition` needs [log]",
-                "a partition without a log",
-                "a queue has no partitions; add [log] with partitions = N, or remove partition",
-            );
-        }
+    let messages = raw
+        .message
+        .iter()
+        .filter_map(|m| m.get_ref().partition.as_ref());
+    let blocks = raw
+        .traffic
+        .iter()
+        .filter_map(|t| t.get_ref().partition.as_ref());
+    for p in messages.chain(blocks) {
+        problems.error_help(
+            Some(p.span()),
+            "`partition` needs [log]",
+            "a partition without a log",
+            "a queue has no partitions; add [log] with partitions = N, or remove partition",
+        );
     }
 }

@@ -114,6 +114,11 @@ pub(super) fn generators(
             id_prefix: prefix,
             faults: faults.into(),
             groups,
+            // Checked against [log] partitions in scenario/log.rs.
+            partition: t_ref
+                .partition
+                .as_ref()
+                .and_then(|p| u32::try_from(*p.get_ref()).ok()),
             mix,
             first_index: next_index.min(u32::MAX as u64) as MessageIndex,
             stream: k as u64 + 1,

@@ -15,7 +15,8 @@ use super::problems::{
 use crate::diagnostic::did_you_mean;
 use crate::duration::Duration;
 use crate::model::{
-    AlarmField, KindField, MessageField, Question, Scenario, SinkField, Target, Total,
+    AlarmField, KindField, MessageField, PartitionField, Question, RestartField, Scenario,
+    SinkField, Target, Total,
 };
 
 /// At most this many questions in a file: each question with its own `at`
@@ -34,7 +35,7 @@ pub struct QuestionTable {
     pub at: Option<S<Duration>>,
     /// What answers it, named as in [expect]: a measure (`effects`), or
     /// `message.ID.FIELD`, `kind.NAME.FIELD`, `alarm.NAME.FIELD`,
-    /// `sink.NAME.FIELD`.
+    /// `sink.NAME.FIELD`, `partition.N.FIELD`, `restart.N.FIELD`.
     #[schemars(with = "String")]
     pub answer: S<String>,
     /// Words shown with the computed answer (Markdown).
@@ -110,7 +111,7 @@ pub(crate) fn read_questions<T>(
 
 /// The forms an answer can take, for help texts.
 const FORMS: &str = "a measure such as `effects`, or `message.ID.FIELD`, `kind.NAME.FIELD`, \
-    `alarm.NAME.FIELD`, `sink.NAME.FIELD`";
+    `alarm.NAME.FIELD`, `sink.NAME.FIELD`, `partition.N.FIELD`, `restart.N.FIELD`";
 
 /// The value an answer names, or a located problem.
 fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Option<Target> {
@@ -191,8 +192,33 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
             )?;
             Some(Target::Sink(find_sink(problems, scenario, &name)?, f))
         }
+        "partition" => {
+            let f = named_field(
+                problems,
+                &span,
+                &PartitionField::ALL,
+                PartitionField::name,
+                field,
+                "partition",
+            )?;
+            let p = super::expect::find_partition(problems, scenario, &name)?;
+            Some(Target::Partition(p, f))
+        }
+        "restart" => {
+            let f = named_field(
+                problems,
+                &span,
+                &RestartField::ALL,
+                RestartField::name,
+                field,
+                "restart",
+            )?;
+            let r = super::expect::find_restart(problems, scenario, &name)?;
+            Some(Target::Restart(r, f))
+        }
         other => {
-            let help = match did_you_mean(other, ["message", "kind", "alarm", "sink"]) {
+            let tables = ["message", "kind", "alarm", "sink", "partition", "restart"];
+            let help = match did_you_mean(other, tables) {
                 Some(c) => format!("did you mean `{c}.{rest}`?"),
                 None => format!("an answer is {FORMS}"),
             };

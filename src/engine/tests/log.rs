@@ -201,6 +201,10 @@ fn s23_skip_passes_over_records_never_done_and_is_capped_at_the_log_end() {
     let (_, outcome) = steady(30, "1s", interval, "[[restart]]\nat = \"25s\"\nskip = 8\n");
     assert_eq!(resume_positions(&outcome, 0), vec![26]);
     assert_eq!(outcome.totals.skipped, 1, "r26, in flight");
+    // A skipped record's message is passed over, not pending: the run
+    // drains.
+    assert_eq!(outcome.totals.pending, 0);
+    assert_eq!(outcome.totals.stopped_by, StoppedBy::Drained as u64);
     // Capped at the log end at the restart (decision 26.12).
     let (_, outcome) = steady(
         30,
