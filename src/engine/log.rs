@@ -112,6 +112,8 @@ pub(super) struct LogState {
     partition_of: Vec<u32>,
     records: u64,
     positions: u64,
+    /// The partitions whose position moved since the last checkpoint.
+    moved: Vec<u32>,
     /// The next checkpoint instant not yet taken.
     next_checkpoint: Millis,
     checkpoints: u64,
@@ -167,6 +169,7 @@ impl LogState {
             partition_of: vec![0; scenario.message_count() as usize],
             records: 0,
             positions: 0,
+            moved: Vec::new(),
             next_checkpoint: interval.unwrap_or(Millis::MAX),
             checkpoints: 0,
             last_checkpoint: None,
@@ -228,7 +231,9 @@ impl LogState {
         let part = &mut self.parts[p];
         self.positions = self.positions - part.position + to;
         part.position = to;
-        part.dirty = true;
+        if !std::mem::replace(&mut part.dirty, true) {
+            self.moved.push(p as u32);
+        }
     }
 }
 
@@ -486,7 +491,10 @@ impl Engine<'_> {
             log.checkpoints += (last - log.next_checkpoint) / interval + 1;
             log.last_checkpoint = Some(last);
             log.next_checkpoint = last.saturating_add(interval);
-            for part in log.parts.iter_mut().filter(|p| p.dirty) {
+            // Only the partitions whose position moved: a checkpoint costs
+            // what changed, not every partition, however short the interval.
+            for p in log.moved.drain(..) {
+                let part = &mut log.parts[p as usize];
                 part.committed = part.position;
                 part.dirty = false;
             }

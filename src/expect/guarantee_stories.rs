@@ -89,7 +89,10 @@ pub(super) fn sink_story(
     let mut previous = String::new();
     for (m, writes) in &examples {
         let reason = why(scenario, outcome, *m, missing);
-        let name = scenario.intent_name(scenario.intent(*m));
+        let mut name = scenario.intent_name(scenario.intent(*m)).into_owned();
+        if let Some(at) = outcome.arrived_at(scenario, *m) {
+            name.push_str(&format!(" (arrived {})", crate::duration::format(at)));
+        }
         let writes = if missing {
             String::new()
         } else {
