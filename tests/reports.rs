@@ -699,3 +699,22 @@ fn a_template_that_doubles_a_string_stops_at_its_work_budget() {
     );
     assert!(!out.join("index.md").exists(), "nothing written");
 }
+
+#[test]
+fn the_html_report_shows_a_log_s_restart_and_each_sink_s_missing_writes() {
+    let d = scratch("log-html");
+    let file = "scenarios/43-stale-checkpoint-duplicates-and-gaps.toml";
+    let o = report(&d, "html", &[file]);
+    assert_eq!(code(&o), 0);
+    let html = std::fs::read_to_string(d.join(format!("{}.html", stem(file)))).unwrap();
+    assert!(html.contains("<section id=\"log\">"));
+    // The stale resume goes back 1,200 records on partition 0 and the
+    // offset bug 340 past the position on partition 1.
+    assert!(html.contains("0: 20021 &rarr; 18821 (processed again)"));
+    assert!(html.contains("1: 3400 &rarr; 3740 (passed over)"));
+    // append_table: value, 1,200 visible duplicates, 340 missing, 2 at most.
+    assert!(html.contains(
+        "<td class=\"num\">45021</td><td class=\"num\">1200</td><td class=\"num\">340</td><td class=\"num\">2</td>"
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+}

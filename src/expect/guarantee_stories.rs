@@ -1,6 +1,8 @@
 //! Explanations of the measures of sections 17-22: sinks, crashes,
 //! overlapping deliveries, expired receipts and contention.
 
+use std::fmt::Write as _;
+
 use crate::engine::{Detail, Outcome};
 use crate::model::*;
 
@@ -91,7 +93,7 @@ pub(super) fn sink_story(
         let reason = why(scenario, outcome, *m, missing);
         let mut name = scenario.intent_name(scenario.intent(*m)).into_owned();
         if let Some(at) = outcome.arrived_at(scenario, *m) {
-            name.push_str(&format!(" (arrived {})", crate::duration::format(at)));
+            let _ = write!(name, " (arrived {})", crate::duration::format(at));
         }
         let writes = if missing {
             String::new()
