@@ -124,7 +124,7 @@ fn run(text: &str) -> (Scenario, Outcome) {
     (scenario, outcome)
 }
 
-fn sinks(outcome: &Outcome, field: SinkField) -> [u64; 2] {
+fn sinks(outcome: &Outcome, field: SinkField) -> [i64; 2] {
     [outcome.sink_value(0, field), outcome.sink_value(1, field)]
 }
 

@@ -10,6 +10,7 @@ use super::dedup::{Claim, Holder};
 use super::queue::Finish;
 use super::tracked::Decision;
 use super::transition::{Detail, Effect, Lapsed};
+use super::write::Wrote;
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
     Permanent, Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
@@ -128,6 +129,7 @@ impl Engine<'_> {
             takes,
             crash: None,
             done_key: None,
+            calls: 0,
         };
         // The first applying crash decides when no applying fail or
         // lose_ack comes before it; else the first applying fail does.
@@ -146,11 +148,12 @@ impl Engine<'_> {
         {
             return failed(f.reason, f.class, f.takes);
         }
-        let crashed = |done_key| Decision {
+        let crashed = |done_key, calls| Decision {
             finish: Finish::Failed(REASON_CONSUMER_CRASHED, Class::Transient),
             takes: None,
             crash,
             done_key,
+            calls,
         };
         let intent = self.scenario.intent(m);
         let key = self.messages.key(m, intent);
@@ -170,7 +173,7 @@ impl Engine<'_> {
                     self.hit_if_live(m, key);
                 }
             }
-            return crashed(None);
+            return crashed(None, 0);
         }
         if self.outages.contains(now) {
             self.calls
@@ -178,14 +181,17 @@ impl Engine<'_> {
             return failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient, None);
         }
         let mut done_key = None;
+        let mut wrote = Wrote::default();
         match lease {
             None => {
                 if !self.hit_if_live(m, key) {
                     if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
-                    self.broker.dedup.store(key, now);
-                    self.commit(m, key, intent);
+                    wrote = self.commit_write(m, key, intent);
+                    if wrote.stores_result {
+                        self.broker.dedup.store(key, now);
+                    }
                 }
             }
             Some((lease, renew)) => match self.consult(m, key) {
@@ -205,15 +211,21 @@ impl Engine<'_> {
                     if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
-                    self.commit(m, key, intent);
-                    if matches!(crash, None | Some(CrashAt::AfterDone)) {
+                    wrote = self.commit_write(m, key, intent);
+                    if matches!(crash, None | Some(CrashAt::AfterDone)) && wrote.stores_result {
                         done_key = Some(key);
                     }
                 }
             },
         }
         if crash.is_some() {
-            return crashed(done_key);
+            return crashed(done_key, wrote.took);
+        }
+        if let Some((reason, class)) = wrote.failed {
+            return Decision {
+                calls: wrote.took,
+                ..failed(reason, class, None)
+            };
         }
         let ack_lost = lose_ack.is_some();
         Decision {
@@ -225,6 +237,21 @@ impl Engine<'_> {
             takes: None,
             crash: None,
             done_key,
+            calls: wrote.took,
+        }
+    }
+
+    /// The effect commits, and with `[write]` its write goes to the
+    /// sinks (section 24); without, every sink has it at once.
+    fn commit_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Wrote {
+        self.commit(m, key, intent);
+        if self.writes.is_some() {
+            self.fan_out(m, key, intent)
+        } else {
+            Wrote {
+                stores_result: true,
+                ..Wrote::default()
+            }
         }
     }
 
@@ -343,7 +370,7 @@ impl Engine<'_> {
     fn commit(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) {
         let cycle = self.messages.add_effect(m);
         let effect = self.measures.count_effect(intent);
-        if !self.log_write(m, key, intent) {
+        if self.writes.is_none() && !self.log_write(m, key, intent) {
             self.sinks.effect(key, intent);
         }
         self.recording.effect(Effect {

@@ -50,6 +50,7 @@ mod tracked;
 mod traffic;
 mod transition;
 mod watch;
+mod write;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -72,6 +73,7 @@ pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
+pub use write::{WRITE_NOTES_KEPT, WriteNote};
 
 use crate::model::{IntentIndex, MessageIndex, Millis, Scenario, State, StoppedBy};
 use broker::Broker;
@@ -157,6 +159,8 @@ struct Engine<'s> {
     sinks: sinks::Sinks,
     /// `[log]`: the partitions, positions, checkpoints and restarts.
     log: Option<Box<log::LogState>>,
+    /// `[write]` and the sinks' calls (section 24).
+    writes: Option<write::Writes>,
 }
 
 impl<'s> Engine<'s> {
@@ -212,7 +216,7 @@ impl<'s> Engine<'s> {
             recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
             alarms: alarms::Alarms::new(scenario),
             stopped_by: StoppedBy::Drained,
-            tracked: scenario.guarantees.extended,
+            tracked: scenario.guarantees.extended || scenario.write.is_some(),
             deliveries: tracked::Deliveries::new(scenario),
             in_flight_cap: scenario
                 .message_count()
@@ -222,6 +226,7 @@ impl<'s> Engine<'s> {
                 .log
                 .as_ref()
                 .map(|log| Box::new(log::LogState::new(scenario, log))),
+            writes: write::Writes::new(scenario),
         };
         engine.one_write = engine.direct
             && engine.log.is_none()
@@ -314,7 +319,13 @@ impl<'s> Engine<'s> {
     /// the end. Returns the end.
     fn close(&mut self) -> Millis {
         self.observe_instant();
-        let end = self.clock.end();
+        let mut end = self.clock.end();
+        // An outbox run ends when no relay call is pending (decision 26.14).
+        if let Some(relay) = self.writes.as_ref().and_then(|w| w.relay_end())
+            && self.stopped_by == StoppedBy::Drained
+        {
+            end = end.max(relay);
+        }
         self.observe_alarms(end);
         if self.log.is_some() {
             self.log_close(end);
@@ -370,10 +381,18 @@ impl<'s> Engine<'s> {
         totals.stopped_by = self.stopped_by as u64;
         let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.draws);
         let calls = self.calls.finish(&mut totals);
-        let visible = self.log.as_deref().and_then(|l| l.visible());
-        let sinks = self
-            .sinks
-            .finish(self.scenario, &totals, &self.messages, visible);
+        let (sinks, sink_lags) = match &mut self.writes {
+            Some(writes) => writes.finish(self.scenario, &self.messages, end, &mut totals),
+            None => {
+                let visible = self.log.as_deref().and_then(|l| l.visible());
+                let sinks = self
+                    .sinks
+                    .finish(self.scenario, &totals, &self.messages, visible);
+                let signed = |v: [u64; 4]| v.map(|n| n.min(i64::MAX as u64) as i64);
+                (sinks.into_iter().map(signed).collect(), Vec::new())
+            }
+        };
+        let write_notes = self.writes.as_mut().map_or(Vec::new(), |w| w.take_notes());
         let census = self
             .measures
             .census
@@ -400,6 +419,8 @@ impl<'s> Engine<'s> {
             calls,
             kind_counts,
             sinks,
+            sink_lags,
+            write_notes,
             canaries: self.operator.canary_records,
             log,
         }

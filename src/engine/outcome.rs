@@ -64,7 +64,13 @@ pub struct Outcome {
     /// Per sink (file order, or the default counter): its value, visible
     /// duplicates, missing intents and most writes of one intent (in the
     /// order of [`SinkField::ALL`]).
-    pub sinks: Vec<[u64; 4]>,
+    pub sinks: Vec<[i64; 4]>,
+    /// With `[write] strategy = "outbox"`, per sink: the latest
+    /// application minus its row's time, at most (empty otherwise).
+    pub sink_lags: Vec<Millis>,
+    /// With `[write]`: the first writes worth a look (failed calls, lost
+    /// replies, compensations, dead letters, lock waits, crashes).
+    pub write_notes: Vec<super::WriteNote>,
     /// Every canary redrive, in the order they decided.
     pub canaries: Vec<super::CanaryRecord>,
     /// With `[log]`: the partitions, checkpoints and restarts.
@@ -108,7 +114,17 @@ impl Outcome {
                 }
             }
             Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
-            Target::Sink(sink, field) => Value::Count(outcome.sink_value(sink, field)),
+            Target::Sink(sink, field) => {
+                let n = outcome.sink_value(sink, field);
+                match field {
+                    SinkField::MaxLag => Value::Time(n as Millis),
+                    // Compensations can take a fan-out's counts below zero.
+                    SinkField::Value | SinkField::VisibleDuplicates if scenario.write.is_some() => {
+                        Value::Int(n)
+                    }
+                    _ => Value::Count(n.max(0) as u64),
+                }
+            }
             Target::Partition(p, field) => {
                 let (end, committed) = outcome
                     .log
@@ -192,7 +208,11 @@ impl Outcome {
 
     /// A sink's value or visible duplicates (sink index into the
     /// scenario's sinks).
-    pub fn sink_value(&self, sink: u32, field: SinkField) -> u64 {
+    pub fn sink_value(&self, sink: u32, field: SinkField) -> i64 {
+        if field == SinkField::MaxLag {
+            let lag = self.sink_lags.get(sink as usize).copied().unwrap_or(0);
+            return lag.min(i64::MAX as Millis) as i64;
+        }
         self.sinks
             .get(sink as usize)
             .map_or(0, |values| values[field as usize])

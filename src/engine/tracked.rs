@@ -43,6 +43,8 @@ pub(super) struct Decision {
     pub(super) takes: Option<Millis>,
     pub(super) crash: Option<CrashAt>,
     pub(super) done_key: Option<KeyRef>,
+    /// How long the write's sink calls held the delivery (section 24).
+    pub(super) calls: Millis,
 }
 
 #[derive(Default)]
@@ -155,7 +157,8 @@ impl Engine<'_> {
         let service = match decision.crash {
             Some(_) => self.service_time,
             None => decision.takes.unwrap_or(self.service_time),
-        };
+        }
+        .saturating_add(decision.calls);
         let busy = &mut self.measures.totals.worker_busy;
         *busy = busy.saturating_add(service);
         let timeout = scenario.guarantees.visibility_timeout;

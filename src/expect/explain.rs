@@ -243,6 +243,7 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         Story::Pending => super::flow_stories::pending_story(scenario, outcome),
         Story::Overlaps => super::guarantee_stories::overlaps_story(scenario, outcome),
         Story::Restarts => super::log_stories::restarts_story(scenario, outcome),
+        Story::Writes => super::write_stories::writes_story(scenario, outcome),
     };
     let mut lines = lines;
     if matches!(total.story(), Story::Ledger | Story::PerIntent) {

@@ -18,6 +18,9 @@ pub(super) fn sink_story(
     k: u32,
     field: SinkField,
 ) -> String {
+    if scenario.write.is_some() {
+        return super::write_stories::sink_story(scenario, outcome, k);
+    }
     let sink = &scenario.guarantees.sinks[k as usize];
     let value = outcome.sink_value(k, SinkField::Value);
     let duplicates = outcome.sink_value(k, SinkField::VisibleDuplicates);
@@ -36,12 +39,12 @@ pub(super) fn sink_story(
         outcome.totals.effects,
         outcome.totals.effects - outcome.totals.duplicated_effects,
         plural(
-            outcome.sink_value(k, SinkField::Missing),
+            outcome.sink_value(k, SinkField::Missing).max(0) as u64,
             "intent",
             "intents"
         ),
         plural(
-            outcome.sink_value(k, SinkField::MaxPerIntent),
+            outcome.sink_value(k, SinkField::MaxPerIntent).max(0) as u64,
             "write",
             "writes"
         ),
@@ -62,7 +65,7 @@ pub(super) fn sink_story(
     let repeated = match field {
         SinkField::VisibleDuplicates | SinkField::MaxPerIntent => true,
         SinkField::Missing => false,
-        SinkField::Value => return out,
+        SinkField::Value | SinkField::MaxLag => return out,
     };
     // An upsert row per key: only an identity change repeats an intent.
     if repeated && sink.kind == SinkKind::Upsert {

@@ -6,6 +6,7 @@ mod flow_stories;
 mod guarantee_stories;
 mod log_stories;
 pub mod words;
+mod write_stories;
 
 use crate::diagnostic::{Problem, Source};
 use crate::engine::Outcome;

@@ -118,6 +118,9 @@ pub enum SinkField {
     Missing,
     /// The most visible writes of one intent.
     MaxPerIntent,
+    /// Outbox: the latest application minus its row's time, at most (a
+    /// duration; not in [`SinkField::ALL`], which lists the counts).
+    MaxLag,
 }
 
 impl SinkField {
@@ -134,6 +137,7 @@ impl SinkField {
             SinkField::VisibleDuplicates => "visible_duplicates",
             SinkField::Missing => "missing",
             SinkField::MaxPerIntent => "max_per_intent",
+            SinkField::MaxLag => "max_lag",
         }
     }
 }

@@ -32,6 +32,8 @@ pub enum Part {
     Guarantee,
     /// Section 23: listed for files with `[log]`.
     Log,
+    /// Section 24: listed for files with `[write]` or sink calls.
+    Write,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -71,6 +73,9 @@ pub enum Story {
     /// The log's restarts: where each resumed, what it reprocessed and
     /// skipped.
     Restarts,
+    /// The writes to several sinks: strategy, failed calls, locks and
+    /// compensations.
+    Writes,
 }
 
 /// Calls `$callback!` with every measure, in the order the file format,
@@ -155,6 +160,22 @@ macro_rules! for_each_measure {
                 "effects of exactly-once transactions a restart aborted";
             max_lag MaxLag Count Log $crate::model::Story::Restarts,
                 "the most records appended and not yet done, after an instant";
+            outbox_dead_letters OutboxDeadLetters Count Write $crate::model::Story::Writes,
+                "outbox rows whose relay calls to a sink were all used up, per sink";
+            lock_held LockHeld Time Write $crate::model::Story::Writes,
+                "two-phase locks held, summed over sinks and writes";
+            max_lock MaxLock Time Write $crate::model::Story::Writes,
+                "the longest two-phase lock of one write in one sink";
+            max_in_doubt MaxInDoubt Count Write $crate::model::Story::Writes,
+                "the most writes prepared everywhere and not yet decided, after an instant";
+            compensations Compensations Count Write $crate::model::Story::Writes,
+                "saga compensations applied (a repeated one counts again)";
+            over_compensations OverCompensations Count Write $crate::model::Story::Writes,
+                "saga compensations applied a second time to one write in one sink";
+            false_notices FalseNotices Count Write $crate::model::Story::Writes,
+                "irreversible sends of writes a saga then compensated";
+            partial_visible PartialVisible Time Write $crate::model::Story::Writes,
+                "summed over writes, the time some sinks and not all showed the write";
         }
     };
 }
@@ -240,11 +261,13 @@ impl Total {
     pub fn listed(scenario: &super::Scenario) -> impl Iterator<Item = Total> {
         let (flow, guarantee) = (scenario.flow.extended, scenario.guarantees.extended);
         let log = scenario.log.is_some();
+        let write = scenario.write.is_some();
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
             Part::Guarantee => guarantee,
             Part::Log => log,
+            Part::Write => write,
         })
     }
 }
@@ -318,6 +341,14 @@ mod tests {
                 Total::Skipped => totals.skipped = i as u64 + 1,
                 Total::AbortedEffects => totals.aborted_effects = i as u64 + 1,
                 Total::MaxLag => totals.max_lag = i as u64 + 1,
+                Total::OutboxDeadLetters => totals.outbox_dead_letters = i as u64 + 1,
+                Total::LockHeld => totals.lock_held = i as u64 + 1,
+                Total::MaxLock => totals.max_lock = i as u64 + 1,
+                Total::MaxInDoubt => totals.max_in_doubt = i as u64 + 1,
+                Total::Compensations => totals.compensations = i as u64 + 1,
+                Total::OverCompensations => totals.over_compensations = i as u64 + 1,
+                Total::FalseNotices => totals.false_notices = i as u64 + 1,
+                Total::PartialVisible => totals.partial_visible = i as u64 + 1,
             }
         }
         for (i, t) in Total::ALL.iter().enumerate() {

@@ -11,6 +11,7 @@ mod keys;
 mod log;
 mod measure;
 mod question;
+mod write;
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -33,6 +34,10 @@ pub use log::{
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
+pub use write::{
+    CallSelector, Coordinator, DEFAULT_RELAY_ATTEMPTS, DEFAULT_RELAY_RETRY, MAX_ATTEMPTS,
+    MAX_SINK_FAULTS, MAX_SINKS, SinkCalls, SinkFault, SinkFaultKind, Strategy, Write, WriteReasons,
+};
 
 /// Milliseconds of modeled time.
 pub type Millis = u64;
@@ -83,6 +88,9 @@ pub struct Scenario {
     pub questions: Vec<Question>,
     /// `[log]`: the source is a partitioned log (section 23).
     pub log: Option<Log>,
+    /// `[write]` and the sinks' calls (section 24); `None` when every
+    /// effect reaches every sink at once (section 19).
+    pub write: Option<Write>,
 }
 
 pub const REASON_HANDLER_ERROR: ReasonIndex = 0;

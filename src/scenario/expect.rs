@@ -188,13 +188,32 @@ fn sink_expectations(
     let Some(index) = find_sink(problems, scenario, name) else {
         return Vec::new();
     };
+    let outbox = scenario
+        .write
+        .as_ref()
+        .is_some_and(|w| w.strategy == Strategy::Outbox);
+    if let (Some(lag), false) = (&k.max_lag, outbox) {
+        problems.error_help(
+            Some(lag.span()),
+            "a sink's `max_lag` goes with [write] strategy = \"outbox\"",
+            "no outbox relay",
+            "only an outbox relay applies a write after its row's time",
+        );
+    }
+    // Compensations can take a fan-out's counts below zero.
+    let signed = if scenario.write.is_some() {
+        Kind::Int
+    } else {
+        Kind::Count
+    };
     let fields = [
-        (&k.value, SinkField::Value),
-        (&k.visible_duplicates, SinkField::VisibleDuplicates),
-        (&k.missing, SinkField::Missing),
-        (&k.max_per_intent, SinkField::MaxPerIntent),
+        (&k.value, SinkField::Value, signed),
+        (&k.visible_duplicates, SinkField::VisibleDuplicates, signed),
+        (&k.missing, SinkField::Missing, Kind::Count),
+        (&k.max_per_intent, SinkField::MaxPerIntent, Kind::Count),
+        (&k.max_lag, SinkField::MaxLag, Kind::Time),
     ];
-    let fields = fields.map(|(v, f)| (v, Target::Sink(index, f), Kind::Count, f.name()));
+    let fields = fields.map(|(v, f, kind)| (v, Target::Sink(index, f), kind, f.name()));
     table_expectations(problems, fields, &k.description)
 }
 

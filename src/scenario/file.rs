@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 18] = [
+pub const TABLES: [&str; 20] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -24,6 +24,8 @@ pub const TABLES: [&str; 18] = [
     "downstream",
     "alarm",
     "sink",
+    "write",
+    "coordinator",
     "log",
     "restart",
     "limits",
@@ -77,6 +79,12 @@ pub struct File {
     /// Where effects land: increment, upsert or irreversible (default: one increment sink, "counter").
     #[schemars(with = "Vec<SinkTable>")]
     pub sink: Vec<S<SinkTable>>,
+    /// How one write reaches several sinks: direct, outbox, two_phase or saga.
+    #[schemars(with = "Option<WriteTable>")]
+    pub write: Option<S<WriteTable>>,
+    /// Two-phase commit's coordinator: a crash after prepare.
+    #[schemars(with = "Option<CoordinatorTable>")]
+    pub coordinator: Option<S<CoordinatorTable>>,
     /// The source is a partitioned log: partitions, guarantee, checkpoints.
     #[schemars(with = "Option<LogTable>")]
     pub log: Option<S<LogTable>>,

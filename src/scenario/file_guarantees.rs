@@ -6,6 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned as S;
 
+use crate::duration::Duration;
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SinkTable {
@@ -15,6 +17,101 @@ pub struct SinkTable {
     /// increment | upsert | irreversible.
     #[schemars(with = "SinkKindName")]
     pub kind: S<SinkKindName>,
+    /// A call's round trip, e.g. "5ms" (default 0ms).
+    #[schemars(with = "Option<Duration>")]
+    pub latency: Option<S<Duration>>,
+    /// Calls that fail or lose their reply, in file order.
+    #[serde(default)]
+    #[schemars(with = "Vec<SinkFaultTable>")]
+    pub faults: Vec<S<SinkFaultTable>>,
+    /// A window in which every call fails with "sink unavailable".
+    #[schemars(with = "Option<super::file::Outage>")]
+    pub outage: Option<S<super::file::Outage>>,
+    /// Whether the sink can take part in two-phase commit (default false).
+    #[schemars(with = "Option<bool>")]
+    pub prepare: Option<S<bool>>,
+}
+
+/// A sink fault: `{ fail = SELECTOR, reason, class }` or
+/// `{ lose_reply = SELECTOR }`, optionally `compensation = true`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SinkFaultTable {
+    /// The call fails and nothing is applied.
+    #[schemars(with = "Option<SinkSelector>")]
+    pub fail: Option<S<SinkSelector>>,
+    /// The write is applied and the caller hears a failure.
+    #[schemars(with = "Option<SinkSelector>")]
+    pub lose_reply: Option<S<SinkSelector>>,
+    /// With `fail`: the reason (default "sink error").
+    #[schemars(with = "Option<String>")]
+    pub reason: Option<S<String>>,
+    /// With `fail`: transient (default) | permanent.
+    #[schemars(with = "Option<super::file::Class>")]
+    pub class: Option<S<super::file::Class>>,
+    /// Select a saga's compensation calls instead of its writes.
+    #[schemars(with = "Option<bool>")]
+    pub compensation: Option<S<bool>>,
+}
+
+/// Which calls a sink fault selects (exactly one key).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SinkSelector {
+    /// Each intent's first N calls to the sink.
+    #[schemars(with = "Option<i64>")]
+    pub first: Option<S<i64>>,
+    /// Every call for the intents of these message ids.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub intents: Option<S<Vec<S<String>>>>,
+    /// Every call for each N-th intent (in the order of their first call).
+    #[schemars(with = "Option<i64>")]
+    pub every: Option<S<i64>>,
+    /// Every call until an operator step repairs.
+    #[schemars(with = "Option<super::file::Until>")]
+    pub until: Option<S<super::file::Until>>,
+}
+
+/// `[write]`: how one write reaches several sinks.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteTable {
+    /// direct (default) | outbox | two_phase | saga.
+    #[schemars(with = "Option<StrategyName>")]
+    pub strategy: Option<S<StrategyName>>,
+    /// outbox and saga: the wait after a failed call's reply (default "1s").
+    #[schemars(with = "Option<Duration>")]
+    pub relay_retry: Option<S<Duration>>,
+    /// outbox and saga: the most calls per sink for a row or a compensation (default 10).
+    #[schemars(with = "Option<i64>")]
+    pub relay_attempts: Option<S<i64>>,
+    /// saga: a step's tries in a row on transient failures (default 1).
+    #[schemars(with = "Option<i64>")]
+    pub step_attempts: Option<S<i64>>,
+    /// saga: compensations applied once however often retried (default true).
+    #[schemars(with = "Option<bool>")]
+    pub idempotent_compensation: Option<S<bool>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StrategyName {
+    Direct,
+    Outbox,
+    TwoPhase,
+    Saga,
+}
+
+/// `[coordinator]`: two-phase commit's coordinator crashing after prepare.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoordinatorTable {
+    /// Which writes it crashes on: { first = N }, { every = N }, { intents = [...] } or { until = "repair" }.
+    #[schemars(with = "SinkSelector")]
+    pub crash: S<SinkSelector>,
+    /// How long after the prepare the recovered coordinator decides.
+    #[schemars(with = "Option<Duration>")]
+    pub recovers_after: Option<S<Duration>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

@@ -365,7 +365,7 @@ fn selector(problems: &mut Problems, sel: &S<file::Selector>) -> Option<Selector
     }
 }
 
-fn intern(reasons: &mut Vec<String>, r: &str) -> ReasonIndex {
+pub(super) fn intern(reasons: &mut Vec<String>, r: &str) -> ReasonIndex {
     match reasons.iter().position(|x| x == r) {
         Some(i) => i as ReasonIndex,
         None => {

@@ -18,6 +18,7 @@ pub(crate) mod reading;
 pub(crate) mod sweep;
 pub(crate) mod toml_errors;
 pub(crate) mod validate;
+mod write;
 
 use crate::diagnostic::{Problem, Source};
 use crate::model::Scenario;

@@ -341,6 +341,8 @@ fn piecewise<'i>(
             "restart" => pieces::<RestartTable>(source, v, reading, Named::Not),
             "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, Named::By("name")),
             "sink" => pieces::<SinkTable>(source, v, reading, Named::By("name")),
+            "write" => piece::<WriteTable>(source, v, reading),
+            "coordinator" => piece::<CoordinatorTable>(source, v, reading),
             "question" => pieces::<super::questions::QuestionTable>(source, v, reading, Named::Not),
             "expect" => expect_pieces(source, v, reading),
             other => {

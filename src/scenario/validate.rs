@@ -99,10 +99,17 @@ pub(super) fn validate(
         expectations: Vec::new(),
         questions: Vec::new(),
         log,
+        write: None,
     };
     // The operator's steps and the expectations refer to messages, kinds
     // and alarms, which are all known even when something above is wrong:
     // their problems are reported in the same pass.
+    let write = super::write::Raw {
+        sink: &raw.sink,
+        write: raw.write.as_ref(),
+        coordinator: raw.coordinator.as_ref(),
+    };
+    scenario.write = super::write::write(&mut problems, write, &mut scenario);
     scenario.operators = operators(&mut problems, raw.operator, &scenario);
     if let Some(e) = raw.expect {
         scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);

@@ -7,7 +7,7 @@ fn log_of(outcome: &Outcome) -> &LogOutcome {
     outcome.log.as_ref().expect("a log run")
 }
 
-fn sink(outcome: &Outcome, k: u32, field: SinkField) -> u64 {
+fn sink(outcome: &Outcome, k: u32, field: SinkField) -> i64 {
     outcome.sink_value(k, field)
 }
 

@@ -132,3 +132,4 @@ mod time_and_keys;
 mod traffic;
 mod visibility;
 mod workers;
+mod write;

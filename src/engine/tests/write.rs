@@ -1,0 +1,373 @@
+//! One test per rule of docs/model.md section 24 and decisions 26.5-26.7,
+//! 26.13-26.14 and 27.18-27.28: one write to several sinks.
+
+use super::*;
+
+fn value(outcome: &Outcome, k: u32) -> i64 {
+    outcome.sink_value(k, SinkField::Value)
+}
+
+fn sinkf(outcome: &Outcome, k: u32, field: SinkField) -> i64 {
+    outcome.sink_value(k, field)
+}
+
+fn invalid(text: &str) -> Vec<String> {
+    match load_str("t.toml", text) {
+        Ok(_) => panic!("expected the file to be refused"),
+        Err(inv) => inv.problems.iter().map(|p| p.message.clone()).collect(),
+    }
+}
+
+const RETRY: &str = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n";
+
+#[test]
+fn s24_direct_calls_in_order_and_the_first_failure_ends_the_write() {
+    let (scenario, outcome) = sim(&format!(
+        "{RETRY}[[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\nfaults = [{{ fail = {{ first = 1 }} }}]\n\
+         [[sink]]\nname = \"c\"\nkind = \"increment\"\n\
+         [[message]]\nid = \"p\"\n"
+    ));
+    // a at 0s, b fails at 10ms, c never called; the delivery fails at
+    // 10ms; the retry at 1s10ms calls all three again.
+    assert_eq!(
+        [value(&outcome, 0), value(&outcome, 1), value(&outcome, 2)],
+        [2, 1, 1]
+    );
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), 1);
+    assert_eq!(
+        outcome.totals.effects, 2,
+        "the ledger records each write started"
+    );
+    let p = msg(&scenario, &outcome, "p");
+    assert_eq!(p.total_receives, 2);
+    assert_eq!(p.acked_at(), Some(1_020));
+    // Write 1: a alone from 0s to the end (1s20ms); write 2: a alone
+    // from 1s10ms to 1s20ms.
+    assert_eq!(outcome.totals.partial_visible, 1_020 + 10);
+    assert!(matches!(
+        outcome.write_notes[0],
+        crate::engine::WriteNote::Failed {
+            at: 10,
+            sink: 1,
+            ..
+        }
+    ));
+    assert_eq!(
+        scenario.reasons[p.last_reason().unwrap() as usize],
+        "sink error"
+    );
+}
+
+#[test]
+fn s24_direct_stores_the_result_only_when_every_call_succeeded() {
+    let text = |faults: &str| {
+        format!(
+            "{RETRY}[dedup]\nresult_retention = \"1h\"\n\
+             [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
+             [[sink]]\nname = \"b\"\nkind = \"increment\"\nfaults = [{faults}]\n\
+             [[message]]\nid = \"p\"\nfaults = [{{ lose_ack = {{ first = 1 }} }}]\n"
+        )
+    };
+    // Every call succeeds: the lost ack's redelivery is a hit.
+    let (_, outcome) = sim(&text(""));
+    assert_eq!((outcome.totals.effects, outcome.totals.dedup_hits), (1, 1));
+    // b's call fails: nothing stored, the retry writes again.
+    let (_, outcome) = sim(&text("{ fail = { first = 1 } }"));
+    assert_eq!((outcome.totals.effects, outcome.totals.dedup_hits), (2, 0));
+    assert_eq!(value(&outcome, 0), 2);
+}
+
+#[test]
+fn s24_a_lost_reply_duplicates_an_increment_and_not_an_upsert() {
+    let (_, outcome) = sim(&format!(
+        "{RETRY}[[sink]]\nname = \"count\"\nkind = \"increment\"\n\
+         [[sink]]\nname = \"rows\"\nkind = \"upsert\"\nfaults = [{{ lose_reply = {{ first = 1 }} }}]\n\
+         [[message]]\nid = \"p\"\n"
+    ));
+    assert_eq!(value(&outcome, 0), 2);
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), 1);
+    assert_eq!(value(&outcome, 1), 1);
+    assert_eq!(sinkf(&outcome, 1, SinkField::VisibleDuplicates), 0);
+}
+
+#[test]
+fn s24_a_sink_outage_fails_every_call_inside_it() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 2\nretry_interval = \"10s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\noutage = { from = \"0s\", duration = \"5s\" }\n\
+         [[message]]\nid = \"p\"\n");
+    let p = msg(&scenario, &outcome, "p");
+    assert_eq!((p.total_receives, p.acked_at()), (2, Some(10_000)));
+    assert_eq!(value(&outcome, 0), 1);
+    assert!(matches!(
+        outcome.write_notes[0],
+        crate::engine::WriteNote::Failed { reason, class: Class::Transient, .. }
+            if scenario.reasons[reason as usize] == "sink unavailable"
+    ));
+}
+
+#[test]
+fn s24_outbox_relays_each_row_to_each_sink_and_dead_letters_per_sink() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"outbox\"\nrelay_retry = \"1s\"\nrelay_attempts = 3\n\
+         [[sink]]\nname = \"lake\"\nkind = \"upsert\"\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"100ms\"\n\
+         faults = [{ fail = { intents = [\"bad\"] }, reason = \"poisoned row\", class = \"permanent\" }]\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\nfaults = [{ lose_reply = { first = 1 } }]\n\
+         [[message]]\nid = \"good\"\n[[message]]\nid = \"bad\"\n");
+    assert_eq!(
+        outcome.totals.acked, 2,
+        "the delivery acks once its row is written"
+    );
+    assert_eq!(outcome.totals.outbox_dead_letters, 1);
+    assert_eq!(value(&outcome, 0), 2, "the lake converges");
+    assert_eq!(value(&outcome, 1), 1);
+    assert_eq!(sinkf(&outcome, 1, SinkField::Missing), 1);
+    // Each row's first metrics reply is lost: retried after 1s, applied twice.
+    assert_eq!(value(&outcome, 2), 4);
+    assert_eq!(sinkf(&outcome, 2, SinkField::VisibleDuplicates), 2);
+    assert_eq!(sinkf(&outcome, 2, SinkField::MaxLag), 1_000);
+    assert_eq!(sinkf(&outcome, 1, SinkField::MaxLag), 0);
+    // bad's olap calls: 0s, 1s100ms, 2s200ms: the run ends at the last.
+    assert_eq!(outcome.totals.end_time, 2_200);
+    let target = Target::Sink(2, SinkField::MaxLag);
+    assert_eq!(outcome.value(&scenario, &target), Value::Time(1_000));
+}
+
+#[test]
+fn s24_two_phase_aborts_everywhere_when_a_prepare_fails() {
+    let (scenario, outcome) = sim(&format!(
+        "{RETRY}[write]\nstrategy = \"two_phase\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nprepare = true\nlatency = \"10ms\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\nprepare = true\nlatency = \"30ms\"\n\
+         faults = [{{ fail = {{ first = 1 }} }}]\n\
+         [[message]]\nid = \"p\"\n"
+    ));
+    // Attempt 1 aborts at 30ms (a held its lock 30ms); the retry at
+    // 1s30ms commits at 1s60ms, both locks held 30ms.
+    assert_eq!([value(&outcome, 0), value(&outcome, 1)], [1, 1]);
+    assert_eq!(msg(&scenario, &outcome, "p").acked_at(), Some(1_060));
+    assert_eq!(outcome.totals.lock_held, 30 + 2 * 30);
+    assert_eq!(outcome.totals.max_lock, 30);
+    assert_eq!(outcome.totals.max_in_doubt, 1);
+    assert_eq!(
+        outcome.totals.partial_visible, 0,
+        "both sinks apply at the decision"
+    );
+}
+
+#[test]
+fn s24_a_coordinator_crash_holds_every_lock_and_later_writes_to_the_key_wait() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"two_phase\"\n\
+         [coordinator]\ncrash = { first = 1 }\nrecovers_after = \"1m\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"upsert\"\nprepare = true\n\
+         [[sink]]\nname = \"b\"\nkind = \"upsert\"\nprepare = true\n\
+         [[message]]\nid = \"m1\"\nkey = \"k\"\n\
+         [[message]]\nid = \"m2\"\nkey = \"k\"\nat = \"1s\"\n\
+         [[message]]\nid = \"m3\"\nkey = \"other\"\nat = \"1s\"\n");
+    let acked = |id| msg(&scenario, &outcome, id).acked_at();
+    assert_eq!(acked("m1"), Some(60_000));
+    assert_eq!(acked("m2"), Some(60_000), "waits behind m1's lock");
+    assert_eq!(acked("m3"), Some(1_000), "another key does not wait");
+    assert_eq!(outcome.totals.lock_held, 2 * 60_000);
+    assert_eq!(outcome.totals.max_lock, 60_000);
+    assert_eq!(outcome.totals.max_in_doubt, 1);
+    let waited = outcome.write_notes.iter().find_map(|n| match *n {
+        crate::engine::WriteNote::Waited {
+            from,
+            until,
+            holder_crashed_at,
+            ..
+        } => Some((from, until, holder_crashed_at)),
+        _ => None,
+    });
+    assert_eq!(waited, Some((1_000, 60_000, Some(0))));
+}
+
+#[test]
+fn s24_two_phase_needs_every_sink_to_prepare() {
+    let problems = invalid(&format!(
+        "{RETRY}[write]\nstrategy = \"two_phase\"\n\
+         [[sink]]\nname = \"lake\"\nkind = \"upsert\"\nprepare = true\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\n\
+         [[message]]\nid = \"p\"\n"
+    ));
+    assert_eq!(
+        problems,
+        ["sink \"metrics\" cannot take part in two-phase commit"]
+    );
+    // The implicit counter can prepare (decision 27.28).
+    let (_, outcome) = sim(&format!(
+        "{RETRY}[write]\nstrategy = \"two_phase\"\n[[message]]\nid = \"p\"\n"
+    ));
+    assert_eq!(value(&outcome, 0), 1);
+}
+
+fn saga(n: u64, idempotent: bool, metrics_faults: &str) -> (Scenario, Outcome) {
+    sim(&format!(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"saga\"\nidempotent_compensation = {idempotent}\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\nfaults = [{metrics_faults}]\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+         faults = [{{ fail = {{ every = 5 }}, reason = \"constraint violation\", class = \"permanent\" }}]\n\
+         [[sink]]\nname = \"lake\"\nkind = \"upsert\"\n\
+         [[traffic]]\ncount = {n}\nover = \"{n}s\"\n"
+    ))
+}
+
+#[test]
+fn s24_a_saga_compensates_what_applied_in_reverse_and_acks() {
+    let (_, outcome) = saga(10, true, "");
+    // Intents 5 and 10 fail at olap after the metrics increment.
+    assert_eq!(outcome.totals.compensations, 2);
+    assert_eq!(outcome.totals.over_compensations, 0);
+    assert_eq!(outcome.totals.acked, 10, "a compensated saga is finished");
+    assert_eq!(value(&outcome, 0), 8, "the counter is exact");
+    assert_eq!(value(&outcome, 1), 8);
+    assert_eq!(value(&outcome, 2), 8, "the lake is never called for them");
+    assert_eq!(sinkf(&outcome, 0, SinkField::Missing), 0, "visible a while");
+    // A failed write is visible in metrics alone until its compensation
+    // 5ms later (olap's reply); a good one is in the lake 5ms after the
+    // others (after olap's round trip).
+    assert_eq!(outcome.totals.partial_visible, 2 * 5 + 8 * 5);
+}
+
+#[test]
+fn s24_an_untracked_compensation_whose_reply_is_lost_over_compensates() {
+    let lost = "{ lose_reply = { first = 1 }, compensation = true }";
+    let (_, outcome) = saga(10, false, lost);
+    assert_eq!(outcome.totals.compensations, 4);
+    assert_eq!(outcome.totals.over_compensations, 2);
+    assert_eq!(value(&outcome, 0), 6, "2 below the truth");
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), -2);
+    // Tracked, the retry applies nothing.
+    let (scenario, outcome) = saga(10, true, lost);
+    assert_eq!(outcome.totals.compensations, 2);
+    assert_eq!(value(&outcome, 0), 8);
+    let target = Target::Sink(0, SinkField::VisibleDuplicates);
+    assert_eq!(outcome.value(&scenario, &target), Value::Int(0));
+}
+
+#[test]
+fn s24_an_irreversible_send_before_a_failure_is_a_false_notice() {
+    let text = |first: &str, second: &str| {
+        format!("{RETRY}[write]\nstrategy = \"saga\"\n{first}{second}[[message]]\nid = \"p\"\n")
+    };
+    let sms = "[[sink]]\nname = \"sms\"\nkind = \"irreversible\"\n";
+    let olap = "[[sink]]\nname = \"olap\"\nkind = \"upsert\"\n\
+                faults = [{ fail = { first = 1 }, class = \"permanent\" }]\n";
+    let (_, first) = sim(&text(sms, olap));
+    assert_eq!(first.totals.false_notices, 1);
+    assert_eq!(value(&first, 0), 1);
+    let (_, last) = sim(&text(olap, sms));
+    assert_eq!(last.totals.false_notices, 0);
+    assert_eq!(value(&last, 1), 0, "never called");
+}
+
+#[test]
+fn s24_a_saga_step_retries_transient_failures_step_attempts_times() {
+    let text = |attempts: u32| {
+        format!(
+            "{RETRY}[write]\nstrategy = \"saga\"\nstep_attempts = {attempts}\nrelay_retry = \"1s\"\n\
+             [[sink]]\nname = \"metrics\"\nkind = \"increment\"\n\
+             [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nfaults = [{{ fail = {{ first = 2 }} }}]\n\
+             [[message]]\nid = \"p\"\n"
+        )
+    };
+    // Three tries: olap fails at 0s and 1s, succeeds at 2s.
+    let (scenario, outcome) = sim(&text(3));
+    assert_eq!(msg(&scenario, &outcome, "p").acked_at(), Some(2_000));
+    assert_eq!(outcome.totals.compensations, 0);
+    assert_eq!(value(&outcome, 0), 1);
+    // One try: the write fails transiently, metrics is compensated, the
+    // delivery fails and its retry (1s later) fails olap's second call
+    // and is compensated again: quarantined after 2 receives.
+    let (scenario, outcome) = sim(&text(1));
+    assert_eq!(outcome.totals.compensations, 2);
+    assert_eq!(value(&outcome, 0), 0);
+    assert_eq!(msg(&scenario, &outcome, "p").state, State::Quarantined);
+}
+
+#[test]
+fn s24_without_sink_faults_every_strategy_gives_section_19_s_values() {
+    let body = "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+        [dedup]\nresult_retention = \"1s\"\n\
+        [[sink]]\nname = \"inc\"\nkind = \"increment\"\nprepare = true\n\
+        [[sink]]\nname = \"up\"\nkind = \"upsert\"\nprepare = true\n\
+        [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\nprepare = true\n\
+        [[message]]\nid = \"a\"\nfaults = [{ lose_ack = { first = 2 } }]\n\
+        [[message]]\nid = \"b\"\nkey = \"a\"\nat = \"3s\"\n\
+        [[traffic]]\ncount = 20\nover = \"2s\"\nfaults = [{ fail = { first = 1 } }]\n";
+    let (_, plain) = sim(body);
+    for strategy in ["direct", "outbox", "two_phase", "saga"] {
+        let (_, outcome) = sim(&format!("[write]\nstrategy = \"{strategy}\"\n{body}"));
+        assert_eq!(outcome.sinks, plain.sinks, "{strategy}");
+        assert_eq!(outcome.totals.effects, plain.totals.effects, "{strategy}");
+        assert_eq!(outcome.totals.partial_visible, 0, "{strategy}");
+    }
+}
+
+#[test]
+fn s24_selectors_pick_calls_per_intent() {
+    // every = 2: intents numbered by first call (r1, r2, ...): r2 and r4.
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ fail = { every = 2 } }]\n\
+         [[traffic]]\ncount = 4\nover = \"4s\"\nid_prefix = \"r\"\n");
+    let states: Vec<State> = ["r1", "r2", "r3", "r4"]
+        .iter()
+        .map(|id| msg(&scenario, &outcome, id).state)
+        .collect();
+    use State::*;
+    assert_eq!(states, [Acked, Quarantined, Acked, Quarantined]);
+    // until = "repair": fails until the operator repairs, then the
+    // redrive succeeds.
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ lose_reply = { until = \"repair\" } }]\n\
+         [[operator]]\nwait = \"1m\"\nrepair = true\naction = \"redrive_all\"\n\
+         [[message]]\nid = \"p\"\n");
+    assert_eq!(outcome.totals.acked, 1);
+    assert_eq!(value(&outcome, 0), 2, "the lost reply's write stays");
+}
+
+#[test]
+fn s24_bad_input_is_refused_where_it_is_written() {
+    let base = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[[message]]\nid = \"p\"\n";
+    let cases = [
+        (
+            "[[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ fail = { every = 0 } }]\n",
+            "`every` must be between 1 and",
+        ),
+        (
+            "[write]\nstrategy = \"two_phase\"\n[coordinator]\ncrash = { first = 1 }\n",
+            "[coordinator] needs `recovers_after`",
+        ),
+        (
+            "[[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ lose_reply = { first = 1 }, compensation = true }]\n",
+            "a compensation fault goes with strategy = \"saga\"",
+        ),
+        (
+            "[write]\nrelay_retry = \"2s\"\n",
+            "`relay_retry` goes with strategy = \"outbox\" or \"saga\"",
+        ),
+        (
+            "[write]\nstrategy = \"saga\"\nstep_attempts = 0\n",
+            "`step_attempts` must be between 1 and 1000",
+        ),
+        (
+            "[[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ fail = { intents = [\"nobody\"] } }]\n",
+            "nobody",
+        ),
+        (
+            "[write]\nstrategy = \"saga\"\n[expect.sink.counter]\nmax_lag = \"1s\"\n",
+            "a sink's `max_lag` goes with [write] strategy = \"outbox\"",
+        ),
+    ];
+    for (text, want) in cases {
+        let problems = invalid(&format!("{base}{text}"));
+        assert!(
+            problems.iter().any(|p| p.contains(want)),
+            "{want:?} not in {problems:?}"
+        );
+    }
+}

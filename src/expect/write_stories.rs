@@ -1,0 +1,251 @@
+//! Explanations of one write to several sinks (docs/model.md section 24):
+//! the strategy, and the writes worth a look that the run noted: the call
+//! that failed and what the strategy did next, a lost reply, a
+//! compensation applied twice, a false notice, a dead-lettered outbox row,
+//! a write waiting for a lock and the coordinator's crash behind it.
+
+use crate::duration::format as dur;
+use crate::engine::{Outcome, WRITE_NOTES_KEPT, WriteNote};
+use crate::model::*;
+
+use super::words::plural;
+
+/// The measures of section 24 and every noted write.
+pub(super) fn writes_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
+    let Some(write) = &scenario.write else {
+        return ("no [write]".to_string(), Vec::new());
+    };
+    let t = &outcome.totals;
+    let title = match write.strategy {
+        Strategy::Direct => format!(
+            "strategy direct: calls in file order inside the delivery; {} visible in some sinks and not all; noted writes:",
+            dur(t.partial_visible)
+        ),
+        Strategy::Outbox => format!(
+            "strategy outbox: a relay applies each row to each sink (every {}, at most {} calls); {} dead-lettered; noted writes:",
+            dur(write.relay_retry),
+            write.relay_attempts,
+            plural(t.outbox_dead_letters, "row", "rows")
+        ),
+        Strategy::TwoPhase => format!(
+            "strategy two_phase: locks held {} in all, {} at most, {} in doubt at most; noted writes:",
+            dur(t.lock_held),
+            dur(t.max_lock),
+            plural(t.max_in_doubt, "write", "writes")
+        ),
+        Strategy::Saga => format!(
+            "strategy saga: {}, {} over-compensated, {}; {} visible in some sinks and not all; noted writes:",
+            plural(t.compensations, "compensation", "compensations"),
+            t.over_compensations,
+            plural(t.false_notices, "false notice", "false notices"),
+            dur(t.partial_visible)
+        ),
+    };
+    let mut lines: Vec<String> = (outcome.write_notes.iter())
+        .map(|n| note_line(scenario, write, n))
+        .collect();
+    if outcome.write_notes.len() == WRITE_NOTES_KEPT {
+        lines.push(format!(
+            "(the run notes its first {WRITE_NOTES_KEPT} writes worth a look)"
+        ));
+    }
+    (title, lines)
+}
+
+/// A fan-out sink's value and what it counts, then the noted writes that
+/// touched it.
+pub(super) fn sink_story(scenario: &Scenario, outcome: &Outcome, k: u32) -> String {
+    let sink = &scenario.guarantees.sinks[k as usize];
+    let value = outcome.sink_value(k, SinkField::Value);
+    let what = match sink.kind {
+        SinkKind::Increment => "applied calls minus applied compensations",
+        SinkKind::Upsert => "rows: one per distinct key written and not deleted",
+        SinkKind::Irreversible => "sends: one per applied call",
+    };
+    let mut out = format!(
+        "sink \"{}\" ({}): value {value}, {what}; {} visible duplicates; {} missing, at most {} of one intent ({} effects in the ledger).\n",
+        sink.name,
+        sink.kind.as_str(),
+        outcome.sink_value(k, SinkField::VisibleDuplicates),
+        plural(
+            outcome.sink_value(k, SinkField::Missing).max(0) as u64,
+            "intent",
+            "intents"
+        ),
+        plural(
+            outcome.sink_value(k, SinkField::MaxPerIntent).max(0) as u64,
+            "write",
+            "writes"
+        ),
+        outcome.totals.effects,
+    );
+    let Some(write) = &scenario.write else {
+        return out;
+    };
+    let mine: Vec<&WriteNote> = (outcome.write_notes.iter())
+        .filter(|n| note_sink(n) == Some(k))
+        .collect();
+    for n in mine.iter().take(EXAMPLES) {
+        out.push_str(&format!("  {}\n", note_line(scenario, write, n)));
+    }
+    if mine.len() > EXAMPLES {
+        out.push_str(&format!(
+            "  ... and {} more noted writes\n",
+            mine.len() - EXAMPLES
+        ));
+    }
+    out
+}
+
+/// How many noted writes a sink story names.
+const EXAMPLES: usize = 5;
+
+fn note_sink(n: &WriteNote) -> Option<u32> {
+    match *n {
+        WriteNote::Failed { sink, .. }
+        | WriteNote::ReplyLost { sink, .. }
+        | WriteNote::OverCompensated { sink, .. }
+        | WriteNote::CompensationExhausted { sink, .. }
+        | WriteNote::DeadLettered { sink, .. } => Some(sink),
+        WriteNote::FalseNotice { sink, .. } => Some(sink),
+        WriteNote::Waited { .. } | WriteNote::Crashed { .. } => None,
+    }
+}
+
+/// One noted write, in words.
+pub fn note_line(scenario: &Scenario, write: &Write, n: &WriteNote) -> String {
+    let id = |m: MessageIndex| scenario.message_id(m).into_owned();
+    let sink = |k: u32| scenario.guarantees.sinks[k as usize].name.as_str();
+    match *n {
+        WriteNote::Failed {
+            at,
+            message,
+            sink: k,
+            reason,
+            class,
+        } => {
+            let next = match (write.strategy, class) {
+                (Strategy::Direct, _) => {
+                    "direct: the write ends there (later sinks not called) and the delivery fails"
+                }
+                (Strategy::TwoPhase, _) => "two_phase: the write aborts everywhere",
+                (Strategy::Saga, Class::Permanent) => {
+                    "saga: the write fails and what applied is compensated"
+                }
+                (Strategy::Saga, Class::Transient) => {
+                    "saga: retried up to step_attempts, then compensated"
+                }
+                (Strategy::Outbox, _) => "outbox: the relay retries",
+            };
+            format!(
+                "{} at {}: the call to \"{}\" failed ({}, {}); {next}",
+                id(message),
+                dur(at),
+                sink(k),
+                scenario.reasons[reason as usize],
+                class.as_str()
+            )
+        }
+        WriteNote::ReplyLost {
+            at,
+            message,
+            sink: k,
+        } => {
+            let kind = scenario.guarantees.sinks[k as usize].kind;
+            let effect = match kind {
+                SinkKind::Upsert => "an upsert absorbs a second write",
+                _ => "a second call counts again",
+            };
+            format!(
+                "{} at {}: \"{}\" applied the write and its reply was lost (heard as a failure); {effect}",
+                id(message),
+                dur(at),
+                sink(k)
+            )
+        }
+        WriteNote::OverCompensated {
+            message,
+            sink: k,
+            lost_at,
+            retried_at,
+        } => format!(
+            "{}: the compensation of \"{}\" at {} applied and its reply was lost; its retry at {} applied again (idempotent_compensation = false): an over-compensation",
+            id(message),
+            sink(k),
+            dur(lost_at),
+            dur(retried_at)
+        ),
+        WriteNote::CompensationExhausted {
+            at,
+            message,
+            sink: k,
+        } => format!(
+            "{}: every compensation call to \"{}\" failed by {} ({} calls): the write stays visible there",
+            id(message),
+            sink(k),
+            dur(at),
+            write.relay_attempts
+        ),
+        WriteNote::FalseNotice {
+            at,
+            message,
+            sink: k,
+            failed_sink,
+        } => format!(
+            "{}: \"{}\" sent at {}, then the call to \"{}\" failed: an irreversible send cannot be compensated (a false notice); place irreversible sinks last",
+            id(message),
+            sink(k),
+            dur(at),
+            sink(failed_sink)
+        ),
+        WriteNote::DeadLettered {
+            message,
+            sink: k,
+            first_at,
+            last_at,
+            attempts,
+        } => format!(
+            "{}: the outbox row's {} to \"{}\" ({} to {}) all failed: dead-lettered for that sink, the other sinks unaffected",
+            id(message),
+            plural(attempts as u64, "call", "calls"),
+            sink(k),
+            dur(first_at),
+            dur(last_at)
+        ),
+        WriteNote::Waited {
+            message,
+            key,
+            from,
+            until,
+            holder,
+            holder_crashed_at,
+        } => {
+            let why = match holder_crashed_at {
+                Some(c) => format!(
+                    ", whose coordinator crashed after prepare at {} and recovered at {}",
+                    dur(c),
+                    dur(until)
+                ),
+                None => String::new(),
+            };
+            format!(
+                "{} waited from {} to {} for the lock on key \"{}\", held by {}{why}",
+                id(message),
+                dur(from),
+                dur(until),
+                scenario.key_name(key),
+                id(holder)
+            )
+        }
+        WriteNote::Crashed {
+            message,
+            prepared_at,
+            decided_at,
+        } => format!(
+            "{}: the coordinator crashed after every sink prepared at {}; every lock held until it recovered and committed at {}",
+            id(message),
+            dur(prepared_at),
+            dur(decided_at)
+        ),
+    }
+}

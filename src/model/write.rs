@@ -1,0 +1,130 @@
+//! One write to several sinks (docs/model.md section 24): how each sink's
+//! calls behave (latency, faults, an outage window, whether it can
+//! prepare) and the `[write]` strategy that copes with their failures. A
+//! scenario has a [`Write`] only when the file writes `[write]` or gives
+//! a sink latency, faults or an outage; otherwise every effect reaches
+//! every sink at once, as in section 19.
+
+use super::{Class, MessageIndex, Millis, ReasonIndex};
+
+/// `[write] strategy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Calls in order inside the delivery; the first failure fails it.
+    #[default]
+    Direct,
+    /// A row in the consumer's own store; a relay applies it to each sink.
+    Outbox,
+    /// Prepare everywhere, then commit or abort everywhere.
+    TwoPhase,
+    /// Calls in order; a failure compensates what applied, in reverse.
+    Saga,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Direct,
+        Strategy::Outbox,
+        Strategy::TwoPhase,
+        Strategy::Saga,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Direct => "direct",
+            Strategy::Outbox => "outbox",
+            Strategy::TwoPhase => "two_phase",
+            Strategy::Saga => "saga",
+        }
+    }
+}
+
+/// Which calls a sink fault (or the coordinator's crash) selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallSelector {
+    /// Each intent's first N calls to the sink (the coordinator: the
+    /// run's first N writes).
+    First(u64),
+    /// Every call for the intents of these messages.
+    Intents(Vec<MessageIndex>),
+    /// Every call for each N-th intent, numbered from 1 in the order of
+    /// their first call to the sink (the coordinator: every N-th write).
+    Every(u64),
+    /// Every call until an operator step repairs.
+    UntilRepair,
+}
+
+/// What a selected call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkFaultKind {
+    /// The call fails: nothing applied.
+    Fail(ReasonIndex, Class),
+    /// The write is applied; the caller hears a transient failure.
+    LoseReply,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkFault {
+    pub kind: SinkFaultKind,
+    pub selector: CallSelector,
+    /// Selects compensation calls (saga) instead of writes.
+    pub compensation: bool,
+}
+
+/// A `[[sink]]`'s calls: section 24's keys of one sink.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SinkCalls {
+    /// A call's round trip.
+    pub latency: Millis,
+    /// In file order: the first that selects a call decides it.
+    pub faults: Vec<SinkFault>,
+    /// `outage = { from, duration }`: every call inside fails.
+    pub outage: Option<(Millis, Millis)>,
+    /// Whether the sink can take part in two-phase commit.
+    pub prepare: bool,
+}
+
+/// `[coordinator]`: the two-phase coordinator's crash after prepare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coordinator {
+    pub crash: CallSelector,
+    /// The decision waits this long after the prepare.
+    pub recovers_after: Millis,
+}
+
+/// `[write]` and the sinks' calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    pub strategy: Strategy,
+    /// The wait after a failed call's reply before the next try (relay,
+    /// saga step, compensation).
+    pub relay_retry: Millis,
+    /// The most calls per sink for one outbox row, or for one compensation.
+    pub relay_attempts: u32,
+    /// A saga step's tries in a row on transient failures.
+    pub step_attempts: u32,
+    /// Saga: compensations tracked, applied once however often retried.
+    pub idempotent_compensation: bool,
+    pub coordinator: Option<Coordinator>,
+    /// Per sink, in the order of [`super::Guarantees::sinks`].
+    pub sinks: Vec<SinkCalls>,
+    /// "sink error", "reply lost", "sink unavailable" (interned).
+    pub reasons: WriteReasons,
+}
+
+/// The reasons of section 24, interned in the scenario's reasons.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteReasons {
+    pub sink_error: ReasonIndex,
+    pub reply_lost: ReasonIndex,
+    pub sink_unavailable: ReasonIndex,
+}
+
+pub const DEFAULT_RELAY_RETRY: Millis = 1_000;
+pub const DEFAULT_RELAY_ATTEMPTS: u32 = 10;
+/// The most `relay_attempts` or `step_attempts` a file may ask for.
+pub const MAX_ATTEMPTS: u32 = 1_000;
+/// The most faults one sink may list.
+pub const MAX_SINK_FAULTS: usize = 100;
+/// The most sinks a file may have.
+pub const MAX_SINKS: usize = 64;

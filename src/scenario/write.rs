@@ -1,0 +1,357 @@
+//! `[write]`, `[coordinator]` and the sinks' call keys (`latency`,
+//! `faults`, `outage`, `prepare`) as written, validated into a
+//! [`Write`] (docs/model.md section 24, decisions 26.13 and 27.21-28).
+
+use std::ops::Range;
+
+use super::file::{self, CoordinatorTable, S, SinkFaultTable, SinkSelector, StrategyName};
+use super::messages::intern;
+use super::problems::{MAX_REASON, Problems, unknown_message};
+use crate::model::*;
+
+/// The tables section 24 reads.
+pub(super) struct Raw<'a> {
+    pub sink: &'a [S<file::SinkTable>],
+    pub write: Option<&'a S<file::WriteTable>>,
+    pub coordinator: Option<&'a S<CoordinatorTable>>,
+}
+
+/// The file's `[write]` and sink calls, or `None` when it writes none of
+/// their keys (section 19 as it is). Reasons are interned into
+/// `scenario.reasons`.
+pub(super) fn write(
+    problems: &mut Problems,
+    raw: Raw<'_>,
+    scenario: &mut Scenario,
+) -> Option<Write> {
+    if raw.sink.len() > MAX_SINKS {
+        problems.error_help(
+            Some(raw.sink[MAX_SINKS].span()),
+            format!("a file may have at most {MAX_SINKS} sinks"),
+            "one too many",
+            "sinks beyond this many are refused so that a write's calls stay bounded",
+        );
+        return None;
+    }
+    let calls_written = raw.sink.iter().any(|s| {
+        let s = s.get_ref();
+        s.latency.is_some() || !s.faults.is_empty() || s.outage.is_some()
+    });
+    if raw.write.is_none() && !calls_written {
+        if let Some(c) = raw.coordinator {
+            problems.error_help(
+                Some(c.span()),
+                "[coordinator] goes with strategy = \"two_phase\"",
+                "no two-phase commit",
+                "add [write] strategy = \"two_phase\", or remove [coordinator]",
+            );
+        }
+        return None;
+    }
+    let table = raw.write.map(|w| w.get_ref());
+    let strategy = match table
+        .and_then(|w| w.strategy.as_ref())
+        .map(|s| *s.get_ref())
+    {
+        None | Some(StrategyName::Direct) => Strategy::Direct,
+        Some(StrategyName::Outbox) => Strategy::Outbox,
+        Some(StrategyName::TwoPhase) => Strategy::TwoPhase,
+        Some(StrategyName::Saga) => Strategy::Saga,
+    };
+    if let Some(log) = &scenario.log
+        && log.guarantee == Guarantee::ExactlyOnce
+    {
+        let span = table
+            .and_then(|w| w.strategy.as_ref().map(|s| s.span()))
+            .or_else(|| raw.write.map(|w| w.span()))
+            .or_else(|| raw.sink.first().map(|s| s.span()));
+        let message = if strategy == Strategy::Direct {
+            "sink latency, faults and outages are not modeled inside an exactly_once transaction"
+        } else {
+            "only strategy = \"direct\" works with guarantee = \"exactly_once\""
+        };
+        problems.error_help(
+            span,
+            message,
+            "with an exactly_once log",
+            "the log's transaction covers the sink writes (decision 26.13); use at_least_once or at_most_once to study a fan-out",
+        );
+    }
+    let reasons = WriteReasons {
+        sink_error: intern(&mut scenario.reasons, "sink error"),
+        reply_lost: intern(&mut scenario.reasons, "reply lost"),
+        sink_unavailable: intern(&mut scenario.reasons, "sink unavailable"),
+    };
+    let mut write = Write {
+        strategy,
+        relay_retry: DEFAULT_RELAY_RETRY,
+        relay_attempts: DEFAULT_RELAY_ATTEMPTS,
+        step_attempts: 1,
+        idempotent_compensation: true,
+        coordinator: None,
+        sinks: Vec::new(),
+        reasons,
+    };
+    if let Some(w) = table {
+        write_keys(problems, w, &mut write);
+    }
+    write.coordinator = coordinator(problems, raw.coordinator, strategy, scenario);
+    write.sinks = if raw.sink.is_empty() {
+        // The implicit counter can prepare (decision 27.28).
+        vec![SinkCalls {
+            prepare: true,
+            ..SinkCalls::default()
+        }]
+    } else {
+        (raw.sink.iter())
+            .map(|s| sink_calls(problems, s, strategy, scenario, &reasons))
+            .collect()
+    };
+    Some(write)
+}
+
+/// The `[write]` keys, each refused where the strategy does not use it.
+fn write_keys(problems: &mut Problems, w: &file::WriteTable, write: &mut Write) {
+    let strategy = write.strategy;
+    let uses = |key: &str| match key {
+        "relay_retry" | "relay_attempts" => {
+            matches!(strategy, Strategy::Outbox | Strategy::Saga)
+        }
+        _ => strategy == Strategy::Saga,
+    };
+    let unused = |problems: &mut Problems, span: Range<usize>, key: &str| {
+        if uses(key) {
+            return false;
+        }
+        let goes_with = match key {
+            "relay_retry" | "relay_attempts" => "strategy = \"outbox\" or \"saga\"",
+            _ => "strategy = \"saga\"",
+        };
+        problems.error_help(
+            Some(span),
+            format!("`{key}` goes with {goes_with}"),
+            format!("not used by {}", strategy.as_str()),
+            "remove it, or choose a strategy that uses it",
+        );
+        true
+    };
+    if let Some(r) = &w.relay_retry
+        && !unused(problems, r.span(), "relay_retry")
+    {
+        write.relay_retry = r.get_ref().0;
+    }
+    let max = MAX_ATTEMPTS as i64;
+    if let Some(n) = &w.relay_attempts
+        && !unused(problems, n.span(), "relay_attempts")
+        && let Some(n) = problems.count(n, "relay_attempts", 1, max)
+    {
+        write.relay_attempts = n as u32;
+    }
+    if let Some(n) = &w.step_attempts
+        && !unused(problems, n.span(), "step_attempts")
+        && let Some(n) = problems.count(n, "step_attempts", 1, max)
+    {
+        write.step_attempts = n as u32;
+    }
+    if let Some(b) = &w.idempotent_compensation
+        && !unused(problems, b.span(), "idempotent_compensation")
+    {
+        write.idempotent_compensation = *b.get_ref();
+    }
+}
+
+/// `[coordinator]`: only with two_phase; `recovers_after` required.
+fn coordinator(
+    problems: &mut Problems,
+    raw: Option<&S<CoordinatorTable>>,
+    strategy: Strategy,
+    scenario: &Scenario,
+) -> Option<Coordinator> {
+    let raw = raw?;
+    if strategy != Strategy::TwoPhase {
+        problems.error_help(
+            Some(raw.span()),
+            "[coordinator] goes with strategy = \"two_phase\"",
+            format!("the strategy is {}", strategy.as_str()),
+            "only two-phase commit has a coordinator; remove [coordinator] or set strategy = \"two_phase\"",
+        );
+        return None;
+    }
+    let c = raw.get_ref();
+    let crash = selector(problems, &c.crash, scenario);
+    let Some(recovers_after) = &c.recovers_after else {
+        problems.error_help(
+            Some(raw.span()),
+            "[coordinator] needs `recovers_after`",
+            "recovers_after missing",
+            "how long after the prepare does the recovered coordinator read its log and decide? e.g. recovers_after = \"30s\"",
+        );
+        return None;
+    };
+    Some(Coordinator {
+        crash: crash?,
+        recovers_after: recovers_after.get_ref().0,
+    })
+}
+
+/// One `[[sink]]`'s call keys.
+fn sink_calls(
+    problems: &mut Problems,
+    raw: &S<file::SinkTable>,
+    strategy: Strategy,
+    scenario: &mut Scenario,
+    reasons: &WriteReasons,
+) -> SinkCalls {
+    let s = raw.get_ref();
+    let prepare = s.prepare.as_ref().is_some_and(|p| *p.get_ref());
+    if strategy == Strategy::TwoPhase && !prepare {
+        problems.error_help(
+            Some(raw.span()),
+            format!(
+                "sink \"{}\" cannot take part in two-phase commit",
+                s.name.get_ref()
+            ),
+            "no prepare = true",
+            "two-phase commit needs every sink to prepare: add prepare = true if it can hold a prepared write, or choose outbox or saga",
+        );
+    }
+    if s.faults.len() > MAX_SINK_FAULTS {
+        problems.error(
+            s.faults[MAX_SINK_FAULTS].span(),
+            format!("a sink may list at most {MAX_SINK_FAULTS} faults"),
+            "one too many",
+        );
+    }
+    let faults = (s.faults.iter().take(MAX_SINK_FAULTS))
+        .filter_map(|f| sink_fault(problems, f, strategy, scenario, reasons))
+        .collect();
+    SinkCalls {
+        latency: s.latency.as_ref().map_or(0, |l| l.get_ref().0),
+        faults,
+        outage: s.outage.as_ref().map(|o| {
+            let o = o.get_ref();
+            (o.from.get_ref().0, o.duration.get_ref().0)
+        }),
+        prepare,
+    }
+}
+
+fn sink_fault(
+    problems: &mut Problems,
+    raw: &S<SinkFaultTable>,
+    strategy: Strategy,
+    scenario: &mut Scenario,
+    reasons: &WriteReasons,
+) -> Option<SinkFault> {
+    let f = raw.get_ref();
+    let (sel, fail) = match (&f.fail, &f.lose_reply) {
+        (Some(sel), None) => (sel, true),
+        (None, Some(sel)) => (sel, false),
+        _ => {
+            problems.error_help(
+                Some(raw.span()),
+                "a sink fault needs exactly one of `fail` or `lose_reply`",
+                "choose one",
+                "fail = { ... } fails the call; lose_reply = { ... } applies the write and loses the reply",
+            );
+            return None;
+        }
+    };
+    let compensation = f.compensation.as_ref().is_some_and(|c| *c.get_ref());
+    if let Some(c) = f
+        .compensation
+        .as_ref()
+        .filter(|_| strategy != Strategy::Saga)
+    {
+        problems.error_help(
+            Some(c.span()),
+            "a compensation fault goes with strategy = \"saga\"",
+            format!("{} never compensates", strategy.as_str()),
+            "only a saga makes compensation calls; remove `compensation`",
+        );
+    }
+    if !fail {
+        for (key, span) in [
+            ("reason", f.reason.as_ref().map(|r| r.span())),
+            ("class", f.class.as_ref().map(|c| c.span())),
+        ] {
+            if let Some(span) = span {
+                problems.error_help(
+                    Some(span),
+                    format!("a lost reply has no `{key}` of its own"),
+                    "not allowed on lose_reply",
+                    "a lost reply is heard as \"reply lost\", transient; remove it",
+                );
+            }
+        }
+    }
+    let selector = selector(problems, sel, scenario)?;
+    let kind = if fail {
+        let reason = match &f.reason {
+            Some(r) => {
+                problems.plain_spanned(r, "a failure reason", MAX_REASON);
+                intern(&mut scenario.reasons, r.get_ref())
+            }
+            None => reasons.sink_error,
+        };
+        let class = match f.class.as_ref().map(|c| *c.get_ref()) {
+            Some(file::Class::Permanent) => Class::Permanent,
+            _ => Class::Transient,
+        };
+        SinkFaultKind::Fail(reason, class)
+    } else {
+        SinkFaultKind::LoseReply
+    };
+    Some(SinkFault {
+        kind,
+        selector,
+        compensation,
+    })
+}
+
+/// `{ first = N }`, `{ intents = [...] }`, `{ every = N }` or
+/// `{ until = "repair" }`: exactly one.
+fn selector(
+    problems: &mut Problems,
+    sel: &S<SinkSelector>,
+    scenario: &Scenario,
+) -> Option<CallSelector> {
+    let s = sel.get_ref();
+    let written = [
+        s.first.is_some(),
+        s.intents.is_some(),
+        s.every.is_some(),
+        s.until.is_some(),
+    ];
+    if written.iter().filter(|&&w| w).count() != 1 {
+        problems.error_help(
+            Some(sel.span()),
+            "a sink selector needs exactly one of `first`, `intents`, `every` or `until`",
+            "choose one selector",
+            "first = N: each intent's first N calls; intents = [\"id\"]: every call for those messages' intents; every = N: every call for each N-th intent; until = \"repair\"",
+        );
+        return None;
+    }
+    if let Some(n) = &s.first {
+        return problems
+            .count(n, "first", 0, i64::MAX)
+            .map(CallSelector::First);
+    }
+    if let Some(n) = &s.every {
+        return problems
+            .count(n, "every", 1, i64::MAX)
+            .map(CallSelector::Every);
+    }
+    if let Some(ids) = &s.intents {
+        let mut found = Vec::new();
+        let before = problems.list.len();
+        for id in ids.get_ref() {
+            match scenario.find_message(id.get_ref()) {
+                Some(m) => found.push(m),
+                None => unknown_message(problems, scenario, id),
+            }
+        }
+        return (problems.list.len() == before).then_some(CallSelector::Intents(found));
+    }
+    Some(CallSelector::UntilRepair)
+}
