@@ -430,9 +430,22 @@ fn tighten(schema: &mut serde_json::Value) {
     for field in crate::model::KindField::ALL {
         defs["ExpectKind"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
     }
+    // Under [write] compensations can take a sink's value and visible
+    // duplicates below zero.
+    defs["SignedCheck"] = check_schema(&json!({ "type": "integer" }), true);
     for field in crate::model::SinkField::ALL {
-        defs["ExpectSink"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
+        use crate::model::SinkField as K;
+        let check = match field {
+            K::Value | K::VisibleDuplicates => "SignedCheck",
+            _ => "CountCheck",
+        };
+        defs["ExpectSink"]["properties"][field.name()] =
+            json!({ "$ref": format!("#/$defs/{check}") });
     }
+    defs["ExpectSink"]["properties"]["max_lag"] = json!({
+        "description": "Outbox: the latest application minus its row's time, at most (a duration).",
+        "$ref": "#/$defs/TimeCheck",
+    });
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");
     }

@@ -369,7 +369,7 @@ impl Writes {
                 CallSelector::Intents(_) => {
                     (sink.selected[i].as_ref()).is_some_and(|s| s.contains(&intent))
                 }
-                CallSelector::Every(every) => ordinal % every == 0,
+                CallSelector::Every(every) => ordinal.is_multiple_of(*every),
                 CallSelector::UntilRepair => !repaired,
             };
             if selected {
@@ -798,7 +798,7 @@ impl Writes {
         let crashed = failed.is_none()
             && write.coordinator.as_ref().is_some_and(|c| match &c.crash {
                 CallSelector::First(n) => self.written <= *n,
-                CallSelector::Every(n) => self.written % n == 0,
+                CallSelector::Every(n) => self.written.is_multiple_of(*n),
                 CallSelector::Intents(_) => {
                     (self.crash_intents.as_ref()).is_some_and(|s| s.contains(&intent))
                 }
