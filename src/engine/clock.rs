@@ -38,6 +38,13 @@ impl Clock {
         Ok(())
     }
 
+    /// `n` more events happened inside the current one (a write's sink
+    /// calls, section 24): the next event is refused once the run is over
+    /// `max_events`.
+    pub(super) fn add_events(&mut self, n: u64) {
+        self.events = self.events.saturating_add(n);
+    }
+
     /// Events the run may still process before `max_events` stops it.
     pub(super) fn events_left(&self, limits: &Limits) -> u64 {
         limits.max_events.saturating_sub(self.events)

@@ -9,6 +9,8 @@
 //! - the consumer side (`consumer`): one delivery of a taken message, and
 //!   the retry delay after a failure (`backoff`);
 //! - the `operator`: drains, inspections, expiry, repair, redrive, purge;
+//! - the sinks effects reach (`sinks`, section 19) and, with `[write]`,
+//!   one write to several sinks whose calls can fail (`write`, section 24);
 //! - the measures: [`Totals`] (defined in `model::measure`) and the
 //!   `census`;
 //! - the `recorder`: transitions, the ledger and the state after every

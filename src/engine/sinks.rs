@@ -12,51 +12,50 @@ use crate::model::{IntentIndex, KeyRef, MessageIndex, Scenario, SinkKind, State,
 const NO_ROW: IntentIndex = IntentIndex::MAX;
 
 pub(super) struct Sinks {
-    /// Whether some sink is an upsert.
-    upsert: bool,
-    /// Owner intent of the row of each intent's own key (`NO_ROW`: none).
-    own_rows: Vec<IntentIndex>,
-    /// Rows of fresh keys (never iterated).
-    fresh_rows: HashMap<KeyRef, IntentIndex>,
-    /// How many rows each intent owns.
-    rows_of: Vec<u32>,
-    rows: u64,
-    owners: u64,
+    /// The rows every upsert sink shares (every effect reaches every
+    /// sink); `None` without an upsert sink.
+    rows: Option<Rows>,
 }
 
-impl Sinks {
-    pub(super) fn new(scenario: &Scenario) -> Self {
-        let upsert = (scenario.guarantees.sinks.iter()).any(|s| s.kind == SinkKind::Upsert);
-        let per_intent = if upsert { scenario.intent_count() } else { 0 };
-        Sinks {
-            upsert,
-            own_rows: vec![NO_ROW; per_intent],
+/// An upsert sink's rows: one per distinct key, owned by the intent of its
+/// first write (decision 22.12). Rows of an intent's own key sit in a
+/// vector, rows of fresh keys (redriven under a new identity) in a map
+/// that is never iterated.
+pub(super) struct Rows {
+    /// Owner intent of the row of each intent's own key (`NO_ROW`: none).
+    own_rows: Vec<IntentIndex>,
+    /// Rows of fresh keys.
+    fresh_rows: HashMap<KeyRef, IntentIndex>,
+    /// How many rows each intent owns.
+    pub(super) rows_of: Vec<u32>,
+    /// Rows in all.
+    pub(super) rows: u64,
+    /// Intents that own a row.
+    pub(super) owners: u64,
+}
+
+impl Rows {
+    pub(super) fn new(intents: usize) -> Self {
+        Rows {
+            own_rows: vec![NO_ROW; intents],
             fresh_rows: HashMap::default(),
-            rows_of: vec![0; per_intent],
+            rows_of: vec![0; intents],
             rows: 0,
             owners: 0,
         }
     }
 
-    /// Whether an effect changes a sink's rows (some sink is an upsert).
-    pub(super) fn keeps_rows(&self) -> bool {
-        self.upsert
-    }
-
-    /// An effect of `intent` under `key` committed.
-    #[inline]
-    pub(super) fn effect(&mut self, key: KeyRef, intent: IntentIndex) {
-        if self.upsert {
-            self.upsert_row(key, intent);
-        }
-    }
-
-    fn upsert_row(&mut self, key: KeyRef, intent: IntentIndex) {
-        let row = if key.generation == 0 {
+    fn row(&mut self, key: KeyRef) -> &mut IntentIndex {
+        if key.generation == 0 {
             &mut self.own_rows[key.intent as usize]
         } else {
             self.fresh_rows.entry(key).or_insert(NO_ROW)
-        };
+        }
+    }
+
+    /// `intent` writes `key`'s row: a new row unless the key has one.
+    pub(super) fn insert(&mut self, key: KeyRef, intent: IntentIndex) {
+        let row = self.row(key);
         if *row != NO_ROW {
             return;
         }
@@ -67,6 +66,47 @@ impl Sinks {
             self.owners += 1;
         }
         *owned = owned.saturating_add(1);
+    }
+
+    /// `key`'s row is deleted if `intent` owns it.
+    pub(super) fn delete(&mut self, key: KeyRef, intent: IntentIndex) {
+        let row = self.row(key);
+        if *row != intent {
+            return;
+        }
+        *row = NO_ROW;
+        self.rows -= 1;
+        let owned = &mut self.rows_of[intent as usize];
+        *owned -= 1;
+        if *owned == 0 {
+            self.owners -= 1;
+        }
+    }
+}
+
+impl Sinks {
+    pub(super) fn new(scenario: &Scenario) -> Self {
+        let upsert = (scenario.guarantees.sinks.iter()).any(|s| s.kind == SinkKind::Upsert);
+        Sinks {
+            rows: upsert.then(|| Rows::new(scenario.intent_count())),
+        }
+    }
+
+    /// Whether an effect changes a sink's rows (some sink is an upsert).
+    pub(super) fn keeps_rows(&self) -> bool {
+        self.rows.is_some()
+    }
+
+    fn rows_of(&self, intent: usize) -> Option<&u32> {
+        self.rows.as_ref().and_then(|r| r.rows_of.get(intent))
+    }
+
+    /// An effect of `intent` under `key` committed.
+    #[inline]
+    pub(super) fn effect(&mut self, key: KeyRef, intent: IntentIndex) {
+        if let Some(rows) = &mut self.rows {
+            rows.insert(key, intent);
+        }
     }
 
     /// Each sink's `[value, visible_duplicates, missing,
@@ -99,14 +139,14 @@ impl Sinks {
             }
             let n = visible.map_or(state.effects, |(_, per_intent)| per_intent[intent]);
             writes.add(has_arrived, n);
-            if let Some(&n) = self.rows_of.get(intent) {
+            if let Some(&n) = self.rows_of(intent) {
                 rows.add(has_arrived, n);
             }
         }
         for (i, &has_arrived) in arrived.iter().enumerate() {
             let n = visible.map_or(effects_of[i], |(_, per_intent)| per_intent[i]);
             writes.add(has_arrived, n);
-            if let Some(&n) = self.rows_of.get(i) {
+            if let Some(&n) = self.rows_of(i) {
                 rows.add(has_arrived, n);
             }
         }
@@ -116,7 +156,10 @@ impl Sinks {
             .sinks
             .iter()
             .map(|s| match s.kind {
-                SinkKind::Upsert => [self.rows, self.rows - self.owners, rows.missing, rows.most],
+                SinkKind::Upsert => {
+                    let (n, owners) = self.rows.as_ref().map_or((0, 0), |r| (r.rows, r.owners));
+                    [n, n - owners, rows.missing, rows.most]
+                }
                 SinkKind::Increment | SinkKind::Irreversible => {
                     [value, value - writes.distinct, writes.missing, writes.most]
                 }

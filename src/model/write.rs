@@ -22,13 +22,6 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 4] = [
-        Strategy::Direct,
-        Strategy::Outbox,
-        Strategy::TwoPhase,
-        Strategy::Saga,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Strategy::Direct => "direct",
@@ -126,5 +119,6 @@ pub const DEFAULT_RELAY_ATTEMPTS: u32 = 10;
 pub const MAX_ATTEMPTS: u32 = 1_000;
 /// The most faults one sink may list.
 pub const MAX_SINK_FAULTS: usize = 100;
-/// The most sinks a file may have.
+/// The most sinks a file may have (a saga keeps the sinks it heard
+/// succeed in one 64-bit mask).
 pub const MAX_SINKS: usize = 64;

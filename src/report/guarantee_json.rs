@@ -36,8 +36,11 @@ pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
     }
 }
 
-/// Per `[[sink]]`: its kind, value and visible duplicates.
+/// Per `[[sink]]`: its kind, value, visible duplicates, missing intents,
+/// most writes of one intent and, under an outbox, `max_lag` (ms).
 pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
+    let outbox =
+        (scenario.write.as_ref()).is_some_and(|w| w.strategy == crate::model::Strategy::Outbox);
     Json::Array(
         scenario
             .guarantees
@@ -45,14 +48,18 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
             .iter()
             .enumerate()
             .map(|(k, s)| {
-                json!({
+                let mut sink = json!({
                     "name": s.name,
                     "kind": s.kind.as_str(),
                     "value": outcome.sink_value(k as u32, crate::model::SinkField::Value),
                     "visible_duplicates": outcome.sink_value(k as u32, crate::model::SinkField::VisibleDuplicates),
                     "missing": outcome.sink_value(k as u32, crate::model::SinkField::Missing),
                     "max_per_intent": outcome.sink_value(k as u32, crate::model::SinkField::MaxPerIntent),
-                })
+                });
+                if outbox {
+                    sink["max_lag"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::MaxLag));
+                }
+                sink
             })
             .collect(),
     )

@@ -18,56 +18,37 @@ pub type CheckValue = Option<S<toml::Value>>;
 /// The JSON Schema of an expected value (see [`CheckValue`]).
 pub struct CheckSchema;
 
-/// The JSON Schema of an expected value that may be negative: a sink's
-/// value or visible duplicates under `[write]` (compensations).
-pub struct SignedCheckSchema;
-
-impl JsonSchema for SignedCheckSchema {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SignedCheck".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        check_schema(schemars::json_schema!({ "type": "integer" }))
-    }
-}
-
 impl JsonSchema for CheckSchema {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Check".into()
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        check_schema(schemars::json_schema!({ "type": "integer", "minimum": 0 }))
-    }
-}
-
-/// An exact value or a comparison table, whose numbers follow `number`.
-fn check_schema(number: schemars::Schema) -> schemars::Schema {
-    let value = schemars::json_schema!({
-        "anyOf": [
-            number,
-            { "type": "string", "description": "a duration such as \"10s\", a state, a key or a reason" }
-        ]
-    });
-    schemars::json_schema!({
-        "description": "An exact value, or a comparison table.",
-        "anyOf": [
-            value,
-            {
-                "type": "object",
-                "additionalProperties": false,
-                "minProperties": 1,
-                "maxProperties": 1,
-                "properties": {
-                    "equals": value,
-                    "at_least": value,
-                    "at_most": value,
-                    "between": { "type": "array", "items": value, "minItems": 2, "maxItems": 2 }
+        let value = schemars::json_schema!({
+            "anyOf": [
+                { "type": "integer", "minimum": 0 },
+                { "type": "string", "description": "a duration such as \"10s\", a state, a key or a reason" }
+            ]
+        });
+        schemars::json_schema!({
+            "description": "An exact value, or a comparison table.",
+            "anyOf": [
+                value,
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "properties": {
+                        "equals": value,
+                        "at_least": value,
+                        "at_most": value,
+                        "between": { "type": "array", "items": value, "minItems": 2, "maxItems": 2 }
+                    }
                 }
-            }
-        ]
-    })
+            ]
+        })
+    }
 }
 
 macro_rules! define_expect {
@@ -174,10 +155,10 @@ pub struct ExpectAlarm {
 pub struct ExpectSink {
     pub description: Option<String>,
     /// increment: effects; upsert: distinct keys written; irreversible: sends.
-    #[schemars(with = "Option<SignedCheckSchema>")]
+    #[schemars(with = "Option<CheckSchema>")]
     pub value: CheckValue,
     /// The value minus the distinct intents among it.
-    #[schemars(with = "Option<SignedCheckSchema>")]
+    #[schemars(with = "Option<CheckSchema>")]
     pub visible_duplicates: CheckValue,
     /// Intents of arrived messages never visible in the sink.
     #[schemars(with = "Option<CheckSchema>")]

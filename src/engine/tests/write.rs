@@ -371,3 +371,31 @@ fn s24_bad_input_is_refused_where_it_is_written() {
         );
     }
 }
+
+#[test]
+fn s24_sink_calls_count_against_max_events() {
+    // 10 rows, each called 1,000 times in vain: 10,000 calls, far over
+    // the limit of 500 events, stop the run at the events limit.
+    let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+        [limits]\nmax_events = 500\n\
+        [write]\nstrategy = \"outbox\"\nrelay_attempts = 1000\n\
+        [[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+        [[traffic]]\ncount = 10\nover = \"10s\"\n";
+    let (scenario, _) = load_str("t.toml", text).expect("valid");
+    let stopped = run(&scenario, Recorder::Off).expect_err("the limit stops it");
+    assert_eq!(stopped.limit, Limit::Events(500));
+    // Within the limit the same file runs: 10 dead letters.
+    let (_, outcome) = sim(&text.replace("max_events = 500", "max_events = 20000"));
+    assert_eq!(outcome.totals.outbox_dead_letters, 10);
+}
+
+#[test]
+fn s24_the_json_report_gives_an_outbox_sink_s_max_lag() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"outbox\"\nrelay_retry = \"3s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{ fail = { first = 1 } }]\n\
+         [[message]]\nid = \"p\"\n");
+    let sinks = crate::report::guarantee_json::sinks(&scenario, &outcome);
+    assert_eq!(sinks[0]["max_lag"], 3_000);
+    assert_eq!(sinks[0]["value"], 1);
+}

@@ -1,0 +1,331 @@
+//! One write to several sinks (docs/model.md section 24). A write's calls
+//! are decided at its commit instant: each call's instant follows from the
+//! latencies and retry waits before it, its fate from the sink's faults
+//! (counted per intent) and outage window. What a run keeps is bounded by
+//! the intents and the sinks: per sink and intent a net count (or a row
+//! owner) and whether the intent was ever visible; locks and in-doubt
+//! writes only while held.
+//!
+//! Decisions where section 24 is silent (docs/model.md, section 24's
+//! decisions): `until = "repair"` is judged at the write's commit instant
+//! for every call of that write; intents are numbered for `every` in the
+//! order of their first call's write.
+
+mod note;
+mod sink;
+mod strategies;
+
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::Engine;
+use super::messages::Messages;
+use crate::model::{
+    CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario, State,
+    Strategy, Totals, Write,
+};
+pub use note::{WRITE_NOTES_KEPT, WriteNote};
+use sink::{Heard, SinkState};
+
+/// How one write went, for the delivery that made it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Wrote {
+    /// How long the calls held the delivery (added to its service).
+    pub(super) took: Millis,
+    /// The failure the delivery ends with (`None`: it acks).
+    pub(super) failed: Option<(ReasonIndex, Class)>,
+    /// Whether the deduplication result (or DONE) is recorded.
+    pub(super) stores_result: bool,
+}
+
+/// A key's two-phase lock.
+#[derive(Debug, Clone, Copy)]
+struct Lock {
+    release: Millis,
+    holder: MessageIndex,
+    /// When the holder prepared, if its coordinator crashed.
+    crashed_at: Option<Millis>,
+}
+
+/// The sinks, the two-phase locks and the time measures of section 24.
+pub(super) struct Writes {
+    sinks: Vec<SinkState>,
+    /// The coordinator's `intents` selector.
+    crash_intents: Option<HashSet<IntentIndex>>,
+    /// Writes so far, in ledger order (the coordinator's numbering).
+    written: u64,
+    /// Two-phase: per key, its lock (only while held).
+    locks: HashMap<KeyRef, Lock>,
+    /// The lock map's size after its last pruning.
+    locks_kept: usize,
+    /// Two-phase: +1 at a prepare, -1 at its decision, for instants not
+    /// yet folded into `in_doubt`.
+    in_doubt_changes: BTreeMap<Millis, i64>,
+    in_doubt: i64,
+    /// The latest outbox relay call.
+    relay_end: Option<Millis>,
+    /// partial_visible: closed time, and the writes partial until the end
+    /// with the sum of their starts.
+    partial_closed: u64,
+    partial_open: u64,
+    partial_open_starts: u128,
+    /// Scratch: per sink of the write in hand, when it showed the write
+    /// and until when (`Millis::MAX`: still).
+    shows: Vec<Option<(Millis, Millis)>>,
+    /// The first [`WRITE_NOTES_KEPT`] notes.
+    notes: Vec<WriteNote>,
+    /// The message whose write is in hand.
+    message: MessageIndex,
+    /// Sink calls since the engine last counted them as events.
+    calls_made: u64,
+    /// Scratch: the instants where the write in hand's visibility changes.
+    changes: Vec<(Millis, i64)>,
+}
+
+impl Writes {
+    pub(super) fn new(scenario: &Scenario) -> Option<Self> {
+        let write = scenario.write.as_ref()?;
+        let sinks = (0..write.sinks.len())
+            .map(|k| SinkState::new(scenario, k, write))
+            .collect();
+        let crash_intents = match write.coordinator.as_ref().map(|c| &c.crash) {
+            Some(CallSelector::Intents(ms)) => {
+                Some(ms.iter().map(|&m| scenario.intent(m)).collect())
+            }
+            _ => None,
+        };
+        Some(Writes {
+            sinks,
+            crash_intents,
+            written: 0,
+            locks: HashMap::default(),
+            locks_kept: 0,
+            in_doubt_changes: BTreeMap::new(),
+            in_doubt: 0,
+            relay_end: None,
+            partial_closed: 0,
+            partial_open: 0,
+            partial_open_starts: 0,
+            shows: vec![None; write.sinks.len()],
+            notes: Vec::new(),
+            message: 0,
+            calls_made: 0,
+            changes: Vec::with_capacity(2 * write.sinks.len()),
+        })
+    }
+
+    /// A call to sink `k` for `intent` at `at` (a compensation or a
+    /// write), counted against the run's event limit.
+    fn call(
+        &mut self,
+        write: &Write,
+        k: usize,
+        intent: IntentIndex,
+        at: Millis,
+        compensation: bool,
+        repaired: bool,
+    ) -> Heard {
+        self.calls_made += 1;
+        let unavailable = write.reasons.sink_unavailable;
+        self.sinks[k].call(
+            &write.sinks[k],
+            intent,
+            at,
+            compensation,
+            repaired,
+            unavailable,
+        )
+    }
+
+    /// A write's call to sink `k` at `at`: applied unless it failed (the
+    /// sink shows the write from then), and noted when it failed or lost
+    /// its reply and `noted`.
+    #[allow(clippy::too_many_arguments)]
+    fn attempt(
+        &mut self,
+        write: &Write,
+        k: usize,
+        key: KeyRef,
+        intent: IntentIndex,
+        at: Millis,
+        repaired: bool,
+        noted: bool,
+    ) -> Heard {
+        let heard = self.call(write, k, intent, at, false, repaired);
+        if !matches!(heard, Heard::Failed(..)) {
+            self.sinks[k].apply(key, intent);
+            self.shown(k, at);
+        }
+        if noted {
+            self.note_heard(heard, k, at);
+        }
+        heard
+    }
+
+    /// Sink calls made since the last time this was asked.
+    pub(super) fn take_calls_made(&mut self) -> u64 {
+        std::mem::take(&mut self.calls_made)
+    }
+
+    fn note(&mut self, note: WriteNote) {
+        if self.notes.len() < WRITE_NOTES_KEPT {
+            self.notes.push(note);
+        }
+    }
+
+    /// A call's failure worth a note.
+    fn note_heard(&mut self, heard: Heard, k: usize, at: Millis) {
+        let (message, sink) = (self.message, k as u32);
+        match heard {
+            Heard::Ok => {}
+            Heard::Failed(reason, class) => self.note(WriteNote::Failed {
+                at,
+                message,
+                sink,
+                reason,
+                class,
+            }),
+            Heard::Lost => self.note(WriteNote::ReplyLost { at, message, sink }),
+        }
+    }
+
+    /// The notes kept, in the order the writes were made.
+    pub(super) fn take_notes(&mut self) -> Vec<WriteNote> {
+        std::mem::take(&mut self.notes)
+    }
+
+    fn shown(&mut self, k: usize, at: Millis) {
+        if self.shows[k].is_none() {
+            self.shows[k] = Some((at, Millis::MAX));
+        }
+    }
+
+    fn hidden(&mut self, k: usize, at: Millis) {
+        if let Some((_, until)) = &mut self.shows[k]
+            && *until == Millis::MAX
+        {
+            *until = at;
+        }
+    }
+
+    /// The write in hand is done: its partial visibility (at least one
+    /// and not every sink shows it) is added, and `shows` cleared.
+    fn close_write(&mut self) {
+        let n = self.shows.len();
+        let mut changes = std::mem::take(&mut self.changes);
+        changes.clear();
+        for (from, until) in self.shows.iter_mut().filter_map(Option::take) {
+            changes.push((from, 1));
+            if until != Millis::MAX {
+                changes.push((until, -1));
+            }
+        }
+        if n < 2 || changes.is_empty() {
+            self.changes = changes;
+            return;
+        }
+        changes.sort_unstable();
+        let (mut showing, mut since) = (0i64, 0);
+        let partial = |c: i64| c >= 1 && c < n as i64;
+        for &(t, delta) in &changes {
+            if partial(showing) {
+                self.partial_closed += t - since;
+            }
+            showing += delta;
+            since = t;
+        }
+        self.changes = changes;
+        if partial(showing) {
+            self.partial_open += 1;
+            self.partial_open_starts += since as u128;
+        }
+    }
+
+    /// The most writes in doubt after any instant before `now`.
+    fn fold_in_doubt(&mut self, now: Millis, totals: &mut Totals) {
+        while let Some(entry) = self.in_doubt_changes.first_entry() {
+            if *entry.key() >= now {
+                break;
+            }
+            self.in_doubt += entry.remove();
+            totals.max_in_doubt = totals.max_in_doubt.max(self.in_doubt.max(0) as u64);
+        }
+    }
+
+    /// The lock map loses released locks when it has doubled.
+    fn prune_locks(&mut self, now: Millis) {
+        if self.locks.len() > 2 * self.locks_kept.max(64) {
+            self.locks.retain(|_, lock| lock.release > now);
+            self.locks_kept = self.locks.len();
+        }
+    }
+
+    /// At the run's end `end`: the time measures, and each sink's
+    /// `[value, visible_duplicates, missing, max_per_intent]` and its
+    /// outbox `max_lag`.
+    pub(super) fn finish(
+        &mut self,
+        scenario: &Scenario,
+        messages: &Messages,
+        end: Millis,
+        totals: &mut Totals,
+    ) -> (Vec<[i64; 4]>, Vec<Millis>) {
+        self.fold_in_doubt(Millis::MAX, totals);
+        let open =
+            (self.partial_open as u128 * end as u128).saturating_sub(self.partial_open_starts);
+        totals.partial_visible = self
+            .partial_closed
+            .saturating_add(open.min(u64::MAX as u128) as u64);
+        let mut arrived = vec![false; scenario.intent_count()];
+        for (m, state) in messages.iter().enumerate() {
+            if state.state != State::Waiting || state.total_receives > 0 {
+                arrived[scenario.intent(m as MessageIndex) as usize] = true;
+            }
+        }
+        let values = self.sinks.iter().map(|s| s.finish(&arrived)).collect();
+        let lags = self.sinks.iter().map(|s| s.max_lag).collect();
+        (values, lags)
+    }
+
+    /// The latest outbox relay call, if any.
+    pub(super) fn relay_end(&self) -> Option<Millis> {
+        self.relay_end
+    }
+}
+
+impl Engine<'_> {
+    /// The effect of `m` (its `intent`, under `key`) committed now: its
+    /// write goes to the sinks by the file's strategy.
+    pub(super) fn fan_out(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Wrote {
+        let scenario = self.scenario;
+        let write = scenario.write.as_ref().expect("a file with [write]");
+        let mut writes = self.writes.take().expect("a file with [write]");
+        let now = self.clock.now;
+        let repaired = self.operator.repaired;
+        let totals = &mut self.measures.totals;
+        writes.written += 1;
+        writes.message = m;
+        let wrote = match write.strategy {
+            Strategy::Direct => writes.direct(write, key, intent, now, repaired),
+            Strategy::Saga => writes.saga(write, key, intent, now, repaired, totals),
+            Strategy::Outbox => writes.outbox(write, key, intent, now, repaired, totals),
+            Strategy::TwoPhase => writes.two_phase(write, key, intent, now, repaired, totals),
+        };
+        writes.close_write();
+        // Every sink call counts against `max_events`: retries and
+        // compensations cannot make a run's work unbounded.
+        self.clock.add_events(writes.take_calls_made());
+        self.writes = Some(writes);
+        wrote
+    }
+}
+
+/// The failure a caller hears from a call, if any.
+fn failure(heard: Heard, write: &Write) -> Option<(ReasonIndex, Class)> {
+    match heard {
+        Heard::Ok => None,
+        Heard::Failed(reason, class) => Some((reason, class)),
+        Heard::Lost => Some((write.reasons.reply_lost, Class::Transient)),
+    }
+}

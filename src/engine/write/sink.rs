@@ -1,0 +1,192 @@
+//! One sink of a write to several sinks: what reached it (a net count per
+//! intent, or rows), whether each intent was ever visible, and the call
+//! counters its fault selectors read.
+
+use rustc_hash::FxHashSet as HashSet;
+
+use super::super::sinks::Rows;
+use crate::model::{
+    CallSelector, Class, IntentIndex, KeyRef, Millis, ReasonIndex, Scenario, SinkCalls,
+    SinkFaultKind, SinkKind, Write,
+};
+
+/// What the caller heard from one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Heard {
+    Ok,
+    /// Nothing applied.
+    Failed(ReasonIndex, Class),
+    /// Applied; heard as a transient failure.
+    Lost,
+}
+
+/// Per sink: its rows or counts and its call counters.
+pub(super) struct SinkState {
+    pub(super) kind: SinkKind,
+    /// Increment and irreversible: applied calls minus applied
+    /// compensations, per intent.
+    net: Vec<i32>,
+    /// Upsert: its rows.
+    rows: Option<Rows>,
+    /// Whether each intent was ever visible in the sink.
+    ever: Vec<bool>,
+    /// The sum of `net` (increment, irreversible).
+    value: i64,
+    /// Per intent: calls so far, writes and compensations apart (only
+    /// when a `first` selector reads them).
+    calls: [Vec<u32>; 2],
+    /// Per intent: its number in order of first call (only when an
+    /// `every` selector reads it), writes and compensations apart.
+    ordinal: [Vec<u32>; 2],
+    next_ordinal: [u32; 2],
+    /// Per fault: the intents an `intents` selector names.
+    selected: Vec<Option<HashSet<IntentIndex>>>,
+    /// Outbox: the latest application minus its row's time, at most.
+    pub(super) max_lag: Millis,
+}
+
+impl SinkState {
+    pub(super) fn new(scenario: &Scenario, k: usize, write: &Write) -> Self {
+        let intents = scenario.intent_count();
+        let calls = &write.sinks[k];
+        let kind = scenario.guarantees.sinks[k].kind;
+        let wants = |compensation: bool, first: bool| {
+            let n = calls.faults.iter().any(|f| {
+                f.compensation == compensation
+                    && match f.selector {
+                        CallSelector::First(_) => first,
+                        CallSelector::Every(_) => !first,
+                        _ => false,
+                    }
+            });
+            vec![0u32; if n { intents } else { 0 }]
+        };
+        let upsert = kind == SinkKind::Upsert;
+        SinkState {
+            kind,
+            net: vec![0; if upsert { 0 } else { intents }],
+            rows: upsert.then(|| Rows::new(intents)),
+            ever: vec![false; intents],
+            value: 0,
+            calls: [wants(false, true), wants(true, true)],
+            ordinal: [wants(false, false), wants(true, false)],
+            next_ordinal: [0; 2],
+            selected: (calls.faults.iter())
+                .map(|f| match &f.selector {
+                    CallSelector::Intents(ms) => {
+                        Some(ms.iter().map(|&m| scenario.intent(m)).collect())
+                    }
+                    _ => None,
+                })
+                .collect(),
+            max_lag: 0,
+        }
+    }
+
+    /// Counts a call of `intent` (a compensation or a write): its number
+    /// among the intent's calls and the intent's number in first-call order.
+    fn count(&mut self, intent: IntentIndex, compensation: bool) -> (u64, u64) {
+        let i = compensation as usize;
+        let n = match self.calls[i].get_mut(intent as usize) {
+            Some(n) => {
+                *n = n.saturating_add(1);
+                *n as u64
+            }
+            None => 0,
+        };
+        let ordinal = match self.ordinal[i].get_mut(intent as usize) {
+            Some(o) => {
+                if *o == 0 {
+                    self.next_ordinal[i] += 1;
+                    *o = self.next_ordinal[i];
+                }
+                *o as u64
+            }
+            None => 0,
+        };
+        (n, ordinal)
+    }
+
+    /// A call for `intent` at `at` (a compensation or a write), counted:
+    /// the sink's first selecting fault decides it, in file order, then
+    /// its outage window (`unavailable`: that failure's reason).
+    pub(super) fn call(
+        &mut self,
+        calls: &SinkCalls,
+        intent: IntentIndex,
+        at: Millis,
+        compensation: bool,
+        repaired: bool,
+        unavailable: ReasonIndex,
+    ) -> Heard {
+        let (n, ordinal) = self.count(intent, compensation);
+        for (i, f) in calls.faults.iter().enumerate() {
+            if f.compensation != compensation {
+                continue;
+            }
+            let selected = match &f.selector {
+                CallSelector::First(first) => n <= *first,
+                CallSelector::Intents(_) => {
+                    (self.selected[i].as_ref()).is_some_and(|s| s.contains(&intent))
+                }
+                CallSelector::Every(every) => ordinal.is_multiple_of(*every),
+                CallSelector::UntilRepair => !repaired,
+            };
+            if selected {
+                return match f.kind {
+                    SinkFaultKind::Fail(reason, class) => Heard::Failed(reason, class),
+                    SinkFaultKind::LoseReply => Heard::Lost,
+                };
+            }
+        }
+        if let Some((from, duration)) = calls.outage
+            && at >= from
+            && at - from < duration
+        {
+            return Heard::Failed(unavailable, Class::Transient);
+        }
+        Heard::Ok
+    }
+
+    /// The write of `intent` under `key` is applied.
+    pub(super) fn apply(&mut self, key: KeyRef, intent: IntentIndex) {
+        self.ever[intent as usize] = true;
+        match &mut self.rows {
+            Some(rows) => rows.insert(key, intent),
+            None => {
+                let n = &mut self.net[intent as usize];
+                *n = n.saturating_add(1);
+                self.value += 1;
+            }
+        }
+    }
+
+    /// A compensation of `intent`'s write under `key` is applied: an
+    /// increment decremented, an upsert's row deleted if `intent` owns it.
+    pub(super) fn compensate(&mut self, key: KeyRef, intent: IntentIndex) {
+        match &mut self.rows {
+            Some(rows) => rows.delete(key, intent),
+            None => {
+                let n = &mut self.net[intent as usize];
+                *n = n.saturating_sub(1);
+                self.value -= 1;
+            }
+        }
+    }
+
+    /// `[value, visible_duplicates, missing, max_per_intent]` over the
+    /// intents that `arrived`.
+    pub(super) fn finish(&self, arrived: &[bool]) -> [i64; 4] {
+        let missing = (arrived.iter().zip(&self.ever))
+            .filter(|&(&a, &e)| a && !e)
+            .count() as i64;
+        if let Some(r) = &self.rows {
+            let most = r.rows_of.iter().copied().max().unwrap_or(0) as i64;
+            let (rows, owners) = (r.rows as i64, r.owners as i64);
+            return [rows, rows - owners, missing, most];
+        }
+        let positive = self.net.iter().filter(|&&n| n > 0).count() as i64;
+        let most = self.net.iter().copied().max().unwrap_or(0).max(0) as i64;
+        [self.value, self.value - positive, missing, most]
+    }
+}
