@@ -7,7 +7,7 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 39] = [
+const BAD_INPUTS: [&str; 41] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
@@ -47,6 +47,8 @@ const BAD_INPUTS: [&str; 39] = [
     "unknown-generated-id",
     "unknown-key",
     "wrong-type",
+    "write-mistakes",
+    "write-direct-mistakes",
 ];
 
 const THREE_FIRST: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";

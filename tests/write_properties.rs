@@ -1,0 +1,235 @@
+//! Property tests of one write to several sinks (model section 24) over
+//! generated scenarios: without sink faults every strategy reaches the
+//! sinks as section 19 does; an outbox never shows an upsert row twice;
+//! tracked compensations never take an intent below zero; two-phase commit
+//! leaves every write in every sink or in none.
+
+use proptest::prelude::*;
+use scenario_run::engine::{self, Outcome, Recorder};
+use scenario_run::model::{Scenario, SinkField};
+use scenario_run::scenario::load_str;
+
+/// The three sink kinds, in this order in every generated file.
+const SINKS: [(&str, &str); 3] = [
+    ("rows", "upsert"),
+    ("counts", "increment"),
+    ("texts", "irreversible"),
+];
+
+/// One explicit message: arrival, maybe a shared key (k0..k3), and
+/// faults counted by receive (never by time), so that its fate does not
+/// depend on how long its calls take.
+fn message(i: usize) -> impl Strategy<Value = String> {
+    (
+        0u64..20,
+        proptest::option::of(0usize..4),
+        proptest::option::of((1u32..4, any::<bool>())),
+        proptest::option::of(1u32..3),
+    )
+        .prop_map(move |(at, key, fail, lose_ack)| {
+            let mut faults = Vec::new();
+            if let Some((first, permanent)) = fail {
+                let class = if permanent { "permanent" } else { "transient" };
+                faults.push(format!(
+                    "{{ fail = {{ first = {first} }}, class = \"{class}\" }}"
+                ));
+            }
+            if let Some(first) = lose_ack {
+                faults.push(format!("{{ lose_ack = {{ first = {first} }} }}"));
+            }
+            let key = key.map_or(String::new(), |k| format!("key = \"k{k}\"\n"));
+            format!(
+                "[[message]]\nid = \"m{i}\"\nat = \"{at}s\"\n{key}faults = [{}]\n",
+                faults.join(", ")
+            )
+        })
+}
+
+prop_compose! {
+    /// `[delivery]` and the messages.
+    fn traffic()(n in 1usize..9)(
+        messages in (0..n).map(message).collect::<Vec<_>>(),
+        receives in 1u32..5,
+        retry in 1u64..5,
+    ) -> String {
+        format!(
+            "[delivery]\nmax_receives = {receives}\nretry_interval = \"{retry}s\"\n{}",
+            messages.concat()
+        )
+    }
+}
+
+/// A sink fault: `(lose_reply, selector)`.
+fn sink_fault() -> impl Strategy<Value = (bool, String)> {
+    let selector = prop_oneof![
+        (1u32..4).prop_map(|n| format!("first = {n}")),
+        (1u32..4).prop_map(|n| format!("every = {n}")),
+        Just("intents = [\"m0\"]".to_string()),
+    ];
+    (any::<bool>(), selector)
+}
+
+/// Per sink: a latency (ms) and up to two faults.
+fn sink_calls() -> impl Strategy<Value = Vec<(u64, Vec<(bool, String)>)>> {
+    proptest::collection::vec((0u64..30, proptest::collection::vec(sink_fault(), 0..3)), 3)
+}
+
+/// The `[[sink]]` tables; `faults` filters each sink's faults (by
+/// `lose_reply`) and says whether they select compensation calls.
+fn sink_tables(
+    calls: &[(u64, Vec<(bool, String)>)],
+    prepare: bool,
+    keep: impl Fn(bool) -> Option<bool>,
+) -> String {
+    let mut t = String::new();
+    for ((name, kind), (latency, faults)) in SINKS.iter().zip(calls) {
+        t.push_str(&format!(
+            "[[sink]]\nname = \"{name}\"\nkind = \"{kind}\"\nlatency = \"{latency}ms\"\n"
+        ));
+        if prepare {
+            t.push_str("prepare = true\n");
+        }
+        let faults: Vec<String> = faults
+            .iter()
+            .filter_map(|(lose, selector)| {
+                let compensation = keep(*lose)?;
+                let what = if *lose { "lose_reply" } else { "fail" };
+                let tail = if compensation {
+                    ", compensation = true"
+                } else {
+                    ""
+                };
+                Some(format!("{{ {what} = {{ {selector} }}{tail} }}"))
+            })
+            .collect();
+        t.push_str(&format!("faults = [{}]\n", faults.join(", ")));
+    }
+    t
+}
+
+fn run(text: &str) -> (Scenario, Outcome) {
+    let (scenario, _) = load_str("p.toml", text)
+        .unwrap_or_else(|e| panic!("generated scenarios are valid: {e:?}\n{text}"));
+    let outcome = engine::run(&scenario, Recorder::Off).expect("generated runs finish");
+    (scenario, outcome)
+}
+
+fn field(outcome: &Outcome, field: SinkField) -> [i64; 3] {
+    [0, 1, 2].map(|k| outcome.sink_value(k, field))
+}
+
+const STRATEGIES: [&str; 4] = ["direct", "outbox", "two_phase", "saga"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// With no sink faults, latency 0 and no outage, every strategy gives
+    /// the sinks what section 19 gives them (every effect to every sink),
+    /// and the ledger, receives and final states are those of the file
+    /// without `[write]`.
+    #[test]
+    fn without_sink_faults_every_strategy_is_section_19(t in traffic()) {
+        let calls = vec![(0, Vec::new()); 3];
+        let (scenario, plain) = run(&format!("{t}{}", sink_tables(&calls, false, |_| None)));
+        for strategy in STRATEGIES {
+            let text = format!(
+                "{t}[write]\nstrategy = \"{strategy}\"\n{}",
+                sink_tables(&calls, strategy == "two_phase", |_| None)
+            );
+            let (_, written) = run(&text);
+            for f in [SinkField::Value, SinkField::VisibleDuplicates, SinkField::Missing, SinkField::MaxPerIntent] {
+                prop_assert_eq!(field(&plain, f), field(&written, f), "{} {:?}", strategy, f);
+            }
+            prop_assert_eq!(plain.totals.effects, written.totals.effects, "{}", strategy);
+            prop_assert_eq!(plain.totals.acked, written.totals.acked, "{}", strategy);
+            for m in 0..scenario.message_count() as u32 {
+                let (a, b) = (plain.messages.get(m), written.messages.get(m));
+                prop_assert_eq!(a.state, b.state, "{} message {}", strategy, m);
+                prop_assert_eq!(a.total_receives, b.total_receives, "{} message {}", strategy, m);
+            }
+            prop_assert_eq!(written.totals.compensations, 0);
+            prop_assert_eq!(written.totals.false_notices, 0);
+            prop_assert_eq!(written.totals.outbox_dead_letters, 0);
+            prop_assert_eq!(written.totals.partial_visible, 0, "{}", strategy);
+        }
+    }
+
+    /// An outbox relay retries until a call is heard to succeed: a lost
+    /// reply applies a row again, and an upsert absorbs it. Whatever the
+    /// faults, latencies and relay settings, no upsert sink shows a row
+    /// twice, and no row is applied more often than the relay called.
+    #[test]
+    fn an_outbox_never_shows_an_upsert_row_twice(
+        t in traffic(),
+        calls in sink_calls(),
+        attempts in 1u32..5,
+        retry in 0u64..3,
+    ) {
+        let text = format!(
+            "{t}[write]\nstrategy = \"outbox\"\nrelay_attempts = {attempts}\nrelay_retry = \"{retry}s\"\n{}",
+            sink_tables(&calls, false, |_| Some(false))
+        );
+        let (_, outcome) = run(&text);
+        prop_assert_eq!(outcome.sink_value(0, SinkField::VisibleDuplicates), 0);
+        prop_assert!(outcome.sink_value(0, SinkField::MaxPerIntent) <= 1);
+        prop_assert!(outcome.totals.outbox_dead_letters <= 3 * outcome.totals.effects);
+    }
+
+    /// Tracked compensations (`idempotent_compensation = true`) apply once
+    /// per write and sink however often they are retried: nothing is
+    /// over-compensated, and with no lost reply on the writes themselves no
+    /// intent of the counter is taken below zero (its visible duplicates,
+    /// value minus the intents still counted, are never negative).
+    #[test]
+    fn tracked_compensation_never_takes_an_increment_below_its_intents(
+        t in traffic(),
+        calls in sink_calls(),
+        steps in 1u32..3,
+        attempts in 1u32..4,
+    ) {
+        // Failures on the writes, lost replies on the compensations.
+        let text = format!(
+            "{t}[write]\nstrategy = \"saga\"\nstep_attempts = {steps}\nrelay_attempts = {attempts}\nrelay_retry = \"1s\"\n{}",
+            sink_tables(&calls, false, Some)
+        );
+        let (_, outcome) = run(&text);
+        prop_assert_eq!(outcome.totals.over_compensations, 0);
+        prop_assert!(outcome.sink_value(1, SinkField::Value) >= 0);
+        prop_assert!(outcome.sink_value(1, SinkField::VisibleDuplicates) >= 0);
+        prop_assert_eq!(outcome.sink_value(0, SinkField::VisibleDuplicates), 0);
+
+        // The same file untracked: every second application is counted.
+        let untracked = text.replace("[write]\n", "[write]\nidempotent_compensation = false\n");
+        let (_, loose) = run(&untracked);
+        prop_assert!(loose.totals.compensations >= outcome.totals.compensations);
+        prop_assert_eq!(
+            loose.totals.compensations - loose.totals.over_compensations,
+            outcome.totals.compensations
+        );
+    }
+
+    /// Two-phase commit is all or nothing: once the run ends each write is
+    /// in every sink or in none, so every sink misses the same intents and
+    /// the two row-keeping sinks hold the same rows.
+    #[test]
+    fn two_phase_leaves_no_write_in_some_sinks_only(
+        t in traffic(),
+        calls in sink_calls(),
+        crash in proptest::option::of((1u32..3, 1u64..20)),
+    ) {
+        let mut text = format!(
+            "{t}[write]\nstrategy = \"two_phase\"\n{}",
+            sink_tables(&calls, true, |_| Some(false))
+        );
+        if let Some((every, recovers)) = crash {
+            text.push_str(&format!(
+                "[coordinator]\ncrash = {{ every = {every} }}\nrecovers_after = \"{recovers}s\"\n"
+            ));
+        }
+        let (_, outcome) = run(&text);
+        let missing = field(&outcome, SinkField::Missing);
+        prop_assert!(missing[0] == missing[1] && missing[1] == missing[2], "missing {:?}", missing);
+        prop_assert_eq!(outcome.totals.partial_visible, 0);
+        prop_assert_eq!(outcome.totals.compensations, 0);
+    }
+}
