@@ -805,10 +805,10 @@ fn shards_split_a_batch_without_overlap() {
             }
         }
     }
-    // Every bundled file but the 5 sweeps runs whole on one shard.
+    // Every bundled file but the 6 sweeps runs whole on one shard.
     let bundled = bundled_files();
-    assert_eq!(seen.len(), bundled - 5, "{seen:?}");
-    assert_eq!(points.len(), 5, "{points:?}");
+    assert_eq!(seen.len(), bundled - 6, "{seen:?}");
+    assert_eq!(points.len(), 6, "{points:?}");
     for (file, (ran, total)) in &points {
         assert_eq!(ran, total, "{file}: every point runs on exactly one shard");
         seen.push(file.clone());

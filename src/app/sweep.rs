@@ -83,7 +83,7 @@ pub fn transcript(name: &str, seed: u64, header: &[String], rows: &[Vec<String>]
 impl SweepRun {
     /// The sweep in JSON: `sweep` (`keys`, `columns`) and `points`, each
     /// with its `values` (path to value), `status`, expectations, problems
-    /// and totals (kinds and alarms when the file has them).
+    /// and totals (kinds, alarms and sinks when the file has them).
     pub fn json(&self, file: &str) -> serde_json::Value {
         use crate::report::json as rjson;
         use serde_json::json;
@@ -115,6 +115,10 @@ impl SweepRun {
                     }
                     if !ran.scenario.alarms.is_empty() {
                         point["alarms"] = rjson::alarms(&ran.scenario, &ran.outcome);
+                    }
+                    if ran.scenario.guarantees.sinks_written {
+                        point["sinks"] =
+                            crate::report::guarantee_json::sinks(&ran.scenario, &ran.outcome);
                     }
                 }
                 point

@@ -155,6 +155,9 @@ impl Templates {
         env.add_filter("code", code);
         env.add_filter("markdown", markdown);
         env.add_filter("mermaid", mermaid);
+        // The totals that are durations (milliseconds in JSON), from the
+        // measures' own units: a template writes `name in time_totals`.
+        env.add_global("time_totals", Value::from(time_totals()));
         let mut origins = BTreeMap::new();
         let mut problems = Vec::new();
         for (name, (origin, text)) in sources {
@@ -374,3 +377,14 @@ use filters::{cell, code, duration, markdown, mermaid, text};
 
 #[cfg(test)]
 mod tests;
+
+/// The names of the totals measured in time (`Unit::Time` or
+/// `Unit::MaybeTime`), which reports write as durations.
+fn time_totals() -> Vec<&'static str> {
+    use crate::model::{Total, Unit};
+    Total::ALL
+        .iter()
+        .filter(|t| matches!(t.unit(), Unit::Time | Unit::MaybeTime))
+        .map(|t| t.name())
+        .collect()
+}
