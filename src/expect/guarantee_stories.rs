@@ -19,7 +19,7 @@ pub(super) fn sink_story(
     field: SinkField,
 ) -> String {
     if scenario.write.is_some() {
-        return super::write_stories::sink_story(scenario, outcome, k);
+        return super::write_stories::sink_story(scenario, outcome, k, field);
     }
     let sink = &scenario.guarantees.sinks[k as usize];
     let value = outcome.sink_value(k, SinkField::Value);

@@ -472,7 +472,8 @@ fn a_capped_list_counts_the_messages_left_out_not_its_lines() {
 /// files and a small untracked saga: a lock wait naming its holder and
 /// the coordinator's crash and recovery, a dead-lettered row, a sink's
 /// lost replies, an over-compensation naming the lost compensation and
-/// its retry, a false notice naming the sink that failed after the send.
+/// its retry, a false notice naming the sink that failed after the send,
+/// a missing write naming the call that failed and the strategy.
 #[test]
 fn a_write_to_several_sinks_explains_its_calls() {
     let saga = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
@@ -485,6 +486,14 @@ fn a_write_to_several_sinks_explains_its_calls() {
         [[message]]\nid = \"p1\"\n[[message]]\nid = \"p2\"\nat = \"1s\"\n\
         [expect]\nlock_held = \"0s\"\nover_compensations = 0\nfalse_notices = 0\n\
         [expect.sink.metrics]\nvalue = 1\n";
+    // A direct write that OLAP rejects never reaches the lake after it.
+    let direct = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+        [[sink]]\nname = \"metrics\"\nkind = \"increment\"\n\
+        [[sink]]\nname = \"olap\"\nkind = \"upsert\"\n\
+        faults = [{ fail = { intents = [\"p2\"] }, reason = \"constraint violation\", class = \"permanent\" }]\n\
+        [[sink]]\nname = \"lake\"\nkind = \"upsert\"\n\
+        [[message]]\nid = \"p1\"\n[[message]]\nid = \"p2\"\nat = \"1s\"\n\
+        [expect.sink.metrics]\nmissing = 1\n[expect.sink.lake]\nmissing = 0\n";
     let mut all = String::new();
     let files = [
         (
@@ -496,6 +505,7 @@ fn a_write_to_several_sinks_explains_its_calls() {
             None,
         ),
         ("saga.toml".to_string(), Some(saga.to_string())),
+        ("direct.toml".to_string(), Some(direct.to_string())),
     ];
     for (file, text) in files {
         let text = text.unwrap_or_else(|| std::fs::read_to_string(&file).unwrap());

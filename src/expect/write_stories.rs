@@ -53,8 +53,14 @@ pub(super) fn writes_story(scenario: &Scenario, outcome: &Outcome) -> (String, V
 }
 
 /// A fan-out sink's value and what it counts, then the noted writes that
-/// touched it.
-pub(super) fn sink_story(scenario: &Scenario, outcome: &Outcome, k: u32) -> String {
+/// touched it; for `missing`, the failed calls (at any sink) that kept a
+/// write from it and its dead-lettered outbox rows.
+pub(super) fn sink_story(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    k: u32,
+    field: SinkField,
+) -> String {
     let sink = &scenario.guarantees.sinks[k as usize];
     let value = outcome.sink_value(k, SinkField::Value);
     let what = match sink.kind {
@@ -82,9 +88,26 @@ pub(super) fn sink_story(scenario: &Scenario, outcome: &Outcome, k: u32) -> Stri
     let Some(write) = &scenario.write else {
         return out;
     };
+    let missing = field == SinkField::Missing;
     let mine: Vec<&WriteNote> = (outcome.write_notes.iter())
-        .filter(|n| note_sink(n) == Some(k))
+        .filter(|n| match n {
+            // A failed call ends (direct) or fails (saga) the write before
+            // the sinks after it, and aborts it everywhere (two_phase).
+            WriteNote::Failed { sink, .. } if missing => {
+                *sink <= k || write.strategy == Strategy::TwoPhase
+            }
+            WriteNote::DeadLettered { sink, .. } => *sink == k,
+            _ if missing => false,
+            _ => note_sink(n) == Some(k),
+        })
         .collect();
+    if missing && !mine.is_empty() {
+        out.push_str(&format!(
+            "  the calls that kept writes from \"{}\" ({} strategy):\n",
+            sink.name,
+            write.strategy.as_str()
+        ));
+    }
     for n in mine.iter().take(EXAMPLES) {
         out.push_str(&format!("  {}\n", note_line(scenario, write, n)));
     }
