@@ -65,7 +65,7 @@ pub struct SinkSelector {
     #[schemars(with = "Option<Vec<String>>")]
     pub intents: Option<S<Vec<S<String>>>>,
     /// Every call for each N-th intent (in the order of their first call).
-    #[schemars(with = "Option<i64>")]
+    #[schemars(with = "Option<i64>", range(min = 1))]
     pub every: Option<S<i64>>,
     /// Every call until an operator step repairs.
     #[schemars(with = "Option<super::file::Until>")]
