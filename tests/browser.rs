@@ -250,13 +250,18 @@ fn every_mermaid_diagram_parses_and_renders() {
     for entry in std::fs::read_dir(&out).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
-        if let Some(start) = text.find("```mermaid\n") {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // Every diagram of the file: the flow, then a fan-out's sequence
+        // diagrams, named file#N from the second on.
+        for (n, (start, _)) in text.match_indices("```mermaid\n").enumerate() {
             let body = &text[start + 11..];
             let body = &body[..body.find("```").unwrap()];
-            diagrams.push((
-                path.file_name().unwrap().to_string_lossy().into_owned(),
-                body.to_string(),
-            ));
+            let name = if n == 0 {
+                name.clone()
+            } else {
+                format!("{name}#{n}")
+            };
+            diagrams.push((name, body.to_string()));
         }
     }
     diagrams.sort();
@@ -269,7 +274,15 @@ fn every_mermaid_diagram_parses_and_renders() {
             !text.contains("\n[sweep]\n")
         })
         .count();
-    assert_eq!(diagrams.len(), bundled + 1);
+    let files = diagrams.iter().filter(|(n, _)| !n.contains('#')).count();
+    assert_eq!(files, bundled + 1);
+    // The fan-out files draw their traced writes: 3 in 49, 10 in 50, 5 in
+    // each of 52 and 53 (the first write and the 4 declined cards).
+    let sequences = diagrams
+        .iter()
+        .filter(|(_, b)| b.starts_with("sequenceDiagram"))
+        .count();
+    assert_eq!(sequences, 23);
     let mut page = String::from("<!doctype html><html><body>\n");
     for (name, body) in &diagrams {
         page.push_str(&format!(

@@ -772,3 +772,29 @@ fn a_sweep_over_the_write_strategy_compares_what_each_sink_holds() {
     assert_eq!(json["points"][1]["sinks"][1]["missing"], 2);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_fan_out_report_draws_its_traced_writes_and_lock_lanes() {
+    let d = scratch("fan-out-writes");
+    let file = "scenarios/49-two-phase-coordinator-crash-holds-locks.toml";
+    for format in ["markdown", "html"] {
+        assert_eq!(code(&report(&d, format, &[file])), 0);
+    }
+    let md = std::fs::read_to_string(d.join(format!("{}.md", stem(file)))).unwrap();
+    // pay-1 crashed after its prepares; pay-2 and pay-3 waited behind it.
+    assert_eq!(md.matches("sequenceDiagram").count(), 3);
+    assert!(
+        md.contains("    Note over W: crashes after every prepare, recovers and decides at 2m\n")
+    );
+    assert!(md.contains("    Note over W: waits for the lock on its key until 2m50ms\n"));
+    assert!(md.contains("| ledger | pay-1 | 0s | 2m | 2m (the coordinator crashed) |"));
+    assert!(md.contains("| search | pay-4 | 30s | 30s50ms | 50ms |"));
+    let html = std::fs::read_to_string(d.join(format!("{}.html", stem(file)))).unwrap();
+    assert!(html.contains("<section id=\"writes\">"));
+    assert_eq!(html.matches("<svg class=\"sequence\"").count(), 3);
+    // 8 locks, the 2 of the crash in red, over 0s to 2m100ms.
+    assert_eq!(html.matches("<rect class=\"lock").count(), 8);
+    assert_eq!(html.matches("<rect class=\"lock lock-crashed\"").count(), 2);
+    assert!(html.contains(">2m100ms</text>"));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -75,7 +75,10 @@ pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
-pub use write::{WRITE_NOTES_KEPT, WriteNote};
+pub use write::{
+    CallKind, LOCK_SPANS_KEPT, LockSpan, Reply, TRACE_CALLS_KEPT, TracedCall, WRITE_NOTES_KEPT,
+    WRITE_TRACES_KEPT, WriteNote, WriteTrace,
+};
 
 use crate::model::{IntentIndex, MessageIndex, Millis, Scenario, State, StoppedBy};
 use broker::Broker;
@@ -395,6 +398,10 @@ impl<'s> Engine<'s> {
             }
         };
         let write_notes = self.writes.as_mut().map_or(Vec::new(), |w| w.take_notes());
+        let (write_traces, lock_spans) = self
+            .writes
+            .as_mut()
+            .map_or((Vec::new(), Vec::new()), |w| w.take_traces());
         let census = self
             .measures
             .census
@@ -423,6 +430,8 @@ impl<'s> Engine<'s> {
             sinks,
             sink_lags,
             write_notes,
+            write_traces,
+            lock_spans,
             canaries: self.operator.canary_records,
             log,
         }

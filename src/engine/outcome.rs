@@ -71,6 +71,12 @@ pub struct Outcome {
     /// With `[write]`: the first writes worth a look (failed calls, lost
     /// replies, compensations, dead letters, lock waits, crashes).
     pub write_notes: Vec<super::WriteNote>,
+    /// With `[write]`: the calls of the first write and of the first
+    /// writes worth a look (at most [`super::WRITE_TRACES_KEPT`]).
+    pub write_traces: Vec<super::WriteTrace>,
+    /// With two-phase commit: the first locks, per sink and write (at most
+    /// [`super::LOCK_SPANS_KEPT`]).
+    pub lock_spans: Vec<super::LockSpan>,
     /// Every canary redrive, in the order they decided.
     pub canaries: Vec<super::CanaryRecord>,
     /// With `[log]`: the partitions, checkpoints and restarts.

@@ -5,13 +5,16 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::engine::Outcome;
-use crate::model::Scenario;
+use crate::engine::{Outcome, Reply};
+use crate::model::{Scenario, Write};
 
 /// Adds `sinks` and `canaries` to the report `doc` when the run has them.
 pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
     if scenario.guarantees.sinks_written {
         doc["sinks"] = sinks(scenario, outcome);
+    }
+    if let Some(write) = &scenario.write {
+        doc["write"] = writes(scenario, write, outcome);
     }
     if !outcome.canaries.is_empty() {
         doc["canaries"] = Json::Array(
@@ -63,4 +66,66 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
             })
             .collect(),
     )
+}
+
+/// A fan-out's strategy, the calls of the writes the run traced (its
+/// first, then the first worth a look) and the first two-phase locks.
+fn writes(scenario: &Scenario, write: &Write, outcome: &Outcome) -> Json {
+    let traces: Vec<Json> = (outcome.write_traces.iter())
+        .map(|t| {
+            let calls: Vec<Json> = (t.calls.iter())
+                .map(|c| {
+                    let (reply, reason) = match c.reply {
+                        Reply::Ok => ("ok", None),
+                        Reply::Failed(r) => ("failed", Some(&scenario.reasons[r as usize])),
+                        Reply::Lost => ("lost", None),
+                        Reply::Decided => ("decided", None),
+                    };
+                    json!({
+                        "sink": scenario.guarantees.sinks[c.sink as usize].name,
+                        "sink_index": c.sink,
+                        "kind": c.kind.as_str(),
+                        "at": c.at,
+                        "heard_at": c.heard_at,
+                        "reply": reply,
+                        "reason": reason,
+                        "applied": c.applied,
+                    })
+                })
+                .collect();
+            json!({
+                "message": scenario.message_id(t.message),
+                "at": t.at,
+                "waited_until": t.waited_until,
+                "crashed": t.crashed,
+                "calls": calls,
+                "calls_dropped": t.calls_dropped,
+                "false_notices": (t.false_notices.iter())
+                    .map(|&k| json!({
+                        "sink": scenario.guarantees.sinks[k as usize].name,
+                        "sink_index": k,
+                    }))
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut spans: Vec<_> = outcome.lock_spans.iter().collect();
+    spans.sort_by_key(|l| (l.sink, l.from, l.until));
+    let locks: Vec<Json> = (spans.into_iter())
+        .map(|l| {
+            json!({
+                "sink": scenario.guarantees.sinks[l.sink as usize].name,
+                "sink_index": l.sink,
+                "message": scenario.message_id(l.message),
+                "from": l.from,
+                "until": l.until,
+                "crashed": l.crashed,
+            })
+        })
+        .collect();
+    json!({
+        "strategy": write.strategy.as_str(),
+        "traces": traces,
+        "locks": locks,
+    })
 }

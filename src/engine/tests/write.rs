@@ -399,3 +399,91 @@ fn s24_the_json_report_gives_an_outbox_sink_s_max_lag() {
     assert_eq!(sinks[0]["max_lag"], 3_000);
     assert_eq!(sinks[0]["value"], 1);
 }
+
+/// The reports' sequence diagrams: a traced write keeps its calls in the
+/// order made, each with its reply and whether it applied; a tracked
+/// compensation sent again applies nothing.
+#[test]
+fn a_traced_saga_write_keeps_its_calls_replies_and_compensations() {
+    use crate::engine::{CallKind, Reply};
+    let (scenario, outcome) = sim(&format!(
+        "{RETRY}[write]\nstrategy = \"saga\"\nrelay_retry = \"1s\"\n\
+         [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\nlatency = \"5ms\"\n\
+         faults = [{{ lose_reply = {{ first = 1 }}, compensation = true }}]\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"10ms\"\n\
+         faults = [{{ fail = {{ intents = [\"p2\"] }}, class = \"permanent\" }}]\n\
+         [[message]]\nid = \"p1\"\n[[message]]\nid = \"p2\"\nat = \"1s\"\n"
+    ));
+    // p1 is the run's first write; p2 the one worth a look.
+    let traces = &outcome.write_traces;
+    assert_eq!(traces.len(), 2);
+    assert_eq!(scenario.message_id(traces[0].message), "p1");
+    let p2 = &traces[1];
+    assert_eq!(scenario.message_id(p2.message), "p2");
+    let calls: Vec<_> = (p2.calls.iter())
+        .map(|c| (c.sink, c.kind, c.at, c.heard_at, c.reply, c.applied))
+        .collect();
+    let declined = Reply::Failed(
+        scenario
+            .reasons
+            .iter()
+            .position(|r| r == "sink error")
+            .unwrap() as u32,
+    );
+    assert_eq!(
+        calls,
+        [
+            (0, CallKind::Call, 1_000, 1_000, Reply::Ok, true),
+            (1, CallKind::Call, 1_000, 1_005, Reply::Ok, true),
+            (2, CallKind::Call, 1_005, 1_015, declined, false),
+            // metrics compensated when olap's failure is heard; its reply
+            // lost, the retry 1s after that reply applies nothing.
+            (1, CallKind::Compensation, 1_015, 1_020, Reply::Lost, true),
+            (1, CallKind::Compensation, 2_020, 2_025, Reply::Ok, false),
+        ]
+    );
+    assert_eq!(p2.false_notices, [0]);
+    assert!(outcome.lock_spans.is_empty());
+}
+
+/// Two-phase locks are kept per sink and write, a crashed coordinator's
+/// marked; a run keeps at most WRITE_TRACES_KEPT traces and
+/// LOCK_SPANS_KEPT locks however many writes it makes.
+#[test]
+fn traces_and_locks_are_bounded_and_locks_name_the_crash() {
+    use crate::engine::{CallKind, LOCK_SPANS_KEPT, WRITE_TRACES_KEPT};
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"two_phase\"\n\
+         [coordinator]\ncrash = { first = 1 }\nrecovers_after = \"1m\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"upsert\"\nprepare = true\nlatency = \"20ms\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\nprepare = true\nlatency = \"50ms\"\n\
+         faults = [{ fail = { every = 2 } }]\n\
+         [[traffic]]\ncount = 1000\nover = \"1000s\"\nid_prefix = \"w\"\n");
+    assert_eq!(outcome.write_traces.len(), WRITE_TRACES_KEPT);
+    assert_eq!(outcome.lock_spans.len(), LOCK_SPANS_KEPT);
+    let first = &outcome.lock_spans[..2];
+    assert!(
+        first
+            .iter()
+            .all(|l| l.crashed && l.from == 0 && l.until == 60_000)
+    );
+    assert_eq!(scenario.message_id(first[0].message), "w1");
+    // w2's prepare fails at b: only a locked, until the last reply.
+    let w2 = &outcome.lock_spans[2];
+    assert_eq!(
+        (w2.sink, w2.from, w2.until, w2.crashed),
+        (0, 1_000, 1_050, false)
+    );
+    let aborted = &outcome.write_traces[1];
+    assert_eq!(scenario.message_id(aborted.message), "w2");
+    let kinds: Vec<_> = aborted.calls.iter().map(|c| (c.sink, c.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (0, CallKind::Prepare),
+            (1, CallKind::Prepare),
+            (0, CallKind::Abort)
+        ]
+    );
+}

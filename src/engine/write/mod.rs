@@ -14,6 +14,7 @@
 mod note;
 mod sink;
 mod strategies;
+mod trace;
 
 use std::collections::BTreeMap;
 
@@ -27,6 +28,11 @@ use crate::model::{
 };
 pub use note::{WRITE_NOTES_KEPT, WriteNote};
 use sink::{Heard, SinkState};
+use trace::Tracer;
+pub use trace::{
+    CallKind, LOCK_SPANS_KEPT, LockSpan, Reply, TRACE_CALLS_KEPT, TracedCall, WRITE_TRACES_KEPT,
+    WriteTrace,
+};
 
 /// How one write went, for the delivery that made it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -81,6 +87,8 @@ pub(super) struct Writes {
     calls_made: u64,
     /// Scratch: the instants where the write in hand's visibility changes.
     changes: Vec<(Millis, i64)>,
+    /// The calls of the first writes worth a look, and the first locks.
+    tracer: Tracer,
 }
 
 impl Writes {
@@ -112,6 +120,7 @@ impl Writes {
             message: 0,
             calls_made: 0,
             changes: Vec::with_capacity(2 * write.sinks.len()),
+            tracer: Tracer::default(),
         })
     }
 
@@ -128,14 +137,34 @@ impl Writes {
     ) -> Heard {
         self.calls_made += 1;
         let unavailable = write.reasons.sink_unavailable;
-        self.sinks[k].call(
+        let heard = self.sinks[k].call(
             &write.sinks[k],
             intent,
             at,
             compensation,
             repaired,
             unavailable,
-        )
+        );
+        let kind = match (compensation, write.strategy) {
+            (true, _) => CallKind::Compensation,
+            (false, Strategy::Direct | Strategy::Saga) => CallKind::Call,
+            (false, Strategy::Outbox) => CallKind::Relay,
+            (false, Strategy::TwoPhase) => CallKind::Prepare,
+        };
+        let reply = match heard {
+            Heard::Ok => Reply::Ok,
+            Heard::Failed(reason, _) => Reply::Failed(reason),
+            Heard::Lost => Reply::Lost,
+        };
+        self.tracer.call(TracedCall {
+            sink: k as u32,
+            kind,
+            at,
+            heard_at: at.saturating_add(write.sinks[k].latency),
+            reply,
+            applied: !matches!(heard, Heard::Failed(..)) && kind != CallKind::Prepare,
+        });
+        heard
     }
 
     /// A write's call to sink `k` at `at`: applied unless it failed (the
@@ -193,6 +222,12 @@ impl Writes {
     /// The notes kept, in the order the writes were made.
     pub(super) fn take_notes(&mut self) -> Vec<WriteNote> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// The traced writes and the locks kept, in the order they were made.
+    pub(super) fn take_traces(&mut self) -> (Vec<WriteTrace>, Vec<LockSpan>) {
+        let tracer = std::mem::take(&mut self.tracer);
+        (tracer.traces, tracer.locks)
     }
 
     fn shown(&mut self, k: usize, at: Millis) {
@@ -306,6 +341,7 @@ impl Engine<'_> {
         let totals = &mut self.measures.totals;
         writes.written += 1;
         writes.message = m;
+        writes.tracer.start(writes.written == 1);
         let wrote = match write.strategy {
             Strategy::Direct => writes.direct(write, key, intent, now, repaired),
             Strategy::Saga => writes.saga(write, key, intent, now, repaired, totals),
@@ -313,6 +349,7 @@ impl Engine<'_> {
             Strategy::TwoPhase => writes.two_phase(write, key, intent, now, repaired, totals),
         };
         writes.close_write();
+        writes.tracer.finish(m, now);
         // Every sink call counts against `max_events`: retries and
         // compensations cannot make a run's work unbounded.
         self.clock.add_events(writes.take_calls_made());

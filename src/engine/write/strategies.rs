@@ -2,7 +2,9 @@
 //! section 24), each deciding every call of one write at its commit
 //! instant.
 
-use super::{Heard, Lock, WriteNote, Writes, Wrote, failure};
+use super::{
+    CallKind, Heard, Lock, LockSpan, Reply, TracedCall, WriteNote, Writes, Wrote, failure,
+};
 use crate::model::{CallSelector, Class, IntentIndex, KeyRef, Millis, SinkKind, Totals, Write};
 
 impl Writes {
@@ -86,6 +88,7 @@ impl Writes {
             }
             if self.sinks[k].kind == SinkKind::Irreversible {
                 totals.false_notices += 1;
+                self.tracer.false_notice(k as u32);
                 let sent_at = self.shows[k].map_or(t, |(from, _)| from);
                 self.note(WriteNote::FalseNotice {
                     at: sent_at,
@@ -139,6 +142,9 @@ impl Writes {
                 self.sinks[k].compensate(key, intent);
                 self.hidden(k, at);
                 applied = true;
+            } else {
+                // A tracked compensation applies once however often sent.
+                self.tracer.not_applied();
             }
             if heard == Heard::Lost {
                 lost_at = Some(at);
@@ -236,12 +242,14 @@ impl Writes {
                     holder: lock.holder,
                     holder_crashed_at: lock.crashed_at,
                 });
+                self.tracer.waited(lock.release);
                 lock.release
             }
             _ => t,
         };
         let mut failed = None;
         let mut prepared = 0u64;
+        let mut prepared_sinks = 0u64;
         let mut largest = 0;
         for k in 0..write.sinks.len() {
             let heard = self.call(write, k, intent, start, false, repaired);
@@ -249,6 +257,7 @@ impl Writes {
             largest = largest.max(write.sinks[k].latency);
             if !matches!(heard, Heard::Failed(..)) {
                 prepared += 1;
+                prepared_sinks |= 1 << k;
             }
             if failed.is_none() {
                 failed = failure(heard, write);
@@ -282,7 +291,34 @@ impl Writes {
             self.locks.insert(key, lock);
             self.prune_locks(t);
         }
+        for k in 0..write.sinks.len() {
+            let was_prepared = prepared_sinks & (1 << k) != 0;
+            if was_prepared {
+                self.tracer.lock(LockSpan {
+                    sink: k as u32,
+                    message: self.message,
+                    from: start,
+                    until: decision,
+                    crashed,
+                });
+            }
+            if failed.is_none() || was_prepared {
+                self.tracer.call(TracedCall {
+                    sink: k as u32,
+                    kind: if failed.is_none() {
+                        CallKind::Commit
+                    } else {
+                        CallKind::Abort
+                    },
+                    at: decision,
+                    heard_at: decision,
+                    reply: Reply::Decided,
+                    applied: failed.is_none(),
+                });
+            }
+        }
         if crashed {
+            self.tracer.crashed();
             self.note(WriteNote::Crashed {
                 message: self.message,
                 prepared_at: start,
