@@ -487,3 +487,18 @@ fn traces_and_locks_are_bounded_and_locks_name_the_crash() {
         ]
     );
 }
+
+/// Scenario 49 with a sink that cannot prepare is refused, located on
+/// that sink.
+#[test]
+fn scenario_49_is_refused_when_a_sink_cannot_prepare() {
+    let text = std::fs::read_to_string("scenarios/49-two-phase-coordinator-crash-holds-locks.toml")
+        .unwrap();
+    assert_eq!(text.matches("prepare = true\n").count(), 2);
+    let refused = text.replacen("prepare = true\n", "", 1);
+    let problems = invalid(&refused);
+    assert_eq!(
+        problems,
+        ["sink \"ledger\" cannot take part in two-phase commit"]
+    );
+}
