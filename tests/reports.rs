@@ -798,3 +798,37 @@ fn a_fan_out_report_draws_its_traced_writes_and_lock_lanes() {
     assert!(html.contains(">2m100ms</text>"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_log_report_draws_offset_lanes_restarts_and_lag() {
+    let d = scratch("log-lanes");
+    let file = "scenarios/43-stale-checkpoint-duplicates-and-gaps.toml";
+    for format in ["html", "json"] {
+        assert_eq!(code(&report(&d, format, &[file])), 0);
+    }
+    let html = std::fs::read_to_string(d.join(format!("{}.html", stem(file)))).unwrap();
+    assert!(html.contains("<svg class=\"log-lanes\""));
+    // Two partitions: a position and a log-end line each, and the lag.
+    assert_eq!(html.matches("<polyline class=\"log-position\"").count(), 2);
+    assert_eq!(html.matches("<polyline class=\"log-end\"").count(), 2);
+    assert_eq!(html.matches("<polyline class=\"log-lag\"").count(), 1);
+    // The stale resume goes back on partition 0 (processed again) and the
+    // offset bug passes over records on partition 1.
+    assert!(html.contains("restart 1 at 3h15m: position 20021 -&gt; 18821, 1200 processed again"));
+    assert!(html.contains("restart 1 at 3h15m: position 3400 -&gt; 3740, 340 passed over"));
+    assert_eq!(html.matches("class=\"band band-reprocessed\"").count(), 1);
+    assert_eq!(html.matches("class=\"band band-skipped\"").count(), 1);
+    assert!(html.contains("<code>max_lag</code> is 1606"));
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(format!("{}.json", stem(file)))).unwrap(),
+    )
+    .unwrap();
+    let samples = json["log"]["samples"].as_array().unwrap();
+    assert!((256..512).contains(&samples.len()), "{}", samples.len());
+    assert_eq!(samples[0]["positions"].as_array().unwrap().len(), 2);
+    // The last sample is the run's end, every record done or skipped.
+    let last = samples.last().unwrap();
+    assert_eq!(last["at"], json["totals"]["end_time"]);
+    assert_eq!(last["ends"], serde_json::json!([36960, 7201]));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -293,6 +293,7 @@ fn scenario_report(
                     chart => Value::from(Serde(&chart)),
                     scrub => Value::from(Serde(&scrub)),
                     page => Value::from(Serde(&page)),
+                    log_chart => Value::from(Serde(&crate::report::log_chart::log_chart(&ran.scenario, &ran.outcome))),
                 },
                 out,
             )

@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 
 use super::Engine;
+use super::log_lanes::{LANE_PARTITIONS, LaneSample, Lanes};
 use super::queue::Due;
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Resume, Scenario, State,
@@ -94,6 +95,9 @@ pub struct LogOutcome {
     pub partition_of: Vec<u32>,
     /// When the source cycle's last delivery ended.
     pub drain_time: Millis,
+    /// The lag and the first partitions' positions and ends, sampled over
+    /// the run (the last sample at its end).
+    pub samples: Vec<LaneSample>,
 }
 
 /// The sink writes of exactly-once: the records done since the last
@@ -139,6 +143,8 @@ pub(super) struct LogState {
     drain_time: Option<Millis>,
     /// A reused buffer for a key's name (the partitioner hashes it).
     name: String,
+    /// Positions and lag sampled over time, for the reports.
+    lanes: Lanes,
 }
 
 impl LogState {
@@ -192,6 +198,7 @@ impl LogState {
             restart_records: Vec::new(),
             drain_time: None,
             name: String::new(),
+            lanes: Lanes::new(),
         }
     }
 
@@ -225,6 +232,21 @@ impl LogState {
         self.transaction
             .as_ref()
             .map(|_| (self.visible, self.visible_per_intent.as_slice()))
+    }
+
+    /// A sample of the lag and the first partitions after instant `at`
+    /// (`force`: whatever the spacing, the run's end).
+    pub(super) fn sample(&mut self, at: Millis, force: bool) {
+        let (parts, lag) = (&self.parts, self.records - self.positions);
+        self.lanes.take(at, force, || {
+            let first = &parts[..parts.len().min(LANE_PARTITIONS)];
+            LaneSample {
+                at,
+                lag,
+                positions: first.iter().map(|p| p.position).collect(),
+                ends: first.iter().map(Partition::end).collect(),
+            }
+        });
     }
 
     fn set_position(&mut self, p: usize, to: u64) {
@@ -671,6 +693,7 @@ impl Engine<'_> {
     pub(super) fn log_close(&mut self, end: Millis) {
         self.log_instants_before(end.saturating_add(1));
         self.commit_writes(true);
+        self.log_mut().sample(end, true);
     }
 
     pub(super) fn log_outcome(&mut self) -> Option<LogOutcome> {
@@ -683,6 +706,7 @@ impl Engine<'_> {
             last_checkpoint: log.last_checkpoint,
             partition_of: std::mem::take(&mut log.partition_of),
             drain_time: log.drain_time.unwrap_or(last_delivery),
+            samples: std::mem::take(&mut log.lanes.samples),
         })
     }
 }

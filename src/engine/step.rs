@@ -147,8 +147,9 @@ impl Engine<'_> {
         let totals = &mut self.measures.totals;
         totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
         totals.max_in_flight = totals.max_in_flight.max(self.in_flight);
-        if let Some(log) = &self.log {
+        if let Some(log) = &mut self.log {
             totals.max_lag = totals.max_lag.max(log.lag());
+            log.sample(self.clock.now, false);
         }
     }
 

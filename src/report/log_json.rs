@@ -31,6 +31,13 @@ pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
                 "checkpoint_time": record.checkpoint_time,
                 "skipped": record.skipped,
                 "aborted_effects": record.aborted_effects,
+                "down_for": spec.restarts[r].down_for,
+            })).collect::<Vec<_>>(),
+            "samples": log.samples.iter().map(|s| json!({
+                "at": s.at,
+                "lag": s.lag,
+                "positions": s.positions,
+                "ends": s.ends,
             })).collect::<Vec<_>>(),
         });
     }

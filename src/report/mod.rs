@@ -11,6 +11,7 @@ pub mod history;
 pub mod interesting;
 pub mod json;
 pub mod junit_xml;
+pub mod log_chart;
 pub mod log_json;
 pub mod log_text;
 pub mod page;
