@@ -91,6 +91,7 @@ fn failed_expectations_explain_themselves() {
         "wrong-guarantees",
         "wrong-canary",
         "wrong-dataflow",
+        "wrong-log",
     ] {
         let o = run(&["--color", "never", &format!("tests/failing/{name}.toml")]);
         assert_eq!(code(&o), 1, "{name}");

@@ -208,16 +208,27 @@ fn why(scenario: &Scenario, outcome: &Outcome, m: MessageIndex, missing: bool) -
                 ""
             }
         ),
-        Some((r, record, from, to)) => format!(
-            " (partition {p}: restart {} at {} processed offsets {from}..{} again{})",
-            r + 1,
-            crate::duration::format(record.at),
-            to - 1,
-            record
-                .checkpoint_time
-                .map(|c| format!(", from the checkpoint of {}", crate::duration::format(c)))
-                .unwrap_or_default()
-        ),
+        Some((r, record, from, to)) => {
+            // The checkpoint's own position: the resume position less the
+            // records `skip` passed over.
+            let skip = (scenario.log.as_ref())
+                .and_then(|l| l.restarts.get(r))
+                .map_or(0, |spec| spec.skip);
+            format!(
+                " (partition {p}: restart {} at {} processed offsets {from}..{} again{})",
+                r + 1,
+                crate::duration::format(record.at),
+                to - 1,
+                record
+                    .checkpoint_time
+                    .map(|c| format!(
+                        ", from the checkpoint of {} at position {}",
+                        crate::duration::format(c),
+                        from.saturating_sub(skip)
+                    ))
+                    .unwrap_or_default()
+            )
+        }
         None => format!(" (partition {p}, {})", state.as_str()),
     }
 }
