@@ -171,7 +171,20 @@ impl LogState {
         LogState {
             guarantee,
             interval,
-            parts: (0..log.partitions).map(|_| Partition::default()).collect(),
+            // Each partition's share of the messages, reserved up front (a
+            // sixteenth more for an uneven hash): growing by doubling would
+            // copy and clear twice the pages.
+            parts: (0..log.partitions)
+                .map(|_| {
+                    let share = scenario.message_count() / u64::from(log.partitions.max(1));
+                    let share = (share + share / 16 + 16) as usize;
+                    Partition {
+                        records: Vec::with_capacity(share),
+                        status: Vec::with_capacity(share),
+                        ..Partition::default()
+                    }
+                })
+                .collect(),
             partition_of: vec![0; scenario.message_count() as usize],
             records: 0,
             positions: 0,
