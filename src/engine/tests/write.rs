@@ -502,3 +502,34 @@ fn scenario_49_is_refused_when_a_sink_cannot_prepare() {
         ["sink \"ledger\" cannot take part in two-phase commit"]
     );
 }
+
+/// Decision 27.18: with deduplication the result is stored when the last
+/// call is heard to succeed (here 0s + 10ms + 10ms), valid until the
+/// commit instant plus the retention: a delivery of the same key before
+/// then writes again; one at or after it is a hit.
+#[test]
+fn s27_18_a_result_is_seen_once_the_last_call_is_heard() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [dedup]\nresult_retention = \"100ms\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         [[message]]\nid = \"m1\"\nkey = \"k\"\n\
+         [[message]]\nid = \"m2\"\nkey = \"k\"\nat = \"19ms\"\n\
+         [[message]]\nid = \"m3\"\nkey = \"k\"\nat = \"39ms\"\n\
+         [[message]]\nid = \"m4\"\nkey = \"k\"\nat = \"60ms\"\n");
+    // m1 commits at 0s, its result seen from 20ms: m2 at 19ms writes again
+    // (seen from 39ms); m3 at 39ms is a hit; m4 at 60ms too (m2's result
+    // lasts until 19ms + 100ms).
+    assert_eq!(msg(&scenario, &outcome, "m1").effects, 1);
+    assert_eq!(msg(&scenario, &outcome, "m2").effects, 1);
+    assert_eq!(msg(&scenario, &outcome, "m3").dedup_hits, 1);
+    assert_eq!(msg(&scenario, &outcome, "m4").dedup_hits, 1);
+    assert_eq!(value(&outcome, 0), 2);
+    // Without [write] faults or latency a result is seen at its commit.
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [dedup]\nresult_retention = \"100ms\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
+         [[message]]\nid = \"m1\"\nkey = \"k\"\n\
+         [[message]]\nid = \"m2\"\nkey = \"k\"\nat = \"1ms\"\n");
+    assert_eq!(msg(&scenario, &outcome, "m2").dedup_hits, 1);
+}
