@@ -171,7 +171,7 @@ pub fn run_scenario(source: Source, scenario: Scenario, opts: &Options) -> FileR
     let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
     let mut failures = Vec::new();
     if !failed.is_empty() {
-        let wanted = expect::recorder_for_failures(&scenario, &failed);
+        let wanted = expect::recorder_for_failures(&scenario, &outcome, &failed);
         let rerun;
         let explained = if outcome.recorder == Recorder::All || outcome.recorder == wanted {
             &outcome

@@ -17,8 +17,15 @@ const MAX_LINES: usize = 24;
 /// Causes told apart when an explanation groups messages by cause.
 const MAX_CAUSES: usize = 1_000;
 
-/// The recorder for a rerun that explains these failures.
-pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Recorder {
+/// The recorder for a rerun that explains these failures of the run
+/// `outcome`: every transition of a small run; of a large one, those of
+/// the messages the explanations name (a message's or event's own, a log
+/// sink's example intents, whose first delivery they give).
+pub fn recorder_for_failures(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    failed: &[&Verdict],
+) -> Recorder {
     if scenario.message_count() <= FULL_TRANSCRIPT_MESSAGES {
         return Recorder::All;
     }
@@ -32,6 +39,11 @@ pub fn recorder_for_failures(scenario: &Scenario, failed: &[&Verdict]) -> Record
                 message: Some(m), ..
             } => {
                 named.insert(m);
+            }
+            Target::Sink(k, field) if outcome.log.is_some() => {
+                named.extend(super::guarantee_stories::sink_examples(
+                    scenario, outcome, k, field,
+                ));
             }
             _ => {}
         }

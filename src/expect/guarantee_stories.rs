@@ -96,7 +96,12 @@ pub(super) fn sink_story(
         let reason = why(scenario, outcome, *m, missing);
         let mut name = scenario.intent_name(scenario.intent(*m)).into_owned();
         if let Some(at) = outcome.arrived_at(scenario, *m) {
-            let _ = write!(name, " (arrived {})", crate::duration::format(at));
+            let _ = write!(name, " (arrived {}", crate::duration::format(at));
+            // A record written twice: when it was first processed.
+            if let Some(first) = first_delivery(outcome, *m).filter(|_| !missing) {
+                let _ = write!(name, ", first delivered {}", crate::duration::format(first));
+            }
+            name.push(')');
         }
         let writes = if missing {
             String::new()
@@ -118,6 +123,42 @@ pub(super) fn sink_story(
         ));
     }
     out
+}
+
+/// The messages a sink story names for a failed `field` of sink `k`: its
+/// example intents' first messages (none where it names none).
+pub(super) fn sink_examples(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    k: u32,
+    field: SinkField,
+) -> Vec<MessageIndex> {
+    let sink = &scenario.guarantees.sinks[k as usize];
+    let missing = match field {
+        SinkField::Missing => true,
+        SinkField::VisibleDuplicates | SinkField::MaxPerIntent => {
+            if sink.kind == SinkKind::Upsert {
+                return Vec::new();
+            }
+            false
+        }
+        SinkField::Value | SinkField::MaxLag => return Vec::new(),
+    };
+    let (_, examples) = intent_examples(scenario, outcome, |writes, arrived| {
+        if missing {
+            arrived && writes == 0
+        } else {
+            writes > 1
+        }
+    });
+    examples.into_iter().map(|(m, _)| m).collect()
+}
+
+/// When message `m` was first delivered, if the run recorded it.
+fn first_delivery(outcome: &Outcome, m: MessageIndex) -> Option<Millis> {
+    (outcome.transitions.iter())
+        .find(|t| t.message == Some(m) && matches!(t.detail, Detail::Delivered { .. }))
+        .map(|t| t.time)
 }
 
 /// How many examples of intents a sink story names.

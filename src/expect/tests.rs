@@ -153,7 +153,7 @@ fn a_large_run_records_just_the_messages_its_failures_name() {
     let failed: Vec<&Verdict> = verdicts.iter().collect();
     let probe = scenario.find_message("probe").unwrap();
     let other = scenario.find_message("other").unwrap();
-    let wanted = recorder_for_failures(&scenario, &failed);
+    let wanted = recorder_for_failures(&scenario, &outcome, &failed);
     assert_eq!(wanted, Recorder::Only([probe, other].into()));
     // The explanation shows the message's own transitions.
     let rerun = run(&scenario, wanted).unwrap();
@@ -162,7 +162,44 @@ fn a_large_run_records_just_the_messages_its_failures_name() {
     assert!(text.contains("delivered"), "{text}");
     // A small run records everything.
     let (small, _) = load_str("t.toml", &std::fs::read_to_string(FOUR).unwrap()).unwrap();
-    assert_eq!(recorder_for_failures(&small, &[]), Recorder::All);
+    assert_eq!(recorder_for_failures(&small, &outcome, &[]), Recorder::All);
+}
+
+/// A large log run whose sink shows duplicates records, on the rerun,
+/// just the example intents' messages: the explanation gives each one's
+/// first delivery beside the restart that processed it again.
+#[test]
+fn a_large_log_run_explains_a_duplicate_with_its_first_delivery() {
+    let text = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"1m\"\n\
+         [[restart]]\nat = \"30m\"\nresume = \"stale\"\ncheckpoint_age = \"5m\"\n\
+         [[sink]]\nname = \"rows\"\nkind = \"increment\"\n\
+         [[traffic]]\ncount = 12000\nover = \"1h\"\nid_prefix = \"r\"\n\
+         [expect.sink.rows]\nvisible_duplicates = 0\n";
+    let (scenario, source) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    let verdicts = judge(&scenario, &outcome);
+    let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
+    assert_eq!(failed.len(), 1);
+    let wanted = recorder_for_failures(&scenario, &outcome, &failed);
+    let Recorder::Only(named) = &wanted else {
+        panic!("{wanted:?}")
+    };
+    assert_eq!(named.len(), 5);
+    let rerun = run(&scenario, wanted.clone()).unwrap();
+    let text = render(&failure(&source, &scenario, &rerun, failed[0]), false);
+    // r_j arrives at (j-1) x 300ms and is handled at once: the checkpoint
+    // of 25m (5 minutes before the restart) holds position 5001 (r5001
+    // arrived at 25m itself), so r5002, at offset 5001, is the first
+    // record processed again.
+    assert!(
+        text.contains("r5002 (arrived 25m300ms, first delivered 25m300ms): 2 writes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("from the checkpoint of 25m at position 5001"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -440,7 +477,10 @@ fn an_event_of_a_large_run_is_not_said_to_be_missing_from_it() {
     let verdicts = judge(&scenario, &outcome);
     assert!(!verdicts[0].passed);
     let failed: Vec<&Verdict> = verdicts.iter().collect();
-    assert_eq!(recorder_for_failures(&scenario, &failed), Recorder::Off);
+    assert_eq!(
+        recorder_for_failures(&scenario, &outcome, &failed),
+        Recorder::Off
+    );
     let shown = render(&failure(&source, &scenario, &outcome, &verdicts[0]), false);
     assert!(shown.contains("and 9993 more"), "{shown}");
     assert!(!shown.contains("(none)"), "{shown}");
