@@ -190,12 +190,8 @@ impl Engine<'_> {
                     }
                     wrote = self.commit_write(m, key, intent);
                     if wrote.stores_result {
-                        // Stored with the commit instant's expiry, seen once
-                        // the last call is heard to succeed (decision 27.18).
-                        self.broker.dedup.store(key, now);
-                        if let Some(writes) = &mut self.writes {
-                            writes.result_seen_from(key, now.saturating_add(wrote.took), now);
-                        }
+                        let heard = now.saturating_add(wrote.took);
+                        self.broker.dedup.store_seen_from(key, now, heard);
                     }
                 }
             }
@@ -265,9 +261,6 @@ impl Engine<'_> {
         let Some(expires_at) = self.broker.dedup.live(key, self.clock.now) else {
             return false;
         };
-        if (self.writes.as_ref()).is_some_and(|w| !w.result_seen(key, self.clock.now)) {
-            return false;
-        }
         self.messages.add_dedup_hit(m);
         self.measures.totals.dedup_hits += 1;
         self.record(Some(m), Detail::DedupHit { key, expires_at });

@@ -33,6 +33,11 @@ pub(super) struct DedupStore {
     /// Write-intent mode: who made each key's latest claim.
     holder_own: Vec<Holder>,
     holder_fresh: HashMap<KeyRef, Holder>,
+    /// Result mode, a write to several sinks: per key, when a result
+    /// stored at its commit becomes seen (its last call heard, decision
+    /// 27.18); only while that is ahead, pruned when the map has doubled.
+    seen_from: HashMap<KeyRef, Millis>,
+    seen_from_kept: usize,
 }
 
 /// Who claimed a key, when, and whether that delivery crashed.
@@ -83,6 +88,8 @@ impl DedupStore {
             done_fresh: HashMap::default(),
             holder_own: vec![Holder::default(); per_intent],
             holder_fresh: HashMap::default(),
+            seen_from: HashMap::default(),
+            seen_from_kept: 0,
         }
     }
 
@@ -160,7 +167,14 @@ impl DedupStore {
             }
             _ => self.other_expiry(key, retention),
         };
-        (t < expires_at).then_some(expires_at)
+        (t < expires_at && self.seen(key, t)).then_some(expires_at)
+    }
+
+    /// Whether `key`'s result is seen at `t`: always, but for a result
+    /// whose write's calls are still being heard.
+    #[inline(always)]
+    fn seen(&self, key: KeyRef, t: Millis) -> bool {
+        self.seen_from.is_empty() || self.seen_from.get(&key).is_none_or(|&from| t >= from)
     }
 
     /// [`DedupStore::live`]'s expiry for a fresh key, a commit time past
@@ -194,6 +208,26 @@ impl DedupStore {
         }
     }
 
+    /// [`DedupStore::store`] for a write to several sinks: the result of
+    /// the effect committed at `t` expires `result_retention` after `t`
+    /// but is seen only from `from`, when the consumer hears its last call
+    /// succeed (decision 27.18).
+    pub(super) fn store_seen_from(&mut self, key: KeyRef, t: Millis, from: Millis) {
+        if self.retention.is_none() {
+            return;
+        }
+        self.store(key, t);
+        if from > t {
+            self.seen_from.insert(key, from);
+            if self.seen_from.len() > 2 * self.seen_from_kept.max(64) {
+                self.seen_from.retain(|_, &mut f| f > t);
+                self.seen_from_kept = self.seen_from.len();
+            }
+        } else {
+            self.seen_from.remove(&key);
+        }
+    }
+
     /// [`DedupStore::store`] for the cases [`DedupStore::other_expiry`]
     /// reads.
     #[cold]
@@ -208,5 +242,41 @@ impl DedupStore {
             self.results[i] = LATE;
             self.late.insert(key.intent, t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result stored for a write whose calls are still being heard is
+    /// not seen until then, and the map of such results holds only those
+    /// still ahead (pruned when it has doubled), however many writes pass.
+    #[test]
+    fn a_result_is_seen_from_its_last_reply_and_the_pending_map_stays_small() {
+        let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                    [dedup]\nresult_retention = \"1h\"\n\
+                    [[traffic]]\ncount = 100000\nover = \"100s\"\n";
+        let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        let mut store = DedupStore::new(&scenario);
+        let key = |i: u32| KeyRef {
+            intent: i,
+            generation: 0,
+        };
+        store.store_seen_from(key(0), 10, 30);
+        assert_eq!(store.live(key(0), 29), None);
+        assert_eq!(store.live(key(0), 30), Some(10 + 3_600_000));
+        for i in 1..100_000u32 {
+            let t = Millis::from(i) * 10;
+            store.store_seen_from(key(i), t, t + 25);
+            assert!(
+                store.seen_from.len() <= 2 * 64 + 1,
+                "{}",
+                store.seen_from.len()
+            );
+        }
+        // A later result seen at once replaces a pending one.
+        store.store_seen_from(key(7), 2_000_000, 2_000_000);
+        assert!(store.live(key(7), 2_000_000).is_some());
     }
 }

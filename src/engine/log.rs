@@ -167,21 +167,19 @@ impl LogState {
         }
         wanted.sort();
         let exactly_once = guarantee == Guarantee::ExactlyOnce;
+        // Each partition's share of the messages, reserved up front (a
+        // sixteenth more for an uneven hash): growing by doubling would
+        // copy and clear twice the pages.
+        let share = scenario.message_count() / u64::from(log.partitions.max(1));
+        let share = (share + share / 16 + 16) as usize;
         LogState {
             guarantee,
             interval,
-            // Each partition's share of the messages, reserved up front (a
-            // sixteenth more for an uneven hash): growing by doubling would
-            // copy and clear twice the pages.
             parts: (0..log.partitions)
-                .map(|_| {
-                    let share = scenario.message_count() / u64::from(log.partitions.max(1));
-                    let share = (share + share / 16 + 16) as usize;
-                    Partition {
-                        records: Vec::with_capacity(share),
-                        status: Vec::with_capacity(share),
-                        ..Partition::default()
-                    }
+                .map(|_| Partition {
+                    records: Vec::with_capacity(share),
+                    status: Vec::with_capacity(share),
+                    ..Partition::default()
                 })
                 .collect(),
             partition_of: vec![0; scenario.message_count() as usize],

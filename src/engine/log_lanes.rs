@@ -24,8 +24,8 @@ pub struct LaneSample {
     pub ends: Vec<u64>,
 }
 
-/// The samples taken so far.
-#[derive(Debug, Default)]
+/// The samples taken so far (no `Default`: the spacing starts at 1ms).
+#[derive(Debug)]
 pub(super) struct Lanes {
     pub(super) samples: Vec<LaneSample>,
     /// The spacing of the samples kept (doubles as they are thinned).
@@ -42,15 +42,10 @@ impl Lanes {
         }
     }
 
-    /// Whether the instant `at` is due for a sample.
-    pub(super) fn due(&self, at: Millis) -> bool {
-        at >= self.next_at
-    }
-
     /// Takes the sample made by `sample` (for instant `at`); `force` takes
     /// it whatever the spacing (the run's end).
     pub(super) fn take(&mut self, at: Millis, force: bool, sample: impl FnOnce() -> LaneSample) {
-        if !force && !self.due(at) {
+        if !force && at < self.next_at {
             return;
         }
         if self.samples.last().is_some_and(|s| s.at == at) {

@@ -61,23 +61,9 @@ pub(super) fn sink_story(
         ));
         return out;
     }
-    let missing = field == SinkField::Missing;
-    let repeated = match field {
-        SinkField::VisibleDuplicates | SinkField::MaxPerIntent => true,
-        SinkField::Missing => false,
-        SinkField::Value | SinkField::MaxLag => return out,
-    };
-    // An upsert row per key: only an identity change repeats an intent.
-    if repeated && sink.kind == SinkKind::Upsert {
+    let Some((missing, count, examples)) = listed_intents(scenario, outcome, k, field) else {
         return out;
-    }
-    let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
-        if missing {
-            arrived && writes == 0
-        } else {
-            writes > 1
-        }
-    });
+    };
     if count == 0 {
         return out;
     }
@@ -125,33 +111,53 @@ pub(super) fn sink_story(
     out
 }
 
-/// The messages a sink story names for a failed `field` of sink `k`: its
-/// example intents' first messages (none where it names none).
+/// The messages a sink story names for a failed `field` of sink `k` (a
+/// rerun records them): its example intents' first messages.
 pub(super) fn sink_examples(
     scenario: &Scenario,
     outcome: &Outcome,
     k: u32,
     field: SinkField,
 ) -> Vec<MessageIndex> {
-    let sink = &scenario.guarantees.sinks[k as usize];
+    listed_intents(scenario, outcome, k, field)
+        .map(|(_, _, examples)| examples.into_iter().map(|(m, _)| m).collect())
+        .unwrap_or_default()
+}
+
+/// The intents a sink story lists for a failed `field` of sink `k`:
+/// whether they are missing (else written more than once), how many, and
+/// the first few. None where it lists none: a fan-out (its story tells the
+/// calls), exactly_once (only committed writes are visible), a value or a
+/// lag, and an upsert's repeats (only an identity change repeats one).
+fn listed_intents(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    k: u32,
+    field: SinkField,
+) -> Option<(bool, u64, Vec<(MessageIndex, u64)>)> {
+    let exactly_once =
+        (scenario.log.as_ref()).is_some_and(|l| l.guarantee == Guarantee::ExactlyOnce);
+    if scenario.write.is_some() || exactly_once {
+        return None;
+    }
     let missing = match field {
         SinkField::Missing => true,
         SinkField::VisibleDuplicates | SinkField::MaxPerIntent => {
-            if sink.kind == SinkKind::Upsert {
-                return Vec::new();
+            if scenario.guarantees.sinks[k as usize].kind == SinkKind::Upsert {
+                return None;
             }
             false
         }
-        SinkField::Value | SinkField::MaxLag => return Vec::new(),
+        SinkField::Value | SinkField::MaxLag => return None,
     };
-    let (_, examples) = intent_examples(scenario, outcome, |writes, arrived| {
+    let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
         if missing {
             arrived && writes == 0
         } else {
             writes > 1
         }
     });
-    examples.into_iter().map(|(m, _)| m).collect()
+    Some((missing, count, examples))
 }
 
 /// When message `m` was first delivered, if the run recorded it.

@@ -89,10 +89,6 @@ pub(super) struct Writes {
     changes: Vec<(Millis, i64)>,
     /// The calls of the first writes worth a look, and the first locks.
     tracer: Tracer,
-    /// Deduplication: per key, when its stored result becomes visible
-    /// (its last call's reply, decision 27.18), only while that is ahead.
-    results_from: HashMap<KeyRef, Millis>,
-    results_kept: usize,
 }
 
 impl Writes {
@@ -125,8 +121,6 @@ impl Writes {
             calls_made: 0,
             changes: Vec::with_capacity(2 * write.sinks.len()),
             tracer: Tracer::default(),
-            results_from: HashMap::default(),
-            results_kept: 0,
         })
     }
 
@@ -292,24 +286,6 @@ impl Writes {
             self.in_doubt += entry.remove();
             totals.max_in_doubt = totals.max_in_doubt.max(self.in_doubt.max(0) as u64);
         }
-    }
-
-    /// The result of `key`, stored at its commit instant, is seen from
-    /// `from` on: when the consumer hears its last call succeed.
-    pub(super) fn result_seen_from(&mut self, key: KeyRef, from: Millis, now: Millis) {
-        if from > now {
-            self.results_from.insert(key, from);
-            if self.results_from.len() > 2 * self.results_kept.max(64) {
-                self.results_from.retain(|_, &mut f| f > now);
-                self.results_kept = self.results_from.len();
-            }
-        }
-    }
-
-    /// Whether `key`'s stored result is seen at `now` (its write's calls
-    /// are all heard).
-    pub(super) fn result_seen(&self, key: KeyRef, now: Millis) -> bool {
-        self.results_from.get(&key).is_none_or(|&from| now >= from)
     }
 
     /// The lock map loses released locks when it has doubled.
