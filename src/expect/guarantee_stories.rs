@@ -61,7 +61,12 @@ pub(super) fn sink_story(
         ));
         return out;
     }
-    let Some((missing, count, examples)) = listed_intents(scenario, outcome, k, field) else {
+    let Some(Listed {
+        missing,
+        count,
+        examples,
+    }) = listed_intents(scenario, outcome, k, field)
+    else {
         return out;
     };
     if count == 0 {
@@ -120,13 +125,21 @@ pub(super) fn sink_examples(
     field: SinkField,
 ) -> Vec<MessageIndex> {
     listed_intents(scenario, outcome, k, field)
-        .map(|(_, _, examples)| examples.into_iter().map(|(m, _)| m).collect())
+        .map(|l| l.examples.into_iter().map(|(m, _)| m).collect())
         .unwrap_or_default()
 }
 
-/// The intents a sink story lists for a failed `field` of sink `k`:
-/// whether they are missing (else written more than once), how many, and
-/// the first few. None where it lists none: a fan-out (its story tells the
+/// The intents a sink story lists.
+struct Listed {
+    /// Missing intents, else intents written more than once.
+    missing: bool,
+    count: u64,
+    /// The first few: each intent's first message and its writes.
+    examples: Vec<(MessageIndex, u64)>,
+}
+
+/// The intents a sink story lists for a failed `field` of sink `k`. None
+/// where it lists none: a fan-out (its story tells the
 /// calls), exactly_once (only committed writes are visible), a value or a
 /// lag, and an upsert's repeats (only an identity change repeats one).
 fn listed_intents(
@@ -134,7 +147,7 @@ fn listed_intents(
     outcome: &Outcome,
     k: u32,
     field: SinkField,
-) -> Option<(bool, u64, Vec<(MessageIndex, u64)>)> {
+) -> Option<Listed> {
     let exactly_once =
         (scenario.log.as_ref()).is_some_and(|l| l.guarantee == Guarantee::ExactlyOnce);
     if scenario.write.is_some() || exactly_once {
@@ -157,7 +170,11 @@ fn listed_intents(
             writes > 1
         }
     });
-    Some((missing, count, examples))
+    Some(Listed {
+        missing,
+        count,
+        examples,
+    })
 }
 
 /// When message `m` was first delivered, if the run recorded it.
