@@ -7,12 +7,13 @@ mod common;
 use common::{bin, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 41] = [
+const BAD_INPUTS: [&str; 42] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
     "control-characters",
     "dataflow-mistakes",
+    "dataflow-sweep-mistakes",
     "dataflow-wrong-types",
     "duplicate-id",
     "empty",
@@ -806,10 +807,10 @@ fn shards_split_a_batch_without_overlap() {
             }
         }
     }
-    // Every bundled file but the 6 sweeps runs whole on one shard.
+    // Every bundled file but the 7 sweeps runs whole on one shard.
     let bundled = bundled_files();
-    assert_eq!(seen.len(), bundled - 6, "{seen:?}");
-    assert_eq!(points.len(), 6, "{points:?}");
+    assert_eq!(seen.len(), bundled - 7, "{seen:?}");
+    assert_eq!(points.len(), 7, "{points:?}");
     for (file, (ran, total)) in &points {
         assert_eq!(ran, total, "{file}: every point runs on exactly one shard");
         seen.push(file.clone());

@@ -9,11 +9,11 @@ use proptest::strategy::ValueTree;
 use scenario_run::dataflow::outcome::AttemptOutcome;
 use scenario_run::dataflow::{self, Dataflow};
 
-use common::{code, run, stdout};
+use common::{code, run, stderr, stdout};
 
 fn loaded(text: &str) -> Dataflow {
     assert!(scenario_run::scenario::is_dataflow(text));
-    match dataflow::load("t.toml", text, &[]) {
+    match dataflow::load_one("t.toml", text, &[]) {
         Ok((f, _)) => f,
         Err(inv) => panic!("{:?}\n{text}", inv.problems),
     }
@@ -334,4 +334,249 @@ fn the_markdown_graph_is_bounded_and_escapes_names() {
     );
     assert!(!graph.contains("n40"), "{graph}");
     assert_eq!(graph.matches("-->").count(), 39, "{graph}");
+}
+
+/// Three nodes, a transfer on the slow link B->C and a snapshot by A, its
+/// timeout and B->C's latency swept (scenario 54's shape, smaller).
+const SWEPT: &str = r#"
+[[node]]
+name = "A"
+state = 100
+[[node]]
+name = "B"
+state = 50
+[[node]]
+name = "C"
+[[channel]]
+from = "A"
+to = "B"
+[[channel]]
+from = "A"
+to = "C"
+[[channel]]
+from = "B"
+to = "C"
+latency = "4ms"
+[[send]]
+from = "B"
+to = "C"
+value = 20
+kind = "transfer"
+[[snapshot]]
+initiators = ["A"]
+timeout = "5ms"
+[sweep]
+"channel.3.latency" = ["4ms", "9ms"]
+"snapshot.1.timeout" = ["2ms", "5ms", "10ms"]
+[[expect.point]]
+where = { "snapshot.1.timeout" = "10ms" }
+snapshot.1.outcome = "complete"
+[[expect.point]]
+where = { "channel.3.latency" = "9ms", "snapshot.1.timeout" = "10ms" }
+snapshot.1.completed_at = "10ms"
+"#;
+
+fn swept(text: &str, sets: &[(String, String)]) -> dataflow::sweep::Sweep {
+    match dataflow::load("t.toml", text, sets) {
+        Ok((dataflow::Loaded::Sweep(s), _)) => s,
+        Ok(_) => panic!("not a sweep"),
+        Err(inv) => panic!("{:?}", inv.problems),
+    }
+}
+
+#[test]
+fn a_dataflow_sweep_has_a_point_per_combination_each_with_its_values_and_expectations() {
+    let sweep = swept(SWEPT, &[]);
+    assert_eq!(sweep.keys, ["channel.3.latency", "snapshot.1.timeout"]);
+    // The first key varies slowest; each point's dataflow has its values.
+    let seen: Vec<(u64, Option<u64>, usize)> = sweep
+        .points
+        .iter()
+        .map(|p| {
+            let f = &p.flow;
+            (
+                f.channels[2].latency,
+                f.snapshots[0].timeout,
+                f.expectations.len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (4, Some(2), 0),
+            (4, Some(5), 0),
+            (4, Some(10), 1),
+            (9, Some(2), 0),
+            (9, Some(5), 0),
+            (9, Some(10), 2),
+        ]
+    );
+    assert_eq!(sweep.points[5].values, ["\"9ms\"", "\"10ms\""]);
+    // Unlisted columns: the attempt's outcome, consistency (transfers
+    // only) and max_recorded.
+    assert_eq!(
+        sweep.columns,
+        [
+            "snapshot.1.outcome",
+            "snapshot.1.consistent",
+            "snapshot.1.max_recorded"
+        ]
+    );
+    // A --set of a swept path fixes it: one value, three points.
+    let fixed = swept(SWEPT, &[("channel.3.latency".into(), "\"9ms\"".into())]);
+    assert_eq!(fixed.points.len(), 3);
+    assert!(fixed.points.iter().all(|p| p.flow.channels[2].latency == 9));
+}
+
+#[test]
+fn default_columns_follow_the_file() {
+    let cols = |text: &str| dataflow::sweep::default_columns(&loaded(text));
+    let two =
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[channel]]\nfrom = \"A\"\nto = \"B\"\n";
+    // No attempt: the nodes' final states.
+    assert_eq!(cols(two), ["node.A.state", "node.B.state"]);
+    // Adds: no consistency to show.
+    let adds = format!(
+        "{two}[[send]]\nfrom = \"A\"\nto = \"B\"\nvalue = 1\n[[snapshot]]\ninitiators = [\"A\"]\n[[snapshot]]\nat = \"5ms\"\ninitiators = [\"B\"]\n"
+    );
+    assert_eq!(
+        cols(&adds),
+        [
+            "snapshot.1.outcome",
+            "snapshot.1.max_recorded",
+            "snapshot.2.outcome",
+            "snapshot.2.max_recorded"
+        ]
+    );
+}
+
+#[test]
+fn a_dataflow_sweep_runs_reports_and_explains_like_a_queue_sweep() {
+    let d = common::scratch("dataflow-sweep");
+    let file = d.join("wait.toml");
+    // The 9ms link with a 5ms timeout is expected, wrongly, to complete.
+    let text = format!(
+        "{SWEPT}[[expect.point]]\nwhere = {{ \"channel.3.latency\" = \"9ms\", \"snapshot.1.timeout\" = \"5ms\" }}\nsnapshot.1.outcome = \"complete\"\n"
+    );
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_str().unwrap();
+    let o = run(&["--color", "never", path]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("(1 of 6 points failed)"), "{out}");
+    assert!(
+        out.contains(
+            r#"at channel.3.latency = "9ms", snapshot.1.timeout = "5ms": expected snapshot"#
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"expected "complete", got "aborted""#),
+        "{out}"
+    );
+    assert!(
+        out.contains("B->C: it arrived at 10ms, after the abort"),
+        "{out}"
+    );
+    let o = run(&["--format", "json", path]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s = &doc["scenarios"][0];
+    assert_eq!(s["kind"], "dataflow");
+    assert_eq!(s["status"], "failed");
+    let rows = s["sweep"]["rows"].as_array().unwrap();
+    // 4ms: aborted at 2ms; complete at 5ms (the marker at exactly the
+    // timeout is in time), with the 20 recorded in flight.
+    assert_eq!(rows[0][4], "aborted");
+    assert_eq!(rows[1][4], "complete");
+    assert_eq!(rows[1][6], "1");
+    assert_eq!(rows[4][4], "aborted");
+    assert_eq!(rows[5][2], "passed");
+    let point = &s["points"][1];
+    assert_eq!(point["snapshots"][0]["completed_at"], 5);
+    assert_eq!(point["snapshots"][0]["consistent"], true);
+    assert_eq!(point["totals"]["complete"], 1);
+    assert_eq!(s["points"][4]["expectations_failed"], 1);
+    // show: the table, and one point's transcript once both paths are set.
+    let o = run(&["show", path]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).contains("sweep: 6 points"), "{}", stdout(&o));
+    let o = run(&[
+        "show",
+        path,
+        "--set",
+        "channel.3.latency=\"4ms\"",
+        "--set",
+        "snapshot.1.timeout=\"5ms\"",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("C receives 20 on B->C, recorded in flight"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_point_stopped_at_a_limit_is_a_row_of_dashes_and_stops_the_sweep() {
+    let d = common::scratch("dataflow-sweep-stop");
+    let file = d.join("stop.toml");
+    let text = SWEPT.replace(
+        "[sweep]\n",
+        "[limits]\nmax_events = 1000\n[sweep]\n\"limits.max_events\" = [3, 1000]\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let o = run(&["--color", "never", "show", file.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 2, "{out}");
+    let stopped = out.lines().filter(|l| l.contains(" stopped ")).count();
+    assert_eq!(stopped, 6, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("3 ") && l.contains("stopped  -")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_long_recorded_list_is_cut_in_its_cell() {
+    // A's marker to B is lost and there is no timeout: B, recording from
+    // 1ms, records all twelve values A sends on A->B.
+    let mut text = String::from(
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[node]]\nname = \"C\"\n\
+         [[channel]]\nfrom = \"A\"\nto = \"B\"\nlose_markers = { first = 1 }\n\
+         [[channel]]\nfrom = \"C\"\nto = \"B\"\n\
+         [[snapshot]]\ninitiators = [\"A\", \"C\"]\n",
+    );
+    for t in 1..=12 {
+        text += &format!("[[send]]\nat = \"{t}ms\"\nfrom = \"A\"\nto = \"B\"\nvalue = {t}\n");
+    }
+    text += "[sweep]\n\"channel.2.latency\" = [\"1ms\", \"2ms\"]\ncolumns = [\"snapshot.1.channel.\\\"A->B\\\".recorded\"]\n";
+    let d = common::scratch("dataflow-sweep-cell");
+    let file = d.join("cell.toml");
+    std::fs::write(&file, text).unwrap();
+    let o = run(&["show", file.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("[1, 2, 3, 4, 5, 6, 7, 8, ... 12 values]"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_sweep_path_that_leads_nowhere_is_located_with_a_dataflow_example() {
+    let text = SWEPT.replace("\"channel.3.latency\"", "\"channel.7.latency\"");
+    let Err(inv) = dataflow::load("t.toml", &text, &[]) else {
+        panic!("loaded")
+    };
+    let p = &inv.problems[0];
+    assert_eq!(
+        p.message,
+        "cannot sweep `channel.7.latency`: `channel` has 3 entries; position 7 does not exist"
+    );
+    assert!(
+        p.help.as_deref().unwrap().ends_with("node.1.state"),
+        "{:?}",
+        p.help
+    );
 }

@@ -25,7 +25,7 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
-    assert_eq!(checked, 53);
+    assert_eq!(checked, 54);
     // What the tool refuses for its shape, the schema refuses too.
     for bad in [
         "unknown-key",
@@ -48,6 +48,14 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
     doc["sweep"]["columns"] = serde_json::json!(["acked", "quarantined"]);
     assert!(validator.is_valid(&doc));
     doc["sweep"]["columns"] = serde_json::json!(["acked", "quarantined", "acked"]);
+    assert!(!validator.is_valid(&doc));
+    // A dataflow's columns are answers, not totals.
+    let mut doc = toml_as_json(std::path::Path::new(
+        "scenarios/54-how-long-a-snapshot-waits.toml",
+    ));
+    doc["sweep"]["columns"] = serde_json::json!(["node.C.state", "snapshot.2.outcome"]);
+    assert!(validator.is_valid(&doc));
+    doc["sweep"]["columns"] = serde_json::json!(["acked"]);
     assert!(!validator.is_valid(&doc));
 }
 

@@ -12,11 +12,13 @@ use crate::expect::{self, Verdict};
 use crate::model::Scenario;
 use crate::scenario::{self, Invalid};
 
-/// A valid file: a queue scenario, a sweep of points, or a dataflow.
+/// A valid file: a queue scenario, a sweep of its points, a dataflow, or
+/// a sweep of a dataflow's points.
 pub enum Loaded {
     One(Box<Scenario>),
     Sweep(scenario::Sweep),
     Dataflow(Box<crate::dataflow::Dataflow>),
+    DataflowSweep(crate::dataflow::sweep::Sweep),
 }
 
 /// Why a scenario file could not be loaded.
@@ -64,8 +66,13 @@ pub fn load_file(path: &str, sets: &[(String, String)]) -> Result<(Loaded, Sourc
         .map_err(|e| LoadError::Unreadable(e.to_string()))?;
     let text = scenario::text_of(path, &bytes).map_err(LoadError::Invalid)?;
     if scenario::is_dataflow(text) {
-        let (flow, source) = crate::dataflow::load(path, text, sets).map_err(LoadError::Invalid)?;
-        return Ok((Loaded::Dataflow(Box::new(flow)), source));
+        let (loaded, source) =
+            crate::dataflow::load(path, text, sets).map_err(LoadError::Invalid)?;
+        let loaded = match loaded {
+            crate::dataflow::Loaded::One(flow) => Loaded::Dataflow(flow),
+            crate::dataflow::Loaded::Sweep(sweep) => Loaded::DataflowSweep(sweep),
+        };
+        return Ok((loaded, source));
     }
     let (loaded, source) = scenario::load(path, text, sets).map_err(LoadError::Invalid)?;
     let loaded = match loaded {
@@ -120,6 +127,17 @@ pub fn run_file(path: &str, position: usize, opts: &Options) -> FileResult {
                 return FileResult::Elsewhere;
             }
             super::sweep::run_sweep(source, sweep, &mine, opts, &run_scenario)
+        }
+        Loaded::DataflowSweep(sweep) => {
+            let first = &sweep.points[0].flow;
+            if !matches(&first.name, &first.tags, path, opts) {
+                return FileResult::Filtered;
+            }
+            let mine = |point: usize| share.has_point(position, point);
+            if !(0..sweep.points.len()).any(mine) {
+                return FileResult::Elsewhere;
+            }
+            super::sweep::run_dataflow_sweep(source, sweep, &mine, opts)
         }
     }
 }

@@ -196,6 +196,7 @@ fn sweep_part(file: &str, sweep: &SweepRun) -> SweepPart {
             let at = sweep.describe(point);
             let cases = match &point.result {
                 FileResult::Ran(ran) => expectation_cases(file, ran),
+                FileResult::Dataflow(d) if d.run.is_ok() => dataflow_cases(file, d),
                 other => problem_cases(file, other),
             };
             PointPart {

@@ -9,7 +9,7 @@ use crate::diagnostic::{Located, Problem, Source};
 use crate::engine::{LimitReached, Outcome};
 use crate::expect::Verdict;
 use crate::expect::words::plural;
-use crate::model::{Scenario, Total};
+use crate::model::Scenario;
 use crate::scenario::Invalid;
 
 /// What to run and how.
@@ -131,11 +131,16 @@ impl FileResult {
             FileResult::Dataflow(d) => Some(Meta {
                 name: &d.flow.name,
                 summary: d.flow.summary.as_deref(),
+                description: d.flow.description.as_deref(),
+                tags: &d.flow.tags,
                 seed: d.flow.seed,
             }),
+            FileResult::Swept(s) => s.points.first().and_then(|p| p.result.meta()),
             r => r.scenario().map(|s| Meta {
                 name: &s.name,
                 summary: s.summary.as_deref(),
+                description: s.description.as_deref(),
+                tags: &s.tags,
                 seed: s.seed,
             }),
         }
@@ -175,34 +180,49 @@ impl FileResult {
 pub struct Meta<'a> {
     pub name: &'a str,
     pub summary: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub tags: &'a [String],
     pub seed: u64,
 }
 
-/// A sweep that ran: its points in order (the first key varies slowest).
+/// A sweep that ran, of a queue or a dataflow scenario: its points in
+/// order (the first key varies slowest).
 pub struct SweepRun {
     pub source: Source,
     pub keys: Vec<String>,
-    pub columns: Vec<Total>,
+    /// The names of the measures its table shows.
+    pub columns: Vec<String>,
     /// The points this run ran: all of them, or a shard's share.
     pub points: Vec<PointRun>,
     /// How many points the sweep has.
     pub points_total: usize,
 }
 
-/// One point: its values (as TOML writes them) and its result, `Ran` or
-/// `Stopped`. A point keeps its totals, verdicts and diagnostics, not its
-/// messages, so that a sweep's memory is that of one run per job.
+/// One point: its values (as TOML writes them), its result (`Ran` or
+/// `Stopped`, or `Dataflow`) and its row's measures. A point keeps its
+/// totals, verdicts and diagnostics, not its messages or recordings, so
+/// that a sweep's memory is that of one run per job.
 pub struct PointRun {
     /// The point's position among the sweep's points (0-based).
     pub index: usize,
     pub values: Vec<String>,
     pub result: FileResult,
+    /// What the run shows in each column (none when it stopped).
+    pub cells: Vec<String>,
+    /// The number the chart draws: the first column's, when it is one.
+    pub measure: Option<u64>,
 }
 
 impl SweepRun {
-    /// The scenario of the first point (name, seed, tags are the file's).
+    /// The queue scenario of the first point (name, seed, tags are the
+    /// file's); none for a dataflow's sweep.
     pub fn scenario(&self) -> Option<&Scenario> {
         self.points.first().and_then(|p| p.result.scenario())
+    }
+
+    /// The file's name, summary, seed and tags, from its first point.
+    pub fn meta(&self) -> Option<Meta<'_>> {
+        self.points.first().and_then(|p| p.result.meta())
     }
 
     /// "delivery.max_receives = 3, traffic.1.mix.1.share = 0.05".
@@ -216,9 +236,11 @@ impl SweepRun {
 
     /// Whether a point stopped at a limit.
     pub fn stopped(&self) -> bool {
-        self.points
-            .iter()
-            .any(|p| matches!(p.result, FileResult::Stopped { .. }))
+        self.points.iter().any(|p| match &p.result {
+            FileResult::Stopped { .. } => true,
+            FileResult::Dataflow(d) => d.run.is_err(),
+            _ => false,
+        })
     }
 
     /// Every point's problems, each message naming the point.

@@ -21,31 +21,26 @@ pub const DEFAULT_COLUMNS: [Total; 5] = [
 ];
 
 impl SweepRun {
-    /// `[sweep] columns`, or [`DEFAULT_COLUMNS`].
-    pub fn shown_columns(&self) -> Vec<Total> {
-        if self.columns.is_empty() {
-            DEFAULT_COLUMNS.to_vec()
-        } else {
-            self.columns.clone()
-        }
-    }
-
     /// Each point's row: its values, its status, its expectations held,
     /// and the columns' measures (`-` for a point stopped at a limit).
     pub fn rows(&self) -> Vec<Vec<String>> {
-        let columns = self.shown_columns();
         self.points
             .iter()
             .map(|p| {
                 let mut row = p.values.clone();
                 row.push(p.result.status().to_string());
-                match &p.result {
-                    FileResult::Ran(ran) => {
-                        let held = ran.verdicts.iter().filter(|v| v.passed).count();
-                        row.push(format!("{held} of {}", ran.verdicts.len()));
-                        row.extend(columns.iter().map(|&t| text::shown_total(&ran.outcome, t)));
+                let verdicts = match &p.result {
+                    FileResult::Ran(ran) => Some(&ran.verdicts),
+                    FileResult::Dataflow(d) if d.run.is_ok() => Some(&d.verdicts),
+                    _ => None,
+                };
+                match verdicts {
+                    Some(verdicts) if p.cells.len() == self.columns.len() => {
+                        let held = verdicts.iter().filter(|v| v.passed).count();
+                        row.push(format!("{held} of {}", verdicts.len()));
+                        row.extend(p.cells.iter().cloned());
                     }
-                    _ => row.extend(std::iter::repeat_n("-".to_string(), columns.len() + 1)),
+                    _ => row.extend(std::iter::repeat_n("-".to_string(), self.columns.len() + 1)),
                 }
                 row
             })
@@ -57,15 +52,13 @@ impl SweepRun {
         let mut header = self.keys.clone();
         header.push("status".into());
         header.push("expectations".into());
-        header.extend(self.shown_columns().iter().map(|t| t.name().to_string()));
+        header.extend(self.columns.iter().cloned());
         header
     }
 
     /// A sweep's transcript, and its golden file: the table of points.
     pub fn transcript(&self) -> String {
-        let (name, seed) = self
-            .scenario()
-            .map_or(("", 0), |s| (s.name.as_str(), s.seed));
+        let (name, seed) = self.meta().map_or(("", 0), |m| (m.name, m.seed));
         transcript(name, seed, &self.header(), &self.rows())
     }
 }
@@ -100,10 +93,21 @@ impl SweepRun {
                 let mut point = json!({
                     "index": p.index,
                     "values": values,
-                    "measure": self.measure(p),
+                    "measure": p.measure,
                     "status": p.result.status(),
                     "problems": p.result.problems(),
                 });
+                if let FileResult::Dataflow(d) = &p.result
+                    && let Ok(outcome) = &d.run
+                {
+                    use crate::dataflow::json as djson;
+                    let passed = d.verdicts.iter().filter(|v| v.passed).count();
+                    point["expectations_passed"] = json!(passed);
+                    point["expectations_failed"] = json!(d.verdicts.len() - passed);
+                    point["expectations"] = djson::expectations(&d.flow, &d.verdicts);
+                    point["totals"] = djson::totals(&d.flow, outcome);
+                    point["snapshots"] = djson::attempts(outcome);
+                }
                 if let FileResult::Ran(ran) = &p.result {
                     let passed = ran.verdicts.iter().filter(|v| v.passed).count();
                     point["expectations_passed"] = json!(passed);
@@ -124,44 +128,30 @@ impl SweepRun {
                 point
             })
             .collect();
-        let scenario = self.scenario();
-        json!({
+        let meta = self.meta();
+        let mut doc = json!({
             "format_version": rjson::REPORT_FORMAT_VERSION,
             "file": file,
-            "name": scenario.map(|s| &s.name),
-            "summary": scenario.and_then(|s| s.summary.as_ref()),
-            "description": scenario.and_then(|s| s.description.as_ref()),
-            "tags": scenario.map(|s| &s.tags),
-            "seed": scenario.map(|s| s.seed),
+            "name": meta.map(|m| m.name),
+            "summary": meta.and_then(|m| m.summary),
+            "description": meta.and_then(|m| m.description),
+            "tags": meta.map(|m| m.tags),
+            "seed": meta.map(|m| m.seed),
             "status": if self.stopped() { "stopped" } else if self.passed() { "passed" } else { "failed" },
             "sweep": {
                 "keys": self.keys,
-                "columns": self.shown_columns().iter().map(|t| t.name()).collect::<Vec<_>>(),
+                "columns": self.columns,
                 "header": self.header(),
                 "rows": self.rows(),
                 "points_total": self.points_total,
             },
             "points": points,
             "problems": self.problems(),
-        })
-    }
-}
-
-impl SweepRun {
-    /// The number the chart draws for a point: its first column's
-    /// measure (`None` when it has none: stopped, or never happened).
-    fn measure(&self, point: &PointRun) -> Option<u64> {
-        use crate::model::{NO_TIME, Unit};
-        let measure = *self.shown_columns().first()?;
-        let FileResult::Ran(ran) = &point.result else {
-            return None;
-        };
-        let n = ran.outcome.totals.number(measure);
-        match measure.unit() {
-            Unit::Stop => None,
-            Unit::MaybeTime if n == NO_TIME => None,
-            _ => Some(n),
+        });
+        if matches!(self.points.first(), Some(p) if matches!(p.result, FileResult::Dataflow(_))) {
+            doc["kind"] = json!("dataflow");
         }
+        doc
     }
 }
 
@@ -174,8 +164,10 @@ pub fn chart(doc: &serde_json::Value) -> Option<crate::report::sweep_chart::Swee
     let keys: Vec<String> = serde_json::from_value(sweep["keys"].clone()).ok()?;
     let rows: Vec<Vec<String>> = serde_json::from_value(sweep["rows"].clone()).ok()?;
     let name = sweep["columns"].get(0)?.as_str()?;
-    let measure = Total::from_name(name)?;
-    let time = matches!(measure.unit(), Unit::Time | Unit::MaybeTime);
+    let time = match Total::from_name(name) {
+        Some(measure) => matches!(measure.unit(), Unit::Time | Unit::MaybeTime),
+        None => crate::dataflow::sweep::is_time(name),
+    };
     let shown = keys.len() + 2;
     let points: Vec<ChartPoint> = rows
         .iter()
@@ -203,9 +195,9 @@ fn toml_to_json(v: &str) -> serde_json::Value {
 /// How one point runs: the batch's way of running a scenario.
 pub type RunPoint = dyn Fn(Source, Scenario, &Options) -> FileResult + Sync;
 
-/// Runs the points of a sweep that `mine` picks (by their 0-based
-/// position; under `--shard`, this shard's), in parallel, results in
-/// point order, with `run`.
+/// Runs the points of a queue scenario's sweep that `mine` picks (by
+/// their 0-based position; under `--shard`, this shard's), in parallel,
+/// results in point order, with `run`.
 pub fn run_sweep(
     source: Source,
     sweep: Sweep,
@@ -213,25 +205,26 @@ pub fn run_sweep(
     opts: &Options,
     run: &RunPoint,
 ) -> FileResult {
-    let keys = sweep.keys;
-    let points_total = sweep.points.len();
-    let points: Vec<PointRun> = sweep
-        .points
-        .into_par_iter()
-        .enumerate()
-        .filter(|(index, _)| mine(*index))
-        .map(|(index, point)| {
-            let mut scenario = point.scenario;
+    let columns = if sweep.columns.is_empty() {
+        DEFAULT_COLUMNS.to_vec()
+    } else {
+        sweep.columns.clone()
+    };
+    let names = columns.iter().map(|t| t.name().to_string()).collect();
+    let points = sweep.points.into_iter().map(|p| (p.values, p.scenario));
+    run_points(
+        source,
+        sweep.keys,
+        names,
+        points.collect(),
+        mine,
+        opts,
+        &|source, mut scenario, opts, at| {
             if let Some(seed) = opts.seed {
                 scenario.seed = seed;
             }
-            let at = crate::scenario::describe_point(&keys, &point.values);
-            let point_opts = Options {
-                transcript: Transcript::None,
-                census: false,
-                ..opts.clone()
-            };
-            let mut result = run(source.clone(), scenario, &point_opts);
+            let mut result = run(source, scenario, opts);
+            let (mut cells, mut measure) = (Vec::new(), None);
             if let FileResult::Ran(ran) = &mut result {
                 for p in &mut ran.failures {
                     p.message = format!("at {at}: {}", p.message);
@@ -240,21 +233,115 @@ pub fn run_sweep(
                 if let Some(outcome) = std::sync::Arc::get_mut(&mut ran.outcome) {
                     lighten(outcome);
                 }
+                cells = (columns.iter())
+                    .map(|&t| text::shown_total(&ran.outcome, t))
+                    .collect();
+                measure = columns.first().and_then(|&t| number(&ran.outcome, t));
             }
+            (result, cells, measure)
+        },
+    )
+}
+
+/// Runs the points of a dataflow's sweep that `mine` picks, as
+/// [`run_sweep`] does.
+pub fn run_dataflow_sweep(
+    source: Source,
+    sweep: crate::dataflow::sweep::Sweep,
+    mine: &(dyn Fn(usize) -> bool + Sync),
+    opts: &Options,
+) -> FileResult {
+    use crate::dataflow::sweep::{cell, measure};
+    let points = sweep
+        .points
+        .into_iter()
+        .map(|p| (p.values, (p.flow, p.columns)));
+    run_points(
+        source,
+        sweep.keys,
+        sweep.columns,
+        points.collect(),
+        mine,
+        opts,
+        &|source, (mut flow, columns), opts, at| {
+            if let Some(seed) = opts.seed {
+                flow.seed = seed;
+            }
+            let mut ran = crate::dataflow::run_and_judge(source, flow);
+            for p in &mut ran.failures {
+                p.message = format!("at {at}: {}", p.message);
+            }
+            let (mut cells, mut first) = (Vec::new(), None);
+            if let Ok(outcome) = &ran.run {
+                cells = (columns.iter())
+                    .map(|&t| cell(&ran.flow, outcome, t))
+                    .collect();
+                first = columns
+                    .first()
+                    .and_then(|&t| measure(&ran.flow, outcome, t));
+            }
+            ran.lighten();
+            (FileResult::Dataflow(Box::new(ran)), cells, first)
+        },
+    )
+}
+
+/// A point's result, its cells and its chart measure.
+type PointResult = (FileResult, Vec<String>, Option<u64>);
+
+/// Runs the points that `mine` picks, in parallel, each with `run` (given
+/// the point's description, "delivery.max_receives = 3"), results in
+/// point order.
+fn run_points<P: Send>(
+    source: Source,
+    keys: Vec<String>,
+    columns: Vec<String>,
+    points: Vec<(Vec<String>, P)>,
+    mine: &(dyn Fn(usize) -> bool + Sync),
+    opts: &Options,
+    run: &(dyn Fn(Source, P, &Options, &str) -> PointResult + Sync),
+) -> FileResult {
+    let points_total = points.len();
+    let point_opts = Options {
+        transcript: Transcript::None,
+        census: false,
+        ..opts.clone()
+    };
+    let points: Vec<PointRun> = points
+        .into_par_iter()
+        .enumerate()
+        .filter(|(index, _)| mine(*index))
+        .map(|(index, (values, point))| {
+            let at = crate::scenario::describe_point(&keys, &values);
+            let (result, cells, measure) = run(source.clone(), point, &point_opts, &at);
             PointRun {
                 index,
-                values: point.values,
+                values,
                 result,
+                cells,
+                measure,
             }
         })
         .collect();
     FileResult::Swept(Box::new(SweepRun {
         source,
         keys,
-        columns: sweep.columns,
+        columns,
         points,
         points_total,
     }))
+}
+
+/// The number the chart draws for a measure (`None` when it has none:
+/// never happened, or not a number).
+fn number(outcome: &Outcome, measure: Total) -> Option<u64> {
+    use crate::model::{NO_TIME, Unit};
+    let n = outcome.totals.number(measure);
+    match measure.unit() {
+        Unit::Stop => None,
+        Unit::MaybeTime if n == NO_TIME => None,
+        _ => Some(n),
+    }
 }
 
 /// Drops what a point's result is not read for (per-message state,

@@ -15,7 +15,6 @@ use crate::diagnostic::Source;
 use crate::diagnostic::{Problem, render};
 use crate::engine::{self, Recorder};
 use crate::report::text;
-use crate::scenario::Sweep;
 
 /// `check`: validates each file without running it; prints each file's
 /// status and problems as `format` asks.
@@ -37,6 +36,7 @@ pub(super) fn check(
         .iter()
         .map(|path| match load_file(path, sets) {
             Ok((Loaded::Sweep(sweep), _)) => (path, Vec::new(), Some(sweep.points.len())),
+            Ok((Loaded::DataflowSweep(sweep), _)) => (path, Vec::new(), Some(sweep.points.len())),
             Ok(_) => (path, Vec::new(), None),
             Err(e) => (path, e.into_invalid(path).problems, None),
         })
@@ -107,29 +107,38 @@ pub(super) fn show(
     let (mut scenario, source) = match load_file(path, sets) {
         Ok((Loaded::One(scenario), source)) => (*scenario, source),
         Ok((Loaded::Dataflow(flow), source)) => return show_dataflow(&source, &flow, at, color),
+        Ok((Loaded::DataflowSweep(mut sweep), source)) if sweep.points.len() == 1 => {
+            let flow = sweep.points.remove(0).flow;
+            return show_dataflow(&source, &flow, at, color);
+        }
+        Ok((Loaded::DataflowSweep(sweep), source)) => {
+            let values: Vec<&[String]> = sweep.points.iter().map(|p| &p.values[..]).collect();
+            let command = match to_fix(path, &sweep.keys, &values, sets, at) {
+                Ok(command) => command,
+                Err(code) => return code,
+            };
+            let opts = Options {
+                seed,
+                ..Options::default()
+            };
+            let result = sweep::run_dataflow_sweep(source, sweep, &|_| true, &opts);
+            return show_sweep(path, &result, &command);
+        }
         Ok((Loaded::Sweep(mut sweep), source)) if sweep.points.len() == 1 => {
             (sweep.points.remove(0).scenario, source)
         }
         Ok((Loaded::Sweep(sweep), source)) => {
-            // The paths that still vary (a `--set` may have fixed some).
-            let fix: Vec<String> = (sweep.keys.iter().enumerate())
-                .filter(|&(i, _)| {
-                    let first = &sweep.points[0].values[i];
-                    sweep.points.iter().any(|p| &p.values[i] != first)
-                })
-                .map(|(_, k)| format!("--set {k}=VALUE"))
-                .collect();
-            let given = sets.iter().map(|(k, v)| format!("--set {k}={v} "));
-            if at.is_some() {
-                eprintln!(
-                    "error: {path} sweeps {} points; --at shows one: fix each swept path with {}",
-                    sweep.points.len(),
-                    fix.join(" ")
-                );
-                return EXIT_INVALID;
-            }
-            let command = format!("{}{}", given.collect::<String>(), fix.join(" "));
-            return show_sweep(path, source, sweep, seed, &command);
+            let values: Vec<&[String]> = sweep.points.iter().map(|p| &p.values[..]).collect();
+            let command = match to_fix(path, &sweep.keys, &values, sets, at) {
+                Ok(command) => command,
+                Err(code) => return code,
+            };
+            let opts = Options {
+                seed,
+                ..Options::default()
+            };
+            let result = sweep::run_sweep(source, sweep, &|_| true, &opts, &batch::run_scenario);
+            return show_sweep(path, &result, &command);
         }
         Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
@@ -201,15 +210,36 @@ fn show_dataflow(
     }
 }
 
+/// The `--set` arguments that show one point of a sweep: those given,
+/// then one per swept path that still varies (a `--set` may have fixed
+/// some). `--at` shows one point only: an error that says which to fix.
+fn to_fix(
+    path: &str,
+    keys: &[String],
+    values: &[&[String]],
+    sets: &[(String, String)],
+    at: Option<u64>,
+) -> Result<String, u8> {
+    let fix: Vec<String> = (keys.iter().enumerate())
+        .filter(|&(i, _)| values.iter().any(|v| v[i] != values[0][i]))
+        .map(|(_, k)| format!("--set {k}=VALUE"))
+        .collect();
+    if at.is_some() {
+        eprintln!(
+            "error: {path} sweeps {} points; --at shows one: fix each swept path with {}",
+            values.len(),
+            fix.join(" ")
+        );
+        return Err(EXIT_INVALID);
+    }
+    let given = sets.iter().map(|(k, v)| format!("--set {k}={v} "));
+    Ok(format!("{}{}", given.collect::<String>(), fix.join(" ")))
+}
+
 /// `show` of a sweep: its table of points (the text of its golden file),
 /// and how to show one point. Exits as the batch would for this file.
-fn show_sweep(path: &str, source: Source, sweep: Sweep, seed: Option<u64>, sets: &str) -> u8 {
-    let opts = Options {
-        seed,
-        ..Options::default()
-    };
-    let result = sweep::run_sweep(source, sweep, &|_| true, &opts, &batch::run_scenario);
-    let FileResult::Swept(run) = &result else {
+fn show_sweep(path: &str, result: &FileResult, sets: &str) -> u8 {
+    let FileResult::Swept(run) = result else {
         return EXIT_INVALID;
     };
     use std::fmt::Write as _;
@@ -236,12 +266,24 @@ pub fn schema() -> String {
     let mut queue = serde_json::to_value(&schema).unwrap_or_default();
     drop_null(&mut queue);
     tighten(&mut queue);
-    sweep_schema(&mut queue);
+    let totals: Vec<&str> = crate::model::Total::ALL.iter().map(|t| t.name()).collect();
+    sweep_schema(
+        &mut queue,
+        json!({ "enum": totals }),
+        "Expect",
+        "ExpectPoint",
+    );
     let mut flow = serde_json::to_value(schemars::schema_for!(crate::dataflow::file::File))
         .unwrap_or_default();
     drop_null(&mut flow);
     flow["required"] = json!(["node"]);
     flow["properties"]["node"]["minItems"] = json!(1);
+    // A dataflow's column names a value in the form of a question's answer.
+    let answer = json!({
+        "type": "string",
+        "pattern": "^(snapshot\\.[0-9]+\\..+|node\\..+\\.state)$"
+    });
+    sweep_schema(&mut flow, answer, "ExpectTable", "DataflowExpectPoint");
     let mut defs = queue
         .as_object_mut()
         .and_then(|q| q.remove("$defs"))
@@ -288,29 +330,33 @@ pub fn schema() -> String {
 
 /// `[sweep]` and `[[expect.point]]`, which the tool reads before the file's
 /// types (each swept value is checked where it goes, not here).
-fn sweep_schema(schema: &mut serde_json::Value) {
-    let totals: Vec<&str> = crate::model::Total::ALL.iter().map(|t| t.name()).collect();
+fn sweep_schema(
+    schema: &mut serde_json::Value,
+    column: serde_json::Value,
+    expect: &str,
+    point: &str,
+) {
     schema["properties"]["sweep"] = json!({
-        "description": "Run the scenario once per point of the cartesian product of these values: a dotted path (\"delivery.max_receives\", \"traffic.1.mix.1.share\": list entries by 1-based position) to a list of values; `columns` names the measures of the table of points, each once.",
+        "description": "Run the scenario once per point of the cartesian product of these values: a dotted path (\"delivery.max_receives\", \"traffic.1.mix.1.share\", \"channel.2.latency\": list entries by 1-based position) to a list of values; `columns` names the measures of the table of points, each once.",
         "type": "object",
         "properties": {
-            "columns": { "type": "array", "items": { "enum": totals }, "uniqueItems": true }
+            "columns": { "type": "array", "items": column, "uniqueItems": true }
         },
         "additionalProperties": { "type": "array", "minItems": 1 }
     });
     let defs = &mut schema["$defs"];
-    let mut point = defs["Expect"].clone();
-    point["properties"]["where"] = json!({
+    let mut entry = defs[expect].clone();
+    entry["properties"]["where"] = json!({
         "description": "The points these expectations apply to: swept paths and their values.",
         "type": "object",
         "minProperties": 1
     });
-    point["required"] = json!(["where"]);
-    defs["ExpectPoint"] = point;
-    defs["Expect"]["properties"]["point"] = json!({
+    entry["required"] = json!(["where"]);
+    defs[point] = entry;
+    defs[expect]["properties"]["point"] = json!({
         "description": "Expectations for the points of a sweep that `where` selects.",
         "type": "array",
-        "items": { "$ref": "#/$defs/ExpectPoint" }
+        "items": { "$ref": format!("#/$defs/{point}") }
     });
 }
 

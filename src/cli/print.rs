@@ -234,6 +234,17 @@ fn sweep_diagnostics(sweep: &SweepRun, color: bool) -> String {
                     color,
                 ));
             }
+            FileResult::Dataflow(d) => match &d.run {
+                Ok(_) => out.push_str(&diagnostics(&d.failures, color)),
+                Err(stop) => {
+                    out.push_str(&format!(
+                        "  at {}: stopped at a limit\n",
+                        sweep.describe(point)
+                    ));
+                    let problem = crate::dataflow::stop_problem(&d.source, stop);
+                    out.push_str(&diagnostics(&[problem], color));
+                }
+            },
             _ => {}
         }
     }

@@ -27,8 +27,14 @@ pub(super) fn questions(
         problems,
         raw,
         "split the lesson into several files",
-        |problems, text| answer(problems, flow, text, broken),
+        |problems, text| answer(problems, flow, text, broken, "answer"),
     )
+}
+
+/// What a column of a sweep's table names (`[sweep] columns`): the same
+/// forms as a question's answer.
+pub(super) fn column(problems: &mut Problems, flow: &Dataflow, name: &S<String>) -> Option<Target> {
+    answer(problems, flow, name, &[], "column")
 }
 
 /// The value a question's `answer` names, or a located problem.
@@ -37,6 +43,7 @@ fn answer(
     flow: &Dataflow,
     raw: &S<String>,
     broken: &[(String, String)],
+    what: &str,
 ) -> Option<Target> {
     let text = raw.get_ref().trim();
     let unquote = |s: &str| s.trim_matches('"').to_string();
@@ -44,8 +51,12 @@ fn answer(
         problems.error_help(
             Some(raw.span()),
             why,
-            "not an answer",
-            format!("a dataflow answer is {FORMS}"),
+            if what == "answer" {
+                "not an answer"
+            } else {
+                "not a column"
+            },
+            format!("a dataflow {what} is {FORMS}"),
         );
         None
     };
@@ -53,7 +64,7 @@ fn answer(
         let name = S::new(raw.span(), unquote(name));
         let found = flow.nodes.iter().position(|n| n.name == *name.get_ref());
         if found.is_none() {
-            unknown_node(problems, &flow.nodes, &name, "this answer");
+            unknown_node(problems, &flow.nodes, &name, &format!("this {what}"));
         }
         found.map(|n| n as u32)
     };
@@ -67,7 +78,7 @@ fn answer(
         return node(problems, name).map(Target::State);
     }
     let Some(rest) = text.strip_prefix("snapshot.") else {
-        return wrong(problems, format!("unknown answer `{text}`"));
+        return wrong(problems, format!("unknown {what} `{text}`"));
     };
     let (n, rest) = rest.split_once('.').unwrap_or((rest, ""));
     let attempt = match n.parse::<usize>() {

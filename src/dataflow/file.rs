@@ -11,8 +11,8 @@ use crate::duration::Duration;
 use crate::scenario::file::{CheckSchema, CheckValue, ScenarioMeta};
 
 /// The top-level keys of a dataflow file.
-pub const TABLES: [&str; 8] = [
-    "scenario", "node", "channel", "send", "snapshot", "limits", "expect", "question",
+pub const TABLES: [&str; 9] = [
+    "scenario", "node", "channel", "send", "snapshot", "limits", "expect", "question", "sweep",
 ];
 
 /// A dataflow scenario: nodes joined by channels, values sent between

@@ -101,6 +101,29 @@ pub fn parameters(flow: &Dataflow) -> Json {
     })
 }
 
+/// Each attempt in brief, as a sweep's point gives it: its outcome, its
+/// times, whether its cut is consistent, and the most values one node held
+/// recorded.
+pub fn attempts(outcome: &Outcome) -> Json {
+    let list = outcome.attempts.iter().enumerate().map(|(k, a)| {
+        let mut m = Map::new();
+        m.insert("attempt".into(), json!(k + 1));
+        m.insert("outcome".into(), json!(a.outcome.as_str()));
+        if let Some(t) = a.completed_at {
+            m.insert("completed_at".into(), json!(t));
+        }
+        if let Some(t) = a.aborted_at {
+            m.insert("aborted_at".into(), json!(t));
+        }
+        if let Some(c) = a.consistent {
+            m.insert("consistent".into(), json!(c));
+        }
+        m.insert("max_recorded".into(), json!(a.max_recorded));
+        Json::Object(m)
+    });
+    Json::Array(list.collect())
+}
+
 /// Each attempt: its outcome, times, per node status and recorded state,
 /// per channel partition what was recorded.
 pub fn snapshots(flow: &Dataflow, outcome: &Outcome) -> Json {

@@ -13,6 +13,7 @@
 //! | `world.rs` | the run: sends, markers, recordings, timeouts |
 //! | `outcome.rs` | what a run produces: attempts, records, happenings, stops |
 //! | `judge.rs` | verdicts, and diagnostics that explain a failure |
+//! | `sweep.rs` | `[sweep]`: its points, and the columns of its table |
 //! | `text.rs` | the transcript and the space-time diagram |
 //! | `json.rs` | the JSON report |
 
@@ -23,6 +24,7 @@ pub mod json;
 pub mod judge;
 pub mod model;
 pub mod outcome;
+pub mod sweep;
 pub mod text;
 pub mod validate;
 pub mod world;
@@ -113,15 +115,22 @@ pub fn stop_problem(source: &Source, stop: &Stop) -> Problem {
     Problem::new(source, span, stop.to_string(), "limit reached").with_help(help)
 }
 
+/// A valid dataflow file: one dataflow, or a sweep of points.
+pub enum Loaded {
+    One(Box<Dataflow>),
+    Sweep(sweep::Sweep),
+}
+
 /// Reads and validates a dataflow file from text (see
 /// [`crate::scenario::is_dataflow`]), with `sets` (`--set PATH=VALUE`)
-/// written in place first.
+/// written in place first; a `[sweep]` gives one dataflow per point,
+/// every point valid before any runs.
 pub fn load(
     name: &str,
     text: &str,
     sets: &[(String, String)],
-) -> Result<(Dataflow, Source), Box<crate::scenario::Invalid>> {
-    use crate::scenario::{problems::Problems, reading, sweep};
+) -> Result<(Loaded, Source), Box<crate::scenario::Invalid>> {
+    use crate::scenario::{points, reading};
     let (full, source) = crate::scenario::prepared(name, text, sets);
     let invalid = |mut problems: Vec<Problem>| {
         problems.sort_by_key(Problem::offset);
@@ -135,35 +144,63 @@ pub fn load(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| name.to_string());
-    let mut root =
-        reading::syntax(&source, &full).map_err(|u| invalid(u.problems(|_| Vec::new())))?;
-    let mut problems = Problems {
-        source: &source,
-        list: Vec::new(),
+    let root = reading::syntax(&source, &full).map_err(|u| invalid(u.problems(|_| Vec::new())))?;
+    let prepared = points::prepare(&source, root, "node.1.state");
+    let read = match &prepared.spec {
+        None => validate::read(&source, prepared.root, &stem, Vec::new())
+            .map(|flow| Loaded::One(Box::new(flow))),
+        Some(spec) => sweep::points(
+            &source,
+            &prepared.root,
+            &stem,
+            spec,
+            &prepared.expect_points,
+        )
+        .map(Loaded::Sweep),
     };
-    let given = sweep::take_sets(root.get_mut());
-    if let Some(spec) = sweep::take_sweep(&mut problems, root.get_mut()) {
-        problems.error_help(
-            Some(spec.span.clone()),
-            "a dataflow file cannot sweep",
-            "a sweep",
-            "run one file per value, or use --set PATH=VALUE",
-        );
+    match points::with_early(prepared.early, read) {
+        Ok(loaded) => Ok((loaded, source)),
+        Err(problems) => Err(invalid(problems)),
     }
-    for (path, value) in given {
-        if let Err(why) = sweep::set(root.get_mut(), path.get_ref(), path.span(), value) {
-            problems.error_help(
-                Some(path.span()),
-                format!("--set {}: {why}", sweep::shown_path(path.get_ref())),
-                "no such place",
-                "a path names tables by key and entries of a list by position: node.1.state",
+}
+
+/// Reads and validates a dataflow file without a sweep.
+pub fn load_one(
+    name: &str,
+    text: &str,
+    sets: &[(String, String)],
+) -> Result<(Dataflow, Source), Box<crate::scenario::Invalid>> {
+    let (loaded, source) = load(name, text, sets)?;
+    match loaded {
+        Loaded::One(flow) => Ok((*flow, source)),
+        Loaded::Sweep(sweep) => {
+            let p = Problem::new(
+                &source,
+                Some(sweep.span.clone()),
+                format!("this file sweeps {} points", sweep.points.len()),
+                "a sweep",
             );
+            Err(Box::new(crate::scenario::Invalid {
+                source,
+                problems: vec![p],
+            }))
         }
     }
-    let early = problems.list;
-    match validate::read(&source, root, &stem) {
-        Ok(flow) if early.is_empty() => Ok((flow, source)),
-        Ok(_) => Err(invalid(early)),
-        Err(more) => Err(invalid(early.into_iter().chain(more).collect())),
+}
+
+impl Ran {
+    /// Drops what a sweep's point is not read for once its table row and
+    /// diagnostics are made: the happenings and every recorded value.
+    pub fn lighten(&mut self) {
+        let Ok(outcome) = &mut self.run else { return };
+        // Just made: the only holder.
+        if let Some(outcome) = Arc::get_mut(outcome) {
+            outcome.log = Vec::new();
+            for attempt in &mut outcome.attempts {
+                for p in &mut attempt.partitions {
+                    p.values = Vec::new();
+                }
+            }
+        }
     }
 }

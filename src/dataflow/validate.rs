@@ -12,11 +12,14 @@ use crate::diagnostic::{Problem, Source, did_you_mean};
 use crate::model::Millis;
 use crate::scenario::problems::{MAX_ID, Problems};
 
-/// Reads a parsed dataflow document into the model.
-pub(crate) fn read(
+/// Reads a parsed dataflow document into the model; `points` are the
+/// `[[expect.point]]` tables of a sweep that apply (without `where`),
+/// each read as an `[expect]`.
+pub(crate) fn read<'i>(
     source: &Source,
-    mut root: toml::Spanned<toml::de::DeTable<'_>>,
+    mut root: toml::Spanned<toml::de::DeTable<'i>>,
     stem: &str,
+    points: Vec<toml::Spanned<toml::de::DeValue<'i>>>,
 ) -> Result<Dataflow, Vec<Problem>> {
     use serde::Deserialize;
     let mut problems = Problems {
@@ -64,7 +67,17 @@ pub(crate) fn read(
             return Err(sorted(problems.list));
         }
     };
-    let flow = validate(&mut problems, raw, stem);
+    let mut point_tables = Vec::new();
+    for fields in points {
+        let span = fields.span();
+        match file::ExpectTable::deserialize(toml::de::ValueDeserializer::from(fields)) {
+            Ok(t) => point_tables.push(S::new(span, t)),
+            Err(e) => problems
+                .list
+                .push(crate::scenario::toml_errors::toml_problem(source, &e)),
+        }
+    }
+    let flow = validate(&mut problems, raw, stem, point_tables);
     match flow {
         Some(f) if problems.list.is_empty() => Ok(f),
         _ => Err(sorted(problems.list)),
@@ -114,7 +127,12 @@ fn sorted(mut list: Vec<Problem>) -> Vec<Problem> {
     list
 }
 
-fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> {
+fn validate(
+    problems: &mut Problems,
+    raw: File,
+    stem: &str,
+    points: Vec<S<file::ExpectTable>>,
+) -> Option<Dataflow> {
     let meta_span = raw.scenario.as_ref().map_or(0..0, |s| s.span());
     let meta = raw.scenario.map(|s| s.into_inner());
     if let Some(m) = &meta {
@@ -414,9 +432,11 @@ fn validate(problems: &mut Problems, raw: File, stem: &str) -> Option<Dataflow> 
         expectations: Vec::new(),
         questions: Vec::new(),
     };
-    if let Some(e) = raw.expect {
-        flow.expectations = super::expect::expectations(problems, e, &flow, &broken);
+    for e in raw.expect.into_iter().chain(points) {
+        let more = super::expect::expectations(problems, e, &flow, &broken);
+        flow.expectations.extend(more);
     }
+    flow.expectations.sort_by_key(|e| e.span.start);
     flow.questions = super::expect::questions(problems, &raw.question, &flow, &broken);
     Some(flow)
 }

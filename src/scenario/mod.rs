@@ -11,7 +11,7 @@ mod flow;
 mod guarantees;
 mod log;
 mod messages;
-mod points;
+pub(crate) mod points;
 pub(crate) mod problems;
 pub(crate) mod questions;
 pub(crate) mod reading;

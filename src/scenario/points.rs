@@ -5,23 +5,35 @@
 //! runs; a problem that several points share is reported once.
 
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 
 use serde::Deserialize;
 use toml::Spanned;
 use toml::de::DeValue;
 
-use super::file::{self, S};
+use super::file;
 use super::problems::Problems;
 use super::reading::Root;
 use super::sweep::{self, PointExpect, SweepSpec};
 use super::{Loaded, Point, Sweep, read_and_validate};
 use crate::diagnostic::{Problem, Source};
 
-pub(super) fn load_points(
-    source: &Source,
-    mut root: Root<'_>,
-    stem: &str,
-) -> Result<Loaded, Vec<Problem>> {
+type Value<'i> = Spanned<DeValue<'i>>;
+
+/// What every file with a `[sweep]` shares before its points are read:
+/// the document with `--set` values in place, the sweep, the
+/// `[[expect.point]]` entries, and the problems found so far.
+pub(crate) struct Prepared<'i> {
+    pub root: Root<'i>,
+    pub spec: Option<SweepSpec<'i>>,
+    pub expect_points: Vec<PointExpect<'i>>,
+    pub early: Vec<Problem>,
+}
+
+/// Takes `--set`, `[sweep]` and `[[expect.point]]` out of the document
+/// and writes each `--set` value in place (one of a swept path fixes the
+/// sweep to it). `example` is a path of the kind of file, for help texts.
+pub(crate) fn prepare<'i>(source: &Source, mut root: Root<'i>, example: &str) -> Prepared<'i> {
     let mut problems = Problems {
         source,
         list: Vec::new(),
@@ -49,41 +61,119 @@ pub(super) fn load_points(
                 Some(path.span()),
                 format!("--set {}: {why}", sweep::shown_path(path.get_ref())),
                 "no such place",
-                "a path names tables by key and entries of a list by position: traffic.1.count",
+                format!("a path names tables by key and entries of a list by position: {example}"),
             );
         }
     }
-    let early = problems.list;
-    let read = match spec {
-        None => {
-            let mut early = early;
-            if let Some(first) = expect_points.first() {
-                early.push(
-                    Problem::new(
-                        source,
-                        Some(first.fields.span()),
-                        "[[expect.point]] needs a [sweep]",
-                        "no sweep",
-                    )
-                    .with_help("move these values to [expect], or add a [sweep]"),
-                );
-            }
-            return with_early(
-                early,
-                read_and_validate(source, root, stem, Vec::new()).map(|s| Loaded::One(Box::new(s))),
-            );
-        }
-        Some(spec) => sweep_points(source, root, stem, &spec, &expect_points),
+    if spec.is_none()
+        && let Some(first) = expect_points.first()
+    {
+        problems.list.push(
+            Problem::new(
+                source,
+                Some(first.fields.span()),
+                "[[expect.point]] needs a [sweep]",
+                "no sweep",
+            )
+            .with_help("move these values to [expect], or add a [sweep]"),
+        );
+    }
+    Prepared {
+        root,
+        spec,
+        expect_points,
+        early: problems.list,
+    }
+}
+
+pub(super) fn load_points(
+    source: &Source,
+    root: Root<'_>,
+    stem: &str,
+) -> Result<Loaded, Vec<Problem>> {
+    let Prepared {
+        root,
+        spec,
+        expect_points,
+        mut early,
+    } = prepare(source, root, "traffic.1.count");
+    let Some(spec) = spec else {
+        return with_early(
+            early,
+            read_and_validate(source, root, stem, Vec::new()).map(|s| Loaded::One(Box::new(s))),
+        );
     };
+    let mut found = Problems {
+        source,
+        list: Vec::new(),
+    };
+    let columns = sweep::total_columns(&mut found, &spec.columns);
+    early.extend(found.list);
+    let count = spec.axes.iter().map(|a| a.values.len()).product::<usize>();
+    let points = expand(
+        source,
+        &root,
+        &spec,
+        &expect_points,
+        "traffic.1.count",
+        |n, point_root, extra, found| {
+            let mut read = Vec::new();
+            for fields in extra {
+                match file::Expect::deserialize(toml::de::ValueDeserializer::from(fields.clone())) {
+                    Ok(e) => read.push(Spanned::new(fields.span(), e)),
+                    Err(e) => found
+                        .list
+                        .push(super::toml_errors::toml_problem(found.source, &e)),
+                }
+            }
+            match read_and_validate(source, point_root, stem, read) {
+                Ok(scenario)
+                    if n == 0 && count * scenario.messages.len() > sweep::MAX_SWEPT_MESSAGES =>
+                {
+                    found.error_help(
+                    Some(spec.span.clone()),
+                    format!(
+                        "this sweep would hold {count} copies of {} listed messages; the limit is {} in all",
+                        scenario.messages.len(),
+                        sweep::MAX_SWEPT_MESSAGES
+                    ),
+                    "too large a sweep",
+                    "sweep fewer values, or describe the messages with a [[traffic]] generator",
+                );
+                    ControlFlow::Break(())
+                }
+                Ok(mut scenario) => {
+                    // Each point computes what the sweep's table shows.
+                    scenario.flow.columns = columns.clone();
+                    ControlFlow::Continue(Some(scenario))
+                }
+                Err(more) => {
+                    found.list.extend(more);
+                    ControlFlow::Continue(None)
+                }
+            }
+        },
+    );
+    let read = points.map(|points| {
+        Loaded::Sweep(Sweep {
+            keys: spec.axes.iter().map(|a| a.path.get_ref().clone()).collect(),
+            columns,
+            points: points
+                .into_iter()
+                .map(|(values, scenario)| Point { values, scenario })
+                .collect(),
+            span: spec.span.clone(),
+        })
+    });
     with_early(early, read)
 }
 
 /// The problems found before reading (paths, `--set`, `where`) with those
 /// of reading: all of them, in file order, or the result.
-fn with_early(
+pub(crate) fn with_early<T>(
     mut early: Vec<Problem>,
-    read: Result<Loaded, Vec<Problem>>,
-) -> Result<Loaded, Vec<Problem>> {
+    read: Result<T, Vec<Problem>>,
+) -> Result<T, Vec<Problem>> {
     if early.is_empty() {
         return read;
     }
@@ -144,13 +234,20 @@ fn same(a: &Spanned<DeValue<'_>>, b: &Spanned<DeValue<'_>>) -> bool {
     value(a).is_some_and(|a| Some(a) == value(b))
 }
 
-fn sweep_points(
+/// Every point of the sweep, in order (the first axis slowest): its
+/// values as TOML writes them and what `read` makes of the document with
+/// them in place, given the `[[expect.point]]` tables that match it.
+/// `read` reports a point's problems in the `Problems` it is given
+/// (a problem several points share is reported once), and stops the
+/// expansion with `Break`. Every point is read before any runs.
+pub(crate) fn expand<'i, T>(
     source: &Source,
-    root: Root<'_>,
-    stem: &str,
-    spec: &SweepSpec,
-    expect_points: &[PointExpect],
-) -> Result<Loaded, Vec<Problem>> {
+    root: &Root<'i>,
+    spec: &SweepSpec<'i>,
+    expect_points: &[PointExpect<'i>],
+    example: &str,
+    mut read: impl FnMut(usize, Root<'i>, Vec<Value<'i>>, &mut Problems) -> ControlFlow<(), Option<T>>,
+) -> Result<Vec<(Vec<String>, T)>, Vec<Problem>> {
     let mut problems = Problems {
         source,
         list: Vec::new(),
@@ -205,7 +302,9 @@ fn sweep_points(
                         sweep::shown_path(axis.path.get_ref())
                     ),
                     "no such place",
-                    "a path names tables by key and entries of a list by position: traffic.1.count",
+                    format!(
+                        "a path names tables by key and entries of a list by position: {example}"
+                    ),
                 );
             }
         }
@@ -215,30 +314,13 @@ fn sweep_points(
             .zip(&picks)
             .map(|(a, &p)| shown(&a.values[p]))
             .collect();
-        let extra = matching(&mut found, spec, &picks, expect_points);
-        match read_and_validate(source, point_root, stem, extra) {
-            Ok(scenario)
-                if n == 0 && count * scenario.messages.len() > sweep::MAX_SWEPT_MESSAGES =>
-            {
-                problems.error_help(
-                    Some(spec.span.clone()),
-                    format!(
-                        "this sweep would hold {count} copies of {} listed messages; the limit is {} in all",
-                        scenario.messages.len(),
-                        sweep::MAX_SWEPT_MESSAGES
-                    ),
-                    "too large a sweep",
-                    "sweep fewer values, or describe the messages with a [[traffic]] generator",
-                );
-                break;
-            }
-            Ok(mut scenario) if found.list.is_empty() => {
-                // Each point computes what the sweep's table shows.
-                scenario.flow.columns = spec.columns.clone();
-                points.push(Point { values, scenario });
-            }
-            Ok(_) => {}
-            Err(more) => found.list.extend(more),
+        let extra = matching(spec, &picks, expect_points);
+        let flow = read(n, point_root, extra, &mut found);
+        let stop = flow.is_break();
+        if let ControlFlow::Continue(Some(point)) = flow
+            && found.list.is_empty()
+        {
+            points.push((values, point));
         }
         // A problem every point shares is reported once.
         for p in found.list {
@@ -246,43 +328,33 @@ fn sweep_points(
                 problems.list.push(p);
             }
         }
+        if stop {
+            break;
+        }
     }
     if !problems.list.is_empty() {
         problems.list.sort_by_key(Problem::offset);
         return Err(problems.list);
     }
-    Ok(Loaded::Sweep(Sweep {
-        keys: spec.axes.iter().map(|a| a.path.get_ref().clone()).collect(),
-        columns: spec.columns.clone(),
-        points,
-        span: spec.span.clone(),
-    }))
+    Ok(points)
 }
 
-/// The `[[expect.point]]` entries whose `where` matches these picks, read
-/// as `[expect]` tables.
-fn matching(
-    problems: &mut Problems,
-    spec: &SweepSpec,
+/// The `[[expect.point]]` tables whose `where` matches these picks, each
+/// without its `where`.
+fn matching<'i>(
+    spec: &SweepSpec<'i>,
     picks: &[usize],
-    expect_points: &[PointExpect],
-) -> Vec<S<file::Expect>> {
-    let mut out = Vec::new();
-    for p in expect_points {
-        let applies = p.at.iter().all(|(path, value)| {
-            spec.axes.iter().zip(picks).any(|(a, &pick)| {
-                a.path.get_ref() == path.get_ref() && same(&a.values[pick], value)
+    expect_points: &[PointExpect<'i>],
+) -> Vec<Value<'i>> {
+    expect_points
+        .iter()
+        .filter(|p| {
+            p.at.iter().all(|(path, value)| {
+                spec.axes.iter().zip(picks).any(|(a, &pick)| {
+                    a.path.get_ref() == path.get_ref() && same(&a.values[pick], value)
+                })
             })
-        });
-        if !applies {
-            continue;
-        }
-        match file::Expect::deserialize(toml::de::ValueDeserializer::from(p.fields.clone())) {
-            Ok(e) => out.push(Spanned::new(p.fields.span(), e)),
-            Err(e) => problems
-                .list
-                .push(super::toml_errors::toml_problem(problems.source, &e)),
-        }
-    }
-    out
+        })
+        .map(|p| p.fields.clone())
+        .collect()
 }

@@ -45,13 +45,15 @@ pub(crate) struct Axis<'i> {
 /// What the `[sweep]` table asks for.
 pub(crate) struct SweepSpec<'i> {
     pub axes: Vec<Axis<'i>>,
-    pub columns: Vec<Total>,
+    /// The names `columns` lists, each once, as written: what they name
+    /// depends on the kind of file (see [`total_columns`]).
+    pub columns: Vec<Spanned<String>>,
     pub span: Range<usize>,
 }
 
 /// One `[[expect.point]]`: where it applies, and its expectations (the
 /// entry without `where`).
-pub(super) struct PointExpect<'i> {
+pub(crate) struct PointExpect<'i> {
     pub at: Vec<(Spanned<String>, Value<'i>)>,
     pub fields: Value<'i>,
 }
@@ -137,7 +139,7 @@ pub(crate) fn take_sweep<'i>(
     })
 }
 
-fn sweep_columns(problems: &mut Problems, value: Value<'_>) -> Vec<Total> {
+fn sweep_columns(problems: &mut Problems, value: Value<'_>) -> Vec<Spanned<String>> {
     let span = value.span();
     let DeValue::Array(items) = value.into_inner() else {
         problems.error_help(
@@ -148,32 +150,43 @@ fn sweep_columns(problems: &mut Problems, value: Value<'_>) -> Vec<Total> {
         );
         return Vec::new();
     };
-    let mut columns = Vec::new();
+    let mut columns: Vec<Spanned<String>> = Vec::new();
     for item in items {
         let item_span = item.span();
         let DeValue::String(name) = item.get_ref() else {
             problems.error(item_span, "a column is a measure's name", "not a string");
             continue;
         };
-        match Total::ALL.iter().find(|t| t.name() == name.as_ref()) {
-            // Once each: the table (and what every point computes for it)
-            // stays within the measures there are.
-            Some(t) if columns.contains(t) => {
-                problems.error(
-                    item_span,
-                    format!("the column \"{name}\" is listed twice"),
-                    "listed already",
-                );
-            }
+        // Once each: the table (and what every point computes for it)
+        // stays within the measures there are.
+        if columns.iter().any(|c| c.get_ref() == name.as_ref()) {
+            problems.error(
+                item_span,
+                format!("the column \"{name}\" is listed twice"),
+                "listed already",
+            );
+            continue;
+        }
+        columns.push(Spanned::new(item_span, name.to_string()));
+    }
+    columns
+}
+
+/// A queue scenario's columns: totals of `[expect]`, each located when
+/// it names none.
+pub(crate) fn total_columns(problems: &mut Problems, names: &[Spanned<String>]) -> Vec<Total> {
+    let mut columns = Vec::new();
+    for name in names {
+        match Total::ALL.iter().find(|t| t.name() == name.get_ref()) {
             Some(&t) => columns.push(t),
             None => {
-                let help = match did_you_mean(name, Total::ALL.iter().map(|t| t.name())) {
+                let help = match did_you_mean(name.get_ref(), Total::ALL.iter().map(|t| t.name())) {
                     Some(s) => format!("did you mean \"{s}\"?"),
                     None => "a column names a total of [expect], such as \"quarantined\"".into(),
                 };
                 problems.error_help(
-                    Some(item_span),
-                    format!("unknown measure \"{name}\""),
+                    Some(name.span()),
+                    format!("unknown measure \"{}\"", name.get_ref()),
                     "unknown measure",
                     help,
                 );
@@ -184,7 +197,7 @@ fn sweep_columns(problems: &mut Problems, value: Value<'_>) -> Vec<Total> {
 }
 
 /// The `[[expect.point]]` entries, taken out of `[expect]`.
-pub(super) fn take_points<'i>(
+pub(crate) fn take_points<'i>(
     problems: &mut Problems,
     root: &mut DeTable<'i>,
 ) -> Vec<PointExpect<'i>> {
