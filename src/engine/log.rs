@@ -22,8 +22,7 @@ use super::Engine;
 use super::log_lanes::{LANE_PARTITIONS, LaneSample, Lanes};
 use super::queue::Due;
 use crate::model::{
-    Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Resume, Scenario, State,
-    partition_of,
+    Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
 
 /// A record not yet done (never processed, or processing).
@@ -90,8 +89,9 @@ pub struct LogOutcome {
     /// Checkpoints taken, and the time of the last.
     pub checkpoints: u64,
     pub last_checkpoint: Option<Millis>,
-    /// Each message's partition (its latest record's).
-    pub partition_of: Vec<u32>,
+    /// Each message's partition (its latest record's): at most
+    /// `MAX_PARTITIONS` (1,024), so two bytes a message.
+    pub partition_of: Vec<u16>,
     /// When the source cycle's last delivery ended.
     pub drain_time: Millis,
     /// The lag and the first partitions' positions and ends, sampled over
@@ -111,8 +111,9 @@ pub(super) struct LogState {
     guarantee: Guarantee,
     interval: Option<Millis>,
     parts: Vec<Partition>,
-    /// Each message's partition (of its latest record).
-    partition_of: Vec<u32>,
+    /// Each message's partition (of its latest record), two bytes a
+    /// message (at most `MAX_PARTITIONS`, 1,024).
+    partition_of: Vec<u16>,
     records: u64,
     positions: u64,
     /// The partitions whose position moved since the last checkpoint.
@@ -142,6 +143,7 @@ pub(super) struct LogState {
     drain_time: Option<Millis>,
     /// A reused buffer for a key's name (the partitioner hashes it).
     name: String,
+    partitioner: Partitioner,
     /// Positions and lag sampled over time, for the reports.
     lanes: Lanes,
 }
@@ -208,6 +210,7 @@ impl LogState {
             restart_records: Vec::new(),
             drain_time: None,
             name: String::new(),
+            partitioner: Partitioner::new(log.partitions),
             lanes: Lanes::new(),
         }
     }
@@ -321,7 +324,7 @@ impl Engine<'_> {
         log.name.clear();
         // Written plain (no padding machinery): this runs per record.
         let _ = scenario.name_of_key(key).write_plain(&mut log.name);
-        partition_of(&log.name, partitions)
+        log.partitioner.partition(log.name.as_bytes())
     }
 
     /// A log entry is due: an arrival appends a record; a retry or a
@@ -352,7 +355,7 @@ impl Engine<'_> {
     pub(super) fn append(&mut self, m: MessageIndex) {
         let p = self.partition_for(m);
         let log = self.log_mut();
-        log.partition_of[m as usize] = p;
+        log.partition_of[m as usize] = p as u16;
         log.records += 1;
         let part = &mut log.parts[p as usize];
         part.records.push(m);
@@ -397,7 +400,7 @@ impl Engine<'_> {
             return;
         }
         let log = self.log_mut();
-        log.partition_of[m as usize] = p as u32;
+        log.partition_of[m as usize] = p as u16;
         let part = &mut log.parts[p];
         part.busy = true;
         part.status[offset] = match status {

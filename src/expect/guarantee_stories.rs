@@ -240,7 +240,7 @@ fn why(scenario: &Scenario, outcome: &Outcome, m: MessageIndex, missing: bool) -
     let Some(log) = &outcome.log else {
         return format!(" ({})", state.as_str());
     };
-    let p = log.partition_of[m as usize];
+    let p = u32::from(log.partition_of[m as usize]);
     // A skipped record's message keeps a state that is not final.
     let passed_over = matches!(state, State::Waiting | State::Ready | State::InFlight);
     if missing && !passed_over {

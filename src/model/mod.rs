@@ -29,8 +29,8 @@ pub use guarantee::{
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{
-    Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, PartitionField, Restart, RestartField, Resume,
-    murmur2, partition_of,
+    Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, PartitionField, Partitioner, Restart,
+    RestartField, Resume, murmur2, partition_of,
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;

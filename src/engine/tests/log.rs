@@ -45,7 +45,7 @@ fn s23_kafka_s_default_partitioner_places_each_key() {
             "d" => 0,
             other => partition_of(other, 3),
         };
-        assert_eq!(p, want, "{id}");
+        assert_eq!(u32::from(p), want, "{id}");
     }
     // toPositive(-973932308) = 1173551340.
     assert_eq!(partition_of("21", 3), 1_173_551_340 % 3);
@@ -386,7 +386,7 @@ fn s23_a_redriven_record_is_appended_again() {
     let log = log_of(&outcome);
     let ends: u64 = log.partitions.iter().map(|p| p.0).sum();
     assert_eq!(ends, 2, "two records of one message");
-    assert_eq!(log.partition_of[0], partition_of("a~r1", 4));
+    assert_eq!(u32::from(log.partition_of[0]), partition_of("a~r1", 4));
     assert_eq!(a.acked_at(), Some(10_000));
 }
 
