@@ -154,6 +154,12 @@ impl Problem {
         self
     }
 
+    /// Whether the problem is in a `--set` argument (its span then counts
+    /// from the first argument's line).
+    pub fn in_sets(&self) -> bool {
+        self.set_in.is_some()
+    }
+
     pub fn span(&self) -> Option<Range<usize>> {
         self.span.map(|s| s.offset()..s.offset() + s.len())
     }

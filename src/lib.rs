@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod duration;
 pub mod engine;
 pub mod expect;
+pub mod lab;
 pub mod meter;
 pub mod model;
 pub mod output;

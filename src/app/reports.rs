@@ -103,36 +103,14 @@ pub fn write_reports(
         let Some(name) = &entry.report else { continue };
         let (file, r, problems) = (&entry.file, &results[entry.position], &entry.problems);
         // One document per file, whatever the formats.
-        let mut doc = match r {
-            FileResult::Ran(ran) => document(file, &ran.run(), &ran.verdicts, problems),
-            FileResult::Swept(sweep) => {
-                let mut doc = sweep.json(file);
-                doc["problems"] = json!(problems);
-                Document::plain(doc)
-            }
-            FileResult::Dataflow(d) => {
-                Document::plain(crate::dataflow::json::document(file, d, problems))
-            }
-            _ => continue,
+        let Some(doc) = report_document(file, r, problems, &entry.status) else {
+            continue;
         };
-        doc.head["status"] = json!(entry.status);
         for &format in formats {
             let path = inside(dir, &format!("{name}.{}", format.extension()))
                 .map_err(|e| ReportError::Io(e.to_string()))?;
             let mut out = Staged::new(&path).map_err(|e| cannot_write(&path, e))?;
-            let made = match (r, format) {
-                (_, ReportFormat::Json) => doc.write_json(out.writer()).map_err(RenderFailure::Io),
-                (FileResult::Ran(ran), _) => {
-                    scenario_report(templates, format, ran, &doc, out.writer())
-                }
-                (FileResult::Swept(_), _) => {
-                    sweep_report_to(templates, format, &doc.head, out.writer())
-                }
-                (FileResult::Dataflow(d), _) => {
-                    dataflow_report(templates, format, d, &doc.head, out.writer())
-                }
-                _ => continue,
-            };
+            let made = render_report(templates, format, r, &doc, out.writer());
             match made.and_then(|()| out.finish().map_err(RenderFailure::Io)) {
                 Ok(finished) => staged.push((path, finished)),
                 Err(RenderFailure::Template(p)) => broken.push(*p),
@@ -172,6 +150,49 @@ pub fn write_reports(
     }
     written.extend(write_all(dir, index)?);
     Ok(written)
+}
+
+/// The document every format of a file's report reads: its JSON report,
+/// with the batch's `status` and `problems`; none for a file that did not
+/// run.
+pub fn report_document(
+    file: &str,
+    r: &FileResult,
+    problems: &[crate::diagnostic::Located],
+    status: &str,
+) -> Option<Document> {
+    let mut doc = match r {
+        FileResult::Ran(ran) => document(file, &ran.run(), &ran.verdicts, problems),
+        FileResult::Swept(sweep) => {
+            let mut doc = sweep.json(file);
+            doc["problems"] = json!(problems);
+            Document::plain(doc)
+        }
+        FileResult::Dataflow(d) if d.run.is_ok() => {
+            Document::plain(crate::dataflow::json::document(file, d, problems))
+        }
+        _ => return None,
+    };
+    doc.head["status"] = json!(status);
+    Some(doc)
+}
+
+/// One file's report in one format, from its document, written to `out`
+/// as it is made.
+pub fn render_report(
+    templates: &Templates,
+    format: ReportFormat,
+    r: &FileResult,
+    doc: &Document,
+    out: &mut dyn Write,
+) -> Result<(), RenderFailure> {
+    match (r, format) {
+        (_, ReportFormat::Json) => doc.write_json(out).map_err(RenderFailure::Io),
+        (FileResult::Ran(ran), _) => scenario_report(templates, format, ran, doc, out),
+        (FileResult::Swept(_), _) => sweep_report_to(templates, format, &doc.head, out),
+        (FileResult::Dataflow(d), _) => dataflow_report(templates, format, d, &doc.head, out),
+        _ => Ok(()),
+    }
 }
 
 fn cannot_write(path: &Path, e: std::io::Error) -> ReportError {

@@ -259,6 +259,70 @@ fn show_sweep(path: &str, result: &FileResult, sets: &str) -> u8 {
     }
 }
 
+/// `lab`: serves the files on 127.0.0.1 until Ctrl-C.
+pub(super) fn lab(
+    patterns: &[String],
+    port: u16,
+    open: bool,
+    seed: Option<u64>,
+    templates: Option<&std::path::Path>,
+    color: bool,
+) -> u8 {
+    let files = match expand(patterns) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let templates = match crate::report::templates::Templates::load(templates) {
+        Ok(t) => t,
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("{}", render(p, color));
+            }
+            return EXIT_INVALID;
+        }
+    };
+    let count = files.len();
+    let lab = crate::lab::Lab::new(files, templates, seed);
+    let started = crate::lab::server::serve(&lab, port, |url| {
+        println!("lab: {url} ({count} scenarios; Ctrl-C stops)");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        if open {
+            open_browser(&format!("{url}index.html"));
+        }
+    });
+    match started {
+        Ok(()) => {
+            println!("lab: stopped");
+            EXIT_PASSED
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_INVALID
+        }
+    }
+}
+
+/// Opens `url` in the desktop's browser; a failure is said, not fatal.
+fn open_browser(url: &str) {
+    let program = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    if std::process::Command::new(program)
+        .arg(url)
+        .spawn()
+        .is_err()
+    {
+        eprintln!("lab: could not start {program}; open {url} yourself");
+    }
+}
+
 /// The JSON Schema of the scenario format: a queue scenario or a dataflow
 /// file (one with `[[node]]` entries).
 pub fn schema() -> String {

@@ -198,6 +198,26 @@ enum Command {
         #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
         sets: Vec<(String, String)>,
     },
+    /// Serve an interactive lab on 127.0.0.1: each scenario's HTML page
+    /// with an experiment panel; a changed value runs it again, as --set
+    /// would. Stops on Ctrl-C.
+    Lab {
+        /// Scenario files or quoted globs.
+        #[arg(required = true, value_name = "FILES")]
+        files: Vec<String>,
+        /// The port on 127.0.0.1 (default: a free one, printed).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Open the lab's index in the default browser.
+        #[arg(long)]
+        open: bool,
+        /// Override every scenario's seed.
+        #[arg(long, value_name = "N", value_parser = seed_parser())]
+        seed: Option<u64>,
+        /// Templates that override the built-in ones by file name.
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -301,6 +321,13 @@ pub fn main() -> ExitCode {
             sets,
         }) => show(&file, &sets, at, seed, color),
         Some(Command::New { name }) => new_scenario(&name),
+        Some(Command::Lab {
+            files,
+            port,
+            open,
+            seed,
+            templates,
+        }) => commands::lab(&files, port, open, seed, templates.as_deref(), color),
         Some(Command::Merge {
             out_dir,
             inputs,

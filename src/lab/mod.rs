@@ -1,0 +1,339 @@
+//! `scenario-run lab`: a local web server (127.0.0.1 only) where a learner
+//! opens a scenario's page, changes a value in its experiment panel, and
+//! watches the run again with it.
+//!
+//! | file | concept |
+//! |---|---|
+//! | `controls.rs` | a control per value a file sets; a query as `--set` values |
+//! | `pages.rs` | the panel, the index, a page of problems, the command, the changed file |
+//! | `server.rs` | the HTTP server: binding, requests, Ctrl-C |
+//!
+//! Each page is the file's HTML report from the same templates as
+//! `--report`, rerun with the query's values as `--set` would write them.
+//! The files are read, never written; only the files given are served.
+
+pub mod controls;
+pub mod pages;
+pub mod server;
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use crate::app::reports::{ReportFormat, render_report, report_document};
+use crate::app::{FileResult, Options, Transcript, run_file};
+use crate::diagnostic::{Problem, render};
+use crate::output::report_names;
+use crate::report::templates::Templates;
+
+/// At most this many rendered pages are kept for a repeated request.
+pub const CACHED_PAGES: usize = 32;
+/// ...and at most this many bytes of them in all.
+pub const CACHED_BYTES: usize = 256 << 20;
+/// A query longer than this is refused (414).
+pub const MAX_QUERY: usize = 16 << 10;
+
+/// A scenario the lab serves.
+struct LabFile {
+    path: String,
+    /// Its report name: `NAME.html`, `NAME.json`, `NAME.toml`.
+    name: String,
+}
+
+/// What the lab serves, and the pages it has rendered.
+pub struct Lab {
+    files: Vec<LabFile>,
+    templates: Templates,
+    seed: Option<u64>,
+    cache: Mutex<VecDeque<(String, std::sync::Arc<Vec<u8>>)>>,
+}
+
+/// An answer: its status, content type, headers and body.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub headers: Vec<(String, String)>,
+    pub body: std::sync::Arc<Vec<u8>>,
+}
+
+impl Reply {
+    fn new(status: u16, content_type: &'static str, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            content_type,
+            headers: Vec::new(),
+            body: std::sync::Arc::new(body),
+        }
+    }
+
+    fn text(status: u16, text: &str) -> Reply {
+        Reply::new(
+            status,
+            "text/plain; charset=utf-8",
+            format!("{text}\n").into_bytes(),
+        )
+    }
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+
+impl Lab {
+    pub fn new(paths: Vec<String>, templates: Templates, seed: Option<u64>) -> Lab {
+        let names = report_names(&paths);
+        Lab {
+            files: paths
+                .into_iter()
+                .zip(names)
+                .map(|(path, name)| LabFile { path, name })
+                .collect(),
+            templates,
+            seed,
+            cache: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// The answer to a GET of `target` (a path and its query).
+    pub fn respond(&self, target: &str) -> Reply {
+        if target.len() > MAX_QUERY {
+            return Reply::text(414, "the request is too long");
+        }
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let query: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        if path == "/" {
+            let mut r = Reply::text(302, "see /index.html");
+            r.headers.push(("Location".into(), "/index.html".into()));
+            return r;
+        }
+        if path == "/index.html" {
+            return Reply::new(200, HTML, pages::index(&self.entries()).into_bytes());
+        }
+        let Some(rest) = path.strip_prefix('/') else {
+            return Reply::text(404, "not found");
+        };
+        let Some((name, extension)) = rest.rsplit_once('.') else {
+            return Reply::text(404, "not found");
+        };
+        let Some(file) = self.files.iter().find(|f| f.name == name) else {
+            return Reply::text(
+                404,
+                "no such scenario: the lab serves the files it was given",
+            );
+        };
+        let text = match read(&file.path) {
+            Ok(text) => text,
+            Err(e) => return Reply::text(500, &format!("cannot read {}: {e}", file.path)),
+        };
+        let (controls, more) = controls::controls(&text);
+        let sets = controls::sets(&controls, &query);
+        match extension {
+            "html" => self.cached(
+                &format!("{name}.html{}", pages::query(&sets)),
+                &text,
+                || self.page(file, &controls, more, &sets),
+            ),
+            "json" => self.json(file, &sets),
+            "toml" => match pages::changed_file(&text, &sets) {
+                Ok(changed) => {
+                    let mut r =
+                        Reply::new(200, "application/toml; charset=utf-8", changed.into_bytes());
+                    r.headers.push((
+                        "Content-Disposition".into(),
+                        format!("attachment; filename=\"{name}.toml\""),
+                    ));
+                    r
+                }
+                Err(e) => Reply::text(400, &e),
+            },
+            _ => Reply::text(404, "not found"),
+        }
+    }
+
+    /// A page from the cache (keyed by its request and the file's text),
+    /// or made and kept.
+    fn cached(&self, key: &str, text: &str, make: impl FnOnce() -> Vec<u8>) -> Reply {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = format!("{key}#{:x}", h.finish());
+        if let Ok(cache) = self.cache.lock()
+            && let Some((_, body)) = cache.iter().find(|(k, _)| *k == key)
+        {
+            return Reply {
+                status: 200,
+                content_type: HTML,
+                headers: Vec::new(),
+                body: body.clone(),
+            };
+        }
+        let body = std::sync::Arc::new(make());
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.push_back((key, body.clone()));
+            while cache.len() > CACHED_PAGES
+                || cache.iter().map(|(_, b)| b.len()).sum::<usize>() > CACHED_BYTES
+            {
+                cache.pop_front();
+            }
+        }
+        Reply {
+            status: 200,
+            content_type: HTML,
+            headers: Vec::new(),
+            body,
+        }
+    }
+
+    fn options(&self, sets: &[(String, String)], transcript: Transcript) -> Options {
+        Options {
+            seed: self.seed,
+            transcript,
+            census: transcript == Transcript::Kept,
+            sets: sets.to_vec(),
+            ..Options::default()
+        }
+    }
+
+    /// A file's page under these sets: its HTML report with the panel; a
+    /// rerun that a value makes invalid shows the file's own run with the
+    /// problems next to the values that caused them.
+    fn page(
+        &self,
+        file: &LabFile,
+        controls: &[controls::Control],
+        more: bool,
+        sets: &[(String, String)],
+    ) -> Vec<u8> {
+        let result = run_file(&file.path, 0, &self.options(sets, Transcript::Kept));
+        let (result, problems) = match result {
+            FileResult::Invalid(inv) if !sets.is_empty() => {
+                let problems = self.placed(&inv.problems, sets);
+                // The file as it is, with the problems on the panel.
+                (
+                    run_file(&file.path, 0, &self.options(&[], Transcript::Kept)),
+                    problems,
+                )
+            }
+            r => (r, pages::Problems::default()),
+        };
+        let panel = pages::panel(&file.name, &file.path, controls, more, sets, &problems);
+        let entry = crate::app::entry::entry(0, &file.path, &result, None, Some(file.name.clone()));
+        let page =
+            report_document(&file.path, &result, &entry.problems, &entry.status).and_then(|doc| {
+                let mut out = Vec::new();
+                render_report(&self.templates, ReportFormat::Html, &result, &doc, &mut out)
+                    .ok()
+                    .map(|()| out)
+            });
+        match page {
+            Some(html) => pages::inject(&String::from_utf8_lossy(&html), &panel).into_bytes(),
+            None => {
+                let shown: Vec<String> = entry.problems.iter().map(|p| p.text.clone()).collect();
+                pages::problems_page(&entry.name, &panel, &shown).into_bytes()
+            }
+        }
+    }
+
+    /// The JSON report of a file's run under these sets (the problems,
+    /// with status 400, when a value makes it invalid).
+    fn json(&self, file: &LabFile, sets: &[(String, String)]) -> Reply {
+        let result = run_file(&file.path, 0, &self.options(sets, Transcript::Replayed));
+        let entry = crate::app::entry::entry(0, &file.path, &result, None, Some(file.name.clone()));
+        match report_document(&file.path, &result, &entry.problems, &entry.status) {
+            Some(doc) => {
+                let mut out = Vec::new();
+                match render_report(&self.templates, ReportFormat::Json, &result, &doc, &mut out) {
+                    Ok(()) => Reply::new(200, "application/json", out),
+                    Err(_) => Reply::text(500, "the report could not be written"),
+                }
+            }
+            None => {
+                let doc = serde_json::json!({ "file": file.path, "status": entry.status, "problems": entry.problems });
+                let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+                Reply::new(400, "application/json", format!("{text}\n").into_bytes())
+            }
+        }
+    }
+
+    /// A rerun's problems, each by the control whose `--set` it is about
+    /// (its span is in that argument's line), the rest on their own.
+    fn placed(&self, problems: &[Problem], sets: &[(String, String)]) -> pages::Problems {
+        let mut out = pages::Problems::default();
+        // The arguments as diagnostics show them: one line per set.
+        let mut starts = Vec::new();
+        let mut at = 0;
+        for (path, value) in sets {
+            starts.push(at);
+            at += crate::scenario::sweep::set_table(&[(path.clone(), value.clone())]).len()
+                - crate::scenario::sweep::set_header().len();
+        }
+        for p in problems {
+            let text = render(p, false);
+            let owner = p.in_sets().then(|| {
+                let offset = p.offset();
+                starts.iter().rposition(|&s| s <= offset)
+            });
+            match owner.flatten() {
+                Some(k) => out.by_path.push((sets[k].0.clone(), text)),
+                None => out.other.push(text),
+            }
+        }
+        out
+    }
+
+    /// The index: each file's name, summary and kind, read (not run).
+    fn entries(&self) -> Vec<pages::IndexEntry> {
+        self.files
+            .iter()
+            .map(|f| {
+                let loaded = crate::app::load_file(&f.path, &[]);
+                let (title, summary, points, invalid) = match &loaded {
+                    Ok((crate::app::Loaded::One(s), _)) => {
+                        (s.name.clone(), s.summary.clone(), None, false)
+                    }
+                    Ok((crate::app::Loaded::Sweep(s), _)) => {
+                        let first = &s.points[0].scenario;
+                        (
+                            first.name.clone(),
+                            first.summary.clone(),
+                            Some(s.points.len()),
+                            false,
+                        )
+                    }
+                    Ok((crate::app::Loaded::Dataflow(d), _)) => {
+                        (d.name.clone(), d.summary.clone(), None, false)
+                    }
+                    Ok((crate::app::Loaded::DataflowSweep(s), _)) => {
+                        let first = &s.points[0].flow;
+                        (
+                            first.name.clone(),
+                            first.summary.clone(),
+                            Some(s.points.len()),
+                            false,
+                        )
+                    }
+                    Err(_) => (f.path.clone(), None, None, true),
+                };
+                pages::IndexEntry {
+                    name: f.name.clone(),
+                    title,
+                    summary,
+                    file: f.path.clone(),
+                    points,
+                    invalid,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A scenario file's text, read as the batch reads it (bounded).
+fn read(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(crate::scenario::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

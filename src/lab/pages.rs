@@ -1,0 +1,398 @@
+//! What the lab serves besides the reports: the experiment panel put at
+//! the top of a report page, the index of the scenarios, a page for a file
+//! that did not run, the equivalent command line and the changed file.
+
+use super::controls::{Control, Kind, MAX_CONTROLS, shown};
+use crate::report::junit_xml::escape;
+
+/// The problems of a rerun, as the panel shows them: by the control whose
+/// value they are about, and the rest.
+#[derive(Debug, Default)]
+pub struct Problems {
+    pub by_path: Vec<(String, String)>,
+    pub other: Vec<String>,
+}
+
+/// The panel: a form of the controls (each showing its value under `sets`
+/// and any problem with it), reset, the command and the changed file.
+pub fn panel(
+    name: &str,
+    file: &str,
+    controls: &[Control],
+    more: bool,
+    sets: &[(String, String)],
+    problems: &Problems,
+) -> String {
+    let query = query(sets);
+    let mut out = String::new();
+    out.push_str(STYLE);
+    out.push_str(&format!(
+        "<form id=\"lab-panel\" class=\"lab\" method=\"get\" action=\"{}.html\">\n<h2>Experiment</h2>\n",
+        escape(name)
+    ));
+    if !sets.is_empty() {
+        out.push_str("<p class=\"lab-changed\">This run has changed values (marked); the file is unchanged.</p>\n");
+    }
+    for message in &problems.other {
+        out.push_str(&format!(
+            "<pre class=\"lab-error\" role=\"alert\">{}</pre>\n",
+            escape(message)
+        ));
+    }
+    out.push_str("<div class=\"lab-controls\">\n");
+    for c in controls {
+        let value = shown(c, sets);
+        let changed = sets.iter().any(|(p, _)| *p == c.path);
+        let id = format!("lab-{}", c.path.replace(['.', '"'], "-"));
+        out.push_str(&format!(
+            "<div class=\"lab-control{}\"><label for=\"{id}\"><code>{}</code></label>",
+            if changed { " lab-set" } else { "" },
+            escape(&c.path)
+        ));
+        let common = format!(
+            "id=\"{id}\" name=\"{}\" data-file=\"{}\"",
+            escape(&c.path),
+            escape(&c.file_value)
+        );
+        match c.kind {
+            Kind::Axis => {
+                out.push_str(&format!(
+                    "<select {common}><option value=\"\">every point</option>"
+                ));
+                for choice in &c.choices {
+                    let selected = if *choice == value { " selected" } else { "" };
+                    out.push_str(&format!(
+                        "<option value=\"{0}\"{selected}>{0}</option>",
+                        escape(choice)
+                    ));
+                }
+                out.push_str("</select>");
+            }
+            Kind::Bool => {
+                out.push_str(&format!("<select {common}>"));
+                for choice in ["true", "false"] {
+                    let selected = if choice == value { " selected" } else { "" };
+                    out.push_str(&format!("<option{selected}>{choice}</option>"));
+                }
+                out.push_str("</select>");
+            }
+            Kind::Integer => out.push_str(&format!(
+                "<input type=\"number\" step=\"1\" {common} value=\"{}\">",
+                escape(&value)
+            )),
+            Kind::Float => out.push_str(&format!(
+                "<input type=\"number\" step=\"any\" {common} value=\"{}\">",
+                escape(&value)
+            )),
+            Kind::Text => out.push_str(&format!(
+                "<input type=\"text\" {common} value=\"{}\" spellcheck=\"false\">",
+                escape(&value)
+            )),
+        }
+        if changed {
+            out.push_str(&format!(
+                "<span class=\"lab-was\">file: {}</span>",
+                escape(if c.file_value.is_empty() {
+                    "every point"
+                } else {
+                    &c.file_value
+                })
+            ));
+        }
+        for (_, message) in problems.by_path.iter().filter(|(p, _)| *p == c.path) {
+            out.push_str(&format!(
+                "<pre class=\"lab-error\" role=\"alert\">{}</pre>",
+                escape(message)
+            ));
+        }
+        out.push_str("</div>\n");
+    }
+    out.push_str("</div>\n");
+    if more {
+        out.push_str(&format!(
+            "<p class=\"meta\">The first {MAX_CONTROLS} values have controls; change the others with <code>--set PATH=VALUE</code>.</p>\n"
+        ));
+    }
+    let command = command(file, sets);
+    out.push_str(&format!(
+        "<p class=\"lab-actions\"><button type=\"submit\">Run</button> \
+         <a href=\"{0}.html#step=0\">Reset to file</a> \
+         <a href=\"{0}.toml{1}\" download>Download the changed file</a> \
+         <button type=\"button\" id=\"lab-copy\" hidden>Copy the command</button></p>\n\
+         <p><code id=\"lab-command\">{2}</code></p>\n</form>\n",
+        escape(name),
+        escape(&query),
+        escape(&command)
+    ));
+    out.push_str(SCRIPT);
+    out
+}
+
+/// A rerun rewinds and pauses: the page opens at its first step, and a
+/// change submits the changed values only (the others stay the file's).
+const SCRIPT: &str = r##"<script>
+(function () {
+  if (!location.hash && history.replaceState) { history.replaceState(null, "", "#step=0"); }
+  var form = document.getElementById("lab-panel");
+  if (!form) { return; }
+  function submit() {
+    var fields = form.querySelectorAll("[data-file]");
+    for (var i = 0; i < fields.length; i++) {
+      var f = fields[i];
+      if (f.value === f.getAttribute("data-file") || f.value === "") { f.disabled = true; }
+    }
+    form.submit();
+  }
+  form.addEventListener("change", submit);
+  form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
+  var copy = document.getElementById("lab-copy");
+  if (copy && navigator.clipboard) {
+    copy.hidden = false;
+    copy.addEventListener("click", function () {
+      navigator.clipboard.writeText(document.getElementById("lab-command").textContent);
+      copy.textContent = "Copied";
+    });
+  }
+})();
+</script>
+"##;
+
+const STYLE: &str = "<style>
+.lab { border: 1px solid #8a94a6; border-radius: 6px; padding: 0.5rem 1rem; margin: 1rem 0; background: #f6f8fa; }
+.lab h2 { margin-top: 0.2rem; }
+.lab-controls { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: 0.4rem 1rem; }
+.lab-control label { display: block; font-size: 0.85rem; }
+.lab-control input, .lab-control select { width: 100%; box-sizing: border-box; }
+.lab-set { background: #fff4cc; }
+.lab-was { font-size: 0.8rem; color: #444; }
+.lab-error { color: #8b0000; white-space: pre-wrap; font-size: 0.8rem; }
+</style>
+";
+
+/// The panel put at the top of a report page, after its `<body>` tag.
+pub fn inject(page: &str, panel: &str) -> String {
+    match page
+        .find("<body")
+        .and_then(|b| page[b..].find('>').map(|e| b + e + 1))
+    {
+        Some(at) => format!("{}\n{panel}{}", &page[..at], &page[at..]),
+        None => format!("{panel}{page}"),
+    }
+}
+
+/// A page for a file whose run could not be shown: its problems, and the
+/// panel to change a value.
+pub fn problems_page(title: &str, panel: &str, problems: &[String]) -> String {
+    let mut out = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{0}</title></head>\n<body>\n<nav><a href=\"index.html\">All scenarios</a></nav>\n<h1>{0}</h1>\n",
+        escape(title)
+    );
+    out.push_str(panel);
+    for p in problems {
+        out.push_str(&format!("<pre>{}</pre>\n", escape(p)));
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// One scenario of the index.
+pub struct IndexEntry {
+    pub name: String,
+    pub title: String,
+    pub summary: Option<String>,
+    pub file: String,
+    pub points: Option<usize>,
+    pub invalid: bool,
+}
+
+/// The lab's index: every scenario it was given, each a link to its page.
+pub fn index(entries: &[IndexEntry]) -> String {
+    let mut out = String::from(
+        "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>scenario-run lab</title>\n<style>body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem; } li { margin: 0.4rem 0; } .meta { color: #444; font-size: 0.9rem; }</style></head>\n<body>\n<h1>scenario-run lab</h1>\n<p>Open a scenario, change a value in its experiment panel, and the run plays again with it. The files are only read.</p>\n<ol>\n",
+    );
+    for e in entries {
+        out.push_str(&format!(
+            "<li><a href=\"{}.html\">{}</a>{}{} <span class=\"meta\"><code>{}</code>{}</span>",
+            escape(&e.name),
+            escape(&e.title),
+            e.points.map_or(String::new(), |n| format!(" ({n} points)")),
+            if e.invalid { " (invalid)" } else { "" },
+            escape(&e.file),
+            e.summary
+                .as_deref()
+                .map_or(String::new(), |s| format!("<br>{}", escape(s))),
+        ));
+        out.push_str("</li>\n");
+    }
+    out.push_str("</ol>\n</body>\n</html>\n");
+    out
+}
+
+/// The query string that gives these sets (`?path=value&...`).
+pub fn query(sets: &[(String, String)]) -> String {
+    if sets.is_empty() {
+        return String::new();
+    }
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    for (p, v) in sets {
+        q.append_pair(p, &unquoted(v));
+    }
+    format!("?{}", q.finish())
+}
+
+/// A set value as a control holds it: a TOML string without its quotes.
+fn unquoted(v: &str) -> String {
+    format!("x = {v}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("x").and_then(|x| x.as_str().map(str::to_string)))
+        .unwrap_or_else(|| v.to_string())
+}
+
+/// The command that runs what the page shows: `scenario-run FILE --set
+/// PATH=VALUE ...`, each argument quoted for a POSIX shell when it needs
+/// it.
+pub fn command(file: &str, sets: &[(String, String)]) -> String {
+    let mut out = format!("scenario-run {}", shell(file));
+    for (p, v) in sets {
+        // `--set` reads a value that is not TOML as a string: `1m`, not
+        // `"1m"`, where that is the same.
+        let word = unquoted(v);
+        let v = if word != *v && format!("x = {word}").parse::<toml::Table>().is_err() {
+            word
+        } else {
+            v.clone()
+        };
+        out.push_str(&format!(" --set {}", shell(&format!("{p}={v}"))));
+    }
+    out
+}
+
+fn shell(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+/// The file's text with these sets written in place of the values they
+/// change, everything else (comments, layout) as it was; a swept path is
+/// fixed to its one value. Only values the file writes can be changed
+/// (every control is one); another path is an error.
+pub fn changed_file(text: &str, sets: &[(String, String)]) -> Result<String, String> {
+    use toml::de::{DeTable, DeValue};
+    let doc = DeTable::parse(text).map_err(|e| e.to_string())?;
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for (path, value) in sets {
+        let sweep = doc.get_ref().iter().find(|(k, _)| k.get_ref() == "sweep");
+        let axis = sweep.and_then(|(_, s)| match s.get_ref() {
+            DeValue::Table(t) => t.iter().find(|(k, _)| k.get_ref() == path.as_str()),
+            _ => None,
+        });
+        let (span, written) = match axis {
+            Some((_, list)) => (list.span(), format!("[{value}]")),
+            None => (find(doc.get_ref(), path)?, value.clone()),
+        };
+        edits.push((span, written));
+    }
+    edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    let mut out = text.to_string();
+    for (span, written) in edits {
+        out.replace_range(span, &written);
+    }
+    Ok(out)
+}
+
+/// The span of the value at a path of a parsed document.
+fn find(table: &toml::de::DeTable<'_>, path: &str) -> Result<std::ops::Range<usize>, String> {
+    use toml::de::DeValue;
+    let mut segments = path.split('.');
+    let first = segments.next().unwrap_or("");
+    let mut value = table
+        .iter()
+        .find(|(k, _)| k.get_ref() == first)
+        .map(|(_, v)| v)
+        .ok_or_else(|| format!("the file has no `{first}`"))?;
+    for segment in segments {
+        value = match value.get_ref() {
+            DeValue::Table(t) => t
+                .iter()
+                .find(|(k, _)| k.get_ref() == segment)
+                .map(|(_, v)| v)
+                .ok_or_else(|| format!("the file has no `{path}`"))?,
+            DeValue::Array(items) => segment
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|k| items.get(k))
+                .ok_or_else(|| format!("the file has no `{path}`"))?,
+            _ => return Err(format!("`{path}` goes through a value")),
+        };
+    }
+    match value.get_ref() {
+        DeValue::Table(_) | DeValue::Array(_) => Err(format!("`{path}` is not a single value")),
+        _ => Ok(value.span()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_changed_file_keeps_everything_but_the_changed_values() {
+        let text = "# a comment\n[delivery]\nmax_receives = 2   # the budget\nretry_interval = \"10s\"\n\n[[message]]\nid = \"a\"\nfaults = [{ fail = { first = 2 } }]\n\n[sweep]\n\"dedup.enabled\" = [true, false]\n";
+        let changed = changed_file(
+            text,
+            &sets(&[
+                ("delivery.retry_interval", "\"1m\""),
+                ("message.1.faults.1.fail.first", "3"),
+                ("dedup.enabled", "false"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            changed,
+            "# a comment\n[delivery]\nmax_receives = 2   # the budget\nretry_interval = \"1m\"\n\n[[message]]\nid = \"a\"\nfaults = [{ fail = { first = 3 } }]\n\n[sweep]\n\"dedup.enabled\" = [false]\n"
+        );
+        assert!(changed_file(text, &sets(&[("delivery.nope", "1")])).is_err());
+        assert!(changed_file(text, &sets(&[("message.2.id", "1")])).is_err());
+    }
+
+    #[test]
+    fn the_command_quotes_what_a_shell_would_split() {
+        assert_eq!(
+            command(
+                "my scenarios/a.toml",
+                &sets(&[
+                    ("delivery.retry_interval", "\"1m\""),
+                    ("dedup.enabled", "false"),
+                    ("delivery.queue", "\"true\"")
+                ]),
+            ),
+            "scenario-run 'my scenarios/a.toml' --set delivery.retry_interval=1m --set dedup.enabled=false --set 'delivery.queue=\"true\"'"
+        );
+        assert_eq!(
+            query(&sets(&[("a.b", "\"1 s\""), ("c", "2")])),
+            "?a.b=1+s&c=2"
+        );
+        assert_eq!(query(&[]), "");
+    }
+
+    #[test]
+    fn the_panel_goes_right_after_the_body_tag() {
+        assert_eq!(
+            inject("<html><body class=\"x\"><h1>t</h1></body>", "<form></form>"),
+            "<html><body class=\"x\">\n<form></form><h1>t</h1></body>"
+        );
+    }
+}

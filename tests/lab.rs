@@ -1,0 +1,180 @@
+//! `scenario-run lab`: the pages a learner gets, a changed value giving
+//! the run `--set` gives, bad values placed by their control, and a real
+//! server on 127.0.0.1 that stops on Ctrl-C.
+
+mod common;
+
+use common::{bin, code, run, stdout};
+use scenario_run::lab::Lab;
+use scenario_run::report::templates::Templates;
+
+const REDRIVE: &str = "scenarios/02-repair-and-redrive.toml";
+
+fn lab(files: &[&str]) -> Lab {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let files = files.iter().map(|f| format!("{dir}/{f}")).collect();
+    Lab::new(files, Templates::load(None).ok().unwrap(), None)
+}
+
+fn body(r: &scenario_run::lab::Reply) -> String {
+    String::from_utf8(r.body.to_vec()).unwrap()
+}
+
+#[test]
+fn a_changed_value_runs_what_set_runs() {
+    let lab = lab(&[REDRIVE]);
+    let r = lab
+        .respond("/02-repair-and-redrive.json?delivery.max_receives=5&dedup.result_retention=2h");
+    assert_eq!(r.status, 200);
+    let served: serde_json::Value = serde_json::from_str(&body(&r)).unwrap();
+    let o = run(&[
+        "--format",
+        "json",
+        "--set",
+        "delivery.max_receives=5",
+        "--set",
+        "dedup.result_retention=2h",
+        REDRIVE,
+    ]);
+    let cli: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let cli = &cli["scenarios"][0];
+    assert_eq!(served["totals"], cli["totals"]);
+    assert_eq!(served["messages"], cli["messages"]);
+    assert_eq!(served["status"], cli["status"]);
+    // The file's own values give the file's own run.
+    let file: serde_json::Value =
+        serde_json::from_str(&body(&lab.respond("/02-repair-and-redrive.json"))).unwrap();
+    assert_ne!(file["totals"], served["totals"]);
+    let o = run(&["--format", "json", REDRIVE]);
+    let plain: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(file["totals"], plain["scenarios"][0]["totals"]);
+}
+
+#[test]
+fn the_page_is_the_report_with_a_panel_that_shows_what_changed() {
+    let lab = lab(&[REDRIVE]);
+    let page = body(&lab.respond("/02-repair-and-redrive.html?delivery.max_receives=5"));
+    assert!(page.contains("<form id=\"lab-panel\""), "{page}");
+    assert!(page.contains(">Timeline<"), "the report follows");
+    // The changed control is marked with the file's value; the command
+    // and the changed file say the same.
+    assert!(
+        page.contains("name=\"delivery.max_receives\" data-file=\"2\" value=\"5\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("<span class=\"lab-was\">file: 2</span>"),
+        "{page}"
+    );
+    assert!(page.contains("--set delivery.max_receives=5"), "{page}");
+    let changed = body(&lab.respond("/02-repair-and-redrive.toml?delivery.max_receives=5"));
+    assert!(
+        changed.contains("max_receives = 5        # per cycle"),
+        "{changed}"
+    );
+    // Without JavaScript the form still runs (a Run button); with it, the
+    // page opens at its first step.
+    assert!(page.contains("<button type=\"submit\">Run</button>"));
+    assert!(page.contains("replaceState(null, \"\", \"#step=0\")"));
+}
+
+#[test]
+fn a_bad_value_gets_the_message_set_gives_next_to_its_control() {
+    let lab = lab(&[REDRIVE]);
+    let page = body(
+        &lab.respond("/02-repair-and-redrive.html?delivery.max_receives=0&operator.1.wait=abc"),
+    );
+    let control = |path: &str| {
+        let at = page.find(&format!("name=\"{path}\"")).unwrap();
+        let end = page[at..].find("</div>").unwrap();
+        page[at..at + end].to_string()
+    };
+    assert!(control("delivery.max_receives").contains("`max_receives` must be at least 1"));
+    assert!(control("operator.1.wait").contains("`abc` is not a duration"));
+    assert!(!control("delivery.retry_interval").contains("lab-error"));
+    let o = run(&[
+        "--color",
+        "never",
+        "--set",
+        "delivery.max_receives=0",
+        REDRIVE,
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(stdout(&o).contains("`max_receives` must be at least 1"));
+    // The page still shows the file's own run.
+    assert!(page.contains("Repair, then redrive everything under stable keys"));
+    let r = lab.respond("/02-repair-and-redrive.json?delivery.max_receives=0");
+    assert_eq!(r.status, 400);
+}
+
+#[test]
+fn only_the_files_given_are_served() {
+    let lab = lab(&[REDRIVE, "scenarios/54-how-long-a-snapshot-waits.toml"]);
+    let index = body(&lab.respond("/index.html"));
+    assert!(index.contains("href=\"02-repair-and-redrive.html\""));
+    assert!(index.contains("href=\"54-how-long-a-snapshot-waits.html\""));
+    assert!(index.contains("(9 points)"));
+    assert_eq!(lab.respond("/").status, 302);
+    for target in [
+        "/01-dlq-is-not-proof-nothing-happened.html",
+        "/../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/02-repair-and-redrive.exe",
+        "/etc/passwd",
+    ] {
+        assert_eq!(lab.respond(target).status, 404, "{target}");
+    }
+    assert_eq!(
+        lab.respond(&format!("/index.html?{}", "a".repeat(20_000)))
+            .status,
+        414
+    );
+    // A sweep's axis picks a point: the dataflow sweep fixed to one
+    // latency has three points.
+    let page = body(&lab.respond("/54-how-long-a-snapshot-waits.html?channel.3.latency=%221ms%22"));
+    assert!(page.contains("a sweep of 3 points"), "{page}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_server_binds_loopback_serves_and_stops_on_ctrl_c() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = bin()
+        .args(["lab", REDRIVE])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.starts_with("lab: http://127.0.0.1:"), "{line}");
+    let port: u16 = line["lab: http://127.0.0.1:".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("02-repair-and-redrive.html"));
+    // Not on another address of the machine.
+    let elsewhere = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|u| u.connect("10.255.255.1:9").map(|()| u))
+        .and_then(|u| u.local_addr());
+    if let Ok(addr) = elsewhere
+        && !addr.ip().is_loopback()
+        && !addr.ip().is_unspecified()
+    {
+        assert!(std::net::TcpStream::connect((addr.ip(), port)).is_err());
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(rest, "lab: stopped\n");
+}
