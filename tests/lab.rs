@@ -178,3 +178,34 @@ fn the_server_binds_loopback_serves_and_stops_on_ctrl_c() {
     assert!(status.success(), "{status:?}");
     assert_eq!(rest, "lab: stopped\n");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_closed_standard_output_does_not_stop_or_crash_the_lab() {
+    use std::io::{BufRead, BufReader};
+    let mut child = bin()
+        .args(["lab", REDRIVE])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
+    drop(out);
+    let port: u16 = line["lab: http://127.0.0.1:".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&done.stderr).contains("panicked"));
+}

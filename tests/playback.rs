@@ -576,3 +576,97 @@ fn the_dataflow_page_steps_through_the_instants_and_plays_only_when_asked() {
         });
     });
 }
+
+/// The lab (`scenario-run lab`) in the browser: a control changed by
+/// typing reruns the file, and the page's totals are `--set`'s; a bad
+/// value shows `--set`'s message by its control; the page opens paused at
+/// its first step.
+#[test]
+#[ignore = "needs chromium; .ci/run runs it"]
+fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
+    use std::io::BufRead;
+    let Some(s) = Session::start("lab") else {
+        return;
+    };
+    let mut child = bin()
+        .args(["lab", QUESTIONS])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    // Kept open until the lab stops.
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .nth(1)
+        .expect("lab: URL")
+        .to_string();
+    let tab = s.browser.new_tab().unwrap();
+    tab.set_default_timeout(Duration::from_secs(30));
+    tab.navigate_to(&format!("{url}01-dlq-is-not-proof-nothing-happened.html"))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#lab-panel").unwrap();
+    let totals = |tab: &Tab| -> Json {
+        js(
+            tab,
+            "Object.fromEntries(Array.from(document.querySelectorAll('#totals tr')).map(tr => [tr.children[0].textContent, tr.children[1].textContent]))",
+        )
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        assert_eq!(js(&tab, "location.hash"), json!("#step=0"));
+        // Type a new receive budget and leave the field: the page reloads
+        // with the rerun.
+        let input = tab
+            .find_element("input[name='delivery.max_receives']")
+            .unwrap();
+        input.click().unwrap();
+        js(
+            &tab,
+            "document.querySelector(\"input[name='delivery.max_receives']\").select()",
+        );
+        tab.type_str("5").unwrap();
+        tab.press_key("Tab").unwrap();
+        eventually("the rerun's page", || {
+            js(&tab, "location.search").as_str() == Some("?delivery.max_receives=5")
+                && js(&tab, "!!document.querySelector('#totals')") == json!(true)
+        });
+        let o = common::run(&[
+            "--format",
+            "json",
+            "--set",
+            "delivery.max_receives=5",
+            QUESTIONS,
+        ]);
+        let cli: Json = serde_json::from_str(&common::stdout(&o)).unwrap();
+        let page = totals(&tab);
+        for name in ["acked", "quarantined", "effects", "deliveries"] {
+            assert_eq!(
+                page[name].as_str().unwrap(),
+                cli["scenarios"][0]["totals"][name].to_string(),
+                "{name}"
+            );
+        }
+        assert_eq!(js(&tab, "location.hash"), json!("#step=0"));
+        // A budget of 0: --set's message, next to its control.
+        tab.navigate_to(&format!(
+            "{url}01-dlq-is-not-proof-nothing-happened.html?delivery.max_receives=0"
+        ))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+        let message = text(&tab, "input[name='delivery.max_receives'] ~ pre.lab-error");
+        assert!(
+            message.contains("`max_receives` must be at least 1"),
+            "{message}"
+        );
+    }));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert!(child.wait().unwrap().success());
+    drop(out);
+    if let Err(e) = result {
+        resume_unwind(e);
+    }
+}

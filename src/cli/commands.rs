@@ -286,16 +286,22 @@ pub(super) fn lab(
     };
     let count = files.len();
     let lab = crate::lab::Lab::new(files, templates, seed);
+    // A closed standard output (the lab started by a script that went
+    // away) is no reason to stop serving, or to panic.
+    let say = |line: &str| {
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    };
     let started = crate::lab::server::serve(&lab, port, |url| {
-        println!("lab: {url} ({count} scenarios; Ctrl-C stops)");
-        let _ = std::io::Write::flush(&mut std::io::stdout());
+        say(&format!("lab: {url} ({count} scenarios; Ctrl-C stops)"));
         if open {
             open_browser(&format!("{url}index.html"));
         }
     });
     match started {
         Ok(()) => {
-            println!("lab: stopped");
+            say("lab: stopped");
             EXIT_PASSED
         }
         Err(e) => {
