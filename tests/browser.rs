@@ -382,3 +382,38 @@ fn the_dataflow_report_draws_the_cut_and_scrubs_to_the_fragment_time() {
         "cursor at {x1}"
     );
 }
+
+/// A log's offset lanes follow the playback: opened at a time, the
+/// orange line stands at that time of the chart's axis.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test browser -- --ignored"]
+fn the_log_lanes_show_the_playback_time() {
+    let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
+        return;
+    };
+    let d = scratch("browser-log");
+    let out = d.join("out");
+    let log = "scenarios/43-stale-checkpoint-duplicates-and-gaps.toml";
+    let o = report(&out, "html", &[log]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = out.join("43-stale-checkpoint-duplicates-and-gaps.html");
+    let dom = dump_dom_waiting(
+        &browser,
+        &d.join("profile"),
+        &format!("file://{}#t=3h20m", page.display()),
+    );
+    let start = dom
+        .find("<line id=\"log-cursor\"")
+        .expect("the log's cursor");
+    let line = &dom[start..start + dom[start..].find('>').unwrap()];
+    let attr = |name: &str| -> f64 {
+        let at = line.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        line[at..at + line[at..].find('"').unwrap()]
+            .parse()
+            .unwrap()
+    };
+    assert!(line.contains("visibility=\"visible\""), "{line}");
+    let (left, right, end) = (attr("data-left"), attr("data-right"), attr("data-end"));
+    let want = left + (right - left) * 12_000_000.0 / end;
+    assert!((attr("x1") - want).abs() < 0.01, "{line}");
+}

@@ -115,6 +115,8 @@ pub fn log_chart(scenario: &Scenario, outcome: &Outcome) -> Option<Json> {
         "lag_bottom": r1(lag_top + LANE),
         "most_lag": samples.iter().map(|s| s.lag).max().unwrap_or(0),
         "end": dur(end),
+        "end_ms": end,
+        "top": TOP,
         "samples": samples.len(),
     }))
 }
