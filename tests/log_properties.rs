@@ -231,3 +231,65 @@ proptest! {
         prop_assert_eq!(outcome.totals.pending, 0);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// A log run that nothing records settles its faultless arrivals in
+    /// one write (an idle partition, a first delivery that acks at once):
+    /// the same outcome as the run that records every step, whatever the
+    /// partitions, guarantee, checkpoints, outage, restarts and operator.
+    #[test]
+    fn the_one_write_path_changes_nothing_in_a_log_run(
+        partitions in 1u32..5,
+        at_most_once in any::<bool>(),
+        interval in 1u64..20,
+        count in 1u64..60,
+        over in 0u64..60,
+        failing in proptest::option::of((1u32..4, any::<bool>())),
+        outage in proptest::option::of((0u64..60, 1u64..20)),
+        r in restarts(4),
+        resume in prop_oneof![Just("committed"), Just("earliest"), Just("latest"), Just("stale")],
+        operator in any::<bool>(),
+        explicit in proptest::collection::vec((0u64..60, 0usize..4), 0..4),
+    ) {
+        let mut t = String::from("[delivery]\nmax_receives = 3\nretry_interval = \"2s\"\n");
+        let interval = if at_most_once {
+            "guarantee = \"at_most_once\"\n".to_string()
+        } else {
+            format!("checkpoint_interval = \"{interval}s\"\n")
+        };
+        t.push_str(&format!("[log]\npartitions = {partitions}\n{interval}"));
+        for &(at, down, skip, partition) in &r {
+            t.push_str(&format!("[[restart]]\nat = \"{at}s\"\ndown_for = \"{down}s\"\nskip = {skip}\nresume = \"{resume}\"\n"));
+            if resume == "stale" {
+                t.push_str("checkpoint_age = \"5s\"\n");
+            }
+            if let Some(p) = partition.filter(|_| !at_most_once || resume != "stale") {
+                t.push_str(&format!("partition = {}\n", p % partitions));
+            }
+        }
+        if let Some((from, d)) = outage {
+            t.push_str(&format!("[[outage]]\nfrom = \"{from}s\"\nduration = \"{d}s\"\n"));
+        }
+        if operator {
+            t.push_str("[[operator]]\nwait = \"5s\"\nrepair = true\naction = \"redrive_all\"\n");
+        }
+        for (i, &(at, key)) in explicit.iter().enumerate() {
+            t.push_str(&format!("[[message]]\nid = \"m{i}\"\nat = \"{at}s\"\nkey = \"k{key}\"\n"));
+        }
+        let faults = match failing {
+            Some((first, true)) => format!("faults = [{{ fail = {{ first = {first} }} }}]\n"),
+            Some((first, false)) => format!("faults = [{{ fail = {{ first = {first} }}, class = \"permanent\" }}]\n"),
+            None => String::new(),
+        };
+        t.push_str(&format!("[[traffic]]\ncount = {count}\nover = \"{over}s\"\nid_prefix = \"g\"\n{faults}"));
+        t.push_str(&format!("[[traffic]]\ncount = {count}\nover = \"{over}s\"\nid_prefix = \"h\"\n"));
+        let (scenario, _) = load_str("p.toml", &t).unwrap_or_else(|e| panic!("{e:?}\n{t}"));
+        let all = engine::run(&scenario, Recorder::All).expect("generated runs finish");
+        let off = engine::run(&scenario, Recorder::Off).expect("generated runs finish");
+        prop_assert_eq!(&all.totals, &off.totals, "{}", t);
+        prop_assert_eq!(&all.messages, &off.messages, "{}", t);
+        prop_assert_eq!(&all.log, &off.log, "{}", t);
+    }
+}

@@ -141,8 +141,6 @@ pub(super) struct LogState {
     visible: u64,
     restart_records: Vec<RestartRecord>,
     drain_time: Option<Millis>,
-    /// A reused buffer for a key's name (the partitioner hashes it).
-    name: String,
     partitioner: Partitioner,
     /// Positions and lag sampled over time, for the reports.
     lanes: Lanes,
@@ -174,17 +172,26 @@ impl LogState {
         // copy and clear twice the pages.
         let share = scenario.message_count() / u64::from(log.partitions.max(1));
         let share = (share + share / 16 + 16) as usize;
-        LogState {
-            guarantee,
-            interval,
-            parts: (0..log.partitions)
-                .map(|_| Partition {
+        let partition_of = vec![0; scenario.message_count() as usize];
+        super::pages::large_pages(&partition_of);
+        let parts: Vec<Partition> = (0..log.partitions)
+            .map(|_| {
+                let mut part = Partition {
                     records: Vec::with_capacity(share),
                     status: Vec::with_capacity(share),
                     ..Partition::default()
-                })
-                .collect(),
-            partition_of: vec![0; scenario.message_count() as usize],
+                };
+                // Filled as records arrive: in 2 MB pages where they fit.
+                super::pages::large_pages(part.records.spare_capacity_mut());
+                super::pages::large_pages(part.status.spare_capacity_mut());
+                part
+            })
+            .collect();
+        LogState {
+            guarantee,
+            interval,
+            parts,
+            partition_of,
             records: 0,
             positions: 0,
             moved: Vec::new(),
@@ -209,7 +216,6 @@ impl LogState {
             visible: 0,
             restart_records: Vec::new(),
             drain_time: None,
-            name: String::new(),
             partitioner: Partitioner::new(log.partitions),
             lanes: Lanes::new(),
         }
@@ -320,11 +326,9 @@ impl Engine<'_> {
                 return p;
             }
         }
-        let log = self.log_mut();
-        log.name.clear();
-        // Written plain (no padding machinery): this runs per record.
-        let _ = scenario.name_of_key(key).write_plain(&mut log.name);
-        log.partitioner.partition(log.name.as_bytes())
+        // Hashed in place, without writing the name: this runs per record.
+        let hash = scenario.name_of_key(key).murmur2();
+        self.log_mut().partitioner.of_hash(hash)
     }
 
     /// A log entry is due: an arrival appends a record; a retry or a
@@ -348,6 +352,42 @@ impl Engine<'_> {
         } else {
             self.start_record(p);
         }
+    }
+
+    /// The arrival of `m` in a run that allows the one-write path
+    /// ([`Engine::one_write`]): when its partition is idle with nothing
+    /// pending, and its first delivery acks at once (no fault, no outage,
+    /// no live result), what appending, starting, delivering and moving
+    /// on would do, in one write of its record and one of the partition.
+    /// False when it is not such a one (nothing is changed then): the
+    /// full path takes it.
+    pub(super) fn log_one_write(&mut self, m: MessageIndex) -> bool {
+        if !self.draws.faults(self.scenario, m).is_empty() || self.outages.contains(self.clock.now)
+        {
+            return false;
+        }
+        let p = self.partition_for(m) as usize;
+        let part = &self.log_mut().parts[p];
+        if part.down || part.busy || part.kicked || part.position != part.end() {
+            return false;
+        }
+        if !self.one_write_delivery(m) {
+            return false;
+        }
+        let log = self.log_mut();
+        log.partition_of[m as usize] = p as u16;
+        log.records += 1;
+        let at_most_once = log.guarantee == Guarantee::AtMostOnce;
+        let part = &mut log.parts[p];
+        part.records.push(m);
+        part.status.push(DONE);
+        let position = part.position;
+        if at_most_once {
+            // Committed when the delivery started, past the record.
+            part.committed = position + 1;
+        }
+        log.set_position(p, position + 1);
+        true
     }
 
     /// `m` is appended to its partition now (its arrival, or a redrive:

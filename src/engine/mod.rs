@@ -235,8 +235,14 @@ impl<'s> Engine<'s> {
                 .map(|log| Box::new(log::LogState::new(scenario, log))),
             writes: write::Writes::new(scenario),
         };
+        // A log's record settles in one write too, unless a transaction
+        // holds its sink writes (exactly-once) or a service time keeps its
+        // partition busy.
+        let log_allows = scenario.log.as_ref().is_none_or(|l| {
+            l.guarantee != crate::model::Guarantee::ExactlyOnce && l.service_time == 0
+        });
         engine.one_write = engine.direct
-            && engine.log.is_none()
+            && log_allows
             && !engine.tracked
             && !engine.calls.limited()
             && !engine.sinks.keeps_rows()
@@ -255,6 +261,9 @@ impl<'s> Engine<'s> {
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
         if self.log.is_some() {
+            if self.one_write && sequence < self.scenario.message_count() && self.log_one_write(m) {
+                return;
+            }
             return self.log_ready(m, sequence);
         }
         if self.one_write && self.one_write_settle(m).is_some() {

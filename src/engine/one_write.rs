@@ -50,7 +50,7 @@ impl Engine<'_> {
     /// its key (a hit, which the full path takes): nothing is changed
     /// then.
     #[inline(always)]
-    fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
+    pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
         let now = self.clock.now;
         // A first delivery's key is its own intent (only a redrive gives
         // another).
@@ -115,21 +115,39 @@ impl Engine<'_> {
             return;
         }
         let limits = &self.scenario.limits;
-        let until = self
+        let mut until = self
             .broker
             .queue
             .scheduled_at()
             .map_or(limits.max_time, |at| at.min(limits.max_time));
+        // A log's restart or resume comes after the arrivals of its
+        // instant, before any later one.
+        if let Some(log) = &self.log
+            && let Some(at) = log.next_event(self.scenario)
+        {
+            until = until.min(at);
+        }
         let mut left = self.clock.events_left(limits);
         while left > 0
             && let Some((t, m, sequence)) = self.broker.queue.take_arrival_until(until)
         {
             if t > self.clock.now {
                 self.observe_instant();
+                if self.log.is_some() {
+                    self.log_instants_before(t.min(limits.max_time.saturating_add(1)));
+                }
             }
             self.clock.advance_within(t);
             self.alarms.instant_has_events = true;
             left -= 1;
+            if self.log.is_some() {
+                // A log's arrival: an event of the queue's schedule.
+                self.clock.last_event = Some(t);
+                if !self.log_one_write(m) {
+                    return self.log_ready(m, sequence);
+                }
+                continue;
+            }
             match self.one_write_settle(m) {
                 Some(Settled::Acked) => {}
                 Some(Settled::Failed) => return,

@@ -69,6 +69,22 @@ impl<'a> Name<'a> {
 }
 
 impl Name<'_> {
+    /// Kafka's murmur2 of the name's bytes, hashed in place (the
+    /// partitioner runs it per record; see [`crate::model::Murmur2`]).
+    pub fn murmur2(&self) -> i32 {
+        let mut h = crate::model::Murmur2::new(self.len());
+        let mut digits = itoa::Buffer::new();
+        h.feed(self.text.as_bytes());
+        if let Some(n) = self.number {
+            h.feed(digits.format(n).as_bytes());
+        }
+        if self.generation > 0 {
+            h.feed(b"~r");
+            h.feed(digits.format(self.generation).as_bytes());
+        }
+        h.finish()
+    }
+
     /// The name, unpadded, whatever width a formatter asks for.
     pub fn write_plain<O: fmt::Write + ?Sized>(&self, out: &mut O) -> fmt::Result {
         let mut digits = itoa::Buffer::new();

@@ -123,6 +123,58 @@ pub fn murmur2(data: &[u8]) -> i32 {
     h as i32
 }
 
+/// [`murmur2`] fed in pieces, for a key whose bytes are not in one place
+/// (a prefix, then digits): the same hash as of the pieces joined, without
+/// joining them. The length comes first, as murmur2 starts from it.
+#[derive(Debug, Clone, Copy)]
+pub struct Murmur2 {
+    h: u32,
+    chunk: u32,
+    filled: u32,
+}
+
+impl Murmur2 {
+    const M: u32 = 0x5bd1_e995;
+
+    /// A hash of `length` bytes, to be fed.
+    pub fn new(length: usize) -> Self {
+        Murmur2 {
+            h: 0x9747_b28c ^ length as u32,
+            chunk: 0,
+            filled: 0,
+        }
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.chunk |= u32::from(b) << (8 * self.filled);
+            self.filled += 1;
+            if self.filled == 4 {
+                let mut k = self.chunk.wrapping_mul(Self::M);
+                k ^= k >> 24;
+                k = k.wrapping_mul(Self::M);
+                self.h = self.h.wrapping_mul(Self::M) ^ k;
+                self.chunk = 0;
+                self.filled = 0;
+            }
+        }
+    }
+
+    /// The hash, as [`murmur2`] returns it (the bytes fed must number the
+    /// length given).
+    pub fn finish(self) -> i32 {
+        let mut h = self.h;
+        if self.filled > 0 {
+            h ^= self.chunk;
+            h = h.wrapping_mul(Self::M);
+        }
+        h ^= h >> 13;
+        h = h.wrapping_mul(Self::M);
+        h ^= h >> 15;
+        h as i32
+    }
+}
+
 /// Kafka's default partition of a key: toPositive(murmur2(key)) mod
 /// `partitions`.
 pub fn partition_of(key: &str, partitions: u32) -> u32 {
@@ -149,7 +201,12 @@ impl Partitioner {
 
     /// The partition of a key.
     pub fn partition(&self, key: &[u8]) -> u32 {
-        let hash = murmur2(key) as u32 & 0x7fff_ffff;
+        self.of_hash(murmur2(key))
+    }
+
+    /// The partition of a key's murmur2 hash.
+    pub fn of_hash(&self, hash: i32) -> u32 {
+        let hash = hash as u32 & 0x7fff_ffff;
         let low = self.inverse.wrapping_mul(u64::from(hash));
         ((u128::from(low) * u128::from(self.partitions)) >> 64) as u32
     }
@@ -220,6 +277,8 @@ mod tests {
         );
     }
 
+    use proptest::prelude::any;
+
     proptest::proptest! {
         #[test]
         fn every_key_lands_in_a_partition(key in ".{0,40}", partitions in 1u32..=MAX_PARTITIONS) {
@@ -227,6 +286,19 @@ mod tests {
             proptest::prop_assert!(p < partitions);
             proptest::prop_assert_eq!(p, ((murmur2(key.as_bytes()) & 0x7fff_ffff) as u32) % partitions);
             proptest::prop_assert_eq!(Partitioner::new(partitions).partition(key.as_bytes()), p);
+        }
+
+        #[test]
+        fn murmur2_fed_in_pieces_is_murmur2_of_the_whole(key in proptest::collection::vec(any::<u8>(), 0..40), cuts in proptest::collection::vec(0usize..40, 0..4)) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(key.len())).collect();
+            cuts.sort();
+            let mut h = Murmur2::new(key.len());
+            let mut from = 0;
+            for c in cuts.into_iter().chain([key.len()]) {
+                h.feed(&key[from..c]);
+                from = c;
+            }
+            proptest::prop_assert_eq!(h.finish(), murmur2(&key));
         }
 
         #[test]
