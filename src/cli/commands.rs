@@ -113,32 +113,20 @@ pub(super) fn show(
         }
         Ok((Loaded::DataflowSweep(sweep), source)) => {
             let values: Vec<&[String]> = sweep.points.iter().map(|p| &p.values[..]).collect();
-            let command = match to_fix(path, &sweep.keys, &values, sets, at) {
-                Ok(command) => command,
-                Err(code) => return code,
-            };
-            let opts = Options {
-                seed,
-                ..Options::default()
-            };
-            let result = sweep::run_dataflow_sweep(source, sweep, &|_| true, &opts);
-            return show_sweep(path, &result, &command);
+            let command = to_fix(path, &sweep.keys, &values, sets, at);
+            return show_sweep(path, command, seed, |opts| {
+                sweep::run_dataflow_sweep(source, sweep, &|_| true, opts)
+            });
         }
         Ok((Loaded::Sweep(mut sweep), source)) if sweep.points.len() == 1 => {
             (sweep.points.remove(0).scenario, source)
         }
         Ok((Loaded::Sweep(sweep), source)) => {
             let values: Vec<&[String]> = sweep.points.iter().map(|p| &p.values[..]).collect();
-            let command = match to_fix(path, &sweep.keys, &values, sets, at) {
-                Ok(command) => command,
-                Err(code) => return code,
-            };
-            let opts = Options {
-                seed,
-                ..Options::default()
-            };
-            let result = sweep::run_sweep(source, sweep, &|_| true, &opts, &batch::run_scenario);
-            return show_sweep(path, &result, &command);
+            let command = to_fix(path, &sweep.keys, &values, sets, at);
+            return show_sweep(path, command, seed, |opts| {
+                sweep::run_sweep(source, sweep, &|_| true, opts, &batch::run_scenario)
+            });
         }
         Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
@@ -237,9 +225,24 @@ fn to_fix(
 }
 
 /// `show` of a sweep: its table of points (the text of its golden file),
-/// and how to show one point. Exits as the batch would for this file.
-fn show_sweep(path: &str, result: &FileResult, sets: &str) -> u8 {
-    let FileResult::Swept(run) = result else {
+/// and how to show one point (`command`, or the exit code of its error).
+/// Exits as the batch would for this file.
+fn show_sweep(
+    path: &str,
+    command: Result<String, u8>,
+    seed: Option<u64>,
+    run: impl FnOnce(&Options) -> FileResult,
+) -> u8 {
+    let sets = match command {
+        Ok(command) => command,
+        Err(code) => return code,
+    };
+    let opts = Options {
+        seed,
+        ..Options::default()
+    };
+    let result = run(&opts);
+    let FileResult::Swept(run) = &result else {
         return EXIT_INVALID;
     };
     use std::fmt::Write as _;

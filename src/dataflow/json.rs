@@ -105,23 +105,30 @@ pub fn parameters(flow: &Dataflow) -> Json {
 /// times, whether its cut is consistent, and the most values one node held
 /// recorded.
 pub fn attempts(outcome: &Outcome) -> Json {
-    let list = outcome.attempts.iter().enumerate().map(|(k, a)| {
-        let mut m = Map::new();
-        m.insert("attempt".into(), json!(k + 1));
-        m.insert("outcome".into(), json!(a.outcome.as_str()));
-        if let Some(t) = a.completed_at {
-            m.insert("completed_at".into(), json!(t));
-        }
-        if let Some(t) = a.aborted_at {
-            m.insert("aborted_at".into(), json!(t));
-        }
-        if let Some(c) = a.consistent {
-            m.insert("consistent".into(), json!(c));
-        }
-        m.insert("max_recorded".into(), json!(a.max_recorded));
-        Json::Object(m)
-    });
+    let list = (outcome.attempts.iter().enumerate()).map(|(k, a)| Json::Object(brief(k, a, false)));
     Json::Array(list.collect())
+}
+
+/// An attempt's number, outcome, times, consistency (and, with `total`,
+/// what its cut recorded in all) and `max_recorded`, in that order.
+fn brief(k: usize, a: &super::outcome::Attempt, total: bool) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("attempt".into(), json!(k + 1));
+    m.insert("outcome".into(), json!(a.outcome.as_str()));
+    if let Some(t) = a.completed_at {
+        m.insert("completed_at".into(), json!(t));
+    }
+    if let Some(t) = a.aborted_at {
+        m.insert("aborted_at".into(), json!(t));
+    }
+    if let Some(c) = a.consistent {
+        m.insert("consistent".into(), json!(c));
+        if total {
+            m.insert("recorded_total".into(), json!(a.recorded_total as i64));
+        }
+    }
+    m.insert("max_recorded".into(), json!(a.max_recorded));
+    m
 }
 
 /// Each attempt: its outcome, times, per node status and recorded state,
@@ -132,20 +139,7 @@ pub fn snapshots(flow: &Dataflow, outcome: &Outcome) -> Json {
         .iter()
         .enumerate()
         .map(|(k, a)| {
-            let mut m = Map::new();
-            m.insert("attempt".into(), json!(k + 1));
-            m.insert("outcome".into(), json!(a.outcome.as_str()));
-            if let Some(t) = a.completed_at {
-                m.insert("completed_at".into(), json!(t));
-            }
-            if let Some(t) = a.aborted_at {
-                m.insert("aborted_at".into(), json!(t));
-            }
-            if let Some(c) = a.consistent {
-                m.insert("consistent".into(), json!(c));
-                m.insert("recorded_total".into(), json!(a.recorded_total as i64));
-            }
-            m.insert("max_recorded".into(), json!(a.max_recorded));
+            let mut m = brief(k, a, true);
             let nodes: Vec<Json> = flow
                 .nodes
                 .iter()

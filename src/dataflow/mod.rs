@@ -173,18 +173,11 @@ pub fn load_one(
     let (loaded, source) = load(name, text, sets)?;
     match loaded {
         Loaded::One(flow) => Ok((*flow, source)),
-        Loaded::Sweep(sweep) => {
-            let p = Problem::new(
-                &source,
-                Some(sweep.span.clone()),
-                format!("this file sweeps {} points", sweep.points.len()),
-                "a sweep",
-            );
-            Err(Box::new(crate::scenario::Invalid {
-                source,
-                problems: vec![p],
-            }))
-        }
+        Loaded::Sweep(sweep) => Err(crate::scenario::sweeps(
+            source,
+            sweep.span,
+            sweep.points.len(),
+        )),
     }
 }
 

@@ -101,19 +101,22 @@ pub fn load_str(name: &str, text: &str) -> Result<(Scenario, Source), Box<Invali
     let (loaded, source) = load(name, text, &[])?;
     match loaded {
         Loaded::One(scenario) => Ok((*scenario, source)),
-        Loaded::Sweep(sweep) => {
-            let p = Problem::new(
-                &source,
-                Some(sweep.span.clone()),
-                format!("this file sweeps {} points", sweep.points.len()),
-                "a sweep",
-            );
-            Err(Box::new(Invalid {
-                source,
-                problems: vec![p],
-            }))
-        }
+        Loaded::Sweep(sweep) => Err(sweeps(source, sweep.span, sweep.points.len())),
     }
+}
+
+/// The problem of a file read as one run that sweeps `points` points.
+pub(crate) fn sweeps(source: Source, span: std::ops::Range<usize>, points: usize) -> Box<Invalid> {
+    let p = Problem::new(
+        &source,
+        Some(span),
+        format!("this file sweeps {points} points"),
+        "a sweep",
+    );
+    Box::new(Invalid {
+        source,
+        problems: vec![p],
+    })
 }
 
 /// Every queue scenario a file describes: itself, or each point of its
