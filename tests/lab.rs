@@ -13,7 +13,8 @@ const REDRIVE: &str = "scenarios/02-repair-and-redrive.toml";
 fn lab(files: &[&str]) -> Lab {
     let dir = env!("CARGO_MANIFEST_DIR");
     let files = files.iter().map(|f| format!("{dir}/{f}")).collect();
-    Lab::new(files, Templates::load(None).ok().unwrap(), None)
+    let schema = serde_json::from_str(&scenario_run::cli::schema()).unwrap();
+    Lab::new(files, Templates::load(None).ok().unwrap(), None, schema)
 }
 
 fn body(r: &scenario_run::lab::Reply) -> String {

@@ -288,7 +288,8 @@ pub(super) fn lab(
         }
     };
     let count = files.len();
-    let lab = crate::lab::Lab::new(files, templates, seed);
+    let schema = serde_json::from_str(&schema()).unwrap_or_default();
+    let lab = crate::lab::Lab::new(files, templates, seed, schema);
     // A closed standard output (the lab started by a script that went
     // away) is no reason to stop serving, or to panic.
     let say = |line: &str| {

@@ -48,8 +48,72 @@ pub struct Control {
     /// The file's value as the control shows it (a string without quotes;
     /// empty for an axis: every point).
     pub file_value: String,
-    /// An axis's values, as TOML writes them.
+    /// An axis's values, as TOML writes them; a word's allowed words.
     pub choices: Vec<String>,
+}
+
+/// The words the JSON Schema allows at a path of a file (`delivery.backoff.jitter`:
+/// none, full, equal, decorrelated), where it lists them.
+pub fn words(schema: &serde_json::Value, path: &str) -> Vec<String> {
+    use serde_json::Value;
+    fn resolve<'a>(schema: &'a Value, mut node: &'a Value) -> &'a Value {
+        // A reference leads to a definition (a few hops at most).
+        for _ in 0..8 {
+            match node.get("$ref").and_then(Value::as_str) {
+                Some(r) => match r.strip_prefix("#/$defs/") {
+                    Some(name) => node = &schema["$defs"][name],
+                    None => break,
+                },
+                None => break,
+            }
+        }
+        node
+    }
+    fn branches<'a>(schema: &'a Value, node: &'a Value) -> Vec<&'a Value> {
+        let node = resolve(schema, node);
+        let mut out = vec![node];
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(list) = node.get(key).and_then(Value::as_array) {
+                for b in list {
+                    out.extend(branches(schema, b));
+                }
+            }
+        }
+        out
+    }
+    let mut nodes: Vec<&Value> = branches(schema, schema);
+    for segment in path.split('.') {
+        let mut next = Vec::new();
+        for n in nodes {
+            if let Some(p) = n.get("properties").and_then(|p| p.get(segment)) {
+                next.extend(branches(schema, p));
+            }
+            if segment.parse::<usize>().is_ok()
+                && let Some(items) = n.get("items")
+            {
+                next.extend(branches(schema, items));
+            }
+        }
+        if next.is_empty() {
+            return Vec::new();
+        }
+        nodes = next;
+    }
+    let mut out: Vec<String> = Vec::new();
+    for n in nodes {
+        let listed = n
+            .get("enum")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        let constant = n.get("const").into_iter();
+        for w in listed.chain(constant).filter_map(Value::as_str) {
+            if !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The controls of a file's text: its swept paths first, its seed, then
@@ -278,5 +342,28 @@ acked = 2
         let (controls, more) = controls(&text);
         assert_eq!(controls.len(), MAX_CONTROLS);
         assert!(more);
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use super::words;
+
+    #[test]
+    fn the_schema_gives_the_words_of_a_path() {
+        let schema: serde_json::Value = serde_json::from_str(&crate::cli::schema()).unwrap();
+        assert_eq!(
+            words(&schema, "delivery.backoff.jitter"),
+            ["none", "full", "equal", "decorrelated"]
+        );
+        let action = words(&schema, "operator.1.action");
+        assert!(action.contains(&"redrive_all".to_string()), "{action:?}");
+        let class = words(&schema, "message.2.faults.1.class");
+        assert!(class.contains(&"permanent".to_string()), "{class:?}");
+        let markers = words(&schema, "snapshot.1.markers");
+        assert_eq!(markers, ["every_partition", "first_partition"]);
+        // A duration or a name is not a word of a list.
+        assert!(words(&schema, "delivery.retry_interval").is_empty());
+        assert!(words(&schema, "no.such.path").is_empty());
     }
 }

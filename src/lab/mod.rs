@@ -44,6 +44,8 @@ pub struct Lab {
     files: Vec<LabFile>,
     templates: Templates,
     seed: Option<u64>,
+    /// The JSON Schema of the format: the words a text control offers.
+    schema: serde_json::Value,
     cache: Mutex<VecDeque<(String, std::sync::Arc<Vec<u8>>)>>,
 }
 
@@ -78,7 +80,15 @@ impl Reply {
 const HTML: &str = "text/html; charset=utf-8";
 
 impl Lab {
-    pub fn new(paths: Vec<String>, templates: Templates, seed: Option<u64>) -> Lab {
+    /// A lab of these files; `schema` (the format's JSON Schema, as
+    /// `scenario-run schema` prints it) gives the words a text control
+    /// offers.
+    pub fn new(
+        paths: Vec<String>,
+        templates: Templates,
+        seed: Option<u64>,
+        schema: serde_json::Value,
+    ) -> Lab {
         let names = report_names(&paths);
         Lab {
             files: paths
@@ -88,6 +98,7 @@ impl Lab {
                 .collect(),
             templates,
             seed,
+            schema,
             cache: Mutex::new(VecDeque::new()),
         }
     }
@@ -125,7 +136,13 @@ impl Lab {
             Ok(text) => text,
             Err(e) => return Reply::text(500, &format!("cannot read {}: {e}", file.path)),
         };
-        let (controls, more) = controls::controls(&text);
+        let (mut controls, more) = controls::controls(&text);
+        for c in controls
+            .iter_mut()
+            .filter(|c| c.kind == controls::Kind::Text)
+        {
+            c.choices = controls::words(&self.schema, &c.path);
+        }
         let sets = controls::sets(&controls, &query);
         match extension {
             "html" => self.cached(

@@ -84,6 +84,18 @@ pub fn panel(
                 "<input type=\"number\" step=\"any\" {common} value=\"{}\">",
                 escape(&value)
             )),
+            Kind::Text if !c.choices.is_empty() => {
+                out.push_str(&format!("<select {common}>"));
+                let mut words = c.choices.clone();
+                if !words.contains(&value) {
+                    words.insert(0, value.clone());
+                }
+                for w in &words {
+                    let selected = if *w == value { " selected" } else { "" };
+                    out.push_str(&format!("<option{selected}>{}</option>", escape(w)));
+                }
+                out.push_str("</select>");
+            }
             Kind::Text => out.push_str(&format!(
                 "<input type=\"text\" {common} value=\"{}\" spellcheck=\"false\">",
                 escape(&value)
