@@ -449,6 +449,18 @@ fn a_revealed_answer_is_the_engines_value_and_waits_for_its_time() {
             assert!(clicks < 100, "the question never appeared");
         }
         assert!(caption(&tab).starts_with(&format!("At {}", dur(q.at.unwrap()))));
+        // It appears after the last transition of its instant, not the
+        // first: "three messages sit in quarantine" is true by then.
+        let all = run(&scenario, Recorder::All).unwrap();
+        let done = (all.transitions.iter())
+            .filter(|t| t.time <= q.at.unwrap())
+            .count();
+        assert_eq!(clicks, done, "steps until the question appears");
+        let quarantined = snapshot_rows(&tab)
+            .iter()
+            .filter(|r| r.iter().any(|c| c == "quarantined"))
+            .count();
+        assert_eq!(quarantined, 3);
         assert_eq!(
             js(&tab, "document.querySelector('#question-1 details').open"),
             json!(false)
