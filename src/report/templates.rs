@@ -154,6 +154,7 @@ impl Templates {
         env.add_filter("text", text);
         env.add_filter("code", code);
         env.add_filter("markdown", markdown);
+        env.add_filter("inline_markdown", inline_markdown);
         env.add_filter("mermaid", mermaid);
         // The totals that are durations (milliseconds in JSON), from the
         // measures' own units: a template writes `name in time_totals`.
@@ -373,7 +374,7 @@ fn suggest(ctx: &Value, expr: &str) -> Option<String> {
 }
 
 mod filters;
-use filters::{cell, code, duration, markdown, mermaid, text};
+use filters::{cell, code, duration, inline_markdown, markdown, mermaid, text};
 
 #[cfg(test)]
 mod tests;

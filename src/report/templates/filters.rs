@@ -208,6 +208,21 @@ pub(super) fn markdown(v: Value) -> Value {
     Value::from_safe_string(out)
 }
 
+/// `{{ text | inline_markdown }}`: one paragraph of CommonMark (code
+/// spans, emphasis, links) rendered inside the element around it, as a
+/// question's text; more than one paragraph stays as blocks.
+pub(super) fn inline_markdown(v: Value) -> Value {
+    let block = markdown(v);
+    let html = block.as_str().unwrap_or_default();
+    match html
+        .strip_prefix("<p>")
+        .and_then(|rest| rest.strip_suffix("</p>\n"))
+    {
+        Some(inner) if !inner.contains("<p>") => Value::from_safe_string(inner.to_string()),
+        _ => block,
+    }
+}
+
 /// Link targets a description may use: http, https, mailto, relative
 /// paths and fragments. Any other scheme (`javascript:`, `data:`, ...)
 /// becomes an empty link. Browsers ignore whitespace and control characters

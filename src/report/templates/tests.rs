@@ -17,6 +17,22 @@ fn markdown_renders_and_never_passes_html_through() {
 }
 
 #[test]
+fn one_paragraph_renders_inline() {
+    let html = |md: &str| {
+        inline_markdown(Value::from(md))
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        html("How many effects does `uncertain` have at 10s?"),
+        "How many effects does <code>uncertain</code> have at 10s?"
+    );
+    assert_eq!(html("a <b>x</b>"), "a &lt;b&gt;x&lt;/b&gt;");
+    assert_eq!(html("one\n\ntwo"), "<p>one</p>\n<p>two</p>\n");
+}
+
+#[test]
 fn links_keep_only_safe_targets() {
     let html = |md: &str| markdown(Value::from(md)).as_str().unwrap().to_string();
     for unsafe_link in [
