@@ -682,3 +682,51 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
         resume_unwind(e);
     }
 }
+
+/// Every state badge's text stands out from its background by at least
+/// 4.5:1 (WCAG's contrast for normal text), as Chromium computes the
+/// colours.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn every_state_badge_is_readable() {
+    let Some(s) = Session::start("contrast") else {
+        return;
+    };
+    let tab = s.open(STEPS, "#step=0");
+    let colours = js(
+        &tab,
+        "['waiting', 'ready', 'in_flight', 'acked', 'quarantined', 'expired', 'purged'].map(function (st) { var b = document.createElement('span'); b.className = 'state state-' + st; document.body.appendChild(b); var c = getComputedStyle(b); return [st, c.color, c.backgroundColor]; })",
+    );
+    let rgb = |s: &str| -> [f64; 3] {
+        let inner = s
+            .trim_start_matches("rgba(")
+            .trim_start_matches("rgb(")
+            .trim_end_matches(')');
+        let v: Vec<f64> = inner
+            .split(',')
+            .map(|x| x.trim().parse().unwrap())
+            .collect();
+        [v[0], v[1], v[2]]
+    };
+    let luminance = |c: [f64; 3]| {
+        let f = |x: f64| {
+            let x = x / 255.0;
+            if x <= 0.03928 {
+                x / 12.92
+            } else {
+                ((x + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2])
+    };
+    for entry in colours.as_array().unwrap() {
+        let (state, fg, bg) = (
+            entry[0].as_str().unwrap(),
+            entry[1].as_str().unwrap(),
+            entry[2].as_str().unwrap(),
+        );
+        let (a, b) = (luminance(rgb(fg)), luminance(rgb(bg)));
+        let ratio = (a.max(b) + 0.05) / (a.min(b) + 0.05);
+        assert!(ratio >= 4.5, "{state}: {fg} on {bg} is {ratio:.2}:1");
+    }
+}
