@@ -730,3 +730,33 @@ fn every_state_badge_is_readable() {
         assert!(ratio >= 4.5, "{state}: {fg} on {bg} is {ratio:.2}:1");
     }
 }
+
+/// With JavaScript off, a page shows no control that would do nothing:
+/// the scenario, dataflow and sweep pages and the index.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn without_javascript_no_dead_controls_are_shown() {
+    let Some(s) = Session::start("no-script") else {
+        return;
+    };
+    for page in [
+        s.page(STEPS),
+        s.page(QUESTIONS),
+        s.page(DATAFLOW),
+        s.out.join("index.html"),
+    ] {
+        let tab = s.browser.new_tab().unwrap();
+        tab.call_method(Emulation::SetScriptExecutionDisabled { value: true })
+            .unwrap();
+        tab.navigate_to(&format!("file://{}", page.display()))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        // DevTools still evaluates with the page's scripts off.
+        let shown = js(
+            &tab,
+            "Array.from(document.querySelectorAll('button, input, select, textarea')).filter(function (e) { return e.getClientRects().length > 0; }).map(function (e) { return e.id || e.tagName; })",
+        );
+        assert_eq!(shown, json!([]), "{}", page.display());
+    }
+}
