@@ -760,3 +760,34 @@ fn without_javascript_no_dead_controls_are_shown() {
         assert_eq!(shown, json!([]), "{}", page.display());
     }
 }
+
+/// The index fits a phone: at 390 px nothing is wider than the screen.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn the_index_fits_a_phone() {
+    let Some(s) = Session::start("phone-index") else {
+        return;
+    };
+    let tab = s.browser.new_tab().unwrap();
+    phone_viewport(&tab).expect("phone viewport");
+    tab.navigate_to(&format!("file://{}", s.out.join("index.html").display()))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    let widths = js(
+        &tab,
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+    );
+    assert!(
+        widths[0].as_u64() <= widths[1].as_u64(),
+        "the index is {} px wide on a {} px screen",
+        widths[0],
+        widths[1]
+    );
+    // Each figure keeps its name.
+    let label = js(
+        &tab,
+        "getComputedStyle(document.querySelector('#scenarios td[data-label]'), '::before').content",
+    );
+    assert_eq!(label, json!("\"expectations: \""));
+}

@@ -832,3 +832,38 @@ fn a_log_report_draws_offset_lanes_restarts_and_lag() {
     assert_eq!(last["ends"], serde_json::json!([36960, 7201]));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn the_html_index_shows_each_kind_of_file_with_its_own_figures() {
+    let d = scratch("html-index");
+    let dir = d.join("out");
+    let o = report(
+        &dir,
+        "html",
+        &[
+            THREE[0],
+            "scenarios/37-chandy-lamport-in-flight.toml",
+            "scenarios/54-how-long-a-snapshot-waits.toml",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let row = |report: &str| -> String {
+        let at = index.find(&format!("href=\"{report}.html\"")).unwrap();
+        index[at..at + index[at..].find("</tr>").unwrap()].to_string()
+    };
+    // A queue scenario: its totals (4 messages, 2 effects at the end).
+    let queue = row("01-dlq-is-not-proof-nothing-happened");
+    assert!(
+        queue.contains("<td data-label=\"messages\" class=\"num\">4</td>"),
+        "{queue}"
+    );
+    assert!(queue.contains("18 of 18"), "{queue}");
+    // A dataflow: its expectations, no queue figures.
+    let flow = row("37-chandy-lamport-in-flight");
+    assert!(!flow.contains("points"), "{flow}");
+    assert!(flow.contains("class=\"num\">-</td>"), "{flow}");
+    // A sweep: its points.
+    let sweep = row("54-how-long-a-snapshot-waits");
+    assert!(sweep.contains("9 of 9 points"), "{sweep}");
+}
