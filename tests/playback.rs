@@ -791,3 +791,41 @@ fn the_index_fits_a_phone() {
     );
     assert_eq!(label, json!("\"expectations: \""));
 }
+
+/// With the timeline focused, the arrow keys scroll it and leave the
+/// playback where it is.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn arrow_keys_scroll_a_focused_timeline() {
+    let Some(s) = Session::start("timeline-keys") else {
+        return;
+    };
+    let tab = s.browser.new_tab().unwrap();
+    phone_viewport(&tab).expect("phone viewport");
+    tab.navigate_to(&format!("file://{}#step=3", s.page(STEPS).display()))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("#p-next").unwrap();
+    // Wider than the phone: there is something to scroll.
+    let widths = js(
+        &tab,
+        "[document.getElementById('timeline-scroll').scrollWidth, document.getElementById('timeline-scroll').clientWidth]",
+    );
+    assert!(widths[0].as_u64() > widths[1].as_u64(), "{widths}");
+    js(&tab, "document.getElementById('timeline-scroll').focus()");
+    let before = caption(&tab);
+    for _ in 0..5 {
+        tab.press_key("ArrowRight").unwrap();
+    }
+    eventually("the timeline scrolled", || {
+        js(
+            &tab,
+            "document.getElementById('timeline-scroll').scrollLeft",
+        )
+        .as_f64()
+        .unwrap_or(0.0)
+            > 0.0
+    });
+    assert_eq!(caption(&tab), before, "the playback did not move");
+}
