@@ -867,3 +867,19 @@ fn the_html_index_shows_each_kind_of_file_with_its_own_figures() {
     let sweep = row("54-how-long-a-snapshot-waits");
     assert!(sweep.contains("9 of 9 points"), "{sweep}");
 }
+
+#[test]
+fn the_timeline_legend_lists_operator_inspections_only_where_there_are_some() {
+    let d = scratch("legend");
+    let dir = d.join("out");
+    let without = "scenarios/22-retry-storm-no-jitter.toml";
+    let o = report(&dir, "html", &[THREE[0], without]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let legend = |page: &str| -> String {
+        let html = std::fs::read_to_string(dir.join(format!("{}.html", stem(page)))).unwrap();
+        let at = html.find("<ul class=\"legend\">").unwrap();
+        html[at..at + html[at..].find("</ul>").unwrap()].to_string()
+    };
+    assert!(legend(THREE[0]).contains("operator inspection"));
+    assert!(!legend(without).contains("operator inspection"));
+}
