@@ -73,6 +73,12 @@ pub struct ChartPoint<'a> {
     pub shown: String,
 }
 
+/// About how wide a label is drawn at 11 px in a sans-serif font (an
+/// average letter is about 6.2 px; a little more, to be safe).
+pub fn label_width(label: &str) -> f64 {
+    label.chars().count() as f64 * 6.6
+}
+
 /// The chart of `points` (in sweep order, the first key slowest), or
 /// `None` when there is nothing to draw. `time`: the measure is a duration
 /// in milliseconds (the axis is labelled `1m30s`).
@@ -175,7 +181,7 @@ pub fn sweep_chart(
         .collect();
     let (cells, row_ticks) = heatmap(&xs, &labels, &points, (left, right, top, bottom), measure);
     // A heatmap's columns are labelled at their centres.
-    let x_ticks = if cells.is_empty() {
+    let x_ticks: Vec<Tick> = if cells.is_empty() {
         x_ticks
     } else {
         let w = f64::from(right - left) / xs.len() as f64;
@@ -187,6 +193,16 @@ pub fn sweep_chart(
             })
             .collect()
     };
+    // A label centred on a tick near an edge would be cut off there: it
+    // moves in just enough to be whole.
+    let x_ticks = x_ticks
+        .into_iter()
+        .map(|t| {
+            let half = label_width(&t.label) / 2.0;
+            let at = t.at.clamp(half, (f64::from(width) - half).max(half));
+            Tick { at: round(at), ..t }
+        })
+        .collect();
     Some(SweepChart {
         cells,
         row_ticks,
@@ -287,6 +303,31 @@ fn round(v: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn x_labels_stay_whole_inside_the_chart() {
+        let values: Vec<[String; 1]> = ["\"none\"", "\"full\"", "\"equal\"", "\"decorrelated\""]
+            .map(|v| [v.to_string()])
+            .to_vec();
+        let points: Vec<ChartPoint> = values
+            .iter()
+            .map(|v| ChartPoint {
+                values: v,
+                measure: Some(1),
+                shown: "1".into(),
+            })
+            .collect();
+        let keys = ["delivery.backoff.jitter".to_string()];
+        let chart = sweep_chart(&keys, "acked", &points, false).unwrap();
+        for t in &chart.x_ticks {
+            let half = label_width(&t.label) / 2.0;
+            assert!(t.at - half >= 0.0, "{t:?}");
+            assert!(t.at + half <= f64::from(chart.width), "{t:?}");
+        }
+        // The last label moved in from its point at the right edge.
+        assert!(chart.x_ticks[3].at < f64::from(chart.right));
+        assert_eq!(chart.x_ticks[1].at, 276.0);
+    }
 
     #[test]
     fn one_line_per_value_of_the_second_key_over_the_first() {
