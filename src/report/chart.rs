@@ -34,12 +34,83 @@ const STACK: [State; STATE_COUNT] = [
 ];
 
 fn axis(scale: Scale, y: f64) -> Json {
-    let ticks: Vec<Json> = scale
-        .ticks()
+    let ticks: Vec<Json> = placed(&scale)
         .into_iter()
-        .map(|(t, label)| json!({ "time": t, "x": scale.x(t), "label": label }))
+        .map(|p| json!({ "time": p.time, "x": p.x, "label": p.label, "anchor": p.anchor }))
         .collect();
     json!({ "y": round(y), "ticks": ticks })
+}
+
+/// A tick of the time axis as drawn: its grid line at `x`, its label
+/// (empty when it would overlap another) anchored so that it stays whole.
+#[derive(Debug, Clone, PartialEq)]
+struct Placed {
+    time: Millis,
+    x: f64,
+    label: String,
+    anchor: &'static str,
+}
+
+/// The axis's ticks with labels that never overlap or leave the chart:
+/// the end of the run is labelled first, then each break's end and
+/// start (a break's start label sits left of it, its end's right of it),
+/// then the full-rate ticks; a label that would overlap one already
+/// placed is left out (its grid line stays).
+fn placed(scale: &Scale) -> Vec<Placed> {
+    use crate::report::sweep_chart::label_width;
+    const GAP: f64 = 4.0;
+    let ticks = scale.ticks();
+    let last = ticks.last().map(|(t, _)| *t);
+    let rank = |t: Millis| {
+        if Some(t) == last {
+            0
+        } else if scale.breaks().iter().any(|b| b.to == t) {
+            1
+        } else if scale.breaks().iter().any(|b| b.from == t) {
+            2
+        } else {
+            3
+        }
+    };
+    let mut out: Vec<Placed> = Vec::new();
+    let mut spans: Vec<(usize, f64, f64)> = Vec::new();
+    let mut order: Vec<usize> = (0..ticks.len()).collect();
+    order.sort_by_key(|&i| (rank(ticks[i].0), i));
+    for &i in &order {
+        let (t, label) = &ticks[i];
+        let (x, w) = (scale.x(*t), label_width(label));
+        let mut anchor = match rank(*t) {
+            1 => "start",
+            2 => "end",
+            _ => "middle",
+        };
+        let extent = |anchor: &str| match anchor {
+            "start" => (x, x + w),
+            "end" => (x - w, x),
+            _ => (x - w / 2.0, x + w / 2.0),
+        };
+        if extent(anchor).1 > WIDTH {
+            anchor = "end";
+        }
+        if extent(anchor).0 < 0.0 {
+            anchor = "start";
+        }
+        let (from, to) = extent(anchor);
+        let free = spans
+            .iter()
+            .all(|&(_, a, b)| to + GAP <= a || from >= b + GAP);
+        if free {
+            spans.push((i, from, to));
+        }
+        out.push(Placed {
+            time: *t,
+            x,
+            label: if free { label.clone() } else { String::new() },
+            anchor,
+        });
+    }
+    out.sort_by_key(|p| p.time);
+    out
 }
 
 /// The idle stretches drawn compressed, with what they hide.

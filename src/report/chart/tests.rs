@@ -75,3 +75,45 @@ fn marks_of_one_instant_on_one_line_are_spread_apart() {
         ]
     );
 }
+
+/// Over linear and compressed axes, the labels drawn never overlap, never
+/// leave the chart, and the end of the run is always labelled.
+#[test]
+fn axis_labels_never_overlap_or_leave_the_chart() {
+    use crate::report::sweep_chart::label_width;
+    let mut scales: Vec<Scale> = [0, 7, 61_000, 123_160, 3_600_001, 86_400_000]
+        .into_iter()
+        .map(Scale::linear)
+        .collect();
+    // Scenario 22's shape: a minute of activity, an idle minute, the end.
+    scales.push(Scale::compressing(
+        123_160,
+        (0..64_000).step_by(500).chain([123_160]),
+    ));
+    scales.push(Scale::compressing(
+        600_000,
+        [0, 10, 20, 300_000, 300_010, 600_000],
+    ));
+    for scale in scales {
+        let placed = placed(&scale);
+        let shown: Vec<(f64, f64)> = placed
+            .iter()
+            .filter(|p| !p.label.is_empty())
+            .map(|p| {
+                let w = label_width(&p.label);
+                match p.anchor {
+                    "start" => (p.x, p.x + w),
+                    "end" => (p.x - w, p.x),
+                    _ => (p.x - w / 2.0, p.x + w / 2.0),
+                }
+            })
+            .collect();
+        for (i, &(a, b)) in shown.iter().enumerate() {
+            assert!(a >= 0.0 && b <= WIDTH, "{placed:?}");
+            for &(c, d) in &shown[i + 1..] {
+                assert!(b <= c || d <= a, "{placed:?}");
+            }
+        }
+        assert!(!placed.last().unwrap().label.is_empty(), "{placed:?}");
+    }
+}
