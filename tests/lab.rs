@@ -136,25 +136,43 @@ fn only_the_files_given_are_served() {
     assert!(page.contains("a sweep of 3 points"), "{page}");
 }
 
+/// A lab on a free port of 127.0.0.1: the process, its standard output
+/// after the first line, and the port that line names.
 #[cfg(unix)]
-#[test]
-fn the_server_binds_loopback_serves_and_stops_on_ctrl_c() {
-    use std::io::{BufRead, BufReader, Read, Write};
+fn started(
+    extra: &[&str],
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    u16,
+) {
+    use std::io::BufRead;
     let mut child = bin()
-        .args(["lab", REDRIVE])
+        .arg("lab")
+        .args(extra)
+        .arg(REDRIVE)
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert!(line.starts_with("lab: http://127.0.0.1:"), "{line}");
-    let port: u16 = line["lab: http://127.0.0.1:".len()..]
+    let port = line["lab: http://127.0.0.1:".len()..]
         .split('/')
         .next()
         .unwrap()
         .parse()
         .unwrap();
+    (child, out, port)
+}
+
+#[cfg(unix)]
+#[test]
+fn the_server_binds_loopback_serves_and_stops_on_ctrl_c() {
+    use std::io::{Read, Write};
+    let (mut child, mut out, port) = started(&[]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
@@ -183,23 +201,8 @@ fn the_server_binds_loopback_serves_and_stops_on_ctrl_c() {
 #[cfg(unix)]
 #[test]
 fn a_closed_standard_output_does_not_stop_or_crash_the_lab() {
-    use std::io::{BufRead, BufReader};
-    let mut child = bin()
-        .args(["lab", REDRIVE])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    out.read_line(&mut line).unwrap();
+    let (child, out, port) = started(&[]);
     drop(out);
-    let port: u16 = line["lab: http://127.0.0.1:".len()..]
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let done = child.wait_with_output().unwrap();
@@ -209,4 +212,22 @@ fn a_closed_standard_output_does_not_stop_or_crash_the_lab() {
         String::from_utf8_lossy(&done.stderr)
     );
     assert!(!String::from_utf8_lossy(&done.stderr).contains("panicked"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_port_in_use_is_an_error_and_exit_2() {
+    let (mut first, _out, port) = started(&[]);
+    let o = run(&["lab", "--port", &port.to_string(), REDRIVE]);
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    let _ = first.wait();
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.starts_with(&format!("error: cannot listen on 127.0.0.1:{port}:")),
+        "{err}"
+    );
+    // A glob that names nothing, likewise.
+    let o = run(&["lab", "no-such-folder/*.toml"]);
+    assert_eq!(code(&o), 2);
 }

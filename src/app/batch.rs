@@ -53,17 +53,24 @@ impl LoadError {
     }
 }
 
-/// Reads and validates one scenario file, with `sets` (`--set
-/// PATH=VALUE`) written in place. Reads at most one byte more than
-/// [`scenario::MAX_FILE_BYTES`], so that a device, a pipe or a FIFO that
-/// never ends cannot fill memory.
-pub fn load_file(path: &str, sets: &[(String, String)]) -> Result<(Loaded, Source), LoadError> {
+/// A scenario file's bytes: at most one byte more than
+/// [`scenario::MAX_FILE_BYTES`] (so that a device, a pipe or a FIFO that
+/// never ends cannot fill memory; [`scenario::text_of`] refuses the
+/// extra byte), or why it cannot be read.
+pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
     file.take(scenario::MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| LoadError::Unreadable(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Reads and validates one scenario file, with `sets` (`--set
+/// PATH=VALUE`) written in place (read by [`read_file`]).
+pub fn load_file(path: &str, sets: &[(String, String)]) -> Result<(Loaded, Source), LoadError> {
+    let bytes = read_file(path).map_err(LoadError::Unreadable)?;
     let text = scenario::text_of(path, &bytes).map_err(LoadError::Invalid)?;
     if scenario::is_dataflow(text) {
         let (loaded, source) =

@@ -10,7 +10,7 @@ use super::print::{annotation, emit, paint};
 use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
 use crate::app::Loaded;
 use crate::app::result::{FileResult, Options};
-use crate::app::{LoadError, batch, expand, load_file, sweep};
+use crate::app::{LoadError, batch, load_file, sweep};
 use crate::diagnostic::Source;
 use crate::diagnostic::{Problem, render};
 use crate::engine::{self, Recorder};
@@ -24,12 +24,9 @@ pub(super) fn check(
     format: Format,
     color: bool,
 ) -> u8 {
-    let files = match expand(patterns) {
+    let files = match super::files(patterns) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_INVALID;
-        }
+        Err(code) => return code,
     };
     // Each file, its problems, and its points when it is a sweep.
     let checked: Vec<(&String, Vec<Problem>, Option<usize>)> = files
@@ -259,77 +256,6 @@ fn show_sweep(
         EXIT_PASSED
     } else {
         EXIT_FAILED
-    }
-}
-
-/// `lab`: serves the files on 127.0.0.1 until Ctrl-C.
-pub(super) fn lab(
-    patterns: &[String],
-    port: u16,
-    open: bool,
-    seed: Option<u64>,
-    templates: Option<&std::path::Path>,
-    color: bool,
-) -> u8 {
-    let files = match expand(patterns) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_INVALID;
-        }
-    };
-    let templates = match crate::report::templates::Templates::load(templates) {
-        Ok(t) => t,
-        Err(problems) => {
-            for p in &problems {
-                eprintln!("{}", render(p, color));
-            }
-            return EXIT_INVALID;
-        }
-    };
-    let count = files.len();
-    let schema = serde_json::from_str(&schema()).unwrap_or_default();
-    let lab = crate::lab::Lab::new(files, templates, seed, schema);
-    // A closed standard output (the lab started by a script that went
-    // away) is no reason to stop serving, or to panic.
-    let say = |line: &str| {
-        use std::io::Write;
-        let mut out = std::io::stdout();
-        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-    };
-    let started = crate::lab::server::serve(&lab, port, |url| {
-        say(&format!("lab: {url} ({count} scenarios; Ctrl-C stops)"));
-        if open {
-            open_browser(&format!("{url}index.html"));
-        }
-    });
-    match started {
-        Ok(()) => {
-            say("lab: stopped");
-            EXIT_PASSED
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_INVALID
-        }
-    }
-}
-
-/// Opens `url` in the desktop's browser; a failure is said, not fatal.
-fn open_browser(url: &str) {
-    let program = if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(windows) {
-        "explorer"
-    } else {
-        "xdg-open"
-    };
-    if std::process::Command::new(program)
-        .arg(url)
-        .spawn()
-        .is_err()
-    {
-        eprintln!("lab: could not start {program}; open {url} yourself");
     }
 }
 

@@ -3,6 +3,7 @@
 //! limit, or a usage error.
 
 mod commands;
+mod lab;
 mod merge;
 pub mod print;
 
@@ -21,6 +22,15 @@ use merge::merge;
 use print::{batch_github, batch_human, with_goldens, write_batch_json};
 
 pub use commands::schema;
+
+/// The files that files or quoted globs name, or the exit code of a
+/// pattern that names none (said on standard error).
+fn files(patterns: &[String]) -> Result<Vec<String>, u8> {
+    expand(patterns).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_INVALID
+    })
+}
 
 pub const EXIT_PASSED: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
@@ -327,7 +337,7 @@ pub fn main() -> ExitCode {
             open,
             seed,
             templates,
-        }) => commands::lab(&files, port, open, seed, templates.as_deref(), color),
+        }) => lab::lab(&files, port, open, seed, templates.as_deref(), color),
         Some(Command::Merge {
             out_dir,
             inputs,
@@ -338,12 +348,9 @@ pub fn main() -> ExitCode {
             format,
             quiet,
         }) => {
-            let inputs = match expand(&inputs) {
+            let inputs = match files(&inputs) {
                 Ok(files) => files.into_iter().map(PathBuf::from).collect(),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_INVALID);
-                }
+                Err(code) => return ExitCode::from(code),
             };
             let request = crate::app::merge::MergeRequest {
                 out_dir,
@@ -467,12 +474,9 @@ fn run(args: &RunArgs, color: bool) -> u8 {
         eprintln!("error: --templates does nothing without --report or --summary-markdown");
         return EXIT_INVALID;
     }
-    let files = match expand(&args.files) {
+    let files = match files(&args.files) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_INVALID;
-        }
+        Err(code) => return code,
     };
     let request = request(args, files);
     let progress = progress_bar(args, request.files.len());

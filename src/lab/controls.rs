@@ -69,29 +69,35 @@ pub fn words(schema: &serde_json::Value, path: &str) -> Vec<String> {
         }
         node
     }
-    fn branches<'a>(schema: &'a Value, node: &'a Value) -> Vec<&'a Value> {
+    /// A node and the alternatives it lists, a few levels deep (a schema
+    /// that refers to itself cannot make this run on).
+    fn branches<'a>(schema: &'a Value, node: &'a Value, depth: u32) -> Vec<&'a Value> {
         let node = resolve(schema, node);
         let mut out = vec![node];
+        if depth == 0 {
+            return out;
+        }
         for key in ["anyOf", "oneOf", "allOf"] {
             if let Some(list) = node.get(key).and_then(Value::as_array) {
                 for b in list {
-                    out.extend(branches(schema, b));
+                    out.extend(branches(schema, b, depth - 1));
                 }
             }
         }
         out
     }
-    let mut nodes: Vec<&Value> = branches(schema, schema);
+    const DEPTH: u32 = 6;
+    let mut nodes: Vec<&Value> = branches(schema, schema, DEPTH);
     for segment in path.split('.') {
         let mut next = Vec::new();
         for n in nodes {
             if let Some(p) = n.get("properties").and_then(|p| p.get(segment)) {
-                next.extend(branches(schema, p));
+                next.extend(branches(schema, p, DEPTH));
             }
             if segment.parse::<usize>().is_ok()
                 && let Some(items) = n.get("items")
             {
-                next.extend(branches(schema, items));
+                next.extend(branches(schema, items, DEPTH));
             }
         }
         if next.is_empty() {
@@ -228,14 +234,20 @@ pub fn sets(controls: &[Control], query: &[(String, String)]) -> Vec<(String, St
     out
 }
 
+/// A set value as a text control holds it: a TOML string without its
+/// quotes (anything else as written).
+pub fn unquoted(v: &str) -> String {
+    format!("x = {v}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("x").and_then(|x| x.as_str().map(str::to_string)))
+        .unwrap_or_else(|| v.to_string())
+}
+
 /// The value a control shows under these sets: the set one, or the file's.
 pub fn shown(control: &Control, sets: &[(String, String)]) -> String {
     match sets.iter().find(|(p, _)| *p == control.path) {
-        Some((_, v)) if control.kind == Kind::Text => format!("x = {v}")
-            .parse::<toml::Table>()
-            .ok()
-            .and_then(|t| t.get("x").and_then(|x| x.as_str().map(str::to_string)))
-            .unwrap_or_else(|| v.clone()),
+        Some((_, v)) if control.kind == Kind::Text => unquoted(v),
         Some((_, v)) => v.clone(),
         None => control.file_value.clone(),
     }
@@ -362,6 +374,12 @@ mod words_tests {
         assert!(class.contains(&"permanent".to_string()), "{class:?}");
         let markers = words(&schema, "snapshot.1.markers");
         assert_eq!(markers, ["every_partition", "first_partition"]);
+        // A schema that refers to itself ends.
+        let looped = serde_json::json!({
+            "$defs": { "A": { "anyOf": [{ "$ref": "#/$defs/A" }, { "enum": ["x"] }] } },
+            "properties": { "a": { "$ref": "#/$defs/A" } }
+        });
+        assert_eq!(words(&looped, "a"), ["x"]);
         // A duration or a name is not a word of a list.
         assert!(words(&schema, "delivery.retry_interval").is_empty());
         assert!(words(&schema, "no.such.path").is_empty());

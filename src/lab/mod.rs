@@ -132,8 +132,8 @@ impl Lab {
                 "no such scenario: the lab serves the files it was given",
             );
         };
-        let text = match read(&file.path) {
-            Ok(text) => text,
+        let text = match crate::app::batch::read_file(&file.path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => return Reply::text(500, &format!("cannot read {}: {e}", file.path)),
         };
         let (mut controls, more) = controls::controls(&text);
@@ -342,15 +342,4 @@ impl Lab {
             })
             .collect()
     }
-}
-
-/// A scenario file's text, read as the batch reads it (bounded).
-fn read(path: &str) -> Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(crate::scenario::MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -2,7 +2,7 @@
 //! the top of a report page, the index of the scenarios, a page for a file
 //! that did not run, the equivalent command line and the changed file.
 
-use super::controls::{Control, Kind, MAX_CONTROLS, shown};
+use super::controls::{Control, Kind, MAX_CONTROLS, shown, unquoted};
 use crate::report::junit_xml::escape;
 
 /// The problems of a rerun, as the panel shows them: by the control whose
@@ -250,15 +250,6 @@ pub fn query(sets: &[(String, String)]) -> String {
         q.append_pair(p, &unquoted(v));
     }
     format!("?{}", q.finish())
-}
-
-/// A set value as a control holds it: a TOML string without its quotes.
-fn unquoted(v: &str) -> String {
-    format!("x = {v}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|t| t.get("x").and_then(|x| x.as_str().map(str::to_string)))
-        .unwrap_or_else(|| v.to_string())
 }
 
 /// The command that runs what the page shows: `scenario-run FILE --set
