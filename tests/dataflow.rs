@@ -580,3 +580,21 @@ fn a_sweep_path_that_leads_nowhere_is_located_with_a_dataflow_example() {
         p.help
     );
 }
+
+#[test]
+fn a_sweep_lists_at_most_64_columns() {
+    let columns: Vec<String> = (0..65)
+        .map(|k| format!("\"snapshot.1.node.A.status{k}\""))
+        .collect();
+    let text = SWEPT.replace(
+        "[sweep]\n",
+        &format!("[sweep]\ncolumns = [{}]\n", columns.join(", ")),
+    );
+    let Err(inv) = dataflow::load("t.toml", &text, &[]) else {
+        panic!("loaded")
+    };
+    assert_eq!(
+        inv.problems[0].message,
+        "a sweep lists 65 columns; the limit is 64"
+    );
+}

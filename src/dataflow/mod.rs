@@ -183,16 +183,20 @@ pub fn load_one(
 
 impl Ran {
     /// Drops what a sweep's point is not read for once its table row and
-    /// diagnostics are made: the happenings and every recorded value.
+    /// diagnostics are made: the happenings, the final states, and each
+    /// attempt's node and partition records (its outcome, times,
+    /// consistency and `max_recorded` stay), so that a point keeps a
+    /// bounded few numbers per attempt whatever the dataflow's size.
     pub fn lighten(&mut self) {
         let Ok(outcome) = &mut self.run else { return };
         // Just made: the only holder.
         if let Some(outcome) = Arc::get_mut(outcome) {
             outcome.log = Vec::new();
+            outcome.states = Vec::new();
+            outcome.watched = Default::default();
             for attempt in &mut outcome.attempts {
-                for p in &mut attempt.partitions {
-                    p.values = Vec::new();
-                }
+                attempt.nodes = Vec::new();
+                attempt.partitions = Vec::new();
             }
         }
     }

@@ -27,6 +27,9 @@ const DEFAULT_ATTEMPTS: usize = 3;
 const DEFAULT_NODES: usize = 4;
 /// A recorded list in a cell shows at most this many values.
 const CELL_VALUES: usize = 8;
+/// At most this many columns: each point keeps a cell per column, so the
+/// table stays within points x columns cells of a bounded size.
+pub const MAX_COLUMNS: usize = 64;
 
 /// A dataflow run over the cartesian product of `[sweep]` values.
 pub struct Sweep {
@@ -59,6 +62,22 @@ pub(super) fn points(
 ) -> Result<Sweep, Vec<Problem>> {
     // Unlisted, the columns come from the first point's dataflow; every
     // point then reads the same names.
+    if let Some(extra) = spec.columns.get(MAX_COLUMNS) {
+        let mut problems = Problems {
+            source,
+            list: Vec::new(),
+        };
+        problems.error_help(
+            Some(extra.span()),
+            format!(
+                "a sweep lists {} columns; the limit is {MAX_COLUMNS}",
+                spec.columns.len()
+            ),
+            "too many columns",
+            "show fewer values in the table; every value stays in each point's JSON",
+        );
+        return Err(problems.list);
+    }
     let mut names: Vec<S<String>> = spec.columns.clone();
     let read = |n: usize, point_root, extra, found: &mut Problems| {
         let flow = match validate::read(source, point_root, stem, extra) {
