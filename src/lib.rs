@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod conform;
 pub mod dataflow;
 pub mod diagnostic;
 pub mod duration;

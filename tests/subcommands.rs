@@ -18,14 +18,21 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
     assert_eq!(schema["title"], "scenario-run scenario file");
     let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
     let mut checked = 0;
-    for entry in std::fs::read_dir("scenarios").unwrap() {
+    // The bundled scenarios and the conformance scenarios.
+    let files = std::fs::read_dir("scenarios")
+        .unwrap()
+        .chain(std::fs::read_dir("scenarios/conformance").unwrap());
+    for entry in files {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            continue;
+        }
         let doc = toml_as_json(&path);
         let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
-    assert_eq!(checked, 54);
+    assert_eq!(checked, 54 + 6);
     // What the tool refuses for its shape, the schema refuses too.
     for bad in [
         "unknown-key",

@@ -3,6 +3,7 @@
 //! limit, or a usage error.
 
 mod commands;
+mod conform;
 mod lab;
 mod merge;
 pub mod print;
@@ -228,6 +229,33 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         templates: Option<PathBuf>,
     },
+    /// Run each file's messages through a real broker with a consumer
+    /// that applies the file's faults, and compare what the broker did
+    /// with the model's run (docs/conformance.md). Needs a build with
+    /// `--features conform`.
+    Conform {
+        /// The broker: amqp://HOST:PORT for RabbitMQ.
+        #[arg(long, value_name = "URL")]
+        broker: String,
+        /// Scenario files or quoted globs.
+        #[arg(required = true, value_name = "FILES")]
+        files: Vec<String>,
+        /// Modeled milliseconds per real millisecond (default: per file,
+        /// so that its run takes about 3 s).
+        #[arg(long, value_name = "N")]
+        time_scale: Option<u64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ConformFormat::Human)]
+        format: ConformFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ConformFormat {
+    /// Status lines and differences.
+    Human,
+    /// One JSON document: each message as modeled and as observed.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -338,6 +366,18 @@ pub fn main() -> ExitCode {
             seed,
             templates,
         }) => lab::lab(&files, port, open, seed, templates.as_deref(), color),
+        Some(Command::Conform {
+            broker,
+            files,
+            time_scale,
+            format,
+        }) => conform::conform(
+            &broker,
+            &files,
+            time_scale,
+            format == ConformFormat::Json,
+            color,
+        ),
         Some(Command::Merge {
             out_dir,
             inputs,

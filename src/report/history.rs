@@ -146,6 +146,9 @@ mod tests {
         let mut out = Vec::new();
         for entry in std::fs::read_dir("scenarios").unwrap() {
             let path = entry.unwrap().path();
+            if path.is_dir() {
+                continue;
+            }
             let text = std::fs::read_to_string(&path).unwrap();
             for scenario in crate::scenario::scenarios("s.toml", &text).unwrap() {
                 if scenario.message_count() > 200 {

@@ -131,14 +131,17 @@ pub fn scenarios(name: &str, text: &str) -> Result<Vec<Scenario>, Box<Invalid>> 
     })
 }
 
-/// Every scenario of the bundled files (`scenarios/*.toml`, each sweep's
-/// points), with its file: for tests that check a rule over all of them.
+/// Every scenario of the bundled files (`scenarios/*.toml` and
+/// `scenarios/conformance/*.toml`, each sweep's points), with its file:
+/// for tests that check a rule over all of them.
 #[cfg(test)]
 pub fn bundled() -> Vec<(std::path::PathBuf, Scenario)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
+        .chain(std::fs::read_dir(format!("{dir}/conformance")).unwrap())
         .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|x| x == "toml"))
         .collect();
     paths.sort();
     paths

@@ -1,0 +1,382 @@
+//! One side of a conformance run (what the model computed, or what the
+//! broker did), and the comparison of the two with timing tolerances.
+//!
+//! Times on both sides are real milliseconds from the run's start: the
+//! model's modeled times divided by the time scale ([`TimeScale`]), the
+//! broker's as measured.
+
+use serde::Serialize;
+
+use super::plan::Action;
+use crate::model::Millis;
+
+/// The smallest tolerance on a time, in real milliseconds.
+pub const MIN_TOLERANCE_MS: f64 = 20.0;
+/// The relative tolerance on a time: 5% of the time from the start.
+pub const RELATIVE_TOLERANCE: f64 = 0.05;
+/// Added to every tolerance: how late an observation can be read (a
+/// consumer's wake-up, a poll of the dead-letter queue).
+pub const POLL_MS: f64 = 10.0;
+/// The shortest nonzero duration of a file, in real milliseconds after
+/// scaling, that a run can tell apart: twice the smallest tolerance plus
+/// the poll, rounded up.
+pub const MIN_REAL_DURATION_MS: u64 = 50;
+/// The default time scale aims at a run this long (real milliseconds).
+pub const TARGET_RUN_MS: u64 = 3_000;
+
+/// How modeled time maps to the wall clock: `N` modeled milliseconds take
+/// one real millisecond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TimeScale(pub u64);
+
+impl TimeScale {
+    /// The default for a run whose model ends at `end` and whose shortest
+    /// nonzero duration is `shortest`: as fast as keeps `shortest` at
+    /// least [`MIN_REAL_DURATION_MS`], and no faster than brings the run
+    /// under [`TARGET_RUN_MS`].
+    pub fn default_for(end: Millis, shortest: Option<Millis>) -> TimeScale {
+        let wanted = end.div_ceil(TARGET_RUN_MS).max(1);
+        let allowed = shortest.map_or(u64::MAX, |d| (d / MIN_REAL_DURATION_MS).max(1));
+        TimeScale(wanted.min(allowed))
+    }
+
+    /// Real milliseconds for a modeled duration.
+    pub fn real(self, modeled: Millis) -> f64 {
+        modeled as f64 / self.0 as f64
+    }
+
+    /// Why this scale cannot honour `shortest` (named by `what`), if so.
+    pub fn check(self, shortest: Millis, what: &str) -> Result<(), String> {
+        let real = self.real(shortest);
+        if shortest > 0 && real < MIN_REAL_DURATION_MS as f64 {
+            let most = (shortest / MIN_REAL_DURATION_MS).max(1);
+            return Err(format!(
+                "--time-scale {} maps {what} ({}) to {real:.1} ms, below the {MIN_REAL_DURATION_MS} ms \
+                 a broker run can time; use --time-scale {most} or less",
+                self.0,
+                crate::duration::format(shortest),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How far an observed time may be from the modeled one (real ms):
+/// max(20 ms, 5% of the modeled time) plus the poll interval.
+pub fn tolerance(modeled_real: f64) -> f64 {
+    (modeled_real * RELATIVE_TOLERANCE).max(MIN_TOLERANCE_MS) + POLL_MS
+}
+
+/// One delivery of a message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Delivery {
+    /// Real milliseconds from the run's start.
+    pub at: f64,
+    /// Returns before this delivery: the model's receives so far, the
+    /// broker's `x-delivery-count` header (absent counts as 0).
+    pub delivery_count: u64,
+    /// What the handler did.
+    pub action: Action,
+}
+
+/// How a message ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum End {
+    Acked,
+    /// In the dead-letter queue, with the broker's reason
+    /// (`delivery_limit`, `rejected`).
+    DeadLettered {
+        reason: String,
+    },
+    /// Gone from the queue, neither acknowledged nor dead-lettered.
+    Dropped,
+    /// Still in the queue when the run ended.
+    Queued,
+}
+
+impl End {
+    fn word(&self) -> String {
+        match self {
+            End::Acked => "acked".into(),
+            End::DeadLettered { reason } => format!("dead-lettered ({reason})"),
+            End::Dropped => "dropped".into(),
+            End::Queued => "still queued".into(),
+        }
+    }
+}
+
+/// One message on one side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    pub id: String,
+    pub deliveries: Vec<Delivery>,
+    pub end: End,
+    /// When it ended (real ms), where a time is known: the ack, the
+    /// dead-lettering; `None` for a drop or a message still queued.
+    pub end_at: Option<f64>,
+}
+
+/// A difference between the model and the broker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub message: String,
+    pub what: String,
+    pub model: String,
+    pub broker: String,
+    /// The rule of docs/model.md the model follows here.
+    pub rule: String,
+}
+
+const RULE_LIMIT: &str = "docs/model.md section 21, rabbitmq-quorum 1: a message is dead-lettered \
+                          once its delivery count exceeds the limit L (L + 1 deliveries)";
+const RULE_DROP: &str = "docs/model.md section 21: with `[quarantine] enabled = false` a message \
+                         that exhausts its budget is dropped";
+const RULE_REJECT: &str = "docs/model.md section 21, rabbitmq-quorum 1: a permanent failure routed \
+                           to quarantine goes after one delivery";
+const RULE_ACK: &str = "docs/model.md section 3.4: a delivery whose handler succeeds is \
+                        acknowledged";
+const RULE_COUNT: &str = "docs/model.md section 17: every receive counts toward the budget, \
+                          crashes too";
+const RULE_REQUEUE: &str = "docs/model.md section 21, rabbitmq-quorum 2: a failed delivery is \
+                            requeued at once";
+const RULE_ARRIVAL: &str = "docs/model.md section 2: a message is delivered when it arrives";
+
+fn rule_for_end(model: &End) -> &'static str {
+    match model {
+        End::Acked => RULE_ACK,
+        End::DeadLettered { reason } if reason == "rejected" => RULE_REJECT,
+        End::DeadLettered { .. } => RULE_LIMIT,
+        End::Dropped | End::Queued => RULE_DROP,
+    }
+}
+
+const RULE_RETRY: &str = "docs/model.md section 3.5: a failed delivery is retried while the \
+                          cycle's receives are below the budget";
+
+/// The rule that decides how many deliveries a message gets.
+fn rule_for_count(model: &End) -> &'static str {
+    match model {
+        End::Acked | End::Queued => RULE_RETRY,
+        End::DeadLettered { reason } if reason == "rejected" => RULE_REJECT,
+        End::DeadLettered { .. } | End::Dropped => RULE_LIMIT,
+    }
+}
+
+fn ms(t: f64) -> String {
+    format!("{t:.0} ms")
+}
+
+/// Every difference between the model's messages and the broker's, in
+/// message order, then per message: its end, its number of deliveries,
+/// each delivery's count and time, its end's time. `slack` (real ms) is
+/// added to every time's [`tolerance`]: twice the broker's measured
+/// latency.
+pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Difference> {
+    let tolerance = |t: f64| tolerance(t) + slack;
+    let mut out = Vec::new();
+    for m in model {
+        let Some(b) = broker.iter().find(|b| b.id == m.id) else {
+            out.push(Difference {
+                message: m.id.clone(),
+                what: "seen".into(),
+                model: format!("{} deliveries", m.deliveries.len()),
+                broker: "never delivered".into(),
+                rule: RULE_ARRIVAL.into(),
+            });
+            continue;
+        };
+        let mut differ = |what: String, model: String, broker: String, rule: &str| {
+            out.push(Difference {
+                message: m.id.clone(),
+                what,
+                model,
+                broker,
+                rule: rule.into(),
+            })
+        };
+        if m.end != b.end {
+            differ(
+                "end".into(),
+                m.end.word(),
+                b.end.word(),
+                rule_for_end(&m.end),
+            );
+        }
+        if m.deliveries.len() != b.deliveries.len() {
+            differ(
+                "deliveries".into(),
+                m.deliveries.len().to_string(),
+                b.deliveries.len().to_string(),
+                rule_for_count(&m.end),
+            );
+        }
+        for (k, (md, bd)) in m.deliveries.iter().zip(&b.deliveries).enumerate() {
+            let n = k + 1;
+            if md.delivery_count != bd.delivery_count {
+                differ(
+                    format!("delivery {n}: x-delivery-count"),
+                    md.delivery_count.to_string(),
+                    bd.delivery_count.to_string(),
+                    RULE_COUNT,
+                );
+            }
+            if (md.at - bd.at).abs() > tolerance(md.at) {
+                differ(
+                    format!("delivery {n}: time"),
+                    ms(md.at),
+                    format!("{} (tolerance {})", ms(bd.at), ms(tolerance(md.at))),
+                    if n == 1 { RULE_ARRIVAL } else { RULE_REQUEUE },
+                );
+            }
+        }
+        if m.end == b.end
+            && let (Some(mt), Some(bt)) = (m.end_at, b.end_at)
+            && (mt - bt).abs() > tolerance(mt)
+        {
+            differ(
+                format!("{}: time", m.end.word()),
+                ms(mt),
+                format!("{} (tolerance {})", ms(bt), ms(tolerance(mt))),
+                rule_for_end(&m.end),
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delivery(at: f64, delivery_count: u64, action: Action) -> Delivery {
+        Delivery {
+            at,
+            delivery_count,
+            action,
+        }
+    }
+
+    fn poison(deliveries: usize, end: End) -> Message {
+        Message {
+            id: "poison".into(),
+            deliveries: (0..deliveries)
+                .map(|k| delivery(k as f64 * 2.0, k as u64, Action::Requeue))
+                .collect(),
+            end,
+            end_at: Some(deliveries as f64 * 2.0),
+        }
+    }
+
+    fn limit() -> End {
+        End::DeadLettered {
+            reason: "delivery_limit".into(),
+        }
+    }
+
+    #[test]
+    fn the_tolerance_is_20_ms_or_5_percent_plus_the_poll() {
+        assert_eq!(tolerance(0.0), 30.0);
+        assert_eq!(tolerance(400.0), 30.0);
+        assert_eq!(tolerance(1000.0), 60.0);
+    }
+
+    #[test]
+    fn the_default_scale_aims_at_three_seconds_without_squeezing_the_shortest_duration() {
+        assert_eq!(TimeScale::default_for(0, None), TimeScale(1));
+        assert_eq!(TimeScale::default_for(2_000, Some(100)), TimeScale(1));
+        assert_eq!(TimeScale::default_for(60_000, None), TimeScale(20));
+        assert_eq!(TimeScale::default_for(60_000, Some(5_000)), TimeScale(20));
+        assert_eq!(TimeScale::default_for(60_000, Some(500)), TimeScale(10));
+        assert_eq!(TimeScale::default_for(60_000, Some(10)), TimeScale(1));
+        assert_eq!(TimeScale(10).real(1_000), 100.0);
+    }
+
+    #[test]
+    fn a_scale_that_squeezes_a_duration_below_what_can_be_timed_is_refused() {
+        assert!(TimeScale(10).check(500, "x").is_ok());
+        let err = TimeScale(20).check(500, "message b's `at`").unwrap_err();
+        assert_eq!(
+            err,
+            "--time-scale 20 maps message b's `at` (500ms) to 25.0 ms, below the 50 ms a broker \
+             run can time; use --time-scale 10 or less"
+        );
+        assert!(TimeScale(1000).check(0, "x").is_ok());
+    }
+
+    #[test]
+    fn the_same_run_on_both_sides_conforms() {
+        let m = poison(6, limit());
+        assert_eq!(
+            compare(std::slice::from_ref(&m), std::slice::from_ref(&m), 0.0),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_limit_off_by_one_differs_in_deliveries_and_names_the_rule() {
+        let d = compare(&[poison(5, limit())], &[poison(6, limit())], 0.0);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "deliveries");
+        assert_eq!((d[0].model.as_str(), d[0].broker.as_str()), ("5", "6"));
+        assert!(d[0].rule.contains("section 21"));
+    }
+
+    #[test]
+    fn an_end_a_reason_a_count_and_a_late_delivery_each_differ() {
+        let model = poison(2, limit());
+        let mut broker = poison(2, End::Dropped);
+        broker.deliveries[1].delivery_count = 0;
+        broker.deliveries[1].at = 2.0 + 31.0;
+        let d = compare(std::slice::from_ref(&model), &[broker], 0.0);
+        let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
+        assert_eq!(
+            what,
+            ["end", "delivery 2: x-delivery-count", "delivery 2: time"]
+        );
+        assert_eq!(d[0].broker, "dropped");
+        let mut rejected = model.clone();
+        rejected.end = End::DeadLettered {
+            reason: "rejected".into(),
+        };
+        let d = compare(&[model], &[rejected], 0.0);
+        assert_eq!(d[0].model, "dead-lettered (delivery_limit)");
+        assert_eq!(d[0].broker, "dead-lettered (rejected)");
+    }
+
+    #[test]
+    fn a_delivery_within_tolerance_conforms_and_one_just_past_it_differs() {
+        let model = poison(2, limit());
+        let mut near = model.clone();
+        near.deliveries[1].at += 30.0;
+        assert_eq!(
+            compare(
+                std::slice::from_ref(&model),
+                std::slice::from_ref(&near),
+                0.0
+            ),
+            vec![]
+        );
+        near.deliveries[1].at += 0.5;
+        assert_eq!(
+            compare(
+                std::slice::from_ref(&model),
+                std::slice::from_ref(&near),
+                0.0
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            compare(&[model], &[near], 1.0),
+            vec![],
+            "the slack widens it"
+        );
+    }
+
+    #[test]
+    fn a_message_the_broker_never_delivered_differs() {
+        let d = compare(&[poison(1, End::Acked)], &[], 0.0);
+        assert_eq!(d[0].broker, "never delivered");
+    }
+}

@@ -1,0 +1,382 @@
+//! `scenario-run conform`: runs a scenario's messages through a real
+//! broker with a scripted consumer that applies the file's faults, and
+//! compares what the broker did with the model's run of the same file
+//! (docs/conformance.md).
+//!
+//! The pure parts (the plan, the model's side, the time scale and the
+//! comparison) are always built and tested; the broker clients are behind
+//! the cargo feature `conform`, so that the default build stays free of
+//! an async runtime.
+
+pub mod compare;
+pub mod modeled;
+pub mod plan;
+
+#[cfg(feature = "conform")]
+pub mod amqp;
+
+use serde::Serialize;
+
+use crate::app::batch::{Loaded, load_file};
+use crate::scenario::Invalid;
+use compare::{Difference, Message, TimeScale};
+use modeled::Modeled;
+use plan::Plan;
+
+/// A broker as it names itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Broker {
+    pub name: String,
+    pub version: String,
+    /// The most a probe message took from its publish to its delivery
+    /// (real ms), measured before the files run.
+    pub latency_ms: f64,
+}
+
+/// Why a live run could not happen (exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveError {
+    /// No broker answers at the URL.
+    Absent(String),
+    /// The broker answered, and something went wrong.
+    Failed(String),
+    /// This build has no broker clients.
+    NotBuilt,
+    /// The URL's scheme names a broker conform does not drive.
+    Scheme(String),
+}
+
+impl std::fmt::Display for LiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LiveError::Absent(why) => write!(
+                f,
+                "{why}\n  help: start the brokers on loopback with `scripts/brokers.sh start`"
+            ),
+            LiveError::Failed(why) => write!(f, "{why}"),
+            LiveError::NotBuilt => write!(
+                f,
+                "this scenario-run was built without the broker clients\n  help: build it with \
+                 `cargo build --release --locked --features conform`"
+            ),
+            LiveError::Scheme(url) => write!(
+                f,
+                "{url}: conform drives RabbitMQ (amqp://); redis:// and nats:// are not built yet"
+            ),
+        }
+    }
+}
+
+/// A file made ready for a live run: its plan, the model's run, the scale.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub file: String,
+    pub name: String,
+    pub plan: Plan,
+    pub modeled: Modeled,
+    pub scale: TimeScale,
+}
+
+/// A file's conformance, compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    pub file: String,
+    pub name: String,
+    pub time_scale: TimeScale,
+    /// Wall-clock length of the broker run, in milliseconds.
+    pub elapsed_ms: f64,
+    /// Each message as the model has it (times scaled to real ms).
+    pub model: Vec<Message>,
+    /// Each message as the broker treated it.
+    pub broker: Vec<Message>,
+    pub differences: Vec<Difference>,
+}
+
+impl Checked {
+    pub fn conforms(&self) -> bool {
+        self.differences.is_empty()
+    }
+}
+
+/// What a file came to before any broker was asked.
+#[derive(Debug)]
+pub enum NotReady {
+    /// The file is not a valid scenario.
+    Invalid(Box<Invalid>),
+    /// The file is valid, and cannot be checked: why.
+    Unsupported(String),
+}
+
+/// Reads `path`, plans its run and runs the model: everything a live run
+/// needs, or why there is none. `time_scale`: `--time-scale`, else the
+/// default for the file ([`TimeScale::default_for`]).
+pub fn prepare(path: &str, time_scale: Option<u64>) -> Result<Prepared, NotReady> {
+    let (loaded, _source) =
+        load_file(path, &[]).map_err(|e| NotReady::Invalid(e.into_invalid(path)))?;
+    let scenario = match loaded {
+        Loaded::One(s) => *s,
+        Loaded::Sweep(_) | Loaded::DataflowSweep(_) => {
+            return Err(NotReady::Unsupported(
+                "[sweep]: give one point with a file of its own".into(),
+            ));
+        }
+        Loaded::Dataflow(_) => {
+            return Err(NotReady::Unsupported(
+                "a dataflow has no broker to conform to".into(),
+            ));
+        }
+    };
+    let plan = plan::amqp(&scenario).map_err(|u| NotReady::Unsupported(u.to_string()))?;
+    let modeled = modeled::modeled(&scenario, &plan).map_err(NotReady::Unsupported)?;
+    let shortest = modeled.shortest.as_ref().map(|(d, _)| *d);
+    let scale = match time_scale {
+        Some(0) => {
+            return Err(NotReady::Unsupported(
+                "--time-scale must be at least 1".into(),
+            ));
+        }
+        Some(n) => TimeScale(n),
+        None => TimeScale::default_for(modeled.end, shortest),
+    };
+    if let Some((d, what)) = &modeled.shortest {
+        scale.check(*d, what).map_err(NotReady::Unsupported)?;
+    }
+    Ok(Prepared {
+        file: path.to_string(),
+        name: scenario.name.clone(),
+        plan,
+        modeled,
+        scale,
+    })
+}
+
+/// Compares a live run's messages with the model's, the broker's
+/// measured `latency` (real ms) widening every timing tolerance by twice
+/// itself.
+pub fn checked(
+    prepared: &Prepared,
+    broker: Vec<Message>,
+    elapsed_ms: f64,
+    latency: f64,
+) -> Checked {
+    let model = prepared.modeled.scaled(prepared.scale);
+    let differences = compare::compare(&model, &broker, 2.0 * latency);
+    Checked {
+        file: prepared.file.clone(),
+        name: prepared.name.clone(),
+        time_scale: prepared.scale,
+        elapsed_ms,
+        model,
+        broker,
+        differences,
+    }
+}
+
+/// Runs each prepared file against the broker at `url`, one after the
+/// other, and compares.
+#[cfg(feature = "conform")]
+pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), LiveError> {
+    if !url.starts_with("amqp://") {
+        return Err(LiveError::Scheme(url.to_string()));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LiveError::Failed(format!("an async runtime: {e}")))?;
+    runtime.block_on(async {
+        let mut broker = amqp::broker(url).await?;
+        broker.latency_ms = amqp::latency(url).await?;
+        let mut out = Vec::new();
+        for p in files {
+            let began = std::time::Instant::now();
+            let end = p.scale.real(p.modeled.end);
+            let messages = amqp::run(url, &p.plan, p.scale, end).await?;
+            out.push(checked(
+                p,
+                messages,
+                began.elapsed().as_secs_f64() * 1000.0,
+                broker.latency_ms,
+            ));
+        }
+        Ok((broker, out))
+    })
+}
+
+/// Without the feature `conform` there is no broker client.
+#[cfg(not(feature = "conform"))]
+pub fn live(_url: &str, _files: &[Prepared]) -> Result<(Broker, Vec<Checked>), LiveError> {
+    Err(LiveError::NotBuilt)
+}
+
+/// The status lines of a conformance run, and each difference under its
+/// file: plain text, fixed width, no colour.
+pub fn render(broker: &Broker, url: &str, checked: &[Checked]) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "conform: {} {} at {url} (latency {:.0} ms: timing tolerances widened by {:.0} ms)\n",
+        broker.name,
+        broker.version,
+        broker.latency_ms,
+        2.0 * broker.latency_ms
+    );
+    for c in checked {
+        let deliveries: usize = c.broker.iter().map(|m| m.deliveries.len()).sum();
+        let _ = writeln!(
+            out,
+            "{:<9} {}  ({} deliveries, time scale 1:{}, {:.2} s)",
+            if c.conforms() { "CONFORMS" } else { "DIFFERS" },
+            c.file,
+            deliveries,
+            c.time_scale.0,
+            c.elapsed_ms / 1000.0,
+        );
+        for d in &c.differences {
+            let _ = writeln!(
+                out,
+                "  message {:?}, {}: model {}, broker {}\n    rule: {}",
+                d.message, d.what, d.model, d.broker, d.rule
+            );
+        }
+    }
+    let differ = checked.iter().filter(|c| !c.conforms()).count();
+    let _ = writeln!(out, "{} conform, {} differ", checked.len() - differ, differ);
+    out
+}
+
+/// The JSON document of a conformance run.
+pub fn json(broker: &Broker, url: &str, checked: &[Checked]) -> String {
+    let doc = serde_json::json!({
+        "broker": {
+            "url": url,
+            "name": broker.name,
+            "version": broker.version,
+            "latency_ms": (broker.latency_ms * 1000.0).round() / 1000.0,
+        },
+        "files": checked.iter().map(|c| serde_json::json!({
+            "file": c.file,
+            "name": c.name,
+            "status": if c.conforms() { "conforms" } else { "differs" },
+            "time_scale": c.time_scale.0,
+            "elapsed_ms": (c.elapsed_ms * 1000.0).round() / 1000.0,
+            "messages": c.model.iter().map(|m| serde_json::json!({
+                "id": m.id,
+                "model": m,
+                "broker": c.broker.iter().find(|b| b.id == m.id),
+            })).collect::<Vec<_>>(),
+            "differences": c.differences,
+        })).collect::<Vec<_>>(),
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compare::{Delivery, End};
+    use plan::Action;
+
+    fn sample() -> (Broker, Vec<Checked>) {
+        let delivery = |at, delivery_count, action| Delivery {
+            at,
+            delivery_count,
+            action,
+        };
+        let poison = |n: usize| Message {
+            id: "poison".into(),
+            deliveries: (0..n)
+                .map(|k| delivery(k as f64, k as u64, Action::Requeue))
+                .collect(),
+            end: End::Dropped,
+            end_at: None,
+        };
+        let ok = Message {
+            id: "ok".into(),
+            deliveries: vec![delivery(0.0, 0, Action::Ack)],
+            end: End::Acked,
+            end_at: Some(0.0),
+        };
+        let check = |file: &str, model: usize, broker: usize| {
+            let model = vec![poison(model), ok.clone()];
+            let broker = vec![poison(broker), ok.clone()];
+            Checked {
+                file: file.into(),
+                name: "n".into(),
+                time_scale: TimeScale(1),
+                elapsed_ms: 412.0,
+                differences: compare::compare(&model, &broker, 0.0),
+                model,
+                broker,
+            }
+        };
+        (
+            Broker {
+                name: "RabbitMQ".into(),
+                version: "3.10.8".into(),
+                latency_ms: 4.0,
+            },
+            vec![check("a.toml", 6, 6), check("b.toml", 5, 6)],
+        )
+    }
+
+    #[test]
+    fn the_status_lines_name_each_file_and_each_difference_its_rule() {
+        let (broker, checked) = sample();
+        insta::assert_snapshot!(render(&broker, "amqp://127.0.0.1:5672", &checked));
+    }
+
+    #[test]
+    fn the_json_document_puts_the_model_next_to_the_broker_per_message() {
+        let (broker, checked) = sample();
+        let doc: serde_json::Value =
+            serde_json::from_str(&json(&broker, "amqp://127.0.0.1:5672", &checked)).unwrap();
+        assert_eq!(doc["broker"]["version"], "3.10.8");
+        assert_eq!(doc["files"][1]["status"], "differs");
+        let poison = &doc["files"][1]["messages"][0];
+        assert_eq!(poison["model"]["deliveries"].as_array().unwrap().len(), 5);
+        assert_eq!(poison["broker"]["deliveries"].as_array().unwrap().len(), 6);
+        assert_eq!(poison["broker"]["end"]["state"], "dropped");
+        assert_eq!(doc["files"][1]["differences"][0]["what"], "deliveries");
+    }
+
+    #[test]
+    fn a_file_conform_cannot_drive_says_why_before_any_broker_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.toml");
+        std::fs::write(
+            &path,
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n[[message]]\nid = \"m\"\n",
+        )
+        .unwrap();
+        let Err(NotReady::Unsupported(why)) = prepare(path.to_str().unwrap(), None) else {
+            panic!("refused");
+        };
+        assert!(why.starts_with("[delivery] profile:"), "{why}");
+        std::fs::write(&path, "[[message]]\nid = 3\n").unwrap();
+        assert!(matches!(
+            prepare(path.to_str().unwrap(), None),
+            Err(NotReady::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn a_file_is_prepared_with_its_default_scale_or_refused_at_one_too_fast() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.toml");
+        std::fs::write(
+            &path,
+            "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 2\n\
+             [[message]]\nid = \"a\"\n[[message]]\nid = \"b\"\nat = \"6s\"\n",
+        )
+        .unwrap();
+        let path = path.to_str().unwrap();
+        let p = prepare(path, None).unwrap();
+        assert_eq!(p.scale, TimeScale(2), "6s in 3 s");
+        assert_eq!(p.modeled.end, 6_000);
+        let Err(NotReady::Unsupported(why)) = prepare(path, Some(200)) else {
+            panic!("too fast");
+        };
+        assert!(why.contains("use --time-scale 120 or less"), "{why}");
+    }
+}

@@ -1,0 +1,358 @@
+//! What the scripted consumer of a conformance run does: the broker's
+//! queue as the file describes it, and for each message the handler's
+//! action at each of its deliveries, read from the file's faults the way
+//! the model reads them (docs/model.md sections 3 and 18, decision 22.2).
+//!
+//! The handler's action depends only on the message and on how many times
+//! it has been delivered; everything that follows from the action (is
+//! there another delivery, when, is the message dead-lettered, with which
+//! reason) is what the broker decides and conformance compares.
+
+use crate::model::{
+    Class, CrashAt, FaultKind, Millis, Permanent, Profile, Retry, Scenario, UNLIMITED_RECEIVES,
+};
+
+/// The most messages a conformance file may list: each gets its own
+/// consumer channel, so that the real broker sees the model's unlimited
+/// concurrency.
+pub const MAX_MESSAGES: usize = 64;
+
+/// What the handler does with one delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Succeeds and acknowledges.
+    Ack,
+    /// Fails transiently: `basic.nack` with requeue.
+    Requeue,
+    /// Fails permanently with `[delivery] permanent = "quarantine"`:
+    /// `basic.reject` without requeue, so the broker dead-letters it.
+    Reject,
+    /// Succeeds, but the acknowledgement never reaches the broker: the
+    /// consumer's channel closes with the delivery unacknowledged.
+    LoseAck,
+    /// The consumer dies during the delivery: its channel closes with the
+    /// delivery unacknowledged.
+    Crash,
+}
+
+impl Action {
+    /// Whether the handler's effect commits.
+    pub fn commits(self) -> bool {
+        matches!(self, Action::Ack | Action::LoseAck)
+    }
+}
+
+/// The queue a conformance run declares on the broker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Queue {
+    /// `x-delivery-limit`; `None`: no limit.
+    pub delivery_limit: Option<u32>,
+    /// Whether a dead-letter exchange routes to a dead-letter queue.
+    pub dead_letter: bool,
+}
+
+/// One message of the file, as the publisher and the consumer see it.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub id: String,
+    /// Modeled arrival time.
+    pub at: Millis,
+    faults: crate::model::Faults,
+    permanent: Permanent,
+}
+
+impl Planned {
+    /// The handler's action at the message's `receive`-th delivery
+    /// (1-based, over its whole life): the first applying `fail` or
+    /// `crash` in file order decides, a crash listed after an applying
+    /// `lose_ack` does not apply (decision 22.2); then `lose_ack`.
+    pub fn action(&self, receive: u64) -> Action {
+        let applying = |f: &&crate::model::Fault| f.applies(receive, false);
+        let mut lose_ack = false;
+        for f in self.faults.iter().filter(applying) {
+            match f.kind {
+                FaultKind::Fail => {
+                    return if f.class == Class::Permanent && self.permanent == Permanent::Quarantine
+                    {
+                        Action::Reject
+                    } else {
+                        Action::Requeue
+                    };
+                }
+                FaultKind::Crash(_) if !lose_ack => return Action::Crash,
+                FaultKind::Crash(_) => {}
+                FaultKind::LoseAck => lose_ack = true,
+            }
+        }
+        if lose_ack {
+            Action::LoseAck
+        } else {
+            Action::Ack
+        }
+    }
+
+    /// How long the handler runs at that delivery: a failing fault's
+    /// `takes`, else nothing (the file has no service time).
+    pub fn takes(&self, receive: u64) -> Millis {
+        self.faults
+            .iter()
+            .filter(|f| f.applies(receive, false))
+            .find(|f| f.kind == FaultKind::Fail)
+            .and_then(|f| f.takes)
+            .unwrap_or(0)
+    }
+}
+
+/// A file's conformance run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub queue: Queue,
+    pub messages: Vec<Planned>,
+}
+
+/// Why a file cannot be checked against a broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The table or key of the file.
+    pub what: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.why)
+    }
+}
+
+fn refuse(what: &str, why: &str) -> Result<Plan, Unsupported> {
+    Err(Unsupported {
+        what: what.to_string(),
+        why: why.to_string(),
+    })
+}
+
+/// The conformance run of `scenario` against RabbitMQ, or what keeps
+/// the file from having one. The model's rules for `rabbitmq-quorum` are
+/// those of a quorum queue: a file under another profile has no
+/// RabbitMQ to compare with.
+pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
+    if scenario.guarantees.profile != Profile::RabbitmqQuorum {
+        return refuse(
+            "[delivery] profile",
+            "an amqp:// broker checks the \"rabbitmq-quorum\" profile; set it in the file",
+        );
+    }
+    common(scenario)?;
+    if scenario.delivery.retry != Retry::Fixed(0) {
+        return refuse(
+            "[delivery] retry_interval / backoff",
+            "a quorum queue requeues a failed delivery at once; a delayed retry needs a \
+             topology (a delay queue) that conform does not build",
+        );
+    }
+    let max = scenario.delivery.max_receives;
+    Ok(Plan {
+        queue: Queue {
+            delivery_limit: (max != UNLIMITED_RECEIVES).then_some(max),
+            dead_letter: scenario.guarantees.quarantine_enabled,
+        },
+        messages: planned(scenario),
+    })
+}
+
+/// What no conformance run can drive: the operator, the wall of time
+/// windows, generated traffic and the engine's own flow machinery.
+fn common(scenario: &Scenario) -> Result<(), Unsupported> {
+    let checks: [(bool, &str, &str); 8] = [
+        (
+            !scenario.operators.is_empty(),
+            "[[operator]]",
+            "conform drives the consumer, not an operator: remove the operator's steps",
+        ),
+        (
+            !scenario.outages.is_empty(),
+            "[[outage]]",
+            "an outage is a window of modeled time; write its failures as `fail` faults",
+        ),
+        (
+            !scenario.traffic.is_empty(),
+            "[[traffic]]",
+            "list each message with [[message]] (at most 64)",
+        ),
+        (
+            scenario.flow.workers.is_some() || scenario.flow.downstream.is_some(),
+            "[workers] / [downstream]",
+            "conform runs one consumer channel per message, the model's unlimited workers",
+        ),
+        (
+            scenario.log.is_some(),
+            "[log]",
+            "a partitioned log has no broker here to conform to",
+        ),
+        (
+            scenario.write.is_some(),
+            "[write]",
+            "writes to several sinks are the application's, not the broker's",
+        ),
+        (
+            scenario.guarantees.dedup_mode != crate::model::DedupMode::Result,
+            "[dedup] mode",
+            "write intents are checked against a redis:// store",
+        ),
+        (
+            scenario.guarantees.visibility_timeout.is_some(),
+            "[delivery] visibility_timeout",
+            "RabbitMQ has no visibility timeout",
+        ),
+    ];
+    if let Some((_, what, why)) = checks.iter().find(|c| c.0) {
+        return Err(Unsupported {
+            what: what.to_string(),
+            why: why.to_string(),
+        });
+    }
+    if scenario.messages.len() > MAX_MESSAGES {
+        return Err(Unsupported {
+            what: "[[message]]".into(),
+            why: format!(
+                "{} messages; a conformance file lists at most {MAX_MESSAGES}",
+                scenario.messages.len()
+            ),
+        });
+    }
+    if scenario.messages.is_empty() {
+        return Err(Unsupported {
+            what: "[[message]]".into(),
+            why: "the file lists no message to publish".into(),
+        });
+    }
+    if let Some(f) = scenario
+        .messages
+        .iter()
+        .flat_map(|m| m.faults.iter())
+        .find(|f| matches!(f.kind, FaultKind::Crash(at) if at != CrashAt::BeforeEffect))
+    {
+        let _ = f;
+        return Err(Unsupported {
+            what: "crash at".into(),
+            why: "only `before_effect` is checked: where the effect lands is the \
+                  application's, and the broker sees the same closed channel"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+fn planned(scenario: &Scenario) -> Vec<Planned> {
+    scenario
+        .messages
+        .iter()
+        .map(|m| Planned {
+            id: m.id.clone(),
+            at: m.at,
+            faults: m.faults.clone(),
+            permanent: scenario.delivery.permanent,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Scenario {
+        crate::scenario::load_str("t.toml", text).expect("valid").0
+    }
+
+    const QUORUM: &str = "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 3\n";
+
+    #[test]
+    fn the_first_applying_fail_or_crash_decides_and_a_crash_after_a_lost_ack_does_not() {
+        let s = load(&format!(
+            "{QUORUM}[[message]]\nid = \"a\"\nfaults = [{{ lose_ack = {{ first = 3 }} }}, \
+             {{ crash = {{ first = 4 }}, at = \"before_effect\" }}, {{ fail = {{ first = 1 }} }}]\n\
+             [[message]]\nid = \"b\"\nfaults = [{{ crash = {{ first = 1 }}, at = \"before_effect\" }}, \
+             {{ fail = {{ first = 2 }} }}]\n"
+        ));
+        let plan = amqp(&s).unwrap();
+        let a = &plan.messages[0];
+        assert_eq!(
+            a.action(1),
+            Action::Requeue,
+            "the fail listed last still decides"
+        );
+        assert_eq!(a.action(2), Action::LoseAck);
+        assert_eq!(a.action(3), Action::LoseAck);
+        assert_eq!(a.action(4), Action::Crash, "the lost ack no longer applies");
+        assert_eq!(a.action(5), Action::Ack);
+        let b = &plan.messages[1];
+        assert_eq!(b.action(1), Action::Crash, "listed before the fail");
+        assert_eq!(b.action(2), Action::Requeue);
+        assert_eq!(b.action(3), Action::Ack);
+    }
+
+    #[test]
+    fn a_permanent_failure_is_rejected_only_when_routed_to_quarantine() {
+        let fault = "[[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" }, class = \"permanent\" }]\n";
+        let retried = amqp(&load(&format!("{QUORUM}{fault}"))).unwrap();
+        assert_eq!(retried.messages[0].action(9), Action::Requeue);
+        let routed = amqp(&load(&format!(
+            "{QUORUM}permanent = \"quarantine\"\n{fault}"
+        )))
+        .unwrap();
+        assert_eq!(routed.messages[0].action(1), Action::Reject);
+    }
+
+    #[test]
+    fn the_queue_takes_the_limit_and_the_dead_letter_exchange_from_the_file() {
+        let one = "[[message]]\nid = \"m\"\n";
+        let plan = amqp(&load(&format!("{QUORUM}{one}"))).unwrap();
+        assert_eq!(
+            plan.queue,
+            Queue {
+                delivery_limit: Some(3),
+                dead_letter: true
+            }
+        );
+        let plan = amqp(&load(&format!(
+            "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = \"unlimited\"\n\
+             [quarantine]\nenabled = false\n{one}"
+        )))
+        .unwrap();
+        assert_eq!(
+            plan.queue,
+            Queue {
+                delivery_limit: None,
+                dead_letter: false
+            }
+        );
+    }
+
+    #[test]
+    fn what_no_broker_can_drive_is_refused_with_its_table() {
+        let one = "[[message]]\nid = \"m\"\n";
+        let refused = |text: String| amqp(&load(&text)).unwrap_err().what;
+        assert_eq!(
+            refused(format!(
+                "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n{one}"
+            )),
+            "[delivery] profile"
+        );
+        assert_eq!(
+            refused(format!("{QUORUM}retry_interval = \"1s\"\n{one}")),
+            "[delivery] retry_interval / backoff"
+        );
+        assert_eq!(
+            refused(format!(
+                "{QUORUM}[[outage]]\nfrom = \"0s\"\nduration = \"1s\"\n{one}"
+            )),
+            "[[outage]]"
+        );
+        assert_eq!(
+            refused(format!("{QUORUM}[workers]\ncount = 1\n{one}")),
+            "[workers] / [downstream]"
+        );
+        assert_eq!(refused(QUORUM.to_string()), "[[message]]");
+    }
+}
