@@ -21,7 +21,7 @@ amqp_port="${AMQP_PORT:-5672}"
 redis_port="${REDIS_PORT:-6379}"
 nats_port="${NATS_PORT:-4222}"
 rabbit_dist_port=$((amqp_port + 20000))
-node="scenario-run@localhost"
+node="scenario-run-$amqp_port@localhost"
 rabbit_bin="/usr/lib/rabbitmq/bin"
 export ERL_EPMD_ADDRESS=127.0.0.1
 
@@ -108,7 +108,10 @@ stop() {
       || kill "$(cat "$RABBITMQ_PID_FILE")" 2>/dev/null || true
     rm -f "$RABBITMQ_PID_FILE"
   fi
-  epmd -kill >/dev/null 2>&1 || true
+  # epmd outlives the node; stop it when no other node is registered.
+  if ! epmd -names 2>/dev/null | grep -q '^name '; then
+    epmd -kill >/dev/null 2>&1 || true
+  fi
   for pidfile in "$dir/redis/redis.pid" "$dir/nats/nats.pid"; do
     if [ -f "$pidfile" ]; then
       kill "$(cat "$pidfile")" 2>/dev/null || true
