@@ -1,31 +1,42 @@
 //! Live conformance against a real RabbitMQ on 127.0.0.1 (docs/conformance.md).
 //!
 //! Built only with `--features conform`. Each test needs the broker that
-//! `scripts/brokers.sh start` runs; without one it says so and skips,
-//! unless `CONFORM_REQUIRED=1` (set by `.ci/run`, which starts the
-//! brokers), where a missing broker fails the test.
+//! `scripts/brokers.sh start` runs (RabbitMQ on 127.0.0.1:5672, Redis on
+//! 127.0.0.1:6379; `SCENARIO_RUN_AMQP_URL` and `SCENARIO_RUN_REDIS_URL`
+//! name others); without one it says so and skips, unless
+//! `CONFORM_REQUIRED=1` (set by `.ci/run`, which starts the brokers),
+//! where a missing broker fails the test.
 #![cfg(feature = "conform")]
 
-use scenario_run::conform::{self, LiveError, compare::End};
+use scenario_run::conform::{self, LiveError, Target, compare::End, store::Answer};
 
-const URL: &str = "amqp://127.0.0.1:5672";
+fn url(target: Target) -> String {
+    let (var, default) = match target {
+        Target::Amqp => ("SCENARIO_RUN_AMQP_URL", "amqp://127.0.0.1:5672"),
+        Target::Redis => ("SCENARIO_RUN_REDIS_URL", "redis://127.0.0.1:6379"),
+    };
+    std::env::var(var).unwrap_or_else(|_| default.into())
+}
 
 /// Whether the broker answers; if not, a skip with its reason, or a
 /// failure when the run requires brokers.
-fn broker_up(test: &str) -> bool {
-    if std::net::TcpStream::connect("127.0.0.1:5672").is_ok() {
+fn broker_up(target: Target, test: &str) -> bool {
+    let url = url(target);
+    let address = url.split("://").nth(1).unwrap_or("").trim_end_matches('/');
+    if std::net::TcpStream::connect(address).is_ok() {
         return true;
     }
     assert!(
         std::env::var("CONFORM_REQUIRED").as_deref() != Ok("1"),
-        "{test}: CONFORM_REQUIRED=1 and no RabbitMQ answers on 127.0.0.1:5672"
+        "{test}: CONFORM_REQUIRED=1 and nothing answers at {url}"
     );
-    eprintln!("skipped {test}: no RabbitMQ on 127.0.0.1:5672 (run scripts/brokers.sh start)");
+    eprintln!("skipped {test}: nothing answers at {url} (run scripts/brokers.sh start)");
     false
 }
 
-fn bundled() -> Vec<String> {
-    let mut files: Vec<String> = glob::glob("scenarios/conformance/*.toml")
+/// The conformance scenarios for one broker: `scenarios/conformance/PREFIX-*.toml`.
+fn bundled(prefix: &str) -> Vec<String> {
+    let mut files: Vec<String> = glob::glob(&format!("scenarios/conformance/{prefix}-*.toml"))
         .unwrap()
         .map(|p| p.unwrap().to_string_lossy().into_owned())
         .collect();
@@ -33,31 +44,34 @@ fn bundled() -> Vec<String> {
     files
 }
 
+fn prepared(files: &[String], target: Target) -> Vec<conform::Prepared> {
+    files
+        .iter()
+        .map(|f| conform::prepare(f, target, None).unwrap_or_else(|e| panic!("{f}: {e:?}")))
+        .collect()
+}
+
 #[test]
-fn every_bundled_conformance_scenario_conforms_to_the_real_broker() {
-    if !broker_up("every_bundled_conformance_scenario_conforms_to_the_real_broker") {
+fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
+    if !broker_up(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") {
         return;
     }
-    let files = bundled();
-    assert!(files.len() >= 6, "{files:?}");
-    let prepared: Vec<_> = files
-        .iter()
-        .map(|f| conform::prepare(f, None).unwrap_or_else(|e| panic!("{f}: {e:?}")))
-        .collect();
-    let (broker, checked) = conform::live(URL, &prepared).expect("a live run");
+    let files = bundled("rabbitmq");
+    assert_eq!(files.len(), 6, "{files:?}");
+    let url = url(Target::Amqp);
+    let (broker, checked) =
+        conform::live(&url, &prepared(&files, Target::Amqp)).expect("a live run");
     assert_eq!(broker.name, "RabbitMQ");
     for c in &checked {
         assert!(
             c.conforms(),
-            "{}\n{}",
-            c.file,
-            conform::render(&broker, URL, std::slice::from_ref(c))
+            "{}",
+            conform::render(&broker, &url, std::slice::from_ref(c))
         );
     }
     // What the broker did, not only that it agreed: the poison message
     // of the limit scenario, delivered L + 1 = 6 times with its count.
-    let limit = &checked[0];
-    let poison = &limit.broker[0];
+    let poison = &checked[0].broker[0];
     assert_eq!(poison.id, "poison");
     let counts: Vec<u64> = poison.deliveries.iter().map(|d| d.delivery_count).collect();
     assert_eq!(counts, [0, 1, 2, 3, 4, 5]);
@@ -71,11 +85,11 @@ fn every_bundled_conformance_scenario_conforms_to_the_real_broker() {
 
 #[test]
 fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
-    if !broker_up("a_model_with_the_limit_off_by_one_differs_from_the_broker") {
+    if !broker_up(Target::Amqp, "a_model_with_the_limit_off_by_one_differs") {
         return;
     }
-    let file = "scenarios/conformance/01-quorum-delivery-limit.toml";
-    let mut prepared = conform::prepare(file, None).expect("prepared");
+    let file = "scenarios/conformance/rabbitmq-01-quorum-delivery-limit.toml";
+    let mut prepared = conform::prepare(file, Target::Amqp, None).expect("prepared");
     // The wrong rule: a limit of L gives L deliveries (as `max_receives`
     // does under the plain model), while the queue keeps x-delivery-limit
     // = L.
@@ -85,10 +99,13 @@ fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
     let wrong = scenario_run::scenario::load_str("wrong.toml", &text)
         .expect("valid")
         .0;
-    prepared.modeled =
-        conform::modeled::modeled(&wrong, &prepared.plan).expect("the wrong model runs");
-    let (broker, checked) = conform::live(URL, &[prepared]).expect("a live run");
-    let text = conform::render(&broker, URL, &checked);
+    let conform::Kind::Queue { plan, modeled } = &mut prepared.kind else {
+        panic!("a queue file");
+    };
+    *modeled = conform::modeled::modeled(&wrong, plan).expect("the wrong model runs");
+    let url = url(Target::Amqp);
+    let (broker, checked) = conform::live(&url, &[prepared]).expect("a live run");
+    let text = conform::render(&broker, &url, &checked);
     assert!(!checked[0].conforms(), "{text}");
     let d = &checked[0].differences;
     assert_eq!(d[0].message, "poison");
@@ -102,33 +119,147 @@ fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
 }
 
 #[test]
+fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
+    if !broker_up(
+        Target::Redis,
+        "every_write_intent_conformance_scenario_conforms",
+    ) {
+        return;
+    }
+    let files = bundled("redis");
+    assert_eq!(files.len(), 3, "{files:?}");
+    let url = url(Target::Redis);
+    let (broker, checked) =
+        conform::live(&url, &prepared(&files, Target::Redis)).expect("a live run");
+    assert_eq!(broker.name, "Redis");
+    for c in &checked {
+        assert!(
+            c.conforms(),
+            "{}",
+            conform::render(&broker, &url, std::slice::from_ref(c))
+        );
+    }
+    let answers: Vec<Option<Answer>> = checked[0].store.iter().map(|r| r.redis).collect();
+    assert_eq!(
+        answers,
+        [
+            Some(Answer::Claimed),
+            Some(Answer::Contention),
+            Some(Answer::Contention),
+            Some(Answer::Claimed)
+        ],
+        "the dead claim blocks twice, then its lease has expired"
+    );
+}
+
+#[test]
+fn a_model_whose_lease_outlives_the_stores_differs_from_redis() {
+    if !broker_up(Target::Redis, "a_model_whose_lease_outlives_the_stores") {
+        return;
+    }
+    // The model's claims last 350 ms; the store is given the file's 250.
+    let file = "scenarios/conformance/redis-01-write-intent-lease-expiry.toml";
+    let text = std::fs::read_to_string(file)
+        .unwrap()
+        .replace("lease = \"250ms\"", "lease = \"350ms\"");
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = dir.path().join("wrong.toml");
+    std::fs::write(&wrong, text).unwrap();
+    let mut prepared =
+        conform::prepare(wrong.to_str().unwrap(), Target::Redis, None).expect("prepared");
+    let conform::Kind::Store(plan) = &mut prepared.kind else {
+        panic!("a store file");
+    };
+    plan.lease = 250;
+    let url = url(Target::Redis);
+    let (broker, checked) = conform::live(&url, &[prepared]).expect("a live run");
+    let text = conform::render(&broker, &url, &checked);
+    // The model waits until 400 ms to claim again; Redis frees the key at
+    // 250 ms, so the delivery at 300 ms claims, and the one at 400 ms
+    // meets that new claim.
+    let d = &checked[0].differences;
+    assert_eq!(d.len(), 2, "{text}");
+    assert_eq!(
+        d[0].what, "delivery 4 at 300 ms (key \"pay-7\"): store",
+        "{text}"
+    );
+    assert_eq!(
+        (d[0].model.as_str(), d[0].broker.as_str()),
+        ("contention", "claimed")
+    );
+    assert_eq!(
+        (d[1].model.as_str(), d[1].broker.as_str()),
+        ("claimed", "contention")
+    );
+    assert!(d[0].rule.contains("section 18"), "{text}");
+}
+
+#[test]
+fn redis_keeps_a_key_live_at_its_expiry_millisecond_and_the_run_says_so() {
+    if !broker_up(
+        Target::Redis,
+        "redis_keeps_a_key_live_at_its_expiry_millisecond",
+    ) {
+        return;
+    }
+    let file = "scenarios/conformance/redis-03-write-intent-done-expires.toml";
+    let url = url(Target::Redis);
+    let (broker, _) =
+        conform::live(&url, &prepared(&[file.into()], Target::Redis)).expect("a live run");
+    // Redis 7.0: live through its expiry's millisecond (the model: live
+    // strictly before it, section 18), found by a script whose clock
+    // stands still, not by timing.
+    assert!(
+        broker
+            .notes
+            .iter()
+            .any(|n| n.contains("live at its expiry")),
+        "{:?}",
+        broker.notes
+    );
+}
+
+#[test]
 fn a_broker_that_is_not_there_is_named_and_nothing_runs() {
-    let file = "scenarios/conformance/01-quorum-delivery-limit.toml";
-    let prepared = conform::prepare(file, None).expect("prepared");
     // A port nothing listens on: bind one, then let it go.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let url = format!("amqp://127.0.0.1:{port}");
-    let Err(LiveError::Absent(why)) = conform::live(&url, &[prepared]) else {
-        panic!("no broker there");
-    };
-    assert!(why.contains(&format!("127.0.0.1:{port}")), "{why}");
+    for (target, scheme, file) in [
+        (
+            Target::Amqp,
+            "amqp",
+            "rabbitmq-01-quorum-delivery-limit.toml",
+        ),
+        (
+            Target::Redis,
+            "redis",
+            "redis-01-write-intent-lease-expiry.toml",
+        ),
+    ] {
+        let prepared = conform::prepare(&format!("scenarios/conformance/{file}"), target, None)
+            .expect("prepared");
+        let url = format!("{scheme}://127.0.0.1:{port}");
+        let Err(LiveError::Absent(why)) = conform::live(&url, &[prepared]) else {
+            panic!("no broker there");
+        };
+        assert!(why.contains(&format!("127.0.0.1:{port}")), "{why}");
+    }
 }
 
 #[test]
 fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
-    if !broker_up("the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file") {
+    if !broker_up(Target::Amqp, "the_command_exits_0_when_every_file_conforms") {
         return;
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
         .args([
             "conform",
             "--broker",
-            URL,
-            "scenarios/conformance/03-nack-versus-reject.toml",
+            &url(Target::Amqp),
+            "scenarios/conformance/rabbitmq-03-nack-versus-reject.toml",
             "--format",
             "json",
         ])
@@ -145,4 +276,23 @@ fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
     let malformed = &doc["files"][0]["messages"][0]["broker"];
     assert_eq!(malformed["end"]["reason"], "rejected");
     assert_eq!(malformed["deliveries"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_file_for_the_other_broker_is_refused_before_anything_runs() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
+        .args([
+            "conform",
+            "--broker",
+            "redis://127.0.0.1:1",
+            "scenarios/conformance/rabbitmq-01-quorum-delivery-limit.toml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("conform cannot check this file: [dedup] mode"),
+        "{err}"
+    );
 }

@@ -19,10 +19,17 @@ pub(super) fn conform(
         Ok(f) => f,
         Err(code) => return code,
     };
+    let target = match conform::Target::of(url) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+    };
     let mut prepared = Vec::new();
     let mut refused = false;
     for file in &files {
-        match conform::prepare(file, time_scale) {
+        match conform::prepare(file, target, time_scale) {
             Ok(p) => prepared.push(p),
             Err(NotReady::Invalid(invalid)) => {
                 for p in &invalid.problems {

@@ -65,6 +65,7 @@ pub async fn broker(url: &str) -> Result<Broker, LiveError> {
                 name: text("product").unwrap_or_else(|| "AMQP broker".into()),
                 version: text("version").unwrap_or_else(|| "unknown".into()),
                 latency_ms: 0.0,
+                notes: Vec::new(),
             });
         }
     }

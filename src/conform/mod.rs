@@ -11,9 +11,12 @@
 pub mod compare;
 pub mod modeled;
 pub mod plan;
+pub mod store;
 
 #[cfg(feature = "conform")]
 pub mod amqp;
+#[cfg(feature = "conform")]
+pub mod redis;
 
 use serde::Serialize;
 
@@ -31,6 +34,31 @@ pub struct Broker {
     /// The most a probe message took from its publish to its delivery
     /// (real ms), measured before the files run.
     pub latency_ms: f64,
+    /// What the server does that the model does not, found by a probe
+    /// (printed under the header line).
+    pub notes: Vec<String>,
+}
+
+/// Which broker a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `amqp://`: RabbitMQ, for files under `rabbitmq-quorum`.
+    Amqp,
+    /// `redis://`: the write-intent store of section 18.
+    Redis,
+}
+
+impl Target {
+    /// The target of `url`, or why there is none.
+    pub fn of(url: &str) -> Result<Target, LiveError> {
+        if url.starts_with("amqp://") {
+            Ok(Target::Amqp)
+        } else if url.starts_with("redis://") {
+            Ok(Target::Redis)
+        } else {
+            Err(LiveError::Scheme(url.to_string()))
+        }
+    }
 }
 
 /// Why a live run could not happen (exit code 2).
@@ -61,20 +89,30 @@ impl std::fmt::Display for LiveError {
             ),
             LiveError::Scheme(url) => write!(
                 f,
-                "{url}: conform drives RabbitMQ (amqp://); redis:// and nats:// are not built yet"
+                "{url}: conform drives RabbitMQ (amqp://) and a Redis write-intent store \
+                 (redis://); nats:// is not built yet"
             ),
         }
     }
 }
 
-/// A file made ready for a live run: its plan, the model's run, the scale.
+/// A file made ready for a live run: what it does on the broker, the
+/// model's side, the scale.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub file: String,
     pub name: String,
-    pub plan: Plan,
-    pub modeled: Modeled,
+    pub kind: Kind,
     pub scale: TimeScale,
+}
+
+/// What a file is checked for.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// A queue's deliveries (RabbitMQ).
+    Queue { plan: Plan, modeled: Modeled },
+    /// A write-intent store's answers (Redis).
+    Store(store::StorePlan),
 }
 
 /// A file's conformance, compared.
@@ -89,6 +127,9 @@ pub struct Checked {
     pub model: Vec<Message>,
     /// Each message as the broker treated it.
     pub broker: Vec<Message>,
+    /// Against a store: each consultation, the model's answer and the
+    /// store's.
+    pub store: Vec<store::Row>,
     pub differences: Vec<Difference>,
 }
 
@@ -107,10 +148,10 @@ pub enum NotReady {
     Unsupported(String),
 }
 
-/// Reads `path`, plans its run and runs the model: everything a live run
-/// needs, or why there is none. `time_scale`: `--time-scale`, else the
-/// default for the file ([`TimeScale::default_for`]).
-pub fn prepare(path: &str, time_scale: Option<u64>) -> Result<Prepared, NotReady> {
+/// Reads `path`, plans its run on `target` and runs the model: everything
+/// a live run needs, or why there is none. `time_scale`: `--time-scale`,
+/// else the default for the file ([`TimeScale::default_for`]).
+pub fn prepare(path: &str, target: Target, time_scale: Option<u64>) -> Result<Prepared, NotReady> {
     let (loaded, _source) =
         load_file(path, &[]).map_err(|e| NotReady::Invalid(e.into_invalid(path)))?;
     let scenario = match loaded {
@@ -126,26 +167,36 @@ pub fn prepare(path: &str, time_scale: Option<u64>) -> Result<Prepared, NotReady
             ));
         }
     };
-    let plan = plan::amqp(&scenario).map_err(|u| NotReady::Unsupported(u.to_string()))?;
-    let modeled = modeled::modeled(&scenario, &plan).map_err(NotReady::Unsupported)?;
-    let shortest = modeled.shortest.as_ref().map(|(d, _)| *d);
-    let scale = match time_scale {
-        Some(0) => {
-            return Err(NotReady::Unsupported(
-                "--time-scale must be at least 1".into(),
-            ));
-        }
-        Some(n) => TimeScale(n),
-        None => TimeScale::default_for(modeled.end, shortest),
-    };
-    if let Some((d, what)) = &modeled.shortest {
-        scale.check(*d, what).map_err(NotReady::Unsupported)?;
+    if time_scale == Some(0) {
+        return Err(NotReady::Unsupported(
+            "--time-scale must be at least 1".into(),
+        ));
     }
+    let unsupported = |u: plan::Unsupported| NotReady::Unsupported(u.to_string());
+    let (kind, scale) = match target {
+        Target::Amqp => {
+            let plan = plan::amqp(&scenario).map_err(unsupported)?;
+            let modeled = modeled::modeled(&scenario, &plan).map_err(NotReady::Unsupported)?;
+            let shortest = modeled.shortest.as_ref().map(|(d, _)| *d);
+            let scale = time_scale
+                .map(TimeScale)
+                .unwrap_or_else(|| TimeScale::default_for(modeled.end, shortest));
+            if let Some((d, what)) = &modeled.shortest {
+                scale.check(*d, what).map_err(NotReady::Unsupported)?;
+            }
+            (Kind::Queue { plan, modeled }, scale)
+        }
+        Target::Redis => {
+            let plan = store::plan(&scenario).map_err(unsupported)?;
+            let scale = time_scale.map(TimeScale).unwrap_or_else(|| plan.scale());
+            plan.check(scale).map_err(NotReady::Unsupported)?;
+            (Kind::Store(plan), scale)
+        }
+    };
     Ok(Prepared {
         file: path.to_string(),
         name: scenario.name.clone(),
-        plan,
-        modeled,
+        kind,
         scale,
     })
 }
@@ -159,7 +210,10 @@ pub fn checked(
     elapsed_ms: f64,
     latency: f64,
 ) -> Checked {
-    let model = prepared.modeled.scaled(prepared.scale);
+    let model = match &prepared.kind {
+        Kind::Queue { modeled, .. } => modeled.scaled(prepared.scale),
+        Kind::Store(_) => Vec::new(),
+    };
     let differences = compare::compare(&model, &broker, 2.0 * latency);
     Checked {
         file: prepared.file.clone(),
@@ -168,7 +222,22 @@ pub fn checked(
         elapsed_ms,
         model,
         broker,
+        store: Vec::new(),
         differences,
+    }
+}
+
+/// Compares a store run's answers with the model's.
+pub fn checked_store(prepared: &Prepared, rows: Vec<store::Row>, elapsed_ms: f64) -> Checked {
+    Checked {
+        file: prepared.file.clone(),
+        name: prepared.name.clone(),
+        time_scale: prepared.scale,
+        elapsed_ms,
+        model: Vec::new(),
+        broker: Vec::new(),
+        differences: store::compare(&rows, prepared.scale),
+        store: rows,
     }
 }
 
@@ -176,28 +245,49 @@ pub fn checked(
 /// other, and compares.
 #[cfg(feature = "conform")]
 pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), LiveError> {
-    if !url.starts_with("amqp://") {
-        return Err(LiveError::Scheme(url.to_string()));
-    }
+    let target = Target::of(url)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| LiveError::Failed(format!("an async runtime: {e}")))?;
     runtime.block_on(async {
-        let mut broker = amqp::broker(url).await?;
-        broker.latency_ms = amqp::latency(url).await?;
+        let mut broker = match target {
+            Target::Amqp => {
+                let mut broker = amqp::broker(url).await?;
+                broker.latency_ms = amqp::latency(url).await?;
+                broker
+            }
+            Target::Redis => {
+                let (mut broker, live) = redis::broker(url).await?;
+                if live {
+                    broker.notes.push(
+                        "a key is live at its expiry's exact millisecond here (SET NX refused at \
+                         PTTL 0); the model's lease ends strictly before it (docs/model.md \
+                         section 18): operations are kept away from expiries"
+                            .into(),
+                    );
+                }
+                broker
+            }
+        };
         let mut out = Vec::new();
         for p in files {
             let began = std::time::Instant::now();
-            let end = p.scale.real(p.modeled.end);
-            let messages = amqp::run(url, &p.plan, p.scale, end).await?;
-            out.push(checked(
-                p,
-                messages,
-                began.elapsed().as_secs_f64() * 1000.0,
-                broker.latency_ms,
-            ));
+            let elapsed = |began: std::time::Instant| began.elapsed().as_secs_f64() * 1000.0;
+            match &p.kind {
+                Kind::Queue { plan, modeled } => {
+                    let end = p.scale.real(modeled.end);
+                    let messages = amqp::run(url, plan, p.scale, end).await?;
+                    out.push(checked(p, messages, elapsed(began), broker.latency_ms));
+                }
+                Kind::Store(plan) => {
+                    let mut plan = plan.clone();
+                    redis::run(url, &mut plan, p.scale).await?;
+                    out.push(checked_store(p, plan.rows, elapsed(began)));
+                }
+            }
         }
+        broker.notes.sort();
         Ok((broker, out))
     })
 }
@@ -219,14 +309,21 @@ pub fn render(broker: &Broker, url: &str, checked: &[Checked]) -> String {
         broker.latency_ms,
         2.0 * broker.latency_ms
     );
+    for note in &broker.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
     for c in checked {
         let deliveries: usize = c.broker.iter().map(|m| m.deliveries.len()).sum();
+        let counted = if c.store.is_empty() {
+            format!("{deliveries} deliveries")
+        } else {
+            format!("{} store consultations", c.store.len())
+        };
         let _ = writeln!(
             out,
-            "{:<9} {}  ({} deliveries, time scale 1:{}, {:.2} s)",
+            "{:<9} {}  ({counted}, time scale 1:{}, {:.2} s)",
             if c.conforms() { "CONFORMS" } else { "DIFFERS" },
             c.file,
-            deliveries,
             c.time_scale.0,
             c.elapsed_ms / 1000.0,
         );
@@ -251,6 +348,7 @@ pub fn json(broker: &Broker, url: &str, checked: &[Checked]) -> String {
             "name": broker.name,
             "version": broker.version,
             "latency_ms": (broker.latency_ms * 1000.0).round() / 1000.0,
+            "notes": broker.notes,
         },
         "files": checked.iter().map(|c| serde_json::json!({
             "file": c.file,
@@ -262,6 +360,14 @@ pub fn json(broker: &Broker, url: &str, checked: &[Checked]) -> String {
                 "id": m.id,
                 "model": m,
                 "broker": c.broker.iter().find(|b| b.id == m.id),
+            })).collect::<Vec<_>>(),
+            "store": c.store.iter().map(|r| serde_json::json!({
+                "message": r.message,
+                "delivery": r.delivery,
+                "key": r.key,
+                "at_ms": c.time_scale.real(r.at),
+                "model": r.model,
+                "redis": r.redis,
             })).collect::<Vec<_>>(),
             "differences": c.differences,
         })).collect::<Vec<_>>(),
@@ -308,6 +414,7 @@ mod tests {
                 differences: compare::compare(&model, &broker, 0.0),
                 model,
                 broker,
+                store: Vec::new(),
             }
         };
         (
@@ -315,6 +422,7 @@ mod tests {
                 name: "RabbitMQ".into(),
                 version: "3.10.8".into(),
                 latency_ms: 4.0,
+                notes: vec!["a note the probe found".into()],
             },
             vec![check("a.toml", 6, 6), check("b.toml", 5, 6)],
         )
@@ -349,13 +457,14 @@ mod tests {
             "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n[[message]]\nid = \"m\"\n",
         )
         .unwrap();
-        let Err(NotReady::Unsupported(why)) = prepare(path.to_str().unwrap(), None) else {
+        let Err(NotReady::Unsupported(why)) = prepare(path.to_str().unwrap(), Target::Amqp, None)
+        else {
             panic!("refused");
         };
         assert!(why.starts_with("[delivery] profile:"), "{why}");
         std::fs::write(&path, "[[message]]\nid = 3\n").unwrap();
         assert!(matches!(
-            prepare(path.to_str().unwrap(), None),
+            prepare(path.to_str().unwrap(), Target::Amqp, None),
             Err(NotReady::Invalid(_))
         ));
     }
@@ -371,10 +480,13 @@ mod tests {
         )
         .unwrap();
         let path = path.to_str().unwrap();
-        let p = prepare(path, None).unwrap();
+        let p = prepare(path, Target::Amqp, None).unwrap();
         assert_eq!(p.scale, TimeScale(2), "6s in 3 s");
-        assert_eq!(p.modeled.end, 6_000);
-        let Err(NotReady::Unsupported(why)) = prepare(path, Some(200)) else {
+        let Kind::Queue { modeled, .. } = &p.kind else {
+            panic!("a queue");
+        };
+        assert_eq!(modeled.end, 6_000);
+        let Err(NotReady::Unsupported(why)) = prepare(path, Target::Amqp, Some(200)) else {
             panic!("too fast");
         };
         assert!(why.contains("use --time-scale 120 or less"), "{why}");
