@@ -279,6 +279,48 @@ fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
 }
 
 #[test]
+fn the_command_writes_a_junit_file_and_an_html_page_of_the_run() {
+    if !broker_up(
+        Target::Redis,
+        "the_command_writes_a_junit_file_and_an_html_page",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("conformance.xml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
+        .args(["conform", "--broker", &url(Target::Redis)])
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--report")
+        .arg(dir.path().join("report"))
+        .arg("scenarios/conformance/redis-01-write-intent-lease-expiry.toml")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("tests"), Some("4"));
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
+    let page = std::fs::read_to_string(dir.path().join("report/conformance.html")).unwrap();
+    assert!(page.contains("<title>Conformance against Redis "), "{page}");
+    assert!(
+        page.contains("<td>contention</td><td>contention</td>"),
+        "{page}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("report/conformance.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["files"][0]["store"].as_array().unwrap().len(), 4);
+}
+
+#[test]
 fn a_file_for_the_other_broker_is_refused_before_anything_runs() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
         .args([

@@ -5,16 +5,44 @@ use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
 use crate::conform::{self, NotReady};
 use crate::diagnostic::render;
 
+/// What `conform` was asked.
+pub(super) struct Request<'a> {
+    pub url: &'a str,
+    pub patterns: &'a [String],
+    pub time_scale: Option<u64>,
+    pub json: bool,
+    pub junit: Option<&'a std::path::Path>,
+    pub report: Option<&'a std::path::Path>,
+    pub templates: Option<&'a std::path::Path>,
+    pub color: bool,
+}
+
 /// Prepares every file, then runs them against the broker; exit 0 when
 /// every file conforms, 1 when one differs, 2 when a file or the broker
-/// keeps the run from happening.
-pub(super) fn conform(
-    url: &str,
-    patterns: &[String],
-    time_scale: Option<u64>,
-    json: bool,
-    color: bool,
-) -> u8 {
+/// keeps the run from happening, or an output cannot be written.
+pub(super) fn conform(request: &Request) -> u8 {
+    let Request {
+        url,
+        patterns,
+        time_scale,
+        json,
+        junit,
+        report,
+        templates,
+        color,
+    } = *request;
+    // The templates first: a broken override is found before any broker
+    // is asked.
+    let templates = match report.map(|_| crate::report::templates::Templates::load(templates)) {
+        Some(Err(problems)) => {
+            for p in &problems {
+                eprintln!("{}", render(p, color));
+            }
+            return EXIT_INVALID;
+        }
+        Some(Ok(t)) => Some(t),
+        None => None,
+    };
     let files = match super::files(patterns) {
         Ok(f) => f,
         Err(code) => return code,
@@ -59,6 +87,32 @@ pub(super) fn conform(
         conform::render(&broker, url, &checked)
     };
     print!("{text}");
+    if let Some(path) = junit
+        && let Err(e) = crate::output::write_atomic(path, &conform::junit(&broker, &checked))
+    {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return EXIT_INVALID;
+    }
+    if let (Some(dir), Some(templates)) = (report, &templates) {
+        let document = conform::document(&broker, url, &checked);
+        let page = match conform::html(templates, &document) {
+            Ok(page) => page,
+            Err(p) => {
+                eprintln!("{}", render(p.as_ref(), color));
+                return EXIT_INVALID;
+            }
+        };
+        let mut json_text = serde_json::to_string_pretty(&document).unwrap_or_default();
+        json_text.push('\n');
+        let written = std::fs::create_dir_all(dir).and_then(|()| {
+            crate::output::write_atomic(&dir.join("conformance.html"), &page)?;
+            crate::output::write_atomic(&dir.join("conformance.json"), &json_text)
+        });
+        if let Err(e) = written {
+            eprintln!("error: cannot write into {}: {e}", dir.display());
+            return EXIT_INVALID;
+        }
+    }
     if checked.iter().all(|c| c.conforms()) {
         EXIT_PASSED
     } else {

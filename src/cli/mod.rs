@@ -247,6 +247,16 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = ConformFormat::Human)]
         format: ConformFormat,
+        /// Also write a JUnit XML file: a testsuite per file, a testcase
+        /// per message.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Also write conformance.html and conformance.json into DIR.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
+        /// Templates that override the built-in ones by file name.
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
     },
 }
 
@@ -371,13 +381,19 @@ pub fn main() -> ExitCode {
             files,
             time_scale,
             format,
-        }) => conform::conform(
-            &broker,
-            &files,
+            junit,
+            report,
+            templates,
+        }) => conform::conform(&conform::Request {
+            url: &broker,
+            patterns: &files,
             time_scale,
-            format == ConformFormat::Json,
+            json: format == ConformFormat::Json,
+            junit: junit.as_deref(),
+            report: report.as_deref(),
+            templates: templates.as_deref(),
             color,
-        ),
+        }),
         Some(Command::Merge {
             out_dir,
             inputs,

@@ -255,6 +255,11 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
             Target::Amqp => {
                 let mut broker = amqp::broker(url).await?;
                 broker.latency_ms = amqp::latency(url).await?;
+                broker.notes.push(format!(
+                    "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \
+                     latency ({:.0} ms)",
+                    2.0 * broker.latency_ms
+                ));
                 broker
             }
             Target::Redis => {
@@ -303,11 +308,8 @@ pub fn live(_url: &str, _files: &[Prepared]) -> Result<(Broker, Vec<Checked>), L
 pub fn render(broker: &Broker, url: &str, checked: &[Checked]) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "conform: {} {} at {url} (latency {:.0} ms: timing tolerances widened by {:.0} ms)\n",
-        broker.name,
-        broker.version,
-        broker.latency_ms,
-        2.0 * broker.latency_ms
+        "conform: {} {} at {url} (latency {:.0} ms)\n",
+        broker.name, broker.version, broker.latency_ms,
     );
     for note in &broker.notes {
         let _ = writeln!(out, "  note: {note}");
@@ -342,7 +344,15 @@ pub fn render(broker: &Broker, url: &str, checked: &[Checked]) -> String {
 
 /// The JSON document of a conformance run.
 pub fn json(broker: &Broker, url: &str, checked: &[Checked]) -> String {
-    let doc = serde_json::json!({
+    let mut text =
+        serde_json::to_string_pretty(&document(broker, url, checked)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// What `--format json` writes and the HTML page reads.
+pub fn document(broker: &Broker, url: &str, checked: &[Checked]) -> serde_json::Value {
+    serde_json::json!({
         "broker": {
             "url": url,
             "name": broker.name,
@@ -371,10 +381,101 @@ pub fn json(broker: &Broker, url: &str, checked: &[Checked]) -> String {
             })).collect::<Vec<_>>(),
             "differences": c.differences,
         })).collect::<Vec<_>>(),
-    });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    text.push('\n');
-    text
+    })
+}
+
+/// The HTML page of a conformance run (`templates/conformance.html.j2`).
+pub fn html(
+    templates: &crate::report::templates::Templates,
+    document: &serde_json::Value,
+) -> Result<String, Box<crate::diagnostic::Problem>> {
+    templates.render(
+        crate::report::templates::CONFORMANCE_HTML,
+        minijinja::context! { conformance => minijinja::Value::from(minijinja::value::Serde(document)) },
+    )
+}
+
+/// A file's testcases: one per message (a store run: per consultation,
+/// `MESSAGE delivery N`), each with its differences.
+fn cases(c: &Checked) -> Vec<(String, Vec<&Difference>)> {
+    let mut cases: Vec<(String, Vec<&Difference>)> = Vec::new();
+    if c.store.is_empty() {
+        for m in &c.model {
+            let ds = c.differences.iter().filter(|d| d.message == m.id).collect();
+            cases.push((m.id.clone(), ds));
+        }
+    } else {
+        for r in &c.store {
+            let prefix = format!("delivery {} at ", r.delivery);
+            let ds = c
+                .differences
+                .iter()
+                .filter(|d| d.message == r.message && d.what.starts_with(&prefix))
+                .collect();
+            cases.push((format!("{} delivery {}", r.message, r.delivery), ds));
+        }
+    }
+    cases
+}
+
+/// The JUnit XML of a conformance run: a testsuite per file, a testcase
+/// per message (or per store consultation), failed by its differences.
+pub fn junit(broker: &Broker, checked: &[Checked]) -> String {
+    use crate::report::junit_xml::escape;
+    use std::fmt::Write;
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let all: Vec<_> = checked.iter().map(|c| (c, cases(c))).collect();
+    let tests: usize = all.iter().map(|(_, c)| c.len()).sum();
+    let failures: usize = all
+        .iter()
+        .map(|(_, c)| c.iter().filter(|(_, d)| !d.is_empty()).count())
+        .sum();
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"conformance against {} {}\" tests=\"{tests}\" failures=\"{failures}\">",
+        escape(&broker.name),
+        escape(&broker.version)
+    );
+    for (c, cases) in &all {
+        let failed = cases.iter().filter(|(_, d)| !d.is_empty()).count();
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{failed}\">",
+            escape(&c.name),
+            escape(&c.file),
+            cases.len()
+        );
+        for (name, differences) in cases {
+            let _ = write!(
+                out,
+                "    <testcase name=\"{}\" classname=\"{}\"",
+                escape(name),
+                escape(&c.file)
+            );
+            if differences.is_empty() {
+                out.push_str("/>\n");
+                continue;
+            }
+            let text: Vec<String> = differences
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{}: model {}, broker {}\n  rule: {}",
+                        d.what, d.model, d.broker, d.rule
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
+                escape(text[0].lines().next().unwrap_or_default()),
+                escape(&text.join("\n"))
+            );
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
 }
 
 #[cfg(test)]
@@ -446,6 +547,52 @@ mod tests {
         assert_eq!(poison["broker"]["deliveries"].as_array().unwrap().len(), 6);
         assert_eq!(poison["broker"]["end"]["state"], "dropped");
         assert_eq!(doc["files"][1]["differences"][0]["what"], "deliveries");
+    }
+
+    #[test]
+    fn the_junit_file_has_a_case_per_message_failed_by_its_differences() {
+        let (broker, checked) = sample();
+        let xml = junit(&broker, &checked);
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+        let root = doc.root_element();
+        assert_eq!(root.attribute("tests"), Some("4"));
+        assert_eq!(root.attribute("failures"), Some("1"));
+        let failure = doc
+            .descendants()
+            .find(|n| n.has_tag_name("failure"))
+            .expect("a failure");
+        let case = failure.parent().unwrap();
+        assert_eq!(case.attribute("name"), Some("poison"));
+        assert_eq!(case.attribute("classname"), Some("b.toml"));
+        assert!(
+            failure
+                .text()
+                .unwrap()
+                .contains("deliveries: model 5, broker 6")
+        );
+    }
+
+    #[test]
+    fn the_html_page_marks_the_message_that_differs_and_shows_both_sides() {
+        let (broker, checked) = sample();
+        let templates = crate::report::templates::Templates::load(None).unwrap();
+        let page = html(
+            &templates,
+            &document(&broker, "amqp://127.0.0.1:5672", &checked),
+        )
+        .unwrap();
+        assert!(
+            page.contains("<title>Conformance against RabbitMQ 3.10.8"),
+            "{page}"
+        );
+        assert!(page.contains("1 of 2 files conform."), "{page}");
+        assert!(
+            page.contains("<span class=\"differs\">DIFFERS</span>"),
+            "{page}"
+        );
+        assert_eq!(page.matches("<tr class=\"differs\">").count(), 1, "{page}");
+        assert!(page.contains("<td class=\"num\">5 / 6</td>"), "{page}");
+        assert!(page.contains("Note: a note the probe found"), "{page}");
     }
 
     #[test]

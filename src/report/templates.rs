@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 9] = [
+pub const BUILT_IN: [(&str, &str); 10] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -36,6 +36,10 @@ pub const BUILT_IN: [(&str, &str); 9] = [
         SUMMARY_MARKDOWN,
         include_str!("../../templates/summary.md.j2"),
     ),
+    (
+        CONFORMANCE_HTML,
+        include_str!("../../templates/conformance.html.j2"),
+    ),
 ];
 
 pub const SCENARIO_MARKDOWN: &str = "scenario.md.j2";
@@ -47,6 +51,7 @@ pub const SWEEP_MARKDOWN: &str = "sweep.md.j2";
 pub const SWEEP_HTML: &str = "sweep.html.j2";
 pub const DATAFLOW_MARKDOWN: &str = "dataflow.md.j2";
 pub const DATAFLOW_HTML: &str = "dataflow.html.j2";
+pub const CONFORMANCE_HTML: &str = "conformance.html.j2";
 
 /// A rendered file may be at most this large: a template that builds more
 /// (a loop that repeats a large value) stops with an error.
