@@ -57,7 +57,7 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
         return;
     }
     let files = bundled("rabbitmq");
-    assert_eq!(files.len(), 6, "{files:?}");
+    assert_eq!(files.len(), 7, "{files:?}");
     let url = url(Target::Amqp);
     let (broker, checked) =
         conform::live(&url, &prepared(&files, Target::Amqp)).expect("a live run");

@@ -127,7 +127,8 @@ pub struct ScenarioMeta {
 pub struct Delivery {
     /// Source queue name, shown in quarantine envelopes. Default "source".
     pub queue: Option<String>,
-    /// Receives per cycle, the first delivery included (at least 1), or "unlimited".
+    /// Receives per cycle, the first delivery included (at least 1), or
+    /// "unlimited"; under rabbitmq-quorum the delivery limit (0 allowed).
     #[schemars(with = "Option<Receives>")]
     pub max_receives: Option<S<Receives>>,
     /// A fixed wait between receives, e.g. "10s". Or use `backoff`.
@@ -188,7 +189,7 @@ impl JsonSchema for Receives {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "oneOf": [
-                { "type": "integer", "minimum": 1, "maximum": 4294967294u64 },
+                { "type": "integer", "minimum": 0, "maximum": 4294967294u64 },
                 { "const": "unlimited" }
             ]
         })

@@ -239,7 +239,7 @@ fn delivery(
             );
             None
         }
-        Some(m) => receives(problems, m),
+        Some(m) => receives(problems, m, profile),
     };
     let retry = match (&d.retry_interval, &d.backoff) {
         (None, None) if profile != Profile::Model => Some(Retry::Fixed(0)),
@@ -287,9 +287,12 @@ fn delivery(
     })
 }
 
-/// `max_receives`: at least 1, or "unlimited".
-fn receives(problems: &mut Problems, m: &S<file::Receives>) -> Option<u32> {
+/// `max_receives`: at least 1, or "unlimited"; under rabbitmq-quorum, where
+/// it is the delivery limit L, also 0 (one delivery, dead-lettered at its
+/// first return; section 21).
+fn receives(problems: &mut Problems, m: &S<file::Receives>, profile: Profile) -> Option<u32> {
     match m.get_ref() {
+        file::Receives::Count(0) if profile == Profile::RabbitmqQuorum => Some(0),
         file::Receives::Count(0) => {
             problems.error_help(
                 Some(m.span()),

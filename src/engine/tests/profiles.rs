@@ -233,6 +233,24 @@ fn s21_rabbitmq_quorum_allows_the_delivery_limit_plus_one_requeued_at_once() {
 }
 
 #[test]
+fn s21_rabbitmq_quorum_takes_a_delivery_limit_of_0_as_one_delivery() {
+    // x-delivery-limit = 0 is valid in RabbitMQ: the first return exceeds
+    // it. Elsewhere max_receives = 0 stays refused.
+    let (scenario, outcome) = sim(
+        "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 0\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { first = 1 } }]\n[[message]]\nid = \"ok\"\n",
+    );
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0]);
+    assert_eq!(msg(&scenario, &outcome, "p").state, State::Quarantined);
+    assert_eq!(msg(&scenario, &outcome, "ok").state, State::Acked);
+    let refused = crate::scenario::load_str(
+        "t.toml",
+        "[delivery]\nmax_receives = 0\nretry_interval = \"1s\"\n[[message]]\nid = \"p\"\n",
+    );
+    assert!(refused.is_err());
+}
+
+#[test]
 fn d22_15_a_requeue_runs_behind_the_events_already_at_that_instant() {
     let (scenario, outcome) = sim(
         "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 1\n\
