@@ -381,14 +381,18 @@ fn tighten(schema: &mut serde_json::Value) {
     let profile = |name: &str| json!({ "required": ["profile"], "properties": { "profile": { "const": name } } });
     let retry_keys =
         json!({ "anyOf": [{ "required": ["retry_interval"] }, { "required": ["backoff"] }] });
+    // `max_receives = 0` is the delivery limit 0 under rabbitmq-quorum,
+    // and refused under the others.
+    let no_zero = json!({ "properties": { "max_receives": { "not": { "const": 0 } } } });
     defs["Delivery"]["anyOf"] = json!([
         {
             "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum")] },
             "required": ["max_receives"],
-            "oneOf": one_of_keys(&["retry_interval", "backoff"])
+            "oneOf": one_of_keys(&["retry_interval", "backoff"]),
+            "allOf": [no_zero]
         },
         { "allOf": [profile("rabbitmq-quorum")], "not": { "required": ["retry_interval", "backoff"] } },
-        { "allOf": [profile("sqs-standard")], "required": ["max_receives"], "not": retry_keys }
+        { "allOf": [profile("sqs-standard"), no_zero], "required": ["max_receives"], "not": retry_keys }
     ]);
     defs["Operator"]["required"] = json!(["action"]);
     defs["Message"]["required"] = json!(["id"]);
