@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, code, listing, run, scratch, stderr, stdout};
+use common::{bin, bundled_files, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
 const BAD_INPUTS: [&str; 42] = [
@@ -222,20 +222,6 @@ fn a_closed_pipe_ends_the_output_quietly() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(status.code(), Some(0), "{args:?}: {err}");
     }
-}
-
-/// How many scenario files are bundled.
-fn bundled_files() -> usize {
-    std::fs::read_dir("scenarios")
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "toml")
-        })
-        .count()
 }
 
 #[test]

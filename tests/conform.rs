@@ -51,17 +51,13 @@ fn prepared(files: &[String], target: Target) -> Vec<conform::Prepared> {
         .collect()
 }
 
-#[test]
-fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
-    if !broker_up(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") {
-        return;
-    }
-    let files = bundled("rabbitmq");
-    assert_eq!(files.len(), 7, "{files:?}");
-    let url = url(Target::Amqp);
-    let (broker, checked) =
-        conform::live(&url, &prepared(&files, Target::Amqp)).expect("a live run");
-    assert_eq!(broker.name, "RabbitMQ");
+/// Runs the `count` bundled files of `prefix` against `target` and
+/// asserts that each conforms; what the broker did, for a closer look.
+fn all_conform(target: Target, prefix: &str, count: usize) -> Vec<conform::Checked> {
+    let files = bundled(prefix);
+    assert_eq!(files.len(), count, "{files:?}");
+    let url = url(target);
+    let (broker, checked) = conform::live(&url, &prepared(&files, target)).expect("a live run");
     for c in &checked {
         assert!(
             c.conforms(),
@@ -69,6 +65,15 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
             conform::render(&broker, &url, std::slice::from_ref(c))
         );
     }
+    checked
+}
+
+#[test]
+fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
+    if !broker_up(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") {
+        return;
+    }
+    let checked = all_conform(Target::Amqp, "rabbitmq", 7);
     // What the broker did, not only that it agreed: the poison message
     // of the limit scenario, delivered L + 1 = 6 times with its count.
     let poison = &checked[0].broker[0];
@@ -126,19 +131,7 @@ fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
     ) {
         return;
     }
-    let files = bundled("redis");
-    assert_eq!(files.len(), 3, "{files:?}");
-    let url = url(Target::Redis);
-    let (broker, checked) =
-        conform::live(&url, &prepared(&files, Target::Redis)).expect("a live run");
-    assert_eq!(broker.name, "Redis");
-    for c in &checked {
-        assert!(
-            c.conforms(),
-            "{}",
-            conform::render(&broker, &url, std::slice::from_ref(c))
-        );
-    }
+    let checked = all_conform(Target::Redis, "redis", 3);
     let answers: Vec<Option<Answer>> = checked[0].store.iter().map(|r| r.redis).collect();
     assert_eq!(
         answers,

@@ -129,16 +129,7 @@ fn the_tour_runs_as_written() {
                 assert!(out.contains("\nsnapshot as of 10s:\n"), "{out}");
             }
             _ => {
-                let bundled = std::fs::read_dir("scenarios")
-                    .unwrap()
-                    .filter(|e| {
-                        e.as_ref()
-                            .unwrap()
-                            .path()
-                            .extension()
-                            .is_some_and(|x| x == "toml")
-                    })
-                    .count();
+                let bundled = common::bundled_files();
                 assert!(
                     out.ends_with(&format!("{bundled} passed, 0 failed\n")),
                     "{out}"

@@ -106,6 +106,57 @@ fn int_of(v: &AMQPValue) -> Option<i64> {
     })
 }
 
+/// A message's header, if it has it.
+fn header<'p>(properties: &'p BasicProperties, name: &str) -> Option<&'p AMQPValue> {
+    properties
+        .headers()
+        .as_ref()
+        .and_then(|h| h.inner().get(name))
+}
+
+/// Declares the durable quorum queue `name` with `arguments` besides its
+/// type.
+async fn declare_quorum(
+    channel: &Channel,
+    name: &str,
+    mut arguments: FieldTable,
+) -> Result<(), LiveError> {
+    arguments.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..QueueDeclareOptions::default()
+    };
+    channel
+        .queue_declare(name.into(), durable, arguments)
+        .await
+        .map_err(failed("declaring a quorum queue"))?;
+    Ok(())
+}
+
+/// A consumer of `queue` on `channel`, tagged `tag`.
+async fn subscribe(
+    channel: &Channel,
+    queue: &str,
+    tag: &str,
+    no_ack: bool,
+) -> Result<lapin::Consumer, LiveError> {
+    channel
+        .basic_consume(
+            queue.into(),
+            tag.into(),
+            BasicConsumeOptions {
+                no_ack,
+                ..BasicConsumeOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .map_err(failed("basic.consume"))
+}
+
 fn failed(what: &str) -> impl Fn(lapin::Error) -> LiveError + '_ {
     move |e| LiveError::Failed(format!("{what}: {e}"))
 }
@@ -148,15 +199,7 @@ pub async fn run(
         QUEUES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     let dlq = format!("{queue}.dlq");
-    let durable = QueueDeclareOptions {
-        durable: true,
-        ..QueueDeclareOptions::default()
-    };
     let mut arguments = FieldTable::default();
-    arguments.insert(
-        "x-queue-type".into(),
-        AMQPValue::LongString("quorum".into()),
-    );
     if let Some(limit) = plan.queue.delivery_limit {
         arguments.insert(
             "x-delivery-limit".into(),
@@ -164,6 +207,10 @@ pub async fn run(
         );
     }
     if plan.queue.dead_letter {
+        let durable = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
         admin
             .queue_declare(dlq.as_str().into(), durable, FieldTable::default())
             .await
@@ -177,10 +224,7 @@ pub async fn run(
             AMQPValue::LongString(dlq.as_str().into()),
         );
     }
-    admin
-        .queue_declare(queue.as_str().into(), durable, arguments)
-        .await
-        .map_err(failed("declaring the quorum queue"))?;
+    declare_quorum(&admin, &queue, arguments).await?;
 
     let result = drive(&connection, plan, scale, modeled_end, &queue, &dlq).await;
 
@@ -217,31 +261,8 @@ pub async fn latency(url: &str) -> Result<f64, LiveError> {
         std::process::id(),
         QUEUES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    let mut arguments = FieldTable::default();
-    arguments.insert(
-        "x-queue-type".into(),
-        AMQPValue::LongString("quorum".into()),
-    );
-    let durable = QueueDeclareOptions {
-        durable: true,
-        ..QueueDeclareOptions::default()
-    };
-    channel
-        .queue_declare(queue.as_str().into(), durable, arguments)
-        .await
-        .map_err(failed("declaring the probe queue"))?;
-    let mut consumer = channel
-        .basic_consume(
-            queue.as_str().into(),
-            "probe".into(),
-            BasicConsumeOptions {
-                no_ack: true,
-                ..BasicConsumeOptions::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .map_err(failed("basic.consume on the probe queue"))?;
+    declare_quorum(&channel, &queue, FieldTable::default()).await?;
+    let mut consumer = subscribe(&channel, &queue, "probe", true).await?;
     let mut most: f64 = 0.0;
     for _ in 0..PROBES {
         let sent = Instant::now();
@@ -433,24 +454,14 @@ async fn consume(
             .basic_qos(1, BasicQosOptions::default())
             .await
             .map_err(failed("basic.qos"))?;
-        let mut consumer = channel
-            .basic_consume(
-                queue.into(),
-                format!("worker-{worker}-{generation}").into(),
-                BasicConsumeOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(failed("basic.consume"))?;
+        let tag = format!("worker-{worker}-{generation}");
+        let mut consumer = subscribe(&channel, queue, &tag, false).await?;
         while let Some(delivery) = consumer.next().await {
             let delivery = delivery.map_err(failed("a delivery"))?;
             let at = elapsed(start);
             let id = id_of(&delivery.properties, &delivery.data);
-            let count = delivery
-                .properties
-                .headers()
-                .as_ref()
-                .and_then(|h| h.inner().get("x-delivery-count").and_then(int_of))
+            let count = header(&delivery.properties, "x-delivery-count")
+                .and_then(int_of)
                 .unwrap_or(0)
                 .max(0) as u64;
             let Some(planned) = plan.messages.iter().find(|p| p.id == id) else {
@@ -520,24 +531,12 @@ async fn dead_letters(
     dlq: &str,
     start: Instant,
 ) -> Result<(), LiveError> {
-    let mut consumer = channel
-        .basic_consume(
-            dlq.into(),
-            "dead-letters".into(),
-            BasicConsumeOptions::default(),
-            FieldTable::default(),
-        )
-        .await
-        .map_err(failed("basic.consume on the dead-letter queue"))?;
+    let mut consumer = subscribe(&channel, dlq, "dead-letters", false).await?;
     while let Some(delivery) = consumer.next().await {
         let delivery = delivery.map_err(failed("a dead letter"))?;
         let at = elapsed(start);
         let id = id_of(&delivery.properties, &delivery.data);
-        let reason = delivery
-            .properties
-            .headers()
-            .as_ref()
-            .and_then(|h| h.inner().get("x-death").cloned())
+        let reason = header(&delivery.properties, "x-death")
             .and_then(|v| match v {
                 AMQPValue::FieldArray(deaths) => deaths.as_slice().first().and_then(|d| match d {
                     AMQPValue::FieldTable(t) => t.inner().get("reason").and_then(text_of),

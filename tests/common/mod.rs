@@ -156,3 +156,17 @@ pub fn replays_alike(
     prop_assert_eq!(counted.transitions_dropped, all.transitions_dropped);
     Ok(())
 }
+
+/// How many scenario files are bundled (`scenarios/*.toml`).
+pub fn bundled_files() -> usize {
+    std::fs::read_dir("scenarios")
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count()
+}
