@@ -242,7 +242,7 @@ enum Command {
         files: Vec<String>,
         /// Modeled milliseconds per real millisecond (default: per file,
         /// so that its run takes about 3 s).
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         time_scale: Option<u64>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = ConformFormat::Human)]

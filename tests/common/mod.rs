@@ -65,8 +65,20 @@ impl AsRef<std::path::Path> for Scratch {
 }
 
 impl Drop for Scratch {
+    /// Removes the folder. A browser killed just before may still be
+    /// writing its profile into it (seen: a playback test's folder left
+    /// behind with `profile/` in it), so a failed removal is tried again,
+    /// for up to 2 s.
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        for _ in 0..40 {
+            match std::fs::remove_dir_all(&self.0) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                _ => return,
+            }
+        }
+        eprintln!("warning: could not remove {}", self.0.display());
     }
 }
 
