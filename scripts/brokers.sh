@@ -56,13 +56,20 @@ install() {
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  # policy-rc.d keeps the packages' own services from starting: this
-  # script starts its own, on loopback, with its own data folders.
+  # The packages' own services must not start (they would listen on every
+  # address and hold the ports): this script starts its own, on loopback,
+  # with their own data folders. Debian's policy-rc.d says so to every
+  # package's installer; one is put in place for the install when the
+  # machine has none.
+  local policy=/usr/sbin/policy-rc.d made=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod 755 "$policy"
+    made=1
+  fi
   $sudo env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq \
     rabbitmq-server redis-server nats-server >/dev/null
-  # A package's service started by the install would hold the ports.
-  $sudo systemctl stop rabbitmq-server redis-server 2>/dev/null || true
-  $sudo pkill -x redis-server 2>/dev/null || true
+  if [ -n "$made" ]; then $sudo rm -f "$policy"; fi
 }
 
 start() {
