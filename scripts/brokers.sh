@@ -8,7 +8,7 @@
 #
 #   scripts/brokers.sh install   # apt-get install the three packages
 #   scripts/brokers.sh start     # start the three, wait until each answers
-#   scripts/brokers.sh status    # which ones answer
+#   scripts/brokers.sh status    # which ones answer; every listener on loopback
 #   scripts/brokers.sh stop      # stop the three, keep their logs
 #
 # Ports: AMQP 5672, Redis 6379, NATS 4222 (override with AMQP_PORT,
@@ -138,6 +138,22 @@ status() {
       code=1
     fi
   done
+  # Every listening socket of these servers (RabbitMQ's beam and epmd
+  # included) is on a loopback address.
+  if command -v ss >/dev/null 2>&1; then
+    local outside
+    outside=$(ss -ltnpH 2>/dev/null \
+      | grep -E '"(beam\.smp|epmd|redis-server|nats-server)"' \
+      | awk '{print $4}' | grep -vE '^(127\.[0-9.]+|\[::1\]):[0-9]+$' || true)
+    if [ -n "$outside" ]; then
+      echo "brokers: listening beyond loopback: $outside" >&2
+      code=1
+    else
+      echo "brokers: every listener is on loopback"
+    fi
+  else
+    echo "brokers: ss is missing: listeners not checked" >&2
+  fi
   return $code
 }
 
