@@ -23,6 +23,9 @@ pub const POLL_MS: f64 = 10.0;
 pub const MIN_REAL_DURATION_MS: u64 = 50;
 /// The default time scale aims at a run this long (real milliseconds).
 pub const TARGET_RUN_MS: u64 = 3_000;
+/// The longest a file's run on a broker may take (real milliseconds): a
+/// file whose scaled run would take longer is refused before it starts.
+pub const MAX_RUN_MS: u64 = 60_000;
 
 /// How modeled time maps to the wall clock: `N` modeled milliseconds take
 /// one real millisecond.
@@ -43,6 +46,24 @@ impl TimeScale {
     /// Real milliseconds for a modeled duration.
     pub fn real(self, modeled: Millis) -> f64 {
         modeled as f64 / self.0 as f64
+    }
+
+    /// Why a run that ends at `end` (modeled) cannot take place at this
+    /// scale: it would take more than [`MAX_RUN_MS`].
+    pub fn check_length(self, end: Millis) -> Result<(), String> {
+        let real = self.real(end);
+        if real > MAX_RUN_MS as f64 {
+            return Err(format!(
+                "the run ends at {}, which takes {:.0} s at --time-scale {}: a conformance run \
+                 may take at most {} s; shorten the file or use --time-scale {} or more",
+                crate::duration::format(end),
+                real / 1000.0,
+                self.0,
+                MAX_RUN_MS / 1000,
+                end.div_ceil(MAX_RUN_MS),
+            ));
+        }
+        Ok(())
     }
 
     /// Why this scale cannot honour `shortest` (named by `what`), if so.
@@ -302,6 +323,16 @@ mod tests {
              run can time; use --time-scale 10 or less"
         );
         assert!(TimeScale(1000).check(0, "x").is_ok());
+    }
+
+    #[test]
+    fn a_run_longer_than_a_minute_at_its_scale_is_refused() {
+        assert!(TimeScale(1).check_length(60_000).is_ok());
+        let err = TimeScale(1).check_length(60_001).unwrap_err();
+        assert!(err.contains("takes 60 s at --time-scale 1"), "{err}");
+        assert!(err.contains("use --time-scale 2 or more"), "{err}");
+        assert!(TimeScale(1_000).check_length(86_400_000).is_err());
+        assert!(TimeScale(2_000).check_length(86_400_000).is_ok());
     }
 
     #[test]

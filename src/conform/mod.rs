@@ -184,12 +184,18 @@ pub fn prepare(path: &str, target: Target, time_scale: Option<u64>) -> Result<Pr
             if let Some((d, what)) = &modeled.shortest {
                 scale.check(*d, what).map_err(NotReady::Unsupported)?;
             }
+            scale
+                .check_length(modeled.end)
+                .map_err(NotReady::Unsupported)?;
             (Kind::Queue { plan, modeled }, scale)
         }
         Target::Redis => {
             let plan = store::plan(&scenario).map_err(unsupported)?;
             let scale = time_scale.map(TimeScale).unwrap_or_else(|| plan.scale());
             plan.check(scale).map_err(NotReady::Unsupported)?;
+            scale
+                .check_length(plan.end)
+                .map_err(NotReady::Unsupported)?;
             (Kind::Store(plan), scale)
         }
     };
@@ -614,6 +620,29 @@ mod tests {
             prepare(path.to_str().unwrap(), Target::Amqp, None),
             Err(NotReady::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn a_file_whose_run_would_take_hours_is_refused_before_any_broker_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long.toml");
+        // A 1 s gap keeps the scale at 20 at most, so 30 days would take
+        // 36 hours.
+        std::fs::write(
+            &path,
+            "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 2\n\
+             [[message]]\nid = \"a\"\n[[message]]\nid = \"b\"\nat = \"1s\"\n\
+             [[message]]\nid = \"c\"\nat = \"30d\"\n",
+        )
+        .unwrap();
+        let Err(NotReady::Unsupported(why)) = prepare(path.to_str().unwrap(), Target::Amqp, None)
+        else {
+            panic!("refused");
+        };
+        assert!(
+            why.contains("a conformance run may take at most 60 s"),
+            "{why}"
+        );
     }
 
     #[test]
