@@ -10,6 +10,16 @@
 
 use scenario_run::conform::{self, LiveError, Target, compare::End, store::Answer};
 
+/// One live run at a time: runs in parallel would share the brokers' disks
+/// and CPU, and a busy broker's latency is not the one its probe measured.
+static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the live-run lock for the rest of a test (a failed test's poison
+/// is not this test's concern).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn url(target: Target) -> String {
     let (var, default) = match target {
         Target::Amqp => ("SCENARIO_RUN_AMQP_URL", "amqp://127.0.0.1:5672"),
@@ -70,6 +80,7 @@ fn all_conform(target: Target, prefix: &str, count: usize) -> Vec<conform::Check
 
 #[test]
 fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
+    let _live = one_at_a_time();
     if !broker_up(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") {
         return;
     }
@@ -90,6 +101,7 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
 
 #[test]
 fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
+    let _live = one_at_a_time();
     if !broker_up(Target::Amqp, "a_model_with_the_limit_off_by_one_differs") {
         return;
     }
@@ -125,6 +137,7 @@ fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
 
 #[test]
 fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
+    let _live = one_at_a_time();
     if !broker_up(
         Target::Redis,
         "every_write_intent_conformance_scenario_conforms",
@@ -147,6 +160,7 @@ fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
 
 #[test]
 fn a_model_whose_lease_outlives_the_stores_differs_from_redis() {
+    let _live = one_at_a_time();
     if !broker_up(Target::Redis, "a_model_whose_lease_outlives_the_stores") {
         return;
     }
@@ -189,6 +203,7 @@ fn a_model_whose_lease_outlives_the_stores_differs_from_redis() {
 
 #[test]
 fn redis_keeps_a_key_live_at_its_expiry_millisecond_and_the_run_says_so() {
+    let _live = one_at_a_time();
     if !broker_up(
         Target::Redis,
         "redis_keeps_a_key_live_at_its_expiry_millisecond",
@@ -214,6 +229,7 @@ fn redis_keeps_a_key_live_at_its_expiry_millisecond_and_the_run_says_so() {
 
 #[test]
 fn a_broker_that_is_not_there_is_named_and_nothing_runs() {
+    let _live = one_at_a_time();
     // Port 1: nothing listens there, and, below the ephemeral range, it
     // cannot be a connection's own source port. (A port bound and let go
     // is in that range: a connection to it can, rarely, connect to itself,
@@ -247,6 +263,7 @@ fn a_broker_that_is_not_there_is_named_and_nothing_runs() {
 
 #[test]
 fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
+    let _live = one_at_a_time();
     if !broker_up(Target::Amqp, "the_command_exits_0_when_every_file_conforms") {
         return;
     }
@@ -276,6 +293,7 @@ fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
 
 #[test]
 fn the_command_writes_a_junit_file_and_an_html_page_of_the_run() {
+    let _live = one_at_a_time();
     if !broker_up(
         Target::Redis,
         "the_command_writes_a_junit_file_and_an_html_page",
@@ -318,6 +336,7 @@ fn the_command_writes_a_junit_file_and_an_html_page_of_the_run() {
 
 #[test]
 fn a_file_for_the_other_broker_is_refused_before_anything_runs() {
+    let _live = one_at_a_time();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
         .args([
             "conform",
