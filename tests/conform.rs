@@ -28,6 +28,13 @@ fn url(target: Target) -> String {
     std::env::var(var).unwrap_or_else(|_| default.into())
 }
 
+/// The live-run lock when the broker answers; if not, a skip with its
+/// reason (`None`), or a failure when the run requires brokers.
+fn live(target: Target, test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    let guard = one_at_a_time();
+    broker_up(target, test).then_some(guard)
+}
+
 /// Whether the broker answers; if not, a skip with its reason, or a
 /// failure when the run requires brokers.
 fn broker_up(target: Target, test: &str) -> bool {
@@ -80,10 +87,9 @@ fn all_conform(target: Target, prefix: &str, count: usize) -> Vec<conform::Check
 
 #[test]
 fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
-    let _live = one_at_a_time();
-    if !broker_up(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") {
+    let Some(_live) = live(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") else {
         return;
-    }
+    };
     let checked = all_conform(Target::Amqp, "rabbitmq", 7);
     // What the broker did, not only that it agreed: the poison message
     // of the limit scenario, delivered L + 1 = 6 times with its count.
@@ -101,10 +107,9 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
 
 #[test]
 fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
-    let _live = one_at_a_time();
-    if !broker_up(Target::Amqp, "a_model_with_the_limit_off_by_one_differs") {
+    let Some(_live) = live(Target::Amqp, "a_model_with_the_limit_off_by_one_differs") else {
         return;
-    }
+    };
     let file = "scenarios/conformance/rabbitmq-01-quorum-delivery-limit.toml";
     let mut prepared = conform::prepare(file, Target::Amqp, None).expect("prepared");
     // The wrong rule: a limit of L gives L deliveries (as `max_receives`
@@ -137,13 +142,12 @@ fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
 
 #[test]
 fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
-    let _live = one_at_a_time();
-    if !broker_up(
+    let Some(_live) = live(
         Target::Redis,
         "every_write_intent_conformance_scenario_conforms",
-    ) {
+    ) else {
         return;
-    }
+    };
     let checked = all_conform(Target::Redis, "redis", 3);
     let answers: Vec<Option<Answer>> = checked[0].store.iter().map(|r| r.redis).collect();
     assert_eq!(
@@ -160,10 +164,9 @@ fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
 
 #[test]
 fn a_model_whose_lease_outlives_the_stores_differs_from_redis() {
-    let _live = one_at_a_time();
-    if !broker_up(Target::Redis, "a_model_whose_lease_outlives_the_stores") {
+    let Some(_live) = live(Target::Redis, "a_model_whose_lease_outlives_the_stores") else {
         return;
-    }
+    };
     // The model's claims last 350 ms; the store is given the file's 250.
     let file = "scenarios/conformance/redis-01-write-intent-lease-expiry.toml";
     let text = std::fs::read_to_string(file)
@@ -203,13 +206,12 @@ fn a_model_whose_lease_outlives_the_stores_differs_from_redis() {
 
 #[test]
 fn redis_keeps_a_key_live_at_its_expiry_millisecond_and_the_run_says_so() {
-    let _live = one_at_a_time();
-    if !broker_up(
+    let Some(_live) = live(
         Target::Redis,
         "redis_keeps_a_key_live_at_its_expiry_millisecond",
-    ) {
+    ) else {
         return;
-    }
+    };
     let file = "scenarios/conformance/redis-03-write-intent-done-expires.toml";
     let url = url(Target::Redis);
     let (broker, _) =
@@ -263,10 +265,9 @@ fn a_broker_that_is_not_there_is_named_and_nothing_runs() {
 
 #[test]
 fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
-    let _live = one_at_a_time();
-    if !broker_up(Target::Amqp, "the_command_exits_0_when_every_file_conforms") {
+    let Some(_live) = live(Target::Amqp, "the_command_exits_0_when_every_file_conforms") else {
         return;
-    }
+    };
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
         .args([
             "conform",
@@ -293,13 +294,12 @@ fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
 
 #[test]
 fn the_command_writes_a_junit_file_and_an_html_page_of_the_run() {
-    let _live = one_at_a_time();
-    if !broker_up(
+    let Some(_live) = live(
         Target::Redis,
         "the_command_writes_a_junit_file_and_an_html_page",
-    ) {
+    ) else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("conformance.xml");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))

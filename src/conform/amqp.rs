@@ -106,6 +106,27 @@ fn int_of(v: &AMQPValue) -> Option<i64> {
     })
 }
 
+/// A connection to the broker at `url` and a channel on it.
+async fn open(url: &str) -> Result<(Connection, Channel), LiveError> {
+    let connection = Connection::connect(url, ConnectionProperties::default())
+        .await
+        .map_err(|e| LiveError::Absent(format!("no broker answers at {url}: {e}")))?;
+    let channel = connection
+        .create_channel()
+        .await
+        .map_err(failed("a channel"))?;
+    Ok((connection, channel))
+}
+
+/// A queue name of this process's own: `scenario-run.conform.PID.WHAT N`.
+fn queue_name(what: &str) -> String {
+    format!(
+        "scenario-run.conform.{}.{what}{}",
+        std::process::id(),
+        QUEUES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
 /// A message's header, if it has it.
 fn header<'p>(properties: &'p BasicProperties, name: &str) -> Option<&'p AMQPValue> {
     properties
@@ -184,20 +205,9 @@ pub async fn run(
     scale: TimeScale,
     modeled_end: f64,
 ) -> Result<Vec<Message>, LiveError> {
-    let connection = Arc::new(
-        Connection::connect(url, ConnectionProperties::default())
-            .await
-            .map_err(|e| LiveError::Absent(format!("no broker answers at {url}: {e}")))?,
-    );
-    let admin = connection
-        .create_channel()
-        .await
-        .map_err(failed("a channel"))?;
-    let queue = format!(
-        "scenario-run.conform.{}.{}",
-        std::process::id(),
-        QUEUES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
+    let (connection, admin) = open(url).await?;
+    let connection = Arc::new(connection);
+    let queue = queue_name("");
     let dlq = format!("{queue}.dlq");
     let mut arguments = FieldTable::default();
     if let Some(limit) = plan.queue.delivery_limit {
@@ -249,18 +259,8 @@ pub async fn run(
 /// this is mostly the disk's fsync; conformance adds twice it to every
 /// timing tolerance.
 pub async fn latency(url: &str) -> Result<f64, LiveError> {
-    let connection = Connection::connect(url, ConnectionProperties::default())
-        .await
-        .map_err(|e| LiveError::Absent(format!("no broker answers at {url}: {e}")))?;
-    let channel = connection
-        .create_channel()
-        .await
-        .map_err(failed("a channel"))?;
-    let queue = format!(
-        "scenario-run.conform.{}.probe{}",
-        std::process::id(),
-        QUEUES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
+    let (connection, channel) = open(url).await?;
+    let queue = queue_name("probe");
     declare_quorum(&channel, &queue, FieldTable::default()).await?;
     let mut consumer = subscribe(&channel, &queue, "probe", true).await?;
     let mut most: f64 = 0.0;
