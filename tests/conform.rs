@@ -79,7 +79,7 @@ fn all_conform(target: Target, prefix: &str, count: usize) -> Vec<conform::Check
         assert!(
             c.conforms(),
             "{}",
-            conform::render(&broker, &url, std::slice::from_ref(c))
+            conform::output::render(&broker, &url, std::slice::from_ref(c))
         );
     }
     checked
@@ -127,7 +127,7 @@ fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
     *modeled = conform::modeled::modeled(&wrong, plan).expect("the wrong model runs");
     let url = url(Target::Amqp);
     let (broker, checked) = conform::live(&url, &[prepared]).expect("a live run");
-    let text = conform::render(&broker, &url, &checked);
+    let text = conform::output::render(&broker, &url, &checked);
     assert!(!checked[0].conforms(), "{text}");
     let d = &checked[0].differences;
     assert_eq!(d[0].message, "poison");
@@ -183,7 +183,7 @@ fn a_model_whose_lease_outlives_the_stores_differs_from_redis() {
     plan.lease = 250;
     let url = url(Target::Redis);
     let (broker, checked) = conform::live(&url, &[prepared]).expect("a live run");
-    let text = conform::render(&broker, &url, &checked);
+    let text = conform::output::render(&broker, &url, &checked);
     // The model waits until 400 ms to claim again; Redis frees the key at
     // 250 ms, so the delivery at 300 ms claims, and the one at 400 ms
     // meets that new claim.

@@ -82,20 +82,20 @@ pub(super) fn conform(request: &Request) -> u8 {
         }
     };
     let text = if json {
-        conform::json(&broker, url, &checked)
+        conform::output::json(&broker, url, &checked)
     } else {
-        conform::render(&broker, url, &checked)
+        conform::output::render(&broker, url, &checked)
     };
     print!("{text}");
     if let Some(path) = junit
-        && let Err(e) = crate::output::write_atomic(path, &conform::junit(&broker, &checked))
+        && let Err(e) = crate::output::write_atomic(path, &conform::output::junit(&checked))
     {
         eprintln!("error: cannot write {}: {e}", path.display());
         return EXIT_INVALID;
     }
     if let (Some(dir), Some(templates)) = (report, &templates) {
-        let document = conform::document(&broker, url, &checked);
-        let page = match conform::html(templates, &document) {
+        let document = conform::output::document(&broker, url, &checked);
+        let page = match conform::output::html(templates, &document) {
             Ok(page) => page,
             Err(p) => {
                 eprintln!("{}", render(p.as_ref(), color));

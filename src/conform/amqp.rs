@@ -190,6 +190,14 @@ struct Seen {
     recorded: usize,
 }
 
+/// Records how message `id` ended, and when (real ms).
+fn ended(seen: &Mutex<Seen>, id: String, end: End, at: f64) {
+    seen.lock()
+        .expect("not poisoned")
+        .ends
+        .insert(id, (end, Some(at)));
+}
+
 impl Seen {
     fn done(&self, messages: usize) -> bool {
         self.ends.len() >= messages || self.recorded >= MAX_DELIVERIES
@@ -491,10 +499,7 @@ async fn consume(
                         .ack(BasicAckOptions::default())
                         .await
                         .map_err(failed("basic.ack"))?;
-                    seen.lock()
-                        .expect("not poisoned")
-                        .ends
-                        .insert(id, (End::Acked, Some(elapsed(start))));
+                    ended(seen, id, End::Acked, elapsed(start));
                 }
                 Action::Requeue => {
                     acker
@@ -550,10 +555,7 @@ async fn dead_letters(
             .ack(BasicAckOptions::default())
             .await
             .map_err(failed("basic.ack"))?;
-        seen.lock()
-            .expect("not poisoned")
-            .ends
-            .insert(id, (End::DeadLettered { reason }, Some(at)));
+        ended(seen, id, End::DeadLettered { reason }, at);
     }
     Ok(())
 }

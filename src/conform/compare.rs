@@ -142,6 +142,8 @@ pub struct Message {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
     pub message: String,
+    /// The message's delivery it is about (1-based), if one.
+    pub delivery: Option<u32>,
     pub what: String,
     pub model: String,
     pub broker: String,
@@ -200,6 +202,7 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
         let Some(b) = broker.iter().find(|b| b.id == m.id) else {
             out.push(Difference {
                 message: m.id.clone(),
+                delivery: None,
                 what: "seen".into(),
                 model: format!("{} deliveries", m.deliveries.len()),
                 broker: "never delivered".into(),
@@ -207,17 +210,20 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
             });
             continue;
         };
-        let mut differ = |what: String, model: String, broker: String, rule: &str| {
-            out.push(Difference {
-                message: m.id.clone(),
-                what,
-                model,
-                broker,
-                rule: rule.into(),
-            })
-        };
+        let mut differ =
+            |delivery: Option<u32>, what: String, model: String, broker: String, rule: &str| {
+                out.push(Difference {
+                    message: m.id.clone(),
+                    delivery,
+                    what,
+                    model,
+                    broker,
+                    rule: rule.into(),
+                })
+            };
         if m.end != b.end {
             differ(
+                None,
                 "end".into(),
                 m.end.word(),
                 b.end.word(),
@@ -226,6 +232,7 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
         }
         if m.deliveries.len() != b.deliveries.len() {
             differ(
+                None,
                 "deliveries".into(),
                 m.deliveries.len().to_string(),
                 b.deliveries.len().to_string(),
@@ -234,8 +241,10 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
         }
         for (k, (md, bd)) in m.deliveries.iter().zip(&b.deliveries).enumerate() {
             let n = k + 1;
+            let delivery = u32::try_from(n).ok();
             if md.delivery_count != bd.delivery_count {
                 differ(
+                    delivery,
                     format!("delivery {n}: x-delivery-count"),
                     md.delivery_count.to_string(),
                     bd.delivery_count.to_string(),
@@ -244,6 +253,7 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
             }
             if (md.at - bd.at).abs() > tolerance(md.at) {
                 differ(
+                    delivery,
                     format!("delivery {n}: time"),
                     ms(md.at),
                     format!("{} (tolerance {})", ms(bd.at), ms(tolerance(md.at))),
@@ -256,6 +266,7 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
             && (mt - bt).abs() > tolerance(mt)
         {
             differ(
+                None,
                 format!("{}: time", m.end.word()),
                 ms(mt),
                 format!("{} (tolerance {})", ms(bt), ms(tolerance(mt))),

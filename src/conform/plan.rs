@@ -227,13 +227,12 @@ fn common(scenario: &Scenario) -> Result<(), Unsupported> {
             why: "the file lists no message to publish".into(),
         });
     }
-    if let Some(f) = scenario
+    if scenario
         .messages
         .iter()
         .flat_map(|m| m.faults.iter())
-        .find(|f| matches!(f.kind, FaultKind::Crash(at) if at != CrashAt::BeforeEffect))
+        .any(|f| matches!(f.kind, FaultKind::Crash(at) if at != CrashAt::BeforeEffect))
     {
-        let _ = f;
         return Err(Unsupported {
             what: "crash at".into(),
             why: "only `before_effect` is checked: where the effect lands is the \

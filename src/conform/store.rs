@@ -286,6 +286,7 @@ pub fn compare(rows: &[Row], scale: TimeScale) -> Vec<super::compare::Difference
         .filter(|r| r.redis != Some(r.model))
         .map(|r| super::compare::Difference {
             message: r.message.clone(),
+            delivery: Some(r.delivery),
             what: format!(
                 "delivery {} at {:.0} ms (key {:?}): store",
                 r.delivery,
