@@ -9,178 +9,28 @@ use std::sync::{Arc, Mutex};
 
 use futures_lite::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions,
-    BasicQosOptions, BasicRejectOptions, ConfirmSelectOptions, QueueDeclareOptions,
-    QueueDeleteOptions,
+    BasicAckOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions, BasicQosOptions,
+    BasicRejectOptions, ConfirmSelectOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+use lapin::{BasicProperties, Channel, Connection};
 use tokio::time::{Duration, Instant};
 
+use super::LiveError;
 use super::compare::{Delivery, End, Message, TimeScale};
 use super::plan::{Action, Plan};
-use super::{Broker, LiveError};
+use client::{
+    declare_quorum, elapsed, failed, header, int_of, open, queue_name, subscribe, text_of,
+};
+
+mod client;
+mod probe;
+
+pub use probe::{PROBES, broker, latency};
 
 /// Deliveries one run records at most; past it a run stops (a broker
 /// that redelivers without end under an unlimited delivery limit).
 pub const MAX_DELIVERIES: usize = 10_000;
-
-/// The broker's name and version, read from its `connection.start`.
-pub async fn broker(url: &str) -> Result<Broker, LiveError> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let address = address(url)?;
-    let mut stream = tokio::net::TcpStream::connect(&address)
-        .await
-        .map_err(|e| LiveError::Absent(format!("no broker answers at {address}: {e}")))?;
-    stream
-        .write_all(b"AMQP\x00\x00\x09\x01")
-        .await
-        .map_err(|e| LiveError::Failed(e.to_string()))?;
-    let mut bytes = Vec::new();
-    let mut buffer = [0u8; 4096];
-    let deadline = Duration::from_secs(5);
-    loop {
-        let n = tokio::time::timeout(deadline, stream.read(&mut buffer))
-            .await
-            .map_err(|_| LiveError::Failed(format!("{address} sent no AMQP greeting")))?
-            .map_err(|e| LiveError::Failed(e.to_string()))?;
-        if n == 0 || bytes.len() > 65_536 {
-            return Err(LiveError::Failed(format!(
-                "{address} closed before its AMQP greeting"
-            )));
-        }
-        bytes.extend_from_slice(&buffer[..n]);
-        if let Ok((_, frame)) = amq_protocol::frame::parse_frame(bytes.as_slice()) {
-            use amq_protocol::frame::AMQPFrame;
-            use amq_protocol::protocol::{AMQPClass, connection};
-            let AMQPFrame::Method(_, AMQPClass::Connection(connection::AMQPMethod::Start(start))) =
-                frame
-            else {
-                return Err(LiveError::Failed(format!(
-                    "{address} does not speak AMQP 0-9-1"
-                )));
-            };
-            let text = |k: &str| start.server_properties.inner().get(k).and_then(text_of);
-            return Ok(Broker {
-                name: text("product").unwrap_or_else(|| "AMQP broker".into()),
-                version: text("version").unwrap_or_else(|| "unknown".into()),
-                latency_ms: 0.0,
-                notes: Vec::new(),
-            });
-        }
-    }
-}
-
-/// `host:port` of an `amqp://` URL (default port 5672).
-fn address(url: &str) -> Result<String, LiveError> {
-    let rest = url
-        .strip_prefix("amqp://")
-        .ok_or_else(|| LiveError::Failed(format!("{url} is not an amqp:// URL")))?;
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = authority.rsplit('@').next().unwrap_or("");
-    Ok(if host.contains(':') {
-        host.to_string()
-    } else {
-        format!("{host}:5672")
-    })
-}
-
-fn text_of(v: &AMQPValue) -> Option<String> {
-    match v {
-        AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
-        AMQPValue::ShortString(s) => Some(s.as_str().to_string()),
-        _ => None,
-    }
-}
-
-fn int_of(v: &AMQPValue) -> Option<i64> {
-    Some(match *v {
-        AMQPValue::ShortShortInt(n) => n.into(),
-        AMQPValue::ShortShortUInt(n) => n.into(),
-        AMQPValue::ShortInt(n) => n.into(),
-        AMQPValue::ShortUInt(n) => n.into(),
-        AMQPValue::LongInt(n) => n.into(),
-        AMQPValue::LongUInt(n) => n.into(),
-        AMQPValue::LongLongInt(n) => n,
-        _ => return None,
-    })
-}
-
-/// A connection to the broker at `url` and a channel on it.
-async fn open(url: &str) -> Result<(Connection, Channel), LiveError> {
-    let connection = Connection::connect(url, ConnectionProperties::default())
-        .await
-        .map_err(|e| LiveError::Absent(format!("no broker answers at {url}: {e}")))?;
-    let channel = connection
-        .create_channel()
-        .await
-        .map_err(failed("a channel"))?;
-    Ok((connection, channel))
-}
-
-/// A queue name of this process's own: `scenario-run.conform.PID.WHAT N`.
-fn queue_name(what: &str) -> String {
-    format!(
-        "scenario-run.conform.{}.{what}{}",
-        std::process::id(),
-        QUEUES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )
-}
-
-/// A message's header, if it has it.
-fn header<'p>(properties: &'p BasicProperties, name: &str) -> Option<&'p AMQPValue> {
-    properties
-        .headers()
-        .as_ref()
-        .and_then(|h| h.inner().get(name))
-}
-
-/// Declares the durable quorum queue `name` with `arguments` besides its
-/// type.
-async fn declare_quorum(
-    channel: &Channel,
-    name: &str,
-    mut arguments: FieldTable,
-) -> Result<(), LiveError> {
-    arguments.insert(
-        "x-queue-type".into(),
-        AMQPValue::LongString("quorum".into()),
-    );
-    let durable = QueueDeclareOptions {
-        durable: true,
-        ..QueueDeclareOptions::default()
-    };
-    channel
-        .queue_declare(name.into(), durable, arguments)
-        .await
-        .map_err(failed("declaring a quorum queue"))?;
-    Ok(())
-}
-
-/// A consumer of `queue` on `channel`, tagged `tag`.
-async fn subscribe(
-    channel: &Channel,
-    queue: &str,
-    tag: &str,
-    no_ack: bool,
-) -> Result<lapin::Consumer, LiveError> {
-    channel
-        .basic_consume(
-            queue.into(),
-            tag.into(),
-            BasicConsumeOptions {
-                no_ack,
-                ..BasicConsumeOptions::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .map_err(failed("basic.consume"))
-}
-
-fn failed(what: &str) -> impl Fn(lapin::Error) -> LiveError + '_ {
-    move |e| LiveError::Failed(format!("{what}: {e}"))
-}
 
 /// What the consumers saw, shared between them.
 #[derive(Default)]
@@ -260,46 +110,6 @@ pub async fn run(
     let _ = tokio::time::timeout(Duration::from_secs(5), cleanup).await;
     result
 }
-
-/// Probes the broker's latency from a publish to its delivery on a
-/// quorum queue: the most of [`PROBES`] round trips, in real ms. A
-/// quorum queue delivers a message once its Raft log has it on disk, so
-/// this is mostly the disk's fsync; conformance adds twice it to every
-/// timing tolerance.
-pub async fn latency(url: &str) -> Result<f64, LiveError> {
-    let (connection, channel) = open(url).await?;
-    let queue = queue_name("probe");
-    declare_quorum(&channel, &queue, FieldTable::default()).await?;
-    let mut consumer = subscribe(&channel, &queue, "probe", true).await?;
-    let mut most: f64 = 0.0;
-    for _ in 0..PROBES {
-        let sent = Instant::now();
-        channel
-            .basic_publish(
-                "".into(),
-                queue.as_str().into(),
-                BasicPublishOptions::default(),
-                b"probe",
-                BasicProperties::default(),
-            )
-            .await
-            .map_err(failed("publishing a probe"))?;
-        tokio::time::timeout(Duration::from_secs(5), consumer.next())
-            .await
-            .map_err(|_| LiveError::Failed("a probe took more than 5 s".into()))?;
-        most = most.max(elapsed(sent));
-    }
-    let _ = channel
-        .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-        .await;
-    let _ = connection.close(200, "done".into()).await;
-    Ok(most)
-}
-
-/// Round trips [`latency`] measures.
-pub const PROBES: usize = 5;
-
-static QUEUES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 async fn drive(
     connection: &Arc<Connection>,
@@ -425,10 +235,6 @@ async fn drive(
 
 fn real(ms: f64) -> Duration {
     Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-}
-
-fn elapsed(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1000.0
 }
 
 fn id_of(properties: &BasicProperties, data: &[u8]) -> String {
@@ -558,17 +364,4 @@ async fn dead_letters(
         ended(seen, id, End::DeadLettered { reason }, at);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_amqp_url_names_its_host_and_port() {
-        let a = |u: &str| address(u).unwrap();
-        assert_eq!(a("amqp://127.0.0.1:5672/%2f"), "127.0.0.1:5672");
-        assert_eq!(a("amqp://guest:guest@127.0.0.1"), "127.0.0.1:5672");
-        assert!(address("nats://x").is_err());
-    }
 }
