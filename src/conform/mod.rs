@@ -315,6 +315,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_url_names_its_broker_and_an_unknown_scheme_is_refused() {
+        assert_eq!(Target::of("amqp://127.0.0.1:5672"), Ok(Target::Amqp));
+        assert_eq!(Target::of("redis://127.0.0.1:6379"), Ok(Target::Redis));
+        for url in [
+            "nats://127.0.0.1:4222",
+            "http://localhost:4566",
+            "127.0.0.1:5672",
+        ] {
+            let Err(e) = Target::of(url) else {
+                panic!("{url} refused");
+            };
+            assert!(
+                e.to_string().starts_with(&format!("{url}: conform drives")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn a_file_conform_cannot_drive_says_why_before_any_broker_is_asked() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("model.toml");
