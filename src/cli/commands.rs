@@ -384,16 +384,22 @@ fn tighten(schema: &mut serde_json::Value) {
     // `max_receives = 0` is the delivery limit 0 under rabbitmq-quorum,
     // and refused under the others.
     let no_zero = json!({ "properties": { "max_receives": { "not": { "const": 0 } } } });
+    // `ack_backoff` and `on_failure` are JetStream consumer settings.
+    let no_jetstream = json!({ "not": { "anyOf": [{ "required": ["ack_backoff"] }, { "required": ["on_failure"] }] } });
     defs["Delivery"]["anyOf"] = json!([
         {
-            "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum")] },
+            "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum"), profile("nats-jetstream")] },
             "required": ["max_receives"],
             "oneOf": one_of_keys(&["retry_interval", "backoff"]),
-            "allOf": [no_zero]
+            "allOf": [no_zero, no_jetstream]
         },
-        { "allOf": [profile("rabbitmq-quorum")], "not": { "required": ["retry_interval", "backoff"] } },
-        { "allOf": [profile("sqs-standard"), no_zero], "required": ["max_receives"], "not": retry_keys }
+        { "allOf": [profile("rabbitmq-quorum"), no_jetstream], "not": { "required": ["retry_interval", "backoff"] } },
+        { "allOf": [profile("sqs-standard"), no_zero, no_jetstream], "required": ["max_receives"], "not": retry_keys },
+        { "allOf": [profile("nats-jetstream"), no_zero], "not": { "required": ["retry_interval", "backoff"] } }
     ]);
+    defs["Delivery"]["properties"]["ack_backoff"]["minItems"] = json!(1);
+    defs["Delivery"]["properties"]["ack_backoff"]["maxItems"] =
+        json!(crate::model::MAX_ACK_BACKOFF);
     defs["Operator"]["required"] = json!(["action"]);
     defs["Message"]["required"] = json!(["id"]);
     defs["Selector"]["oneOf"] = one_of_keys(&["first", "until"]);

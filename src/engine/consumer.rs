@@ -354,12 +354,18 @@ impl Engine<'_> {
                 self.messages
                     .set_failure(m, REASON_ACK_LOST, Class::Transient);
                 self.record(Some(m), Detail::AckLost);
-                self.after_failure(m, REASON_ACK_LOST, Class::Transient, start);
+                match self.scenario.guarantees.jetstream {
+                    Some(_) => self.after_jetstream_failure(m, finish, start),
+                    None => self.after_failure(m, REASON_ACK_LOST, Class::Transient, start),
+                }
             }
             Finish::Failed(reason, class) => {
                 self.messages.set_failure(m, reason, class);
                 self.record(Some(m), Detail::Failed { reason, class });
-                self.after_failure(m, reason, class, start);
+                match self.scenario.guarantees.jetstream {
+                    Some(_) => self.after_jetstream_failure(m, finish, start),
+                    None => self.after_failure(m, reason, class, start),
+                }
             }
         }
         self.state_changed(m);

@@ -32,6 +32,7 @@ mod clock;
 mod consumer;
 mod dedup;
 mod intents;
+mod jetstream;
 mod log;
 mod log_lanes;
 mod messages;
@@ -205,9 +206,9 @@ impl<'s> Engine<'s> {
             prev_delays: per_message(decorrelated),
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
             operator: Operator {
-                enqueued: match scenario.guarantees.profile {
-                    crate::model::Profile::SqsStandard => vec![Millis::MAX; count as usize],
-                    _ => Vec::new(),
+                enqueued: match scenario.guarantees.profile.retention_from_enqueue() {
+                    true => vec![Millis::MAX; count as usize],
+                    false => Vec::new(),
                 },
                 ..Operator::default()
             },

@@ -13,8 +13,8 @@ use super::Engine;
 use super::queue::Finish;
 use super::transition::Detail;
 use crate::model::{
-    Class, CrashAt, KeyRef, MessageIndex, Millis, Profile, REASON_CONSUMER_CRASHED,
-    REASON_VISIBILITY_TIMEOUT, State,
+    Class, CrashAt, KeyRef, MessageIndex, Millis, Profile, REASON_ACK_LOST,
+    REASON_CONSUMER_CRASHED, REASON_VISIBILITY_TIMEOUT, State,
 };
 
 /// One delivery, from its start until its end and its visibility timer
@@ -26,6 +26,8 @@ pub(super) struct Record {
     /// while no later one has started.
     pub(super) receive: u32,
     pub(super) start: Millis,
+    /// Its ack wait (visibility timeout), `Millis::MAX` without one.
+    pub(super) wait: Millis,
     pub(super) finish: Finish,
     pub(super) crash: Option<CrashAt>,
     /// Write-intent: the key whose DONE this delivery writes at its end.
@@ -130,6 +132,23 @@ impl Deliveries {
         self.ended(record.message);
     }
 
+    /// A record for a timer alone (nats-jetstream: a message that used its
+    /// last delivery waits for the instant its next one would have been
+    /// due): not a delivery in flight.
+    pub(super) fn open_timer(&mut self, record: Record) -> u32 {
+        let record = Record { refs: 1, ..record };
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = record;
+                slot
+            }
+            None => {
+                self.slots.push(record);
+                self.slots.len() as u32 - 1
+            }
+        }
+    }
+
     /// One of the slot's events fired; the slot is reused after the last.
     fn release(&mut self, slot: u32) -> Record {
         let record = &mut self.slots[slot as usize];
@@ -161,13 +180,21 @@ impl Engine<'_> {
         .saturating_add(decision.calls);
         let busy = &mut self.measures.totals.worker_busy;
         *busy = busy.saturating_add(service);
-        let timeout = scenario.guarantees.visibility_timeout;
-        let timer = timeout.filter(|&vt| decision.crash.is_some() || service > vt);
+        let wait = scenario.ack_wait(self.messages.cycle_receives(m));
+        // nats-jetstream: a delivery that ends unacknowledged is redelivered
+        // (or its message given up) when its ack wait ends.
+        let unacked = match decision.finish {
+            Finish::Acked => false,
+            Finish::AckLost => scenario.waits_for_ack_wait(true),
+            Finish::Failed(..) => scenario.waits_for_ack_wait(false),
+        };
+        let timer = wait.filter(|&vt| decision.crash.is_some() || service > vt || unacked);
         let atomic = service == 0 && scenario.flow.workers.is_none();
         let slot = self.deliveries.open(Record {
             message: m,
             receive,
             start: now,
+            wait: wait.unwrap_or(Millis::MAX),
             finish: decision.finish,
             crash: decision.crash,
             done_key: decision.done_key,
@@ -238,16 +265,16 @@ impl Engine<'_> {
             return;
         }
         if d.crash.is_some() {
-            match self.scenario.guarantees.visibility_timeout {
+            match d.wait {
                 // The broker learns nothing: the message stays invisible
                 // until its timeout (unless it is visible already).
-                Some(vt) if now < d.start.saturating_add(vt) => self.set_state(m, State::Waiting),
-                Some(_) => {}
-                None => {
+                Millis::MAX => {
                     let (reason, class) = (REASON_CONSUMER_CRASHED, Class::Transient);
                     self.messages.set_failure(m, reason, class);
                     self.after_failure(m, reason, class, d.start);
                 }
+                vt if now < d.start.saturating_add(vt) => self.set_state(m, State::Waiting),
+                _ => {}
             }
             self.state_changed(m);
             return;
@@ -261,16 +288,45 @@ impl Engine<'_> {
         self.end_delivery(m, d.finish, false, d.start);
     }
 
-    /// Under sqs-standard a failed delivery whose message is already
-    /// visible again and within its budget stays visible (its retry is
-    /// due at its start plus the timeout, which has passed).
+    /// Under sqs-standard (and for a nats-jetstream delivery left
+    /// unacknowledged) a failed delivery whose message is already visible
+    /// again and within its budget stays visible (its retry is due at its
+    /// start plus the timeout, which has passed).
     fn stays_visible(&self, m: MessageIndex, finish: Finish) -> bool {
-        let class = match finish {
+        let (class, waits) = match finish {
             Finish::Acked => return false,
-            Finish::AckLost => Class::Transient,
-            Finish::Failed(_, class) => class,
+            Finish::AckLost => (Class::Transient, self.scenario.waits_for_ack_wait(true)),
+            Finish::Failed(_, class) => (class, self.scenario.waits_for_ack_wait(false)),
         };
-        self.scenario.guarantees.profile == Profile::SqsStandard && self.retries(m, class)
+        (self.scenario.guarantees.profile == Profile::SqsStandard || waits)
+            && self.retries(m, class)
+    }
+
+    /// nats-jetstream: message `m`, whose delivery started at `start` and
+    /// ended now with `finish`, used its last delivery; it waits until
+    /// `due`, the instant its next delivery would have been due, where
+    /// [`visible`](Self::visible) gives it up.
+    pub(super) fn give_up_at(
+        &mut self,
+        m: MessageIndex,
+        start: Millis,
+        due: Millis,
+        finish: Finish,
+    ) {
+        self.set_state(m, State::Waiting);
+        let slot = self.deliveries.open_timer(Record {
+            message: m,
+            receive: self.messages.get(m).total_receives,
+            start,
+            wait: Millis::MAX,
+            finish,
+            crash: None,
+            done_key: None,
+            in_flight: false,
+            refs: 1,
+        });
+        let now = self.clock.now;
+        self.broker.queue.schedule_visible(now, due, slot);
     }
 
     /// The visibility timer of a tracked delivery fires now.
@@ -284,19 +340,24 @@ impl Engine<'_> {
             return;
         }
         let exhausted = message.cycle_receives >= self.scenario.budget();
+        // nats-jetstream: a delivery that already ended unacknowledged
+        // keeps its own reason when its message is given up.
+        let ended = message.state == State::Waiting && self.scenario.guarantees.jetstream.is_some();
         self.record(Some(m), Detail::VisibleAgain { started: d.start });
         if exhausted {
             // Decision 22.8: the budget is checked when it becomes visible.
-            let reason = match d.crash {
-                Some(_) => REASON_CONSUMER_CRASHED,
-                None => REASON_VISIBILITY_TIMEOUT,
+            let (reason, class) = match (d.crash, d.finish) {
+                (Some(_), _) => (REASON_CONSUMER_CRASHED, Class::Transient),
+                (None, Finish::Failed(reason, class)) if ended => (reason, class),
+                (None, Finish::AckLost) if ended => (REASON_ACK_LOST, Class::Transient),
+                _ => (REASON_VISIBILITY_TIMEOUT, Class::Transient),
             };
-            self.messages.set_failure(m, reason, Class::Transient);
+            self.messages.set_failure(m, reason, class);
             self.clock.last_delivery = Some(self.clock.now);
             if let Some(latest) = self.deliveries.latest.get_mut(m as usize) {
                 *latest = self.clock.now | QUARANTINED_BIT;
             }
-            self.quarantine(m, reason, Class::Transient);
+            self.quarantine(m, reason, class);
             self.state_changed(m);
             return;
         }

@@ -17,6 +17,9 @@ pub enum Profile {
     SqsStandard,
     /// RabbitMQ quorum queue with a delivery limit (section 21).
     RabbitmqQuorum,
+    /// A NATS JetStream stream with a durable consumer and explicit acks
+    /// (docs/model.md section 21, decided by this project).
+    NatsJetstream,
 }
 
 impl Profile {
@@ -25,7 +28,16 @@ impl Profile {
             Profile::Model => "model",
             Profile::SqsStandard => "sqs-standard",
             Profile::RabbitmqQuorum => "rabbitmq-quorum",
+            Profile::NatsJetstream => "nats-jetstream",
         }
+    }
+
+    /// Whether quarantine retention counts from the message's latest
+    /// enqueue rather than from entering quarantine: SQS keeps a message's
+    /// age through the move, and a JetStream stream's max age counts from
+    /// the publish.
+    pub fn retention_from_enqueue(self) -> bool {
+        matches!(self, Profile::SqsStandard | Profile::NatsJetstream)
     }
 }
 
@@ -37,6 +49,42 @@ pub const SQS_RETENTION: Millis = 4 * 86_400_000;
 pub const SQS_REDRIVE_RATE: u64 = 500;
 /// rabbitmq-quorum's delivery limit when the file gives none.
 pub const RABBITMQ_DELIVERY_LIMIT: u32 = 20;
+/// The ack wait nats-jetstream uses when the file gives no
+/// `visibility_timeout` (JetStream's default AckWait).
+pub const JETSTREAM_ACK_WAIT: Millis = 30_000;
+/// The most values `ack_backoff` may list.
+pub const MAX_ACK_BACKOFF: usize = 64;
+
+/// What a nats-jetstream consumer does with a failed delivery.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Nak it: redelivered at its end plus the retry delay (a nak with a
+    /// delay when `retry_interval` or `backoff` is given).
+    #[default]
+    Nak,
+    /// Leave it unacknowledged: redelivered when its ack wait ends.
+    NoAck,
+}
+
+impl OnFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Nak => "nak",
+            OnFailure::NoAck => "no_ack",
+        }
+    }
+}
+
+/// The consumer settings of a nats-jetstream file beyond its ack wait.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JetStream {
+    /// `[delivery] ack_backoff` (JetStream's BackOff): the ack wait of a
+    /// cycle's n-th delivery is its n-th value, the last one repeating;
+    /// empty: `visibility_timeout` (AckWait) for every delivery.
+    pub ack_backoff: Vec<Millis>,
+    /// `[delivery] on_failure`.
+    pub on_failure: OnFailure,
+}
 
 /// Where a `crash` fault kills the consumer (section 18).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +197,8 @@ pub struct Guarantees {
     /// `[delivery] visibility_timeout` (sqs-standard: 30s by default).
     pub visibility_timeout: Option<Millis>,
     pub dedup_mode: DedupMode,
+    /// nats-jetstream's consumer settings (None under other profiles).
+    pub jetstream: Option<JetStream>,
     /// `[quarantine] enabled` (default true): false drops instead.
     pub quarantine_enabled: bool,
     /// `[[sink]]` entries, or the default counter.
@@ -171,6 +221,29 @@ impl Scenario {
         } else {
             max
         }
+    }
+
+    /// The ack wait (visibility timeout) of a cycle's `n`-th delivery
+    /// (from 1): nats-jetstream's `ack_backoff` when given, else the
+    /// visibility timeout.
+    pub fn ack_wait(&self, n: u32) -> Option<Millis> {
+        match &self.guarantees.jetstream {
+            Some(js) if !js.ack_backoff.is_empty() => {
+                let i = (n.max(1) as usize).min(js.ack_backoff.len()) - 1;
+                Some(js.ack_backoff[i])
+            }
+            _ => self.guarantees.visibility_timeout,
+        }
+    }
+
+    /// Whether a failure that ends a delivery unacknowledged waits for its
+    /// ack wait before the broker acts on it (nats-jetstream: a lost ack
+    /// always, a failure under `on_failure = "no_ack"`).
+    pub fn waits_for_ack_wait(&self, lost_ack: bool) -> bool {
+        self.guarantees
+            .jetstream
+            .as_ref()
+            .is_some_and(|js| lost_ack || js.on_failure == OnFailure::NoAck)
     }
 
     /// Whether a delivery with this service time can be overtaken by its

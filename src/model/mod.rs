@@ -24,8 +24,9 @@ pub use expectation::{
 pub use faults::{Asked, Faults};
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, Workers};
 pub use guarantee::{
-    CrashAt, DedupMode, Guarantees, Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE,
-    SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
+    CrashAt, DedupMode, Guarantees, JETSTREAM_ACK_WAIT, JetStream, MAX_ACK_BACKOFF, OnFailure,
+    Profile, RABBITMQ_DELIVERY_LIMIT, SQS_REDRIVE_RATE, SQS_RETENTION, SQS_VISIBILITY_TIMEOUT,
+    Sink, SinkField, SinkKind, default_sinks,
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{

@@ -106,12 +106,11 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
                 if op.repair { ", repair" } else { "" }
             )
         }
-        Detail::Expired { age }
-            if scenario.guarantees.profile == crate::model::Profile::SqsStandard =>
-        {
+        Detail::Expired { age } if scenario.guarantees.profile.retention_from_enqueue() => {
             write!(
                 out,
-                "expired: retention counted from its latest enqueue (sqs-standard), age {} at the inspection",
+                "expired: retention counted from its latest enqueue ({}), age {} at the inspection",
+                scenario.guarantees.profile.as_str(),
                 Dur(age)
             )
         }
@@ -157,6 +156,11 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
                 Dur(started)
             )
         }
+        Detail::VisibleAgain { started } if scenario.guarantees.jetstream.is_some() => write!(
+            out,
+            "ack wait ended: no ack for the delivery started at {}",
+            Dur(started)
+        ),
         Detail::VisibleAgain { started } => write!(
             out,
             "visible again: the delivery started at {} outlived the visibility timeout",
@@ -231,11 +235,20 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
 }
 
 /// Under rabbitmq-quorum, why a message left after the limit plus one
-/// deliveries (not for permanent failures routed straight there).
+/// deliveries (not for permanent failures routed straight there); under
+/// nats-jetstream, what the server did instead of dead-lettering.
 fn delivery_limit(scenario: &Scenario, class: crate::model::Class) -> String {
     let routed = class == crate::model::Class::Permanent
         && scenario.delivery.permanent == crate::model::Permanent::Quarantine;
     let limit = scenario.delivery.max_receives;
+    if scenario.guarantees.profile == crate::model::Profile::NatsJetstream {
+        return match routed {
+            true => " (nats-jetstream: terminated with term; it stays in the stream)".to_string(),
+            false => format!(
+                " (nats-jetstream: max deliveries of {limit} reached; it stays in the stream with a max-deliveries advisory)"
+            ),
+        };
+    }
     if scenario.guarantees.profile != crate::model::Profile::RabbitmqQuorum
         || routed
         || limit == crate::model::UNLIMITED_RECEIVES

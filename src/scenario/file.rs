@@ -146,9 +146,17 @@ pub struct Delivery {
     /// A delivery still running this long after it started: the message is visible again.
     #[schemars(with = "Option<Duration>")]
     pub visibility_timeout: Option<S<Duration>>,
-    /// model (default) | sqs-standard | rabbitmq-quorum.
+    /// model (default) | sqs-standard | rabbitmq-quorum | nats-jetstream.
     #[schemars(with = "Option<ProfileName>")]
     pub profile: Option<S<ProfileName>>,
+    /// nats-jetstream: the consumer's BackOff, e.g. ["1s", "5s", "30s"]:
+    /// the ack wait of a cycle's n-th delivery, the last value repeating.
+    #[schemars(with = "Option<Vec<Duration>>")]
+    pub ack_backoff: Option<S<Vec<Duration>>>,
+    /// nats-jetstream: "nak" (default; redelivered at the delivery's end
+    /// plus the retry delay) or "no_ack" (redelivered when the ack wait ends).
+    #[schemars(with = "Option<OnFailureName>")]
+    pub on_failure: Option<S<OnFailureName>>,
 }
 
 /// `max_receives`: a count, or "unlimited".

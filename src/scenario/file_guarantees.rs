@@ -128,6 +128,14 @@ pub enum ProfileName {
     Model,
     SqsStandard,
     RabbitmqQuorum,
+    NatsJetstream,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailureName {
+    Nak,
+    NoAck,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

@@ -20,6 +20,7 @@ pub(super) fn profile(raw: &file::File) -> Profile {
     match named.map(|p| *p.get_ref()) {
         Some(ProfileName::SqsStandard) => Profile::SqsStandard,
         Some(ProfileName::RabbitmqQuorum) => Profile::RabbitmqQuorum,
+        Some(ProfileName::NatsJetstream) => Profile::NatsJetstream,
         _ => Profile::Model,
     }
 }
@@ -62,8 +63,10 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
     let visibility_timeout = match (timeout, profile) {
         (Some(t), _) => Some(t.get_ref().0),
         (None, Profile::SqsStandard) => Some(SQS_VISIBILITY_TIMEOUT),
+        (None, Profile::NatsJetstream) => Some(JETSTREAM_ACK_WAIT),
         (None, _) => None,
     };
+    let jetstream = jetstream(problems, delivery, profile);
     let quarantine = raw.quarantine.as_ref().map(|q| q.get_ref());
     let quarantine_enabled = quarantine.and_then(|q| q.enabled) != Some(false);
     let crashes = fault_lists(raw).any(|f| f.get_ref().crash.is_some());
@@ -72,6 +75,7 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
     Guarantees {
         profile,
         visibility_timeout,
+        jetstream,
         dedup_mode,
         quarantine_enabled,
         sinks: sinks(problems, &raw.sink),
@@ -84,6 +88,64 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
             || crashes
             || canary,
     }
+}
+
+/// nats-jetstream's `ack_backoff` and `on_failure` (refused under other
+/// profiles). `max_receives` against the list's length is checked with
+/// `[delivery]`.
+fn jetstream(
+    problems: &mut Problems,
+    delivery: Option<&file::Delivery>,
+    profile: Profile,
+) -> Option<JetStream> {
+    let backoff = delivery.and_then(|d| d.ack_backoff.as_ref());
+    let on_failure = delivery.and_then(|d| d.on_failure.as_ref());
+    if profile != Profile::NatsJetstream {
+        let keys = [
+            ("ack_backoff", backoff.map(|b| b.span())),
+            ("on_failure", on_failure.map(|o| o.span())),
+        ];
+        for (key, span) in keys {
+            if let Some(span) = span {
+                problems.error_help(
+                    Some(span),
+                    format!("`{key}` goes with profile = \"nats-jetstream\""),
+                    "a JetStream consumer setting",
+                    "set profile = \"nats-jetstream\" in [delivery], or remove it",
+                );
+            }
+        }
+        return None;
+    }
+    let mut ack_backoff = Vec::new();
+    if let Some(b) = backoff {
+        let values = b.get_ref();
+        if values.is_empty() || values.len() > MAX_ACK_BACKOFF {
+            problems.error_help(
+                Some(b.span()),
+                format!("`ack_backoff` lists 1 to {MAX_ACK_BACKOFF} durations"),
+                format!("{} values", values.len()),
+                "e.g. ack_backoff = [\"1s\", \"5s\", \"30s\"], or remove it to wait visibility_timeout every time",
+            );
+        } else if values.iter().any(|v| v.0 == 0) {
+            problems.error_help(
+                Some(b.span()),
+                "every `ack_backoff` value must be at least 1ms",
+                "0s",
+                "JetStream waits each value for an ack before it redelivers",
+            );
+        } else {
+            ack_backoff = values.iter().map(|v| v.0).collect();
+        }
+    }
+    let on_failure = match on_failure.map(|o| *o.get_ref()) {
+        Some(file::OnFailureName::NoAck) => OnFailure::NoAck,
+        _ => OnFailure::Nak,
+    };
+    Some(JetStream {
+        ack_backoff,
+        on_failure,
+    })
 }
 
 /// Every fault list of the file.

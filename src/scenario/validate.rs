@@ -230,6 +230,8 @@ fn delivery(
     }
     let max_receives = match &d.max_receives {
         None if profile == Profile::RabbitmqQuorum => Some(RABBITMQ_DELIVERY_LIMIT),
+        // JetStream's MaxDeliver defaults to -1: no limit.
+        None if profile == Profile::NatsJetstream => Some(UNLIMITED_RECEIVES),
         None => {
             problems.error_help(
                 Some(span.clone()),
@@ -241,6 +243,9 @@ fn delivery(
         }
         Some(m) => receives(problems, m, profile),
     };
+    if profile == Profile::NatsJetstream {
+        jetstream_delivery(problems, &d, max_receives);
+    }
     let retry = match (&d.retry_interval, &d.backoff) {
         (None, None) if profile != Profile::Model => Some(Retry::Fixed(0)),
         (retry_interval, backoff) if profile == Profile::SqsStandard => {
@@ -285,6 +290,36 @@ fn delivery(
         retry: retry?,
         permanent,
     })
+}
+
+/// What the server itself refuses in a JetStream consumer: a BackOff list
+/// at least as long as MaxDeliver; and a nak delay with a consumer that
+/// does not nak.
+fn jetstream_delivery(problems: &mut Problems, d: &file::Delivery, max_receives: Option<u32>) {
+    if let (Some(b), Some(max)) = (&d.ack_backoff, max_receives)
+        && max != UNLIMITED_RECEIVES
+        && b.get_ref().len() as u64 >= max as u64
+    {
+        problems.error_help(
+            Some(b.span()),
+            "`ack_backoff` must list fewer values than `max_receives`",
+            format!("{} values for max_receives = {max}", b.get_ref().len()),
+            "JetStream refuses a BackOff list that is not shorter than MaxDeliver: shorten it, or raise max_receives",
+        );
+    }
+    let no_ack = d.on_failure.as_ref().map(|o| *o.get_ref()) == Some(file::OnFailureName::NoAck);
+    let delay = d.retry_interval.as_ref().map(|i| i.span());
+    if let Some(span) = delay
+        .or(d.backoff.as_ref().map(|b| b.span()))
+        .filter(|_| no_ack)
+    {
+        problems.error_help(
+            Some(span),
+            "with on_failure = \"no_ack\" a failed delivery is redelivered when its ack wait ends",
+            "a nak delay, but the consumer does not nak",
+            "remove retry_interval and backoff (set visibility_timeout or ack_backoff), or use on_failure = \"nak\"",
+        );
+    }
 }
 
 /// `max_receives`: at least 1, or "unlimited"; under rabbitmq-quorum, where

@@ -121,6 +121,7 @@ mod alarms;
 mod decisions;
 mod delivery;
 mod downstream;
+mod jetstream;
 mod limits_and_census;
 mod log;
 mod operator;

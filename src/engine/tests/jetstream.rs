@@ -1,0 +1,281 @@
+//! One test per rule of the nats-jetstream profile (docs/model.md
+//! section 21, decided by this project and checked against a real
+//! nats-server): MaxDeliver, AckWait, the BackOff list, nak with and
+//! without a delay, term, and a message given up in the stream.
+
+use super::*;
+
+const JS: &str = "[delivery]\nprofile = \"nats-jetstream\"\n";
+
+fn times(scenario: &Scenario, outcome: &Outcome, id: &str, kind: EventKind) -> Vec<Millis> {
+    story(scenario, outcome, id)
+        .into_iter()
+        .filter(|(_, k)| *k == kind)
+        .map(|(t, _)| t)
+        .collect()
+}
+
+fn invalid(text: &str) -> Vec<String> {
+    match load_str("t.toml", text) {
+        Ok(_) => panic!("expected the file to be refused"),
+        Err(inv) => inv.problems.iter().map(|p| p.message.clone()).collect(),
+    }
+}
+
+const POISON: &str = "[[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" }, reason = \"bad payload\" }]\n";
+
+#[test]
+fn s21j_ack_backoff_waits_per_delivery_and_its_last_value_repeats() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 5\nack_backoff = [\"100ms\", \"200ms\", \"400ms\"]\n\
+         on_failure = \"no_ack\"\n{POISON}"
+    ));
+    // Gaps of 100, 200, 400 and 400 ms: the n-th delivery waits the
+    // n-th value, the last repeating.
+    assert_eq!(
+        deliveries_of(&scenario, &outcome, "p"),
+        [0, 100, 300, 700, 1100]
+    );
+    assert_eq!(retry_delays(&scenario, &outcome, "p"), [100, 200, 400, 400]);
+}
+
+#[test]
+fn s21j_a_message_that_used_max_deliver_is_given_up_when_its_next_delivery_was_due() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 5\nack_backoff = [\"100ms\", \"200ms\", \"400ms\"]\n\
+         on_failure = \"no_ack\"\n{POISON}"
+    ));
+    // The fifth delivery started at 1.1 s and waits 400 ms: no sixth
+    // delivery, the message stays in the stream (quarantine) at 1.5 s,
+    // with the handler's reason, not "visibility timeout".
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [1500]
+    );
+    let p = msg(&scenario, &outcome, "p");
+    assert_eq!((p.state, p.total_receives), (State::Quarantined, 5));
+    assert_eq!(reason(&scenario, p), "bad payload");
+    assert_eq!(retry_delays(&scenario, &outcome, "p").len(), 4);
+    assert_eq!(outcome.totals.end_time, 1500);
+}
+
+#[test]
+fn s21j_without_ack_backoff_every_delivery_waits_the_ack_wait_default_30s() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\non_failure = \"no_ack\"\n{POISON}"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 30_000, 60_000]);
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [90_000]
+    );
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 2\nvisibility_timeout = \"5s\"\non_failure = \"no_ack\"\n{POISON}"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 5_000]);
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [10_000]
+    );
+}
+
+#[test]
+fn s21j_ack_wait_counts_from_the_delivery_start_not_its_end() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nvisibility_timeout = \"1s\"\non_failure = \"no_ack\"\n\
+         [workers]\ncount = 1\nservice_time = \"300ms\"\n{POISON}"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 1000, 2000]);
+    assert_eq!(retry_delays(&scenario, &outcome, "p"), [700, 700]);
+}
+
+#[test]
+fn s21j_a_nak_redelivers_at_once_and_ack_backoff_does_not_apply_to_it() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nack_backoff = [\"10s\"]\n\
+         [workers]\ncount = 1\nservice_time = \"50ms\"\n{POISON}"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 50, 100]);
+    // With a plain nak the next delivery is due at the end: given up then.
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [150]
+    );
+}
+
+#[test]
+fn s21j_a_nak_with_a_delay_waits_from_the_end_and_the_last_one_gives_up_after_it() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nretry_interval = \"250ms\"\n\
+         [workers]\ncount = 1\nservice_time = \"50ms\"\n{POISON}"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 300, 600]);
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [900]
+    );
+    assert_eq!(retry_delays(&scenario, &outcome, "p").len(), 2);
+}
+
+#[test]
+fn s21j_a_lost_ack_waits_the_ack_wait_even_when_failures_nak() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 2\nack_backoff = [\"1s\"]\n\
+         [[message]]\nid = \"l\"\nfaults = [{{ lose_ack = {{ until = \"repair\" }} }}]\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "l"), [0, 1000]);
+    assert_eq!(
+        times(&scenario, &outcome, "l", EventKind::Quarantined),
+        [2000]
+    );
+    let l = msg(&scenario, &outcome, "l");
+    assert_eq!(reason(&scenario, l), "ack lost");
+    assert_eq!(outcome.totals.effects, 2);
+}
+
+#[test]
+fn s21j_term_ends_delivery_at_once() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 5\npermanent = \"quarantine\"\non_failure = \"no_ack\"\n\
+         [workers]\ncount = 1\nservice_time = \"20ms\"\n\
+         [[message]]\nid = \"t\"\nfaults = [{{ fail = {{ until = \"repair\" }}, reason = \"bad schema\", class = \"permanent\" }}]\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "t"), [0]);
+    assert_eq!(
+        times(&scenario, &outcome, "t", EventKind::Quarantined),
+        [20]
+    );
+    let text = crate::report::text::transcript(&scenario, &outcome);
+    assert!(text.contains("terminated with term"), "{text}");
+}
+
+#[test]
+fn s21j_max_deliver_defaults_to_unlimited() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}[[message]]\nid = \"a\"\nfaults = [{{ fail = {{ first = 25 }} }}]\n"
+    ));
+    let a = msg(&scenario, &outcome, "a");
+    assert_eq!((a.state, a.total_receives), (State::Acked, 26));
+}
+
+#[test]
+fn s21j_a_delivery_outliving_its_ack_wait_is_delivered_again_while_it_runs() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nvisibility_timeout = \"1s\"\n\
+         [workers]\ncount = 2\nservice_time = \"1500ms\"\n[[message]]\nid = \"s\"\n"
+    ));
+    // Every delivery outlives its 1 s wait: delivered again at 1 s and
+    // 2 s, and given up when the third's wait ends at 3 s (decision
+    // 22.8), so no ack counts: three receipts expire.
+    assert_eq!(deliveries_of(&scenario, &outcome, "s"), [0, 1000, 2000]);
+    assert_eq!(
+        times(&scenario, &outcome, "s", EventKind::Quarantined),
+        [3000]
+    );
+    assert_eq!(outcome.totals.concurrent_deliveries, 2);
+    assert_eq!(outcome.totals.expired_receipts, 3);
+    let s = msg(&scenario, &outcome, "s");
+    assert_eq!(reason(&scenario, s), "visibility timeout");
+}
+
+#[test]
+fn s21j_a_crash_is_redelivered_when_its_ack_wait_ends() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nack_backoff = [\"2s\", \"3s\"]\n\
+         [[message]]\nid = \"c\"\nfaults = [{{ crash = {{ first = 2 }}, at = \"before_effect\" }}]\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "c"), [0, 2000, 5000]);
+    assert_eq!(msg(&scenario, &outcome, "c").state, State::Acked);
+}
+
+#[test]
+fn s21j_without_an_advisory_listener_the_message_is_dropped_at_the_same_instant() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 2\nack_backoff = [\"1s\"]\non_failure = \"no_ack\"\n\
+         [quarantine]\nenabled = false\n{POISON}"
+    ));
+    assert_eq!(times(&scenario, &outcome, "p", EventKind::Dropped), [2000]);
+    assert_eq!(outcome.totals.dropped, 1);
+}
+
+#[test]
+fn s21j_retention_is_the_streams_max_age_counted_from_the_publish() {
+    // Published at 0, given up at 2 s; inspected at 2.5 s with a 2 s
+    // retention: 2.5 s old, expired (the model would count 0.5 s).
+    let text = format!(
+        "{JS}max_receives = 2\nack_backoff = [\"1s\"]\non_failure = \"no_ack\"\n\
+         [quarantine]\nretention = \"2s\"\n\
+         [[operator]]\nwait = \"500ms\"\naction = \"hold\"\n{POISON}"
+    );
+    let (scenario, outcome) = sim(&text);
+    assert_eq!(times(&scenario, &outcome, "p", EventKind::Expired), [2500]);
+    let model = text.replace("profile = \"nats-jetstream\"\n", "").replace(
+        "ack_backoff = [\"1s\"]\non_failure = \"no_ack\"\n",
+        "retry_interval = \"1s\"\n",
+    );
+    let (scenario, outcome) = sim(&model);
+    assert!(times(&scenario, &outcome, "p", EventKind::Expired).is_empty());
+}
+
+#[test]
+fn s21j_a_redrive_starts_a_new_cycle_and_the_backoff_list_from_its_first_value() {
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nack_backoff = [\"1s\", \"5s\"]\non_failure = \"no_ack\"\n\
+         [[operator]]\nwait = \"1s\"\naction = \"redrive_all\"\n{POISON}"
+    ));
+    // Cycle 1: 0, 1 s and 6 s, given up at 11 s; inspected and redriven
+    // at 12 s: 12 s, 13 s and 18 s, given up at 23 s.
+    assert_eq!(
+        deliveries_of(&scenario, &outcome, "p"),
+        [0, 1000, 6000, 12_000, 13_000, 18_000]
+    );
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [11_000, 23_000]
+    );
+}
+
+#[test]
+fn s21j_the_files_jetstream_settings_are_checked_as_the_server_checks_them() {
+    let cases = [
+        (
+            "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\nack_backoff = [\"1s\"]\n",
+            "`ack_backoff` goes with profile = \"nats-jetstream\"",
+        ),
+        (
+            "[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 3\non_failure = \"nak\"\n",
+            "`on_failure` goes with profile = \"nats-jetstream\"",
+        ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\nmax_receives = 3\nack_backoff = [\"1s\", \"2s\", \"3s\"]\n",
+            "`ack_backoff` must list fewer values than `max_receives`",
+        ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\nack_backoff = []\n",
+            "`ack_backoff` lists 1 to 64 durations",
+        ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\nack_backoff = [\"1s\", \"0s\"]\n",
+            "every `ack_backoff` value must be at least 1ms",
+        ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\non_failure = \"no_ack\"\nretry_interval = \"1s\"\n",
+            "with on_failure = \"no_ack\" a failed delivery is redelivered when its ack wait ends",
+        ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\nmax_receives = 0\n",
+            "`max_receives` must be at least 1",
+        ),
+    ];
+    for (delivery, message) in cases {
+        let problems = invalid(&format!("{delivery}[[message]]\nid = \"a\"\n"));
+        assert!(
+            problems.iter().any(|p| p == message),
+            "{delivery}: {problems:?}"
+        );
+    }
+    // Unlimited MaxDeliver takes any BackOff list.
+    let ok = "[delivery]\nprofile = \"nats-jetstream\"\nack_backoff = [\"1s\", \"2s\", \"3s\"]\n\
+              [[message]]\nid = \"a\"\n";
+    assert!(load_str("t.toml", ok).is_ok());
+}
