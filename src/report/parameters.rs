@@ -4,7 +4,7 @@
 use serde_json::{Value as Json, json};
 
 use crate::duration::format as dur;
-use crate::model::{Action, Permanent, Retry, Scenario, Selector};
+use crate::model::{Action, Permanent, Profile, Retry, Scenario, Selector};
 
 /// The settings, named as in the file: the policy, the messages and
 /// traffic, the outages, the operator steps.
@@ -28,7 +28,34 @@ fn policy_parameters(scenario: &Scenario) -> Vec<(String, String)> {
             scenario.delivery.max_receives.to_string(),
         ),
     ];
+    let guarantees = &scenario.guarantees;
+    if guarantees.profile != Profile::Model {
+        p.push((
+            "delivery.profile".into(),
+            guarantees.profile.as_str().into(),
+        ));
+    }
+    // `ack_backoff` replaces the ack wait (JetStream's BackOff).
+    let backoff = guarantees
+        .jetstream
+        .as_ref()
+        .is_some_and(|js| !js.ack_backoff.is_empty());
+    if let Some(vt) = guarantees.visibility_timeout.filter(|_| !backoff) {
+        p.push(("delivery.visibility_timeout".into(), dur(vt)));
+    }
+    if let Some(js) = &guarantees.jetstream {
+        if !js.ack_backoff.is_empty() {
+            let values: Vec<String> = js.ack_backoff.iter().map(|&d| dur(d)).collect();
+            p.push(("delivery.ack_backoff".into(), values.join(", ")));
+        }
+        p.push(("delivery.on_failure".into(), js.on_failure.as_str().into()));
+    }
+    // Under sqs-standard, and for a JetStream consumer that does not nak,
+    // a failed delivery waits for its timeout: no retry delay applies.
+    let timed_retry =
+        guarantees.profile == Profile::SqsStandard || scenario.waits_for_ack_wait(false);
     match scenario.delivery.retry {
+        _ if timed_retry => {}
         Retry::Fixed(d) => p.push(("delivery.retry_interval".into(), dur(d))),
         Retry::Backoff { base, cap, jitter } => p.push((
             "delivery.backoff".into(),
