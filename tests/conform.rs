@@ -1,9 +1,11 @@
-//! Live conformance against a real RabbitMQ on 127.0.0.1 (docs/conformance.md).
+//! Live conformance against a real RabbitMQ, Redis and NATS on 127.0.0.1
+//! (docs/conformance.md).
 //!
 //! Built only with `--features conform`. Each test needs the broker that
 //! `scripts/brokers.sh start` runs (RabbitMQ on 127.0.0.1:5672, Redis on
-//! 127.0.0.1:6379; `SCENARIO_RUN_AMQP_URL` and `SCENARIO_RUN_REDIS_URL`
-//! name others); without one it says so and skips, unless
+//! 127.0.0.1:6379, NATS on 127.0.0.1:4222; `SCENARIO_RUN_AMQP_URL`,
+//! `SCENARIO_RUN_REDIS_URL` and `SCENARIO_RUN_NATS_URL` name others);
+//! without one it says so and skips, unless
 //! `CONFORM_REQUIRED=1` (set by `.ci/run`, which starts the brokers),
 //! where a missing broker fails the test.
 #![cfg(feature = "conform")]
@@ -24,6 +26,7 @@ fn url(target: Target) -> String {
     let (var, default) = match target {
         Target::Amqp => ("SCENARIO_RUN_AMQP_URL", "amqp://127.0.0.1:5672"),
         Target::Redis => ("SCENARIO_RUN_REDIS_URL", "redis://127.0.0.1:6379"),
+        Target::Nats => ("SCENARIO_RUN_NATS_URL", "nats://127.0.0.1:4222"),
     };
     std::env::var(var).unwrap_or_else(|_| default.into())
 }
@@ -141,6 +144,85 @@ fn a_model_with_the_limit_off_by_one_differs_from_the_broker() {
 }
 
 #[test]
+fn every_jetstream_conformance_scenario_conforms_to_a_real_nats_server() {
+    let Some(_live) = live(
+        Target::Nats,
+        "every_jetstream_conformance_scenario_conforms",
+    ) else {
+        return;
+    };
+    let checked = all_conform(Target::Nats, "nats", 4);
+    // What the server did: the BackOff gaps of 100, 200, 400 and 400 ms
+    // (within the tolerance), then the advisory.
+    let poison = &checked[0].broker[0];
+    assert_eq!(poison.id, "poison");
+    let at: Vec<f64> = poison.deliveries.iter().map(|d| d.at).collect();
+    let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    for (gap, want) in gaps.iter().zip([100.0, 200.0, 400.0, 400.0]) {
+        assert!((gap - want).abs() < 40.0, "{gaps:?}");
+    }
+    assert_eq!(gaps.len(), 4, "{gaps:?}");
+    let counts: Vec<u64> = poison.deliveries.iter().map(|d| d.delivery_count).collect();
+    assert_eq!(counts, [0, 1, 2, 3, 4]);
+    assert_eq!(
+        poison.end,
+        End::Advisory {
+            advisory: "max_deliveries".into()
+        }
+    );
+    let term = &checked[2].broker[1];
+    assert_eq!(
+        (term.deliveries.len(), &term.end),
+        (
+            1,
+            &End::Advisory {
+                advisory: "terminated".into()
+            }
+        )
+    );
+}
+
+#[test]
+fn a_model_that_ignores_the_backoff_list_differs_from_jetstream() {
+    let Some(_live) = live(
+        Target::Nats,
+        "a_model_that_ignores_the_backoff_list_differs",
+    ) else {
+        return;
+    };
+    let file = "scenarios/conformance/nats-01-max-deliver-with-backoff.toml";
+    let mut prepared = conform::prepare(file, Target::Nats, None).expect("prepared");
+    // The wrong rule: every delivery waits the first BackOff value, while
+    // the consumer keeps the whole list.
+    let text = std::fs::read_to_string(file).unwrap().replace(
+        "ack_backoff = [\"100ms\", \"200ms\", \"400ms\"]",
+        "visibility_timeout = \"100ms\"",
+    );
+    let wrong = scenario_run::scenario::load_str("wrong.toml", &text)
+        .expect("valid")
+        .0;
+    let conform::Kind::Queue { plan, modeled } = &mut prepared.kind else {
+        panic!("a queue file");
+    };
+    *modeled = conform::modeled::modeled(&wrong, plan).expect("the wrong model runs");
+    let url = url(Target::Nats);
+    let (broker, checked) = conform::live(&url, &[prepared]).expect("a live run");
+    let text = conform::output::render(&broker, &url, &checked);
+    assert!(!checked[0].conforms(), "{text}");
+    // The run stops at the wrong model's end: the third delivery came
+    // late, and the server had not given the message up by then.
+    let d = &checked[0].differences;
+    let third = d
+        .iter()
+        .find(|d| d.what == "delivery 3: time")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(third.message, "poison");
+    assert_eq!(third.model, "200 ms", "{text}");
+    assert!(third.rule.contains("nats-jetstream 3 and 4"), "{text}");
+    assert!(text.contains("DIFFERS"), "{text}");
+}
+
+#[test]
 fn every_write_intent_conformance_scenario_conforms_to_a_real_redis() {
     let Some(_live) = live(
         Target::Redis,
@@ -251,6 +333,11 @@ fn a_broker_that_is_not_there_is_named_and_nothing_runs() {
             Target::Redis,
             "redis",
             "redis-01-write-intent-lease-expiry.toml",
+        ),
+        (
+            Target::Nats,
+            "nats",
+            "nats-01-max-deliver-with-backoff.toml",
         ),
     ] {
         let prepared = conform::prepare(&format!("scenarios/conformance/{file}"), target, None)

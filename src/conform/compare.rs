@@ -110,6 +110,11 @@ pub enum End {
     DeadLettered {
         reason: String,
     },
+    /// JetStream: left in the stream, the server's advisory
+    /// (`max_deliveries`, `terminated`) its only signal.
+    Advisory {
+        advisory: String,
+    },
     /// Gone from the queue, neither acknowledged nor dead-lettered.
     Dropped,
     /// Still in the queue when the run ended.
@@ -121,6 +126,7 @@ impl End {
         match self {
             End::Acked => "acked".into(),
             End::DeadLettered { reason } => format!("dead-lettered ({reason})"),
+            End::Advisory { advisory } => format!("left in the stream (advisory {advisory})"),
             End::Dropped => "dropped".into(),
             End::Queued => "still queued".into(),
         }
@@ -163,6 +169,14 @@ const RULE_COUNT: &str = "docs/model.md section 17: every receive counts toward 
                           crashes too";
 const RULE_REQUEUE: &str = "docs/model.md section 21, rabbitmq-quorum 2: a failed delivery is \
                             requeued at once";
+const RULE_GIVE_UP: &str = "docs/model.md section 21, nats-jetstream 6: a message that used \
+                            MaxDeliver deliveries stays in the stream, its max-deliveries \
+                            advisory at the instant its next delivery would have been due";
+const RULE_TERM: &str = "docs/model.md section 21, nats-jetstream 5: a permanent failure routed \
+                         to quarantine is a term, after one delivery";
+const RULE_REDELIVER: &str = "docs/model.md section 21, nats-jetstream 3 and 4: redelivered at \
+                              its start plus its ack wait when not acked, at its end plus the \
+                              nak's delay when nakked";
 const RULE_ARRIVAL: &str = "docs/model.md section 2: a message is delivered when it arrives";
 
 fn rule_for_end(model: &End) -> &'static str {
@@ -170,6 +184,8 @@ fn rule_for_end(model: &End) -> &'static str {
         End::Acked => RULE_ACK,
         End::DeadLettered { reason } if reason == "rejected" => RULE_REJECT,
         End::DeadLettered { .. } => RULE_LIMIT,
+        End::Advisory { advisory } if advisory == "terminated" => RULE_TERM,
+        End::Advisory { .. } => RULE_GIVE_UP,
         End::Dropped | End::Queued => RULE_DROP,
     }
 }
@@ -183,6 +199,8 @@ fn rule_for_count(model: &End) -> &'static str {
         End::Acked | End::Queued => RULE_RETRY,
         End::DeadLettered { reason } if reason == "rejected" => RULE_REJECT,
         End::DeadLettered { .. } | End::Dropped => RULE_LIMIT,
+        End::Advisory { advisory } if advisory == "terminated" => RULE_TERM,
+        End::Advisory { .. } => RULE_GIVE_UP,
     }
 }
 
@@ -194,9 +212,19 @@ fn ms(t: f64) -> String {
 /// message order, then per message: its end, its number of deliveries,
 /// each delivery's count and time, its end's time. `slack` (real ms) is
 /// added to every time's [`tolerance`]: twice the broker's measured
-/// latency.
-pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Difference> {
+/// latency. `jetstream`: the broker is JetStream (its rules and its
+/// delivery count's name).
+pub fn compare(
+    model: &[Message],
+    broker: &[Message],
+    slack: f64,
+    jetstream: bool,
+) -> Vec<Difference> {
     let tolerance = |t: f64| tolerance(t) + slack;
+    let (count_name, retry_rule) = match jetstream {
+        true => ("delivery count", RULE_REDELIVER),
+        false => ("x-delivery-count", RULE_REQUEUE),
+    };
     let mut out = Vec::new();
     for m in model {
         let Some(b) = broker.iter().find(|b| b.id == m.id) else {
@@ -245,7 +273,7 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
             if md.delivery_count != bd.delivery_count {
                 differ(
                     delivery,
-                    format!("delivery {n}: x-delivery-count"),
+                    format!("delivery {n}: {count_name}"),
                     md.delivery_count.to_string(),
                     bd.delivery_count.to_string(),
                     RULE_COUNT,
@@ -257,7 +285,7 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64) -> Vec<Differe
                     format!("delivery {n}: time"),
                     ms(md.at),
                     format!("{} (tolerance {})", ms(bd.at), ms(tolerance(md.at))),
-                    if n == 1 { RULE_ARRIVAL } else { RULE_REQUEUE },
+                    if n == 1 { RULE_ARRIVAL } else { retry_rule },
                 );
             }
         }
@@ -350,14 +378,19 @@ mod tests {
     fn the_same_run_on_both_sides_conforms() {
         let m = poison(6, limit());
         assert_eq!(
-            compare(std::slice::from_ref(&m), std::slice::from_ref(&m), 0.0),
+            compare(
+                std::slice::from_ref(&m),
+                std::slice::from_ref(&m),
+                0.0,
+                false
+            ),
             vec![]
         );
     }
 
     #[test]
     fn a_limit_off_by_one_differs_in_deliveries_and_names_the_rule() {
-        let d = compare(&[poison(5, limit())], &[poison(6, limit())], 0.0);
+        let d = compare(&[poison(5, limit())], &[poison(6, limit())], 0.0, false);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "deliveries");
         assert_eq!((d[0].model.as_str(), d[0].broker.as_str()), ("5", "6"));
@@ -370,7 +403,7 @@ mod tests {
         let mut broker = poison(2, End::Dropped);
         broker.deliveries[1].delivery_count = 0;
         broker.deliveries[1].at = 2.0 + 31.0;
-        let d = compare(std::slice::from_ref(&model), &[broker], 0.0);
+        let d = compare(std::slice::from_ref(&model), &[broker], 0.0, false);
         let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(
             what,
@@ -381,7 +414,7 @@ mod tests {
         rejected.end = End::DeadLettered {
             reason: "rejected".into(),
         };
-        let d = compare(&[model], &[rejected], 0.0);
+        let d = compare(&[model], &[rejected], 0.0, false);
         assert_eq!(d[0].model, "dead-lettered (delivery_limit)");
         assert_eq!(d[0].broker, "dead-lettered (rejected)");
     }
@@ -395,7 +428,8 @@ mod tests {
             compare(
                 std::slice::from_ref(&model),
                 std::slice::from_ref(&near),
-                0.0
+                0.0,
+                false
             ),
             vec![]
         );
@@ -404,21 +438,44 @@ mod tests {
             compare(
                 std::slice::from_ref(&model),
                 std::slice::from_ref(&near),
-                0.0
+                0.0,
+                false
             )
             .len(),
             1
         );
         assert_eq!(
-            compare(&[model], &[near], 1.0),
+            compare(&[model], &[near], 1.0, false),
             vec![],
             "the slack widens it"
         );
     }
 
     #[test]
+    fn against_jetstream_an_advisory_and_a_redelivery_name_its_rules() {
+        let advisory = |a: &str| End::Advisory { advisory: a.into() };
+        let model = poison(3, advisory("max_deliveries"));
+        let mut broker = poison(3, advisory("terminated"));
+        broker.deliveries[1].delivery_count = 0;
+        broker.deliveries[2].at += 100.0;
+        let d = compare(&[model], &[broker], 0.0, true);
+        let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
+        assert_eq!(
+            what,
+            ["end", "delivery 2: delivery count", "delivery 3: time"]
+        );
+        assert_eq!(d[0].model, "left in the stream (advisory max_deliveries)");
+        assert!(d[0].rule.contains("nats-jetstream 6"), "{}", d[0].rule);
+        assert!(
+            d[2].rule.contains("nats-jetstream 3 and 4"),
+            "{}",
+            d[2].rule
+        );
+    }
+
+    #[test]
     fn a_message_the_broker_never_delivered_differs() {
-        let d = compare(&[poison(1, End::Acked)], &[], 0.0);
+        let d = compare(&[poison(1, End::Acked)], &[], 0.0, false);
         assert_eq!(d[0].broker, "never delivered");
     }
 }

@@ -17,6 +17,8 @@ pub mod store;
 #[cfg(feature = "conform")]
 pub mod amqp;
 #[cfg(feature = "conform")]
+pub mod nats;
+#[cfg(feature = "conform")]
 pub mod redis;
 
 use serde::Serialize;
@@ -47,6 +49,8 @@ pub enum Target {
     Amqp,
     /// `redis://`: the write-intent store of section 18.
     Redis,
+    /// `nats://`: NATS JetStream, for files under `nats-jetstream`.
+    Nats,
 }
 
 impl Target {
@@ -56,6 +60,8 @@ impl Target {
             Ok(Target::Amqp)
         } else if url.starts_with("redis://") {
             Ok(Target::Redis)
+        } else if url.starts_with("nats://") {
+            Ok(Target::Nats)
         } else {
             Err(LiveError::Scheme(url.to_string()))
         }
@@ -90,8 +96,8 @@ impl std::fmt::Display for LiveError {
             ),
             LiveError::Scheme(url) => write!(
                 f,
-                "{url}: conform drives RabbitMQ (amqp://) and a Redis write-intent store \
-                 (redis://); nats:// is not built yet"
+                "{url}: conform drives RabbitMQ (amqp://), NATS JetStream (nats://) and a \
+                 Redis write-intent store (redis://)"
             ),
         }
     }
@@ -175,8 +181,12 @@ pub fn prepare(path: &str, target: Target, time_scale: Option<u64>) -> Result<Pr
     }
     let unsupported = |u: plan::Unsupported| NotReady::Unsupported(u.to_string());
     let (kind, scale) = match target {
-        Target::Amqp => {
-            let plan = plan::amqp(&scenario).map_err(unsupported)?;
+        Target::Amqp | Target::Nats => {
+            let plan = match target {
+                Target::Nats => plan::jetstream(&scenario),
+                _ => plan::amqp(&scenario),
+            }
+            .map_err(unsupported)?;
             let modeled = modeled::modeled(&scenario, &plan).map_err(NotReady::Unsupported)?;
             let shortest = modeled.shortest.as_ref().map(|(d, _)| *d);
             let scale = time_scale
@@ -217,11 +227,11 @@ pub fn checked(
     elapsed_ms: f64,
     latency: f64,
 ) -> Checked {
-    let model = match &prepared.kind {
-        Kind::Queue { modeled, .. } => modeled.scaled(prepared.scale),
-        Kind::Store(_) => Vec::new(),
+    let (model, jetstream) = match &prepared.kind {
+        Kind::Queue { modeled, plan } => (modeled.scaled(prepared.scale), plan.consumer.is_some()),
+        Kind::Store(_) => (Vec::new(), false),
     };
-    let differences = compare::compare(&model, &broker, 2.0 * latency);
+    let differences = compare::compare(&model, &broker, 2.0 * latency, jetstream);
     Checked {
         file: prepared.file.clone(),
         name: prepared.name.clone(),
@@ -269,6 +279,16 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
                 ));
                 broker
             }
+            Target::Nats => {
+                let mut broker = nats::broker(url).await?;
+                broker.latency_ms = nats::latency(url).await?;
+                broker.notes.push(format!(
+                    "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \
+                     latency ({:.0} ms)",
+                    2.0 * broker.latency_ms
+                ));
+                broker
+            }
             Target::Redis => {
                 let (mut broker, live) = redis::broker(url).await?;
                 if live {
@@ -289,7 +309,10 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
             match &p.kind {
                 Kind::Queue { plan, modeled } => {
                     let end = p.scale.real(modeled.end);
-                    let messages = amqp::run(url, plan, p.scale, end).await?;
+                    let messages = match target {
+                        Target::Nats => nats::run(url, plan, p.scale, end).await?,
+                        _ => amqp::run(url, plan, p.scale, end).await?,
+                    };
                     out.push(checked(p, messages, elapsed(began), broker.latency_ms));
                 }
                 Kind::Store(plan) => {
@@ -318,11 +341,8 @@ mod tests {
     fn a_url_names_its_broker_and_an_unknown_scheme_is_refused() {
         assert_eq!(Target::of("amqp://127.0.0.1:5672"), Ok(Target::Amqp));
         assert_eq!(Target::of("redis://127.0.0.1:6379"), Ok(Target::Redis));
-        for url in [
-            "nats://127.0.0.1:4222",
-            "http://localhost:4566",
-            "127.0.0.1:5672",
-        ] {
+        assert_eq!(Target::of("nats://127.0.0.1:4222"), Ok(Target::Nats));
+        for url in ["http://localhost:4566", "127.0.0.1:5672"] {
             let Err(e) = Target::of(url) else {
                 panic!("{url} refused");
             };

@@ -56,6 +56,19 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
                     .deliveries
                     .last()
                     .is_some_and(|d| d.action == Action::Reject);
+                message.end_at = Some(t.time as f64);
+                if plan.consumer.is_some() {
+                    // JetStream keeps it in the stream with an advisory.
+                    let advisory = if rejected {
+                        "terminated"
+                    } else {
+                        "max_deliveries"
+                    };
+                    message.end = End::Advisory {
+                        advisory: advisory.into(),
+                    };
+                    continue;
+                }
                 message.end = End::DeadLettered {
                     reason: if rejected {
                         "rejected"
@@ -93,6 +106,9 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
     }
     if let Some(&(first, id)) = arrivals.first() {
         consider(first, format!("message {id:?}'s `at`"));
+    }
+    for (d, what) in plan.broker_durations() {
+        consider(d, what);
     }
     for (p, m) in plan.messages.iter().zip(&messages) {
         for d in &m.deliveries {

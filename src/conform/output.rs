@@ -202,7 +202,7 @@ mod tests {
                 name: "n".into(),
                 time_scale: TimeScale(1),
                 elapsed_ms: 412.0,
-                differences: compare::compare(&model, &broker, 0.0),
+                differences: compare::compare(&model, &broker, 0.0, false),
                 model,
                 broker,
                 store: Vec::new(),

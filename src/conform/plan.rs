@@ -52,6 +52,22 @@ pub struct Queue {
     pub dead_letter: bool,
 }
 
+/// The JetStream consumer a `nats://` run creates (modeled milliseconds;
+/// the run scales them).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Consumer {
+    /// MaxDeliver; `None`: no limit (-1).
+    pub max_deliver: Option<u32>,
+    /// AckWait.
+    pub ack_wait: Millis,
+    /// BackOff (empty: none).
+    pub backoff: Vec<Millis>,
+    /// Whether a failed delivery is nakked (else left unacknowledged).
+    pub nak: bool,
+    /// The nak's delay (0: a plain nak).
+    pub nak_delay: Millis,
+}
+
 /// One message of the file, as the publisher and the consumer see it.
 #[derive(Debug, Clone)]
 pub struct Planned {
@@ -107,8 +123,33 @@ impl Planned {
 /// A file's conformance run.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// amqp://: the quorum queue.
     pub queue: Queue,
+    /// nats://: the JetStream consumer (`None` for RabbitMQ).
+    pub consumer: Option<Consumer>,
     pub messages: Vec<Planned>,
+}
+
+impl Plan {
+    /// The durations the broker itself times (ack waits, a nak's delay),
+    /// with what each is, for the time scale's check.
+    pub fn broker_durations(&self) -> Vec<(Millis, String)> {
+        let Some(c) = &self.consumer else {
+            return Vec::new();
+        };
+        let mut out: Vec<(Millis, String)> = match c.backoff.is_empty() {
+            true => vec![(c.ack_wait, "the ack wait (visibility_timeout)".into())],
+            false => c
+                .backoff
+                .iter()
+                .map(|&d| (d, "an `ack_backoff` value".into()))
+                .collect(),
+        };
+        if c.nak && c.nak_delay > 0 {
+            out.push((c.nak_delay, "the nak's delay (retry_interval)".into()));
+        }
+        out
+    }
 }
 
 /// Why a file cannot be checked against a broker.
@@ -144,6 +185,12 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
         );
     }
     common(scenario)?;
+    if scenario.guarantees.visibility_timeout.is_some() {
+        return refuse(
+            "[delivery] visibility_timeout",
+            "RabbitMQ has no visibility timeout",
+        );
+    }
     if scenario.delivery.retry != Retry::Fixed(0) {
         return refuse(
             "[delivery] retry_interval / backoff",
@@ -157,6 +204,55 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
             delivery_limit: (max != UNLIMITED_RECEIVES).then_some(max),
             dead_letter: scenario.guarantees.quarantine_enabled,
         },
+        consumer: None,
+        messages: planned(scenario),
+    })
+}
+
+/// The conformance run of `scenario` against NATS JetStream: a stream and
+/// a durable pull consumer with the file's MaxDeliver, AckWait and BackOff.
+pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
+    let Some(js) = &scenario.guarantees.jetstream else {
+        return refuse(
+            "[delivery] profile",
+            "a nats:// broker checks the \"nats-jetstream\" profile; set it in the file",
+        );
+    };
+    common(scenario)?;
+    if !scenario.guarantees.quarantine_enabled {
+        return refuse(
+            "[quarantine] enabled",
+            "JetStream always keeps the message and publishes its advisory; `enabled = false` \
+             only says that nobody listens, which a broker cannot show",
+        );
+    }
+    let nak = js.on_failure == crate::model::OnFailure::Nak;
+    let nak_delay = match scenario.delivery.retry {
+        Retry::Fixed(d) => d,
+        _ => {
+            return refuse(
+                "[delivery] backoff",
+                "a nak's delay is checked as a fixed retry_interval; the consumer would \
+                 compute a backoff itself",
+            );
+        }
+    };
+    let max = scenario.delivery.max_receives;
+    Ok(Plan {
+        queue: Queue {
+            delivery_limit: None,
+            dead_letter: false,
+        },
+        consumer: Some(Consumer {
+            max_deliver: (max != UNLIMITED_RECEIVES).then_some(max),
+            ack_wait: scenario
+                .guarantees
+                .visibility_timeout
+                .unwrap_or(crate::model::JETSTREAM_ACK_WAIT),
+            backoff: js.ack_backoff.clone(),
+            nak,
+            nak_delay,
+        }),
         messages: planned(scenario),
     })
 }
@@ -164,7 +260,7 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
 /// What no conformance run can drive: the operator, the wall of time
 /// windows, generated traffic and the engine's own flow machinery.
 fn common(scenario: &Scenario) -> Result<(), Unsupported> {
-    let checks: [(bool, &str, &str); 8] = [
+    let checks: [(bool, &str, &str); 7] = [
         (
             !scenario.operators.is_empty(),
             "[[operator]]",
@@ -199,11 +295,6 @@ fn common(scenario: &Scenario) -> Result<(), Unsupported> {
             scenario.guarantees.dedup_mode != crate::model::DedupMode::Result,
             "[dedup] mode",
             "write intents are checked against a redis:// store",
-        ),
-        (
-            scenario.guarantees.visibility_timeout.is_some(),
-            "[delivery] visibility_timeout",
-            "RabbitMQ has no visibility timeout",
         ),
     ];
     if let Some((_, what, why)) = checks.iter().find(|c| c.0) {

@@ -49,21 +49,17 @@ impl Engine<'_> {
             let previous = self.prev_delays.get_mut(m as usize);
             let delay = retry_delay(self.scenario.delivery.retry, n, previous, &mut self.rng);
             let due = now.saturating_add(delay);
-            if exhausted {
-                if delay == 0 {
-                    self.quarantine(m, reason, class);
-                } else {
-                    self.give_up_at(m, start, due, finish);
-                }
+            if exhausted && delay == 0 {
+                self.quarantine(m, reason, class);
                 return;
             }
-            self.retry_at(m, delay, due);
-            self.set_state(m, State::Waiting);
-            if self.scenario.delivery.retry.is_drawn() {
-                self.broker.queue.put_back_drawn(now, due, m);
-            } else {
-                self.broker.queue.put_back(now, due, m);
+            if !exhausted {
+                self.retry_at(m, delay, due);
             }
+            // A timer, not the queue: an ack of an earlier delivery may
+            // still come first (`superseded_jetstream`).
+            self.set_state(m, State::Waiting);
+            self.nak_timer(m, start, due, finish);
             return;
         }
         // Unacknowledged: the delivery's timer, due at start + its ack
@@ -78,6 +74,70 @@ impl Engine<'_> {
         if !exhausted {
             self.retry_at(m, due.max(now) - now, due.max(now));
         }
+    }
+
+    /// Whether the end of a superseded delivery of `m` with `finish`
+    /// reaches a JetStream server: an ack, a nak or a term of a message
+    /// still pending there (not one left unacknowledged).
+    pub(super) fn reaches_jetstream(&self, m: MessageIndex, finish: Finish) -> bool {
+        let Some(js) = &self.scenario.guarantees.jetstream else {
+            return false;
+        };
+        let pending = matches!(
+            self.messages.state(m),
+            State::InFlight | State::Waiting | State::Ready
+        );
+        pending
+            && match finish {
+                Finish::Acked => true,
+                Finish::AckLost => false,
+                Finish::Failed(_, class) => js.on_failure == OnFailure::Nak || self.routed(class),
+            }
+    }
+
+    fn routed(&self, class: Class) -> bool {
+        class == Class::Permanent && self.scenario.delivery.permanent == Permanent::Quarantine
+    }
+
+    /// A superseded delivery of `m` (started at `start`) ended now with an
+    /// ack, a nak or a term, which the server applies to the message
+    /// whatever delivery is current: an ack acks it, a term ends it, a nak
+    /// redelivers it after the nak's delay (while the current delivery
+    /// may still run) or gives it up.
+    pub(super) fn superseded_jetstream(&mut self, m: MessageIndex, finish: Finish, start: Millis) {
+        let state = self.messages.state(m);
+        let leaves = match finish {
+            Finish::Failed(_, class) if !self.routed(class) => !self.retries(m, class),
+            _ => true,
+        };
+        if state == State::Ready && leaves {
+            self.ready.withdraw(m);
+        }
+        let Finish::Failed(reason, class) = finish else {
+            self.end_delivery(m, finish, false, start);
+            return;
+        };
+        self.clock.last_delivery = Some(self.clock.now);
+        self.messages.set_failure(m, reason, class);
+        self.record(Some(m), Detail::Failed { reason, class });
+        if self.routed(class) {
+            self.quarantine(m, reason, class);
+        } else {
+            let now = self.clock.now;
+            let n = self.messages.cycle_receives(m);
+            let previous = self.prev_delays.get_mut(m as usize);
+            let delay = retry_delay(self.scenario.delivery.retry, n, previous, &mut self.rng);
+            let due = now.saturating_add(delay);
+            if leaves && delay == 0 {
+                self.quarantine(m, reason, class);
+            } else if state != State::Ready || leaves {
+                if !leaves {
+                    self.retry_at(m, delay, due);
+                }
+                self.nak_timer(m, start, due, finish);
+            }
+        }
+        self.state_changed(m);
     }
 
     /// A retry of `m` is scheduled `delay` from now, at `due`.

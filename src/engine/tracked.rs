@@ -34,6 +34,9 @@ pub(super) struct Record {
     pub(super) done_key: Option<KeyRef>,
     /// Whether it holds a worker (not atomic).
     pub(super) in_flight: bool,
+    /// nats-jetstream: a record for a nak's timer alone (its redelivery,
+    /// or the instant the message is given up), not a delivery.
+    pub(super) nak: bool,
     /// Scheduled events still to fire (its end, its visibility timer).
     refs: u8,
 }
@@ -132,11 +135,14 @@ impl Deliveries {
         self.ended(record.message);
     }
 
-    /// A record for a timer alone (nats-jetstream: a message that used its
-    /// last delivery waits for the instant its next one would have been
-    /// due): not a delivery in flight.
-    pub(super) fn open_timer(&mut self, record: Record) -> u32 {
-        let record = Record { refs: 1, ..record };
+    /// A record for a nak's timer alone (nats-jetstream): not a delivery
+    /// in flight.
+    fn open_timer(&mut self, record: Record) -> u32 {
+        let record = Record {
+            refs: 1,
+            nak: true,
+            ..record
+        };
         match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = record;
@@ -199,6 +205,7 @@ impl Engine<'_> {
             crash: decision.crash,
             done_key: decision.done_key,
             in_flight: !atomic,
+            nak: false,
             refs: 1 + timer.is_some() as u8,
         });
         if atomic {
@@ -234,7 +241,10 @@ impl Engine<'_> {
         }
         let message = self.messages.get(m);
         let current = d.receive == message.total_receives
-            && !matches!(message.state, State::Quarantined | State::Dropped);
+            && !matches!(
+                message.state,
+                State::Quarantined | State::Dropped | State::Acked
+            );
         if let Some(at) = d.crash {
             self.measures.totals.crashes += 1;
             self.record(
@@ -246,6 +256,12 @@ impl Engine<'_> {
             );
         }
         if !current {
+            if d.crash.is_none() && self.reaches_jetstream(m, d.finish) {
+                // JetStream takes an ack, a nak or a term per message,
+                // whichever delivery sends it.
+                self.superseded_jetstream(m, d.finish, d.start);
+                return;
+            }
             // Superseded: the outcome never reaches the broker.
             if d.crash.is_none() {
                 self.measures.totals.expired_receipts += 1;
@@ -302,18 +318,18 @@ impl Engine<'_> {
             && self.retries(m, class)
     }
 
-    /// nats-jetstream: message `m`, whose delivery started at `start` and
-    /// ended now with `finish`, used its last delivery; it waits until
-    /// `due`, the instant its next delivery would have been due, where
-    /// [`visible`](Self::visible) gives it up.
-    pub(super) fn give_up_at(
+    /// nats-jetstream: the server acts on the nak of the delivery of `m`
+    /// that started at `start` and ended now with `finish` at `due`: it
+    /// redelivers the message, or gives it up when it used its last
+    /// delivery ([`visible`](Self::visible) decides, unless a later
+    /// delivery or an ack came first).
+    pub(super) fn nak_timer(
         &mut self,
         m: MessageIndex,
         start: Millis,
         due: Millis,
         finish: Finish,
     ) {
-        self.set_state(m, State::Waiting);
         let slot = self.deliveries.open_timer(Record {
             message: m,
             receive: self.messages.get(m).total_receives,
@@ -323,6 +339,7 @@ impl Engine<'_> {
             crash: None,
             done_key: None,
             in_flight: false,
+            nak: true,
             refs: 1,
         });
         let now = self.clock.now;
@@ -342,8 +359,11 @@ impl Engine<'_> {
         let exhausted = message.cycle_receives >= self.scenario.budget();
         // nats-jetstream: a delivery that already ended unacknowledged
         // keeps its own reason when its message is given up.
-        let ended = message.state == State::Waiting && self.scenario.guarantees.jetstream.is_some();
-        self.record(Some(m), Detail::VisibleAgain { started: d.start });
+        let ended = d.nak
+            || message.state == State::Waiting && self.scenario.guarantees.jetstream.is_some();
+        if !d.nak {
+            self.record(Some(m), Detail::VisibleAgain { started: d.start });
+        }
         if exhausted {
             // Decision 22.8: the budget is checked when it becomes visible.
             let (reason, class) = match (d.crash, d.finish) {

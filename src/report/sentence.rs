@@ -143,6 +143,16 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
         Detail::ReceiptExpired {
             started,
             latest,
+            quarantined: false,
+        } if started == latest && scenario.guarantees.jetstream.is_some() => write!(
+            out,
+            "receipt expired: the delivery started at {} ended after an earlier delivery's \
+             answer had settled its message; its outcome changes nothing",
+            Dur(started)
+        ),
+        Detail::ReceiptExpired {
+            started,
+            latest,
             quarantined,
         } => {
             let by = if quarantined {

@@ -159,23 +159,56 @@ fn s21j_max_deliver_defaults_to_unlimited() {
 }
 
 #[test]
-fn s21j_a_delivery_outliving_its_ack_wait_is_delivered_again_while_it_runs() {
+fn s21j_a_delivery_outliving_its_ack_wait_is_delivered_again_and_its_ack_still_counts() {
     let (scenario, outcome) = sim(&format!(
         "{JS}max_receives = 3\nvisibility_timeout = \"1s\"\n\
          [workers]\ncount = 2\nservice_time = \"1500ms\"\n[[message]]\nid = \"s\"\n"
     ));
-    // Every delivery outlives its 1 s wait: delivered again at 1 s and
-    // 2 s, and given up when the third's wait ends at 3 s (decision
-    // 22.8), so no ack counts: three receipts expire.
-    assert_eq!(deliveries_of(&scenario, &outcome, "s"), [0, 1000, 2000]);
+    // Delivered again at 1 s while the first delivery runs; JetStream
+    // takes an ack per message, so the first delivery's ack at 1.5 s
+    // acks it, and the second's end changes nothing.
+    assert_eq!(deliveries_of(&scenario, &outcome, "s"), [0, 1000]);
+    assert_eq!(times(&scenario, &outcome, "s", EventKind::Acked), [1500]);
+    assert_eq!(outcome.totals.concurrent_deliveries, 2);
+    assert_eq!(outcome.totals.expired_receipts, 1);
+    assert_eq!(outcome.totals.effects, 2);
+    let text = crate::report::text::transcript(&scenario, &outcome);
+    assert!(
+        text.contains("ended after an earlier delivery's answer"),
+        "{text}"
+    );
+}
+
+#[test]
+fn s21j_a_superseded_delivery_that_naks_the_last_delivery_gives_the_message_up() {
+    // Checked against nats-server 2.9: the first delivery's nak at 500 ms
+    // reaches the message while the second (its last) runs, and the
+    // server gives it up then, not when the second's wait ends at 600 ms.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 2\nvisibility_timeout = \"300ms\"\n\
+         [[message]]\nid = \"s\"\nfaults = [{{ fail = {{ until = \"repair\" }}, takes = \"500ms\" }}]\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "s"), [0, 300]);
     assert_eq!(
         times(&scenario, &outcome, "s", EventKind::Quarantined),
-        [3000]
+        [500]
     );
-    assert_eq!(outcome.totals.concurrent_deliveries, 2);
-    assert_eq!(outcome.totals.expired_receipts, 3);
-    let s = msg(&scenario, &outcome, "s");
-    assert_eq!(reason(&scenario, s), "visibility timeout");
+    // Not the last: the nak redelivers at once, beside the running one.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 4\nvisibility_timeout = \"300ms\"\n\
+         [[message]]\nid = \"s\"\nfaults = [{{ fail = {{ first = 2 }}, takes = \"500ms\" }}]\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "s"), [0, 300, 500]);
+    assert_eq!(times(&scenario, &outcome, "s", EventKind::Acked), [500]);
+    // Left unacknowledged (no_ack), a superseded failure reaches nothing.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 2\nvisibility_timeout = \"300ms\"\non_failure = \"no_ack\"\n\
+         [[message]]\nid = \"s\"\nfaults = [{{ fail = {{ until = \"repair\" }}, takes = \"500ms\" }}]\n"
+    ));
+    assert_eq!(
+        times(&scenario, &outcome, "s", EventKind::Quarantined),
+        [600]
+    );
 }
 
 #[test]
