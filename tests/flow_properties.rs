@@ -415,6 +415,71 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    // The nats-jetstream profile (docs/model.md section 21): nak timers,
+    // ack waits per delivery, give-ups at a due time and the answers of
+    // superseded deliveries keep every message and delivery accounted for.
+    #[test]
+    fn jetstream_runs_keep_messages_and_deliveries_conserved(
+        p in parts(),
+        timeout in 1u64..4,
+        backoff in proptest::collection::vec(1u64..4, 0..3),
+        no_ack in any::<bool>(),
+        every in 1usize..4,
+    ) {
+        let mut p = with_crashes(&p, "before_effect", every);
+        let receives = p.delivery.split("max_receives = ").nth(1)
+            .and_then(|r| r.split('\n').next()).and_then(|r| r.parse::<usize>().ok());
+        let mut delivery = p.delivery.clone();
+        if no_ack {
+            let retry = delivery.split("retry_interval = ").nth(1)
+                .and_then(|r| r.split('\n').next()).unwrap_or("").to_string();
+            delivery = delivery.replace(&format!("retry_interval = {retry}\n"), "on_failure = \"no_ack\"\n");
+        }
+        delivery.push_str(&format!("profile = \"nats-jetstream\"\nvisibility_timeout = \"{timeout}s\"\n"));
+        if !backoff.is_empty() && receives.is_none_or(|r| backoff.len() < r) {
+            let list: Vec<String> = backoff.iter().map(|b| format!("\"{b}s\"")).collect();
+            delivery.push_str(&format!("ack_backoff = [{}]\n", list.join(", ")));
+        }
+        p.delivery = delivery;
+        let (scenario, outcome) = run(&p.text());
+        prop_assert!(scenario.guarantees.jetstream.is_some());
+        common::replays_alike(&scenario, &outcome)?;
+        let t = &outcome.totals;
+        let count = |s: State| outcome.messages.iter().filter(|m| m.state == s).count() as u64;
+        prop_assert_eq!(
+            t.acked + t.quarantined + t.expired + t.purged + t.dropped + t.pending,
+            scenario.message_count()
+        );
+        prop_assert_eq!(t.acked, count(State::Acked));
+        prop_assert_eq!(t.pending, count(State::Waiting) + count(State::Ready) + count(State::InFlight));
+        let receives: u64 = outcome.messages.iter().map(|m| m.total_receives as u64).sum();
+        prop_assert_eq!(t.deliveries, receives);
+        prop_assert_eq!(t.effects, outcome.ledger.len() as u64);
+        if let Some((count, _)) = p.workers {
+            prop_assert!(t.max_in_flight <= count);
+        }
+        // A message is acked at most once.
+        let mut acked = BTreeMap::new();
+        for x in &outcome.transitions {
+            if x.detail.kind() == EventKind::Acked {
+                *acked.entry(x.message).or_insert(0) += 1;
+            }
+        }
+        prop_assert!(acked.values().all(|&n| n == 1), "{:?}", acked);
+        let ended = outcome.transitions.iter().filter(|x| {
+            matches!(x.detail.kind(), EventKind::Acked | EventKind::Failed | EventKind::AckLost
+                | EventKind::Crashed | EventKind::ReceiptExpired)
+        }).count() as u64;
+        prop_assert!(ended <= t.deliveries);
+        if t.pending == 0 && t.stopped_by == StoppedBy::Drained as u64 {
+            prop_assert_eq!(ended, t.deliveries);
+        }
+    }
+}
+
 /// Names that explicit ids, keys, groups, generated ids and block group
 /// names share on purpose: m0..m3 are explicit ids, t1..t3 the ids of
 /// block `t` (whose groups are tg1..tg3), tg1..tg3 the ids of block `tg`.

@@ -212,6 +212,25 @@ fn s21j_a_superseded_delivery_that_naks_the_last_delivery_gives_the_message_up()
 }
 
 #[test]
+fn s21j_a_superseded_term_ends_the_message_while_a_later_delivery_runs() {
+    // The first delivery fails permanently after 500 ms; the second,
+    // started at 300 ms when the ack wait ended, runs until 800 ms. The
+    // term at 500 ms ends the message; the second's ack changes nothing.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 5\nvisibility_timeout = \"300ms\"\npermanent = \"quarantine\"\n\
+         [workers]\ncount = 2\nservice_time = \"500ms\"\n\
+         [[message]]\nid = \"t\"\nfaults = [{{ fail = {{ first = 1 }}, class = \"permanent\" }}]\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "t"), [0, 300]);
+    assert_eq!(
+        times(&scenario, &outcome, "t", EventKind::Quarantined),
+        [500]
+    );
+    assert!(times(&scenario, &outcome, "t", EventKind::Acked).is_empty());
+    assert_eq!(outcome.totals.expired_receipts, 1);
+}
+
+#[test]
 fn s21j_a_crash_is_redelivered_when_its_ack_wait_ends() {
     let (scenario, outcome) = sim(&format!(
         "{JS}max_receives = 3\nack_backoff = [\"2s\", \"3s\"]\n\
