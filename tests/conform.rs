@@ -93,7 +93,7 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
     let Some(_live) = live(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") else {
         return;
     };
-    let checked = all_conform(Target::Amqp, "rabbitmq", 7);
+    let checked = all_conform(Target::Amqp, "rabbitmq", 9);
     // What the broker did, not only that it agreed: the poison message
     // of the limit scenario, delivered L + 1 = 6 times with its count.
     let poison = &checked[0].broker[0];
@@ -220,6 +220,38 @@ fn a_model_that_ignores_the_backoff_list_differs_from_jetstream() {
     assert_eq!(third.model, "200 ms", "{text}");
     assert!(third.rule.contains("nats-jetstream 3 and 4"), "{text}");
     assert!(text.contains("DIFFERS"), "{text}");
+}
+
+#[test]
+fn the_written_requeue_rule_differs_from_rabbitmq_3_10_where_broker_version_conforms() {
+    let Some(_live) = live(Target::Amqp, "the_written_requeue_rule_differs") else {
+        return;
+    };
+    let file = "scenarios/conformance/rabbitmq-08-requeue-to-the-head.toml";
+    let mut prepared = conform::prepare(file, Target::Amqp, None).expect("prepared");
+    // Section 21 as written: a requeue goes behind the two orders.
+    let text = std::fs::read_to_string(file)
+        .unwrap()
+        .replace("broker_version = \"3.10\"", "");
+    let written = scenario_run::scenario::load_str("written.toml", &text)
+        .expect("valid")
+        .0;
+    let conform::Kind::Queue { plan, modeled } = &mut prepared.kind else {
+        panic!("a queue file");
+    };
+    *modeled = conform::modeled::modeled(&written, plan).expect("the written rule runs");
+    let url = url(Target::Amqp);
+    let (broker, checked) = conform::live(&url, &[prepared]).expect("a live run");
+    let text = conform::output::render(&broker, &url, &checked);
+    assert!(!checked[0].conforms(), "{text}");
+    let d = &checked[0].differences[0];
+    assert_eq!(
+        (d.message.as_str(), d.what.as_str()),
+        ("poison", "delivery 2: time"),
+        "{text}"
+    );
+    assert_eq!(d.model, "300 ms", "{text}");
+    assert!(d.rule.contains("rabbitmq-quorum 2 and 3"), "{text}");
 }
 
 #[test]

@@ -386,18 +386,21 @@ fn tighten(schema: &mut serde_json::Value) {
     let no_zero = json!({ "properties": { "max_receives": { "not": { "const": 0 } } } });
     // `ack_backoff` and `on_failure` are JetStream consumer settings.
     let no_jetstream = json!({ "not": { "anyOf": [{ "required": ["ack_backoff"] }, { "required": ["on_failure"] }] } });
+    let no_version = json!({ "not": { "required": ["broker_version"] } });
     defs["Delivery"]["anyOf"] = json!([
         {
             "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum"), profile("nats-jetstream")] },
             "required": ["max_receives"],
             "oneOf": one_of_keys(&["retry_interval", "backoff"]),
-            "allOf": [no_zero, no_jetstream]
+            "allOf": [no_zero, no_jetstream, no_version]
         },
         { "allOf": [profile("rabbitmq-quorum"), no_jetstream], "not": { "required": ["retry_interval", "backoff"] } },
-        { "allOf": [profile("sqs-standard"), no_zero, no_jetstream], "required": ["max_receives"], "not": retry_keys },
-        { "allOf": [profile("nats-jetstream"), no_zero], "not": { "required": ["retry_interval", "backoff"] } }
+        { "allOf": [profile("sqs-standard"), no_zero, no_jetstream, no_version], "required": ["max_receives"], "not": retry_keys },
+        { "allOf": [profile("nats-jetstream"), no_zero, no_version], "not": { "required": ["retry_interval", "backoff"] } }
     ]);
     defs["Delivery"]["properties"]["ack_backoff"]["minItems"] = json!(1);
+    defs["Delivery"]["properties"]["broker_version"]["pattern"] =
+        json!("^[0-9]{1,4}\\.[0-9]{1,4}(\\.[0-9]{1,4})?$");
     defs["Delivery"]["properties"]["ack_backoff"]["maxItems"] =
         json!(crate::model::MAX_ACK_BACKOFF);
     defs["Operator"]["required"] = json!(["action"]);

@@ -167,8 +167,9 @@ const RULE_ACK: &str = "docs/model.md section 3.4: a delivery whose handler succ
                         acknowledged";
 const RULE_COUNT: &str = "docs/model.md section 17: every receive counts toward the budget, \
                           crashes too";
-const RULE_REQUEUE: &str = "docs/model.md section 21, rabbitmq-quorum 2: a failed delivery is \
-                            requeued at once";
+const RULE_REQUEUE: &str = "docs/model.md section 21, rabbitmq-quorum 2 and 3: a failed delivery \
+                            is requeued at once, behind what is due (ahead of it where \
+                            broker_version says so)";
 const RULE_GIVE_UP: &str = "docs/model.md section 21, nats-jetstream 6: a message that used \
                             MaxDeliver deliveries stays in the stream, its max-deliveries \
                             advisory at the instant its next delivery would have been due";

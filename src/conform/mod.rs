@@ -304,6 +304,16 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
         };
         let mut out = Vec::new();
         for p in files {
+            if let Kind::Queue { plan, .. } = &p.kind
+                && let Some((major, minor)) = plan.broker_version
+                && !broker.version.starts_with(&format!("{major}.{minor}."))
+                && broker.version != format!("{major}.{minor}")
+            {
+                broker.notes.push(format!(
+                    "{} follows RabbitMQ {major}.{minor}'s rules (broker_version); the broker is {}",
+                    p.file, broker.version
+                ));
+            }
             let began = std::time::Instant::now();
             let elapsed = |began: std::time::Instant| began.elapsed().as_secs_f64() * 1000.0;
             match &p.kind {

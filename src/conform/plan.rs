@@ -125,6 +125,12 @@ impl Planned {
 pub struct Plan {
     /// amqp://: the quorum queue.
     pub queue: Queue,
+    /// `[workers] count = 1`: one consumer (prefetch 1) whose handler runs
+    /// `service_time` (modeled ms) on every delivery; `None`: a consumer
+    /// per message and no service time (the model's unlimited workers).
+    pub one_consumer: Option<Millis>,
+    /// rabbitmq-quorum's `broker_version`, to compare with the broker's.
+    pub broker_version: Option<(u32, u32)>,
     /// nats://: the JetStream consumer (`None` for RabbitMQ).
     pub consumer: Option<Consumer>,
     pub messages: Vec<Planned>,
@@ -134,8 +140,11 @@ impl Plan {
     /// The durations the broker itself times (ack waits, a nak's delay),
     /// with what each is, for the time scale's check.
     pub fn broker_durations(&self) -> Vec<(Millis, String)> {
+        let service = self
+            .one_consumer
+            .map(|s| (s, "[workers] service_time".to_string()));
         let Some(c) = &self.consumer else {
-            return Vec::new();
+            return service.into_iter().collect();
         };
         let mut out: Vec<(Millis, String)> = match c.backoff.is_empty() {
             true => vec![(c.ack_wait, "the ack wait (visibility_timeout)".into())],
@@ -148,6 +157,7 @@ impl Plan {
         if c.nak && c.nak_delay > 0 {
             out.push((c.nak_delay, "the nak's delay (retry_interval)".into()));
         }
+        out.extend(service);
         out
     }
 }
@@ -185,6 +195,15 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
         );
     }
     common(scenario)?;
+    if scenario.flow.workers.is_some_and(|w| w.count != 1)
+        || scenario.flow.ordering != crate::model::Ordering::None
+    {
+        return refuse(
+            "[workers] / ordering",
+            "conform runs one consumer channel per message, or one consumer for \
+             `[workers] count = 1`; other pools and ordering are not driven",
+        );
+    }
     if scenario.guarantees.visibility_timeout.is_some() {
         return refuse(
             "[delivery] visibility_timeout",
@@ -204,6 +223,8 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
             delivery_limit: (max != UNLIMITED_RECEIVES).then_some(max),
             dead_letter: scenario.guarantees.quarantine_enabled,
         },
+        one_consumer: scenario.flow.workers.map(|w| w.service_time),
+        broker_version: scenario.guarantees.broker_version,
         consumer: None,
         messages: planned(scenario),
     })
@@ -219,6 +240,13 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
         );
     };
     common(scenario)?;
+    if scenario.flow.workers.is_some() || scenario.flow.ordering != crate::model::Ordering::None {
+        return refuse(
+            "[workers] / ordering",
+            "a JetStream run gives every delivery a handler of its own, the model's \
+             unlimited workers",
+        );
+    }
     if !scenario.guarantees.quarantine_enabled {
         return refuse(
             "[quarantine] enabled",
@@ -243,6 +271,8 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
             delivery_limit: None,
             dead_letter: false,
         },
+        one_consumer: None,
+        broker_version: None,
         consumer: Some(Consumer {
             max_deliver: (max != UNLIMITED_RECEIVES).then_some(max),
             ack_wait: scenario
@@ -277,9 +307,9 @@ fn common(scenario: &Scenario) -> Result<(), Unsupported> {
             "list each message with [[message]] (at most 64)",
         ),
         (
-            scenario.flow.workers.is_some() || scenario.flow.downstream.is_some(),
-            "[workers] / [downstream]",
-            "conform runs one consumer channel per message, the model's unlimited workers",
+            scenario.flow.downstream.is_some(),
+            "[downstream]",
+            "a downstream's limit is the application's, not the broker's",
         ),
         (
             scenario.log.is_some(),
@@ -420,6 +450,23 @@ mod tests {
     }
 
     #[test]
+    fn one_worker_is_one_consumer_with_its_service_time_and_the_version_is_kept() {
+        let plan = amqp(&load(&format!(
+            "{QUORUM}broker_version = \"3.10\"\n[workers]\ncount = 1\nservice_time = \"100ms\"\n\
+             [[message]]\nid = \"m\"\n"
+        )))
+        .unwrap();
+        assert_eq!(plan.one_consumer, Some(100));
+        assert_eq!(plan.broker_version, Some((3, 10)));
+        assert_eq!(
+            plan.broker_durations(),
+            [(100, "[workers] service_time".to_string())]
+        );
+        let plan = amqp(&load(&format!("{QUORUM}[[message]]\nid = \"m\"\n"))).unwrap();
+        assert_eq!((plan.one_consumer, plan.broker_version), (None, None));
+    }
+
+    #[test]
     fn what_no_broker_can_drive_is_refused_with_its_table() {
         let one = "[[message]]\nid = \"m\"\n";
         let refused = |text: String| amqp(&load(&text)).unwrap_err().what;
@@ -440,8 +487,8 @@ mod tests {
             "[[outage]]"
         );
         assert_eq!(
-            refused(format!("{QUORUM}[workers]\ncount = 1\n{one}")),
-            "[workers] / [downstream]"
+            refused(format!("{QUORUM}[workers]\ncount = 2\n{one}")),
+            "[workers] / ordering"
         );
         assert_eq!(refused(QUORUM.to_string()), "[[message]]");
     }

@@ -14,7 +14,7 @@ use super::write::Wrote;
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
     Permanent, Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
-    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, State,
+    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, Requeue, State,
 };
 
 impl Engine<'_> {
@@ -437,10 +437,20 @@ impl Engine<'_> {
             let previous = self.prev_delays.get_mut(m as usize);
             let n = self.messages.cycle_receives(m);
             let delay = retry_delay(delivery.retry, n, previous, &mut self.rng);
-            self.set_state(m, State::Waiting);
             let due = self.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
+            let requeue = self.scenario.requeue();
+            let at_once = delivery.retry == crate::model::Retry::Fixed(0);
+            if at_once && requeue != Requeue::Back && !self.direct {
+                // rabbitmq-quorum by broker_version: ahead of the queue.
+                self.measures.retries += 1;
+                self.record(Some(m), Detail::RetryScheduled { delay, due });
+                self.set_state(m, State::Ready);
+                self.ready.add_front(m, self.clock.now);
+                return;
+            }
+            self.set_state(m, State::Waiting);
             if delivery.retry.is_drawn() {
                 self.broker.queue.put_back_drawn(self.clock.now, due, m);
             } else {

@@ -31,6 +31,11 @@ struct GroupQueues {
 pub(super) struct ReadySet {
     /// Eligible ready messages by (ready time, sequence).
     eligible: BinaryHeap<Reverse<(Millis, u64, MessageIndex)>>,
+    /// Eligible messages served before all of `eligible`, in the order
+    /// they came: those a quorum queue returned to its front
+    /// (rabbitmq-quorum with a `broker_version`), with the time each
+    /// became ready.
+    front: std::collections::VecDeque<(Millis, MessageIndex)>,
     groups: Option<GroupQueues>,
     /// Ready messages not taken, blocked ones included.
     pub(super) depth: u64,
@@ -65,6 +70,7 @@ impl ReadySet {
         };
         ReadySet {
             eligible: BinaryHeap::new(),
+            front: std::collections::VecDeque::new(),
             groups,
             depth: 0,
             withdrawn: rustc_hash::FxHashMap::default(),
@@ -97,12 +103,35 @@ impl ReadySet {
         }
     }
 
-    /// Takes the eligible message that became ready first: (message, the
-    /// time it became ready).
+    /// Message `m`, returned by the queue at `at`, becomes ready ahead of
+    /// every other (behind those returned before it). Under ordering a
+    /// message that is not its group's head queues as [`add`](Self::add)
+    /// does.
+    pub(super) fn add_front(&mut self, m: MessageIndex, at: Millis) {
+        if let Some(q) = &self.groups
+            && q.head[q.group[m as usize] as usize] != m
+        {
+            return self.add(m, at, 0);
+        }
+        if let Some(q) = &mut self.groups {
+            q.ready_mark[m as usize] = (at, 0);
+        }
+        self.depth += 1;
+        self.front.push_back((at, m));
+    }
+
+    /// Takes the eligible message that became ready first (those returned
+    /// to the front before all): (message, the time it became ready).
     #[inline]
     pub(super) fn take(&mut self) -> Option<(MessageIndex, Millis)> {
         loop {
-            let Reverse((at, _, m)) = self.eligible.pop()?;
+            let (at, m) = match self.front.pop_front() {
+                Some(entry) => entry,
+                None => {
+                    let Reverse((at, _, m)) = self.eligible.pop()?;
+                    (at, m)
+                }
+            };
             if let Some(n) = self.withdrawn.get_mut(&m) {
                 *n -= 1;
                 if *n == 0 {

@@ -49,6 +49,24 @@ pub const SQS_RETENTION: Millis = 4 * 86_400_000;
 pub const SQS_REDRIVE_RATE: u64 = 500;
 /// rabbitmq-quorum's delivery limit when the file gives none.
 pub const RABBITMQ_DELIVERY_LIMIT: u32 = 20;
+/// Where a quorum queue puts a message that a nack with requeue returns
+/// (rabbitmq-quorum, by `broker_version`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Requeue {
+    /// Behind what is already due (section 21, rabbitmq-quorum 2).
+    #[default]
+    Back,
+    /// Ahead of every ready message: the head of the queue (RabbitMQ 3.10
+    /// to 4.2 with a delivery limit) or its returns queue (4.3 and later).
+    /// With prefetch-1 workers the two give the same order: each return
+    /// frees the worker that takes it at once.
+    Front,
+}
+
+/// The oldest `broker_version` rabbitmq-quorum takes: quorum queues got
+/// their delivery limit in RabbitMQ 3.8.
+pub const RABBITMQ_OLDEST: (u32, u32) = (3, 8);
+
 /// The ack wait nats-jetstream uses when the file gives no
 /// `visibility_timeout` (JetStream's default AckWait).
 pub const JETSTREAM_ACK_WAIT: Millis = 30_000;
@@ -199,6 +217,9 @@ pub struct Guarantees {
     pub dedup_mode: DedupMode,
     /// nats-jetstream's consumer settings (None under other profiles).
     pub jetstream: Option<JetStream>,
+    /// rabbitmq-quorum's `broker_version` (major, minor): None follows
+    /// section 21 as written.
+    pub broker_version: Option<(u32, u32)>,
     /// `[quarantine] enabled` (default true): false drops instead.
     pub quarantine_enabled: bool,
     /// `[[sink]]` entries, or the default counter.
@@ -220,6 +241,24 @@ impl Scenario {
             max.saturating_add(1)
         } else {
             max
+        }
+    }
+
+    /// Where a failed delivery requeued at once goes (rabbitmq-quorum with
+    /// a `broker_version`): before 4.3 a queue with a delivery limit puts
+    /// it at its head and one without at its back; from 4.3 a returns
+    /// queue serves returned messages first.
+    pub fn requeue(&self) -> Requeue {
+        let limited = self.delivery.max_receives != UNLIMITED_RECEIVES;
+        match self.guarantees.broker_version {
+            Some(v) if self.guarantees.profile == Profile::RabbitmqQuorum => {
+                if v >= (4, 3) || limited {
+                    Requeue::Front
+                } else {
+                    Requeue::Back
+                }
+            }
+            _ => Requeue::Back,
         }
     }
 

@@ -35,6 +35,9 @@ fn policy_parameters(scenario: &Scenario) -> Vec<(String, String)> {
             guarantees.profile.as_str().into(),
         ));
     }
+    if let Some((major, minor)) = guarantees.broker_version {
+        p.push(("delivery.broker_version".into(), format!("{major}.{minor}")));
+    }
     // `ack_backoff` replaces the ack wait (JetStream's BackOff).
     let backoff = guarantees
         .jetstream

@@ -79,6 +79,21 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
         ),
         Detail::AckLost => out.write_str("ack lost: the broker counts the delivery as failed"),
         Detail::Acked => out.write_str("acked"),
+        Detail::RetryScheduled { delay: 0, due }
+            if scenario.requeue() == crate::model::Requeue::Front
+                && scenario.delivery.retry == crate::model::Retry::Fixed(0)
+                && scenario.flow.workers.is_some() =>
+        {
+            write!(
+                out,
+                "requeued at {} to the front of the queue (RabbitMQ {})",
+                Dur(due),
+                scenario
+                    .guarantees
+                    .broker_version
+                    .map_or(String::new(), |(a, b)| format!("{a}.{b}"))
+            )
+        }
         Detail::RetryScheduled { delay, due } => {
             out.write_str("retry scheduled after ")?;
             Dur(delay).write_plain(out)?;

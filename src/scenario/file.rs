@@ -157,6 +157,11 @@ pub struct Delivery {
     /// plus the retry delay) or "no_ack" (redelivered when the ack wait ends).
     #[schemars(with = "Option<OnFailureName>")]
     pub on_failure: Option<S<OnFailureName>>,
+    /// rabbitmq-quorum: the RabbitMQ version whose rules apply, "3.8" and
+    /// later, e.g. "3.10": where a requeued message goes and the default
+    /// delivery limit. Without it: section 21 as written.
+    #[schemars(with = "Option<String>")]
+    pub broker_version: Option<S<String>>,
 }
 
 /// `max_receives`: a count, or "unlimited".

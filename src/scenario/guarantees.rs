@@ -67,6 +67,7 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
         (None, _) => None,
     };
     let jetstream = jetstream(problems, delivery, profile);
+    let broker_version = broker_version(problems, delivery, profile);
     let quarantine = raw.quarantine.as_ref().map(|q| q.get_ref());
     let quarantine_enabled = quarantine.and_then(|q| q.enabled) != Some(false);
     let crashes = fault_lists(raw).any(|f| f.get_ref().crash.is_some());
@@ -76,6 +77,7 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
         profile,
         visibility_timeout,
         jetstream,
+        broker_version,
         dedup_mode,
         quarantine_enabled,
         sinks: sinks(problems, &raw.sink),
@@ -146,6 +148,63 @@ fn jetstream(
         ack_backoff,
         on_failure,
     })
+}
+
+/// rabbitmq-quorum's `broker_version`: "MAJOR.MINOR" (a patch number may
+/// follow and changes nothing), 3.8 or later
+/// (refused under the other profiles).
+fn broker_version(
+    problems: &mut Problems,
+    delivery: Option<&file::Delivery>,
+    profile: Profile,
+) -> Option<(u32, u32)> {
+    let raw = delivery.and_then(|d| d.broker_version.as_ref())?;
+    if profile != Profile::RabbitmqQuorum {
+        problems.error_help(
+            Some(raw.span()),
+            "`broker_version` goes with profile = \"rabbitmq-quorum\"",
+            "a RabbitMQ version",
+            "set profile = \"rabbitmq-quorum\" in [delivery], or remove it",
+        );
+        return None;
+    }
+    let text = raw.get_ref();
+    let mut parts = text.split('.');
+    let number = |p: Option<&str>| {
+        p.filter(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<u32>().ok())
+    };
+    let (major, minor) = (number(parts.next()), number(parts.next()));
+    let patch = parts.next();
+    let version = match (major, minor) {
+        (Some(major), Some(minor))
+            if parts.next().is_none() && patch.is_none_or(|p| number(Some(p)).is_some()) =>
+        {
+            Some((major, minor))
+        }
+        _ => None,
+    };
+    match version {
+        Some(v) if v >= RABBITMQ_OLDEST => Some(v),
+        Some(_) => {
+            problems.error_help(
+                Some(raw.span()),
+                "`broker_version` must be 3.8 or later",
+                "quorum queues got a delivery limit in RabbitMQ 3.8",
+                "e.g. broker_version = \"3.10\"",
+            );
+            None
+        }
+        None => {
+            problems.error_help(
+                Some(raw.span()),
+                "`broker_version` is MAJOR.MINOR or MAJOR.MINOR.PATCH",
+                "not a version",
+                "e.g. broker_version = \"3.10\" or \"4.1\"",
+            );
+            None
+        }
+    }
 }
 
 /// Every fault list of the file.

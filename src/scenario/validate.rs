@@ -42,7 +42,7 @@ pub(super) fn validate(
         None => 0,
     };
 
-    let delivery = delivery(&mut problems, raw.delivery, profile);
+    let delivery = delivery(&mut problems, raw.delivery, &guarantees);
     let quarantine_retention = raw
         .quarantine
         .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0))
@@ -211,8 +211,9 @@ fn dedup_retention(raw: Option<S<file::Dedup>>) -> Option<Millis> {
 fn delivery(
     problems: &mut Problems,
     raw: Option<S<file::Delivery>>,
-    profile: Profile,
+    guarantees: &Guarantees,
 ) -> Option<Delivery> {
+    let profile = guarantees.profile;
     let Some(raw) = raw else {
         problems.error_help(
             None,
@@ -229,6 +230,12 @@ fn delivery(
         problems.plain(queue, span.clone(), "the queue name", false, MAX_ID);
     }
     let max_receives = match &d.max_receives {
+        // Before RabbitMQ 4.0 a quorum queue had no default limit.
+        None if profile == Profile::RabbitmqQuorum
+            && guarantees.broker_version.is_some_and(|v| v < (4, 0)) =>
+        {
+            Some(UNLIMITED_RECEIVES)
+        }
         None if profile == Profile::RabbitmqQuorum => Some(RABBITMQ_DELIVERY_LIMIT),
         // JetStream's MaxDeliver defaults to -1: no limit.
         None if profile == Profile::NatsJetstream => Some(UNLIMITED_RECEIVES),

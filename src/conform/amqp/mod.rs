@@ -124,7 +124,13 @@ async fn drive(
     let start = Instant::now();
     let mut tasks = Vec::new();
 
-    for worker in 0..plan.messages.len() {
+    // A consumer per message (the model's unlimited workers), or the one
+    // consumer of `[workers] count = 1`.
+    let consumers = match plan.one_consumer {
+        Some(_) => 1,
+        None => plan.messages.len(),
+    };
+    for worker in 0..consumers {
         let (connection, plan, seen, queue) = (
             connection.clone(),
             plan.clone(),
@@ -294,7 +300,11 @@ async fn consume(
                 seen.recorded += 1;
                 (action, receive)
             };
-            let takes = planned.takes(receive);
+            // A failing fault's `takes`, else the worker's service time.
+            let takes = match planned.takes(receive) {
+                0 => plan.one_consumer.unwrap_or(0),
+                takes => takes,
+            };
             if takes > 0 {
                 tokio::time::sleep(real(scale.real(takes))).await;
             }
