@@ -7,10 +7,11 @@ mod common;
 use common::{bin, bundled_files, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 42] = [
+const BAD_INPUTS: [&str; 43] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
+    "consumer-pattern-mistakes",
     "control-characters",
     "dataflow-mistakes",
     "dataflow-sweep-mistakes",

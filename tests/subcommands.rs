@@ -237,6 +237,60 @@ const BEYOND_THE_SCHEMA: [&str; 14] = [
 ];
 
 #[test]
+fn the_schema_takes_each_profiles_consumer_settings_and_no_others() {
+    let o = run(&["schema"]);
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let valid = |delivery: &str| {
+        let text = format!("[delivery]\n{delivery}[[message]]\nid = \"a\"\n");
+        let doc = serde_json::to_value(text.parse::<toml::Table>().unwrap()).unwrap();
+        validator.is_valid(&doc)
+    };
+    let sqs = "profile = \"sqs-standard\"\nmax_receives = 3\n";
+    for (delivery, expected) in [
+        (format!("{sqs}visibility_heartbeat = \"10s\"\n"), true),
+        (
+            format!("{sqs}on_failure = \"change_visibility\"\nretry_interval = \"1s\"\n"),
+            true,
+        ),
+        (format!("{sqs}on_failure = \"change_visibility\"\n"), false),
+        (format!("{sqs}retry_interval = \"1s\"\n"), false),
+        (format!("{sqs}on_failure = \"nak\"\n"), false),
+        (
+            "profile = \"nats-jetstream\"\non_failure = \"no_ack\"\nack_backoff = [\"1s\"]\n"
+                .into(),
+            true,
+        ),
+        (
+            "profile = \"nats-jetstream\"\non_failure = \"change_visibility\"\n".into(),
+            false,
+        ),
+        (
+            "profile = \"nats-jetstream\"\nvisibility_heartbeat = \"1s\"\n".into(),
+            false,
+        ),
+        (
+            "profile = \"rabbitmq-quorum\"\nbroker_version = \"3.10.8\"\n".into(),
+            true,
+        ),
+        (
+            "profile = \"rabbitmq-quorum\"\nbroker_version = \"3\"\n".into(),
+            false,
+        ),
+        (
+            "profile = \"rabbitmq-quorum\"\non_failure = \"nak\"\n".into(),
+            false,
+        ),
+        (
+            "max_receives = 2\nretry_interval = \"1s\"\nbroker_version = \"4.1\"\n".into(),
+            false,
+        ),
+    ] {
+        assert_eq!(valid(&delivery), expected, "{delivery}");
+    }
+}
+
+#[test]
 fn the_schema_refuses_every_bad_file_it_can_express() {
     let o = run(&["schema"]);
     let schema: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

@@ -384,19 +384,36 @@ fn tighten(schema: &mut serde_json::Value) {
     // `max_receives = 0` is the delivery limit 0 under rabbitmq-quorum,
     // and refused under the others.
     let no_zero = json!({ "properties": { "max_receives": { "not": { "const": 0 } } } });
-    // `ack_backoff` and `on_failure` are JetStream consumer settings.
-    let no_jetstream = json!({ "not": { "anyOf": [{ "required": ["ack_backoff"] }, { "required": ["on_failure"] }] } });
-    let no_version = json!({ "not": { "required": ["broker_version"] } });
+    // Consumer settings of one profile: `ack_backoff` (JetStream),
+    // `visibility_heartbeat` (SQS), `broker_version` (RabbitMQ);
+    // `on_failure` takes JetStream's values or SQS's.
+    let without = |key: &str| json!({ "not": { "required": [key] } });
+    let on_failure =
+        |values: &[&str]| json!({ "properties": { "on_failure": { "enum": values } } });
+    let (no_backoff_list, no_heartbeat, no_version, no_on_failure) = (
+        without("ack_backoff"),
+        without("visibility_heartbeat"),
+        without("broker_version"),
+        without("on_failure"),
+    );
+    let change_visibility = json!({ "required": ["on_failure"], "properties": { "on_failure": { "const": "change_visibility" } } });
     defs["Delivery"]["anyOf"] = json!([
         {
             "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum"), profile("nats-jetstream")] },
             "required": ["max_receives"],
             "oneOf": one_of_keys(&["retry_interval", "backoff"]),
-            "allOf": [no_zero, no_jetstream, no_version]
+            "allOf": [no_zero, no_backoff_list, no_heartbeat, no_version, no_on_failure]
         },
-        { "allOf": [profile("rabbitmq-quorum"), no_jetstream], "not": { "required": ["retry_interval", "backoff"] } },
-        { "allOf": [profile("sqs-standard"), no_zero, no_jetstream, no_version], "required": ["max_receives"], "not": retry_keys },
-        { "allOf": [profile("nats-jetstream"), no_zero, no_version], "not": { "required": ["retry_interval", "backoff"] } }
+        { "allOf": [profile("rabbitmq-quorum"), no_backoff_list, no_heartbeat, no_on_failure], "not": { "required": ["retry_interval", "backoff"] } },
+        {
+            "allOf": [profile("sqs-standard"), no_zero, no_backoff_list, no_version],
+            "required": ["max_receives"],
+            "anyOf": [
+                { "allOf": [on_failure(&["no_ack"])], "not": retry_keys },
+                { "allOf": [change_visibility], "oneOf": one_of_keys(&["retry_interval", "backoff"]) }
+            ]
+        },
+        { "allOf": [profile("nats-jetstream"), no_zero, no_heartbeat, no_version, on_failure(&["nak", "no_ack"])], "not": { "required": ["retry_interval", "backoff"] } }
     ]);
     defs["Delivery"]["properties"]["ack_backoff"]["minItems"] = json!(1);
     defs["Delivery"]["properties"]["broker_version"]["pattern"] =

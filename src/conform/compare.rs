@@ -142,6 +142,12 @@ pub struct Message {
     /// When it ended (real ms), where a time is known: the ack, the
     /// dead-lettering; `None` for a drop or a message still queued.
     pub end_at: Option<f64>,
+    /// The broker's side: how much later than its scheduled time the
+    /// broker confirmed the message's publish (real ms). A broker that
+    /// takes longer to store a message delivers it later too, so this
+    /// widens the tolerance of the message's times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publish_lag: Option<f64>,
 }
 
 /// A difference between the model and the broker.
@@ -221,7 +227,6 @@ pub fn compare(
     slack: f64,
     jetstream: bool,
 ) -> Vec<Difference> {
-    let tolerance = |t: f64| tolerance(t) + slack;
     let (count_name, retry_rule) = match jetstream {
         true => ("delivery count", RULE_REDELIVER),
         false => ("x-delivery-count", RULE_REQUEUE),
@@ -239,6 +244,8 @@ pub fn compare(
             });
             continue;
         };
+        let lag = b.publish_lag.unwrap_or(0.0).max(0.0);
+        let tolerance = |t: f64| tolerance(t) + slack + lag;
         let mut differ =
             |delivery: Option<u32>, what: String, model: String, broker: String, rule: &str| {
                 out.push(Difference {
@@ -326,6 +333,7 @@ mod tests {
                 .collect(),
             end,
             end_at: Some(deliveries as f64 * 2.0),
+            publish_lag: None,
         }
     }
 
@@ -472,6 +480,28 @@ mod tests {
             "{}",
             d[2].rule
         );
+    }
+
+    #[test]
+    fn a_publish_the_broker_confirmed_late_widens_that_messages_tolerance() {
+        let model = poison(2, limit());
+        let mut late = model.clone();
+        for d in &mut late.deliveries {
+            d.at += 120.0;
+        }
+        late.end_at = late.end_at.map(|t| t + 120.0);
+        assert_eq!(
+            compare(
+                std::slice::from_ref(&model),
+                std::slice::from_ref(&late),
+                0.0,
+                false
+            )
+            .len(),
+            3
+        );
+        late.publish_lag = Some(118.0);
+        assert_eq!(compare(&[model], &[late], 0.0, false), vec![]);
     }
 
     #[test]

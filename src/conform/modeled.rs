@@ -31,6 +31,7 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
             deliveries: Vec::new(),
             end: End::Queued,
             end_at: None,
+            publish_lag: None,
         })
         .collect();
     let mut end = 0;
@@ -140,6 +141,7 @@ impl Modeled {
                     .collect(),
                 end: m.end.clone(),
                 end_at: m.end_at.map(|t| t / scale.0 as f64),
+                publish_lag: None,
             })
             .collect()
     }

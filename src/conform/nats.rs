@@ -326,6 +326,7 @@ async fn drive(
     // acknowledged with its stream sequence.
     let mut order: Vec<usize> = (0..plan.messages.len()).collect();
     order.sort_by_key(|&i| plan.messages[i].at);
+    let mut lags = BTreeMap::new();
     for i in order {
         let m = &plan.messages[i];
         tokio::time::sleep_until(start + wait(m.at)).await;
@@ -339,6 +340,7 @@ async fn drive(
             .expect("not poisoned")
             .ids
             .insert(ack.sequence, m.id.clone());
+        lags.insert(m.id.clone(), elapsed(start) - scale.real(m.at));
     }
 
     // Until every message has ended, or the model's end plus a settling
@@ -375,6 +377,7 @@ async fn drive(
                 deliveries: seen.deliveries.get(&p.id).cloned().unwrap_or_default(),
                 end,
                 end_at,
+                publish_lag: lags.get(&p.id).copied(),
             }
         })
         .collect())

@@ -187,12 +187,14 @@ mod tests {
                 .collect(),
             end: End::Dropped,
             end_at: None,
+            publish_lag: None,
         };
         let ok = Message {
             id: "ok".into(),
             deliveries: vec![delivery(0.0, 0, Action::Ack)],
             end: End::Acked,
             end_at: Some(0.0),
+            publish_lag: None,
         };
         let check = |file: &str, model: usize, broker: usize| {
             let model = vec![poison(model), ok.clone()];

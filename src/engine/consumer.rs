@@ -414,11 +414,19 @@ impl Engine<'_> {
         }
         let now = self.clock.now;
         let guarantees = &self.scenario.guarantees;
-        if let (Profile::SqsStandard, Some(vt)) =
-            (guarantees.profile, guarantees.visibility_timeout)
-        {
-            // Retried when the visibility timeout ends (section 21.1).
-            let due = start.saturating_add(vt).max(now);
+        let change_visibility = guarantees.sqs.is_some_and(|s| s.change_visibility);
+        if let (Profile::SqsStandard, Some(vt), false) = (
+            guarantees.profile,
+            guarantees.visibility_timeout,
+            change_visibility,
+        ) {
+            // Retried when the visibility timeout ends (section 21.1), or
+            // with a heartbeat the last extension's timeout.
+            let visible = self
+                .scenario
+                .visible_again_at(start, now, 1)
+                .unwrap_or(start.saturating_add(vt));
+            let due = visible.max(now);
             self.measures.retries += 1;
             let delay = due - now;
             let paid = &mut self.measures.totals.retry_delay_paid;
@@ -426,7 +434,7 @@ impl Engine<'_> {
             self.record(Some(m), Detail::RetryScheduled { delay, due });
             // A delivery that outlived its timeout left the message
             // visible (ready) already; otherwise it waits until then.
-            if start.saturating_add(vt) >= now {
+            if visible >= now {
                 self.set_state(m, State::Waiting);
                 self.broker.queue.put_back(now, due, m);
             }

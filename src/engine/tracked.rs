@@ -13,8 +13,8 @@ use super::Engine;
 use super::queue::Finish;
 use super::transition::Detail;
 use crate::model::{
-    Class, CrashAt, KeyRef, MessageIndex, Millis, Profile, REASON_ACK_LOST,
-    REASON_CONSUMER_CRASHED, REASON_VISIBILITY_TIMEOUT, State,
+    Class, CrashAt, KeyRef, MessageIndex, Millis, REASON_ACK_LOST, REASON_CONSUMER_CRASHED,
+    REASON_VISIBILITY_TIMEOUT, State,
 };
 
 /// One delivery, from its start until its end and its visibility timer
@@ -186,7 +186,8 @@ impl Engine<'_> {
         .saturating_add(decision.calls);
         let busy = &mut self.measures.totals.worker_busy;
         *busy = busy.saturating_add(service);
-        let wait = scenario.ack_wait(self.messages.cycle_receives(m));
+        let n = self.messages.cycle_receives(m);
+        let visible = scenario.visible_again_at(now, now.saturating_add(service), n);
         // nats-jetstream: a delivery that ends unacknowledged is redelivered
         // (or its message given up) when its ack wait ends.
         let unacked = match decision.finish {
@@ -194,13 +195,14 @@ impl Engine<'_> {
             Finish::AckLost => scenario.waits_for_ack_wait(true),
             Finish::Failed(..) => scenario.waits_for_ack_wait(false),
         };
-        let timer = wait.filter(|&vt| decision.crash.is_some() || service > vt || unacked);
+        let end = now.saturating_add(service);
+        let timer = visible.filter(|&at| decision.crash.is_some() || end > at || unacked);
         let atomic = service == 0 && scenario.flow.workers.is_none();
         let slot = self.deliveries.open(Record {
             message: m,
             receive,
             start: now,
-            wait: wait.unwrap_or(Millis::MAX),
+            wait: visible.map_or(Millis::MAX, |at| at - now),
             finish: decision.finish,
             crash: decision.crash,
             done_key: decision.done_key,
@@ -218,10 +220,8 @@ impl Engine<'_> {
                 .queue
                 .schedule_end_of(now, now.saturating_add(service), slot);
         }
-        if let Some(vt) = timer {
-            self.broker
-                .queue
-                .schedule_visible(now, now.saturating_add(vt), slot);
+        if let Some(at) = timer {
+            self.broker.queue.schedule_visible(now, at, slot);
         }
     }
 
@@ -314,8 +314,8 @@ impl Engine<'_> {
             Finish::AckLost => (Class::Transient, self.scenario.waits_for_ack_wait(true)),
             Finish::Failed(_, class) => (class, self.scenario.waits_for_ack_wait(false)),
         };
-        (self.scenario.guarantees.profile == Profile::SqsStandard || waits)
-            && self.retries(m, class)
+        let sqs = self.scenario.guarantees.sqs;
+        (sqs.is_some_and(|s| !s.change_visibility) || waits) && self.retries(m, class)
     }
 
     /// nats-jetstream: the server acts on the nak of the delivery of `m`

@@ -82,6 +82,9 @@ pub enum OnFailure {
     Nak,
     /// Leave it unacknowledged: redelivered when its ack wait ends.
     NoAck,
+    /// sqs-standard: ChangeMessageVisibility to the retry delay, so that
+    /// it is received again at its end plus that delay.
+    ChangeVisibility,
 }
 
 impl OnFailure {
@@ -89,8 +92,20 @@ impl OnFailure {
         match self {
             OnFailure::Nak => "nak",
             OnFailure::NoAck => "no_ack",
+            OnFailure::ChangeVisibility => "change_visibility",
         }
     }
+}
+
+/// The consumer settings of an sqs-standard file beyond its timeout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sqs {
+    /// `[delivery] visibility_heartbeat`: while the handler runs, it
+    /// extends the visibility timeout every this long (below the timeout).
+    pub heartbeat: Option<Millis>,
+    /// `[delivery] on_failure = "change_visibility"`: a failed delivery
+    /// sets its visibility to the retry delay.
+    pub change_visibility: bool,
 }
 
 /// The consumer settings of a nats-jetstream file beyond its ack wait.
@@ -217,6 +232,8 @@ pub struct Guarantees {
     pub dedup_mode: DedupMode,
     /// nats-jetstream's consumer settings (None under other profiles).
     pub jetstream: Option<JetStream>,
+    /// sqs-standard's consumer settings (None under other profiles).
+    pub sqs: Option<Sqs>,
     /// rabbitmq-quorum's `broker_version` (major, minor): None follows
     /// section 21 as written.
     pub broker_version: Option<(u32, u32)>,
@@ -273,6 +290,20 @@ impl Scenario {
             }
             _ => self.guarantees.visibility_timeout,
         }
+    }
+
+    /// When a delivery of the cycle's `n`-th receive that started at
+    /// `start` and runs until `end` is visible again unless acked: start
+    /// plus its wait, or under sqs-standard with a visibility heartbeat,
+    /// the last extension the handler made before `end` (every heartbeat
+    /// from `start`) plus the timeout.
+    pub fn visible_again_at(&self, start: Millis, end: Millis, n: u32) -> Option<Millis> {
+        let wait = self.ack_wait(n)?;
+        let last = match self.guarantees.sqs.and_then(|s| s.heartbeat) {
+            Some(h) => start + end.saturating_sub(start).saturating_sub(1) / h * h,
+            None => start,
+        };
+        Some(last.saturating_add(wait))
     }
 
     /// Whether a failure that ends a delivery unacknowledged waits for its

@@ -26,7 +26,7 @@ pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, 
 pub use guarantee::{
     CrashAt, DedupMode, Guarantees, JETSTREAM_ACK_WAIT, JetStream, MAX_ACK_BACKOFF, OnFailure,
     Profile, RABBITMQ_DELIVERY_LIMIT, RABBITMQ_OLDEST, Requeue, SQS_REDRIVE_RATE, SQS_RETENTION,
-    SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, default_sinks,
+    SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, Sqs, default_sinks,
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{

@@ -53,10 +53,19 @@ fn policy_parameters(scenario: &Scenario) -> Vec<(String, String)> {
         }
         p.push(("delivery.on_failure".into(), js.on_failure.as_str().into()));
     }
-    // Under sqs-standard, and for a JetStream consumer that does not nak,
-    // a failed delivery waits for its timeout: no retry delay applies.
+    if let Some(sqs) = guarantees.sqs {
+        if let Some(h) = sqs.heartbeat {
+            p.push(("delivery.visibility_heartbeat".into(), dur(h)));
+        }
+        if sqs.change_visibility {
+            p.push(("delivery.on_failure".into(), "change_visibility".into()));
+        }
+    }
+    // Under sqs-standard (unless the handler changes the visibility), and
+    // for a JetStream consumer that does not nak, a failed delivery waits
+    // for its timeout: no retry delay applies.
     let timed_retry =
-        guarantees.profile == Profile::SqsStandard || scenario.waits_for_ack_wait(false);
+        guarantees.sqs.is_some_and(|s| !s.change_visibility) || scenario.waits_for_ack_wait(false);
     match scenario.delivery.retry {
         _ if timed_retry => {}
         Retry::Fixed(d) => p.push(("delivery.retry_interval".into(), dur(d))),

@@ -154,9 +154,15 @@ pub struct Delivery {
     #[schemars(with = "Option<Vec<Duration>>")]
     pub ack_backoff: Option<S<Vec<Duration>>>,
     /// nats-jetstream: "nak" (default; redelivered at the delivery's end
-    /// plus the retry delay) or "no_ack" (redelivered when the ack wait ends).
+    /// plus the retry delay) or "no_ack" (redelivered when the ack wait
+    /// ends); sqs-standard: "no_ack" (default) or "change_visibility" (the
+    /// visibility set to the retry delay at the failure).
     #[schemars(with = "Option<OnFailureName>")]
     pub on_failure: Option<S<OnFailureName>>,
+    /// sqs-standard: while the handler runs it extends the visibility
+    /// timeout every this long (ChangeMessageVisibility), e.g. "10s".
+    #[schemars(with = "Option<Duration>")]
+    pub visibility_heartbeat: Option<S<Duration>>,
     /// rabbitmq-quorum: the RabbitMQ version whose rules apply, "3.8" and
     /// later, e.g. "3.10": where a requeued message goes and the default
     /// delivery limit. Without it: section 21 as written.

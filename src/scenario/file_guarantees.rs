@@ -136,6 +136,7 @@ pub enum ProfileName {
 pub enum OnFailureName {
     Nak,
     NoAck,
+    ChangeVisibility,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

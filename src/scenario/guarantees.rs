@@ -67,6 +67,7 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
         (None, _) => None,
     };
     let jetstream = jetstream(problems, delivery, profile);
+    let sqs = sqs(problems, delivery, profile, visibility_timeout);
     let broker_version = broker_version(problems, delivery, profile);
     let quarantine = raw.quarantine.as_ref().map(|q| q.get_ref());
     let quarantine_enabled = quarantine.and_then(|q| q.enabled) != Some(false);
@@ -77,6 +78,7 @@ pub(super) fn guarantees(problems: &mut Problems, raw: &file::File) -> Guarantee
         profile,
         visibility_timeout,
         jetstream,
+        sqs,
         broker_version,
         dedup_mode,
         quarantine_enabled,
@@ -103,6 +105,8 @@ fn jetstream(
     let backoff = delivery.and_then(|d| d.ack_backoff.as_ref());
     let on_failure = delivery.and_then(|d| d.on_failure.as_ref());
     if profile != Profile::NatsJetstream {
+        // sqs-standard reads its own `on_failure` values (`sqs`).
+        let on_failure = on_failure.filter(|_| profile != Profile::SqsStandard);
         let keys = [
             ("ack_backoff", backoff.map(|b| b.span())),
             ("on_failure", on_failure.map(|o| o.span())),
@@ -140,13 +144,76 @@ fn jetstream(
             ack_backoff = values.iter().map(|v| v.0).collect();
         }
     }
-    let on_failure = match on_failure.map(|o| *o.get_ref()) {
-        Some(file::OnFailureName::NoAck) => OnFailure::NoAck,
+    let on_failure = match on_failure.map(|o| (*o.get_ref(), o.span())) {
+        Some((file::OnFailureName::NoAck, _)) => OnFailure::NoAck,
+        Some((file::OnFailureName::ChangeVisibility, span)) => {
+            problems.error_help(
+                Some(span),
+                "`on_failure = \"change_visibility\"` goes with profile = \"sqs-standard\"",
+                "JetStream has no visibility to change",
+                "use on_failure = \"nak\" (with retry_interval as the nak's delay) or \"no_ack\"",
+            );
+            OnFailure::Nak
+        }
         _ => OnFailure::Nak,
     };
     Some(JetStream {
         ack_backoff,
         on_failure,
+    })
+}
+
+/// sqs-standard's `visibility_heartbeat` and `on_failure` (the heartbeat
+/// refused under the other profiles; `on_failure` under them is
+/// [`jetstream`]'s).
+fn sqs(
+    problems: &mut Problems,
+    delivery: Option<&file::Delivery>,
+    profile: Profile,
+    timeout: Option<Millis>,
+) -> Option<Sqs> {
+    let heartbeat = delivery.and_then(|d| d.visibility_heartbeat.as_ref());
+    if profile != Profile::SqsStandard {
+        if let Some(h) = heartbeat {
+            problems.error_help(
+                Some(h.span()),
+                "`visibility_heartbeat` goes with profile = \"sqs-standard\"",
+                "an SQS consumer setting",
+                "set profile = \"sqs-standard\" in [delivery], or remove it",
+            );
+        }
+        return None;
+    }
+    let heartbeat = heartbeat.and_then(|h| {
+        let (ms, vt) = (h.get_ref().0, timeout.unwrap_or(SQS_VISIBILITY_TIMEOUT));
+        if ms == 0 || ms >= vt {
+            problems.error_help(
+                Some(h.span()),
+                "`visibility_heartbeat` must be at least 1ms and below `visibility_timeout`",
+                format!(
+                    "{} against a timeout of {}",
+                    crate::duration::format(ms),
+                    crate::duration::format(vt)
+                ),
+                "the handler extends the timeout before it runs out: e.g. a third of it",
+            );
+            return None;
+        }
+        Some(ms)
+    });
+    let on_failure = delivery.and_then(|d| d.on_failure.as_ref());
+    if let Some(o) = on_failure.filter(|o| *o.get_ref() == file::OnFailureName::Nak) {
+        problems.error_help(
+            Some(o.span()),
+            "`on_failure = \"nak\"` goes with profile = \"nats-jetstream\"",
+            "SQS has no nak",
+            "use on_failure = \"change_visibility\" with retry_interval or backoff, or \"no_ack\"",
+        );
+    }
+    Some(Sqs {
+        heartbeat,
+        change_visibility: on_failure.map(|o| *o.get_ref())
+            == Some(file::OnFailureName::ChangeVisibility),
     })
 }
 

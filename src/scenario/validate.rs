@@ -253,9 +253,19 @@ fn delivery(
     if profile == Profile::NatsJetstream {
         jetstream_delivery(problems, &d, max_receives);
     }
+    let change_visibility = guarantees.sqs.is_some_and(|s| s.change_visibility);
     let retry = match (&d.retry_interval, &d.backoff) {
+        (None, None) if change_visibility => {
+            problems.error_help(
+                Some(span.clone()),
+                "on_failure = \"change_visibility\" needs `retry_interval` or `backoff`",
+                "no visibility to set",
+                "the handler sets the failed message's visibility to the retry delay: add e.g. retry_interval = \"10s\"",
+            );
+            None
+        }
         (None, None) if profile != Profile::Model => Some(Retry::Fixed(0)),
-        (retry_interval, backoff) if profile == Profile::SqsStandard => {
+        (retry_interval, backoff) if profile == Profile::SqsStandard && !change_visibility => {
             let span = retry_interval.as_ref().map(|i| i.span());
             let span = span.or(backoff.as_ref().map(|b| b.span()));
             problems.error_help(

@@ -163,9 +163,11 @@ async fn drive(
         .map_err(failed("publisher confirms"))?;
     let mut order: Vec<usize> = (0..plan.messages.len()).collect();
     order.sort_by_key(|&i| plan.messages[i].at);
+    let mut lags = BTreeMap::new();
     for i in order {
         let m = &plan.messages[i];
-        tokio::time::sleep_until(start + real(scale.real(m.at))).await;
+        let due = scale.real(m.at);
+        tokio::time::sleep_until(start + real(due)).await;
         publisher
             .basic_publish(
                 "".into(),
@@ -180,6 +182,7 @@ async fn drive(
             .map_err(failed("publishing"))?
             .await
             .map_err(failed("a publisher confirm"))?;
+        lags.insert(m.id.clone(), elapsed(start) - due);
     }
 
     // Wait until every message has ended, or until the model's end plus
@@ -234,6 +237,7 @@ async fn drive(
                 deliveries: seen.deliveries.get(&p.id).cloned().unwrap_or_default(),
                 end,
                 end_at,
+                publish_lag: lags.get(&p.id).copied(),
             }
         })
         .collect())

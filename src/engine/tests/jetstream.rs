@@ -295,7 +295,7 @@ fn s21j_the_files_jetstream_settings_are_checked_as_the_server_checks_them() {
             "`ack_backoff` goes with profile = \"nats-jetstream\"",
         ),
         (
-            "[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 3\non_failure = \"nak\"\n",
+            "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 3\non_failure = \"nak\"\n",
             "`on_failure` goes with profile = \"nats-jetstream\"",
         ),
         (

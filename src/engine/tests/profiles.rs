@@ -413,6 +413,82 @@ fn d22_14_sqs_a_failure_after_the_timeout_is_retried_at_once() {
 }
 
 #[test]
+fn s21_sqs_a_visibility_heartbeat_keeps_a_slow_handler_invisible_until_it_stops() {
+    // 30s timeout, extended every 10s while the 45s handler runs: calls at
+    // 10, 20, 30 and 40s, so no second delivery at 30s; the failure is
+    // received again when the last extension runs out, at 40 + 30 = 70s.
+    // A crash at 45s stops the calls the same way.
+    let file = |heartbeat: &str| {
+        format!(
+            "[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 3\n{heartbeat}\
+             [workers]\ncount = 4\nservice_time = \"45s\"\n\
+             [[message]]\nid = \"slow\"\nfaults = [{{ fail = {{ first = 1 }} }}]\n\
+             [[message]]\nid = \"crash\"\nfaults = [{{ crash = {{ first = 1 }}, at = \"before_effect\" }}]\n"
+        )
+    };
+    let (scenario, outcome) = sim(&file("visibility_heartbeat = \"10s\"\n"));
+    assert_eq!(deliveries_of(&scenario, &outcome, "slow"), [0, 70_000]);
+    assert_eq!(deliveries_of(&scenario, &outcome, "crash"), [0, 70_000]);
+    assert_eq!(outcome.totals.concurrent_deliveries, 1);
+    assert_eq!(outcome.totals.expired_receipts, 0);
+    // Without it, both are delivered again at 30s while still running.
+    let (scenario, outcome) = sim(&file(""));
+    assert_eq!(deliveries_of(&scenario, &outcome, "slow")[..2], [0, 30_000]);
+    assert_eq!(outcome.totals.concurrent_deliveries, 2);
+    // A handler done before its first call extends nothing: 30s.
+    let (scenario, outcome) = sim(&file("visibility_heartbeat = \"10s\"\n").replace("45s", "10s"));
+    assert_eq!(deliveries_of(&scenario, &outcome, "slow"), [0, 30_000]);
+}
+
+#[test]
+fn s21_sqs_change_visibility_on_failure_retries_after_the_backoff() {
+    let (scenario, outcome) = sim("[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 3\n\
+         on_failure = \"change_visibility\"\nbackoff = { base = \"1s\", cap = \"10s\" }\n\
+         [workers]\ncount = 1\nservice_time = \"500ms\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n");
+    // Each failure sets the visibility to 1s, then 2s, from its end.
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 1_500, 4_000]);
+    assert_eq!(msg(&scenario, &outcome, "p").state, State::Quarantined);
+}
+
+#[test]
+fn s21_sqs_consumer_patterns_are_checked() {
+    let refused = |delivery: &str| match crate::scenario::load_str(
+        "t.toml",
+        &format!("[delivery]\n{delivery}[[message]]\nid = \"p\"\n"),
+    ) {
+        Ok(_) => panic!("{delivery} refused"),
+        Err(inv) => inv.problems[0].message.clone(),
+    };
+    let sqs = "profile = \"sqs-standard\"\nmax_receives = 3\n";
+    assert_eq!(
+        refused(&format!("{sqs}visibility_heartbeat = \"30s\"\n")),
+        "`visibility_heartbeat` must be at least 1ms and below `visibility_timeout`"
+    );
+    assert_eq!(
+        refused(&format!("{sqs}on_failure = \"change_visibility\"\n")),
+        "on_failure = \"change_visibility\" needs `retry_interval` or `backoff`"
+    );
+    assert_eq!(
+        refused(&format!("{sqs}on_failure = \"nak\"\n")),
+        "`on_failure = \"nak\"` goes with profile = \"nats-jetstream\""
+    );
+    // Without change_visibility the retry keys stay refused (section 21.1).
+    assert_eq!(
+        refused(&format!("{sqs}retry_interval = \"1s\"\n")),
+        "with profile = \"sqs-standard\" a failed delivery is retried when its visibility timeout ends"
+    );
+    assert_eq!(
+        refused("max_receives = 3\nretry_interval = \"1s\"\nvisibility_heartbeat = \"1s\"\n"),
+        "`visibility_heartbeat` goes with profile = \"sqs-standard\""
+    );
+    assert_eq!(
+        refused("profile = \"nats-jetstream\"\non_failure = \"change_visibility\"\n"),
+        "`on_failure = \"change_visibility\"` goes with profile = \"sqs-standard\""
+    );
+}
+
+#[test]
 fn s21_sqs_retention_counts_from_the_latest_enqueue() {
     let file = |profile: &str| {
         format!(
