@@ -268,25 +268,24 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
         .build()
         .map_err(|e| LiveError::Failed(format!("an async runtime: {e}")))?;
     runtime.block_on(async {
+        let tolerance = |broker: &mut Broker| {
+            broker.notes.push(format!(
+                "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \
+                 latency ({:.0} ms) + the message's publish lag",
+                2.0 * broker.latency_ms
+            ))
+        };
         let mut broker = match target {
             Target::Amqp => {
                 let mut broker = amqp::broker(url).await?;
                 broker.latency_ms = amqp::latency(url).await?;
-                broker.notes.push(format!(
-                    "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \
-                     latency ({:.0} ms)",
-                    2.0 * broker.latency_ms
-                ));
+                tolerance(&mut broker);
                 broker
             }
             Target::Nats => {
                 let mut broker = nats::broker(url).await?;
                 broker.latency_ms = nats::latency(url).await?;
-                broker.notes.push(format!(
-                    "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \
-                     latency ({:.0} ms)",
-                    2.0 * broker.latency_ms
-                ));
+                tolerance(&mut broker);
                 broker
             }
             Target::Redis => {

@@ -82,21 +82,29 @@ pub async fn broker(url: &str) -> Result<Broker, LiveError> {
     })
 }
 
+/// A stream `name` kept in memory, on `subject` alone.
+async fn memory_stream(
+    js: &jetstream::Context,
+    name: &str,
+    subject: &str,
+) -> Result<stream::Stream, LiveError> {
+    js.create_stream(stream::Config {
+        name: name.to_string(),
+        subjects: vec![subject.to_string()],
+        storage: stream::StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .map_err(failed("creating a stream"))
+}
+
 /// The most of [`PROBES`] round trips from a publish to its delivery
 /// through a memory stream and a pull consumer, in real ms.
 pub async fn latency(url: &str) -> Result<f64, LiveError> {
     let client = connect(url).await?;
     let js = jetstream::new(client);
     let (name, subject) = names("PROBE_");
-    let stream = js
-        .create_stream(stream::Config {
-            name: name.clone(),
-            subjects: vec![subject.clone()],
-            storage: stream::StorageType::Memory,
-            ..Default::default()
-        })
-        .await
-        .map_err(failed("creating a probe stream"))?;
+    let stream = memory_stream(&js, &name, &subject).await?;
     let probe = async {
         let consumer = stream
             .create_consumer(consumer::pull::Config {
@@ -168,15 +176,7 @@ pub async fn run(
     let client = connect(url).await?;
     let js = jetstream::new(client.clone());
     let (name, subject) = names("");
-    let stream = js
-        .create_stream(stream::Config {
-            name: name.clone(),
-            subjects: vec![subject.clone()],
-            storage: stream::StorageType::Memory,
-            ..Default::default()
-        })
-        .await
-        .map_err(failed("creating the stream"))?;
+    let stream = memory_stream(&js, &name, &subject).await?;
     let result = drive(
         &client,
         &js,

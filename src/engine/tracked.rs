@@ -100,16 +100,7 @@ impl Deliveries {
         if let Some(latest) = self.latest.get_mut(record.message as usize) {
             *latest = record.start;
         }
-        match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = record;
-                slot
-            }
-            None => {
-                self.slots.push(record);
-                self.slots.len() as u32 - 1
-            }
-        }
+        self.slot_for(record)
     }
 
     /// Deliveries of `m` in flight now.
@@ -138,11 +129,15 @@ impl Deliveries {
     /// A record for a nak's timer alone (nats-jetstream): not a delivery
     /// in flight.
     fn open_timer(&mut self, record: Record) -> u32 {
-        let record = Record {
+        self.slot_for(Record {
             refs: 1,
             nak: true,
             ..record
-        };
+        })
+    }
+
+    /// A free slot (or a new one) holding `record`.
+    fn slot_for(&mut self, record: Record) -> u32 {
         match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = record;
