@@ -218,6 +218,16 @@ pub fn prepare(path: &str, target: Target, time_scale: Option<u64>) -> Result<Pr
     })
 }
 
+/// Runs of one queue file at most: a second when the first differs only
+/// in times.
+pub const TIMING_ATTEMPTS: u32 = 2;
+
+/// Whether a file differs, and only in the times of its deliveries and
+/// ends (never in counts, ends or reasons).
+pub fn only_times_differ(c: &Checked) -> bool {
+    !c.differences.is_empty() && c.differences.iter().all(|d| d.what.ends_with(": time"))
+}
+
 /// Compares a live run's messages with the model's, the broker's
 /// measured `latency` (real ms) widening every timing tolerance by twice
 /// itself.
@@ -318,11 +328,37 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
             match &p.kind {
                 Kind::Queue { plan, modeled } => {
                     let end = p.scale.real(modeled.end);
-                    let messages = match target {
-                        Target::Nats => nats::run(url, plan, p.scale, end).await?,
-                        _ => amqp::run(url, plan, p.scale, end).await?,
-                    };
-                    out.push(checked(p, messages, elapsed(began), broker.latency_ms));
+                    let mut result = None;
+                    // A run whose only differences are times is run once
+                    // more, and the second run counts: counts, ends and
+                    // reasons are exact, while a time can meet a stall of
+                    // the broker's disk (docs/conformance.md, "Time").
+                    for attempt in 1..=TIMING_ATTEMPTS {
+                        let began = std::time::Instant::now();
+                        let messages = match target {
+                            Target::Nats => nats::run(url, plan, p.scale, end).await?,
+                            _ => amqp::run(url, plan, p.scale, end).await?,
+                        };
+                        let c = checked(p, messages, elapsed(began), broker.latency_ms);
+                        let again = attempt < TIMING_ATTEMPTS && only_times_differ(&c);
+                        if again {
+                            broker.notes.push(format!(
+                                "{}: only times differed on run {attempt} ({} of them, the first: \
+                                 message {:?}, {}: model {}, broker {}); run again",
+                                p.file,
+                                c.differences.len(),
+                                c.differences[0].message,
+                                c.differences[0].what,
+                                c.differences[0].model,
+                                c.differences[0].broker,
+                            ));
+                        }
+                        result = Some(c);
+                        if !again {
+                            break;
+                        }
+                    }
+                    out.extend(result);
                 }
                 Kind::Store(plan) => {
                     let mut plan = plan.clone();
@@ -345,6 +381,38 @@ pub fn live(_url: &str, _files: &[Prepared]) -> Result<(Broker, Vec<Checked>), L
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_run_that_differs_in_times_alone_is_run_again() {
+        let difference = |what: &str| Difference {
+            message: "m".into(),
+            delivery: Some(2),
+            what: what.into(),
+            model: "100 ms".into(),
+            broker: "163 ms".into(),
+            rule: String::new(),
+        };
+        let with = |differences: Vec<Difference>| Checked {
+            file: "f.toml".into(),
+            name: "f".into(),
+            time_scale: TimeScale(1),
+            elapsed_ms: 0.0,
+            model: Vec::new(),
+            broker: Vec::new(),
+            store: Vec::new(),
+            differences,
+        };
+        assert!(only_times_differ(&with(vec![
+            difference("delivery 2: time"),
+            difference("acked: time"),
+        ])));
+        assert!(!only_times_differ(&with(vec![
+            difference("delivery 2: time"),
+            difference("deliveries"),
+        ])));
+        assert!(!only_times_differ(&with(vec![difference("end")])));
+        assert!(!only_times_differ(&with(Vec::new())));
+    }
 
     #[test]
     fn a_url_names_its_broker_and_an_unknown_scheme_is_refused() {
