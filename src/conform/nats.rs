@@ -279,6 +279,10 @@ async fn drive(
                 };
                 let (action, receive) = {
                     let mut seen = seen.lock().expect("not poisoned");
+                    if seen.recorded >= MAX_DELIVERIES {
+                        // The run stops here: record nothing more.
+                        return Ok(());
+                    }
                     let list = seen.deliveries.entry(id.clone()).or_default();
                     let receive = list.len() as u64 + 1;
                     let action = planned.action(receive);

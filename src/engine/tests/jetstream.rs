@@ -7,21 +7,6 @@ use super::*;
 
 const JS: &str = "[delivery]\nprofile = \"nats-jetstream\"\n";
 
-fn times(scenario: &Scenario, outcome: &Outcome, id: &str, kind: EventKind) -> Vec<Millis> {
-    story(scenario, outcome, id)
-        .into_iter()
-        .filter(|(_, k)| *k == kind)
-        .map(|(t, _)| t)
-        .collect()
-}
-
-fn invalid(text: &str) -> Vec<String> {
-    match load_str("t.toml", text) {
-        Ok(_) => panic!("expected the file to be refused"),
-        Err(inv) => inv.problems.iter().map(|p| p.message.clone()).collect(),
-    }
-}
-
 const POISON: &str = "[[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" }, reason = \"bad payload\" }]\n";
 
 #[test]

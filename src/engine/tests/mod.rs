@@ -60,6 +60,28 @@ pub(super) fn story(scenario: &Scenario, outcome: &Outcome, id: &str) -> Vec<(Mi
         .collect()
 }
 
+/// When message `id` had transitions of `kind`.
+pub(super) fn times(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    id: &str,
+    kind: EventKind,
+) -> Vec<Millis> {
+    story(scenario, outcome, id)
+        .into_iter()
+        .filter(|(_, k)| *k == kind)
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// The problems of a file that must be refused.
+pub(super) fn invalid(text: &str) -> Vec<String> {
+    match load_str("t.toml", text) {
+        Ok(_) => panic!("expected the file to be refused"),
+        Err(inv) => inv.problems.iter().map(|p| p.message.clone()).collect(),
+    }
+}
+
 pub(super) fn deliveries_of(scenario: &Scenario, outcome: &Outcome, id: &str) -> Vec<Millis> {
     story(scenario, outcome, id)
         .into_iter()
@@ -128,6 +150,7 @@ mod operator;
 mod ordering;
 mod pinned;
 mod profiles;
+mod rabbitmq;
 mod retry_delay;
 mod time_and_keys;
 mod traffic;

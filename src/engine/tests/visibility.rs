@@ -9,15 +9,6 @@ fn reason_of(scenario: &Scenario, state: MessageState) -> String {
         .map_or(String::new(), |r| scenario.reasons[r as usize].clone())
 }
 
-/// (time, kind) of every transition of kind `kind`.
-fn times(scenario: &Scenario, outcome: &Outcome, id: &str, kind: EventKind) -> Vec<Millis> {
-    story(scenario, outcome, id)
-        .into_iter()
-        .filter(|(_, k)| *k == kind)
-        .map(|(t, _)| t)
-        .collect()
-}
-
 const SLOW: &str = "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
                     visibility_timeout = \"30s\"\n[workers]\ncount = 2\nservice_time = \"1m\"\n";
 

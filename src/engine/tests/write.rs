@@ -11,13 +11,6 @@ fn sinkf(outcome: &Outcome, k: u32, field: SinkField) -> i64 {
     outcome.sink_value(k, field)
 }
 
-fn invalid(text: &str) -> Vec<String> {
-    match load_str("t.toml", text) {
-        Ok(_) => panic!("expected the file to be refused"),
-        Err(inv) => inv.problems.iter().map(|p| p.message.clone()).collect(),
-    }
-}
-
 const RETRY: &str = "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n";
 
 #[test]
