@@ -269,9 +269,9 @@ pub fn write_batch_json(
         goldens,
         record,
     };
-    // `pretty::write` hands the text over in chunks: no buffer here.
-    crate::report::pretty::write(&mut *out, &batch)?;
-    std::io::Write::flush(out)
+    let mut out = std::io::BufWriter::with_capacity(crate::report::JSON_CHUNK, out);
+    serde_json::to_writer_pretty(&mut out, &batch)?;
+    std::io::Write::flush(&mut out)
 }
 
 /// [`write_batch_json`] as a string.

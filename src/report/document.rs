@@ -203,8 +203,9 @@ impl Document {
 
     /// The document as the JSON report file: pretty, with a final newline.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        // `pretty::write` hands the text over in chunks: no buffer here.
-        super::pretty::write(&mut *out, self)?;
+        use std::io::Write;
+        let mut out = std::io::BufWriter::with_capacity(super::JSON_CHUNK, out);
+        serde_json::to_writer_pretty(&mut out, self)?;
         out.write_all(b"\n")?;
         out.flush()
     }

@@ -17,7 +17,6 @@ pub mod log_text;
 pub mod page;
 pub mod parameters;
 pub mod playback;
-pub mod pretty;
 pub mod questions;
 pub mod rows;
 pub mod scale;
@@ -31,6 +30,11 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::Outcome;
 use crate::model::Scenario;
+
+/// The buffer between serde_json's pretty writer and a JSON report's file
+/// or standard output: the writer makes many small writes, the file gets
+/// few large ones.
+pub const JSON_CHUNK: usize = 64 * 1024;
 
 /// What the HTML report draws and scrubs besides the JSON report: the
 /// timeline's geometry (`chart`) and the data its time scrubber reads
