@@ -7,8 +7,8 @@
 //! exactly-once transaction of sink writes.
 //!
 //! A record's processing is a delivery of `consumer.rs`; the log decides
-//! which record a partition delivers next and when. What it keeps is one
-//! message index and one status byte per record, the positions per
+//! which record a partition delivers next and when. What it keeps is four
+//! bytes per record (its message and its status), the positions per
 //! partition, and positions per restart: O(records + partitions x
 //! restarts). Checkpoints cost nothing each: between two events every
 //! checkpoint instant sees the same positions, so they are taken together
@@ -34,12 +34,18 @@ const SKIPPED: u8 = 2;
 /// Done once, and being processed again after a restart.
 const AGAIN: u8 = 3;
 
+/// Where a record's status sits in its entry, above its message.
+const STATUS_SHIFT: u32 = 30;
+const MESSAGE_BITS: u32 = (1 << STATUS_SHIFT) - 1;
+const _: () = assert!(crate::model::MAX_MESSAGES_CEILING <= MESSAGE_BITS as u64);
+
 #[derive(Debug, Default)]
 struct Partition {
-    /// The message of each offset.
-    records: Vec<MessageIndex>,
-    /// Each offset's status (`PENDING`, `DONE`, `SKIPPED`, `AGAIN`).
-    status: Vec<u8>,
+    /// Each offset's record: its message in the low 30 bits (messages
+    /// number at most `MAX_MESSAGES_CEILING`, 50,000,000), its status
+    /// (`PENDING`, `DONE`, `SKIPPED`, `AGAIN`) in the top two: four bytes
+    /// a record, written once as it is appended.
+    records: Vec<u32>,
     /// The offset of the next record to process.
     position: u64,
     /// The last checkpoint's position (at-most-once: the committed one).
@@ -59,6 +65,26 @@ struct Partition {
 impl Partition {
     fn end(&self) -> u64 {
         self.records.len() as u64
+    }
+
+    /// The message of the record at `offset`, if there is one.
+    fn message(&self, offset: u64) -> Option<MessageIndex> {
+        let entry = self.records.get(offset as usize)?;
+        Some(entry & MESSAGE_BITS)
+    }
+
+    /// The status of the record at `offset` (which must exist).
+    fn status(&self, offset: u64) -> u8 {
+        (self.records[offset as usize] >> STATUS_SHIFT) as u8
+    }
+
+    fn set_status(&mut self, offset: u64, status: u8) {
+        let entry = &mut self.records[offset as usize];
+        *entry = (*entry & MESSAGE_BITS) | (u32::from(status) << STATUS_SHIFT);
+    }
+
+    fn push(&mut self, m: MessageIndex, status: u8) {
+        self.records.push(m | (u32::from(status) << STATUS_SHIFT));
     }
 }
 
@@ -167,23 +193,31 @@ impl LogState {
         }
         wanted.sort();
         let exactly_once = guarantee == Guarantee::ExactlyOnce;
-        // Each partition's share of the messages, reserved up front (a
-        // sixteenth more for an uneven hash): growing by doubling would
-        // copy and clear twice the pages.
-        let share = scenario.message_count() / u64::from(log.partitions.max(1));
-        let share = (share + share / 16 + 16) as usize;
-        let partition_of = vec![0; scenario.message_count() as usize];
+        // Each message's partition under its own key, placed before the
+        // run in one pass (a record appended later reads it); each
+        // partition's records reserved up front to the count placed there:
+        // growing by doubling would copy and clear twice the pages.
+        let partitioner = Partitioner::new(log.partitions);
+        let mut partition_of = vec![0; scenario.message_count() as usize];
         super::pages::large_pages(&partition_of);
-        let parts: Vec<Partition> = (0..log.partitions)
-            .map(|_| {
+        let mut shares = vec![0usize; log.partitions.max(1) as usize];
+        if log.partitions > 1 {
+            crate::model::own_partitions(scenario, partitioner, &mut partition_of);
+            for &p in &partition_of {
+                shares[p as usize] += 1;
+            }
+        } else {
+            shares[0] = partition_of.len();
+        }
+        let parts: Vec<Partition> = shares
+            .iter()
+            .map(|&share| {
                 let mut part = Partition {
                     records: Vec::with_capacity(share),
-                    status: Vec::with_capacity(share),
                     ..Partition::default()
                 };
                 // Filled as records arrive: in 2 MB pages where they fit.
                 super::pages::large_pages(part.records.spare_capacity_mut());
-                super::pages::large_pages(part.status.spare_capacity_mut());
                 part
             })
             .collect();
@@ -216,7 +250,7 @@ impl LogState {
             visible: 0,
             restart_records: Vec::new(),
             drain_time: None,
-            partitioner: Partitioner::new(log.partitions),
+            partitioner,
             lanes: Lanes::new(),
         }
     }
@@ -255,7 +289,11 @@ impl LogState {
 
     /// A sample of the lag and the first partitions after instant `at`
     /// (`force`: whatever the spacing, the run's end).
+    #[inline]
     pub(super) fn sample(&mut self, at: Millis, force: bool) {
+        if !force && !self.lanes.due(at) {
+            return;
+        }
         let (parts, lag) = (&self.parts, self.records - self.positions);
         self.lanes.take(at, force, || {
             let first = &parts[..parts.len().min(LANE_PARTITIONS)];
@@ -268,6 +306,7 @@ impl LogState {
         });
     }
 
+    #[inline(always)]
     fn set_position(&mut self, p: usize, to: u64) {
         let part = &mut self.parts[p];
         self.positions = self.positions - part.position + to;
@@ -310,14 +349,32 @@ impl Engine<'_> {
     }
 
     /// The partition of `m`'s current key (or the one its file names).
+    #[inline]
     fn partition_for(&mut self, m: MessageIndex) -> u32 {
-        let scenario = self.scenario;
-        let partitions = self.log.as_deref().map_or(1, |l| l.parts.len() as u32);
-        if partitions == 1 {
+        let log = self.log.as_deref().expect("a log run");
+        if log.parts.len() == 1 {
             return 0;
         }
-        let key = self.messages.key(m, scenario.intent(m));
+        if !self.messages.has_side_state(m) {
+            // Its own key, placed before the run (`model::own_partitions`).
+            return u32::from(log.partition_of[m as usize]);
+        }
+        self.partition_of_key(m)
+    }
+
+    /// [`partition_for`](Self::partition_for) of a message that may have
+    /// a key other than its own (a redrive gave it one).
+    #[cold]
+    #[inline(never)]
+    fn partition_of_key(&mut self, m: MessageIndex) -> u32 {
+        let scenario = self.scenario;
+        let own = scenario.intent(m);
+        let key = self.messages.key(m, own);
         if key.generation == 0 {
+            if key.intent == own {
+                // Placed before the run (`model::own_partitions`).
+                return u32::from(self.log_mut().partition_of[m as usize]);
+            }
             let named = match scenario.messages.get(m as usize) {
                 Some(spec) => spec.partition,
                 None => scenario.generated(m).and_then(|(block, _)| block.partition),
@@ -326,7 +383,7 @@ impl Engine<'_> {
                 return p;
             }
         }
-        // Hashed in place, without writing the name: this runs per record.
+        // A key of its own since a redrive: hashed in place.
         let hash = scenario.name_of_key(key).murmur2();
         self.log_mut().partitioner.of_hash(hash)
     }
@@ -343,7 +400,7 @@ impl Engine<'_> {
         let p = self.log_mut().partition_of[m as usize] as usize;
         let part = &mut self.log_mut().parts[p];
         part.kicked = false;
-        if part.down || part.records.get(part.position as usize) != Some(&m) {
+        if part.down || part.message(part.position) != Some(m) {
             return;
         }
         if part.busy {
@@ -361,6 +418,7 @@ impl Engine<'_> {
     /// on would do, in one write of its record and one of the partition.
     /// False when it is not such a one (nothing is changed then): the
     /// full path takes it.
+    #[inline(always)]
     pub(super) fn log_one_write(&mut self, m: MessageIndex) -> bool {
         if !self.draws.faults(self.scenario, m).is_empty() || self.outages.contains(self.clock.now)
         {
@@ -379,8 +437,7 @@ impl Engine<'_> {
         log.records += 1;
         let at_most_once = log.guarantee == Guarantee::AtMostOnce;
         let part = &mut log.parts[p];
-        part.records.push(m);
-        part.status.push(DONE);
+        part.push(m, DONE);
         let position = part.position;
         if at_most_once {
             // Committed when the delivery started, past the record.
@@ -398,8 +455,7 @@ impl Engine<'_> {
         log.partition_of[m as usize] = p as u16;
         log.records += 1;
         let part = &mut log.parts[p as usize];
-        part.records.push(m);
-        part.status.push(PENDING);
+        part.push(m, PENDING);
         let idle = !part.down && !part.busy && !part.kicked;
         if idle && part.position + 1 == part.end() {
             self.start_record(p as usize);
@@ -416,7 +472,7 @@ impl Engine<'_> {
             return;
         }
         part.kicked = true;
-        let m = part.records[part.position as usize];
+        let m = part.records[part.position as usize] & MESSAGE_BITS;
         self.broker.queue.put_back(now, now, m);
     }
 
@@ -425,9 +481,9 @@ impl Engine<'_> {
     fn start_record(&mut self, p: usize) {
         let log = self.log_mut();
         let part = &mut log.parts[p];
-        let offset = part.position as usize;
-        let m = part.records[offset];
-        let status = part.status[offset];
+        let offset = part.position;
+        let m = part.records[offset as usize] & MESSAGE_BITS;
+        let status = part.status(offset);
         let state = self.messages.state(m);
         let final_state = matches!(
             state,
@@ -443,11 +499,14 @@ impl Engine<'_> {
         log.partition_of[m as usize] = p as u16;
         let part = &mut log.parts[p];
         part.busy = true;
-        part.status[offset] = match status {
-            DONE => AGAIN,
-            SKIPPED => PENDING,
-            s => s,
-        };
+        part.set_status(
+            offset,
+            match status {
+                DONE => AGAIN,
+                SKIPPED => PENDING,
+                s => s,
+            },
+        );
         if status == SKIPPED {
             self.measures.totals.skipped -= 1;
         }
@@ -486,7 +545,7 @@ impl Engine<'_> {
         let log = self.log_mut();
         let p = log.partition_of[m as usize] as usize;
         let part = &mut log.parts[p];
-        if part.status.get(part.position as usize) == Some(&AGAIN) {
+        if part.position < part.end() && part.status(part.position) == AGAIN {
             self.measures.totals.reprocessed += 1;
         }
         let log = self.log_mut();
@@ -502,7 +561,7 @@ impl Engine<'_> {
         let log = self.log_mut();
         let p = log.partition_of[m as usize] as usize;
         let part = &log.parts[p];
-        if part.busy && part.records.get(part.position as usize) == Some(&m) {
+        if part.busy && part.message(part.position) == Some(m) {
             self.move_on(p);
         }
     }
@@ -512,7 +571,7 @@ impl Engine<'_> {
     fn move_on(&mut self, p: usize) {
         let log = self.log_mut();
         let position = log.parts[p].position;
-        log.parts[p].status[position as usize] = DONE;
+        log.parts[p].set_status(position, DONE);
         log.parts[p].busy = false;
         log.set_position(p, position + 1);
         if let Some(t) = &mut log.transaction {
@@ -558,7 +617,23 @@ impl Engine<'_> {
 
     /// Every checkpoint instant and kept position before `t`: the
     /// positions now are those of every instant up to `t`.
+    #[inline]
     pub(super) fn log_instants_before(&mut self, t: Millis) {
+        let log = self.log.as_deref().expect("a log run");
+        let checkpoint_due = log.interval.is_some() && log.next_checkpoint < t;
+        let position_wanted = log
+            .wanted
+            .get(log.next_wanted)
+            .is_some_and(|&(at, _)| at < t);
+        if checkpoint_due || position_wanted {
+            self.log_instants_taken(t);
+        }
+    }
+
+    /// [`log_instants_before`](Self::log_instants_before) when a
+    /// checkpoint or a position for a stale resume is due before `t`.
+    #[inline(never)]
+    fn log_instants_taken(&mut self, t: Millis) {
         let log = self.log.as_deref_mut().expect("a log run");
         if let Some(interval) = log.interval
             && log.next_checkpoint < t
@@ -676,9 +751,8 @@ impl Engine<'_> {
             let part = &mut log.parts[p];
             let mut skipped = 0;
             for offset in before..resume {
-                let status = &mut part.status[offset as usize];
-                if *status == PENDING {
-                    *status = SKIPPED;
+                if part.status(offset) == PENDING {
+                    part.set_status(offset, SKIPPED);
                     skipped += 1;
                 }
             }
@@ -714,7 +788,7 @@ impl Engine<'_> {
     fn abandon(&mut self, p: usize, valid_from: u64) {
         let log = self.log_mut();
         let part = &mut log.parts[p];
-        let Some(&m) = part.records.get(part.position as usize) else {
+        let Some(m) = part.message(part.position) else {
             return;
         };
         let (busy, kicked) = (part.busy, part.kicked);

@@ -42,6 +42,12 @@ impl Lanes {
         }
     }
 
+    /// Whether a sample for instant `at` would be kept.
+    #[inline]
+    pub(super) fn due(&self, at: Millis) -> bool {
+        at >= self.next_at
+    }
+
     /// Takes the sample made by `sample` (for instant `at`); `force` takes
     /// it whatever the spacing (the run's end).
     pub(super) fn take(&mut self, at: Millis, force: bool, sample: impl FnOnce() -> LaneSample) {

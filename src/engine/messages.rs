@@ -193,6 +193,13 @@ impl Messages {
         self.side.len()
     }
 
+    /// Whether message `m`'s state is in the side table: only such a
+    /// message can have a key other than its own (a redrive gave it one).
+    #[inline]
+    pub fn has_side_state(&self, m: MessageIndex) -> bool {
+        self.hot[m as usize].in_side_table()
+    }
+
     /// Message `m`'s state in the side table (it must be there).
     fn side(&self, m: MessageIndex) -> &MessageState {
         &self.side[self.hot[m as usize].time as usize]

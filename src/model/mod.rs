@@ -31,7 +31,7 @@ pub use guarantee::{
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{
     Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, Murmur2, PartitionField, Partitioner, Restart,
-    RestartField, Resume, murmur2, partition_of,
+    RestartField, Resume, murmur2, own_partitions, partition_of,
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
