@@ -3,7 +3,7 @@
 //! written), a killed run's temporaries are cleaned, a link is written
 //! through and a device is written to.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The HTML timeline says what each operator inspection did, and its
 //! legend lists only what the lanes show.
 
-mod common;
+use crate::common;
 
 use common::{code, report, scratch};
 

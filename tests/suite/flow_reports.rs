@@ -3,7 +3,7 @@
 //! DLQ depth chart, and the messages worth a look, each checked against
 //! the run's own numbers in the JSON report.
 
-mod common;
+use crate::common;
 
 use common::{code, report, scratch};
 use serde_json::Value;

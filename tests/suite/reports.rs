@@ -1,7 +1,7 @@
 //! Reports: files written where they belong, from templates a user can
 //! override, and their whole text snapshotted.
 
-mod common;
+use crate::common;
 
 use common::{code, listing, report, run, scratch, stderr, stdout};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! the output the tour describes, and every relative link of the
 //! documentation leads to a file and a heading that exist.
 
-mod common;
+use crate::common;
 
 use common::{code, run, scratch, stderr, stdout};
 

@@ -2,7 +2,7 @@
 //! the run `--set` gives, bad values placed by their control, and a real
 //! server on 127.0.0.1 that stops on Ctrl-C.
 
-mod common;
+use crate::common;
 
 use common::{bin, code, run, stdout};
 use scenario_run::lab::Lab;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use scenario_run::engine::{self, Detail, Recorder};
@@ -13,7 +13,7 @@ use scenario_run::report::document::Run;
 use scenario_run::report::json;
 use scenario_run::scenario::{load_bytes, load_str};
 
-mod reference;
+use crate::reference;
 
 fn fault() -> impl Strategy<Value = String> {
     let selector = prop_oneof![

@@ -2,7 +2,7 @@
 //! JUnit, index, step summary), problems as data, GitHub annotations, and
 //! `check --format`.
 
-mod common;
+use crate::common;
 
 use common::{bin, code, run, scratch, stdout};
 use serde_json::{Value, json};

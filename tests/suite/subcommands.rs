@@ -1,6 +1,6 @@
 //! `new`, `schema` and `completions`.
 
-mod common;
+use crate::common;
 
 use common::{bin, code, run, scratch, stderr, stdout};
 

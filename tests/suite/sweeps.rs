@@ -2,7 +2,7 @@
 //! place; one status line per sweep; every output names a point by its
 //! values.
 
-mod common;
+use crate::common;
 
 use common::{code, run, scratch, stderr, stdout};
 use scenario_run::engine::{Recorder, run as run_engine};

@@ -6,14 +6,14 @@
 
 use std::collections::BTreeMap;
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use scenario_run::engine::{self, Detail, Outcome, Recorder};
 use scenario_run::model::{EventKind, Scenario, State, StoppedBy};
 use scenario_run::scenario::load_str;
 
-mod reference;
+use crate::reference;
 
 /// One explicit message: arrival, key (k0..k2), faults that may hang.
 fn message(i: usize) -> impl Strategy<Value = String> {

@@ -2,7 +2,7 @@
 //! snapshots (colour-free, fixed width), so a change in a diagnostic or a
 //! transcript is seen in review.
 
-mod common;
+use crate::common;
 
 use common::{bin, bundled_files, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;

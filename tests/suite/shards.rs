@@ -3,7 +3,7 @@
 //! sweep reports, exit code), and `merge` refuses what is not one whole
 //! batch.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! tests over random topologies, sends and snapshot times, determinism,
 //! and the JSON report's shape.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
