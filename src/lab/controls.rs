@@ -363,7 +363,8 @@ mod words_tests {
 
     #[test]
     fn the_schema_gives_the_words_of_a_path() {
-        let schema: serde_json::Value = serde_json::from_str(&crate::cli::schema()).unwrap();
+        let schema: serde_json::Value =
+            serde_json::from_str(&crate::scenario::schema::schema()).unwrap();
         assert_eq!(
             words(&schema, "delivery.backoff.jitter"),
             ["none", "full", "equal", "decorrelated"]

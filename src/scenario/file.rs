@@ -119,11 +119,13 @@ pub struct ScenarioMeta {
     pub tags: Vec<String>,
     /// Seed of the scenario's one RNG (jitter draws). Default 0.
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 0))]
     pub seed: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::schema::delivery_profiles)]
 pub struct Delivery {
     /// Source queue name, shown in quarantine envelopes. Default "source".
     pub queue: Option<String>,
@@ -152,6 +154,7 @@ pub struct Delivery {
     /// nats-jetstream: the consumer's BackOff, e.g. ["1s", "5s", "30s"]:
     /// the ack wait of a cycle's n-th delivery, the last value repeating.
     #[schemars(with = "Option<Vec<Duration>>")]
+    #[schemars(length(min = 1, max = crate::model::MAX_ACK_BACKOFF))]
     pub ack_backoff: Option<S<Vec<Duration>>>,
     /// nats-jetstream: "nak" (default; redelivered at the delivery's end
     /// plus the retry delay) or "no_ack" (redelivered when the ack wait
@@ -167,6 +170,7 @@ pub struct Delivery {
     /// later, e.g. "3.10": where a requeued message goes and the default
     /// delivery limit. Without it: section 21 as written.
     #[schemars(with = "Option<String>")]
+    #[schemars(regex(pattern = r"^[0-9]{1,4}\.[0-9]{1,4}(\.[0-9]{1,4})?$"))]
     pub broker_version: Option<S<String>>,
 }
 
@@ -228,6 +232,7 @@ pub enum Ordering {
 pub struct WorkersTable {
     /// How many deliveries run at once (at least 1).
     #[schemars(with = "i64")]
+    #[schemars(range(min = 1))]
     pub count: S<i64>,
     /// How long a delivery holds its worker (default "0s").
     #[schemars(with = "Option<Duration>")]
@@ -296,6 +301,7 @@ pub enum ResumeName {
 pub struct DownstreamTable {
     /// Calls accepted per window (at least 1).
     #[schemars(with = "i64")]
+    #[schemars(range(min = 1))]
     pub limit: S<i64>,
     /// The window's length (default "1s").
     #[schemars(with = "Option<Duration>")]
@@ -344,6 +350,7 @@ pub struct Quarantine {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::schema::dedup_modes)]
 pub struct Dedup {
     /// Whether the store is used (default true when the table is present).
     pub enabled: Option<bool>,
@@ -380,9 +387,11 @@ pub struct Operator {
     pub identity: Option<S<Identity>>,
     /// Redrive the first N retained messages first; the rest follow only if all N are acked.
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 1))]
     pub canary: Option<S<i64>>,
     /// sqs-standard: messages a redrive moves per second (default 500).
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 1))]
     pub redrive_rate: Option<S<i64>>,
 }
 
@@ -431,6 +440,7 @@ pub struct Message {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::schema::fault_kinds)]
 pub struct Fault {
     /// The handler fails: { first = N } or { until = "repair" }.
     #[schemars(with = "Option<Selector>")]
@@ -457,9 +467,11 @@ pub struct Fault {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::schema::selector_kinds)]
 pub struct Selector {
     /// The first N deliveries over the message's whole life.
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 0))]
     pub first: Option<S<i64>>,
     /// Every delivery until an operator step repairs.
     #[schemars(with = "Option<Until>")]
@@ -484,6 +496,7 @@ pub enum Class {
 pub struct Traffic {
     /// How many messages.
     #[schemars(with = "i64")]
+    #[schemars(range(min = 0))]
     pub count: S<i64>,
     /// The first arrival (default "0s").
     #[schemars(with = "Option<Duration>")]
@@ -499,6 +512,7 @@ pub struct Traffic {
     pub arrival: Option<S<Arrival>>,
     /// With ordering = "per_key": the messages share N groups `<prefix>g1` .. `<prefix>gN`.
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 1))]
     pub groups: Option<S<i64>>,
     /// With `[log]`: every record of the block goes to this partition (default: the partition of each key).
     #[schemars(with = "Option<i64>")]
@@ -521,6 +535,7 @@ pub struct Mix {
     pub name: S<String>,
     /// The fraction of the block's messages, in [0, 1].
     #[schemars(with = "f64")]
+    #[schemars(range(min = 0, max = 1))]
     pub share: S<Share>,
     #[serde(default)]
     /// Faults of this kind, after the block's own.
@@ -577,12 +592,14 @@ pub struct Outage {
 pub struct Limits {
     /// Default 100,000,000.
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 0))]
     pub max_events: Option<S<i64>>,
     /// Modeled time; default "365d".
     #[schemars(with = "Option<Duration>")]
     pub max_time: Option<S<Duration>>,
     /// Default 20,000,000.
     #[schemars(with = "Option<i64>")]
+    #[schemars(range(min = 0))]
     pub max_messages: Option<S<i64>>,
     /// fail (default): a run that hits a limit is an error; stop: it ends there and is judged.
     #[schemars(with = "Option<OnLimit>")]

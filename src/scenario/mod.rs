@@ -15,6 +15,7 @@ pub(crate) mod points;
 pub(crate) mod problems;
 pub(crate) mod questions;
 pub(crate) mod reading;
+pub mod schema;
 pub(crate) mod sweep;
 pub(crate) mod toml_errors;
 pub(crate) mod validate;
