@@ -11,6 +11,26 @@ use crate::diagnostic::Located;
 use crate::output::write_atomic;
 use crate::report::text::golden_transcript;
 
+/// The run a golden transcript (and `show`) reads: every transition up to
+/// `FULL_TRANSCRIPT_MESSAGES` messages; past that none (drains, totals
+/// and the snapshot's head), so that showing ten million messages costs
+/// what running them does. Stopped at `at` when given (`show --at`).
+pub fn transcript_run(
+    scenario: &crate::model::Scenario,
+    at: Option<crate::model::Millis>,
+) -> Result<crate::engine::Outcome, crate::engine::LimitReached> {
+    use crate::engine::{self, Recorder};
+    let recorder = if scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES {
+        Recorder::All
+    } else {
+        Recorder::Off
+    };
+    match at {
+        Some(t) => engine::run_until(scenario, recorder, t),
+        None => engine::run(scenario, recorder),
+    }
+}
+
 /// Where a scenario's golden file lives: `DIR/<file stem>.txt`.
 pub fn path_for(dir: &Path, scenario_path: &str) -> PathBuf {
     let stem = Path::new(scenario_path)

@@ -13,7 +13,6 @@ use crate::app::result::{FileResult, Options};
 use crate::app::{LoadError, batch, load_file, sweep};
 use crate::diagnostic::Source;
 use crate::diagnostic::{Problem, render};
-use crate::engine::{self, Recorder};
 use crate::report::text;
 
 /// `check`: validates each file without running it; prints each file's
@@ -139,19 +138,8 @@ pub(super) fn show(
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
-    // The same text as the golden transcript: every transition up to
-    // FULL_TRANSCRIPT_MESSAGES messages; past that drains, totals and the
-    // snapshot's head, so that showing ten million messages costs what
-    // running them does.
-    let recorder = if scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES {
-        Recorder::All
-    } else {
-        Recorder::Off
-    };
-    let result = match at {
-        Some(t) => engine::run_until(&scenario, recorder, t),
-        None => engine::run(&scenario, recorder),
-    };
+    // The same text as the golden transcript, of the same run.
+    let result = crate::app::golden::transcript_run(&scenario, at);
     match result {
         Ok(outcome) => {
             let mut out = super::print::Stdout::new();
