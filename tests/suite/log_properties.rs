@@ -203,6 +203,44 @@ proptest! {
         prop_assert_eq!(sinks(&outcome, SinkField::VisibleDuplicates), [0, 0]);
     }
 
+    /// Every message's latest record is on its key's partition: the one it
+    /// names while it keeps its own key, else murmur2's placement of the key
+    /// (its own, or `<key>~r<N>` after a redrive with a new identity), for
+    /// explicit keys and generated ids alike. The partitions of the messages'
+    /// own keys are placed before the run; this says they are the ones the
+    /// key gives.
+    #[test]
+    fn every_message_sits_on_its_key_s_partition(
+        p in parts(),
+        partitions in 1u32..7,
+        new_identity in any::<bool>(),
+        generated in 0u64..40,
+    ) {
+        let mut p = p;
+        p.messages = p.messages.iter().map(|m| {
+            m.lines()
+                .filter(|l| l.strip_prefix("partition = ").is_none_or(|n| n.parse::<u32>().unwrap() < partitions))
+                .collect::<Vec<_>>()
+                .join("\n") + "\n"
+        }).collect();
+        let mut text = p.log(&format!("[log]\npartitions = {partitions}\ncheckpoint_interval = \"1s\"\n"));
+        if new_identity {
+            text = text.replace("action = \"redrive_all\"\n", "action = \"redrive_all\"\nidentity = \"new\"\n");
+        }
+        text.push_str(&format!("[[traffic]]\ncount = {generated}\nover = \"10s\"\nid_prefix = \"g-\"\n"));
+        let (scenario, outcome) = run(&text);
+        let log = outcome.log.as_ref().expect("a log run");
+        for m in 0..scenario.message_count() as u32 {
+            let key = outcome.key(&scenario, m);
+            let named = scenario.messages.get(m as usize).and_then(|spec| spec.partition);
+            let want = match (key.generation, named) {
+                (0, Some(named)) => named,
+                _ => scenario_run::model::partition_of(&scenario.key_name(key), partitions),
+            };
+            prop_assert_eq!(u32::from(log.partition_of[m as usize]), want, "message {}", scenario.message_id(m));
+        }
+    }
+
     /// at_least_once resuming from the committed checkpoint without `skip`
     /// goes back, never forward: nothing is ever skipped, and every
     /// message's record is processed (duplicates allowed).
