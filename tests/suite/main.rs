@@ -7,7 +7,9 @@
 //! allocator of their own (`tests/resources.rs` counts the process's peak
 //! memory, which other tests running beside it would add to;
 //! `tests/fuzz.rs` caps it). Run one module with
-//! `cargo test --test suite cli::`.
+//! `cargo test --test suite cli::`. A property test's failing cases are
+//! kept in `tests/proptest-regressions/<module>.txt` (proptest's place for
+//! a crate with a `main.rs`) and replayed before new cases.
 
 #[path = "../common/mod.rs"]
 mod common;
