@@ -125,7 +125,7 @@ pub struct ScenarioMeta {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::schema::delivery_profiles)]
+#[schemars(transform = super::file_shapes::delivery_profiles)]
 pub struct Delivery {
     /// Source queue name, shown in quarantine envelopes. Default "source".
     pub queue: Option<String>,
@@ -350,7 +350,7 @@ pub struct Quarantine {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::schema::dedup_modes)]
+#[schemars(transform = super::file_shapes::dedup_modes)]
 pub struct Dedup {
     /// Whether the store is used (default true when the table is present).
     pub enabled: Option<bool>,
@@ -440,7 +440,7 @@ pub struct Message {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::schema::fault_kinds)]
+#[schemars(transform = super::file_shapes::fault_kinds)]
 pub struct Fault {
     /// The handler fails: { first = N } or { until = "repair" }.
     #[schemars(with = "Option<Selector>")]
@@ -467,7 +467,7 @@ pub struct Fault {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::schema::selector_kinds)]
+#[schemars(transform = super::file_shapes::selector_kinds)]
 pub struct Selector {
     /// The first N deliveries over the message's whole life.
     #[schemars(with = "Option<i64>")]

@@ -7,6 +7,7 @@ pub(crate) mod expect;
 pub mod file;
 mod file_expect;
 mod file_guarantees;
+mod file_shapes;
 mod flow;
 mod guarantees;
 mod log;
