@@ -8,6 +8,8 @@ use similar::TextDiff;
 
 use super::batch::FileResult;
 use crate::diagnostic::Located;
+use crate::engine::{self, LimitReached, Outcome, Recorder};
+use crate::model::{Millis, Scenario};
 use crate::output::write_atomic;
 use crate::report::text::golden_transcript;
 
@@ -15,11 +17,7 @@ use crate::report::text::golden_transcript;
 /// `FULL_TRANSCRIPT_MESSAGES` messages; past that none (drains, totals
 /// and the snapshot's head), so that showing ten million messages costs
 /// what running them does. Stopped at `at` when given (`show --at`).
-pub fn transcript_run(
-    scenario: &crate::model::Scenario,
-    at: Option<crate::model::Millis>,
-) -> Result<crate::engine::Outcome, crate::engine::LimitReached> {
-    use crate::engine::{self, Recorder};
+pub fn transcript_run(scenario: &Scenario, at: Option<Millis>) -> Result<Outcome, LimitReached> {
     let recorder = if scenario.message_count() <= engine::FULL_TRANSCRIPT_MESSAGES {
         Recorder::All
     } else {

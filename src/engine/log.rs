@@ -73,6 +73,11 @@ impl Partition {
         Some(entry & MESSAGE_BITS)
     }
 
+    /// The message of the record at `offset` (which must exist).
+    fn message_at(&self, offset: u64) -> MessageIndex {
+        self.records[offset as usize] & MESSAGE_BITS
+    }
+
     /// The status of the record at `offset` (which must exist).
     fn status(&self, offset: u64) -> u8 {
         (self.records[offset as usize] >> STATUS_SHIFT) as u8
@@ -115,8 +120,9 @@ pub struct LogOutcome {
     /// Checkpoints taken, and the time of the last.
     pub checkpoints: u64,
     pub last_checkpoint: Option<Millis>,
-    /// Each message's partition (its latest record's): at most
-    /// `MAX_PARTITIONS` (1,024), so two bytes a message.
+    /// Each message's partition: its latest record's, or for a message
+    /// never appended its own key's. At most `MAX_PARTITIONS` (1,024), so
+    /// two bytes a message.
     pub partition_of: Vec<u16>,
     /// When the source cycle's last delivery ended.
     pub drain_time: Millis,
@@ -472,7 +478,7 @@ impl Engine<'_> {
             return;
         }
         part.kicked = true;
-        let m = part.records[part.position as usize] & MESSAGE_BITS;
+        let m = part.message_at(part.position);
         self.broker.queue.put_back(now, now, m);
     }
 
@@ -482,7 +488,7 @@ impl Engine<'_> {
         let log = self.log_mut();
         let part = &mut log.parts[p];
         let offset = part.position;
-        let m = part.records[offset as usize] & MESSAGE_BITS;
+        let m = part.message_at(offset);
         let status = part.status(offset);
         let state = self.messages.state(m);
         let final_state = matches!(
@@ -545,7 +551,7 @@ impl Engine<'_> {
         let log = self.log_mut();
         let p = log.partition_of[m as usize] as usize;
         let part = &mut log.parts[p];
-        if part.position < part.end() && part.status(part.position) == AGAIN {
+        if part.message(part.position).is_some() && part.status(part.position) == AGAIN {
             self.measures.totals.reprocessed += 1;
         }
         let log = self.log_mut();

@@ -72,22 +72,15 @@ impl Name<'_> {
     /// Kafka's murmur2 of the name's bytes, hashed in place (the
     /// partitioner runs it per record; see [`crate::model::Murmur2`]).
     pub fn murmur2(&self) -> i32 {
-        let mut number = itoa::Buffer::new();
-        let mut generation = itoa::Buffer::new();
-        let parts: [&[u8]; 4] = [
-            self.text.as_bytes(),
-            self.number.map_or("", |n| number.format(n)).as_bytes(),
-            if self.generation > 0 { b"~r" } else { b"" },
-            match self.generation {
-                0 => "",
-                g => generation.format(g),
-            }
-            .as_bytes(),
-        ];
-        let length: usize = parts.iter().map(|p| p.len()).sum();
-        let mut h = crate::model::Murmur2::new(length);
-        for part in parts {
-            h.feed(part);
+        let mut h = crate::model::Murmur2::new(self.len());
+        let mut digits = itoa::Buffer::new();
+        h.feed(self.text.as_bytes());
+        if let Some(n) = self.number {
+            h.feed(digits.format(n).as_bytes());
+        }
+        if self.generation > 0 {
+            h.feed(b"~r");
+            h.feed(digits.format(self.generation).as_bytes());
         }
         h.finish()
     }
@@ -288,7 +281,7 @@ mod tests {
                 };
                 assert_eq!(key.to_string(), text);
                 assert_eq!(key.len(), text.len());
-                // Hashed in place, on the stack or in pieces past 64 bytes.
+                // Hashed in pieces, without the name written out.
                 assert_eq!(key.murmur2(), crate::model::murmur2(text.as_bytes()));
                 assert_eq!(s.key_name(k), text);
                 assert_eq!(

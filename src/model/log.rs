@@ -274,7 +274,7 @@ pub fn own_partitions(
                 *slot = partitioner.partition(id) as u16;
             }
             for id in &mut ids {
-                add(id, from, LANES as u8);
+                count_up(id, from, LANES as u8);
             }
         }
         for (slot, id) in groups.into_remainder().iter_mut().zip(&ids) {
@@ -285,7 +285,7 @@ pub fn own_partitions(
 
 /// Adds `n` (at most 9) to the decimal number that `id` ends with, from
 /// byte `from`.
-fn add(id: &mut Vec<u8>, from: usize, n: u8) {
+fn count_up(id: &mut Vec<u8>, from: usize, n: u8) {
     let mut carry = n;
     for at in (from..id.len()).rev() {
         let digit = id[at] + carry;

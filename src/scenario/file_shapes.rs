@@ -7,9 +7,9 @@ use serde_json::json;
 /// `[delivery]`'s schema: what each profile requires and refuses (decision
 /// 22.5). Attached to the type (`file::Delivery`).
 pub(super) fn delivery_profiles(schema: &mut schemars::Schema) {
-    // The profile decides what [delivery] needs (decision 22.5): the
-    // model wants max_receives and one retry delay; rabbitmq-quorum has
-    // defaults for both; sqs-standard retries at the visibility timeout.
+    // The model wants max_receives and one retry delay; rabbitmq-quorum
+    // has defaults for both; sqs-standard retries at the visibility
+    // timeout.
     let profile = |name: &str| json!({ "required": ["profile"], "properties": { "profile": { "const": name } } });
     let retry_keys =
         json!({ "anyOf": [{ "required": ["retry_interval"] }, { "required": ["backoff"] }] });

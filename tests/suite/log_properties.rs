@@ -48,6 +48,24 @@ struct Parts {
 }
 
 impl Parts {
+    /// Rewrites each line of the messages: `edit` gives the new line, or
+    /// None to drop it.
+    fn edit_lines(&mut self, edit: impl Fn(&str) -> Option<String>) {
+        for m in &mut self.messages {
+            *m = m.lines().filter_map(&edit).collect::<Vec<_>>().join("\n") + "\n";
+        }
+    }
+
+    /// Each named partition taken modulo `partitions`, so that it exists.
+    fn partitions_below(&mut self, partitions: u32) {
+        self.edit_lines(|l| {
+            Some(match l.strip_prefix("partition = ") {
+                Some(n) => format!("partition = {}", n.parse::<u32>().unwrap() % partitions),
+                None => l.to_string(),
+            })
+        });
+    }
+
     fn queue(&self) -> String {
         let mut t = self.common.clone();
         for m in &self.messages {
@@ -145,12 +163,7 @@ proptest! {
         let interval = if guarantee == "at_most_once" { "" } else { "checkpoint_interval = \"3s\"\n" };
         let mut p = p;
         // A message's partition must exist.
-        p.messages = p.messages.iter().map(|m| {
-            m.lines().map(|l| match l.strip_prefix("partition = ") {
-                Some(n) => format!("partition = {}", n.parse::<u32>().unwrap() % partitions),
-                None => l.to_string(),
-            }).collect::<Vec<_>>().join("\n") + "\n"
-        }).collect();
+        p.partitions_below(partitions);
         let log = format!(
             "[log]\npartitions = {partitions}\nguarantee = \"{guarantee}\"\n{interval}service_time = \"{service}s\"\n"
         );
@@ -187,12 +200,7 @@ proptest! {
         // Each record its own intent (its key is its id), so that any
         // intent written twice is a record written twice.
         let mut p = p;
-        p.messages = p.messages.iter().map(|m| {
-            m.lines()
-                .filter(|l| !l.starts_with("partition") && !l.starts_with("key"))
-                .collect::<Vec<_>>()
-                .join("\n") + "\n"
-        }).collect();
+        p.edit_lines(|l| (!l.starts_with("partition") && !l.starts_with("key")).then(|| l.to_string()));
         let log = format!(
             "[log]\npartitions = {partitions}\nguarantee = \"exactly_once\"\ncheckpoint_interval = \"{interval}s\"\nservice_time = \"{service}s\"\n{}",
             restart_tables(&r, false)
@@ -217,12 +225,7 @@ proptest! {
         generated in 0u64..40,
     ) {
         let mut p = p;
-        p.messages = p.messages.iter().map(|m| {
-            m.lines()
-                .filter(|l| l.strip_prefix("partition = ").is_none_or(|n| n.parse::<u32>().unwrap() < partitions))
-                .collect::<Vec<_>>()
-                .join("\n") + "\n"
-        }).collect();
+        p.partitions_below(partitions);
         let mut text = p.log(&format!("[log]\npartitions = {partitions}\ncheckpoint_interval = \"1s\"\n"));
         if new_identity {
             text = text.replace("action = \"redrive_all\"\n", "action = \"redrive_all\"\nidentity = \"new\"\n");
@@ -253,9 +256,7 @@ proptest! {
         r in restarts(3),
     ) {
         let mut p = p;
-        p.messages = p.messages.iter().map(|m| {
-            m.lines().filter(|l| !l.starts_with("partition")).collect::<Vec<_>>().join("\n") + "\n"
-        }).collect();
+        p.edit_lines(|l| (!l.starts_with("partition")).then(|| l.to_string()));
         let r: Vec<_> = r
             .into_iter()
             .map(|(at, down, _, part)| (at, down, 0, part.map(|q| q % partitions)))
