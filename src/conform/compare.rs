@@ -110,6 +110,17 @@ pub enum End {
     DeadLettered {
         reason: String,
     },
+    /// Dead-lettered, then gone from the dead-letter queue by the
+    /// operator's inspection: its retention, counted from entering it,
+    /// had elapsed.
+    Expired {
+        reason: String,
+    },
+    /// Dead-lettered, still kept at the operator's inspection, and
+    /// purged by it.
+    Purged {
+        reason: String,
+    },
     /// JetStream: left in the stream, the server's advisory
     /// (`max_deliveries`, `terminated`) its only signal.
     Advisory {
@@ -126,6 +137,8 @@ impl End {
         match self {
             End::Acked => "acked".into(),
             End::DeadLettered { reason } => format!("dead-lettered ({reason})"),
+            End::Expired { reason } => format!("dead-lettered ({reason}), expired"),
+            End::Purged { reason } => format!("dead-lettered ({reason}), purged"),
             End::Advisory { advisory } => format!("left in the stream (advisory {advisory})"),
             End::Dropped => "dropped".into(),
             End::Queued => "still queued".into(),
@@ -184,10 +197,22 @@ const RULE_TERM: &str = "docs/model.md section 21, nats-jetstream 5: a permanent
 const RULE_REDELIVER: &str = "docs/model.md section 21, nats-jetstream 3 and 4: redelivered at \
                               its start plus its ack wait when not acked, at its end plus the \
                               nak's delay when nakked";
+const RULE_EXPIRY: &str = "docs/model.md section 5: quarantine retention counts from the moment \
+                           the message entered quarantine; at the inspection a message at \
+                           least that old has expired";
+const RULE_PURGE: &str = "docs/model.md section 6: `purge` deletes the retained messages at the \
+                          inspection";
 const RULE_ARRIVAL: &str = "docs/model.md section 2: a message is delivered when it arrives";
 
-fn rule_for_end(model: &End) -> &'static str {
+/// The rule that decides how a message ends, `broker` its end on the
+/// broker: where either side expired, the retention's rule.
+fn rule_for_end(model: &End, broker: &End) -> &'static str {
+    if matches!(broker, End::Expired { .. }) {
+        return RULE_EXPIRY;
+    }
     match model {
+        End::Expired { .. } => RULE_EXPIRY,
+        End::Purged { .. } => RULE_PURGE,
         End::Acked => RULE_ACK,
         End::DeadLettered { reason } if reason == "rejected" => RULE_REJECT,
         End::DeadLettered { .. } => RULE_LIMIT,
@@ -204,8 +229,14 @@ const RULE_RETRY: &str = "docs/model.md section 3.5: a failed delivery is retrie
 fn rule_for_count(model: &End) -> &'static str {
     match model {
         End::Acked | End::Queued => RULE_RETRY,
-        End::DeadLettered { reason } if reason == "rejected" => RULE_REJECT,
-        End::DeadLettered { .. } | End::Dropped => RULE_LIMIT,
+        End::DeadLettered { reason } | End::Expired { reason } | End::Purged { reason }
+            if reason == "rejected" =>
+        {
+            RULE_REJECT
+        }
+        End::DeadLettered { .. } | End::Expired { .. } | End::Purged { .. } | End::Dropped => {
+            RULE_LIMIT
+        }
         End::Advisory { advisory } if advisory == "terminated" => RULE_TERM,
         End::Advisory { .. } => RULE_GIVE_UP,
     }
@@ -263,7 +294,7 @@ pub fn compare(
                 "end".into(),
                 m.end.word(),
                 b.end.word(),
-                rule_for_end(&m.end),
+                rule_for_end(&m.end, &b.end),
             );
         }
         if m.deliveries.len() != b.deliveries.len() {
@@ -306,7 +337,7 @@ pub fn compare(
                 format!("{}: time", m.end.word()),
                 ms(mt),
                 format!("{} (tolerance {})", ms(bt), ms(tolerance(mt))),
-                rule_for_end(&m.end),
+                rule_for_end(&m.end, &b.end),
             );
         }
     }

@@ -182,12 +182,21 @@ pub fn prepare(path: &str, target: Target, time_scale: Option<u64>) -> Result<Pr
     let unsupported = |u: plan::Unsupported| NotReady::Unsupported(u.to_string());
     let (kind, scale) = match target {
         Target::Amqp | Target::Nats => {
-            let plan = match target {
+            let mut plan = match target {
                 Target::Nats => plan::jetstream(&scenario),
                 _ => plan::amqp(&scenario),
             }
             .map_err(unsupported)?;
             let modeled = modeled::modeled(&scenario, &plan).map_err(NotReady::Unsupported)?;
+            if let Some(id) = &modeled.expires_at_inspection {
+                return Err(NotReady::Unsupported(format!(
+                    "[[operator]] wait: message {id:?}'s dead-letter retention ends at the very \
+                     instant of the inspection, an order no broker run can time; move the wait"
+                )));
+            }
+            if let Some(inspection) = &mut plan.inspection {
+                inspection.at = modeled.inspected_at.unwrap_or(modeled.end);
+            }
             let shortest = modeled.shortest.as_ref().map(|(d, _)| *d);
             let scale = time_scale
                 .map(TimeScale)
@@ -449,6 +458,39 @@ mod tests {
             prepare(path.to_str().unwrap(), Target::Amqp, None),
             Err(NotReady::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn an_inspection_gets_the_model_s_time_and_a_tie_with_an_expiry_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("retention.toml");
+        let file = |retention: &str| {
+            format!(
+                "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 1\n\
+                 [quarantine]\nretention = \"{retention}\"\n\
+                 [[message]]\nid = \"p\"\nfaults = [{{ fail = {{ first = 9 }} }}]\n\
+                 [[message]]\nid = \"q\"\nat = \"1s\"\n\
+                 [[operator]]\nwait = \"500ms\"\naction = \"hold\"\n"
+            )
+        };
+        std::fs::write(&path, file("1s")).unwrap();
+        let prepared = prepare(path.to_str().unwrap(), Target::Amqp, None).expect("prepared");
+        let Kind::Queue { plan, .. } = &prepared.kind else {
+            panic!("a queue");
+        };
+        assert_eq!(plan.inspection.as_ref().map(|i| i.at), Some(1_500));
+        // `p` is dead-lettered at 0 and the operator looks at 1.5 s.
+        std::fs::write(&path, file("1500ms")).unwrap();
+        let Err(NotReady::Unsupported(why)) = prepare(path.to_str().unwrap(), Target::Amqp, None)
+        else {
+            panic!("refused");
+        };
+        assert!(
+            why.starts_with(
+                "[[operator]] wait: message \"p\"'s dead-letter retention ends at the very instant"
+            ),
+            "{why}"
+        );
     }
 
     #[test]

@@ -16,8 +16,15 @@ pub struct Modeled {
     /// The run's last event.
     pub end: Millis,
     /// The shortest nonzero duration the file gives (an arrival time, a
-    /// handler's `takes`), and what it is.
+    /// handler's `takes`, the time between a dead letter's expiry and
+    /// the operator's inspection), and what it is.
     pub shortest: Option<(Millis, String)>,
+    /// When the operator's (only) step inspects the dead-letter queue.
+    pub inspected_at: Option<Millis>,
+    /// A dead letter whose retention ends at the very instant of the
+    /// inspection: which one, since no broker run can tell the two
+    /// orders apart.
+    pub expires_at_inspection: Option<String>,
 }
 
 /// Runs the model on `scenario` and reads each message of `plan`.
@@ -35,8 +42,14 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
         })
         .collect();
     let mut end = 0;
+    let mut inspected_at = None;
+    // Per message, when it last entered the dead-letter queue.
+    let mut dead_lettered: Vec<Option<Millis>> = vec![None; messages.len()];
     for t in &outcome.transitions {
         end = end.max(t.time);
+        if let Detail::Inspected { step: 1, .. } = t.detail {
+            inspected_at = Some(t.time);
+        }
         let Some(m) = t.message else { continue };
         let Some(message) = messages.get_mut(m as usize) else {
             continue;
@@ -78,7 +91,21 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
                     }
                     .into(),
                 };
-                message.end_at = Some(t.time as f64);
+                dead_lettered[m as usize] = Some(t.time);
+            }
+            Detail::Expired { .. } => {
+                if let End::DeadLettered { reason } = &message.end {
+                    message.end = End::Expired {
+                        reason: reason.clone(),
+                    };
+                }
+            }
+            Detail::Purged => {
+                if let End::DeadLettered { reason } = &message.end {
+                    message.end = End::Purged {
+                        reason: reason.clone(),
+                    };
+                }
             }
             Detail::Dropped { .. } => {
                 message.end = End::Dropped;
@@ -117,10 +144,35 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
             consider(takes, format!("message {:?}'s `takes`", p.id));
         }
     }
+    // A dead letter's expiry and the inspection must lie far enough
+    // apart for the broker's order of the two to be the model's.
+    let mut expires_at_inspection = None;
+    let retention = plan.inspection.as_ref().and_then(|i| i.retention);
+    if let (Some(inspected), Some(retention)) = (inspected_at, retention) {
+        for (p, entered) in plan.messages.iter().zip(&dead_lettered) {
+            let Some(entered) = entered else { continue };
+            let expiry = entered.saturating_add(retention);
+            if expiry == inspected {
+                expires_at_inspection.get_or_insert_with(|| p.id.clone());
+            }
+            consider(
+                expiry.abs_diff(inspected),
+                format!(
+                    "the time between message {:?}'s dead-letter expiry ({}) and the \
+                     operator's inspection ({})",
+                    p.id,
+                    crate::duration::format(expiry),
+                    crate::duration::format(inspected),
+                ),
+            );
+        }
+    }
     Ok(Modeled {
         messages,
         end,
         shortest,
+        inspected_at,
+        expires_at_inspection,
     })
 }
 
@@ -184,6 +236,51 @@ mod tests {
         );
         let scaled = m.scaled(TimeScale(4));
         assert_eq!(scaled[1].deliveries[0].at, 50.0);
+    }
+
+    const RETAINED: &str = "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_receives = 2\n\
+         [quarantine]\nretention = \"1s\"\n\
+         [[message]]\nid = \"fast\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+         [[message]]\nid = \"slow\"\nfaults = [{ fail = { until = \"repair\" }, takes = \"500ms\" }]\n";
+
+    #[test]
+    fn the_inspection_expires_by_the_time_since_entering_the_dead_letter_queue() {
+        let m = run(&format!(
+            "{RETAINED}[[operator]]\nwait = \"600ms\"\naction = \"hold\"\n"
+        ));
+        assert_eq!(m.inspected_at, Some(2_100));
+        let limit = || "delivery_limit".to_string();
+        assert_eq!(m.messages[0].end, End::Expired { reason: limit() });
+        assert_eq!(
+            m.messages[0].end_at,
+            Some(0.0),
+            "the time it was dead-lettered"
+        );
+        assert_eq!(m.messages[1].end, End::DeadLettered { reason: limit() });
+        assert_eq!(m.messages[1].end_at, Some(1_500.0));
+        // `slow`'s expiry at 2.5 s is the nearest to the inspection.
+        let (gap, what) = m.shortest.clone().unwrap();
+        assert_eq!(gap, 400, "{what}");
+        assert!(what.contains("\"slow\"'s dead-letter expiry"), "{what}");
+        assert_eq!(m.expires_at_inspection, None);
+        let purged = run(&format!(
+            "{RETAINED}[[operator]]\nwait = \"600ms\"\naction = \"purge\"\n"
+        ));
+        assert_eq!(purged.messages[0].end, End::Expired { reason: limit() });
+        assert_eq!(purged.messages[1].end, End::Purged { reason: limit() });
+    }
+
+    #[test]
+    fn an_expiry_at_the_inspection_s_instant_is_named() {
+        // `fast` is dead-lettered at 0, the queue drains at 1.5 s and the
+        // operator looks at once: a retention of 1.5 s ends on that
+        // instant.
+        let text = RETAINED.replace("retention = \"1s\"", "retention = \"1500ms\"");
+        let m = run(&format!(
+            "{text}[[operator]]\nwait = \"0ms\"\naction = \"hold\"\n"
+        ));
+        assert_eq!(m.inspected_at, Some(1_500));
+        assert_eq!(m.expires_at_inspection.as_deref(), Some("fast"));
     }
 
     #[test]

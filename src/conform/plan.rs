@@ -68,6 +68,22 @@ pub struct Consumer {
     pub nak_delay: Millis,
 }
 
+/// The file's one operator step, as conform drives it against RabbitMQ:
+/// the dead-letter queue keeps its messages for the quarantine's
+/// retention (a message TTL counted from entering it), and at the
+/// model's inspection time conform reads what is left.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Inspection {
+    /// `[quarantine] retention` (modeled ms); `None`: kept for ever.
+    pub retention: Option<Millis>,
+    /// `action = "purge"`: the messages read at the inspection are
+    /// deleted (else `hold`: they stay).
+    pub purge: bool,
+    /// When the model's operator inspects (modeled ms); set from the
+    /// model's run ([`Plan::inspect_at`]).
+    pub at: Millis,
+}
+
 /// One message of the file, as the publisher and the consumer see it.
 #[derive(Debug, Clone)]
 pub struct Planned {
@@ -133,6 +149,8 @@ pub struct Plan {
     pub broker_version: Option<(u32, u32)>,
     /// nats://: the JetStream consumer (`None` for RabbitMQ).
     pub consumer: Option<Consumer>,
+    /// amqp://: the operator's inspection of the dead-letter queue.
+    pub inspection: Option<Inspection>,
     pub messages: Vec<Planned>,
 }
 
@@ -144,7 +162,9 @@ impl Plan {
             .one_consumer
             .map(|s| (s, "[workers] service_time".to_string()));
         let Some(c) = &self.consumer else {
-            return service.into_iter().collect();
+            let retention = self.inspection.as_ref().and_then(|i| i.retention);
+            let retention = retention.map(|r| (r, "[quarantine] retention".to_string()));
+            return service.into_iter().chain(retention).collect();
         };
         let mut out: Vec<(Millis, String)> = match c.backoff.is_empty() {
             true => vec![(c.ack_wait, "the ack wait (visibility_timeout)".into())],
@@ -226,8 +246,54 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
         one_consumer: scenario.flow.workers.map(|w| w.service_time),
         broker_version: scenario.guarantees.broker_version,
         consumer: None,
+        inspection: inspection(scenario)?,
         messages: planned(scenario),
     })
+}
+
+/// The inspection of a file with one `[[operator]]` step that holds or
+/// purges, or why its steps cannot be driven: a redrive republishes
+/// messages, which the application does, not the broker.
+fn inspection(scenario: &Scenario) -> Result<Option<Inspection>, Unsupported> {
+    let step = match scenario.operators.as_slice() {
+        [] => return Ok(None),
+        [step] => step,
+        _ => {
+            return Err(Unsupported {
+                what: "[[operator]]".into(),
+                why: format!(
+                    "{} steps; conform drives one inspection of the dead-letter queue",
+                    scenario.operators.len()
+                ),
+            });
+        }
+    };
+    let purge = match step.action {
+        crate::model::Action::Hold => false,
+        crate::model::Action::Purge => true,
+        _ => {
+            return Err(Unsupported {
+                what: "[[operator]] action".into(),
+                why: format!(
+                    "{:?}: a redrive republishes dead letters, which the application does; \
+                     conform checks `hold` and `purge` (what the dead-letter queue kept)",
+                    step.action.name()
+                ),
+            });
+        }
+    };
+    if !scenario.guarantees.quarantine_enabled {
+        return Err(Unsupported {
+            what: "[[operator]]".into(),
+            why: "with `[quarantine] enabled = false` there is no dead-letter queue to inspect"
+                .into(),
+        });
+    }
+    Ok(Some(Inspection {
+        retention: scenario.quarantine_retention,
+        purge,
+        at: 0,
+    }))
 }
 
 /// The conformance run of `scenario` against NATS JetStream: a stream and
@@ -240,6 +306,12 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
         );
     };
     common(scenario)?;
+    if !scenario.operators.is_empty() {
+        return refuse(
+            "[[operator]]",
+            "JetStream has no dead-letter queue to inspect: remove the operator's steps",
+        );
+    }
     if scenario.flow.workers.is_some() || scenario.flow.ordering != crate::model::Ordering::None {
         return refuse(
             "[workers] / ordering",
@@ -273,6 +345,7 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
         },
         one_consumer: None,
         broker_version: None,
+        inspection: None,
         consumer: Some(Consumer {
             max_deliver: (max != UNLIMITED_RECEIVES).then_some(max),
             ack_wait: scenario
@@ -287,15 +360,10 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
     })
 }
 
-/// What no conformance run can drive: the operator, the wall of time
-/// windows, generated traffic and the engine's own flow machinery.
+/// What no conformance run can drive: time windows, generated traffic
+/// and the engine's own flow machinery.
 fn common(scenario: &Scenario) -> Result<(), Unsupported> {
-    let checks: [(bool, &str, &str); 7] = [
-        (
-            !scenario.operators.is_empty(),
-            "[[operator]]",
-            "conform drives the consumer, not an operator: remove the operator's steps",
-        ),
+    let checks: [(bool, &str, &str); 6] = [
         (
             !scenario.outages.is_empty(),
             "[[outage]]",
@@ -464,6 +532,55 @@ mod tests {
         );
         let plan = amqp(&load(&format!("{QUORUM}[[message]]\nid = \"m\"\n"))).unwrap();
         assert_eq!((plan.one_consumer, plan.broker_version), (None, None));
+    }
+
+    #[test]
+    fn one_operator_step_that_holds_or_purges_is_an_inspection_and_the_rest_is_refused() {
+        let file = |steps: &str| {
+            load(&format!(
+                "{QUORUM}[quarantine]\nretention = \"1s\"\n[[message]]\nid = \"m\"\n{steps}"
+            ))
+        };
+        let hold = amqp(&file("[[operator]]\nwait = \"1s\"\naction = \"hold\"\n")).unwrap();
+        assert_eq!(
+            hold.inspection,
+            Some(Inspection {
+                retention: Some(1_000),
+                purge: false,
+                at: 0
+            })
+        );
+        assert_eq!(
+            hold.broker_durations(),
+            [(1_000, "[quarantine] retention".to_string())],
+            "the broker times the retention"
+        );
+        let purge = amqp(&file("[[operator]]\nwait = \"1s\"\naction = \"purge\"\n")).unwrap();
+        assert!(purge.inspection.unwrap().purge);
+        let refused = |steps: &str| amqp(&file(steps)).unwrap_err().what;
+        assert_eq!(
+            refused("[[operator]]\nwait = \"1s\"\naction = \"redrive_all\"\n"),
+            "[[operator]] action"
+        );
+        assert_eq!(
+            refused(
+                "[[operator]]\nwait = \"1s\"\naction = \"hold\"\n\
+                 [[operator]]\nwait = \"1s\"\naction = \"purge\"\n"
+            ),
+            "[[operator]]"
+        );
+        let without_queue = load(&format!(
+            "{QUORUM}[quarantine]\nenabled = false\n[[message]]\nid = \"m\"\n\
+             [[operator]]\nwait = \"1s\"\naction = \"hold\"\n"
+        ));
+        assert_eq!(amqp(&without_queue).unwrap_err().what, "[[operator]]");
+        let no_step = amqp(&load(&format!("{QUORUM}[[message]]\nid = \"m\"\n"))).unwrap();
+        assert_eq!(no_step.inspection, None);
+        let js = load(
+            "[delivery]\nprofile = \"nats-jetstream\"\nmax_receives = 3\n\
+             [[message]]\nid = \"m\"\n[[operator]]\nwait = \"1s\"\naction = \"hold\"\n",
+        );
+        assert_eq!(jetstream(&js).unwrap_err().what, "[[operator]]");
     }
 
     #[test]

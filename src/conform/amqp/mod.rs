@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use futures_lite::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions, BasicQosOptions,
-    BasicRejectOptions, ConfirmSelectOptions, QueueDeclareOptions, QueueDeleteOptions,
+    BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
+    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
-use lapin::{BasicProperties, Channel, Connection};
+use lapin::{BasicProperties, Channel, Connection, ExchangeKind};
 use tokio::time::{Duration, Instant};
 
 use super::LiveError;
@@ -74,35 +75,60 @@ pub async fn run(
             AMQPValue::LongLongInt(limit.into()),
         );
     }
+    let names = Names {
+        dlx: format!("{queue}.dlx"),
+        kept: format!("{queue}.dlq-kept"),
+        dlq,
+        queue,
+    };
     if plan.queue.dead_letter {
         let durable = QueueDeclareOptions {
             durable: true,
             ..QueueDeclareOptions::default()
         };
         admin
-            .queue_declare(dlq.as_str().into(), durable, FieldTable::default())
+            .queue_declare(names.dlq.as_str().into(), durable, FieldTable::default())
             .await
             .map_err(failed("declaring the dead-letter queue"))?;
-        arguments.insert(
-            "x-dead-letter-exchange".into(),
-            AMQPValue::LongString("".into()),
-        );
-        arguments.insert(
-            "x-dead-letter-routing-key".into(),
-            AMQPValue::LongString(dlq.as_str().into()),
-        );
+        match &plan.inspection {
+            None => {
+                arguments.insert(
+                    "x-dead-letter-exchange".into(),
+                    AMQPValue::LongString("".into()),
+                );
+                arguments.insert(
+                    "x-dead-letter-routing-key".into(),
+                    AMQPValue::LongString(names.dlq.as_str().into()),
+                );
+            }
+            Some(inspection) => {
+                declare_kept(&admin, &names, inspection.retention.map(|r| scale.real(r))).await?;
+                arguments.insert(
+                    "x-dead-letter-exchange".into(),
+                    AMQPValue::LongString(names.dlx.as_str().into()),
+                );
+            }
+        }
     }
-    declare_quorum(&admin, &queue, arguments).await?;
+    declare_quorum(&admin, &names.queue, arguments).await?;
 
-    let result = drive(&connection, plan, scale, modeled_end, &queue, &dlq).await;
+    let result = drive(&connection, plan, scale, modeled_end, &names).await;
 
     let cleanup = async {
         let _ = admin
-            .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+            .queue_delete(names.queue.as_str().into(), QueueDeleteOptions::default())
             .await;
         if plan.queue.dead_letter {
             let _ = admin
-                .queue_delete(dlq.as_str().into(), QueueDeleteOptions::default())
+                .queue_delete(names.dlq.as_str().into(), QueueDeleteOptions::default())
+                .await;
+        }
+        if plan.inspection.is_some() {
+            let _ = admin
+                .queue_delete(names.kept.as_str().into(), QueueDeleteOptions::default())
+                .await;
+            let _ = admin
+                .exchange_delete(names.dlx.as_str().into(), ExchangeDeleteOptions::default())
                 .await;
         }
         let _ = connection.close(200, "done".into()).await;
@@ -111,14 +137,118 @@ pub async fn run(
     result
 }
 
+/// The names of a run's queues and exchange.
+struct Names {
+    /// The quorum queue.
+    queue: String,
+    /// The dead-letter queue a consumer reads as messages arrive.
+    dlq: String,
+    /// With an inspection: the fanout dead-letter exchange, routing to
+    /// `dlq` and to `kept`.
+    dlx: String,
+    /// With an inspection: the dead-letter queue that keeps its messages
+    /// for the quarantine's retention, read at the inspection.
+    kept: String,
+}
+
+/// Declares the fanout dead-letter exchange and the queue that keeps the
+/// dead letters for `retention` (real ms; a message TTL, which RabbitMQ
+/// counts from the message's entry into that queue), both bound.
+async fn declare_kept(
+    admin: &Channel,
+    names: &Names,
+    retention: Option<f64>,
+) -> Result<(), LiveError> {
+    admin
+        .exchange_declare(
+            names.dlx.as_str().into(),
+            ExchangeKind::Fanout,
+            ExchangeDeclareOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .map_err(failed("declaring the dead-letter exchange"))?;
+    let mut kept = FieldTable::default();
+    if let Some(ttl) = retention {
+        kept.insert(
+            "x-message-ttl".into(),
+            AMQPValue::LongLongInt(ttl.round() as i64),
+        );
+    }
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..QueueDeclareOptions::default()
+    };
+    admin
+        .queue_declare(names.kept.as_str().into(), durable, kept)
+        .await
+        .map_err(failed("declaring the kept dead-letter queue"))?;
+    for queue in [&names.dlq, &names.kept] {
+        admin
+            .queue_bind(
+                queue.as_str().into(),
+                names.dlx.as_str().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(failed("binding a dead-letter queue"))?;
+    }
+    Ok(())
+}
+
+/// The operator's inspection at `at` (real ms from `start`): reads every
+/// message the kept dead-letter queue still holds (RabbitMQ drops one
+/// whose TTL elapsed before handing it out), removing them, which is the
+/// purge; for a hold they are put back. Returns the ids read.
+async fn inspect(
+    connection: &Connection,
+    kept: &str,
+    purge: bool,
+    at: Instant,
+    most: usize,
+) -> Result<Vec<String>, LiveError> {
+    tokio::time::sleep_until(at).await;
+    let channel = connection
+        .create_channel()
+        .await
+        .map_err(failed("a channel"))?;
+    let mut ids = Vec::new();
+    let mut held = Vec::new();
+    while ids.len() <= most {
+        let got = channel
+            .basic_get(kept.into(), BasicGetOptions { no_ack: purge })
+            .await
+            .map_err(failed("reading the kept dead-letter queue"))?;
+        let Some(got) = got else { break };
+        ids.push(id_of(&got.delivery.properties, &got.delivery.data));
+        held.push(got.delivery.acker);
+    }
+    if !purge {
+        // A hold leaves them where they are.
+        for acker in held {
+            acker
+                .nack(BasicNackOptions {
+                    requeue: true,
+                    multiple: false,
+                })
+                .await
+                .map_err(failed("basic.nack"))?;
+        }
+    }
+    let _ = channel.close(200, "inspected".into()).await;
+    Ok(ids)
+}
+
 async fn drive(
     connection: &Arc<Connection>,
     plan: &Plan,
     scale: TimeScale,
     modeled_end: f64,
-    queue: &str,
-    dlq: &str,
+    names: &Names,
 ) -> Result<Vec<Message>, LiveError> {
+    let (queue, dlq) = (names.queue.as_str(), names.dlq.as_str());
     let seen = Arc::new(Mutex::new(Seen::default()));
     let plan = Arc::new(plan.clone());
     let start = Instant::now();
@@ -151,6 +281,12 @@ async fn drive(
             dead_letters(channel, &seen, &dlq, start).await
         }));
     }
+
+    let inspection = plan.inspection.as_ref().map(|i| {
+        let (connection, kept, purge) = (connection.clone(), names.kept.clone(), i.purge);
+        let (at, most) = (start + real(scale.real(i.at)), plan.messages.len());
+        tokio::spawn(async move { inspect(&connection, &kept, purge, at, most).await })
+    });
 
     // The publisher: each message at its scaled arrival, confirmed.
     let publisher = connection
@@ -198,6 +334,13 @@ async fn drive(
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let kept = match inspection {
+        Some(task) => Some(
+            task.await
+                .map_err(|e| LiveError::Failed(format!("the inspection: {e}")))??,
+        ),
+        None => None,
+    };
     for t in &tasks {
         t.abort();
     }
@@ -228,7 +371,7 @@ async fn drive(
         .iter()
         .map(|p| {
             let (end, end_at) = match seen.ends.get(&p.id) {
-                Some((end, at)) => (end.clone(), *at),
+                Some((end, at)) => (inspected(end, kept.as_deref(), &plan, &p.id), *at),
                 None if queued.contains(&p.id) => (End::Queued, None),
                 None => (End::Dropped, None),
             };
@@ -241,6 +384,21 @@ async fn drive(
             }
         })
         .collect())
+}
+
+/// How a message that ended as `end` stands after the inspection, which
+/// read `kept` from the kept dead-letter queue (`None`: no inspection).
+fn inspected(end: &End, kept: Option<&[String]>, plan: &Plan, id: &String) -> End {
+    let (End::DeadLettered { reason }, Some(kept)) = (end, kept) else {
+        return end.clone();
+    };
+    let reason = reason.clone();
+    let purge = plan.inspection.as_ref().is_some_and(|i| i.purge);
+    match (kept.contains(id), purge) {
+        (false, _) => End::Expired { reason },
+        (true, true) => End::Purged { reason },
+        (true, false) => End::DeadLettered { reason },
+    }
 }
 
 fn real(ms: f64) -> Duration {
