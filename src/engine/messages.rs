@@ -151,10 +151,8 @@ impl Eq for Messages {}
 impl Messages {
     /// `count` messages that have not arrived yet.
     pub fn new(count: usize) -> Self {
-        let hot = bytemuck::zeroed_vec(count);
-        super::pages::large_pages(&hot);
         Messages {
-            hot,
+            hot: super::pages::zeroed(count),
             side: Vec::new(),
         }
     }

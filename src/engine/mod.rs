@@ -184,7 +184,7 @@ impl<'s> Engine<'s> {
                 ..
             }
         );
-        let per_message = |wanted: bool| vec![0; if wanted { count as usize } else { 0 }];
+        let per_message = |wanted: bool| pages::zeroed(if wanted { count as usize } else { 0 });
         let mut engine = Engine {
             scenario,
             clock: Clock::default(),

@@ -27,6 +27,20 @@ pub(super) fn large_pages<T>(array: &[T]) {
     let _ = array;
 }
 
+/// `n` zeroed values for a large per-message or per-intent array that the
+/// run reads before it writes (a count incremented): asked for in large
+/// pages ([`large_pages`]). In 4 KB pages each first read maps the shared
+/// zero page and the write after it replaces that page, a flush of the
+/// TLB that interrupts every other thread of the process (a sweep's
+/// points run on several); a large page replaces 512 of them at once.
+pub(super) fn zeroed<T: bytemuck::Zeroable + Clone>(n: usize) -> Vec<T> {
+    let mut v = bytemuck::zeroed_vec(n);
+    large_pages(&v);
+    // Written once, so that no read finds the zero page.
+    v.fill(T::zeroed());
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +67,16 @@ mod tests {
             }
         }
         None
+    }
+
+    #[test]
+    fn zeroed_arrays_hold_zeros_of_their_length() {
+        let counts: Vec<u32> = zeroed(3 << 20);
+        assert_eq!(counts.len(), 3 << 20);
+        assert!(counts.iter().all(|&c| c == 0));
+        let flags: Vec<bool> = zeroed(5);
+        assert_eq!(flags, [false; 5]);
+        assert!(zeroed::<u64>(0).is_empty());
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl Rows {
         Rows {
             own_rows: vec![NO_ROW; intents],
             fresh_rows: HashMap::default(),
-            rows_of: vec![0; intents],
+            rows_of: super::pages::zeroed(intents),
             rows: 0,
             owners: 0,
         }

@@ -87,8 +87,8 @@ impl Deliveries {
             0
         };
         Deliveries {
-            latest: vec![0; per_message],
-            per_message: vec![0; per_message],
+            latest: super::pages::zeroed(per_message),
+            per_message: super::pages::zeroed(per_message),
             ..Deliveries::default()
         }
     }

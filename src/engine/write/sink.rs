@@ -59,14 +59,14 @@ impl SinkState {
                         _ => false,
                     }
             });
-            vec![0u32; if n { intents } else { 0 }]
+            crate::engine::pages::zeroed(if n { intents } else { 0 })
         };
         let upsert = kind == SinkKind::Upsert;
         SinkState {
             kind,
-            net: vec![0; if upsert { 0 } else { intents }],
+            net: crate::engine::pages::zeroed(if upsert { 0 } else { intents }),
             rows: upsert.then(|| Rows::new(intents)),
-            ever: vec![false; intents],
+            ever: crate::engine::pages::zeroed(intents),
             value: 0,
             calls: [wants(false, true), wants(true, true)],
             ordinal: [wants(false, false), wants(true, false)],
