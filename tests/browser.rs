@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{available, cells, chromium, code, report, scratch, stderr};
+use common::{available, chromium, code, page_cells, report, scratch, stderr};
 use scenario_run::engine::{Recorder, run_until};
 use scenario_run::report::text::row;
 
@@ -111,7 +111,7 @@ fn engine_rows(t: u64) -> Vec<Vec<String>> {
     let (s, _) = scenario_run::scenario::load_str(SCENARIO, &text).unwrap();
     let outcome = run_until(&s, Recorder::Off, t).unwrap();
     (0..outcome.messages.len())
-        .map(|m| cells(row(&s, &outcome, m)))
+        .map(|m| page_cells(row(&s, &outcome, m)))
         .collect()
 }
 
@@ -140,8 +140,9 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
     let rows = table_rows(&dom, "snapshot");
     assert_eq!(rows, engine_rows(40_000));
     assert_eq!(rows[1][2], "acked", "transient recovered in cycle 2");
-    // Redriven at 40s, its next delivery not yet made: waiting.
-    assert_eq!(rows[2][2], "waiting");
+    // Redriven at 40s, its next delivery not yet made: waiting, and
+    // the page says for what.
+    assert_eq!(rows[2][2], "waiting for retry");
     // The other tables render too.
     assert!(dom.contains("<section id=\"expectations\">"));
     assert!(dom.contains("<section id=\"totals\">"));

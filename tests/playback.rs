@@ -21,7 +21,7 @@ use headless_chrome::types::Bounds;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::{Value as Json, json};
 
-use common::{Scratch, available, bin, cells, chromium, code, report, scratch, stderr};
+use common::{Scratch, available, bin, chromium, code, page_cells, report, scratch, stderr};
 use scenario_run::duration::format as dur;
 use scenario_run::engine::{Recorder, run, run_until};
 use scenario_run::report::history::{row_at_step, versions};
@@ -203,7 +203,7 @@ impl Engine {
         versions(&self.scenario, &self.outcome)
             .unwrap()
             .iter()
-            .map(|vs| cells(row_at_step(vs, step as u32, t).unwrap()))
+            .map(|vs| page_cells(row_at_step(vs, step as u32, t).unwrap()))
             .collect()
     }
 }
@@ -695,7 +695,7 @@ fn every_state_badge_is_readable() {
     let tab = s.open(STEPS, "#step=0");
     let colours = js(
         &tab,
-        "['waiting', 'ready', 'in_flight', 'acked', 'quarantined', 'expired', 'purged'].map(function (st) { var b = document.createElement('span'); b.className = 'state state-' + st; document.body.appendChild(b); var c = getComputedStyle(b); return [st, c.color, c.backgroundColor]; })",
+        "['not_arrived', 'waiting', 'ready', 'in_flight', 'acked', 'quarantined', 'expired', 'purged'].map(function (st) { var b = document.createElement('span'); b.className = 'state state-' + st; document.body.appendChild(b); var c = getComputedStyle(b); return [st, c.color, c.backgroundColor]; })",
     );
     let rgb = |s: &str| -> [f64; 3] {
         let inner = s

@@ -138,6 +138,21 @@ pub fn cells(r: scenario_run::report::text::Row) -> Vec<String> {
     ]
 }
 
+/// The cells of a row as the HTML page shows them: a waiting message is
+/// "not arrived" before its first delivery and "waiting for retry" after.
+#[allow(dead_code)]
+pub fn page_cells(r: scenario_run::report::text::Row) -> Vec<String> {
+    let shown = match (r.state.as_str(), r.total_receives) {
+        ("waiting", 0) => "not arrived",
+        ("waiting", _) => "waiting for retry",
+        (state, _) => state,
+    }
+    .to_string();
+    let mut cells = cells(r);
+    cells[2] = shown;
+    cells
+}
+
 /// Chromium: `SCENARIO_RUN_CHROMIUM`, or the first on PATH.
 pub fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
