@@ -518,6 +518,49 @@ fn the_timeline_scrolls_under_a_finger_on_a_phone() {
 
 #[test]
 #[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn the_flow_charts_keep_a_readable_size_on_a_phone() {
+    let Some(s) = Session::start("phone-charts") else {
+        return;
+    };
+    let tab = s.browser.new_tab().unwrap();
+    phone_viewport(&tab).expect("phone viewport");
+    let url = format!("file://{}", s.page(LARGE).display());
+    tab.navigate_to(&url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    tab.wait_for_element("svg.flow-chart").unwrap();
+    s.check(&tab, || {
+        assert_eq!(js(&tab, "window.innerWidth"), json!(390));
+        // Each flow chart: drawn at least 760 px wide (its 11 px labels
+        // at 9 px or more), inside a frame no wider than the phone that
+        // scrolls sideways.
+        let charts = js(
+            &tab,
+            "Array.from(document.querySelectorAll('svg.flow-chart')).map(function (svg) { var frame = svg.parentElement; var tick = svg.querySelector('text.tick'); return [svg.getBoundingClientRect().width, frame.clientWidth, frame.scrollWidth > frame.clientWidth, tick ? tick.getBoundingClientRect().height : 0]; })",
+        );
+        let charts = charts.as_array().unwrap();
+        assert!(!charts.is_empty(), "no flow chart on the page");
+        for c in charts {
+            let width = c[0].as_f64().unwrap();
+            assert!(width >= 760.0, "a flow chart {width} px wide: {c}");
+            assert!(c[1].as_f64().unwrap() <= 390.0, "its frame: {c}");
+            assert_eq!(c[2], json!(true), "the frame does not scroll: {c}");
+            assert!(c[3].as_f64().unwrap() >= 9.0, "a tick label: {c}");
+        }
+        // The page itself does not scroll sideways.
+        assert_eq!(
+            js(
+                &tab,
+                "document.documentElement.scrollWidth <= window.innerWidth"
+            ),
+            json!(true)
+        );
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
 fn notes_persist_and_the_exported_run_is_the_json_report() {
     let Some(s) = Session::start("notes") else {
         return;
