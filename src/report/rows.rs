@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value as Json;
 
 use crate::engine::{MessageState, Outcome};
-use crate::model::{MessageIndex, Scenario, State};
+use crate::model::{Class, MessageIndex, Millis, Permanent, Profile, Scenario, State};
 
 /// Message `m`'s snapshot row, as a JSON value (for the few rows that get
 /// more fields, [`super::interesting`]).
@@ -40,8 +40,68 @@ impl<'a> MessageRow<'a> {
     }
 }
 
-/// How many fields an envelope has.
+/// How many fields an envelope has (one more, `broker`, under
+/// rabbitmq-quorum: [`envelope_fields`]).
 const ENVELOPE_FIELDS: usize = 10;
+
+/// The fields of an envelope under `scenario`'s profile.
+fn envelope_fields(scenario: &Scenario) -> usize {
+    ENVELOPE_FIELDS + usize::from(scenario.guarantees.profile == Profile::RabbitmqQuorum)
+}
+
+/// RabbitMQ records death history per message from 3.13 on: a message a
+/// client publishes again (a redrive) starts with none.
+const DEATHS_RESTART_ON_PUBLISH: (u32, u32) = (3, 13);
+
+/// What RabbitMQ records on the dead-lettered copy of a message in
+/// quarantine under `rabbitmq-quorum` (docs/model.md, rabbitmq-quorum 6):
+/// its `x-death` entry for the dead-lettering that put it there, and the
+/// `x-first-death-*` headers. The broker's reason is `rejected` for a
+/// permanent failure routed to quarantine (a reject) and
+/// `delivery_limit` for every other entry (the limit used up); the
+/// handler's own reason, the failure's class, the cycle and the key are
+/// only the application's. The time has the header's resolution, whole
+/// seconds (in milliseconds from the run's start).
+struct DeadLetterHeaders<'a> {
+    scenario: &'a Scenario,
+    state: &'a MessageState,
+    quarantined_at: Millis,
+}
+
+impl Serialize for DeadLetterHeaders<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (scenario, state) = (self.scenario, self.state);
+        let rejected = state.last_class() == Class::Permanent
+            && scenario.delivery.permanent == Permanent::Quarantine;
+        let reason = if rejected {
+            "rejected"
+        } else {
+            "delivery_limit"
+        };
+        let queue = &scenario.delivery.queue;
+        // One entry per cycle's dead-lettering: exact from 3.13 on (a
+        // redrive is a new publish), and for a message dead-lettered
+        // once; before 3.13 a redriver that copies the headers adds the
+        // cycles up per reason, which the model does not keep (null).
+        let restarts = scenario
+            .guarantees
+            .broker_version
+            .is_none_or(|v| v >= DEATHS_RESTART_ON_PUBLISH);
+        let count = (restarts || state.quarantine_entries <= 1).then_some(1);
+        let entry = serde_json::json!({
+            "queue": queue,
+            "reason": reason,
+            "count": count,
+            "time": self.quarantined_at - self.quarantined_at % 1_000,
+        });
+        let mut fields = serializer.serialize_struct("DeadLetterHeaders", 3)?;
+        fields.serialize_field("x-death", &[entry])?;
+        let first = (restarts || state.quarantine_entries <= 1).then_some((queue, reason));
+        fields.serialize_field("x-first-death-queue", &first.map(|f| f.0))?;
+        fields.serialize_field("x-first-death-reason", &first.map(|f| f.1))?;
+        fields.end()
+    }
+}
 
 impl Serialize for MessageRow<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -99,7 +159,7 @@ impl Serialize for Envelope<'_> {
         ) {
             return serializer.serialize_none();
         }
-        let mut fields = serializer.serialize_struct("Envelope", ENVELOPE_FIELDS)?;
+        let mut fields = serializer.serialize_struct("Envelope", envelope_fields(scenario))?;
         fields.serialize_field("queue", &scenario.delivery.queue)?;
         fields.serialize_field("quarantined_at", &state.last_quarantined_at())?;
         fields.serialize_field(
@@ -118,6 +178,16 @@ impl Serialize for Envelope<'_> {
                 serde_json::to_value(p).unwrap_or(Json::Null)
             }),
         )?;
+        if scenario.guarantees.profile == Profile::RabbitmqQuorum {
+            fields.serialize_field(
+                "broker",
+                &state.last_quarantined_at().map(|at| DeadLetterHeaders {
+                    scenario,
+                    state,
+                    quarantined_at: at,
+                }),
+            )?;
+        }
         fields.end()
     }
 }
@@ -145,7 +215,11 @@ mod tests {
                     "{path:?}: {json}"
                 );
                 if let Some(envelope) = json["envelope"].as_object() {
-                    assert_eq!(envelope.len(), ENVELOPE_FIELDS, "{path:?}: {json}");
+                    assert_eq!(
+                        envelope.len(),
+                        envelope_fields(&scenario),
+                        "{path:?}: {json}"
+                    );
                     envelopes += 1;
                 }
             }

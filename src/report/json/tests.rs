@@ -93,3 +93,75 @@ fn the_envelope_is_the_latest_quarantine() {
         Json::Null
     );
 }
+
+/// Under rabbitmq-quorum the envelope also says what the broker records
+/// on the dead letter: `x-death` with the broker's reason (a reject or
+/// the delivery limit, not the handler's words), the time in whole
+/// seconds, and a count that is exact once the cycles' history is known.
+#[test]
+fn under_rabbitmq_quorum_the_envelope_says_what_the_broker_records() {
+    let file = |version: &str| {
+        format!(
+            "[delivery]\nqueue = \"orders\"\nprofile = \"rabbitmq-quorum\"\nmax_receives = 1\n\
+             permanent = \"quarantine\"\n{version}\
+             [[message]]\nid = \"poison\"\nat = \"1500ms\"\n\
+             faults = [{{ fail = {{ until = \"repair\" }}, reason = \"timeout\" }}]\n\
+             [[message]]\nid = \"bad\"\nfaults = [{{ fail = {{ first = 1 }}, class = \"permanent\", reason = \"schema\" }}]\n\
+             [[message]]\nid = \"ok\"\n\
+             [[operator]]\nwait = \"2s\"\naction = \"redrive_all\"\n"
+        )
+    };
+    let broker = |version: &str, id: &str| {
+        let (scenario, _) = crate::scenario::load_str("s.toml", &file(version)).unwrap();
+        let outcome = crate::engine::run(&scenario, Recorder::Off).unwrap();
+        let m = scenario.find_message(id).unwrap() as usize;
+        snapshot(&scenario, &outcome)[m]["envelope"]["broker"].clone()
+    };
+    // The poison message: two deliveries (a limit of 1), dead-lettered at
+    // 1.5 s, redriven at 3.5 s, dead-lettered again at 3.5 s.
+    let poison = broker("", "poison");
+    assert_eq!(
+        poison,
+        serde_json::json!({
+            "x-death": [{ "queue": "orders", "reason": "delivery_limit", "count": 1, "time": 3_000 }],
+            "x-first-death-queue": "orders",
+            "x-first-death-reason": "delivery_limit",
+        })
+    );
+    // Before 3.13 a redriver copying the headers would add the two
+    // dead-letterings up: the model does not say how many.
+    let old = broker("broker_version = \"3.10\"\n", "poison");
+    assert_eq!(old["x-death"][0]["count"], Json::Null);
+    assert_eq!(old["x-first-death-reason"], Json::Null);
+    // `bad` is rejected at its first delivery (then redriven and acked:
+    // no envelope); here it is not redriven.
+    let (scenario, _) = crate::scenario::load_str(
+        "s.toml",
+        &file("").replace("action = \"redrive_all\"", "action = \"hold\""),
+    )
+    .unwrap();
+    let outcome = crate::engine::run(&scenario, Recorder::Off).unwrap();
+    let bad = scenario.find_message("bad").unwrap() as usize;
+    let envelope = &snapshot(&scenario, &outcome)[bad]["envelope"];
+    assert_eq!(envelope["reason"], "schema", "the handler's reason");
+    assert_eq!(envelope["broker"]["x-death"][0]["reason"], "rejected");
+    assert_eq!(envelope["broker"]["x-death"][0]["count"], 1);
+    assert_eq!(envelope["broker"]["x-death"][0]["time"], 0);
+    // Under another profile there is no broker record.
+    let (scenario, _) = crate::scenario::load_str(
+        "s.toml",
+        &file("")
+            .replace(
+                "profile = \"rabbitmq-quorum\"\n",
+                "retry_interval = \"1s\"\n",
+            )
+            .replace("action = \"redrive_all\"", "action = \"hold\""),
+    )
+    .unwrap();
+    let outcome = crate::engine::run(&scenario, Recorder::Off).unwrap();
+    let envelope = &snapshot(&scenario, &outcome)[bad]["envelope"];
+    assert!(
+        envelope.is_object() && envelope.get("broker").is_none(),
+        "{envelope}"
+    );
+}
