@@ -17,4 +17,3 @@ pub mod output;
 pub mod padded;
 pub mod report;
 pub mod scenario;
-pub mod short_text;

@@ -80,7 +80,7 @@ pub struct Inspection {
     /// deleted (else `hold`: they stay).
     pub purge: bool,
     /// When the model's operator inspects (modeled ms); set from the
-    /// model's run ([`Plan::inspect_at`]).
+    /// model's run when the file is prepared ([`crate::conform::prepare`]).
     pub at: Millis,
 }
 

@@ -111,12 +111,7 @@ impl serde::Serialize for Name<'_> {
         if self.number.is_none() && self.generation == 0 {
             return serializer.serialize_str(self.text);
         }
-        // On the stack when it fits.
-        let mut short = crate::short_text::Short::<{ crate::short_text::SHORT }>::new();
-        if self.write_plain(&mut short).is_ok() {
-            return serializer.serialize_str(short.as_str());
-        }
-        crate::padded::serialize_whole(serializer, self, |name| self.write_plain(name))
+        serializer.collect_str(self)
     }
 }
 

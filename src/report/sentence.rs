@@ -22,13 +22,12 @@ pub fn describe(scenario: &Scenario, d: &Detail) -> String {
 }
 
 /// What happened, in words ([`describe`]), written without a string of
-/// its own: as text, or as a JSON string (put together in a buffer reused
-/// per thread).
+/// its own: as text, or as a JSON string.
 pub struct Sentence<'a>(pub &'a Scenario, pub &'a Detail);
 
 impl serde::Serialize for Sentence<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        crate::padded::serialize_whole(serializer, self, |text| say(text, self.0, self.1))
+        serializer.collect_str(self)
     }
 }
 
