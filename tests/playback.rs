@@ -31,6 +31,8 @@ const STEPS: &str = "scenarios/16-two-operator-steps.toml";
 const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
 const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
 const DATAFLOW: &str = "scenarios/37-chandy-lamport-in-flight.toml";
+/// A retry storm: 4,560 transitions, more than a page lists.
+const STORM: &str = "scenarios/22-retry-storm-no-jitter.toml";
 
 /// A browser of its own (its own profile, so local storage starts empty)
 /// and the reports of the three scenarios above.
@@ -48,7 +50,11 @@ impl Session {
         let path = available(chromium(), "chromium (apt-get install chromium)")?;
         let d = scratch(&format!("playback-{name}"));
         let out = d.join("out");
-        let o = report(&out, "html,json", &[STEPS, QUESTIONS, LARGE, DATAFLOW]);
+        let o = report(
+            &out,
+            "html,json",
+            &[STEPS, QUESTIONS, LARGE, DATAFLOW, STORM],
+        );
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let profile = d.join("profile");
         let options = LaunchOptions::default_builder()
@@ -513,6 +519,53 @@ fn the_timeline_scrolls_under_a_finger_on_a_phone() {
         });
         // The page itself did not scroll sideways: only the timeline did.
         assert_eq!(js(&tab, "window.scrollX"), json!(0));
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn playback_reaches_the_last_transition_of_a_retry_storm() {
+    let Some(s) = Session::start("storm") else {
+        return;
+    };
+    let engine = Engine::of(STORM);
+    let total = engine.outcome.transitions.len();
+    assert!(
+        total > 2_000,
+        "{total}: the storm lists more than a page does"
+    );
+    let tab = s.open(STORM, "");
+    s.check(&tab, || {
+        // Once the packed run is unpacked, every transition is a step.
+        eventually("every transition is a step", || {
+            text(&tab, "#p-position") == format!("step {total} of {total}")
+        });
+        click(&tab, "#p-prev");
+        let last = engine.outcome.transitions[total - 1];
+        let id = engine.id(last.message.unwrap());
+        let said = describe(&engine.scenario, &last.detail);
+        assert_eq!(
+            caption(&tab),
+            format!(
+                "At {}, step {total} of {total}: {id} {said}.",
+                dur(last.time)
+            )
+        );
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(total));
+        // A step past the first 2,000, from the fragment.
+        tab.evaluate("location.hash = '#step=3000'", false).unwrap();
+        let third = engine.outcome.transitions[2_999];
+        eventually("step 3000 shown", || caption(&tab).contains("step 3000 of"));
+        assert_eq!(
+            caption(&tab),
+            format!(
+                "At {}, step 3000 of {total}: {} {}.",
+                dur(third.time),
+                engine.id(third.message.unwrap()),
+                describe(&engine.scenario, &third.detail)
+            )
+        );
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(3_000));
     });
 }
 

@@ -9,9 +9,10 @@ use crate::engine::Outcome;
 use crate::model::Scenario;
 use crate::report::sentence::describe;
 
-/// At most this many transitions are stepped through in a page (the
-/// transitions table shows as many); past them the time slider still
-/// moves the snapshot.
+/// At most this many transitions are listed in a page for its first
+/// paint (the transitions table shows as many); the page steps through
+/// the rest once it has unpacked the packed run, which holds every kept
+/// transition.
 pub const PLAYBACK_STEPS: usize = 2000;
 
 /// `[time, message index or -1, what happened]` for the first
