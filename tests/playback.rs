@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use headless_chrome::browser::tab::ModifierKey;
 use headless_chrome::protocol::cdp::{Emulation, Input, Page};
 use headless_chrome::types::Bounds;
 use headless_chrome::{Browser, LaunchOptions, Tab};
@@ -566,6 +567,60 @@ fn playback_reaches_the_last_transition_of_a_retry_storm() {
             )
         );
         assert_eq!(snapshot_rows(&tab), engine.rows_at_step(3_000));
+    });
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn stepping_by_instant_applies_every_transition_of_one_time() {
+    let Some(s) = Session::start("instants") else {
+        return;
+    };
+    let engine = Engine::of(STORM);
+    let ts = &engine.outcome.transitions;
+    let total = ts.len();
+    // The step that ends each instant, in order.
+    let ends: Vec<usize> = (1..=total)
+        .filter(|&k| k == total || ts[k].time != ts[k - 1].time)
+        .collect();
+    assert!(ends.len() > 3 && ends[0] > 1, "{:?}", &ends[..4]);
+    let tab = s.open(STORM, "");
+    s.check(&tab, || {
+        eventually("every transition is a step", || {
+            text(&tab, "#p-position") == format!("step {total} of {total}")
+        });
+        let at = |k: usize| text(&tab, "#p-position") == format!("step {k} of {total}");
+        click(&tab, "#p-restart");
+        assert!(at(0));
+        click(&tab, "#p-next-instant");
+        assert!(at(ends[0]), "{}", text(&tab, "#p-position"));
+        assert!(caption(&tab).starts_with(&format!("At {}, step {}", dur(ts[0].time), ends[0])));
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(ends[0]));
+        click(&tab, "#p-next-instant");
+        assert!(at(ends[1]));
+        tab.press_key_with_modifiers("ArrowRight", Some(&[ModifierKey::Shift]))
+            .unwrap();
+        assert!(at(ends[2]));
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(ends[2]));
+        // Back: the end of the instant before.
+        click(&tab, "#p-prev-instant");
+        assert!(at(ends[1]));
+        // From the middle of an instant, forward completes it and back
+        // goes to the end of the one before.
+        click(&tab, "#p-next");
+        assert!(at(ends[1] + 1) && ends[1] + 1 < ends[2]);
+        click(&tab, "#p-next-instant");
+        assert!(at(ends[2]));
+        click(&tab, "#p-next");
+        tab.press_key_with_modifiers("ArrowLeft", Some(&[ModifierKey::Shift]))
+            .unwrap();
+        assert!(at(ends[2]));
+        // From the end of the run, back goes to its last step first.
+        click(&tab, "#p-end");
+        click(&tab, "#p-prev-instant");
+        assert!(at(total));
+        click(&tab, "#p-prev-instant");
+        assert!(at(ends[ends.len() - 2]));
     });
 }
 

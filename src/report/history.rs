@@ -7,7 +7,6 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::{HISTORY_MESSAGES, MessageState, Outcome, Recorder};
 use crate::model::{Millis, Scenario, State};
-use crate::report::playback::PLAYBACK_STEPS;
 use crate::report::text::{Row, row_of};
 
 /// A row as of `time` and until the next version; `time` `None` is the
@@ -21,8 +20,8 @@ pub struct Version {
 }
 
 /// The versions of every message's row, oldest first; several changes with
-/// no transition between them make one version, and so do all the changes
-/// of one instant past the first [`PLAYBACK_STEPS`] transitions. Needs a run recorded with
+/// no transition between them make one version (so playback finds the
+/// row at every step, every kept transition of the run). Needs a run recorded with
 /// [`Recorder::All`] of at most [`HISTORY_MESSAGES`] messages; returns
 /// `None` otherwise.
 pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Version>>> {
@@ -49,12 +48,7 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
             ..row_of(scenario, change.message, &change.state, change.time)
         };
         match versions.last_mut() {
-            // Past the steps playback shows, only an instant's last row
-            // matters (the time scrubber's), so the page stays small.
-            Some(last)
-                if last.time == Some(change.time)
-                    && (last.step == change.step || last.step as usize > PLAYBACK_STEPS) =>
-            {
+            Some(last) if last.time == Some(change.time) && last.step == change.step => {
                 last.row = row
             }
             _ => versions.push(Version {
@@ -211,12 +205,8 @@ mod tests {
                         assert_eq!(at(m, n), expected, "{} step {n}", path.display());
                     }
                 }
-                // Playback steps through the first PLAYBACK_STEPS only.
-                let Some(tr) = n
-                    .checked_sub(1)
-                    .map(|k| ts[k])
-                    .filter(|_| n <= PLAYBACK_STEPS)
-                else {
+                // Playback steps through every kept transition.
+                let Some(tr) = n.checked_sub(1).map(|k| ts[k]) else {
                     continue;
                 };
                 let Some(m) = tr.message.map(|m| m as usize) else {
@@ -265,10 +255,12 @@ mod tests {
         assert!(checked > 500, "only {checked} steps checked");
     }
 
-    /// Past the steps playback shows, a message keeps one version per
-    /// instant (as before playback existed), not one per transition.
+    /// Past the steps a page lists for its first paint, a message still
+    /// has a version per transition of one instant: playback steps through
+    /// every kept transition, and each step's rows are exact.
     #[test]
-    fn past_playback_one_version_per_instant() {
+    fn past_the_listed_steps_every_transition_keeps_its_row() {
+        use crate::report::playback::PLAYBACK_STEPS;
         let text = "[delivery]\nmax_receives = 40\nretry_interval = \"1s\"\n\
                     [[traffic]]\ncount = 100\nover = \"1s\"\n\
                     faults = [{ fail = { first = 30 } }]\n";
@@ -276,15 +268,12 @@ mod tests {
         let outcome = run(&scenario, Recorder::All).unwrap();
         assert!(outcome.transitions.len() > 3 * PLAYBACK_STEPS);
         let all = versions(&scenario, &outcome).unwrap();
-        let mut early_same_instant = 0;
-        for w in all.iter().flat_map(|vs| vs.windows(2)) {
-            if w[0].time == w[1].time {
-                assert!(w[0].step as usize <= PLAYBACK_STEPS, "{:?}", w[1].time);
-                early_same_instant += 1;
-            }
-        }
-        // Within the playback steps they are kept apart.
-        assert!(early_same_instant > 100, "{early_same_instant}");
+        let late_same_instant = all
+            .iter()
+            .flat_map(|vs| vs.windows(2))
+            .filter(|w| w[0].time == w[1].time && w[0].step as usize > PLAYBACK_STEPS)
+            .count();
+        assert!(late_same_instant > 100, "{late_same_instant}");
     }
 
     #[test]
