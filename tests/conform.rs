@@ -132,6 +132,7 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
             reason: "delivery_limit".into()
         }
     );
+    assert_eq!(poison.x_death_count, Some(1), "the dead letter's x-death");
     // The dead-letter queue's retention, counted from entering it: at the
     // inspection the letter dead since 0 is gone, the one dead since
     // 1.5 s (published at 0 too) is still there; a purge deletes what

@@ -161,6 +161,10 @@ pub struct Message {
     /// widens the tolerance of the message's times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub publish_lag: Option<f64>,
+    /// RabbitMQ: the `count` of the dead letter's first `x-death` entry
+    /// (the model's: 1, docs/model.md section 21, rabbitmq-quorum 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub x_death_count: Option<u64>,
 }
 
 /// A difference between the model and the broker.
@@ -202,6 +206,8 @@ const RULE_EXPIRY: &str = "docs/model.md section 5: quarantine retention counts 
                            least that old has expired";
 const RULE_PURGE: &str = "docs/model.md section 6: `purge` deletes the retained messages at the \
                           inspection";
+const RULE_X_DEATH: &str = "docs/model.md section 21, rabbitmq-quorum 4: a dead letter carries one \
+                            x-death entry for its cycle, count 1";
 const RULE_ARRIVAL: &str = "docs/model.md section 2: a message is delivered when it arrives";
 
 /// The rule that decides how a message ends, `broker` its end on the
@@ -297,6 +303,16 @@ pub fn compare(
                 rule_for_end(&m.end, &b.end),
             );
         }
+        if m.end == b.end && m.x_death_count.is_some() && m.x_death_count != b.x_death_count {
+            let count = |c: Option<u64>| c.map_or("none".to_string(), |c| c.to_string());
+            differ(
+                None,
+                "x-death count".into(),
+                count(m.x_death_count),
+                count(b.x_death_count),
+                RULE_X_DEATH,
+            );
+        }
         if m.deliveries.len() != b.deliveries.len() {
             differ(
                 None,
@@ -365,6 +381,7 @@ mod tests {
             end,
             end_at: Some(deliveries as f64 * 2.0),
             publish_lag: None,
+            x_death_count: None,
         }
     }
 
@@ -372,6 +389,28 @@ mod tests {
         End::DeadLettered {
             reason: "delivery_limit".into(),
         }
+    }
+
+    #[test]
+    fn a_dead_letter_s_x_death_count_is_compared_with_the_model_s() {
+        let mut model = poison(3, limit());
+        model.x_death_count = Some(1);
+        let mut broker = model.clone();
+        assert!(compare(&[model.clone()], &[broker.clone()], 0.0, false).is_empty());
+        broker.x_death_count = Some(2);
+        let d = compare(&[model.clone()], &[broker.clone()], 0.0, false);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (
+                d[0].what.as_str(),
+                d[0].model.as_str(),
+                d[0].broker.as_str()
+            ),
+            ("x-death count", "1", "2")
+        );
+        assert!(d[0].rule.contains("rabbitmq-quorum 4"));
+        broker.x_death_count = None;
+        assert_eq!(compare(&[model], &[broker], 0.0, false)[0].broker, "none");
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
             end: End::Queued,
             end_at: None,
             publish_lag: None,
+            x_death_count: None,
         })
         .collect();
     let mut end = 0;
@@ -83,6 +84,9 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
                     };
                     continue;
                 }
+                // One dead-lettering per cycle, and conform drives one
+                // cycle: the entry's count is 1.
+                message.x_death_count = Some(1);
                 message.end = End::DeadLettered {
                     reason: if rejected {
                         "rejected"
@@ -194,6 +198,7 @@ impl Modeled {
                 end: m.end.clone(),
                 end_at: m.end_at.map(|t| t / scale.0 as f64),
                 publish_lag: None,
+                x_death_count: m.x_death_count,
             })
             .collect()
     }

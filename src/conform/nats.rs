@@ -382,6 +382,7 @@ async fn drive(
                 end,
                 end_at,
                 publish_lag: lags.get(&p.id).copied(),
+                x_death_count: None,
             }
         })
         .collect())

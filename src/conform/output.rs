@@ -188,6 +188,7 @@ mod tests {
             end: End::Dropped,
             end_at: None,
             publish_lag: None,
+            x_death_count: None,
         };
         let ok = Message {
             id: "ok".into(),
@@ -195,6 +196,7 @@ mod tests {
             end: End::Acked,
             end_at: Some(0.0),
             publish_lag: None,
+            x_death_count: None,
         };
         let check = |file: &str, model: usize, broker: usize| {
             let model = vec![poison(model), ok.clone()];

@@ -38,6 +38,8 @@ pub const MAX_DELIVERIES: usize = 10_000;
 struct Seen {
     deliveries: BTreeMap<String, Vec<Delivery>>,
     ends: BTreeMap<String, (End, Option<f64>)>,
+    /// Per dead letter, the `count` of its first `x-death` entry.
+    deaths: BTreeMap<String, u64>,
     recorded: usize,
 }
 
@@ -381,6 +383,7 @@ async fn drive(
                 end,
                 end_at,
                 publish_lag: lags.get(&p.id).copied(),
+                x_death_count: seen.deaths.get(&p.id).copied(),
             }
         })
         .collect())
@@ -523,15 +526,23 @@ async fn dead_letters(
         let delivery = delivery.map_err(failed("a dead letter"))?;
         let at = elapsed(start);
         let id = id_of(&delivery.properties, &delivery.data);
-        let reason = header(&delivery.properties, "x-death")
-            .and_then(|v| match v {
-                AMQPValue::FieldArray(deaths) => deaths.as_slice().first().and_then(|d| match d {
-                    AMQPValue::FieldTable(t) => t.inner().get("reason").and_then(text_of),
-                    _ => None,
-                }),
+        let first = header(&delivery.properties, "x-death").and_then(|v| match v {
+            AMQPValue::FieldArray(deaths) => deaths.as_slice().first().and_then(|d| match d {
+                AMQPValue::FieldTable(t) => Some(t.inner()),
                 _ => None,
-            })
+            }),
+            _ => None,
+        });
+        let reason = first
+            .and_then(|t| t.get("reason"))
+            .and_then(text_of)
             .unwrap_or_else(|| "no x-death header".into());
+        if let Some(count) = first.and_then(|t| t.get("count")).and_then(int_of) {
+            seen.lock()
+                .expect("not poisoned")
+                .deaths
+                .insert(id.clone(), count.max(0) as u64);
+        }
         delivery
             .acker
             .ack(BasicAckOptions::default())
