@@ -229,14 +229,8 @@ async fn inspect(
     }
     if !purge {
         // A hold leaves them where they are.
-        for acker in held {
-            acker
-                .nack(BasicNackOptions {
-                    requeue: true,
-                    multiple: false,
-                })
-                .await
-                .map_err(failed("basic.nack"))?;
+        for acker in &held {
+            requeue(acker).await?;
         }
     }
     let _ = channel.close(200, "inspected".into()).await;
@@ -486,15 +480,7 @@ async fn consume(
                         .map_err(failed("basic.ack"))?;
                     ended(seen, id, End::Acked, elapsed(start));
                 }
-                Action::Requeue => {
-                    acker
-                        .nack(BasicNackOptions {
-                            requeue: true,
-                            multiple: false,
-                        })
-                        .await
-                        .map_err(failed("basic.nack"))?;
-                }
+                Action::Requeue => requeue(acker).await?,
                 Action::Reject => {
                     acker
                         .reject(BasicRejectOptions { requeue: false })
@@ -508,6 +494,18 @@ async fn consume(
             }
         }
     }
+}
+
+/// Returns a delivery to its queue: `basic.nack` with requeue.
+async fn requeue(acker: &lapin::Acker) -> Result<(), LiveError> {
+    acker
+        .nack(BasicNackOptions {
+            requeue: true,
+            multiple: false,
+        })
+        .await
+        .map(|_| ())
+        .map_err(failed("basic.nack"))
 }
 
 async fn close(channel: &Channel) {
