@@ -624,6 +624,67 @@ fn stepping_by_instant_applies_every_transition_of_one_time() {
     });
 }
 
+/// axe-core: `SCENARIO_RUN_AXE_JS`, or where `.ci/run` installs it.
+fn axe_js() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SCENARIO_RUN_AXE_JS") {
+        return Some(PathBuf::from(p));
+    }
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/axe/node_modules/axe-core/axe.min.js");
+    p.is_file().then_some(p)
+}
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn axe_finds_no_serious_violation_on_the_pages() {
+    let Some(s) = Session::start("axe") else {
+        return;
+    };
+    let Some(axe) = available(axe_js(), "axe-core (npm install axe-core)") else {
+        return;
+    };
+    let source = std::fs::read_to_string(axe).unwrap();
+    let mut pages: Vec<PathBuf> = [STEPS, QUESTIONS, LARGE, DATAFLOW, STORM]
+        .iter()
+        .map(|p| s.page(p))
+        .collect();
+    pages.push(s.out.join("index.html"));
+    // A sweep's page too.
+    let sweeps = s.out.join("sweep");
+    let sweep = "scenarios/29-retry-storm-jitter-sweep.toml";
+    let o = report(&sweeps, "html", &[sweep]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    pages.push(sweeps.join("29-retry-storm-jitter-sweep.html"));
+    let mut found = Vec::new();
+    let checked = pages.len();
+    for page in pages {
+        assert!(page.is_file(), "{}", page.display());
+        let tab = s.browser.new_tab().unwrap();
+        tab.set_default_timeout(Duration::from_secs(60));
+        tab.navigate_to(&format!("file://{}", page.display()))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.evaluate(&source, false).unwrap();
+        let result = tab
+            .evaluate(
+                "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } }).then(function (r) { return JSON.stringify(r.violations.filter(function (v) { return v.impact === 'serious' || v.impact === 'critical'; }).map(function (v) { return [v.id, v.impact, v.nodes.length, v.nodes.slice(0, 3).map(function (n) { return n.target.join(' ') + ': ' + n.failureSummary; })]; })); })",
+                true,
+            )
+            .unwrap();
+        let text = result
+            .value
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let violations: Json = serde_json::from_str(&text).unwrap_or(Json::Null);
+        if violations.as_array().is_none_or(|v| !v.is_empty()) {
+            found.push(format!("{}: {violations:#}", page.display()));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    eprintln!("axe-core: no serious or critical violation on {checked} pages");
+}
+
 #[test]
 #[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
 fn the_flow_charts_keep_a_readable_size_on_a_phone() {
