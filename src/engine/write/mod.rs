@@ -335,7 +335,9 @@ impl Engine<'_> {
     pub(super) fn fan_out(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Wrote {
         let scenario = self.scenario;
         let write = scenario.write.as_ref().expect("a file with [write]");
-        let mut writes = self.writes.take().expect("a file with [write]");
+        // Borrowed in place: moving the whole state out and back copied it
+        // twice per write (8% of a million-write run).
+        let writes = self.writes.as_mut().expect("a file with [write]");
         let now = self.clock.now;
         let repaired = self.operator.repaired;
         let totals = &mut self.measures.totals;
@@ -353,7 +355,6 @@ impl Engine<'_> {
         // Every sink call counts against `max_events`: retries and
         // compensations cannot make a run's work unbounded.
         self.clock.add_events(writes.take_calls_made());
-        self.writes = Some(writes);
         wrote
     }
 }
