@@ -2,7 +2,7 @@
 //! channel, queue names, a quorum queue's declaration, a consumer, and
 //! reading header values.
 
-use lapin::options::{BasicConsumeOptions, QueueDeclareOptions};
+use lapin::options::{BasicConsumeOptions, BasicNackOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
 use tokio::time::Instant;
@@ -100,6 +100,27 @@ pub(super) async fn subscribe(
         )
         .await
         .map_err(failed("basic.consume"))
+}
+
+/// A message's id: its `message-id`, else its body.
+pub(super) fn id_of(properties: &BasicProperties, data: &[u8]) -> String {
+    properties
+        .message_id()
+        .as_ref()
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|| String::from_utf8_lossy(data).into_owned())
+}
+
+/// Returns a delivery to its queue: `basic.nack` with requeue.
+pub(super) async fn requeue(acker: &lapin::Acker) -> Result<(), LiveError> {
+    acker
+        .nack(BasicNackOptions {
+            requeue: true,
+            multiple: false,
+        })
+        .await
+        .map(|_| ())
+        .map_err(failed("basic.nack"))
 }
 
 pub(super) fn failed(what: &str) -> impl Fn(lapin::Error) -> LiveError + '_ {

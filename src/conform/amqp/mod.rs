@@ -9,22 +9,23 @@ use std::sync::{Arc, Mutex};
 
 use futures_lite::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions, BasicQosOptions,
-    BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
-    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
+    BasicAckOptions, BasicGetOptions, BasicPublishOptions, BasicQosOptions, BasicRejectOptions,
+    ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
-use lapin::{BasicProperties, Channel, Connection, ExchangeKind};
+use lapin::{BasicProperties, Channel, Connection};
 use tokio::time::{Duration, Instant};
 
 use super::LiveError;
 use super::compare::{Delivery, End, Message, TimeScale};
 use super::plan::{Action, Plan};
 use client::{
-    declare_quorum, elapsed, failed, header, int_of, open, queue_name, subscribe, text_of,
+    declare_quorum, elapsed, failed, header, id_of, int_of, open, queue_name, requeue, subscribe,
+    text_of,
 };
 
 mod client;
+mod inspection;
 mod probe;
 
 pub use probe::{PROBES, broker, latency};
@@ -104,7 +105,13 @@ pub async fn run(
                 );
             }
             Some(inspection) => {
-                declare_kept(&admin, &names, inspection.retention.map(|r| scale.real(r))).await?;
+                inspection::declare_kept(
+                    &admin,
+                    &names.dlx,
+                    [&names.dlq, &names.kept],
+                    inspection.retention.map(|r| scale.real(r)),
+                )
+                .await?;
                 arguments.insert(
                     "x-dead-letter-exchange".into(),
                     AMQPValue::LongString(names.dlx.as_str().into()),
@@ -153,90 +160,6 @@ struct Names {
     kept: String,
 }
 
-/// Declares the fanout dead-letter exchange and the queue that keeps the
-/// dead letters for `retention` (real ms; a message TTL, which RabbitMQ
-/// counts from the message's entry into that queue), both bound.
-async fn declare_kept(
-    admin: &Channel,
-    names: &Names,
-    retention: Option<f64>,
-) -> Result<(), LiveError> {
-    admin
-        .exchange_declare(
-            names.dlx.as_str().into(),
-            ExchangeKind::Fanout,
-            ExchangeDeclareOptions::default(),
-            FieldTable::default(),
-        )
-        .await
-        .map_err(failed("declaring the dead-letter exchange"))?;
-    let mut kept = FieldTable::default();
-    if let Some(ttl) = retention {
-        kept.insert(
-            "x-message-ttl".into(),
-            AMQPValue::LongLongInt(ttl.round() as i64),
-        );
-    }
-    let durable = QueueDeclareOptions {
-        durable: true,
-        ..QueueDeclareOptions::default()
-    };
-    admin
-        .queue_declare(names.kept.as_str().into(), durable, kept)
-        .await
-        .map_err(failed("declaring the kept dead-letter queue"))?;
-    for queue in [&names.dlq, &names.kept] {
-        admin
-            .queue_bind(
-                queue.as_str().into(),
-                names.dlx.as_str().into(),
-                "".into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(failed("binding a dead-letter queue"))?;
-    }
-    Ok(())
-}
-
-/// The operator's inspection at `at` (real ms from `start`): reads every
-/// message the kept dead-letter queue still holds (RabbitMQ drops one
-/// whose TTL elapsed before handing it out), removing them, which is the
-/// purge; for a hold they are put back. Returns the ids read.
-async fn inspect(
-    connection: &Connection,
-    kept: &str,
-    purge: bool,
-    at: Instant,
-    most: usize,
-) -> Result<Vec<String>, LiveError> {
-    tokio::time::sleep_until(at).await;
-    let channel = connection
-        .create_channel()
-        .await
-        .map_err(failed("a channel"))?;
-    let mut ids = Vec::new();
-    let mut held = Vec::new();
-    while ids.len() <= most {
-        let got = channel
-            .basic_get(kept.into(), BasicGetOptions { no_ack: purge })
-            .await
-            .map_err(failed("reading the kept dead-letter queue"))?;
-        let Some(got) = got else { break };
-        ids.push(id_of(&got.delivery.properties, &got.delivery.data));
-        held.push(got.delivery.acker);
-    }
-    if !purge {
-        // A hold leaves them where they are.
-        for acker in &held {
-            requeue(acker).await?;
-        }
-    }
-    let _ = channel.close(200, "inspected".into()).await;
-    Ok(ids)
-}
-
 async fn drive(
     connection: &Arc<Connection>,
     plan: &Plan,
@@ -281,7 +204,7 @@ async fn drive(
     let inspection = plan.inspection.as_ref().map(|i| {
         let (connection, kept, purge) = (connection.clone(), names.kept.clone(), i.purge);
         let (at, most) = (start + real(scale.real(i.at)), plan.messages.len());
-        tokio::spawn(async move { inspect(&connection, &kept, purge, at, most).await })
+        tokio::spawn(async move { inspection::inspect(&connection, &kept, purge, at, most).await })
     });
 
     // The publisher: each message at its scaled arrival, confirmed.
@@ -367,7 +290,13 @@ async fn drive(
         .iter()
         .map(|p| {
             let (end, end_at) = match seen.ends.get(&p.id) {
-                Some((end, at)) => (inspected(end, kept.as_deref(), &plan, &p.id), *at),
+                Some((end, at)) => {
+                    let purge = plan.inspection.as_ref().is_some_and(|i| i.purge);
+                    (
+                        inspection::inspected(end, kept.as_deref(), purge, &p.id),
+                        *at,
+                    )
+                }
                 None if queued.contains(&p.id) => (End::Queued, None),
                 None => (End::Dropped, None),
             };
@@ -383,31 +312,8 @@ async fn drive(
         .collect())
 }
 
-/// How a message that ended as `end` stands after the inspection, which
-/// read `kept` from the kept dead-letter queue (`None`: no inspection).
-fn inspected(end: &End, kept: Option<&[String]>, plan: &Plan, id: &String) -> End {
-    let (End::DeadLettered { reason }, Some(kept)) = (end, kept) else {
-        return end.clone();
-    };
-    let reason = reason.clone();
-    let purge = plan.inspection.as_ref().is_some_and(|i| i.purge);
-    match (kept.contains(id), purge) {
-        (false, _) => End::Expired { reason },
-        (true, true) => End::Purged { reason },
-        (true, false) => End::DeadLettered { reason },
-    }
-}
-
 fn real(ms: f64) -> Duration {
     Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-}
-
-fn id_of(properties: &BasicProperties, data: &[u8]) -> String {
-    properties
-        .message_id()
-        .as_ref()
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|| String::from_utf8_lossy(data).into_owned())
 }
 
 /// One worker: a channel with prefetch 1 whose handler follows the plan;
@@ -494,18 +400,6 @@ async fn consume(
             }
         }
     }
-}
-
-/// Returns a delivery to its queue: `basic.nack` with requeue.
-async fn requeue(acker: &lapin::Acker) -> Result<(), LiveError> {
-    acker
-        .nack(BasicNackOptions {
-            requeue: true,
-            multiple: false,
-        })
-        .await
-        .map(|_| ())
-        .map_err(failed("basic.nack"))
 }
 
 async fn close(channel: &Channel) {
