@@ -87,7 +87,8 @@ impl Serialize for DeadLetterHeaders<'_> {
             .guarantees
             .broker_version
             .is_none_or(|v| v >= DEATHS_RESTART_ON_PUBLISH);
-        let count = (restarts || state.quarantine_entries <= 1).then_some(1);
+        let known = restarts || state.quarantine_entries <= 1;
+        let count = known.then_some(1);
         let entry = serde_json::json!({
             "queue": queue,
             "reason": reason,
@@ -96,7 +97,7 @@ impl Serialize for DeadLetterHeaders<'_> {
         });
         let mut fields = serializer.serialize_struct("DeadLetterHeaders", 3)?;
         fields.serialize_field("x-death", &[entry])?;
-        let first = (restarts || state.quarantine_entries <= 1).then_some((queue, reason));
+        let first = known.then_some((queue, reason));
         fields.serialize_field("x-first-death-queue", &first.map(|f| f.0))?;
         fields.serialize_field("x-first-death-reason", &first.map(|f| f.1))?;
         fields.end()
