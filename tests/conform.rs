@@ -222,7 +222,7 @@ fn every_jetstream_conformance_scenario_conforms_to_a_real_nats_server() {
     ) else {
         return;
     };
-    let checked = all_conform(Target::Nats, "nats", 4);
+    let checked = all_conform(Target::Nats, "nats", 5);
     // What the server did: the BackOff gaps of 100, 200, 400 and 400 ms
     // (within the tolerance), then the advisory.
     let poison = &checked[0].broker[0];
@@ -279,6 +279,30 @@ fn a_model_that_ignores_the_backoff_list_differs_from_jetstream() {
     assert_eq!(third.message, "poison");
     assert_eq!(third.model, "200 ms", "{text}");
     assert!(third.rule.contains("nats-jetstream 3 and 4"), "{text}");
+}
+
+#[test]
+fn a_model_without_max_ack_pending_differs_from_jetstream() {
+    let Some(_live) = live(Target::Nats, "a_model_without_max_ack_pending_differs") else {
+        return;
+    };
+    // The wrong rule: nothing is held, while the consumer keeps
+    // MaxAckPending = 1, so the server hands `order-2` over only when the
+    // poison is given up at 600 ms.
+    let (checked, text) = against_another_model(
+        "scenarios/conformance/nats-05-max-ack-pending-blocks-the-stream.toml",
+        Target::Nats,
+        "max_ack_pending = 1 ",
+        "max_ack_pending = \"unlimited\" ",
+    );
+    let d = &checked[0].differences;
+    let first = d
+        .iter()
+        .find(|d| d.message == "order-2" && d.what == "delivery 1: time")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(first.model, "0 ms", "{text}");
+    assert!(first.broker.starts_with("6"), "{text}");
+    assert!(first.rule.contains("nats-jetstream 9"), "{text}");
 }
 
 #[test]

@@ -209,6 +209,9 @@ const RULE_PURGE: &str = "docs/model.md section 6: `purge` deletes the retained 
 const RULE_X_DEATH: &str = "docs/model.md section 21, rabbitmq-quorum 4: a dead letter carries one \
                             x-death entry for its cycle, count 1";
 const RULE_ARRIVAL: &str = "docs/model.md section 2: a message is delivered when it arrives";
+const RULE_PENDING: &str = "docs/model.md section 21, nats-jetstream 9: a message is delivered \
+                            when it is published, unless MaxAckPending messages are pending; \
+                            then when one is acked or given up, in publish order";
 
 /// The rule that decides how a message ends, `broker` its end on the
 /// broker: where either side expired, the retention's rule.
@@ -264,9 +267,9 @@ pub fn compare(
     slack: f64,
     jetstream: bool,
 ) -> Vec<Difference> {
-    let (count_name, retry_rule) = match jetstream {
-        true => ("delivery count", RULE_REDELIVER),
-        false => ("x-delivery-count", RULE_REQUEUE),
+    let (count_name, retry_rule, first_rule) = match jetstream {
+        true => ("delivery count", RULE_REDELIVER, RULE_PENDING),
+        false => ("x-delivery-count", RULE_REQUEUE, RULE_ARRIVAL),
     };
     let mut out = Vec::new();
     for m in model {
@@ -340,7 +343,7 @@ pub fn compare(
                     format!("delivery {n}: time"),
                     ms(md.at),
                     format!("{} (tolerance {})", ms(bd.at), ms(tolerance(md.at))),
-                    if n == 1 { RULE_ARRIVAL } else { retry_rule },
+                    if n == 1 { first_rule } else { retry_rule },
                 );
             }
         }

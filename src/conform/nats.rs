@@ -1,6 +1,6 @@
 //! The NATS JetStream side of a conformance run: a stream (in memory) and
-//! a durable pull consumer with the file's MaxDeliver, AckWait and
-//! BackOff, the file's messages published at their scaled arrival times,
+//! a durable pull consumer with the file's MaxDeliver, AckWait, BackOff
+//! and MaxAckPending, the file's messages published at their scaled arrival times,
 //! and a scripted handler per delivery that acks, naks (with the file's
 //! delay), terms, or leaves the delivery unacknowledged (a `no_ack`
 //! failure, a lost ack, a crash). A message's end is its ack or the
@@ -236,6 +236,9 @@ async fn drive(
             ack_wait: wait(settings.ack_wait),
             max_deliver: settings.max_deliver.map_or(-1, i64::from),
             backoff: settings.backoff.iter().map(|&d| wait(d)).collect(),
+            max_ack_pending: settings
+                .max_ack_pending
+                .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX)),
             ..Default::default()
         })
         .await

@@ -66,6 +66,8 @@ pub struct Consumer {
     pub nak: bool,
     /// The nak's delay (0: a plain nak).
     pub nak_delay: Millis,
+    /// MaxAckPending; `None`: no limit (-1).
+    pub max_ack_pending: Option<u64>,
 }
 
 /// The file's one operator step, as conform drives it against RabbitMQ:
@@ -355,6 +357,7 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
             backoff: js.ack_backoff.clone(),
             nak,
             nak_delay,
+            max_ack_pending: js.max_ack_pending,
         }),
         messages: planned(scenario),
     })

@@ -22,6 +22,7 @@
 //! gives the message due then (or the operator inspects), and the
 //! consumer decides its delivery.
 
+mod ack_pending;
 mod alarms;
 mod arrivals;
 mod backoff;
@@ -125,6 +126,9 @@ struct Engine<'s> {
     broker: Broker,
     /// Ready messages not yet taken, and which may be taken.
     ready: ReadySet,
+    /// nats-jetstream's MaxAckPending, when it can bind: messages held in
+    /// the stream while as many are pending.
+    ack_pending: Option<ack_pending::AckPending>,
     /// Unlimited workers and no ordering: a ready message is taken at
     /// once, and the ready set is never used.
     direct: bool,
@@ -143,8 +147,9 @@ struct Engine<'s> {
     outages: outages::Outages,
     /// Poisson arrivals and each generated message's mix kind.
     draws: Draws,
-    /// Per message, time ready but not taken; only with workers or
-    /// ordering (otherwise nothing ever waits).
+    /// Per message, time ready but not taken; only with workers,
+    /// ordering or a MaxAckPending that can bind (otherwise nothing ever
+    /// waits).
     queue_waits: Vec<Millis>,
     /// Per message, decorrelated jitter's previous delay in its cycle;
     /// only with decorrelated jitter.
@@ -185,12 +190,15 @@ impl<'s> Engine<'s> {
             }
         );
         let per_message = |wanted: bool| pages::zeroed(if wanted { count as usize } else { 0 });
+        let ack_pending = ack_pending::AckPending::new(scenario);
         let mut engine = Engine {
             scenario,
             clock: Clock::default(),
             messages: Messages::new(count as usize),
             broker: Broker::new(scenario, draws.offsets.clone()),
             ready: ReadySet::new(scenario),
+            queue_waits: per_message(waits || ack_pending.is_some()),
+            ack_pending,
             direct: !waits,
             one_write: false,
             busy_workers: 0,
@@ -202,7 +210,6 @@ impl<'s> Engine<'s> {
             calls: Calls::new(scenario),
             outages: outages::Outages::new(&scenario.outages),
             draws,
-            queue_waits: per_message(waits),
             prev_delays: per_message(decorrelated),
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
             operator: Operator {
@@ -244,6 +251,7 @@ impl<'s> Engine<'s> {
         });
         engine.one_write = engine.direct
             && log_allows
+            && engine.ack_pending.is_none()
             && !engine.tracked
             && !engine.calls.limited()
             && !engine.sinks.keeps_rows()
@@ -261,6 +269,11 @@ impl<'s> Engine<'s> {
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
+        if let Some(window) = &mut self.ack_pending
+            && !window.admit(m, self.clock.now)
+        {
+            return self.held(m);
+        }
         if self.log.is_some() {
             if self.one_write && sequence < self.scenario.message_count() && self.log_one_write(m) {
                 return;
@@ -282,6 +295,34 @@ impl<'s> Engine<'s> {
         } else {
             self.ready.add(m, self.clock.now, sequence);
             self.state_changed(m);
+        }
+    }
+
+    /// Message `m` is ready but held in the stream: as many messages as
+    /// MaxAckPending allows are pending. It counts in the queue depth.
+    #[cold]
+    fn held(&mut self, m: MessageIndex) {
+        self.set_state(m, State::Ready);
+        self.ready.depth += 1;
+        self.state_changed(m);
+    }
+
+    /// Under MaxAckPending, `m` left its slot: the held messages that take
+    /// the free slots become ready behind this instant's events, in
+    /// publish order.
+    #[cold]
+    fn release_slots(&mut self, m: MessageIndex) {
+        let now = self.clock.now;
+        let Some(window) = &mut self.ack_pending else {
+            return;
+        };
+        window.leave(m);
+        while let Some((next, since)) = window.next() {
+            self.ready.depth -= 1;
+            if let Some(total) = self.queue_waits.get_mut(next as usize) {
+                *total = total.saturating_add(now - since);
+            }
+            self.broker.queue.put_back(now, now, next);
         }
     }
 
@@ -355,6 +396,9 @@ impl<'s> Engine<'s> {
     #[inline]
     fn leaves(&mut self, m: MessageIndex) {
         self.ready.leave(m);
+        if self.ack_pending.is_some() {
+            self.release_slots(m);
+        }
         if self.log.is_some() {
             self.record_done(m);
         }

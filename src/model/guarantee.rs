@@ -72,6 +72,9 @@ pub const RABBITMQ_OLDEST: (u32, u32) = (3, 8);
 pub const JETSTREAM_ACK_WAIT: Millis = 30_000;
 /// The most values `ack_backoff` may list.
 pub const MAX_ACK_BACKOFF: usize = 64;
+/// The MaxAckPending nats-jetstream uses when the file gives no
+/// `max_ack_pending` (the server's default for a consumer).
+pub const JETSTREAM_MAX_ACK_PENDING: u64 = 1_000;
 
 /// What a nats-jetstream consumer does with a failed delivery.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,6 +120,10 @@ pub struct JetStream {
     pub ack_backoff: Vec<Millis>,
     /// `[delivery] on_failure`.
     pub on_failure: OnFailure,
+    /// `[delivery] max_ack_pending` (JetStream's MaxAckPending): how many
+    /// messages may be pending (delivered in their cycle, not yet acked or
+    /// given up) at once; `None`: unlimited.
+    pub max_ack_pending: Option<u64>,
 }
 
 /// Where a `crash` fault kills the consumer (section 18).

@@ -24,9 +24,10 @@ pub use expectation::{
 pub use faults::{Asked, Faults};
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, Workers};
 pub use guarantee::{
-    CrashAt, DedupMode, Guarantees, JETSTREAM_ACK_WAIT, JetStream, MAX_ACK_BACKOFF, OnFailure,
-    Profile, RABBITMQ_DELIVERY_LIMIT, RABBITMQ_OLDEST, Requeue, SQS_REDRIVE_RATE, SQS_RETENTION,
-    SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, Sqs, default_sinks,
+    CrashAt, DedupMode, Guarantees, JETSTREAM_ACK_WAIT, JETSTREAM_MAX_ACK_PENDING, JetStream,
+    MAX_ACK_BACKOFF, OnFailure, Profile, RABBITMQ_DELIVERY_LIMIT, RABBITMQ_OLDEST, Requeue,
+    SQS_REDRIVE_RATE, SQS_RETENTION, SQS_VISIBILITY_TIMEOUT, Sink, SinkField, SinkKind, Sqs,
+    default_sinks,
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{

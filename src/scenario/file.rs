@@ -162,6 +162,11 @@ pub struct Delivery {
     /// visibility set to the retry delay at the failure).
     #[schemars(with = "Option<OnFailureName>")]
     pub on_failure: Option<S<OnFailureName>>,
+    /// nats-jetstream: the consumer's MaxAckPending, how many messages may
+    /// be delivered and not yet acked or given up at once (default 1000),
+    /// or "unlimited"; 1 delivers the stream one message at a time.
+    #[schemars(with = "Option<Receives>")]
+    pub max_ack_pending: Option<S<Receives>>,
     /// sqs-standard: while the handler runs it extends the visibility
     /// timeout every this long (ChangeMessageVisibility), e.g. "10s".
     #[schemars(with = "Option<Duration>")]
@@ -174,7 +179,7 @@ pub struct Delivery {
     pub broker_version: Option<S<String>>,
 }
 
-/// `max_receives`: a count, or "unlimited".
+/// `max_receives` and `max_ack_pending`: a count, or "unlimited".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Receives {
     Count(i64),
@@ -188,7 +193,7 @@ impl<'de> Deserialize<'de> for Receives {
         impl serde::de::Visitor<'_> for Visitor {
             type Value = Receives;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a whole number of receives, or \"unlimited\"")
+                f.write_str("a whole number, or \"unlimited\"")
             }
             fn visit_i64<E>(self, v: i64) -> Result<Receives, E> {
                 Ok(Receives::Count(v))

@@ -22,30 +22,34 @@ pub(super) fn delivery_profiles(schema: &mut schemars::Schema) {
     let without = |key: &str| json!({ "not": { "required": [key] } });
     let on_failure =
         |values: &[&str]| json!({ "properties": { "on_failure": { "enum": values } } });
-    let (no_backoff_list, no_heartbeat, no_version, no_on_failure) = (
+    let (no_backoff_list, no_heartbeat, no_version, no_on_failure, no_pending) = (
         without("ack_backoff"),
         without("visibility_heartbeat"),
         without("broker_version"),
         without("on_failure"),
+        without("max_ack_pending"),
     );
+    // MaxAckPending 0 is the server's "default"; the file writes 1000.
+    let pending_not_zero =
+        json!({ "properties": { "max_ack_pending": { "not": { "const": 0 } } } });
     let change_visibility = json!({ "required": ["on_failure"], "properties": { "on_failure": { "const": "change_visibility" } } });
     let profiles = json!([
         {
             "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum"), profile("nats-jetstream")] },
             "required": ["max_receives"],
             "oneOf": one_of_keys(&["retry_interval", "backoff"]),
-            "allOf": [no_zero, no_backoff_list, no_heartbeat, no_version, no_on_failure]
+            "allOf": [no_zero, no_backoff_list, no_heartbeat, no_version, no_on_failure, no_pending]
         },
-        { "allOf": [profile("rabbitmq-quorum"), no_backoff_list, no_heartbeat, no_on_failure], "not": { "required": ["retry_interval", "backoff"] } },
+        { "allOf": [profile("rabbitmq-quorum"), no_backoff_list, no_heartbeat, no_on_failure, no_pending], "not": { "required": ["retry_interval", "backoff"] } },
         {
-            "allOf": [profile("sqs-standard"), no_zero, no_backoff_list, no_version],
+            "allOf": [profile("sqs-standard"), no_zero, no_backoff_list, no_version, no_pending],
             "required": ["max_receives"],
             "anyOf": [
                 { "allOf": [on_failure(&["no_ack"])], "not": retry_keys },
                 { "allOf": [change_visibility], "oneOf": one_of_keys(&["retry_interval", "backoff"]) }
             ]
         },
-        { "allOf": [profile("nats-jetstream"), no_zero, no_heartbeat, no_version, on_failure(&["nak", "no_ack"])], "not": { "required": ["retry_interval", "backoff"] } }
+        { "allOf": [profile("nats-jetstream"), no_zero, no_heartbeat, no_version, on_failure(&["nak", "no_ack"]), pending_not_zero], "not": { "required": ["retry_interval", "backoff"] } }
     ]);
     schema.insert("anyOf".into(), profiles);
 }

@@ -104,12 +104,14 @@ fn jetstream(
 ) -> Option<JetStream> {
     let backoff = delivery.and_then(|d| d.ack_backoff.as_ref());
     let on_failure = delivery.and_then(|d| d.on_failure.as_ref());
+    let pending = delivery.and_then(|d| d.max_ack_pending.as_ref());
     if profile != Profile::NatsJetstream {
         // sqs-standard reads its own `on_failure` values (`sqs`).
         let on_failure = on_failure.filter(|_| profile != Profile::SqsStandard);
         let keys = [
             ("ack_backoff", backoff.map(|b| b.span())),
             ("on_failure", on_failure.map(|o| o.span())),
+            ("max_ack_pending", pending.map(|p| p.span())),
         ];
         for (key, span) in keys {
             if let Some(span) = span {
@@ -160,7 +162,35 @@ fn jetstream(
     Some(JetStream {
         ack_backoff,
         on_failure,
+        max_ack_pending: match pending {
+            None => Some(JETSTREAM_MAX_ACK_PENDING),
+            Some(p) => max_ack_pending(problems, p),
+        },
     })
+}
+
+/// `max_ack_pending`: at least 1 (JetStream reads 0 as "the default"), at
+/// most the messages a file may hold, or "unlimited" (`None`). A value
+/// that is not valid is reported and read as unlimited.
+fn max_ack_pending(problems: &mut Problems, p: &S<file::Receives>) -> Option<u64> {
+    match p.get_ref() {
+        file::Receives::Text(t) if t == "unlimited" => None,
+        file::Receives::Count(n) => problems.count(
+            &S::new(p.span(), *n),
+            "max_ack_pending",
+            1,
+            MAX_MESSAGES_CEILING as i64,
+        ),
+        file::Receives::Text(t) => {
+            problems.error_help(
+                Some(p.span()),
+                format!("`max_ack_pending` is a number or \"unlimited\", got \"{t}\""),
+                "not a count of pending messages",
+                "write max_ack_pending = 1 (one message at a time), or leave it out for JetStream's 1000",
+            );
+            None
+        }
+    }
 }
 
 /// sqs-standard's `visibility_heartbeat` and `on_failure` (the heartbeat

@@ -428,6 +428,7 @@ proptest! {
         backoff in proptest::collection::vec(1u64..4, 0..3),
         no_ack in any::<bool>(),
         every in 1usize..4,
+        max_ack_pending in 0u64..4,
     ) {
         let mut p = with_crashes(&p, "before_effect", every);
         let receives = p.delivery.split("max_receives = ").nth(1)
@@ -442,6 +443,9 @@ proptest! {
         if !backoff.is_empty() && receives.is_none_or(|r| backoff.len() < r) {
             let list: Vec<String> = backoff.iter().map(|b| format!("\"{b}s\"")).collect();
             delivery.push_str(&format!("ack_backoff = [{}]\n", list.join(", ")));
+        }
+        if max_ack_pending > 0 {
+            delivery.push_str(&format!("max_ack_pending = {max_ack_pending}\n"));
         }
         p.delivery = delivery;
         let (scenario, outcome) = run(&p.text());
@@ -476,6 +480,21 @@ proptest! {
         prop_assert!(ended <= t.deliveries);
         if t.pending == 0 && t.stopped_by == StoppedBy::Drained as u64 {
             prop_assert_eq!(ended, t.deliveries);
+        }
+        // MaxAckPending: never more messages delivered in their cycle and
+        // not yet acked or given up than it allows.
+        if max_ack_pending > 0 {
+            let mut pending = std::collections::BTreeSet::new();
+            for x in &outcome.transitions {
+                match x.detail.kind() {
+                    EventKind::Delivered => { pending.insert(x.message); }
+                    EventKind::Acked | EventKind::Quarantined | EventKind::Dropped => {
+                        pending.remove(&x.message);
+                    }
+                    _ => {}
+                }
+                prop_assert!(pending.len() as u64 <= max_ack_pending, "{} pending at {}", pending.len(), x.time);
+            }
         }
     }
 }

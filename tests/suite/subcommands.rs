@@ -32,7 +32,7 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
-    assert_eq!(checked, 55 + 18);
+    assert_eq!(checked, 55 + 19);
     // What the tool refuses for its shape, the schema refuses too.
     for bad in [
         "unknown-key",
@@ -64,6 +64,25 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
     assert!(validator.is_valid(&doc));
     doc["sweep"]["columns"] = serde_json::json!(["acked"]);
     assert!(!validator.is_valid(&doc));
+    // MaxAckPending is JetStream's, and never 0.
+    let nats = "scenarios/conformance/nats-05-max-ack-pending-blocks-the-stream.toml";
+    let mut doc = toml_as_json(std::path::Path::new(nats));
+    doc["delivery"]["max_ack_pending"] = serde_json::json!("unlimited");
+    assert!(validator.is_valid(&doc));
+    doc["delivery"]["max_ack_pending"] = serde_json::json!(0);
+    assert!(!validator.is_valid(&doc));
+    doc["delivery"]["max_ack_pending"] = serde_json::json!(2);
+    doc["delivery"]["profile"] = serde_json::json!("rabbitmq-quorum");
+    doc["delivery"]
+        .as_object_mut()
+        .unwrap()
+        .remove("retry_interval");
+    assert!(!validator.is_valid(&doc));
+    doc["delivery"]
+        .as_object_mut()
+        .unwrap()
+        .remove("max_ack_pending");
+    assert!(validator.is_valid(&doc));
 }
 
 #[test]

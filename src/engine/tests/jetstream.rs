@@ -303,6 +303,18 @@ fn s21j_the_files_jetstream_settings_are_checked_as_the_server_checks_them() {
             "[delivery]\nprofile = \"nats-jetstream\"\nmax_receives = 0\n",
             "`max_receives` must be at least 1",
         ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\nmax_ack_pending = 0\n",
+            "`max_ack_pending` must be between 1 and 50000000, got 0",
+        ),
+        (
+            "[delivery]\nprofile = \"nats-jetstream\"\nmax_ack_pending = \"all\"\n",
+            "`max_ack_pending` is a number or \"unlimited\", got \"all\"",
+        ),
+        (
+            "[delivery]\nprofile = \"rabbitmq-quorum\"\nmax_ack_pending = 1\n",
+            "`max_ack_pending` goes with profile = \"nats-jetstream\"",
+        ),
     ];
     for (delivery, message) in cases {
         let problems = invalid(&format!("{delivery}[[message]]\nid = \"a\"\n"));
@@ -315,4 +327,107 @@ fn s21j_the_files_jetstream_settings_are_checked_as_the_server_checks_them() {
     let ok = "[delivery]\nprofile = \"nats-jetstream\"\nack_backoff = [\"1s\", \"2s\", \"3s\"]\n\
               [[message]]\nid = \"a\"\n";
     assert!(load_str("t.toml", ok).is_ok());
+}
+
+#[test]
+fn s21j_max_ack_pending_holds_a_new_message_while_a_retried_one_keeps_its_slot() {
+    // MaxAckPending 1: the poison is pending through its nak delays, so
+    // `b` (published at 0) is held until the advisory gives it up at
+    // 600 ms; `c` (published at 100 ms) waits behind `b`.
+    let text = format!(
+        "{JS}max_receives = 3\nretry_interval = \"200ms\"\nmax_ack_pending = 1\n{POISON}\
+         [[message]]\nid = \"b\"\n\
+         [[message]]\nid = \"c\"\nat = \"100ms\"\n"
+    );
+    let (scenario, outcome) = sim(&text);
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 200, 400]);
+    assert_eq!(
+        times(&scenario, &outcome, "p", EventKind::Quarantined),
+        [600]
+    );
+    assert_eq!(deliveries_of(&scenario, &outcome, "b"), [600]);
+    assert_eq!(deliveries_of(&scenario, &outcome, "c"), [600]);
+    assert_eq!(outcome.totals.max_queue_depth, 2);
+    assert_eq!(outcome.totals.max_queue_wait, 600);
+    // b's ack frees the slot c takes, at the same instant, after it.
+    let story: Vec<_> = outcome
+        .transitions
+        .iter()
+        .filter(|t| t.time == 600 && matches!(t.detail, Detail::Delivered { .. }))
+        .map(|t| t.message)
+        .collect();
+    assert_eq!(
+        story,
+        [scenario.find_message("b"), scenario.find_message("c")]
+    );
+    // Unlimited (and the default 1000 for three messages): b at 0.
+    for pending in ["max_ack_pending = \"unlimited\"\n", ""] {
+        let (scenario, outcome) = sim(&text.replace("max_ack_pending = 1\n", pending));
+        assert_eq!(deliveries_of(&scenario, &outcome, "b"), [0]);
+        assert_eq!(outcome.totals.max_queue_wait, 0);
+    }
+}
+
+#[test]
+fn s21j_held_messages_take_freed_slots_in_publish_order() {
+    // MaxAckPending 2 and a handler of 100 ms each: two at a time.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\nmax_ack_pending = 2\n\
+         [workers]\ncount = 10\nservice_time = \"100ms\"\n\
+         [[traffic]]\ncount = 5\nover = \"1ms\"\nid_prefix = \"m\"\n"
+    ));
+    let firsts: Vec<_> = (1..=5)
+        .map(|i| deliveries_of(&scenario, &outcome, &format!("m{i}"))[0])
+        .collect();
+    assert_eq!(firsts, [0, 0, 100, 100, 200]);
+    assert_eq!(outcome.totals.acked, 5);
+    assert_eq!(outcome.totals.max_queue_depth, 3);
+}
+
+#[test]
+fn s21j_a_term_a_drop_and_a_redrive_each_free_or_take_a_slot() {
+    // Terms (permanent failures routed to quarantine) free p's slot at
+    // 100 ms and q's at 200 ms. The redrive publishes both again at the
+    // inspection (350 ms), each needing a slot of its own: q waits for
+    // p's ack.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 3\npermanent = \"quarantine\"\nmax_ack_pending = 1\n\
+         [workers]\ncount = 4\nservice_time = \"100ms\"\n\
+         [[operator]]\nwait = \"50ms\"\nrepair = true\naction = \"redrive_all\"\n\
+         [[message]]\nid = \"p\"\n\
+         faults = [{{ fail = {{ until = \"repair\" }}, class = \"permanent\", reason = \"bad\" }}]\n\
+         [[message]]\nid = \"q\"\n\
+         faults = [{{ fail = {{ until = \"repair\" }}, class = \"permanent\", reason = \"bad\" }}]\n\
+         [[message]]\nid = \"b\"\n"
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "p"), [0, 350]);
+    assert_eq!(deliveries_of(&scenario, &outcome, "q"), [100, 450]);
+    assert_eq!(deliveries_of(&scenario, &outcome, "b"), [200]);
+    assert_eq!(outcome.totals.acked, 3);
+    // Without a dead-letter stream the drop frees the slot the same way.
+    let (scenario, outcome) = sim(&format!(
+        "{JS}max_receives = 1\nmax_ack_pending = 1\n[quarantine]\nenabled = false\n\
+         {POISON}[[message]]\nid = \"b\"\n"
+    ));
+    assert_eq!(times(&scenario, &outcome, "p", EventKind::Dropped), [0]);
+    assert_eq!(deliveries_of(&scenario, &outcome, "b"), [0]);
+}
+
+#[test]
+fn s21j_max_ack_pending_defaults_to_the_servers_1000() {
+    // 1,001 messages published at 0 whose first delivery naks with a
+    // 1 s delay: 1,000 are pending, the last is held until the first ack.
+    let text = format!(
+        "{JS}max_receives = 3\nretry_interval = \"1s\"\n\
+         [[traffic]]\ncount = 1001\nover = \"1ms\"\nid_prefix = \"m\"\n\
+         faults = [{{ fail = {{ first = 1 }}, reason = \"busy\" }}]\n"
+    );
+    let (scenario, outcome) = sim(&text);
+    assert_eq!(deliveries_of(&scenario, &outcome, "m1000"), [0, 1000]);
+    assert_eq!(deliveries_of(&scenario, &outcome, "m1001"), [1000, 2000]);
+    let (scenario, outcome) = sim(&text.replace(
+        "retry_interval = \"1s\"\n",
+        "retry_interval = \"1s\"\nmax_ack_pending = 1001\n",
+    ));
+    assert_eq!(deliveries_of(&scenario, &outcome, "m1001"), [0, 1000]);
 }
