@@ -119,7 +119,7 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
     let Some(_live) = live(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") else {
         return;
     };
-    let checked = all_conform(Target::Amqp, "rabbitmq", 11);
+    let checked = all_conform(Target::Amqp, "rabbitmq", 12);
     // What the broker did, not only that it agreed: the poison message
     // of the limit scenario, delivered L + 1 = 6 times with its count.
     let poison = &checked[0].broker[0];
@@ -303,6 +303,33 @@ fn a_model_without_max_ack_pending_differs_from_jetstream() {
     assert_eq!(first.model, "0 ms", "{text}");
     assert!(first.broker.starts_with("6"), "{text}");
     assert!(first.rule.contains("nats-jetstream 9"), "{text}");
+}
+
+#[test]
+fn a_model_of_a_quorum_queue_differs_from_a_classic_queue() {
+    let Some(_live) = live(Target::Amqp, "a_model_of_a_quorum_queue_differs") else {
+        return;
+    };
+    // The wrong rule: the quorum queue of 3.10 without a limit returns the
+    // nacked message to the back, while the classic queue puts it back
+    // at the head: the broker delivers `order-2` only at 600 ms.
+    let (checked, text) = against_another_model(
+        "scenarios/conformance/rabbitmq-12-classic-queue-without-a-limit.toml",
+        Target::Amqp,
+        "profile = \"rabbitmq-classic\"",
+        "profile = \"rabbitmq-quorum\"\nbroker_version = \"3.10\"",
+    );
+    let d = &checked[0].differences;
+    let first = d
+        .iter()
+        .find(|d| d.message == "order-2" && d.what == "delivery 1: time")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(first.model, "100 ms", "{text}");
+    let broker_ms: f64 = first.broker.split(' ').next().unwrap().parse().unwrap();
+    assert!((550.0..700.0).contains(&broker_ms), "{text}");
+    let poison = checked[0].broker.iter().find(|m| m.id == "poison").unwrap();
+    let flags: Vec<u64> = poison.deliveries.iter().map(|d| d.delivery_count).collect();
+    assert_eq!(flags, [0, 1, 1, 1, 1, 1], "{text}");
 }
 
 #[test]

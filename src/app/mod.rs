@@ -4,6 +4,7 @@
 //! [`BatchRequest`], and prints the [`Batch`] it gets back.
 
 pub mod batch;
+pub mod compare;
 pub mod entry;
 pub mod golden;
 pub mod junit;

@@ -3,6 +3,7 @@
 //! limit, or a usage error.
 
 mod commands;
+mod compare;
 mod conform;
 mod lab;
 mod merge;
@@ -209,6 +210,39 @@ enum Command {
         #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
         sets: Vec<(String, String)>,
     },
+    /// Run two scenarios (or one with two sets of --set values) and print
+    /// how their totals, messages and sinks differ; exit 0 when they do
+    /// not, 1 when they do (docs/cli.md, "compare").
+    Compare {
+        /// Run A: a queue scenario file.
+        #[arg(value_name = "A")]
+        a: String,
+        /// Run B (default: A again, with --set-b's values).
+        #[arg(value_name = "B")]
+        b: Option<String>,
+        /// Write VALUE at PATH in both runs (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
+        sets: Vec<(String, String)>,
+        /// Write VALUE at PATH in run A only (repeatable; after --set).
+        #[arg(long = "set-a", value_name = "PATH=VALUE", value_parser = parse_set)]
+        set_a: Vec<(String, String)>,
+        /// Write VALUE at PATH in run B only (repeatable; after --set).
+        #[arg(long = "set-b", value_name = "PATH=VALUE", value_parser = parse_set)]
+        set_b: Vec<(String, String)>,
+        /// Override both scenarios' seed.
+        #[arg(long, value_name = "N", value_parser = seed_parser())]
+        seed: Option<u64>,
+        /// Output format: the differences for people, or one JSON document.
+        #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
+        format: CompareFormat,
+        /// Also write compare.html (both timelines on one time axis),
+        /// compare.md and compare.json into DIR.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
+        /// Templates that override the built-in ones by file name.
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
+    },
     /// Serve an interactive lab on 127.0.0.1: each scenario's HTML page
     /// with an experiment panel; a changed value runs it again, as --set
     /// would. Stops on Ctrl-C.
@@ -258,6 +292,14 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         templates: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CompareFormat {
+    /// The differences, a table per section.
+    Human,
+    /// One JSON document: both runs, the counts, every difference kept.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -376,6 +418,28 @@ pub fn main() -> ExitCode {
             seed,
             templates,
         }) => lab::lab(&files, port, open, seed, templates.as_deref(), color),
+        Some(Command::Compare {
+            a,
+            b,
+            sets,
+            set_a,
+            set_b,
+            seed,
+            format,
+            report,
+            templates,
+        }) => {
+            let b = b.unwrap_or_else(|| a.clone());
+            let with = |own: Vec<(String, String)>| sets.iter().cloned().chain(own).collect();
+            compare::compare(&compare::Request {
+                sides: [(a.as_str(), with(set_a)), (b.as_str(), with(set_b))],
+                seed,
+                json: format == CompareFormat::Json,
+                report: report.as_deref(),
+                templates: templates.as_deref(),
+                color,
+            })
+        }
         Some(Command::Conform {
             broker,
             files,

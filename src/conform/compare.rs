@@ -208,6 +208,11 @@ const RULE_PURGE: &str = "docs/model.md section 6: `purge` deletes the retained 
                           inspection";
 const RULE_X_DEATH: &str = "docs/model.md section 21, rabbitmq-quorum 4: a dead letter carries one \
                             x-death entry for its cycle, count 1";
+const RULE_REQUEUE_CLASSIC: &str = "docs/model.md section 21, rabbitmq-classic 2: a failed \
+                                    delivery is requeued at once to its original position, ahead \
+                                    of the messages ready after it";
+const RULE_REDELIVERED: &str = "docs/model.md section 21, rabbitmq-classic 4: a classic queue \
+                                marks a redelivery with the redelivered flag, and counts nothing";
 const RULE_ARRIVAL: &str = "docs/model.md section 2: a message is delivered when it arrives";
 const RULE_PENDING: &str = "docs/model.md section 21, nats-jetstream 9: a message is delivered \
                             when it is published, unless MaxAckPending messages are pending; \
@@ -255,21 +260,34 @@ fn ms(t: f64) -> String {
     format!("{t:.0} ms")
 }
 
+/// Whose rules a comparison cites, and what the consumer reads as a
+/// delivery's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rules {
+    /// A RabbitMQ quorum queue: `x-delivery-count`.
+    Quorum,
+    /// A RabbitMQ classic queue: the `redelivered` flag (0 or 1).
+    Classic,
+    /// A JetStream consumer: the delivery count of the message's metadata.
+    JetStream,
+}
+
 /// Every difference between the model's messages and the broker's, in
 /// message order, then per message: its end, its number of deliveries,
 /// each delivery's count and time, its end's time. `slack` (real ms) is
 /// added to every time's [`tolerance`]: twice the broker's measured
-/// latency. `jetstream`: the broker is JetStream (its rules and its
-/// delivery count's name).
-pub fn compare(
-    model: &[Message],
-    broker: &[Message],
-    slack: f64,
-    jetstream: bool,
-) -> Vec<Difference> {
-    let (count_name, retry_rule, first_rule) = match jetstream {
-        true => ("delivery count", RULE_REDELIVER, RULE_PENDING),
-        false => ("x-delivery-count", RULE_REQUEUE, RULE_ARRIVAL),
+/// latency. `rules`: the broker's (its rules and its delivery count's
+/// name).
+pub fn compare(model: &[Message], broker: &[Message], slack: f64, rules: Rules) -> Vec<Difference> {
+    let (count_name, count_rule, retry_rule, first_rule) = match rules {
+        Rules::JetStream => ("delivery count", RULE_COUNT, RULE_REDELIVER, RULE_PENDING),
+        Rules::Quorum => ("x-delivery-count", RULE_COUNT, RULE_REQUEUE, RULE_ARRIVAL),
+        Rules::Classic => (
+            "redelivered",
+            RULE_REDELIVERED,
+            RULE_REQUEUE_CLASSIC,
+            RULE_ARRIVAL,
+        ),
     };
     let mut out = Vec::new();
     for m in model {
@@ -334,7 +352,7 @@ pub fn compare(
                     format!("delivery {n}: {count_name}"),
                     md.delivery_count.to_string(),
                     bd.delivery_count.to_string(),
-                    RULE_COUNT,
+                    count_rule,
                 );
             }
             if (md.at - bd.at).abs() > tolerance(md.at) {
@@ -399,9 +417,9 @@ mod tests {
         let mut model = poison(3, limit());
         model.x_death_count = Some(1);
         let mut broker = model.clone();
-        assert!(compare(&[model.clone()], &[broker.clone()], 0.0, false).is_empty());
+        assert!(compare(&[model.clone()], &[broker.clone()], 0.0, Rules::Quorum).is_empty());
         broker.x_death_count = Some(2);
-        let d = compare(&[model.clone()], &[broker.clone()], 0.0, false);
+        let d = compare(&[model.clone()], &[broker.clone()], 0.0, Rules::Quorum);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(
             (
@@ -413,7 +431,10 @@ mod tests {
         );
         assert!(d[0].rule.contains("rabbitmq-quorum 4"));
         broker.x_death_count = None;
-        assert_eq!(compare(&[model], &[broker], 0.0, false)[0].broker, "none");
+        assert_eq!(
+            compare(&[model], &[broker], 0.0, Rules::Quorum)[0].broker,
+            "none"
+        );
     }
 
     #[test]
@@ -464,7 +485,7 @@ mod tests {
                 std::slice::from_ref(&m),
                 std::slice::from_ref(&m),
                 0.0,
-                false
+                Rules::Quorum
             ),
             vec![]
         );
@@ -472,7 +493,12 @@ mod tests {
 
     #[test]
     fn a_limit_off_by_one_differs_in_deliveries_and_names_the_rule() {
-        let d = compare(&[poison(5, limit())], &[poison(6, limit())], 0.0, false);
+        let d = compare(
+            &[poison(5, limit())],
+            &[poison(6, limit())],
+            0.0,
+            Rules::Quorum,
+        );
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "deliveries");
         assert_eq!((d[0].model.as_str(), d[0].broker.as_str()), ("5", "6"));
@@ -485,7 +511,7 @@ mod tests {
         let mut broker = poison(2, End::Dropped);
         broker.deliveries[1].delivery_count = 0;
         broker.deliveries[1].at = 2.0 + 31.0;
-        let d = compare(std::slice::from_ref(&model), &[broker], 0.0, false);
+        let d = compare(std::slice::from_ref(&model), &[broker], 0.0, Rules::Quorum);
         let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(
             what,
@@ -496,7 +522,7 @@ mod tests {
         rejected.end = End::DeadLettered {
             reason: "rejected".into(),
         };
-        let d = compare(&[model], &[rejected], 0.0, false);
+        let d = compare(&[model], &[rejected], 0.0, Rules::Quorum);
         assert_eq!(d[0].model, "dead-lettered (delivery_limit)");
         assert_eq!(d[0].broker, "dead-lettered (rejected)");
     }
@@ -511,7 +537,7 @@ mod tests {
                 std::slice::from_ref(&model),
                 std::slice::from_ref(&near),
                 0.0,
-                false
+                Rules::Quorum
             ),
             vec![]
         );
@@ -521,13 +547,13 @@ mod tests {
                 std::slice::from_ref(&model),
                 std::slice::from_ref(&near),
                 0.0,
-                false
+                Rules::Quorum
             )
             .len(),
             1
         );
         assert_eq!(
-            compare(&[model], &[near], 1.0, false),
+            compare(&[model], &[near], 1.0, Rules::Quorum),
             vec![],
             "the slack widens it"
         );
@@ -540,7 +566,7 @@ mod tests {
         let mut broker = poison(3, advisory("terminated"));
         broker.deliveries[1].delivery_count = 0;
         broker.deliveries[2].at += 100.0;
-        let d = compare(&[model], &[broker], 0.0, true);
+        let d = compare(&[model], &[broker], 0.0, Rules::JetStream);
         let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(
             what,
@@ -568,18 +594,18 @@ mod tests {
                 std::slice::from_ref(&model),
                 std::slice::from_ref(&late),
                 0.0,
-                false
+                Rules::Quorum
             )
             .len(),
             3
         );
         late.publish_lag = Some(118.0);
-        assert_eq!(compare(&[model], &[late], 0.0, false), vec![]);
+        assert_eq!(compare(&[model], &[late], 0.0, Rules::Quorum), vec![]);
     }
 
     #[test]
     fn a_message_the_broker_never_delivered_differs() {
-        let d = compare(&[poison(1, End::Acked)], &[], 0.0, false);
+        let d = compare(&[poison(1, End::Acked)], &[], 0.0, Rules::Quorum);
         assert_eq!(d[0].broker, "never delivered");
     }
 }

@@ -246,11 +246,11 @@ pub fn checked(
     elapsed_ms: f64,
     latency: f64,
 ) -> Checked {
-    let (model, jetstream) = match &prepared.kind {
-        Kind::Queue { modeled, plan } => (modeled.scaled(prepared.scale), plan.consumer.is_some()),
-        Kind::Store(_) => (Vec::new(), false),
+    let (model, rules) = match &prepared.kind {
+        Kind::Queue { modeled, plan } => (modeled.scaled(prepared.scale), plan.rules()),
+        Kind::Store(_) => (Vec::new(), compare::Rules::Quorum),
     };
-    let differences = compare::compare(&model, &broker, 2.0 * latency, jetstream);
+    let differences = compare::compare(&model, &broker, 2.0 * latency, rules);
     Checked {
         file: prepared.file.clone(),
         name: prepared.name.clone(),

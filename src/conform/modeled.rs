@@ -59,7 +59,11 @@ pub fn modeled(scenario: &Scenario, plan: &Plan) -> Result<Modeled, String> {
         match t.detail {
             Detail::Delivered { total_receives, .. } => message.deliveries.push(Delivery {
                 at: t.time as f64,
-                delivery_count: u64::from(total_receives) - 1,
+                // A classic queue only flags a redelivery.
+                delivery_count: match plan.queue.classic {
+                    true => u64::from(total_receives > 1),
+                    false => u64::from(total_receives) - 1,
+                },
                 action: planned.action(u64::from(total_receives)),
             }),
             Detail::Acked => {

@@ -206,7 +206,7 @@ mod tests {
                 name: "n".into(),
                 time_scale: TimeScale(1),
                 elapsed_ms: 412.0,
-                differences: compare::compare(&model, &broker, 0.0, false),
+                differences: compare::compare(&model, &broker, 0.0, compare::Rules::Quorum),
                 model,
                 broker,
                 store: Vec::new(),

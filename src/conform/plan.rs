@@ -50,6 +50,8 @@ pub struct Queue {
     pub delivery_limit: Option<u32>,
     /// Whether a dead-letter exchange routes to a dead-letter queue.
     pub dead_letter: bool,
+    /// A classic queue (rabbitmq-classic) rather than a quorum queue.
+    pub classic: bool,
 }
 
 /// The JetStream consumer a `nats://` run creates (modeled milliseconds;
@@ -157,6 +159,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whose rules a comparison of this run cites.
+    pub fn rules(&self) -> super::compare::Rules {
+        match (&self.consumer, self.queue.classic) {
+            (Some(_), _) => super::compare::Rules::JetStream,
+            (None, true) => super::compare::Rules::Classic,
+            (None, false) => super::compare::Rules::Quorum,
+        }
+    }
+
     /// The durations the broker itself times (ack waits, a nak's delay),
     /// with what each is, for the time scale's check.
     pub fn broker_durations(&self) -> Vec<(Millis, String)> {
@@ -210,10 +221,11 @@ fn refuse(what: &str, why: &str) -> Result<Plan, Unsupported> {
 /// those of a quorum queue: a file under another profile has no
 /// RabbitMQ to compare with.
 pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
-    if scenario.guarantees.profile != Profile::RabbitmqQuorum {
+    if !scenario.guarantees.profile.is_rabbitmq() {
         return refuse(
             "[delivery] profile",
-            "an amqp:// broker checks the \"rabbitmq-quorum\" profile; set it in the file",
+            "an amqp:// broker checks the \"rabbitmq-quorum\" or \"rabbitmq-classic\" profile; \
+             set one in the file",
         );
     }
     common(scenario)?;
@@ -244,6 +256,7 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
         queue: Queue {
             delivery_limit: (max != UNLIMITED_RECEIVES).then_some(max),
             dead_letter: scenario.guarantees.quarantine_enabled,
+            classic: scenario.guarantees.profile == Profile::RabbitmqClassic,
         },
         one_consumer: scenario.flow.workers.map(|w| w.service_time),
         broker_version: scenario.guarantees.broker_version,
@@ -344,6 +357,7 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
         queue: Queue {
             delivery_limit: None,
             dead_letter: false,
+            classic: false,
         },
         one_consumer: None,
         broker_version: None,
@@ -503,7 +517,8 @@ mod tests {
             plan.queue,
             Queue {
                 delivery_limit: Some(3),
-                dead_letter: true
+                dead_letter: true,
+                classic: false,
             }
         );
         let plan = amqp(&load(&format!(
@@ -515,9 +530,24 @@ mod tests {
             plan.queue,
             Queue {
                 delivery_limit: None,
-                dead_letter: false
+                dead_letter: false,
+                classic: false,
             }
         );
+        // A classic queue: no limit, and its type.
+        let plan = amqp(&load(&format!(
+            "[delivery]\nprofile = \"rabbitmq-classic\"\n{one}"
+        )))
+        .unwrap();
+        assert_eq!(
+            plan.queue,
+            Queue {
+                delivery_limit: None,
+                dead_letter: true,
+                classic: true,
+            }
+        );
+        assert_eq!(plan.rules(), crate::conform::compare::Rules::Classic);
     }
 
     #[test]

@@ -455,7 +455,10 @@ impl Engine<'_> {
                 self.measures.retries += 1;
                 self.record(Some(m), Detail::RetryScheduled { delay, due });
                 self.set_state(m, State::Ready);
-                self.ready.add_front(m, self.clock.now);
+                match requeue {
+                    Requeue::Original => self.ready.add_original(m, self.clock.now),
+                    _ => self.ready.add_front(m, self.clock.now),
+                }
                 return;
             }
             self.set_state(m, State::Waiting);

@@ -293,7 +293,12 @@ impl<'s> Engine<'s> {
         if self.direct {
             self.start_delivery(m);
         } else {
-            self.ready.add(m, self.clock.now, sequence);
+            if self.ready.requeues_in_place() && self.messages.cycle_receives(m) > 0 {
+                // A delayed retry returns to its original position.
+                self.ready.add_original(m, self.clock.now);
+            } else {
+                self.ready.add(m, self.clock.now, sequence);
+            }
             self.state_changed(m);
         }
     }

@@ -39,6 +39,12 @@ pub(super) struct ReadySet {
     groups: Option<GroupQueues>,
     /// Ready messages not taken, blocked ones included.
     pub(super) depth: u64,
+    /// rabbitmq-classic (a message requeued at its original position):
+    /// per message, the (time, sequence) it first became ready in its
+    /// cycle, which orders it whenever it is ready again, and the time
+    /// it became ready this time, for its wait. Empty otherwise.
+    original: Vec<(Millis, u64)>,
+    since: Vec<Millis>,
     /// Entries of the eligible heap withdrawn before they were taken (a
     /// message visible again whose current delivery ended), skipped when
     /// they come up. Never iterated.
@@ -68,9 +74,13 @@ impl ReadySet {
                 })
             }
         };
+        let original = scenario.requeue() == crate::model::Requeue::Original;
+        let per_message = |wanted: bool| if wanted { count } else { 0 };
         ReadySet {
             eligible: BinaryHeap::new(),
             front: std::collections::VecDeque::new(),
+            original: vec![(0, 0); per_message(original)],
+            since: vec![0; per_message(original)],
             groups,
             depth: 0,
             withdrawn: rustc_hash::FxHashMap::default(),
@@ -82,6 +92,10 @@ impl ReadySet {
     /// (it has arrived or was redriven) is enqueued behind the others, and
     /// only a head is made eligible.
     pub(super) fn add(&mut self, m: MessageIndex, at: Millis, sequence: u64) {
+        if let Some(mark) = self.original.get_mut(m as usize) {
+            *mark = (at, sequence);
+            self.since[m as usize] = at;
+        }
         self.depth += 1;
         let Some(q) = &mut self.groups else {
             self.eligible.push(Reverse((at, sequence, m)));
@@ -120,6 +134,24 @@ impl ReadySet {
         self.front.push_back((at, m));
     }
 
+    /// Whether a returned message goes back to its original position
+    /// (rabbitmq-classic).
+    #[inline]
+    pub(super) fn requeues_in_place(&self) -> bool {
+        !self.original.is_empty()
+    }
+
+    /// Message `m`, returned by the queue at `at` in its cycle, becomes
+    /// ready at its original position: ordered by when it first became
+    /// ready in the cycle (rabbitmq-classic). Only a group's head is
+    /// ever returned, so under ordering it is eligible at once.
+    pub(super) fn add_original(&mut self, m: MessageIndex, at: Millis) {
+        let (first, sequence) = self.original[m as usize];
+        self.since[m as usize] = at;
+        self.depth += 1;
+        self.eligible.push(Reverse((first, sequence, m)));
+    }
+
     /// Takes the eligible message that became ready first (those returned
     /// to the front before all): (message, the time it became ready).
     #[inline]
@@ -140,6 +172,7 @@ impl ReadySet {
                 continue;
             }
             self.depth -= 1;
+            let at = self.since.get(m as usize).copied().unwrap_or(at);
             return Some((m, at));
         }
     }

@@ -17,6 +17,9 @@ pub enum Profile {
     SqsStandard,
     /// RabbitMQ quorum queue with a delivery limit (section 21).
     RabbitmqQuorum,
+    /// RabbitMQ classic queue: no delivery limit, a requeued message back
+    /// at its original position (section 21, decided by this project).
+    RabbitmqClassic,
     /// A NATS JetStream stream with a durable consumer and explicit acks
     /// (docs/model.md section 21, decided by this project).
     NatsJetstream,
@@ -28,6 +31,7 @@ impl Profile {
             Profile::Model => "model",
             Profile::SqsStandard => "sqs-standard",
             Profile::RabbitmqQuorum => "rabbitmq-quorum",
+            Profile::RabbitmqClassic => "rabbitmq-classic",
             Profile::NatsJetstream => "nats-jetstream",
         }
     }
@@ -38,6 +42,12 @@ impl Profile {
     /// the publish.
     pub fn retention_from_enqueue(self) -> bool {
         matches!(self, Profile::SqsStandard | Profile::NatsJetstream)
+    }
+
+    /// Whether the broker is RabbitMQ (a quorum or a classic queue), which
+    /// writes `x-death` on a dead letter.
+    pub fn is_rabbitmq(self) -> bool {
+        matches!(self, Profile::RabbitmqQuorum | Profile::RabbitmqClassic)
     }
 }
 
@@ -61,6 +71,9 @@ pub enum Requeue {
     /// With prefetch-1 workers the two give the same order: each return
     /// frees the worker that takes it at once.
     Front,
+    /// At its original position: ahead of every ready message published
+    /// after it, behind those published before it (rabbitmq-classic).
+    Original,
 }
 
 /// The oldest `broker_version` rabbitmq-quorum takes: quorum queues got
@@ -273,6 +286,9 @@ impl Scenario {
     /// it at its head and one without at its back; from 4.3 a returns
     /// queue serves returned messages first.
     pub fn requeue(&self) -> Requeue {
+        if self.guarantees.profile == Profile::RabbitmqClassic {
+            return Requeue::Original;
+        }
         let limited = self.delivery.max_receives != UNLIMITED_RECEIVES;
         match self.guarantees.broker_version {
             Some(v) if self.guarantees.profile == Profile::RabbitmqQuorum => {

@@ -270,27 +270,69 @@ fn frame(
 /// the lane view; without it, or above [`LANE_LIMIT`] messages, the census
 /// gives the aggregate view. Returns `null` when neither is available.
 pub fn chart(scenario: &Scenario, outcome: &Outcome, versions: Option<&[Vec<Version>]>) -> Json {
-    let end = outcome.totals.end_time;
+    let mut activity = activity(outcome, versions);
+    activity.sort_unstable();
+    activity.dedup();
+    let scale = Scale::compressing(outcome.totals.end_time, activity);
+    chart_on(scenario, outcome, versions, scale)
+}
+
+/// The instants something happens in the run's timeline: whenever a row
+/// changes (lane view), or on both sides of a change of the census.
+fn activity(outcome: &Outcome, versions: Option<&[Vec<Version>]>) -> Vec<Millis> {
     match versions {
-        Some(v) if v.len() <= LANE_LIMIT => {
-            // Something happens whenever a row changes.
-            let mut activity: Vec<Millis> = v.iter().flatten().filter_map(|x| x.time).collect();
-            activity.sort_unstable();
-            activity.dedup();
-            let scale = Scale::compressing(end, activity);
-            lanes(scenario, outcome, v, scale)
-        }
+        Some(v) if v.len() <= LANE_LIMIT => v.iter().flatten().filter_map(|x| x.time).collect(),
         _ => match &outcome.census {
             Some(c) => {
                 let points = c.points();
                 let changes = points.windows(2).filter(|w| w[0].1 != w[1].1);
                 // A change lies between two samples: neither side is idle.
-                let scale = Scale::compressing(end, changes.flat_map(|w| [w[0].0, w[1].0]));
-                aggregate(scenario, outcome, c, scale)
+                changes.flat_map(|w| [w[0].0, w[1].0]).collect()
             }
+            None => Vec::new(),
+        },
+    }
+}
+
+/// [`chart`] on a given time axis.
+fn chart_on(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    versions: Option<&[Vec<Version>]>,
+    scale: Scale,
+) -> Json {
+    match versions {
+        Some(v) if v.len() <= LANE_LIMIT => lanes(scenario, outcome, v, scale),
+        _ => match &outcome.census {
+            Some(c) => aggregate(scenario, outcome, c, scale),
             None => Json::Null,
         },
     }
+}
+
+/// Runs of more messages than this are compared by their states over
+/// time (the aggregate view), which keeps the two timelines short enough
+/// to read one above the other.
+pub const COMPARED_LANES: usize = 40;
+
+/// The timelines of two runs on one time axis (`compare`): it ends at the
+/// later end, and an idle stretch is compressed only where both runs are
+/// idle. Both are lane views, or both aggregate views when either run has
+/// more than [`COMPARED_LANES`] messages.
+pub fn shared(a: (&Scenario, &Outcome), b: (&Scenario, &Outcome)) -> (Json, Json) {
+    let lanes = a.1.messages.len().max(b.1.messages.len()) <= COMPARED_LANES;
+    let versions = |(s, o): (&Scenario, &Outcome)| super::history::versions(s, o).filter(|_| lanes);
+    let (va, vb) = (versions(a), versions(b));
+    let mut together = activity(a.1, va.as_deref());
+    together.extend(activity(b.1, vb.as_deref()));
+    together.sort_unstable();
+    together.dedup();
+    let end = a.1.totals.end_time.max(b.1.totals.end_time);
+    let scale = Scale::compressing(end, together);
+    (
+        chart_on(a.0, a.1, va.as_deref(), scale),
+        chart_on(b.0, b.1, vb.as_deref(), scale),
+    )
 }
 
 /// The mark kinds of the lane view, in legend order.

@@ -3,6 +3,7 @@
 //! geometry, each message's history), rendered by `templates`.
 
 pub mod chart;
+pub mod compare;
 pub mod document;
 pub mod flow_chart;
 pub mod guarantee_chart;

@@ -52,6 +52,11 @@ fn policy_parameters(scenario: &Scenario) -> Vec<(String, String)> {
             p.push(("delivery.ack_backoff".into(), values.join(", ")));
         }
         p.push(("delivery.on_failure".into(), js.on_failure.as_str().into()));
+        p.push((
+            "delivery.max_ack_pending".into(),
+            js.max_ack_pending
+                .map_or("unlimited".to_string(), |n| n.to_string()),
+        ));
     }
     if let Some(sqs) = guarantees.sqs {
         if let Some(h) = sqs.heartbeat {

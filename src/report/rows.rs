@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value as Json;
 
 use crate::engine::{MessageState, Outcome};
-use crate::model::{Class, MessageIndex, Millis, Permanent, Profile, Scenario, State};
+use crate::model::{Class, MessageIndex, Millis, Permanent, Scenario, State};
 
 /// Message `m`'s snapshot row, as a JSON value (for the few rows that get
 /// more fields, [`super::interesting`]).
@@ -41,12 +41,12 @@ impl<'a> MessageRow<'a> {
 }
 
 /// How many fields an envelope has (one more, `broker`, under
-/// rabbitmq-quorum: [`envelope_fields`]).
+/// rabbitmq-quorum and rabbitmq-classic: [`envelope_fields`]).
 const ENVELOPE_FIELDS: usize = 10;
 
 /// The fields of an envelope under `scenario`'s profile.
 fn envelope_fields(scenario: &Scenario) -> usize {
-    ENVELOPE_FIELDS + usize::from(scenario.guarantees.profile == Profile::RabbitmqQuorum)
+    ENVELOPE_FIELDS + usize::from(scenario.guarantees.profile.is_rabbitmq())
 }
 
 /// RabbitMQ records death history per message from 3.13 on: a message a
@@ -54,7 +54,8 @@ fn envelope_fields(scenario: &Scenario) -> usize {
 const DEATHS_RESTART_ON_PUBLISH: (u32, u32) = (3, 13);
 
 /// What RabbitMQ records on the dead-lettered copy of a message in
-/// quarantine under `rabbitmq-quorum` (docs/model.md, rabbitmq-quorum 6):
+/// quarantine under `rabbitmq-quorum` (docs/model.md, rabbitmq-quorum 4)
+/// and `rabbitmq-classic`, where only a reject dead-letters:
 /// its `x-death` entry for the dead-lettering that put it there, and the
 /// `x-first-death-*` headers. The broker's reason is `rejected` for a
 /// permanent failure routed to quarantine (a reject) and
@@ -179,7 +180,7 @@ impl Serialize for Envelope<'_> {
                 serde_json::to_value(p).unwrap_or(Json::Null)
             }),
         )?;
-        if scenario.guarantees.profile == Profile::RabbitmqQuorum {
+        if scenario.guarantees.profile.is_rabbitmq() {
             fields.serialize_field(
                 "broker",
                 &state.last_quarantined_at().map(|at| DeadLetterHeaders {

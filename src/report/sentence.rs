@@ -93,6 +93,17 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
                     .map_or(String::new(), |(a, b)| format!("{a}.{b}"))
             )
         }
+        Detail::RetryScheduled { delay: 0, due }
+            if scenario.requeue() == crate::model::Requeue::Original
+                && scenario.delivery.retry == crate::model::Retry::Fixed(0)
+                && scenario.flow.workers.is_some() =>
+        {
+            write!(
+                out,
+                "requeued at {} to its original position (RabbitMQ classic queue)",
+                Dur(due)
+            )
+        }
         Detail::RetryScheduled { delay, due } => {
             out.write_str("retry scheduled after ")?;
             Dur(delay).write_plain(out)?;

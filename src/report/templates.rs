@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 10] = [
+pub const BUILT_IN: [(&str, &str); 13] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -40,6 +40,18 @@ pub const BUILT_IN: [(&str, &str); 10] = [
         CONFORMANCE_HTML,
         include_str!("../../templates/conformance.html.j2"),
     ),
+    (
+        TIMELINE_HTML,
+        include_str!("../../templates/timeline.html.j2"),
+    ),
+    (
+        COMPARE_HTML,
+        include_str!("../../templates/compare.html.j2"),
+    ),
+    (
+        COMPARE_MARKDOWN,
+        include_str!("../../templates/compare.md.j2"),
+    ),
 ];
 
 pub const SCENARIO_MARKDOWN: &str = "scenario.md.j2";
@@ -52,6 +64,10 @@ pub const SWEEP_HTML: &str = "sweep.html.j2";
 pub const DATAFLOW_MARKDOWN: &str = "dataflow.md.j2";
 pub const DATAFLOW_HTML: &str = "dataflow.html.j2";
 pub const CONFORMANCE_HTML: &str = "conformance.html.j2";
+/// The timeline's macros, imported by the scenario and comparison pages.
+pub const TIMELINE_HTML: &str = "timeline.html.j2";
+pub const COMPARE_HTML: &str = "compare.html.j2";
+pub const COMPARE_MARKDOWN: &str = "compare.md.j2";
 
 /// A rendered file may be at most this large: a template that builds more
 /// (a loop that repeats a large value) stops with an error.

@@ -148,7 +148,8 @@ pub struct Delivery {
     /// A delivery still running this long after it started: the message is visible again.
     #[schemars(with = "Option<Duration>")]
     pub visibility_timeout: Option<S<Duration>>,
-    /// model (default) | sqs-standard | rabbitmq-quorum | nats-jetstream.
+    /// model (default) | sqs-standard | rabbitmq-quorum | rabbitmq-classic |
+    /// nats-jetstream.
     #[schemars(with = "Option<ProfileName>")]
     pub profile: Option<S<ProfileName>>,
     /// nats-jetstream: the consumer's BackOff, e.g. ["1s", "5s", "30s"]:

@@ -128,6 +128,7 @@ pub enum ProfileName {
     Model,
     SqsStandard,
     RabbitmqQuorum,
+    RabbitmqClassic,
     NatsJetstream,
 }
 

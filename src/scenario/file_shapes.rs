@@ -29,18 +29,21 @@ pub(super) fn delivery_profiles(schema: &mut schemars::Schema) {
         without("on_failure"),
         without("max_ack_pending"),
     );
+    let unlimited = json!({ "properties": { "max_receives": { "const": "unlimited" } } });
     // MaxAckPending 0 is the server's "default"; the file writes 1000.
     let pending_not_zero =
         json!({ "properties": { "max_ack_pending": { "not": { "const": 0 } } } });
     let change_visibility = json!({ "required": ["on_failure"], "properties": { "on_failure": { "const": "change_visibility" } } });
     let profiles = json!([
         {
-            "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum"), profile("nats-jetstream")] },
+            "not": { "anyOf": [profile("sqs-standard"), profile("rabbitmq-quorum"), profile("rabbitmq-classic"), profile("nats-jetstream")] },
             "required": ["max_receives"],
             "oneOf": one_of_keys(&["retry_interval", "backoff"]),
             "allOf": [no_zero, no_backoff_list, no_heartbeat, no_version, no_on_failure, no_pending]
         },
         { "allOf": [profile("rabbitmq-quorum"), no_backoff_list, no_heartbeat, no_on_failure, no_pending], "not": { "required": ["retry_interval", "backoff"] } },
+        // A classic queue has no delivery limit.
+        { "allOf": [profile("rabbitmq-classic"), unlimited, no_backoff_list, no_heartbeat, no_version, no_on_failure, no_pending], "not": { "required": ["retry_interval", "backoff"] } },
         {
             "allOf": [profile("sqs-standard"), no_zero, no_backoff_list, no_version, no_pending],
             "required": ["max_receives"],

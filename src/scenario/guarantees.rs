@@ -20,6 +20,7 @@ pub(super) fn profile(raw: &file::File) -> Profile {
     match named.map(|p| *p.get_ref()) {
         Some(ProfileName::SqsStandard) => Profile::SqsStandard,
         Some(ProfileName::RabbitmqQuorum) => Profile::RabbitmqQuorum,
+        Some(ProfileName::RabbitmqClassic) => Profile::RabbitmqClassic,
         Some(ProfileName::NatsJetstream) => Profile::NatsJetstream,
         _ => Profile::Model,
     }

@@ -237,8 +237,23 @@ fn delivery(
             Some(UNLIMITED_RECEIVES)
         }
         None if profile == Profile::RabbitmqQuorum => Some(RABBITMQ_DELIVERY_LIMIT),
-        // JetStream's MaxDeliver defaults to -1: no limit.
-        None if profile == Profile::NatsJetstream => Some(UNLIMITED_RECEIVES),
+        // JetStream's MaxDeliver defaults to -1: no limit; a classic
+        // queue has none.
+        None if matches!(profile, Profile::NatsJetstream | Profile::RabbitmqClassic) => {
+            Some(UNLIMITED_RECEIVES)
+        }
+        Some(m)
+            if profile == Profile::RabbitmqClassic
+                && !matches!(m.get_ref(), file::Receives::Text(t) if t == "unlimited") =>
+        {
+            problems.error_help(
+                Some(m.span()),
+                "a classic queue has no delivery limit: `max_receives` is \"unlimited\"",
+                "not a limit RabbitMQ keeps",
+                "a classic queue ignores x-delivery-limit; use profile = \"rabbitmq-quorum\" for a limit, or remove max_receives",
+            );
+            None
+        }
         None => {
             problems.error_help(
                 Some(span.clone()),

@@ -17,6 +17,7 @@ mod reference;
 
 mod ci_formats;
 mod cli;
+mod compare;
 mod dataflow;
 mod flow_properties;
 mod flow_reports;

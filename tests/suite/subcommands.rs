@@ -32,7 +32,7 @@ fn the_schema_accepts_every_bundled_scenario_and_refuses_mistakes() {
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
-    assert_eq!(checked, 55 + 19);
+    assert_eq!(checked, 55 + 20);
     // What the tool refuses for its shape, the schema refuses too.
     for bad in [
         "unknown-key",
@@ -302,6 +302,27 @@ fn the_schema_takes_each_profiles_consumer_settings_and_no_others() {
         ),
         (
             "max_receives = 2\nretry_interval = \"1s\"\nbroker_version = \"4.1\"\n".into(),
+            false,
+        ),
+        ("profile = \"rabbitmq-classic\"\n".into(), true),
+        (
+            "profile = \"rabbitmq-classic\"\nmax_receives = \"unlimited\"\n".into(),
+            true,
+        ),
+        (
+            "profile = \"rabbitmq-classic\"\nmax_receives = 5\n".into(),
+            false,
+        ),
+        (
+            "profile = \"rabbitmq-classic\"\nbroker_version = \"3.10\"\n".into(),
+            false,
+        ),
+        (
+            "profile = \"nats-jetstream\"\nmax_ack_pending = 1\n".into(),
+            true,
+        ),
+        (
+            "profile = \"sqs-standard\"\nmax_receives = 3\nmax_ack_pending = 1\n".into(),
             false,
         ),
     ] {

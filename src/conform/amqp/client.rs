@@ -59,17 +59,16 @@ pub(super) fn header<'p>(properties: &'p BasicProperties, name: &str) -> Option<
         .and_then(|h| h.inner().get(name))
 }
 
-/// Declares the durable quorum queue `name` with `arguments` besides its
-/// type.
-pub(super) async fn declare_quorum(
+/// Declares the durable queue `name`, quorum or `classic`, with
+/// `arguments` besides its type.
+pub(super) async fn declare_queue(
     channel: &Channel,
     name: &str,
     mut arguments: FieldTable,
+    classic: bool,
 ) -> Result<(), LiveError> {
-    arguments.insert(
-        "x-queue-type".into(),
-        AMQPValue::LongString("quorum".into()),
-    );
+    let kind = if classic { "classic" } else { "quorum" };
+    arguments.insert("x-queue-type".into(), AMQPValue::LongString(kind.into()));
     let durable = QueueDeclareOptions {
         durable: true,
         ..QueueDeclareOptions::default()
@@ -77,7 +76,7 @@ pub(super) async fn declare_quorum(
     channel
         .queue_declare(name.into(), durable, arguments)
         .await
-        .map_err(failed("declaring a quorum queue"))?;
+        .map_err(failed("declaring the queue"))?;
     Ok(())
 }
 

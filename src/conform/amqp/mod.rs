@@ -20,7 +20,7 @@ use super::LiveError;
 use super::compare::{Delivery, End, Message, TimeScale};
 use super::plan::{Action, Plan};
 use client::{
-    declare_quorum, elapsed, failed, header, id_of, int_of, open, queue_name, requeue, subscribe,
+    declare_queue, elapsed, failed, header, id_of, int_of, open, queue_name, requeue, subscribe,
     text_of,
 };
 
@@ -119,7 +119,7 @@ pub async fn run(
             }
         }
     }
-    declare_quorum(&admin, &names.queue, arguments).await?;
+    declare_queue(&admin, &names.queue, arguments, plan.queue.classic).await?;
 
     let result = drive(&connection, plan, scale, modeled_end, &names).await;
 
@@ -345,10 +345,14 @@ async fn consume(
             let delivery = delivery.map_err(failed("a delivery"))?;
             let at = elapsed(start);
             let id = id_of(&delivery.properties, &delivery.data);
-            let count = header(&delivery.properties, "x-delivery-count")
-                .and_then(int_of)
-                .unwrap_or(0)
-                .max(0) as u64;
+            // A classic queue counts nothing: it flags a redelivery.
+            let count = match plan.queue.classic {
+                true => u64::from(delivery.redelivered),
+                false => header(&delivery.properties, "x-delivery-count")
+                    .and_then(int_of)
+                    .unwrap_or(0)
+                    .max(0) as u64,
+            };
             let Some(planned) = plan.messages.iter().find(|p| p.id == id) else {
                 continue;
             };

@@ -7,7 +7,7 @@ use lapin::options::{BasicPublishOptions, QueueDeleteOptions};
 use lapin::types::FieldTable;
 use tokio::time::{Duration, Instant};
 
-use super::client::{declare_quorum, elapsed, failed, open, queue_name, subscribe, text_of};
+use super::client::{declare_queue, elapsed, failed, open, queue_name, subscribe, text_of};
 use crate::conform::{Broker, LiveError};
 
 /// The broker's name and version, read from its `connection.start`.
@@ -78,7 +78,7 @@ fn address(url: &str) -> Result<String, LiveError> {
 pub async fn latency(url: &str) -> Result<f64, LiveError> {
     let (connection, channel) = open(url).await?;
     let queue = queue_name("probe");
-    declare_quorum(&channel, &queue, FieldTable::default()).await?;
+    declare_queue(&channel, &queue, FieldTable::default(), false).await?;
     let mut consumer = subscribe(&channel, &queue, "probe", true).await?;
     let mut most: f64 = 0.0;
     for _ in 0..PROBES {

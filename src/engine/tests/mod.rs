@@ -151,6 +151,7 @@ mod ordering;
 mod pinned;
 mod profiles;
 mod rabbitmq;
+mod rabbitmq_classic;
 mod retry_delay;
 mod time_and_keys;
 mod traffic;

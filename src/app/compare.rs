@@ -1,0 +1,327 @@
+//! `compare`: two runs side by side. Each side is a queue scenario file
+//! with its own `--set` values (two files, a file and its changed version,
+//! or two points of a sweep), run as a batch runs it. Their differences are
+//! those of the two JSON reports: `totals` (by measure), `messages` (by id,
+//! every field but the envelope) and `sinks` (by name), in that order.
+//!
+//! Costs: two runs, each within its own budgets; the messages compared are
+//! those the JSON report lists (every message up to
+//! [`crate::engine::FULL_TRANSCRIPT_MESSAGES`], the first
+//! [`crate::report::document::LARGE_RUN_MESSAGES`] past it), and at most
+//! [`DIFFERENCES_KEPT`] differences are kept.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Value as Json, json};
+
+use super::Loaded;
+use super::batch::{LoadError, load_file, run_scenario};
+use super::result::{FileResult, Options, Ran, Transcript};
+use crate::diagnostic::Problem;
+use crate::report::document::Run;
+
+/// The most differences a comparison keeps; the count goes on.
+pub const DIFFERENCES_KEPT: usize = 10_000;
+
+/// One side of a comparison: a file, its `--set` values, its run and the
+/// JSON report of the run (without the transitions and the ledger).
+pub struct Side {
+    pub file: String,
+    pub sets: Vec<(String, String)>,
+    pub ran: Box<Ran>,
+    pub report: Json,
+}
+
+impl Side {
+    /// The command line that gives this run: `FILE --set K=V ...`.
+    pub fn label(&self) -> String {
+        let mut label = self.file.clone();
+        for (path, value) in &self.sets {
+            label.push_str(&format!(" --set {path}={value}"));
+        }
+        label
+    }
+
+    /// The run, as report documents read it.
+    pub fn run(&self) -> Run {
+        self.ran.run()
+    }
+}
+
+/// Why a side cannot be compared.
+pub enum SideError {
+    Unreadable(String),
+    Invalid(Vec<Problem>),
+    /// A sweep of more than one point: which paths to fix.
+    Sweep {
+        points: usize,
+        keys: Vec<String>,
+    },
+    /// A dataflow file (model section 25): not a queue run.
+    Dataflow,
+    /// The run stopped at a limit.
+    Stopped(Box<Problem>),
+}
+
+/// The part of the reports a difference is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    Totals,
+    Messages,
+    Sinks,
+}
+
+/// One value that differs: in `section`, of `item` (a measure, a message
+/// id or a sink name), its `field` (none for a measure), on each side
+/// (`null` where that side has no such item or field).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub section: Section,
+    pub item: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    pub a: Json,
+    pub b: Json,
+}
+
+/// What was compared: measures, messages and sinks on either side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Compared {
+    pub totals: usize,
+    pub messages: usize,
+    /// Messages the two runs have (the compared ones are those listed).
+    pub messages_a: usize,
+    pub messages_b: usize,
+    pub sinks: usize,
+    /// Messages and measures and sinks with at least one difference.
+    pub totals_differing: usize,
+    pub messages_differing: usize,
+    pub sinks_differing: usize,
+    /// Differences found (only the first [`DIFFERENCES_KEPT`] are kept).
+    pub differences: usize,
+}
+
+pub struct Comparison {
+    pub a: Side,
+    pub b: Side,
+    pub compared: Compared,
+    pub differences: Vec<Difference>,
+}
+
+/// Loads and runs one side.
+pub fn side(file: &str, sets: &[(String, String)], seed: Option<u64>) -> Result<Side, SideError> {
+    let (loaded, source) = match load_file(file, sets) {
+        Ok(ok) => ok,
+        Err(LoadError::Unreadable(e)) => return Err(SideError::Unreadable(e)),
+        Err(LoadError::Invalid(inv)) => return Err(SideError::Invalid(inv.problems)),
+    };
+    let mut scenario = match loaded {
+        Loaded::One(s) => *s,
+        Loaded::Sweep(mut s) if s.points.len() == 1 => s.points.remove(0).scenario,
+        Loaded::Sweep(s) => {
+            return Err(SideError::Sweep {
+                points: s.points.len(),
+                keys: s.keys.clone(),
+            });
+        }
+        Loaded::Dataflow(_) | Loaded::DataflowSweep(_) => return Err(SideError::Dataflow),
+    };
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    let opts = Options {
+        transcript: Transcript::Kept,
+        census: true,
+        ..Options::default()
+    };
+    let ran = match run_scenario(source, scenario, &opts) {
+        FileResult::Ran(ran) => ran,
+        FileResult::Stopped {
+            source,
+            scenario,
+            limit,
+        } => {
+            return Err(SideError::Stopped(Box::new(super::result::limit_problem(
+                &source, &scenario, &limit,
+            ))));
+        }
+        _ => unreachable!("a scenario that ran or stopped"),
+    };
+    let report = report_of(file, &ran);
+    Ok(Side {
+        file: file.to_string(),
+        sets: sets.to_vec(),
+        ran,
+        report,
+    })
+}
+
+/// The run's JSON report, as `--format json` writes it, without its two
+/// longest lists (the transitions and the ledger), which no comparison
+/// reads.
+fn report_of(file: &str, ran: &Ran) -> Json {
+    let problems: Vec<_> = ran.failures.iter().map(Problem::located).collect();
+    let mut doc = crate::report::json::document(file, &ran.run(), &ran.verdicts, &problems);
+    if let Json::Object(head) = &mut doc.head {
+        head.remove("transitions");
+        head.remove("ledger");
+    }
+    serde_json::to_value(&doc).unwrap_or(Json::Null)
+}
+
+/// Compares two runs.
+pub fn compare(a: Side, b: Side) -> Comparison {
+    let (compared, differences) = differences(&a.report, &b.report);
+    Comparison {
+        a,
+        b,
+        compared,
+        differences,
+    }
+}
+
+/// The differences of two JSON reports of scenarios: their `totals`,
+/// `messages` and `sinks`.
+pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>) {
+    let mut found = Found::default();
+    // Totals: every measure either side lists, in the first side's order.
+    let (ta, tb) = (object(&a["totals"]), object(&b["totals"]));
+    let measures = keys_in_order(ta.keys().map(String::as_str), tb.keys().map(String::as_str));
+    for m in &measures {
+        let (va, vb) = (value(ta.get(*m)), value(tb.get(*m)));
+        if va != vb {
+            found.totals += 1;
+            found.push(Section::Totals, m, None, va, vb);
+        }
+    }
+    // Messages and sinks: items matched by their name.
+    let listed = |doc: &Json, list: &str, name: &str| -> Vec<(String, Json)> {
+        doc[list]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| (item[name].as_str().unwrap_or("").to_string(), item.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let messages = (listed(a, "messages", "id"), listed(b, "messages", "id"));
+    let sinks = (listed(a, "sinks", "name"), listed(b, "sinks", "name"));
+    let (m_count, m_differ) = found.items(Section::Messages, &messages.0, &messages.1);
+    let (s_count, s_differ) = found.items(Section::Sinks, &sinks.0, &sinks.1);
+    let compared = Compared {
+        totals: measures.len(),
+        messages: m_count,
+        messages_a: a["message_count"].as_u64().unwrap_or(0) as usize,
+        messages_b: b["message_count"].as_u64().unwrap_or(0) as usize,
+        sinks: s_count,
+        totals_differing: found.totals,
+        messages_differing: m_differ,
+        sinks_differing: s_differ,
+        differences: found.count,
+    };
+    (compared, found.kept)
+}
+
+#[derive(Default)]
+struct Found {
+    kept: Vec<Difference>,
+    count: usize,
+    totals: usize,
+}
+
+impl Found {
+    fn push(&mut self, section: Section, item: &str, field: Option<&str>, a: Json, b: Json) {
+        self.count += 1;
+        if self.kept.len() < DIFFERENCES_KEPT {
+            self.kept.push(Difference {
+                section,
+                item: item.to_string(),
+                field: field.map(str::to_string),
+                a,
+                b,
+            });
+        }
+    }
+
+    /// Compares lists of named items (the first side's order, then the
+    /// second's items it lacks), field by field, the envelope aside:
+    /// (items compared, items with a difference).
+    fn items(
+        &mut self,
+        section: Section,
+        a: &[(String, Json)],
+        b: &[(String, Json)],
+    ) -> (usize, usize) {
+        let by_name_b: BTreeMap<&str, &Json> = b.iter().map(|(n, v)| (n.as_str(), v)).collect();
+        let by_name_a: BTreeMap<&str, &Json> = a.iter().map(|(n, v)| (n.as_str(), v)).collect();
+        let names = keys_in_order(
+            a.iter().map(|(n, _)| n.as_str()),
+            b.iter().map(|(n, _)| n.as_str()),
+        );
+        let mut differing = 0;
+        for name in &names {
+            let (ia, ib) = (by_name_a.get(name), by_name_b.get(name));
+            let (oa, ob) = (
+                ia.map(|v| object(v)).unwrap_or_default(),
+                ib.map(|v| object(v)).unwrap_or_default(),
+            );
+            let fields =
+                keys_in_order(oa.keys().map(String::as_str), ob.keys().map(String::as_str));
+            let before = self.count;
+            for f in fields
+                .iter()
+                .filter(|f| !matches!(**f, "id" | "name" | "envelope"))
+            {
+                let (va, vb) = (value(oa.get(*f)), value(ob.get(*f)));
+                if va != vb {
+                    self.push(section, name, Some(f), va, vb);
+                }
+            }
+            differing += usize::from(self.count > before);
+        }
+        (names.len(), differing)
+    }
+}
+
+fn object(v: &Json) -> serde_json::Map<String, Json> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn value(v: Option<&Json>) -> Json {
+    v.cloned().unwrap_or(Json::Null)
+}
+
+/// The names of `a` in order, then those of `b` that `a` lacks.
+fn keys_in_order<'k>(
+    a: impl Iterator<Item = &'k str>,
+    b: impl Iterator<Item = &'k str>,
+) -> Vec<&'k str> {
+    let mut seen = std::collections::BTreeSet::new();
+    a.chain(b).filter(|k| seen.insert(*k)).collect()
+}
+
+impl Comparison {
+    /// The comparison as `--format json` writes it.
+    pub fn json(&self) -> Json {
+        let side = |s: &Side| {
+            json!({
+                "file": s.file,
+                "sets": s.sets.iter().map(|(p, v)| format!("{p}={v}")).collect::<Vec<_>>(),
+                "name": s.ran.scenario.name,
+                "seed": s.ran.scenario.seed,
+                "status": if s.ran.failures.is_empty() { "passed" } else { "failed" },
+            })
+        };
+        json!({
+            "format_version": crate::report::json::REPORT_FORMAT_VERSION,
+            "a": side(&self.a),
+            "b": side(&self.b),
+            "compared": self.compared,
+            "differences": self.differences,
+        })
+    }
+}

@@ -1,0 +1,235 @@
+//! `scenario-run compare`: two runs side by side. The differences it
+//! reports are those of the two runs' JSON reports, found here
+//! independently; the text is a snapshot; the pages draw both timelines
+//! on one time axis.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use crate::common::{code, run, scratch, stderr, stdout};
+
+const STORM: &str = "scenarios/22-retry-storm-no-jitter.toml";
+const FULL: &str = "delivery.backoff.jitter=\"full\"";
+
+/// The scenario document of `scenario-run --format json FILE [--set ...]`.
+fn report(file: &str, sets: &[&str]) -> Json {
+    let mut args = vec!["--format", "json", file];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = run(&args);
+    let doc: Json = serde_json::from_str(&stdout(&o)).expect("JSON");
+    doc["scenarios"][0].clone()
+}
+
+/// The differences of two JSON reports, as (section, item, field, a, b):
+/// totals by measure, messages by id and sinks by name, the envelope aside.
+fn expected(a: &Json, b: &Json) -> Vec<(String, String, String, Json, Json)> {
+    let mut out = Vec::new();
+    let empty = serde_json::Map::new();
+    let (ta, tb) = (
+        a["totals"].as_object().unwrap(),
+        b["totals"].as_object().unwrap(),
+    );
+    let mut measures: Vec<&String> = ta.keys().collect();
+    measures.extend(tb.keys().filter(|k| !ta.contains_key(*k)));
+    for m in measures {
+        let (va, vb) = (ta.get(m).cloned(), tb.get(m).cloned());
+        if va != vb {
+            let null = |v: Option<Json>| v.unwrap_or(Json::Null);
+            out.push((
+                "totals".into(),
+                m.clone(),
+                String::new(),
+                null(va),
+                null(vb),
+            ));
+        }
+    }
+    for (list, name) in [("messages", "id"), ("sinks", "name")] {
+        let index = |doc: &Json| -> BTreeMap<String, Json> {
+            doc[list]
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|i| (i[name].as_str().unwrap().to_string(), i.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (ia, ib) = (index(a), index(b));
+        let order: Vec<String> = a[list]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(b[list].as_array().into_iter().flatten())
+            .map(|i| i[name].as_str().unwrap().to_string())
+            .fold(Vec::new(), |mut seen, n| {
+                if !seen.contains(&n) {
+                    seen.push(n);
+                }
+                seen
+            });
+        for item in order {
+            let oa = ia.get(&item).and_then(Json::as_object).unwrap_or(&empty);
+            let ob = ib.get(&item).and_then(Json::as_object).unwrap_or(&empty);
+            let mut fields: Vec<&String> = oa.keys().collect();
+            fields.extend(ob.keys().filter(|k| !oa.contains_key(*k)));
+            for f in fields {
+                if ["id", "name", "envelope"].contains(&f.as_str()) {
+                    continue;
+                }
+                let (va, vb) = (oa.get(f), ob.get(f));
+                if va != vb {
+                    out.push((
+                        list.into(),
+                        item.clone(),
+                        f.clone(),
+                        va.cloned().unwrap_or(Json::Null),
+                        vb.cloned().unwrap_or(Json::Null),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn reported(doc: &Json) -> Vec<(String, String, String, Json, Json)> {
+    doc["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["section"].as_str().unwrap().to_string(),
+                d["item"].as_str().unwrap().to_string(),
+                d["field"].as_str().unwrap_or("").to_string(),
+                d["a"].clone(),
+                d["b"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_differences_are_those_of_the_two_json_reports() {
+    // The retry-storm lesson: no jitter against full jitter.
+    let o = run(&["compare", STORM, "--set-b", FULL, "--format", "json"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let doc: Json = serde_json::from_str(&stdout(&o)).unwrap();
+    let want = expected(&report(STORM, &[]), &report(STORM, &[FULL]));
+    assert!(want.len() > 1_000, "{}", want.len());
+    assert_eq!(reported(&doc), want);
+    assert_eq!(doc["compared"]["differences"], want.len());
+    assert_eq!(doc["b"]["sets"][0], FULL);
+    // Two files with sinks: the identity lesson's scenarios, and a
+    // fan-out whose sinks differ.
+    let (a, b) = (
+        "scenarios/02-repair-and-redrive.toml",
+        "scenarios/04-new-identity-duplicates.toml",
+    );
+    let o = run(&["compare", a, b, "--format", "json"]);
+    let doc: Json = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(reported(&doc), expected(&report(a, &[]), &report(b, &[])));
+    let sinks = "scenarios/50-outbox-poisoned-row-and-lost-reply.toml";
+    let once = "write.relay_attempts=1";
+    let o = run(&["compare", sinks, "--set-b", once, "--format", "json"]);
+    let doc: Json = serde_json::from_str(&stdout(&o)).unwrap();
+    let got = reported(&doc);
+    assert_eq!(got, expected(&report(sinks, &[]), &report(sinks, &[once])));
+    assert!(got.iter().any(|d| d.0 == "sinks"), "{got:?}");
+}
+
+#[test]
+fn the_identity_lesson_reads_as_a_table_of_differences() {
+    let o = run(&[
+        "compare",
+        "scenarios/02-repair-and-redrive.toml",
+        "scenarios/04-new-identity-duplicates.toml",
+    ]);
+    assert_eq!(code(&o), 1);
+    insta::assert_snapshot!("compare_identity", stdout(&o));
+}
+
+#[test]
+fn a_run_compared_with_itself_has_no_difference_and_exits_0() {
+    let o = run(&[
+        "compare",
+        "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).ends_with("\nno difference\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn what_cannot_be_compared_is_said_with_exit_2() {
+    // A sweep names the paths to fix.
+    let o = run(&["compare", "scenarios/28-poison-lab-sweep.toml"]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("run A: scenarios/28-poison-lab-sweep.toml is a sweep of"),
+        "{err}"
+    );
+    assert!(err.contains("with --set-a"), "{err}");
+    // A dataflow is not a queue run.
+    let o = run(&["compare", "scenarios/37-chandy-lamport-in-flight.toml"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("is a dataflow"), "{}", stderr(&o));
+    // A bad value is located as --set locates it.
+    let o = run(&[
+        "compare",
+        STORM,
+        "--set-b",
+        "delivery.max_receives=0",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("`max_receives` must be at least 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn the_report_draws_both_timelines_on_one_time_axis() {
+    let d = scratch("compare-report");
+    let dir = d.join("out");
+    let o = run(&[
+        "compare",
+        STORM,
+        "--set-b",
+        FULL,
+        "--report",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.join("compare.html")).unwrap();
+    let md = std::fs::read_to_string(dir.join("compare.md")).unwrap();
+    let json: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("compare.json")).unwrap()).unwrap();
+    assert_eq!(json["compared"]["totals_differing"], 18);
+    assert!(md.contains("| `acked` | 40 | 200 |"), "{md}");
+    // Two timelines whose axes carry the same ticks: A ends at 2m4s, B at
+    // 1m12s, and both are drawn up to the later end.
+    let axis = |svg: &str| -> Vec<String> {
+        let start = html.find(&format!("<svg id=\"{svg}\"")).expect(svg);
+        let body = &html[start..start + html[start..].find("</svg>").unwrap()];
+        body.split("<text class=\"tick\" x=\"")
+            .skip(1)
+            .map(|t| t.split('<').next().unwrap().to_string())
+            .collect()
+    };
+    let (a, b) = (axis("timeline-a"), axis("timeline-b"));
+    assert!(a.len() > 5, "{a:?}");
+    let ticks =
+        |v: &[String]| -> Vec<String> { v.iter().filter(|t| t.contains('s')).cloned().collect() };
+    assert_eq!(ticks(&a), ticks(&b));
+    assert!(a.iter().any(|t| t.ends_with(">2m3s")), "{a:?}");
+}
