@@ -655,6 +655,29 @@ fn axe_finds_no_serious_violation_on_the_pages() {
     let o = report(&sweeps, "html", &[sweep]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     pages.push(sweeps.join("29-retry-storm-jitter-sweep.html"));
+    // Two comparison pages: lanes (the identity lesson) and states over
+    // time (the retry storm with and without jitter).
+    for (name, args) in [
+        (
+            "compare-lanes",
+            vec![
+                "scenarios/02-repair-and-redrive.toml",
+                "scenarios/04-new-identity-duplicates.toml",
+            ],
+        ),
+        (
+            "compare-states",
+            vec![STORM, "--set-b", "delivery.backoff.jitter=\"full\""],
+        ),
+    ] {
+        let dir = s.out.join(name);
+        let mut all = vec!["compare"];
+        all.extend(args);
+        all.extend(["--report", dir.to_str().unwrap()]);
+        let o = common::run(&all);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+        pages.push(dir.join("compare.html"));
+    }
     let mut found = Vec::new();
     let checked = pages.len();
     for page in pages {

@@ -64,6 +64,33 @@ pub enum SideError {
     Stopped(Box<Problem>),
 }
 
+impl SideError {
+    /// What keeps side `name` (`A` or `B`, file `file`) from a comparison,
+    /// colour-free.
+    pub fn describe(&self, name: &str, file: &str) -> String {
+        match self {
+            SideError::Unreadable(e) => format!("error: run {name}: cannot read {file}: {e}"),
+            SideError::Invalid(problems) => problems
+                .iter()
+                .map(|p| crate::diagnostic::render(p, false))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            SideError::Sweep { points, keys } => format!(
+                "error: run {name}: {file} is a sweep of {points} points: fix {} with --set-{} to compare one point",
+                keys.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                name.to_lowercase()
+            ),
+            SideError::Dataflow => format!(
+                "error: run {name}: {file} is a dataflow (model section 25); compare takes queue scenarios"
+            ),
+            SideError::Stopped(p) => crate::diagnostic::render(p.as_ref(), false),
+        }
+    }
+}
+
 /// The part of the reports a difference is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -92,26 +92,16 @@ pub(super) fn compare(request: &Request) -> u8 {
     }
 }
 
-/// Says why side `name` (`file`) cannot be compared, on standard error.
+/// Says why side `name` (`file`) cannot be compared, on standard error
+/// (problems in colour when asked).
 fn refused(name: &str, file: &str, e: SideError, color: bool) {
     match e {
-        SideError::Unreadable(e) => eprintln!("error: run {name}: cannot read {file}: {e}"),
         SideError::Invalid(problems) => {
             for p in &problems {
                 eprintln!("{}", render(p, color));
             }
         }
-        SideError::Sweep { points, keys } => eprintln!(
-            "error: run {name}: {file} is a sweep of {points} points: fix {} with --set-{} to compare one point",
-            keys.iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            name.to_lowercase()
-        ),
-        SideError::Dataflow => eprintln!(
-            "error: run {name}: {file} is a dataflow (model section 25); compare takes queue scenarios"
-        ),
         SideError::Stopped(p) => eprintln!("{}", render(p.as_ref(), color)),
+        e => eprintln!("{}", e.describe(name, file)),
     }
 }

@@ -123,7 +123,12 @@ impl Lab {
         let Some(rest) = path.strip_prefix('/') else {
             return Reply::text(404, "not found");
         };
-        let Some((name, extension)) = rest.rsplit_once('.') else {
+        let (rest, compared) = match rest.strip_suffix(".compare.html") {
+            Some(name) => (name, true),
+            None => (rest, false),
+        };
+        let Some((name, extension)) = rest.rsplit_once('.').or(compared.then_some((rest, "")))
+        else {
             return Reply::text(404, "not found");
         };
         let Some(file) = self.files.iter().find(|f| f.name == name) else {
@@ -144,6 +149,9 @@ impl Lab {
             c.choices = controls::words(&self.schema, &c.path);
         }
         let sets = controls::sets(&controls, &query);
+        if compared {
+            return self.compare(file, &text, &sets);
+        }
         match extension {
             "html" => self.cached(
                 &format!("{name}.html{}", pages::query(&sets)),
@@ -198,6 +206,34 @@ impl Lab {
             content_type: HTML,
             headers: Vec::new(),
             body,
+        }
+    }
+
+    /// The comparison page of the file's own run (A) with its run under
+    /// these sets (B), as `compare --report` draws it; 400 with the reason
+    /// when a side cannot run.
+    fn compare(&self, file: &LabFile, text: &str, sets: &[(String, String)]) -> Reply {
+        use crate::app::compare;
+        let key = format!("{}.compare.html{}", file.name, pages::query(sets));
+        let sides = compare::side(&file.path, &[], self.seed)
+            .map_err(|e| e.describe("A", &file.path))
+            .and_then(|a| {
+                compare::side(&file.path, sets, self.seed)
+                    .map(|b| (a, b))
+                    .map_err(|e| e.describe("B", &file.path))
+            });
+        let (a, b) = match sides {
+            Ok(sides) => sides,
+            Err(why) => return Reply::text(400, &why),
+        };
+        let context = crate::report::compare::context(&compare::compare(a, b));
+        let ctx = minijinja::context! { compare => minijinja::Value::from(minijinja::value::Serde(&context)) };
+        match self
+            .templates
+            .render(crate::report::templates::COMPARE_HTML, ctx)
+        {
+            Ok(page) => self.cached(&key, text, || page.into_bytes()),
+            Err(p) => Reply::text(500, &crate::diagnostic::render(p.as_ref(), false)),
         }
     }
 

@@ -130,6 +130,7 @@ pub fn panel(
         "<p class=\"lab-actions\"><button type=\"submit\">Run</button> \
          <a href=\"{0}.html#step=0\">Reset to file</a> \
          <a href=\"{0}.toml{1}\" download>Download the changed file</a> \
+         <a href=\"{0}.compare.html{1}\">Compare with the file's run</a> \
          <button type=\"button\" id=\"lab-copy\" hidden>Copy the command</button></p>\n\
          <p><code id=\"lab-command\">{2}</code></p>\n</form>\n",
         escape(name),

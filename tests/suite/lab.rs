@@ -136,6 +136,46 @@ fn only_the_files_given_are_served() {
     assert!(page.contains("a sweep of 3 points"), "{page}");
 }
 
+#[test]
+fn the_panel_compares_the_changed_run_with_the_files_run() {
+    let lab = lab(&[REDRIVE, "scenarios/54-how-long-a-snapshot-waits.toml"]);
+    let page = body(&lab.respond("/02-repair-and-redrive.html?delivery.max_receives=1"));
+    assert!(
+        page.contains("href=\"02-repair-and-redrive.compare.html?delivery.max_receives=1\""),
+        "{page}"
+    );
+    let r = lab.respond("/02-repair-and-redrive.compare.html?delivery.max_receives=1");
+    assert_eq!(r.status, 200);
+    let compared = body(&r);
+    // The differences `compare --set-b` finds, on one time axis.
+    let o = run(&[
+        "compare",
+        REDRIVE,
+        "--set-b",
+        "delivery.max_receives=1",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = compared.matches("<td class=\"a\">").count();
+    assert_eq!(rows, doc["differences"].as_array().unwrap().len());
+    assert!(rows > 0);
+    assert!(compared.contains("<svg id=\"timeline-a\""));
+    assert!(compared.contains("<svg id=\"timeline-b\""));
+    // A side that cannot run is said, with 400; a dataflow is refused.
+    let r = lab.respond("/02-repair-and-redrive.compare.html?delivery.max_receives=0");
+    assert_eq!(r.status, 400);
+    assert!(
+        body(&r).contains("`max_receives` must be at least 1"),
+        "{}",
+        body(&r)
+    );
+    let r = lab.respond("/54-how-long-a-snapshot-waits.compare.html");
+    assert_eq!(r.status, 400);
+    assert!(body(&r).contains("is a dataflow"), "{}", body(&r));
+    assert_eq!(lab.respond("/nothing.compare.html").status, 404);
+}
+
 /// A lab on a free port of 127.0.0.1: the process, its standard output
 /// after the first line, and the port that line names.
 #[cfg(unix)]
