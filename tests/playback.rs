@@ -1064,3 +1064,65 @@ fn arrow_keys_scroll_a_focused_timeline() {
     });
     assert_eq!(caption(&tab), before, "the playback did not move");
 }
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn presenter_mode_hides_the_outcome_until_the_end_or_a_reveal() {
+    let Some(s) = Session::start("presenter") else {
+        return;
+    };
+    let tab = s.open(QUESTIONS, "");
+    s.check(&tab, || {
+        let hidden = |selector: &str| {
+            js(
+                &tab,
+                &format!("document.querySelector({selector:?}).hidden"),
+            ) == Json::Bool(true)
+        };
+        let veil = || {
+            js(
+                &tab,
+                "document.getElementById('future-veil').getAttribute('visibility')",
+            )
+        };
+        let spoilers = ["header .summary", "#description", "#expectations", "#totals"];
+        // Without presenter mode everything shows, and the controls exist
+        // only with JavaScript (the bar is hidden in the page's HTML).
+        assert!(spoilers.iter().all(|s| !hidden(s)));
+        assert!(!hidden("#presenter-bar") && !hidden("#shortcuts"));
+        tab.press_key("p").unwrap();
+        assert!(spoilers.iter().all(|s| hidden(s)), "{}", text(&tab, "#presenter-state"));
+        assert!(hidden("header .status"));
+        assert!(text(&tab, "#p-position").starts_with("step 0 of"));
+        assert_eq!(veil(), "visible");
+        // One section on request.
+        js(
+            &tab,
+            "Array.from(document.querySelectorAll('.veiled button')).find(b => b.textContent === 'Show totals').click()",
+        );
+        assert!(!hidden("#totals") && hidden("#description"));
+        // The end of the run shows the outcome; an answer still waits for
+        // a guess.
+        click(&tab, "#p-end");
+        assert!(spoilers.iter().all(|s| !hidden(s)));
+        assert_eq!(veil(), "hidden");
+        assert!(hidden("#question-1 details.reveal"));
+        js(
+            &tab,
+            "(function (g) { g.value = '1'; return g.dispatchEvent(new Event('input')); })(document.getElementById('question-1-guess'))",
+        );
+        assert!(!hidden("#question-1 details.reveal"));
+        assert!(hidden("#question-2 details.reveal"));
+        assert!(text(&tab, "#question-1 details.reveal").contains("Your guess: 1"));
+        // Back to the start hides it again; r reveals everything.
+        click(&tab, "#p-restart");
+        assert!(hidden("#description") && hidden("#expectations"));
+        js(&tab, "document.activeElement.blur()");
+        tab.press_key("r").unwrap();
+        assert!(spoilers.iter().all(|s| !hidden(s)));
+        assert!(!hidden("#question-2 details.reveal"));
+        tab.press_key("p").unwrap();
+        assert_eq!(text(&tab, "#presenter-state"), "");
+        assert!(spoilers.iter().all(|s| !hidden(s)));
+    });
+}
