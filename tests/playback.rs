@@ -1126,3 +1126,58 @@ fn presenter_mode_hides_the_outcome_until_the_end_or_a_reveal() {
         assert!(spoilers.iter().all(|s| !hidden(s)));
     });
 }
+
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn stepping_by_wave_and_a_tall_timeline_keep_the_current_lane_in_view() {
+    let Some(s) = Session::start("waves") else {
+        return;
+    };
+    let engine = Engine::of(STORM);
+    let ts = &engine.outcome.transitions;
+    let total = ts.len();
+    // A wave ends where the next transition comes more than a hundredth
+    // of the run later.
+    let gap = (engine.outcome.totals.end_time / 100).max(1);
+    let ends: Vec<usize> = (1..=total)
+        .filter(|&k| k == total || ts[k].time - ts[k - 1].time > gap)
+        .collect();
+    assert!(ends.len() >= 4, "{ends:?}");
+    let tab = s.open(STORM, "");
+    s.check(&tab, || {
+        eventually("every transition is a step", || {
+            text(&tab, "#p-position") == format!("step {total} of {total}")
+        });
+        let at = |k: usize| text(&tab, "#p-position") == format!("step {k} of {total}");
+        click(&tab, "#p-restart");
+        click(&tab, "#p-next-wave");
+        assert!(at(ends[0]), "{} against {ends:?}", text(&tab, "#p-position"));
+        js(&tab, "document.activeElement.blur()");
+        tab.press_key("]").unwrap();
+        assert!(at(ends[1]), "{}", text(&tab, "#p-position"));
+        assert_eq!(snapshot_rows(&tab), engine.rows_at_step(ends[1]));
+        tab.press_key("]").unwrap();
+        tab.press_key("[").unwrap();
+        assert!(at(ends[1]), "{}", text(&tab, "#p-position"));
+        click(&tab, "#p-prev-wave");
+        assert!(at(ends[0]));
+        // 200 lanes scroll in their frame; stepping keeps the current lane
+        // inside it, clear of the axis kept at its bottom.
+        let inside = || {
+            js(
+                &tab,
+                "(function () { var box = document.getElementById('timeline-scroll').getBoundingClientRect(); \
+                 var lane = document.querySelector('.lane.current'); if (!lane) { return 'none'; } \
+                 var r = lane.getBoundingClientRect(); \
+                 var axis = document.querySelector('#timeline-scroll .sticky-axis').getBoundingClientRect(); \
+                 return [box.height < lane.ownerSVGElement.getBoundingClientRect().height, \
+                   r.top >= box.top && r.bottom <= axis.top, Math.abs(axis.bottom - box.bottom) < 2]; })()",
+            )
+        };
+        for step in [ends[ends.len() - 2], total - 1, 150, 3] {
+            js(&tab, &format!("location.hash = '#step={step}'"));
+            eventually("the hash is read", || at(step));
+            assert_eq!(inside(), json!([true, true, true]), "step {step}");
+        }
+    });
+}
