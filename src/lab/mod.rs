@@ -156,7 +156,16 @@ impl Lab {
             "html" => self.cached(
                 &format!("{name}.html{}", pages::query(&sets)),
                 &text,
-                || self.page(file, &controls, more, &sets),
+                // A queue run compares with the file's; a dataflow does not.
+                || {
+                    self.page(
+                        file,
+                        &controls,
+                        more,
+                        &sets,
+                        !crate::scenario::is_dataflow(&text),
+                    )
+                },
             ),
             "json" => self.json(file, &sets),
             "toml" => match pages::changed_file(&text, &sets) {
@@ -256,6 +265,7 @@ impl Lab {
         controls: &[controls::Control],
         more: bool,
         sets: &[(String, String)],
+        comparable: bool,
     ) -> Vec<u8> {
         let result = run_file(&file.path, 0, &self.options(sets, Transcript::Kept));
         let (result, problems) = match result {
@@ -269,7 +279,9 @@ impl Lab {
             }
             r => (r, pages::Problems::default()),
         };
-        let panel = pages::panel(&file.name, &file.path, controls, more, sets, &problems);
+        let panel = pages::panel(
+            &file.name, &file.path, controls, more, sets, &problems, comparable,
+        );
         let entry = crate::app::entry::entry(0, &file.path, &result, None, Some(file.name.clone()));
         let page =
             report_document(&file.path, &result, &entry.problems, &entry.status).and_then(|doc| {

@@ -22,6 +22,7 @@ pub fn panel(
     more: bool,
     sets: &[(String, String)],
     problems: &Problems,
+    comparable: bool,
 ) -> String {
     let query = query(sets);
     let mut out = String::new();
@@ -130,12 +131,19 @@ pub fn panel(
         "<p class=\"lab-actions\"><button type=\"submit\">Run</button> \
          <a href=\"{0}.html#step=0\">Reset to file</a> \
          <a href=\"{0}.toml{1}\" download>Download the changed file</a> \
-         <a href=\"{0}.compare.html{1}\">Compare with the file's run</a> \
-         <button type=\"button\" id=\"lab-copy\" hidden>Copy the command</button></p>\n\
+         {3}<button type=\"button\" id=\"lab-copy\" hidden>Copy the command</button></p>\n\
          <p><code id=\"lab-command\">{2}</code></p>\n</form>\n",
         escape(name),
         escape(&query),
-        escape(&command)
+        escape(&command),
+        match comparable {
+            true => format!(
+                "<a href=\"{}.compare.html{}\">Compare with the file's run</a> ",
+                escape(name),
+                escape(&query)
+            ),
+            false => String::new(),
+        }
     ));
     out.push_str(SCRIPT);
     out

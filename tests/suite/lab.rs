@@ -170,6 +170,11 @@ fn the_panel_compares_the_changed_run_with_the_files_run() {
         "{}",
         body(&r)
     );
+    let flow = body(&lab.respond("/54-how-long-a-snapshot-waits.html"));
+    assert!(
+        !flow.contains(".compare.html"),
+        "a dataflow page offers no comparison"
+    );
     let r = lab.respond("/54-how-long-a-snapshot-waits.compare.html");
     assert_eq!(r.status, 400);
     assert!(body(&r).contains("is a dataflow"), "{}", body(&r));
