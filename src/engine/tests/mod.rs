@@ -60,6 +60,16 @@ pub(super) fn story(scenario: &Scenario, outcome: &Outcome, id: &str) -> Vec<(Mi
         .collect()
 }
 
+/// The ids of the messages whose transitions were of `kind`, in order.
+pub(super) fn order_of(scenario: &Scenario, outcome: &Outcome, kind: EventKind) -> Vec<String> {
+    outcome
+        .transitions
+        .iter()
+        .filter(|t| t.detail.kind() == kind)
+        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
+        .collect()
+}
+
 /// When message `id` had transitions of `kind`.
 pub(super) fn times(
     scenario: &Scenario,

@@ -3,15 +3,6 @@
 
 use super::*;
 
-fn acked_order(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
-    outcome
-        .transitions
-        .iter()
-        .filter(|t| t.detail.kind() == EventKind::Acked)
-        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
-        .collect()
-}
-
 const POISON_FIRST: &str = "[[message]]\nid = \"poison\"\nkey = \"k1\"\nfaults = [{ fail = { first = 2 } }]\n\
                             [[message]]\nid = \"a\"\nkey = \"k2\"\n[[message]]\nid = \"b\"\nkey = \"k1\"\nat = \"1s\"\n";
 
@@ -21,7 +12,10 @@ fn s12_fifo_blocks_the_queue_behind_a_head_awaiting_its_retry() {
         "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\nordering = \"fifo\"\n{POISON_FIRST}"
     ));
     // poison fails at 0 and 10s, succeeds at 20s; a and b wait behind it.
-    assert_eq!(acked_order(&scenario, &outcome), ["poison", "a", "b"]);
+    assert_eq!(
+        order_of(&scenario, &outcome, EventKind::Acked),
+        ["poison", "a", "b"]
+    );
     let a = msg(&scenario, &outcome, "a");
     assert_eq!(
         (a.acked_at(), wait(&scenario, &outcome, "a")),
@@ -42,7 +36,10 @@ fn s12_per_key_confines_the_blocking_to_the_group() {
     let (scenario, outcome) = sim(&format!(
         "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\nordering = \"per_key\"\n{POISON_FIRST}"
     ));
-    assert_eq!(acked_order(&scenario, &outcome), ["a", "poison", "b"]);
+    assert_eq!(
+        order_of(&scenario, &outcome, EventKind::Acked),
+        ["a", "poison", "b"]
+    );
     assert_eq!(msg(&scenario, &outcome, "a").acked_at(), Some(0));
     // b shares poison's key k1, so its group.
     assert_eq!(msg(&scenario, &outcome, "b").acked_at(), Some(20_000));

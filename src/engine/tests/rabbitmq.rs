@@ -4,16 +4,6 @@
 
 use super::*;
 
-/// The order messages were delivered in, by id.
-fn delivery_order(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
-    outcome
-        .transitions
-        .iter()
-        .filter(|t| t.detail.kind() == EventKind::Delivered)
-        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
-        .collect()
-}
-
 /// One consumer (prefetch 1) and a poison message ahead of two orders.
 fn one_consumer(delivery: &str) -> String {
     format!(
@@ -30,7 +20,7 @@ fn s21_rabbitmq_3_10_with_a_limit_returns_a_nacked_message_to_the_head() {
     let (scenario, outcome) = sim(&one_consumer(
         "max_receives = 5\nbroker_version = \"3.10\"\n",
     ));
-    let order = delivery_order(&scenario, &outcome);
+    let order = order_of(&scenario, &outcome, EventKind::Delivered);
     assert_eq!(
         order,
         [
@@ -41,7 +31,7 @@ fn s21_rabbitmq_3_10_with_a_limit_returns_a_nacked_message_to_the_head() {
     // Section 21 as written (no broker_version): behind what is due.
     let (scenario, outcome) = sim(&one_consumer("max_receives = 5\n"));
     assert_eq!(
-        delivery_order(&scenario, &outcome)[..4],
+        order_of(&scenario, &outcome, EventKind::Delivered)[..4],
         ["poison", "order-2", "order-3", "poison"]
     );
     // Without a limit RabbitMQ 3.10 returns it to the back.
@@ -50,7 +40,7 @@ fn s21_rabbitmq_3_10_with_a_limit_returns_a_nacked_message_to_the_head() {
     )
     .replace("until = \"repair\"", "first = 2"));
     assert_eq!(
-        delivery_order(&scenario, &outcome),
+        order_of(&scenario, &outcome, EventKind::Delivered),
         ["poison", "order-2", "order-3", "poison", "poison"]
     );
 }
@@ -62,7 +52,7 @@ fn s21_rabbitmq_4_3_serves_returned_messages_first_with_or_without_a_limit() {
     )
     .replace("until = \"repair\"", "first = 2"));
     assert_eq!(
-        delivery_order(&scenario, &outcome),
+        order_of(&scenario, &outcome, EventKind::Delivered),
         ["poison", "poison", "poison", "order-2", "order-3"]
     );
 }

@@ -5,16 +5,6 @@
 
 use super::*;
 
-/// The order messages were delivered in, by id.
-fn delivery_order(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
-    outcome
-        .transitions
-        .iter()
-        .filter(|t| t.detail.kind() == EventKind::Delivered)
-        .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
-        .collect()
-}
-
 const CLASSIC: &str = "[delivery]\nprofile = \"rabbitmq-classic\"\n";
 
 /// One consumer (prefetch 1) and a poison message ahead of two orders.
@@ -31,7 +21,7 @@ fn s21c_a_nacked_message_returns_to_its_place_and_has_no_limit() {
     // Nine failures and no limit: the poison message is delivered ten
     // times before either order, and acked at the tenth.
     let (scenario, outcome) = sim(&one_consumer("", "{ first = 9 }"));
-    let order = delivery_order(&scenario, &outcome);
+    let order = order_of(&scenario, &outcome, EventKind::Delivered);
     assert_eq!(order[..10], ["poison"; 10]);
     assert_eq!(order[10..], ["order-2", "order-3"]);
     assert_eq!(deliveries_of(&scenario, &outcome, "order-2"), [100]);
@@ -42,7 +32,7 @@ fn s21c_a_nacked_message_returns_to_its_place_and_has_no_limit() {
         .replace("rabbitmq-classic", "rabbitmq-quorum");
     let (scenario, outcome) = sim(&quorum);
     assert_eq!(
-        delivery_order(&scenario, &outcome),
+        order_of(&scenario, &outcome, EventKind::Delivered),
         ["poison", "order-2", "order-3", "poison", "poison"]
     );
 }
@@ -69,7 +59,10 @@ fn s21c_a_delayed_retry_also_returns_to_its_original_position() {
          [[message]]\nid = \"b\"\n[[message]]\nid = \"c\"\n"
     );
     let (scenario, outcome) = sim(&text);
-    assert_eq!(delivery_order(&scenario, &outcome), ["a", "b", "a", "c"]);
+    assert_eq!(
+        order_of(&scenario, &outcome, EventKind::Delivered),
+        ["a", "b", "a", "c"]
+    );
     assert_eq!(deliveries_of(&scenario, &outcome, "a"), [0, 200]);
     // Its wait counts from 150 ms, when it was ready again, not from its
     // first arrival; `c` waited from 0 to 300 ms.
@@ -79,7 +72,10 @@ fn s21c_a_delayed_retry_also_returns_to_its_original_position() {
     assert_eq!(deliveries_of(&scenario, &outcome, "c"), [300]);
     // A quorum queue puts it behind `c`.
     let (scenario, outcome) = sim(&text.replace("rabbitmq-classic", "rabbitmq-quorum"));
-    assert_eq!(delivery_order(&scenario, &outcome), ["a", "b", "c", "a"]);
+    assert_eq!(
+        order_of(&scenario, &outcome, EventKind::Delivered),
+        ["a", "b", "c", "a"]
+    );
 }
 
 #[test]
