@@ -120,6 +120,9 @@ impl Lab {
         if path == "/index.html" {
             return Reply::new(200, HTML, pages::index(&self.entries()).into_bytes());
         }
+        if path == "/compare.html" {
+            return self.compare_two(&query);
+        }
         let Some(rest) = path.strip_prefix('/') else {
             return Reply::text(404, "not found");
         };
@@ -222,14 +225,54 @@ impl Lab {
     /// these sets (B), as `compare --report` draws it; 400 with the reason
     /// when a side cannot run.
     fn compare(&self, file: &LabFile, text: &str, sets: &[(String, String)]) -> Reply {
-        use crate::app::compare;
         let key = format!("{}.compare.html{}", file.name, pages::query(sets));
-        let sides = compare::side(&file.path, &[], self.seed)
-            .map_err(|e| e.describe("A", &file.path))
+        let a = (file.path.as_str(), &[][..]);
+        self.compare_page(&key, text, [a, (&file.path, sets)])
+    }
+
+    /// `/compare.html?a=NAME&b=NAME`: two of the files, each run as it is
+    /// (the index's form asks for them).
+    fn compare_two(&self, query: &[(String, String)]) -> Reply {
+        let named = |side: &str| {
+            let name = query
+                .iter()
+                .find(|(k, _)| k == side)
+                .map(|(_, v)| v.as_str());
+            self.files.iter().find(|f| Some(f.name.as_str()) == name)
+        };
+        let (Some(a), Some(b)) = (named("a"), named("b")) else {
+            return Reply::text(
+                404,
+                "compare.html?a=NAME&b=NAME names two of the lab's files",
+            );
+        };
+        let mut text = String::new();
+        for f in [a, b] {
+            match crate::app::batch::read_file(&f.path) {
+                Ok(bytes) => text.push_str(&String::from_utf8_lossy(&bytes)),
+                Err(e) => return Reply::text(500, &format!("cannot read {}: {e}", f.path)),
+            }
+        }
+        let key = format!("compare.html?a={}&b={}", a.name, b.name);
+        self.compare_page(&key, &text, [(&a.path, &[]), (&b.path, &[])])
+    }
+
+    /// The comparison of two sides (a file and its `--set` values), kept
+    /// under `key` and the files' `text`.
+    fn compare_page(
+        &self,
+        key: &str,
+        text: &str,
+        sides: [(&str, &[(String, String)]); 2],
+    ) -> Reply {
+        use crate::app::compare;
+        let [(fa, sa), (fb, sb)] = sides;
+        let sides = compare::side(fa, sa, self.seed)
+            .map_err(|e| e.describe("A", fa))
             .and_then(|a| {
-                compare::side(&file.path, sets, self.seed)
+                compare::side(fb, sb, self.seed)
                     .map(|b| (a, b))
-                    .map_err(|e| e.describe("B", &file.path))
+                    .map_err(|e| e.describe("B", fb))
             });
         let (a, b) = match sides {
             Ok(sides) => sides,
@@ -241,7 +284,7 @@ impl Lab {
             .templates
             .render(crate::report::templates::COMPARE_HTML, ctx)
         {
-            Ok(page) => self.cached(&key, text, || page.into_bytes()),
+            Ok(page) => self.cached(key, text, || page.into_bytes()),
             Err(p) => Reply::text(500, &crate::diagnostic::render(p.as_ref(), false)),
         }
     }
@@ -386,6 +429,8 @@ impl Lab {
                     file: f.path.clone(),
                     points,
                     invalid,
+                    // One queue run: what `compare` takes as it is.
+                    comparable: matches!(loaded, Ok((crate::app::Loaded::One(_), _))),
                 }
             })
             .collect()

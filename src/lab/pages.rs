@@ -224,6 +224,9 @@ pub struct IndexEntry {
     pub file: String,
     pub points: Option<usize>,
     pub invalid: bool,
+    /// A queue scenario that runs as it is (not a sweep, not a dataflow):
+    /// the comparison form offers it.
+    pub comparable: bool,
 }
 
 /// The lab's index: every scenario it was given, each a link to its page.
@@ -245,7 +248,29 @@ pub fn index(entries: &[IndexEntry]) -> String {
         ));
         out.push_str("</li>\n");
     }
-    out.push_str("</ol>\n</body>\n</html>\n");
+    out.push_str("</ol>\n");
+    let comparable: Vec<&IndexEntry> = entries.iter().filter(|e| e.comparable).collect();
+    if comparable.len() >= 2 {
+        out.push_str(
+            "<form action=\"compare.html\" method=\"get\">\n<h2>Compare two runs</h2>\n<p>Both runs on one time axis, and every measure, message and sink that differs.</p>\n",
+        );
+        for (side, label, chosen) in [("a", "A", 0), ("b", "B", 1)] {
+            out.push_str(&format!(
+                "<label for=\"compare-{side}\">{label}</label> <select id=\"compare-{side}\" name=\"{side}\">"
+            ));
+            for (i, e) in comparable.iter().enumerate() {
+                out.push_str(&format!(
+                    "<option value=\"{}\"{}>{}</option>",
+                    escape(&e.name),
+                    if i == chosen { " selected" } else { "" },
+                    escape(&e.name)
+                ));
+            }
+            out.push_str("</select>\n");
+        }
+        out.push_str("<button type=\"submit\">Compare</button>\n</form>\n");
+    }
+    out.push_str("</body>\n</html>\n");
     out
 }
 

@@ -181,6 +181,43 @@ fn the_panel_compares_the_changed_run_with_the_files_run() {
     assert_eq!(lab.respond("/nothing.compare.html").status, 404);
 }
 
+#[test]
+fn the_index_compares_two_of_the_files() {
+    let (a, b) = (REDRIVE, "scenarios/04-new-identity-duplicates.toml");
+    let lab = lab(&[a, b, "scenarios/54-how-long-a-snapshot-waits.toml"]);
+    let index = body(&lab.respond("/index.html"));
+    assert!(
+        index.contains("<form action=\"compare.html\" method=\"get\">"),
+        "{index}"
+    );
+    // Only queue runs are offered (not the dataflow sweep).
+    assert!(
+        index.contains("<option value=\"04-new-identity-duplicates\">"),
+        "{index}"
+    );
+    assert!(
+        !index.contains("<option value=\"54-how-long-a-snapshot-waits\""),
+        "{index}"
+    );
+    let r = lab.respond("/compare.html?a=02-repair-and-redrive&b=04-new-identity-duplicates");
+    assert_eq!(r.status, 200);
+    let page = body(&r);
+    let o = run(&["compare", a, b, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = page.matches("<td class=\"a\">").count();
+    assert_eq!(rows, doc["differences"].as_array().unwrap().len());
+    assert!(page.contains("transient~r1"), "{page}");
+    assert_eq!(
+        lab.respond("/compare.html?a=02-repair-and-redrive").status,
+        404
+    );
+    assert_eq!(
+        lab.respond("/compare.html?a=02-repair-and-redrive&b=54-how-long-a-snapshot-waits")
+            .status,
+        400
+    );
+}
+
 /// A lab on a free port of 127.0.0.1: the process, its standard output
 /// after the first line, and the port that line names.
 #[cfg(unix)]
