@@ -34,11 +34,13 @@ pub struct Side {
 }
 
 impl Side {
-    /// The command line that gives this run: `FILE --set K=V ...`.
+    /// The arguments that give this run, quoted for a shell: `FILE --set
+    /// K=V ...`.
     pub fn label(&self) -> String {
-        let mut label = self.file.clone();
+        let mut label = crate::output::shell_word(&self.file);
         for (path, value) in &self.sets {
-            label.push_str(&format!(" --set {path}={value}"));
+            let set = crate::output::shell_word(&format!("{path}={value}"));
+            label.push_str(&format!(" --set {set}"));
         }
         label
     }
@@ -76,7 +78,7 @@ impl SideError {
                 .collect::<Vec<_>>()
                 .join("\n"),
             SideError::Sweep { points, keys } => format!(
-                "error: run {name}: {file} is a sweep of {points} points: fix {} with --set-{} to compare one point",
+                "error: run {name}: {file} is a sweep of {points} points: fix {} to one of its values with --set-{} PATH=VALUE to compare one point",
                 keys.iter()
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()

@@ -290,7 +290,7 @@ pub fn query(sets: &[(String, String)]) -> String {
 /// PATH=VALUE ...`, each argument quoted for a POSIX shell when it needs
 /// it.
 pub fn command(file: &str, sets: &[(String, String)]) -> String {
-    let mut out = format!("scenario-run {}", shell(file));
+    let mut out = format!("scenario-run {}", crate::output::shell_word(file));
     for (p, v) in sets {
         // `--set` reads a value that is not TOML as a string: `1m`, not
         // `"1m"`, where that is the same.
@@ -300,18 +300,12 @@ pub fn command(file: &str, sets: &[(String, String)]) -> String {
         } else {
             v.clone()
         };
-        out.push_str(&format!(" --set {}", shell(&format!("{p}={v}"))));
+        out.push_str(&format!(
+            " --set {}",
+            crate::output::shell_word(&format!("{p}={v}"))
+        ));
     }
     out
-}
-
-fn shell(arg: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !arg.is_empty() && arg.chars().all(plain) {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
 }
 
 /// The file's text with these sets written in place of the values they
