@@ -152,23 +152,32 @@ impl Lab {
             c.choices = controls::words(&self.schema, &c.path);
         }
         let sets = controls::sets(&controls, &query);
+        // The values that pick a sweep's point: the run to compare with is
+        // the file's own at that point.
+        let point: Vec<(String, String)> = sets
+            .iter()
+            .filter(|(path, _)| {
+                controls
+                    .iter()
+                    .any(|c| c.kind == controls::Kind::Axis && c.path == *path)
+            })
+            .cloned()
+            .collect();
+        let axes = controls
+            .iter()
+            .filter(|c| c.kind == controls::Kind::Axis)
+            .count();
         if compared {
-            return self.compare(file, &text, &sets);
+            return self.compare(file, &text, &point, &sets);
         }
+        // A queue run compares with the file's, once it is one run (every
+        // swept path fixed); a dataflow does not.
+        let comparable = !crate::scenario::is_dataflow(&text) && point.len() == axes;
         match extension {
             "html" => self.cached(
                 &format!("{name}.html{}", pages::query(&sets)),
                 &text,
-                // A queue run compares with the file's; a dataflow does not.
-                || {
-                    self.page(
-                        file,
-                        &controls,
-                        more,
-                        &sets,
-                        !crate::scenario::is_dataflow(&text),
-                    )
-                },
+                || self.page(file, &controls, more, &sets, comparable),
             ),
             "json" => self.json(file, &sets),
             "toml" => match pages::changed_file(&text, &sets) {
@@ -221,13 +230,19 @@ impl Lab {
         }
     }
 
-    /// The comparison page of the file's own run (A) with its run under
-    /// these sets (B), as `compare --report` draws it; 400 with the reason
-    /// when a side cannot run.
-    fn compare(&self, file: &LabFile, text: &str, sets: &[(String, String)]) -> Reply {
+    /// The comparison page of the file's own run (A: at the sweep's
+    /// `point`, if it is one) with its run under these sets (B), as
+    /// `compare --report` draws it; 400 with the reason when a side
+    /// cannot run.
+    fn compare(
+        &self,
+        file: &LabFile,
+        text: &str,
+        point: &[(String, String)],
+        sets: &[(String, String)],
+    ) -> Reply {
         let key = format!("{}.compare.html{}", file.name, pages::query(sets));
-        let a = (file.path.as_str(), &[][..]);
-        self.compare_page(&key, text, [a, (&file.path, sets)])
+        self.compare_page(&key, text, [(&file.path, point), (&file.path, sets)])
     }
 
     /// `/compare.html?a=NAME&b=NAME`: two of the files, each run as it is

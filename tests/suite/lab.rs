@@ -170,6 +170,46 @@ fn the_panel_compares_the_changed_run_with_the_files_run() {
         "{}",
         body(&r)
     );
+    // A sweep compares one point: the file's run there against the
+    // changed one; until every swept path is fixed there is no link.
+    let sweep = self::lab(&["scenarios/28-poison-lab-sweep.toml"]);
+    let page = body(&sweep.respond("/28-poison-lab-sweep.html?delivery.max_receives=3"));
+    assert!(!page.contains(".compare.html"));
+    let point = "traffic.1.mix.1.share=0.05&delivery.max_receives=3&delivery.backoff.base=1s";
+    let page = body(&sweep.respond(&format!(
+        "/28-poison-lab-sweep.html?{point}&delivery.retry_interval=2s"
+    )));
+    assert!(page.contains("28-poison-lab-sweep.compare.html?"), "{page}");
+    let r = sweep.respond(&format!(
+        "/28-poison-lab-sweep.compare.html?{point}&workers.count=2"
+    ));
+    assert_eq!(r.status, 200, "{}", body(&r));
+    let compared = body(&r);
+    let label = |side: &str| {
+        let row = compared
+            .split(&format!("<th scope=\"row\">{side}</th>"))
+            .nth(1)
+            .unwrap();
+        row.split("</code>").next().unwrap().to_string()
+    };
+    // A is the file's run at the point, B the same point with 2 workers.
+    for side in ["A", "B"] {
+        assert!(
+            label(side).contains("--set delivery.backoff.base=1s"),
+            "{}",
+            label(side)
+        );
+    }
+    assert!(!label("A").contains("workers.count"), "{}", label("A"));
+    assert!(
+        label("B").contains("--set workers.count=2"),
+        "{}",
+        label("B")
+    );
+    assert!(
+        compared.contains("<td><code>max_in_flight</code></td>"),
+        "{compared}"
+    );
     let flow = body(&lab.respond("/54-how-long-a-snapshot-waits.html"));
     assert!(
         !flow.contains(".compare.html"),
