@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use crate::model::{MessageIndex, Millis, Scenario};
 
+#[derive(Clone)]
 pub(super) struct AckPending {
     /// MaxAckPending.
     limit: u64,

@@ -40,7 +40,7 @@ pub struct AlarmChange {
 /// timeline, bounded whatever an alarm that flaps does.
 pub const ALARM_CHANGES_KEPT: usize = 200;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Alarms {
     pub(super) records: Vec<AlarmRecord>,
     /// Quarantine entry times within the longest `dlq_arrivals` window.

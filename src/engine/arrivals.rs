@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::traffic::{BlockOffsets, Offsets};
 use crate::model::{MessageIndex, Millis, Scenario};
 
+#[derive(Clone)]
 pub(super) struct Arrivals {
     /// Explicit messages sorted by (arrival, file order).
     explicit: Vec<(Millis, MessageIndex)>,
@@ -27,6 +28,7 @@ pub(super) struct Arrivals {
     heads: BinaryHeap<Reverse<(Millis, usize, MessageIndex)>>,
 }
 
+#[derive(Clone)]
 struct Generator {
     first: MessageIndex,
     count: u64,

@@ -7,6 +7,7 @@ use super::quarantine::Quarantine;
 use super::queue::SourceQueue;
 use crate::model::Scenario;
 
+#[derive(Clone)]
 pub(super) struct Broker {
     pub(super) queue: SourceQueue,
     /// Quarantined messages in the order they entered.

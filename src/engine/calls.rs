@@ -37,6 +37,7 @@ pub struct CallSeries {
     pub peak_retries: u64,
 }
 
+#[derive(Clone)]
 pub(super) struct Calls {
     /// Whether the calls are counted window by window
     /// ([`Scenario::wants_call_windows`]); otherwise only the totals are.

@@ -87,6 +87,7 @@ impl Census {
     }
 }
 
+#[derive(Clone)]
 pub(super) struct CensusTaker {
     step: Millis,
     next: Millis,

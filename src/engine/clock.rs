@@ -4,7 +4,7 @@
 use super::outcome::Limit;
 use crate::model::{Limits, Millis};
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Clock {
     pub(super) now: Millis,
     /// Events so far.

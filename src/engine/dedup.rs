@@ -10,6 +10,7 @@ use crate::model::{IntentIndex, KeyRef, MessageIndex, Millis, Scenario};
 /// In [`DedupStore::results`]: the commit time is in `late`.
 const LATE: u32 = u32::MAX;
 
+#[derive(Clone)]
 pub(super) struct DedupStore {
     /// `None`: deduplication is off.
     retention: Option<Millis>,

@@ -39,7 +39,7 @@ const STATUS_SHIFT: u32 = 30;
 const MESSAGE_BITS: u32 = (1 << STATUS_SHIFT) - 1;
 const _: () = assert!(crate::model::MAX_MESSAGES_CEILING <= MESSAGE_BITS as u64);
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Partition {
     /// Each offset's record: its message in the low 30 bits (messages
     /// number at most `MAX_MESSAGES_CEILING`, 50,000,000), its status
@@ -133,12 +133,13 @@ pub struct LogOutcome {
 
 /// The sink writes of exactly-once: the records done since the last
 /// checkpoint, and each partition's record in progress.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Transaction {
     done: Vec<(KeyRef, IntentIndex)>,
     current: Vec<Vec<(KeyRef, IntentIndex)>>,
 }
 
+#[derive(Clone)]
 pub(super) struct LogState {
     guarantee: Guarantee,
     interval: Option<Millis>,

@@ -25,7 +25,7 @@ pub struct LaneSample {
 }
 
 /// The samples taken so far (no `Default`: the spacing starts at 1ms).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Lanes {
     pub(super) samples: Vec<LaneSample>,
     /// The spacing of the samples kept (doubles as they are thinned).

@@ -95,6 +95,7 @@ use ready::ReadySet;
 use recorder::Recording;
 
 /// The run's measures as they accumulate.
+#[derive(Clone)]
 struct Measures {
     totals: Totals,
     /// The intents with an effect committed (any later effect of one is
@@ -119,6 +120,7 @@ impl Measures {
     }
 }
 
+#[derive(Clone)]
 struct Engine<'s> {
     scenario: &'s Scenario,
     clock: Clock,
@@ -174,6 +176,10 @@ struct Engine<'s> {
     log: Option<Box<log::LogState>>,
     /// `[write]` and the sinks' calls (section 24).
     writes: Option<write::Writes>,
+    /// The `at` of the scenario's questions not yet passed, earliest last
+    /// (see `step::Engine::answer_passed_questions`), and the answers read.
+    question_times: Vec<Millis>,
+    answers: Vec<Option<crate::model::Value>>,
 }
 
 impl<'s> Engine<'s> {
@@ -242,6 +248,14 @@ impl<'s> Engine<'s> {
                 .as_ref()
                 .map(|log| Box::new(log::LogState::new(scenario, log))),
             writes: write::Writes::new(scenario),
+            question_times: {
+                let mut times: Vec<Millis> =
+                    scenario.questions.iter().filter_map(|q| q.at).collect();
+                times.sort_unstable_by(|a, b| b.cmp(a));
+                times.dedup();
+                times
+            },
+            answers: vec![None; scenario.questions.len()],
         };
         // A log's record settles in one write too, unless a transaction
         // holds its sink writes (exactly-once) or a service time keeps its
@@ -495,6 +509,7 @@ impl<'s> Engine<'s> {
             lock_spans,
             canaries: self.operator.canary_records,
             log,
+            answers: self.answers,
         }
     }
 }

@@ -24,7 +24,7 @@ pub struct CanaryRecord {
 }
 
 /// A canary redrive waiting for its canaries (section 20).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Canary {
     inspected_at: Millis,
     /// The canaries, in quarantine order (at most [`CANARIES_LISTED`]).
@@ -40,7 +40,7 @@ pub(super) struct Canary {
 }
 
 /// Where the operator is in the scenario's list of steps.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Operator {
     /// Index of the next step to run.
     pub(super) next_step: usize,

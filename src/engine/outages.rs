@@ -4,6 +4,7 @@
 
 use crate::model::{Millis, Outage};
 
+#[derive(Clone)]
 pub(super) struct Outages {
     /// Starts, ascending.
     starts: Vec<Millis>,

@@ -81,6 +81,10 @@ pub struct Outcome {
     pub canaries: Vec<super::CanaryRecord>,
     /// With `[log]`: the partitions, checkpoints and restarts.
     pub log: Option<super::LogOutcome>,
+    /// Per `[[question]]` (file order), its answer as of its `at`, read
+    /// while the run passed that time (`None`: asked of the end, or a time
+    /// this run did not pass; see `report::questions`).
+    pub answers: Vec<Option<crate::model::Value>>,
 }
 
 impl Outcome {

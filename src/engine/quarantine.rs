@@ -21,7 +21,7 @@ use crate::model::{MessageIndex, Millis};
 /// Where an entry stands in entry order.
 type Entry = u32;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Quarantine {
     /// (message, entry number) in entry order; an entry whose message has
     /// left since is stale and skipped. The front is always live.

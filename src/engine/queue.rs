@@ -118,6 +118,7 @@ const MAX_LANES: usize = 16;
 /// is its earliest, and taking it is O(1). Retries without jitter (a fixed
 /// interval, or exponential levels), delivery ends after a fixed service
 /// time and redrives (delay 0) all come out of lanes.
+#[derive(Clone)]
 struct Lane {
     delay: Millis,
     entries: VecDeque<Entry>,
@@ -130,6 +131,7 @@ enum Source {
     Lane(usize),
 }
 
+#[derive(Clone)]
 pub(super) struct SourceQueue {
     arrivals: Arrivals,
     /// Arrivals taken so far: the next arrival's sequence number.

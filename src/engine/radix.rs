@@ -33,6 +33,7 @@ pub(super) trait Timed: Copy + Ord {
 /// a larger one is freed, so idle buckets hold at most 64 of these.
 const KEPT_CAPACITY: usize = 1024;
 
+#[derive(Clone)]
 pub(super) struct RadixHeap<T> {
     /// The time of the last entry taken (0 before any): no entry is before it.
     last: Millis,

@@ -17,6 +17,7 @@ use crate::model::{MessageIndex, Millis, Ordering, Scenario};
 const NONE: u32 = u32::MAX;
 
 /// The group queues: a singly linked list per group through the messages.
+#[derive(Clone)]
 struct GroupQueues {
     head: Vec<u32>,
     tail: Vec<u32>,
@@ -28,6 +29,7 @@ struct GroupQueues {
     ready_mark: Vec<(Millis, u64)>,
 }
 
+#[derive(Clone)]
 pub(super) struct ReadySet {
     /// Eligible ready messages by (ready time, sequence).
     eligible: BinaryHeap<Reverse<(Millis, u64, MessageIndex)>>,

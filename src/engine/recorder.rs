@@ -67,6 +67,7 @@ pub struct StateChange {
 }
 
 /// What has been recorded so far.
+#[derive(Clone)]
 pub(super) struct Recording {
     pub(super) recorder: Recorder,
     /// Whether state changes are kept: everything is recorded and the run
@@ -91,6 +92,13 @@ pub(super) struct Recording {
 }
 
 impl Recording {
+    /// What a copy of the run taken for a question needs: the watches as
+    /// they stand, nothing else recorded (the answer is read from the
+    /// totals and states).
+    pub(super) fn for_answers(&self, messages: u64) -> Self {
+        Recording::new(Recorder::Off, messages, self.watches.clone())
+    }
+
     pub(super) fn new(recorder: Recorder, messages: u64, watches: Watches) -> Self {
         Recording {
             quiet: recorder == Recorder::Off && watches.is_empty(),

@@ -11,6 +11,7 @@ use crate::model::{IntentIndex, KeyRef, MessageIndex, Scenario, SinkKind, State,
 
 const NO_ROW: IntentIndex = IntentIndex::MAX;
 
+#[derive(Clone)]
 pub(super) struct Sinks {
     /// The rows every upsert sink shares (every effect reaches every
     /// sink); `None` without an upsert sink.
@@ -21,6 +22,7 @@ pub(super) struct Sinks {
 /// first write (decision 22.12). Rows of an intent's own key sit in a
 /// vector, rows of fresh keys (redriven under a new identity) in a map
 /// that is never iterated.
+#[derive(Clone)]
 pub(super) struct Rows {
     /// Owner intent of the row of each intent's own key (`NO_ROW`: none).
     own_rows: Vec<IntentIndex>,

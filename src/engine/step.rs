@@ -11,7 +11,9 @@ use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder);
-    if engine.takes_runs_of_arrivals() {
+    if engine.asks_questions() {
+        engine.run_answering(None)?;
+    } else if engine.takes_runs_of_arrivals() {
         while engine.step()? {
             engine.one_write_arrivals();
         }
@@ -31,7 +33,11 @@ pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcom
         census.mark(outage.from.saturating_add(outage.duration), "outage ends");
     }
     engine.take_census(census);
-    while engine.step()? {}
+    if engine.asks_questions() {
+        engine.run_answering(None)?;
+    } else {
+        while engine.step()? {}
+    }
     Ok(engine.finish(None))
 }
 
@@ -42,11 +48,75 @@ pub fn run_until(
     t: Millis,
 ) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder);
-    while engine.next_time().is_some_and(|next| next <= t) {
-        engine.step()?;
+    if engine.asks_questions() {
+        engine.run_answering(Some(t))?;
+    } else {
+        while engine.next_time().is_some_and(|next| next <= t) {
+            engine.step()?;
+        }
     }
     let done = engine.next_time().is_none();
     Ok(engine.finish(if done { None } else { Some(t) }))
+}
+
+impl<'s> Engine<'s> {
+    /// Whether a question asks about a time before the end: the run then
+    /// answers it as it passes that time.
+    fn asks_questions(&self) -> bool {
+        !self.question_times.is_empty()
+    }
+
+    /// Runs to the end (or up to and including `until`), answering each
+    /// question as the run passes its `at`: the step by step of
+    /// [`run_until`], so that a copy taken there is what `run_until(at)`
+    /// would finish. The copies' arrivals are never taken in runs
+    /// ([`Engine::one_write_arrivals`]), which could pass a question's time.
+    fn run_answering(&mut self, until: Option<Millis>) -> Result<(), LimitReached> {
+        loop {
+            let next = self.next_time();
+            self.answer_passed_questions(next);
+            match (next, until) {
+                (None, _) => return Ok(()),
+                (Some(n), Some(t)) if n > t => return Ok(()),
+                _ => {}
+            }
+            if !self.step()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Every question time before `next` (the time of the next event) has
+    /// been passed: each is answered from a copy of the run finished
+    /// there, as `run_until` would finish it. A copy records nothing and
+    /// lives only while its answers are read: one at a time, as large as
+    /// the run's state (never its transcript).
+    fn answer_passed_questions(&mut self, next: Option<Millis>) {
+        // A run with nothing left to do ends here: its questions are asked
+        // of the end (`report::questions`).
+        let Some(next) = next else {
+            return;
+        };
+        while let Some(&t) = self.question_times.last() {
+            if next <= t {
+                return;
+            }
+            self.question_times.pop();
+            let quiet = self.recording.for_answers(self.scenario.message_count());
+            let kept = std::mem::replace(&mut self.recording, quiet);
+            let copy = self.clone();
+            self.recording = kept;
+            let mut copy = copy;
+            let done = copy.next_time().is_none();
+            let then = copy.finish(if done { None } else { Some(t) });
+            let scenario = self.scenario;
+            for (q, answer) in scenario.questions.iter().zip(&mut self.answers) {
+                if q.at == Some(t) {
+                    *answer = Some(then.value(scenario, &q.answer));
+                }
+            }
+        }
+    }
 }
 
 /// What happens next.

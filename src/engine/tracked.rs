@@ -52,7 +52,7 @@ pub(super) struct Decision {
     pub(super) calls: Millis,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Deliveries {
     slots: Vec<Record>,
     free: Vec<u32>,

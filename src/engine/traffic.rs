@@ -33,6 +33,7 @@ impl Offsets {
 
 /// One block's arrival offsets from its start, in message order: what
 /// the run's arrivals and the latency pass both walk.
+#[derive(Clone)]
 pub(super) enum BlockOffsets {
     /// Even arrivals, walked without a division per message.
     Even(EvenArrivals),

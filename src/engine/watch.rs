@@ -22,7 +22,7 @@ pub struct EventSeen {
     pub at_time: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct ByKind {
     /// Watches of any message.
     any: Vec<usize>,
@@ -30,7 +30,7 @@ struct ByKind {
     of: BTreeMap<MessageIndex, Vec<usize>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Watches {
     by_kind: BTreeMap<EventKind, ByKind>,
     /// Per watch: its expectation's index and expected time.

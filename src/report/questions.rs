@@ -1,7 +1,8 @@
 //! The answers to a scenario's `[[question]]`s, computed from the run: as of
-//! the question's `at` (the scenario run again, stopped then) or at the
-//! end. Every report shows them: HTML reveals one on request, Markdown
-//! folds them away, JSON lists them.
+//! the question's `at` (read by the run as it passed that time, from a
+//! copy of itself finished there: `Outcome::answers`) or at the end. Every
+//! report shows them: HTML reveals one on request, Markdown folds them
+//! away, JSON lists them.
 
 use std::collections::BTreeSet;
 
@@ -19,21 +20,28 @@ pub fn answers(scenario: &Scenario, outcome: &Outcome, verdicts: &[Verdict]) -> 
     let mut values: Vec<Option<Value>> = scenario
         .questions
         .iter()
-        .map(|q| {
-            asked_at(q)
-                .is_none()
-                .then(|| outcome.value(scenario, &q.answer))
+        .enumerate()
+        .map(|(i, q)| match asked_at(q) {
+            None => Some(outcome.value(scenario, &q.answer)),
+            Some(_) => outcome.answers.get(i).cloned().flatten(),
         })
         .collect();
-    // One run per distinct earlier time (at most MAX_QUESTIONS), each
-    // dropped before the next: one extra outcome in memory at a time.
-    let times: BTreeSet<Millis> = scenario.questions.iter().filter_map(asked_at).collect();
+    // A time the run did not answer as it passed (its run stopped at a
+    // limit first): the scenario run again to then, one extra outcome in
+    // memory at a time.
+    let times: BTreeSet<Millis> = scenario
+        .questions
+        .iter()
+        .zip(&values)
+        .filter(|(_, v)| v.is_none())
+        .filter_map(|(q, _)| asked_at(q))
+        .collect();
     for t in times {
         let Ok(then) = run_until(scenario, Recorder::Off, t) else {
             continue;
         };
         for (q, value) in scenario.questions.iter().zip(&mut values) {
-            if asked_at(q) == Some(t) {
+            if asked_at(q) == Some(t) && value.is_none() {
                 *value = Some(then.value(scenario, &q.answer));
             }
         }

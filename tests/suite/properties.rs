@@ -458,3 +458,55 @@ proptest! {
         prop_assert_eq!(record.firing, expected.last().is_some_and(|c| c.1));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    // A question about an earlier time is answered as the run passes it,
+    // from a copy of the run finished there: the answer the scenario run
+    // again up to that time gives (what `report::questions` used to do).
+    #[test]
+    fn answers_read_in_passing_equal_a_run_to_their_time(
+        text in scenario(),
+        // Whole seconds, when the generated files' events happen.
+        times in proptest::collection::vec(0u64..90, 1..5),
+        census in any::<bool>(),
+    ) {
+        const ANSWERS: [&str; 13] = [
+            "effects", "quarantined", "deliveries", "acked", "end_time", "drain_time",
+            "quarantine_entries", "expired", "max_dlq_depth", "latency_p95",
+            "message.m0.state", "message.m0.total_receives", "message.m0.last_quarantined_at",
+        ];
+        let mut t = text;
+        for (i, at) in times.iter().enumerate() {
+            let answer = ANSWERS[(*at as usize + i) % ANSWERS.len()];
+            t.push_str(&format!("[[question]]\nask = \"q{i}\"\nat = \"{at}s\"\nanswer = \"{answer}\"\n"));
+        }
+        let (scenario, _) = load_str("p.toml", &t).unwrap();
+        let outcome = if census {
+            engine::run_with_census(&scenario, Recorder::All).unwrap()
+        } else {
+            engine::run(&scenario, Recorder::Off).unwrap()
+        };
+        let end = outcome.totals.end_time;
+        for (q, answer) in scenario.questions.iter().zip(&outcome.answers) {
+            let at = q.at.unwrap();
+            if at >= end {
+                // Asked of the end: the final outcome answers it.
+                continue;
+            }
+            let then = engine::run_until(&scenario, Recorder::Off, at).unwrap();
+            prop_assert_eq!(answer.clone(), Some(then.value(&scenario, &q.answer)), "at {}", at);
+        }
+        // Answering changes nothing the run reports.
+        let plain = engine::run(&scenario_without_questions(&t), Recorder::Off).unwrap();
+        for total in scenario_run::model::Total::listed(&scenario) {
+            prop_assert_eq!(plain.totals.get(total), outcome.totals.get(total), "{}", total.name());
+        }
+    }
+}
+
+fn scenario_without_questions(text: &str) -> scenario_run::model::Scenario {
+    let cut = text.find("[[question]]").unwrap_or(text.len());
+    load_str("p.toml", &text[..cut]).unwrap().0
+}

@@ -55,6 +55,7 @@ struct Lock {
 }
 
 /// The sinks, the two-phase locks and the time measures of section 24.
+#[derive(Clone)]
 pub(super) struct Writes {
     sinks: Vec<SinkState>,
     /// The coordinator's `intents` selector.

@@ -21,6 +21,7 @@ pub(super) enum Heard {
 }
 
 /// Per sink: its rows or counts and its call counters.
+#[derive(Clone)]
 pub(super) struct SinkState {
     pub(super) kind: SinkKind,
     /// Increment and irreversible: applied calls minus applied

@@ -103,7 +103,7 @@ pub struct LockSpan {
 }
 
 /// The write in hand's calls, and the traces and locks kept so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Tracer {
     pub(super) traces: Vec<WriteTrace>,
     pub(super) locks: Vec<LockSpan>,
