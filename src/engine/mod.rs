@@ -74,7 +74,7 @@ pub use recorder::{
 };
 pub use replay::Replay;
 pub use state::MessageState;
-pub use step::{run, run_until, run_with_census};
+pub use step::{Stepper, run, run_until, run_with_census};
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};

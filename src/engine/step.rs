@@ -12,7 +12,7 @@ use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder);
     if engine.asks_questions() {
-        engine.run_answering(None)?;
+        engine.run_answering()?;
     } else if engine.takes_runs_of_arrivals() {
         while engine.step()? {
             engine.one_write_arrivals();
@@ -34,7 +34,7 @@ pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcom
     }
     engine.take_census(census);
     if engine.asks_questions() {
-        engine.run_answering(None)?;
+        engine.run_answering()?;
     } else {
         while engine.step()? {}
     }
@@ -47,16 +47,11 @@ pub fn run_until(
     recorder: Recorder,
     t: Millis,
 ) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    if engine.asks_questions() {
-        engine.run_answering(Some(t))?;
-    } else {
-        while engine.next_time().is_some_and(|next| next <= t) {
-            engine.step()?;
-        }
+    let mut stepper = Stepper::new(scenario, recorder);
+    while stepper.next_time().is_some_and(|next| next <= t) {
+        stepper.step()?;
     }
-    let done = engine.next_time().is_none();
-    Ok(engine.finish(if done { None } else { Some(t) }))
+    Ok(stepper.finish(t))
 }
 
 impl<'s> Engine<'s> {
@@ -66,21 +61,16 @@ impl<'s> Engine<'s> {
         !self.question_times.is_empty()
     }
 
-    /// Runs to the end (or up to and including `until`), answering each
-    /// question as the run passes its `at`: the step by step of
-    /// [`run_until`], so that a copy taken there is what `run_until(at)`
-    /// would finish. The copies' arrivals are never taken in runs
-    /// ([`Engine::one_write_arrivals`]), which could pass a question's time.
-    fn run_answering(&mut self, until: Option<Millis>) -> Result<(), LimitReached> {
+    /// Runs to the end, answering each question as the run passes its
+    /// `at`: the step by step of [`run_until`], so that a copy taken there
+    /// is what `run_until(at)` would finish. Arrivals are never taken in
+    /// runs ([`Engine::one_write_arrivals`]), which could pass a
+    /// question's time.
+    fn run_answering(&mut self) -> Result<(), LimitReached> {
         loop {
             let next = self.next_time();
             self.answer_passed_questions(next);
-            match (next, until) {
-                (None, _) => return Ok(()),
-                (Some(n), Some(t)) if n > t => return Ok(()),
-                _ => {}
-            }
-            if !self.step()? {
+            if next.is_none() || !self.step()? {
                 return Ok(());
             }
         }
@@ -116,6 +106,64 @@ impl<'s> Engine<'s> {
                 }
             }
         }
+    }
+}
+
+/// A run of the queue world taken one event at a time, for a caller that
+/// watches or stops it between events: [`run`] and [`run_until`] are
+/// loops over what it does. It gives exactly their outcomes (the
+/// questions answered in passing included).
+pub struct Stepper<'s> {
+    engine: Engine<'s>,
+    /// A step said the run has ended.
+    ended: bool,
+}
+
+impl<'s> Stepper<'s> {
+    pub fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
+        Stepper {
+            engine: Engine::new(scenario, recorder),
+            ended: false,
+        }
+    }
+
+    /// The modeled time of the next event (or inspection); `None` when
+    /// the run has nothing left to do, or stopped at a limit.
+    pub fn next_time(&mut self) -> Option<Millis> {
+        if self.ended {
+            return None;
+        }
+        let next = self.engine.next_time();
+        self.engine.answer_passed_questions(next);
+        next
+    }
+
+    /// Processes one event: false when the run has ended (drained, or
+    /// stopped at a limit under `on_limit = "stop"`); an error when a limit
+    /// fails it.
+    pub fn step(&mut self) -> Result<bool, LimitReached> {
+        if self.ended {
+            return Ok(false);
+        }
+        let next = self.engine.next_time();
+        self.engine.answer_passed_questions(next);
+        let more = self.engine.step()?;
+        self.ended = !more;
+        Ok(more)
+    }
+
+    /// Modeled time now: the time of the last event processed.
+    pub fn now(&self) -> Millis {
+        self.engine.clock.now
+    }
+
+    /// The outcome: of the whole run when it has ended, else as of
+    /// `as_of` (not before now; the states' ages and the measures taken
+    /// then), as [`run_until`] of that time gives it.
+    pub fn finish(mut self, as_of: Millis) -> Outcome {
+        let as_of = as_of.max(self.engine.clock.now);
+        let done = self.ended || self.next_time().is_none();
+        self.engine.finish(if done { None } else { Some(as_of) })
     }
 }
 

@@ -510,3 +510,34 @@ fn scenario_without_questions(text: &str) -> scenario_run::model::Scenario {
     let cut = text.find("[[question]]").unwrap_or(text.len());
     load_str("p.toml", &text[..cut]).unwrap().0
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    // The public stepper gives the loops' outcomes: every step to the end
+    // is `run`, the steps up to a time are `run_until` of that time.
+    #[test]
+    fn the_stepper_gives_the_runs_outcomes(text in scenario(), until in 0u64..60) {
+        let (scenario, _) = load_str("p.toml", &text).unwrap();
+        let whole = |o: &engine::Outcome| format!(
+            "{}\n{}\n{}\n{}",
+            json::totals(&scenario, o),
+            json::snapshot(&scenario, o),
+            json::transitions(&scenario, o),
+            json::ledger(&scenario, o)
+        );
+        let mut stepper = engine::Stepper::new(&scenario, Recorder::All);
+        while stepper.step().unwrap() {}
+        let stepped = stepper.finish(0);
+        prop_assert_eq!(whole(&stepped), whole(&engine::run(&scenario, Recorder::All).unwrap()));
+        let t = until * 1000;
+        let mut stepper = engine::Stepper::new(&scenario, Recorder::All);
+        while stepper.next_time().is_some_and(|n| n <= t) {
+            stepper.step().unwrap();
+        }
+        let part = stepper.finish(t);
+        let then = engine::run_until(&scenario, Recorder::All, t).unwrap();
+        prop_assert_eq!(whole(&part), whole(&then));
+        prop_assert_eq!(part.as_of, then.as_of);
+    }
+}

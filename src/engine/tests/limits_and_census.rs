@@ -149,3 +149,18 @@ fn census_counts_are_indexed_by_state_all() {
         assert_eq!(state as usize, i, "{}", state.as_str());
     }
 }
+
+#[test]
+fn a_run_to_a_time_past_a_stop_ends_at_the_stop() {
+    // max_time 5s under on_limit = "stop": stepping to 60s stops at 5s,
+    // as the whole run does, instead of stepping at the limit for ever.
+    let text = "[delivery]\nmax_receives = 3\nretry_interval = \"2s\"\n\
+                [limits]\nmax_time = \"5s\"\non_limit = \"stop\"\n\
+                [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+                [[message]]\nid = \"late\"\nat = \"10s\"\n";
+    let (scenario, outcome) = sim(text);
+    let at = run_until(&scenario, Recorder::All, 60_000).unwrap();
+    assert_eq!(at.totals.end_time, outcome.totals.end_time);
+    assert_eq!(at.totals.stopped_by, outcome.totals.stopped_by);
+    assert_eq!(at.transitions.len(), outcome.transitions.len());
+}
