@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use super::plan::Action;
+pub use super::plan::Rules;
 use crate::model::Millis;
 
 /// The smallest tolerance on a time, in real milliseconds.
@@ -258,18 +259,6 @@ fn rule_for_count(model: &End) -> &'static str {
 
 fn ms(t: f64) -> String {
     format!("{t:.0} ms")
-}
-
-/// Whose rules a comparison cites, and what the consumer reads as a
-/// delivery's count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rules {
-    /// A RabbitMQ quorum queue: `x-delivery-count`.
-    Quorum,
-    /// A RabbitMQ classic queue: the `redelivered` flag (0 or 1).
-    Classic,
-    /// A JetStream consumer: the delivery count of the message's metadata.
-    JetStream,
 }
 
 /// Every difference between the model's messages and the broker's, in

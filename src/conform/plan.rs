@@ -158,13 +158,25 @@ pub struct Plan {
     pub messages: Vec<Planned>,
 }
 
+/// Whose rules a comparison cites, and what the consumer reads as a
+/// delivery's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rules {
+    /// A RabbitMQ quorum queue: `x-delivery-count`.
+    Quorum,
+    /// A RabbitMQ classic queue: the `redelivered` flag (0 or 1).
+    Classic,
+    /// A JetStream consumer: the delivery count of the message's metadata.
+    JetStream,
+}
+
 impl Plan {
     /// Whose rules a comparison of this run cites.
-    pub fn rules(&self) -> super::compare::Rules {
+    pub fn rules(&self) -> Rules {
         match (&self.consumer, self.queue.classic) {
-            (Some(_), _) => super::compare::Rules::JetStream,
-            (None, true) => super::compare::Rules::Classic,
-            (None, false) => super::compare::Rules::Quorum,
+            (Some(_), _) => Rules::JetStream,
+            (None, true) => Rules::Classic,
+            (None, false) => Rules::Quorum,
         }
     }
 
@@ -547,7 +559,7 @@ mod tests {
                 classic: true,
             }
         );
-        assert_eq!(plan.rules(), crate::conform::compare::Rules::Classic);
+        assert_eq!(plan.rules(), Rules::Classic);
     }
 
     #[test]
