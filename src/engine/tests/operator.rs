@@ -121,14 +121,7 @@ fn inspections_touch_only_what_they_change_and_keep_quarantine_order() {
         ));
     }
     let (scenario, outcome) = sim(&text);
-    let of = |kind: EventKind| -> Vec<String> {
-        outcome
-            .transitions
-            .iter()
-            .filter(|t| t.detail.kind() == kind)
-            .map(|t| scenario.message_id(t.message.unwrap()).into_owned())
-            .collect()
-    };
+    let of = |kind: EventKind| order_of(&scenario, &outcome, kind);
     assert_eq!(of(EventKind::Expired), ["m1", "m2", "m3", "m4"]);
     assert_eq!(of(EventKind::Redriven), ["m5", "m6"]);
     assert_eq!(of(EventKind::RedriveSkipped), ["m2"]);
