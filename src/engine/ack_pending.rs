@@ -79,7 +79,7 @@ impl AckPending {
     /// The held message that takes a free slot, in publish order, with
     /// the time it became ready; `None` while every slot is taken or
     /// nothing is held.
-    pub(super) fn next(&mut self) -> Option<(MessageIndex, Millis)> {
+    pub(super) fn take_held(&mut self) -> Option<(MessageIndex, Millis)> {
         if self.pending >= self.limit {
             return None;
         }

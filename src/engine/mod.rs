@@ -336,7 +336,7 @@ impl<'s> Engine<'s> {
             return;
         };
         window.leave(m);
-        while let Some((next, since)) = window.next() {
+        while let Some((next, since)) = window.take_held() {
             self.ready.depth -= 1;
             if let Some(total) = self.queue_waits.get_mut(next as usize) {
                 *total = total.saturating_add(now - since);

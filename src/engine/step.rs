@@ -92,11 +92,11 @@ impl<'s> Engine<'s> {
                 return;
             }
             self.question_times.pop();
+            // The copy takes the watches, not the transcript.
             let quiet = self.recording.for_answers(self.scenario.message_count());
             let kept = std::mem::replace(&mut self.recording, quiet);
-            let copy = self.clone();
+            let mut copy = self.clone();
             self.recording = kept;
-            let mut copy = copy;
             let done = copy.next_time().is_none();
             let then = copy.finish(if done { None } else { Some(t) });
             let scenario = self.scenario;

@@ -177,7 +177,7 @@ impl Lab {
             "html" => self.cached(
                 &format!("{name}.html{}", pages::query(&sets)),
                 &text,
-                || self.page(file, &controls, more, &sets, comparable),
+                || Ok(self.page(file, &controls, more, &sets, comparable)),
             ),
             "json" => self.json(file, &sets),
             "toml" => match pages::changed_file(&text, &sets) {
@@ -197,8 +197,14 @@ impl Lab {
     }
 
     /// A page from the cache (keyed by its request and the file's text),
-    /// or made and kept.
-    fn cached(&self, key: &str, text: &str, make: impl FnOnce() -> Vec<u8>) -> Reply {
+    /// or made and kept; a reply that is not a page (`make`'s error) is
+    /// given as it is, and not kept.
+    fn cached(
+        &self,
+        key: &str,
+        text: &str,
+        make: impl FnOnce() -> Result<Vec<u8>, Reply>,
+    ) -> Reply {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
@@ -213,7 +219,10 @@ impl Lab {
                 body: body.clone(),
             };
         }
-        let body = std::sync::Arc::new(make());
+        let body = match make() {
+            Ok(body) => std::sync::Arc::new(body),
+            Err(reply) => return reply,
+        };
         if let Ok(mut cache) = self.cache.lock() {
             cache.push_back((key, body.clone()));
             while cache.len() > CACHED_PAGES
@@ -282,26 +291,19 @@ impl Lab {
     ) -> Reply {
         use crate::app::compare;
         let [(fa, sa), (fb, sb)] = sides;
-        let sides = compare::side(fa, sa, self.seed)
-            .map_err(|e| e.describe("A", fa))
-            .and_then(|a| {
-                compare::side(fb, sb, self.seed)
-                    .map(|b| (a, b))
-                    .map_err(|e| e.describe("B", fb))
-            });
-        let (a, b) = match sides {
-            Ok(sides) => sides,
-            Err(why) => return Reply::text(400, &why),
-        };
-        let context = crate::report::compare::context(&compare::compare(a, b));
-        let ctx = minijinja::context! { compare => minijinja::Value::from(minijinja::value::Serde(&context)) };
-        match self
-            .templates
-            .render(crate::report::templates::COMPARE_HTML, ctx)
-        {
-            Ok(page) => self.cached(key, text, || page.into_bytes()),
-            Err(p) => Reply::text(500, &crate::diagnostic::render(p.as_ref(), false)),
-        }
+        self.cached(key, text, || {
+            let side = |name: &str, file: &str, sets: &[(String, String)]| {
+                compare::side(file, sets, self.seed)
+                    .map_err(|e| Reply::text(400, &e.describe(name, file)))
+            };
+            let (a, b) = (side("A", fa, sa)?, side("B", fb, sb)?);
+            let context = crate::report::compare::context(&compare::compare(a, b));
+            let ctx = minijinja::context! { compare => minijinja::Value::from(minijinja::value::Serde(&context)) };
+            self.templates
+                .render(crate::report::templates::COMPARE_HTML, ctx)
+                .map(String::into_bytes)
+                .map_err(|p| Reply::text(500, &crate::diagnostic::render(p.as_ref(), false)))
+        })
     }
 
     fn options(&self, sets: &[(String, String)], transcript: Transcript) -> Options {

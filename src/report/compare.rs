@@ -182,7 +182,7 @@ pub fn context(c: &Comparison) -> Json {
             "file": s.file,
             "name": s.ran.scenario.name,
             "summary": s.ran.scenario.summary,
-            "status": if s.ran.failures.is_empty() { "passed" } else { "failed" },
+            "status": s.status(),
             "end_time": s.ran.outcome.totals.end_time,
         })
     };
