@@ -78,31 +78,29 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
         ),
         Detail::AckLost => out.write_str("ack lost: the broker counts the delivery as failed"),
         Detail::Acked => out.write_str("acked"),
+        // A return to the queue at once, where it goes: rabbitmq by
+        // `broker_version`, or a classic queue.
         Detail::RetryScheduled { delay: 0, due }
-            if scenario.requeue() == crate::model::Requeue::Front
+            if scenario.requeue() != crate::model::Requeue::Back
                 && scenario.delivery.retry == crate::model::Retry::Fixed(0)
                 && scenario.flow.workers.is_some() =>
         {
-            write!(
-                out,
-                "requeued at {} to the front of the queue (RabbitMQ {})",
-                Dur(due),
-                scenario
-                    .guarantees
-                    .broker_version
-                    .map_or(String::new(), |(a, b)| format!("{a}.{b}"))
-            )
-        }
-        Detail::RetryScheduled { delay: 0, due }
-            if scenario.requeue() == crate::model::Requeue::Original
-                && scenario.delivery.retry == crate::model::Retry::Fixed(0)
-                && scenario.flow.workers.is_some() =>
-        {
-            write!(
-                out,
-                "requeued at {} to its original position (RabbitMQ classic queue)",
-                Dur(due)
-            )
+            match scenario.requeue() {
+                crate::model::Requeue::Original => write!(
+                    out,
+                    "requeued at {} to its original position (RabbitMQ classic queue)",
+                    Dur(due)
+                ),
+                _ => write!(
+                    out,
+                    "requeued at {} to the front of the queue (RabbitMQ {})",
+                    Dur(due),
+                    scenario
+                        .guarantees
+                        .broker_version
+                        .map_or(String::new(), |(a, b)| format!("{a}.{b}"))
+                ),
+            }
         }
         Detail::RetryScheduled { delay, due } => {
             out.write_str("retry scheduled after ")?;

@@ -134,3 +134,32 @@ fn s21c_the_files_classic_queue_settings_are_checked() {
     let ok = format!("{CLASSIC}max_receives = \"unlimited\"\n[[message]]\nid = \"a\"\n");
     assert!(load_str("t.toml", &ok).is_ok());
 }
+
+#[test]
+fn s21c_the_transcript_says_where_a_returned_message_goes() {
+    let said = |text: &str| -> Vec<String> {
+        let (scenario, outcome) = sim(text);
+        outcome
+            .transitions
+            .iter()
+            .filter(|t| t.detail.kind() == EventKind::RetryScheduled)
+            .map(|t| crate::report::sentence::describe(&scenario, &t.detail))
+            .collect()
+    };
+    let classic = one_consumer("", "{ first = 1 }");
+    assert_eq!(
+        said(&classic),
+        ["requeued at 10ms to its original position (RabbitMQ classic queue)"]
+    );
+    let quorum = classic.replace(
+        "rabbitmq-classic\"\n",
+        "rabbitmq-quorum\"\nbroker_version = \"4.3\"\n",
+    );
+    assert_eq!(
+        said(&quorum),
+        ["requeued at 10ms to the front of the queue (RabbitMQ 4.3)"]
+    );
+    // A quorum queue without broker_version: behind what is due.
+    let back = classic.replace("rabbitmq-classic", "rabbitmq-quorum");
+    assert_eq!(said(&back), ["retry scheduled after 0s (due 10ms)"]);
+}
