@@ -17,3 +17,4 @@ pub mod output;
 pub mod padded;
 pub mod report;
 pub mod scenario;
+pub mod shell;

@@ -314,17 +314,6 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// `arg` as one word of a POSIX shell command: as it is when it holds no
-/// character the shell reads, else single-quoted.
-pub fn shell_word(arg: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !arg.is_empty() && arg.chars().all(plain) {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
-}
-
 /// A path under the temporary folder for a test, absent at first and
 /// removed with all it holds when the test ends (also when it fails), so
 /// that tests leave nothing behind.

@@ -36,9 +36,9 @@ impl Side {
     /// The arguments that give this run, quoted for a shell: `FILE --set
     /// K=V ...`.
     pub fn label(&self) -> String {
-        let mut label = crate::output::shell_word(&self.file);
+        let mut label = crate::shell::word(&self.file);
         for (path, value) in &self.sets {
-            let set = crate::output::shell_word(&format!("{path}={value}"));
+            let set = crate::shell::word(&format!("{path}={value}"));
             label.push_str(&format!(" --set {set}"));
         }
         label

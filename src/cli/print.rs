@@ -402,7 +402,7 @@ pub(super) fn with_goldens(
         for (path, value) in sets {
             shaping.push_str(&format!(
                 "--set {} ",
-                shell_word(&format!("{path}={value}"))
+                crate::shell::word(&format!("{path}={value}"))
             ));
         }
         out.push_str(&format!(
@@ -459,17 +459,6 @@ pub fn annotation(problem: &Located, title: &str) -> String {
         None => problem.message.clone(),
     };
     format!("::error {}::{}\n", properties.join(","), data(&message))
-}
-
-/// A word as a POSIX shell reads it back: as is when it holds only safe
-/// characters, else in single quotes.
-fn shell_word(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// A workflow command's message, escaped as the Actions runner reads it.

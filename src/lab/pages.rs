@@ -290,7 +290,7 @@ pub fn query(sets: &[(String, String)]) -> String {
 /// PATH=VALUE ...`, each argument quoted for a POSIX shell when it needs
 /// it.
 pub fn command(file: &str, sets: &[(String, String)]) -> String {
-    let mut out = format!("scenario-run {}", crate::output::shell_word(file));
+    let mut out = format!("scenario-run {}", crate::shell::word(file));
     for (p, v) in sets {
         // `--set` reads a value that is not TOML as a string: `1m`, not
         // `"1m"`, where that is the same.
@@ -302,7 +302,7 @@ pub fn command(file: &str, sets: &[(String, String)]) -> String {
         };
         out.push_str(&format!(
             " --set {}",
-            crate::output::shell_word(&format!("{p}={v}"))
+            crate::shell::word(&format!("{p}={v}"))
         ));
     }
     out
