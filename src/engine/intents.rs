@@ -1,5 +1,6 @@
 //! A set of intents, one bit each: which intents have committed an effect
-//! (any further effect of one is a duplicate, docs/model.md section 7).
+//! (any further effect of one is a duplicate, docs/model.md section 7),
+//! which were ever visible in a sink, which own their own key's row.
 
 use crate::model::IntentIndex;
 
@@ -25,6 +26,18 @@ impl IntentSet {
         *word |= bit;
         was
     }
+
+    /// Whether intent `i` is in the set.
+    #[inline]
+    pub(super) fn contains(&self, i: IntentIndex) -> bool {
+        self.words[i as usize / 64] & (1u64 << (i % 64)) != 0
+    }
+
+    /// Removes intent `i`.
+    #[inline]
+    pub(super) fn remove(&mut self, i: IntentIndex) {
+        self.words[i as usize / 64] &= !(1u64 << (i % 64));
+    }
 }
 
 #[cfg(test)]
@@ -40,5 +53,9 @@ mod tests {
         }
         assert!(!set.insert(1));
         assert!(!set.insert(128));
+        assert!(set.contains(63) && !set.contains(62));
+        set.remove(64);
+        assert!(!set.contains(64) && set.contains(63));
+        assert!(!set.insert(64));
     }
 }

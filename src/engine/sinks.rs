@@ -6,10 +6,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::intents::IntentSet;
 use super::messages::Messages;
 use crate::model::{IntentIndex, KeyRef, MessageIndex, Scenario, SinkKind, State, Totals};
-
-const NO_ROW: IntentIndex = IntentIndex::MAX;
 
 #[derive(Clone)]
 pub(super) struct Sinks {
@@ -19,17 +18,19 @@ pub(super) struct Sinks {
 }
 
 /// An upsert sink's rows: one per distinct key, owned by the intent of its
-/// first write (decision 22.12). Rows of an intent's own key sit in a
-/// vector, rows of fresh keys (redriven under a new identity) in a map
-/// that is never iterated.
+/// first write (decision 22.12). Nearly every row is an intent's own key
+/// written by that intent: one bit each. The others (fresh keys of a
+/// redrive under a new identity, and an own key first written by another
+/// intent whose fresh key looks like it) sit in maps that are never
+/// iterated in an order that reaches output.
 #[derive(Clone)]
 pub(super) struct Rows {
-    /// Owner intent of the row of each intent's own key (`NO_ROW`: none).
-    own_rows: Vec<IntentIndex>,
-    /// Rows of fresh keys.
-    fresh_rows: HashMap<KeyRef, IntentIndex>,
-    /// How many rows each intent owns.
-    pub(super) rows_of: Vec<u32>,
+    /// Intents whose own key's row exists and is their own.
+    own: IntentSet,
+    /// Every other row: its key and its owner intent.
+    other_rows: HashMap<KeyRef, IntentIndex>,
+    /// Per intent, how many of `other_rows` it owns (no zero entries).
+    other_owned: HashMap<IntentIndex, u32>,
     /// Rows in all.
     pub(super) rows: u64,
     /// Intents that own a row.
@@ -39,48 +40,81 @@ pub(super) struct Rows {
 impl Rows {
     pub(super) fn new(intents: usize) -> Self {
         Rows {
-            own_rows: vec![NO_ROW; intents],
-            fresh_rows: HashMap::default(),
-            rows_of: super::pages::zeroed(intents),
+            own: IntentSet::new(intents),
+            other_rows: HashMap::default(),
+            other_owned: HashMap::default(),
             rows: 0,
             owners: 0,
         }
     }
 
-    fn row(&mut self, key: KeyRef) -> &mut IntentIndex {
-        if key.generation == 0 {
-            &mut self.own_rows[key.intent as usize]
-        } else {
-            self.fresh_rows.entry(key).or_insert(NO_ROW)
+    /// The owner of `key`'s row, if it has one.
+    #[inline]
+    fn owner(&self, key: KeyRef) -> Option<IntentIndex> {
+        if key.generation == 0 && self.own.contains(key.intent) {
+            return Some(key.intent);
         }
+        self.other_rows.get(&key).copied()
+    }
+
+    /// How many rows `intent` owns.
+    #[inline]
+    pub(super) fn rows_of(&self, intent: IntentIndex) -> u32 {
+        let others = match self.other_owned.is_empty() {
+            true => 0,
+            false => self.other_owned.get(&intent).copied().unwrap_or(0),
+        };
+        self.own.contains(intent) as u32 + others
+    }
+
+    /// The most rows one intent owns.
+    pub(super) fn most(&self) -> u32 {
+        let own = (self.rows > self.other_rows.len() as u64) as u32;
+        let others = self
+            .other_owned
+            .iter()
+            .map(|(&i, &n)| n + self.own.contains(i) as u32);
+        others.max().unwrap_or(0).max(own)
     }
 
     /// `intent` writes `key`'s row: a new row unless the key has one.
+    #[inline]
     pub(super) fn insert(&mut self, key: KeyRef, intent: IntentIndex) {
-        let row = self.row(key);
-        if *row != NO_ROW {
+        if self.owner(key).is_some() {
             return;
         }
-        *row = intent;
-        self.rows += 1;
-        let owned = &mut self.rows_of[intent as usize];
-        if *owned == 0 {
+        if self.rows_of(intent) == 0 {
             self.owners += 1;
         }
-        *owned = owned.saturating_add(1);
+        self.rows += 1;
+        if key.generation == 0 && key.intent == intent {
+            self.own.insert(intent);
+        } else {
+            self.other_rows.insert(key, intent);
+            *self.other_owned.entry(intent).or_insert(0) += 1;
+        }
     }
 
     /// `key`'s row is deleted if `intent` owns it.
     pub(super) fn delete(&mut self, key: KeyRef, intent: IntentIndex) {
-        let row = self.row(key);
-        if *row != intent {
+        if self.owner(key) != Some(intent) {
             return;
         }
-        *row = NO_ROW;
         self.rows -= 1;
-        let owned = &mut self.rows_of[intent as usize];
-        *owned -= 1;
-        if *owned == 0 {
+        if key.generation == 0 && key.intent == intent {
+            self.own.remove(intent);
+        } else {
+            self.other_rows.remove(&key);
+            let n = self
+                .other_owned
+                .get_mut(&intent)
+                .expect("an owned row is counted");
+            *n -= 1;
+            if *n == 0 {
+                self.other_owned.remove(&intent);
+            }
+        }
+        if self.rows_of(intent) == 0 {
             self.owners -= 1;
         }
     }
@@ -88,7 +122,9 @@ impl Rows {
 
 impl Sinks {
     pub(super) fn new(scenario: &Scenario) -> Self {
-        let upsert = (scenario.guarantees.sinks.iter()).any(|s| s.kind == SinkKind::Upsert);
+        // With `[write]`, each sink keeps its own rows (`write::sink`).
+        let upsert = scenario.write.is_none()
+            && (scenario.guarantees.sinks.iter()).any(|s| s.kind == SinkKind::Upsert);
         Sinks {
             rows: upsert.then(|| Rows::new(scenario.intent_count())),
         }
@@ -99,8 +135,8 @@ impl Sinks {
         self.rows.is_some()
     }
 
-    fn rows_of(&self, intent: usize) -> Option<&u32> {
-        self.rows.as_ref().and_then(|r| r.rows_of.get(intent))
+    fn rows_of(&self, intent: usize) -> Option<u32> {
+        self.rows.as_ref().map(|r| r.rows_of(intent as IntentIndex))
     }
 
     /// An effect of `intent` under `key` committed.
@@ -141,14 +177,14 @@ impl Sinks {
             }
             let n = visible.map_or(state.effects, |(_, per_intent)| per_intent[intent]);
             writes.add(has_arrived, n);
-            if let Some(&n) = self.rows_of(intent) {
+            if let Some(n) = self.rows_of(intent) {
                 rows.add(has_arrived, n);
             }
         }
         for (i, &has_arrived) in arrived.iter().enumerate() {
             let n = visible.map_or(effects_of[i], |(_, per_intent)| per_intent[i]);
             writes.add(has_arrived, n);
-            if let Some(&n) = self.rows_of(i) {
+            if let Some(n) = self.rows_of(i) {
                 rows.add(has_arrived, n);
             }
         }
@@ -188,5 +224,66 @@ impl Tally {
             self.missing += 1;
         }
         self.most = self.most.max(n as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn key(intent: IntentIndex, generation: u32) -> KeyRef {
+        KeyRef { intent, generation }
+    }
+
+    proptest! {
+        /// The compact rows agree with a plain map from key to owner:
+        /// rows, owners, each intent's rows and the most of one, after
+        /// any mix of writes and compensations of own keys, fresh keys and
+        /// other intents' own keys.
+        #[test]
+        fn rows_agree_with_a_map_of_key_to_owner(
+            ops in prop::collection::vec((any::<bool>(), 0u32..6, 0u32..6, 0u32..3), 0..60)
+        ) {
+            let mut rows = Rows::new(6);
+            let mut plain: BTreeMap<KeyRef, IntentIndex> = BTreeMap::new();
+            for (write, intent, key_intent, generation) in ops {
+                let k = key(key_intent, generation);
+                if write {
+                    rows.insert(k, intent);
+                    plain.entry(k).or_insert(intent);
+                } else {
+                    rows.delete(k, intent);
+                    if plain.get(&k) == Some(&intent) {
+                        plain.remove(&k);
+                    }
+                }
+                let of = |i: IntentIndex| plain.values().filter(|&&o| o == i).count() as u32;
+                prop_assert_eq!(rows.rows, plain.len() as u64);
+                prop_assert_eq!(rows.owners, (0..6).filter(|&i| of(i) > 0).count() as u64);
+                for i in 0..6 {
+                    prop_assert_eq!(rows.rows_of(i), of(i), "intent {}", i);
+                }
+                prop_assert_eq!(rows.most(), (0..6).map(of).max().unwrap_or(0));
+            }
+        }
+    }
+
+    #[test]
+    fn an_own_key_first_written_by_another_intent_stays_that_intents_row() {
+        let mut rows = Rows::new(3);
+        rows.insert(key(1, 0), 2);
+        rows.insert(key(1, 0), 1);
+        assert_eq!((rows.rows, rows.owners), (1, 1));
+        assert_eq!((rows.rows_of(1), rows.rows_of(2), rows.most()), (0, 1, 1));
+        rows.delete(key(1, 0), 1);
+        assert_eq!(rows.rows, 1, "only the owner's compensation deletes it");
+        rows.insert(key(2, 0), 2);
+        assert_eq!((rows.rows_of(2), rows.most()), (2, 2));
+        rows.delete(key(1, 0), 2);
+        assert_eq!((rows.rows, rows.owners, rows.rows_of(2)), (1, 1, 1));
     }
 }

@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
+use super::super::intents::IntentSet;
 use super::super::sinks::Rows;
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, Millis, ReasonIndex, Scenario, SinkCalls,
@@ -29,8 +30,8 @@ pub(super) struct SinkState {
     net: Vec<i32>,
     /// Upsert: its rows.
     rows: Option<Rows>,
-    /// Whether each intent was ever visible in the sink.
-    ever: Vec<bool>,
+    /// The intents ever visible in the sink.
+    ever: IntentSet,
     /// The sum of `net` (increment, irreversible).
     value: i64,
     /// Per intent: calls so far, writes and compensations apart (only
@@ -67,7 +68,7 @@ impl SinkState {
             kind,
             net: crate::engine::pages::zeroed(if upsert { 0 } else { intents }),
             rows: upsert.then(|| Rows::new(intents)),
-            ever: crate::engine::pages::zeroed(intents),
+            ever: IntentSet::new(intents),
             value: 0,
             calls: [wants(false, true), wants(true, true)],
             ordinal: [wants(false, false), wants(true, false)],
@@ -151,7 +152,7 @@ impl SinkState {
 
     /// The write of `intent` under `key` is applied.
     pub(super) fn apply(&mut self, key: KeyRef, intent: IntentIndex) {
-        self.ever[intent as usize] = true;
+        self.ever.insert(intent);
         match &mut self.rows {
             Some(rows) => rows.insert(key, intent),
             None => {
@@ -178,11 +179,11 @@ impl SinkState {
     /// `[value, visible_duplicates, missing, max_per_intent]` over the
     /// intents that `arrived`.
     pub(super) fn finish(&self, arrived: &[bool]) -> [i64; 4] {
-        let missing = (arrived.iter().zip(&self.ever))
-            .filter(|&(&a, &e)| a && !e)
+        let missing = (arrived.iter().enumerate())
+            .filter(|&(i, &a)| a && !self.ever.contains(i as IntentIndex))
             .count() as i64;
         if let Some(r) = &self.rows {
-            let most = r.rows_of.iter().copied().max().unwrap_or(0) as i64;
+            let most = r.most() as i64;
             let (rows, owners) = (r.rows as i64, r.owners as i64);
             return [rows, rows - owners, missing, most];
         }
