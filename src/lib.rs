@@ -18,3 +18,4 @@ pub mod padded;
 pub mod report;
 pub mod scenario;
 pub mod shell;
+pub mod sim;

@@ -57,6 +57,15 @@ pub struct Limits {
     pub max_time: Millis,
 }
 
+impl crate::sim::Limits for Limits {
+    fn max_time(&self) -> Millis {
+        self.max_time
+    }
+    fn max_events(&self) -> u64 {
+        self.max_events
+    }
+}
+
 impl Default for Limits {
     fn default() -> Limits {
         let queue = crate::model::Limits::default();

@@ -8,15 +8,13 @@
 //! other event of its instant. Nothing here reads a clock or draws a
 //! random number, so a file gives the same run everywhere.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use super::model::{ChannelIndex, Dataflow, MAX_RECORDED_VALUES, Markers, NodeIndex, SendKind};
 use super::outcome::{
     Arrival, Attempt, AttemptOutcome, Defect, Entry, Happened, MAX_LOG, MarkerFate, NodeRecord,
     NodeStatus, Outcome, PartitionRecord, Recording, Stop, Watch, Watched, channel_of,
 };
 use crate::model::Millis;
+use crate::sim::{self, Agenda, Clock};
 
 /// Defects and arrivals an explanation keeps.
 const WATCH_KEPT: usize = 12;
@@ -39,33 +37,6 @@ enum What {
     },
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Due {
-    time: Millis,
-    /// 0: arrivals; 1: timeouts, after everything else of their instant.
-    class: u8,
-    seq: u64,
-    what: What,
-}
-
-impl PartialEq for Due {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Due {}
-impl PartialOrd for Due {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Due {
-    /// Reversed: the heap's top is the earliest.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.class, other.seq).cmp(&(self.time, self.class, self.seq))
-    }
-}
-
 /// Runs a dataflow file.
 pub fn run(flow: &Dataflow) -> Result<Outcome, Stop> {
     run_watching(flow, Watch::default())
@@ -74,7 +45,7 @@ pub fn run(flow: &Dataflow) -> Result<Outcome, Stop> {
 /// Runs a dataflow file, collecting what `watch` asks for.
 pub fn run_watching(flow: &Dataflow, watch: Watch) -> Result<Outcome, Stop> {
     let mut w = World::new(flow, watch);
-    w.run()?;
+    sim::run_until(&mut w, None)?;
     Ok(w.finish())
 }
 
@@ -83,17 +54,38 @@ pub fn run_watching(flow: &Dataflow, watch: Watch) -> Result<Outcome, Stop> {
 /// then is `incomplete` in the outcome, its nodes as they were.
 pub fn run_until(flow: &Dataflow, until: Millis) -> Result<Outcome, Stop> {
     let mut w = World::new(flow, Watch::default());
-    w.until = Some(until);
-    w.run()?;
+    sim::run_until(&mut w, Some(until))?;
     Ok(w.finish())
+}
+
+/// What is due, of one instant in this order: the file's sends
+/// (`Send`), its snapshot attempts (`Start`), both in file order, then
+/// what the run scheduled (class 0), then snapshot timeouts (class 1).
+const SCHEDULED: u8 = 0;
+const TIMEOUTS: u8 = 1;
+
+/// The next thing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// The file's send (an index into `sends`).
+    Send,
+    /// The file's snapshot attempt (an index into `snaps`).
+    Start,
+    /// The agenda's earliest entry.
+    Scheduled,
 }
 
 struct World<'a> {
     flow: &'a Dataflow,
-    now: Millis,
-    events: u64,
-    seq: u64,
-    heap: BinaryHeap<Due>,
+    clock: Clock,
+    /// What the run scheduled: arrivals of data and markers, timeouts.
+    agenda: Agenda<What>,
+    /// The file's sends and snapshot attempts in time order (stable: file
+    /// order within an instant), and how many of each have been taken.
+    sends: Vec<u32>,
+    snaps: Vec<u32>,
+    sent: usize,
+    started: usize,
     states: Vec<i64>,
     base: Vec<u32>,
     /// Partitions of all channels together.
@@ -111,8 +103,6 @@ struct World<'a> {
     log_dropped: u64,
     watch: Watch,
     watched: Watched,
-    /// Stop after this instant (`run_until`).
-    until: Option<Millis>,
 }
 
 impl<'a> World<'a> {
@@ -143,12 +133,18 @@ impl<'a> World<'a> {
                 incomplete: flow.nodes.len(),
             })
             .collect();
+        let mut sends: Vec<u32> = (0..flow.sends.len() as u32).collect();
+        sends.sort_by_key(|&i| flow.sends[i as usize].at);
+        let mut snaps: Vec<u32> = (0..flow.snapshots.len() as u32).collect();
+        snaps.sort_by_key(|&i| flow.snapshots[i as usize].at);
         World {
             flow,
-            now: 0,
-            events: 0,
-            seq: 0,
-            heap: BinaryHeap::new(),
+            clock: Clock::default(),
+            agenda: Agenda::default(),
+            sends,
+            snaps,
+            sent: 0,
+            started: 0,
             states: flow.nodes.iter().map(|n| n.state).collect(),
             base,
             partitions: next as usize,
@@ -162,89 +158,83 @@ impl<'a> World<'a> {
             log_dropped: 0,
             watch,
             watched: Watched::default(),
-            until: None,
         }
     }
 
     fn note(&mut self, what: Happened) {
         if self.log.len() < MAX_LOG {
-            self.log.push(Entry { at: self.now, what });
+            self.log.push(Entry {
+                at: self.clock.now,
+                what,
+            });
         } else {
             self.log_dropped += 1;
         }
     }
 
-    fn run(&mut self) -> Result<(), Stop> {
+    /// The next thing to do and its time: (time, class, tier) over the
+    /// file's sends, its attempts, then what the run scheduled. A timeout
+    /// of an attempt that has already ended is dropped on the way.
+    fn next(&mut self) -> Option<(Millis, Next)> {
         let flow = self.flow;
-        let mut sends: Vec<u32> = (0..flow.sends.len() as u32).collect();
-        sends.sort_by_key(|&i| flow.sends[i as usize].at);
-        let mut snaps: Vec<u32> = (0..flow.snapshots.len() as u32).collect();
-        snaps.sort_by_key(|&i| flow.snapshots[i as usize].at);
-        let (mut si, mut ki) = (0usize, 0usize);
         loop {
-            // (time, class, tier): the file's sends, its attempts, then
-            // what the run scheduled.
-            let send = sends
-                .get(si)
-                .map(|&i| (flow.sends[i as usize].at, 0u8, 0u8));
-            let snap = snaps
-                .get(ki)
-                .map(|&i| (flow.snapshots[i as usize].at, 0u8, 1u8));
-            let due = self.heap.peek().map(|d| (d.time, d.class, 2u8));
-            let Some(next) = [send, snap, due].into_iter().flatten().min() else {
-                break;
-            };
-            if let (2, Some(top)) = (next.2, self.heap.peek())
-                && let What::Timeout { attempt } = top.what
-                && self.attempts[attempt as usize].final_()
+            let send = (self.sends.get(self.sent))
+                .map(|&i| ((flow.sends[i as usize].at, 0u8, 0u8), Next::Send));
+            let snap = (self.snaps.get(self.started))
+                .map(|&i| ((flow.snapshots[i as usize].at, 0u8, 1u8), Next::Start));
+            let due =
+                (self.agenda.peek()).map(|(time, class, _)| ((time, class, 2u8), Next::Scheduled));
+            let (at, next) = [send, snap, due]
+                .into_iter()
+                .flatten()
+                .min_by_key(|n| n.0)?;
+            if next == Next::Scheduled
+                && let Some((_, _, What::Timeout { attempt })) = self.agenda.peek()
+                && self.attempts[*attempt as usize].final_()
             {
                 // The attempt ended before its timeout: nothing happens.
-                self.heap.pop();
+                self.agenda.pop();
                 continue;
             }
-            if self.until.is_some_and(|u| next.0 > u) {
-                break;
-            }
-            if next.0 > flow.limits.max_time {
-                return Err(Stop::MaxTime {
-                    limit: flow.limits.max_time,
-                });
-            }
-            if self.events >= flow.limits.max_events {
-                return Err(Stop::MaxEvents {
-                    limit: flow.limits.max_events,
-                    at: self.now,
-                });
-            }
-            self.events += 1;
-            self.now = next.0;
-            match next.2 {
-                0 => {
-                    let i = sends[si];
-                    si += 1;
-                    self.send(i);
-                }
-                1 => {
-                    let k = snaps[ki];
-                    ki += 1;
-                    self.start(k)?;
-                }
-                _ => {
-                    let d = self.heap.pop().expect("peeked");
-                    match d.what {
-                        What::Data {
-                            part,
-                            value,
-                            send,
-                            debited,
-                        } => self.data(part, value, send, debited)?,
-                        What::Marker { part, attempt } => self.marker(part, attempt)?,
-                        What::Timeout { attempt } => self.timeout(attempt),
-                    }
-                }
-            }
+            return Some((at.0, next));
         }
-        Ok(())
+    }
+
+    fn step_next(&mut self) -> Result<bool, Stop> {
+        let Some((at, next)) = self.next() else {
+            return Ok(false);
+        };
+        let flow = self.flow;
+        let now = self.clock.now;
+        self.clock
+            .advance(at, &flow.limits, true)
+            .map_err(|limit| match limit {
+                sim::Limit::Time(limit) => Stop::MaxTime { limit },
+                sim::Limit::Events(limit) => Stop::MaxEvents { limit, at: now },
+            })?;
+        match next {
+            Next::Send => {
+                let i = self.sends[self.sent];
+                self.sent += 1;
+                self.send(i);
+            }
+            Next::Start => {
+                let k = self.snaps[self.started];
+                self.started += 1;
+                self.start(k)?;
+            }
+            Next::Scheduled => match self.agenda.pop().expect("peeked").1 {
+                What::Data {
+                    part,
+                    value,
+                    send,
+                    debited,
+                } => self.data(part, value, send, debited)?,
+                What::Marker { part, attempt } => self.marker(part, attempt)?,
+                What::Timeout { attempt } => self.timeout(attempt),
+            },
+        }
+        Ok(true)
     }
 
     fn finish(mut self) -> Outcome {
@@ -261,8 +251,8 @@ impl<'a> World<'a> {
             }
         }
         Outcome {
-            end: self.now,
-            events: self.events,
+            end: self.clock.now,
+            events: self.clock.events(),
             states: self.states,
             attempts: self.attempts,
             partition_base: self.base,
@@ -273,13 +263,7 @@ impl<'a> World<'a> {
     }
 
     fn schedule(&mut self, time: Millis, class: u8, what: What) {
-        self.seq += 1;
-        self.heap.push(Due {
-            time,
-            class,
-            seq: self.seq,
-            what,
-        });
+        self.agenda.schedule(time, class, what);
     }
 
     /// When something put on channel `c` now leaves it (a down window
@@ -287,8 +271,8 @@ impl<'a> World<'a> {
     fn departure(&self, c: ChannelIndex) -> (Millis, Millis) {
         let ch = &self.flow.channels[c as usize];
         let departs = match ch.down {
-            Some(w) if w.holds(self.now) => w.until,
-            _ => self.now,
+            Some(w) if w.holds(self.clock.now) => w.until,
+            _ => self.clock.now,
         };
         (departs, departs.saturating_add(ch.latency))
     }
@@ -322,7 +306,7 @@ impl<'a> World<'a> {
             send: i,
             partition: part,
             arrives,
-            held: departs > self.now,
+            held: departs > self.clock.now,
         });
     }
 
@@ -339,7 +323,11 @@ impl<'a> World<'a> {
         self.live.push(k);
         self.note(Happened::Started { attempt: k });
         if let Some(t) = snap.timeout {
-            self.schedule(self.now.saturating_add(t), 1, What::Timeout { attempt: k });
+            self.schedule(
+                self.clock.now.saturating_add(t),
+                TIMEOUTS,
+                What::Timeout { attempt: k },
+            );
         }
         for &n in &snap.initiators {
             let a = &self.attempts[k as usize];
@@ -380,7 +368,7 @@ impl<'a> World<'a> {
                 self.held += 1;
                 if self.held > MAX_RECORDED_VALUES {
                     return Err(Stop::Recorded {
-                        at: self.now,
+                        at: self.clock.now,
                         attempt: k,
                     });
                 }
@@ -400,7 +388,7 @@ impl<'a> World<'a> {
                     self.watched.defects.push(Defect {
                         send,
                         twice: credited > debited as u8,
-                        arrived: self.now,
+                        arrived: self.clock.now,
                         in_channel: watched_in_channel,
                     });
                 }
@@ -412,7 +400,7 @@ impl<'a> World<'a> {
             self.watched.arrivals_total += 1;
             if self.watched.arrivals.len() < WATCH_KEPT * 4 {
                 self.watched.arrivals.push(Arrival {
-                    at: self.now,
+                    at: self.clock.now,
                     send,
                     value,
                     recorded: in_watched_window,
@@ -431,7 +419,7 @@ impl<'a> World<'a> {
         let flow = self.flow;
         let (c, p) = channel_of(&self.base, part);
         let to = flow.channels[c as usize].to;
-        let now = self.now;
+        let now = self.clock.now;
         let a = &mut self.attempts[k as usize];
         if a.final_() {
             let pr = &mut a.partitions[part as usize];
@@ -477,7 +465,7 @@ impl<'a> World<'a> {
         let flow = self.flow;
         let markers = flow.snapshots[k as usize].markers;
         let state = self.states[n as usize];
-        let now = self.now;
+        let now = self.clock.now;
         let mut waiting = 0u64;
         {
             let a = &mut self.attempts[k as usize];
@@ -527,7 +515,7 @@ impl<'a> World<'a> {
         self.markers_sent[c as usize] += 1;
         if nth < self.flow.channels[c as usize].lose_markers {
             self.attempts[k as usize].partitions[part as usize].marker =
-                MarkerFate::Lost { at: self.now };
+                MarkerFate::Lost { at: self.clock.now };
             self.note(Happened::MarkerLost {
                 attempt: k,
                 partition: part,
@@ -536,16 +524,16 @@ impl<'a> World<'a> {
         }
         let (departs, arrives) = self.departure(c);
         self.attempts[k as usize].partitions[part as usize].marker = MarkerFate::InFlight {
-            sent_at: self.now,
+            sent_at: self.clock.now,
             departs,
             arrives,
         };
-        self.schedule(arrives, 0, What::Marker { part, attempt: k });
+        self.schedule(arrives, SCHEDULED, What::Marker { part, attempt: k });
         self.note(Happened::MarkerSent {
             attempt: k,
             partition: part,
             arrives,
-            held: departs > self.now,
+            held: departs > self.clock.now,
         });
     }
 
@@ -600,7 +588,7 @@ impl<'a> World<'a> {
     /// only is checked against the system's total.
     fn finalize(&mut self, k: u32, outcome: AttemptOutcome) {
         let flow = self.flow;
-        let now = self.now;
+        let now = self.clock.now;
         self.live.retain(|&a| a != k);
         let a = &mut self.attempts[k as usize];
         a.outcome = outcome;
@@ -633,5 +621,18 @@ impl<'a> World<'a> {
                 a.consistent = Some(a.recorded_total == flow.total());
             }
         }
+    }
+}
+
+/// The dataflow world on the scheduling core.
+impl sim::World for World<'_> {
+    type Stop = Stop;
+
+    fn next_time(&mut self) -> Option<Millis> {
+        self.next().map(|(at, _)| at)
+    }
+
+    fn step(&mut self) -> Result<bool, Stop> {
+        self.step_next()
     }
 }

@@ -1,14 +1,24 @@
-//! Modeled time: the clock moves from event to event, counts them, and
-//! stops the run at the scenario's `[limits]`.
+//! The queue world's clock: the core's modeled time and limits
+//! ([`crate::sim::Clock`]), and the marks that say when a run ended.
 
 use super::outcome::Limit;
 use crate::model::{Limits, Millis};
+use crate::sim;
 
+impl sim::Limits for Limits {
+    fn max_time(&self) -> Millis {
+        self.max_time
+    }
+    fn max_events(&self) -> u64 {
+        self.max_events
+    }
+}
+
+/// The core's clock ([`crate::sim::Clock`]: time, events, limits) and
+/// what the queue world marks on it to know when a run ended.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Clock {
-    pub(super) now: Millis,
-    /// Events so far.
-    events: u64,
+    core: sim::Clock,
     pub(super) last_delivery: Option<Millis>,
     pub(super) last_inspection: Option<Millis>,
     /// A log's last event (an arrival, a restart, a resume): a log run
@@ -18,45 +28,32 @@ pub(super) struct Clock {
     stopped_at: Option<Millis>,
 }
 
+impl std::ops::Deref for Clock {
+    type Target = sim::Clock;
+    fn deref(&self) -> &sim::Clock {
+        &self.core
+    }
+}
+
+impl std::ops::DerefMut for Clock {
+    fn deref_mut(&mut self) -> &mut sim::Clock {
+        &mut self.core
+    }
+}
+
 impl Clock {
     /// Moves to the next event (or inspection) at `t`, unless a limit
-    /// stops the run: anything after `max_time` (one exactly at it still
-    /// runs), or one event more than `max_events`. An event is a message
+    /// stops the run ([`sim::Clock::advance`]). An event is a message
     /// becoming ready or a delivery ending; inspections are not events
     /// (decision 16.9).
-    pub(super) fn advance(&mut self, t: Millis, limits: &Limits, event: bool) -> Result<(), Limit> {
-        if t > limits.max_time {
-            return Err(Limit::Time(limits.max_time));
-        }
-        if event {
-            self.events += 1;
-            if self.events > limits.max_events {
-                return Err(Limit::Events(limits.max_events));
-            }
-        }
-        self.now = t;
-        Ok(())
-    }
-
-    /// `n` more events happened inside the current one (a write's sink
-    /// calls, section 24): the next event is refused once the run is over
-    /// `max_events`.
-    pub(super) fn add_events(&mut self, n: u64) {
-        self.events = self.events.saturating_add(n);
-    }
-
-    /// Events the run may still process before `max_events` stops it.
-    pub(super) fn events_left(&self, limits: &Limits) -> u64 {
-        limits.max_events.saturating_sub(self.events)
-    }
-
-    /// Moves to an event at `t` that the caller knows to be within the
-    /// limits: at or before `max_time`, and within
-    /// [`events_left`](Self::events_left).
     #[inline]
-    pub(super) fn advance_within(&mut self, t: Millis) {
-        self.events += 1;
-        self.now = t;
+    pub(super) fn advance(&mut self, t: Millis, limits: &Limits, event: bool) -> Result<(), Limit> {
+        self.core
+            .advance(t, limits, event)
+            .map_err(|limit| match limit {
+                sim::Limit::Events(n) => Limit::Events(n),
+                sim::Limit::Time(t) => Limit::Time(t),
+            })
     }
 
     /// The run stops at `t` (a limit under `on_limit = "stop"`).

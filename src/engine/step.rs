@@ -48,9 +48,7 @@ pub fn run_until(
     t: Millis,
 ) -> Result<Outcome, LimitReached> {
     let mut stepper = Stepper::new(scenario, recorder);
-    while stepper.next_time().is_some_and(|next| next <= t) {
-        stepper.step()?;
-    }
+    crate::sim::run_until(&mut stepper, Some(t))?;
     Ok(stepper.finish(t))
 }
 
@@ -164,6 +162,19 @@ impl<'s> Stepper<'s> {
         let as_of = as_of.max(self.engine.clock.now);
         let done = self.ended || self.next_time().is_none();
         self.engine.finish(if done { None } else { Some(as_of) })
+    }
+}
+
+/// The queue world on the scheduling core.
+impl crate::sim::World for Stepper<'_> {
+    type Stop = LimitReached;
+
+    fn next_time(&mut self) -> Option<Millis> {
+        Stepper::next_time(self)
+    }
+
+    fn step(&mut self) -> Result<bool, LimitReached> {
+        Stepper::step(self)
     }
 }
 

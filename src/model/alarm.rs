@@ -68,6 +68,15 @@ pub enum AlarmField {
 }
 
 impl AlarmField {
+    /// What an expectation of this field takes.
+    pub fn takes(self) -> super::Takes {
+        match self {
+            AlarmField::Fired | AlarmField::FiringAtEnd => super::Takes::Bool,
+            AlarmField::FirstFiredAt => super::Takes::TimeOrNever,
+            AlarmField::TimesFired => super::Takes::Count,
+        }
+    }
+
     pub const ALL: [AlarmField; 4] = [
         AlarmField::Fired,
         AlarmField::FirstFiredAt,

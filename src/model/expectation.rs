@@ -55,7 +55,56 @@ pub enum MessageField {
     Group,
 }
 
+/// The kind of value an expected field takes in a file: each field says
+/// its own (`takes`), and the JSON Schema gives each kind one check
+/// (`scenario::schema`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// A number of things, never below zero.
+    Count,
+    /// A number that compensations can take below zero (a sink under
+    /// `[write]`).
+    Signed,
+    /// A duration.
+    Time,
+    /// A duration, or `"never"` for no value.
+    TimeOrNever,
+    /// A message's state.
+    State,
+    /// Any text: a key, a reason, a group.
+    Text,
+    Bool,
+    /// Why the run ended.
+    Stop,
+}
+
+impl Total {
+    /// What an expectation of this measure takes.
+    pub fn takes(self) -> Takes {
+        match self.unit() {
+            super::Unit::Count => Takes::Count,
+            super::Unit::Time => Takes::Time,
+            super::Unit::MaybeTime => Takes::TimeOrNever,
+            super::Unit::Stop => Takes::Stop,
+        }
+    }
+}
+
 impl MessageField {
+    /// What an expectation of this field takes.
+    pub fn takes(self) -> Takes {
+        use MessageField as F;
+        match self {
+            F::State => Takes::State,
+            F::Key | F::LastReason | F::Group => Takes::Text,
+            F::LastQuarantinedAt | F::ArrivedAt | F::AckedAt | F::Latency => Takes::TimeOrNever,
+            F::QueueWait => Takes::Time,
+            F::Cycle | F::CycleReceives | F::TotalReceives | F::Effects | F::DedupHits => {
+                Takes::Count
+            }
+        }
+    }
+
     /// Every field of `[expect.message.ID]`.
     pub const ALL: [MessageField; 14] = [
         MessageField::State,
@@ -104,6 +153,11 @@ pub enum KindField {
 }
 
 impl KindField {
+    /// What an expectation of this field takes: every field is a count.
+    pub fn takes(self) -> Takes {
+        Takes::Count
+    }
+
     pub const ALL: [KindField; 4] = [
         KindField::Messages,
         KindField::Acked,

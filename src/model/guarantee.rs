@@ -225,6 +225,16 @@ pub enum SinkField {
 }
 
 impl SinkField {
+    /// What an expectation of this field takes: compensations can take a
+    /// value and its visible duplicates below zero.
+    pub fn takes(self) -> super::Takes {
+        match self {
+            SinkField::Value | SinkField::VisibleDuplicates => super::Takes::Signed,
+            SinkField::Missing | SinkField::MaxPerIntent => super::Takes::Count,
+            SinkField::MaxLag => super::Takes::Time,
+        }
+    }
+
     pub const ALL: [SinkField; 4] = [
         SinkField::Value,
         SinkField::VisibleDuplicates,

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 pub use alarm::{Alarm, AlarmField, Metric};
 pub use event::{EventKind, State};
 pub use expectation::{
-    Check, Expectation, KindField, MessageField, Target, Value, Verdict, describe,
+    Check, Expectation, KindField, MessageField, Takes, Target, Value, Verdict, describe,
 };
 pub use faults::{Asked, Faults};
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, Workers};

@@ -137,61 +137,47 @@ fn tighten(schema: &mut serde_json::Value) {
     defs["TextCheck"] = check_schema(&text, false);
     defs["TimeOrNeverCheck"] = check_schema(&time_or_never, true);
     defs["StopCheck"] = check_schema(&stopped_by, false);
-    for total in crate::model::Total::ALL {
-        let check = match total.unit() {
-            crate::model::Unit::Count => "CountCheck",
-            crate::model::Unit::Time => "TimeCheck",
-            crate::model::Unit::MaybeTime => "TimeOrNeverCheck",
-            crate::model::Unit::Stop => "StopCheck",
-        };
-        defs["Expect"]["properties"][total.name()] = json!({
-            "description": total.doc(),
-            "$ref": format!("#/$defs/{check}"),
-        });
-    }
-    for field in crate::model::MessageField::ALL {
-        use crate::model::MessageField as F;
-        let check = match field {
-            F::State => "StateCheck",
-            F::Key | F::LastReason | F::Group => "TextCheck",
-            F::LastQuarantinedAt | F::ArrivedAt | F::AckedAt | F::Latency => "TimeOrNeverCheck",
-            F::QueueWait => "TimeCheck",
-            F::Cycle | F::CycleReceives | F::TotalReceives | F::Effects | F::DedupHits => {
-                "CountCheck"
-            }
-        };
-        defs["ExpectMessage"]["properties"][field.name()] =
-            json!({ "$ref": format!("#/$defs/{check}") });
-    }
     defs["BoolCheck"] = check_schema(&json!({ "type": "boolean" }), false);
-    for field in crate::model::AlarmField::ALL {
-        use crate::model::AlarmField as A;
-        let check = match field {
-            A::Fired | A::FiringAtEnd => "BoolCheck",
-            A::FirstFiredAt => "TimeOrNeverCheck",
-            A::TimesFired => "CountCheck",
-        };
-        defs["ExpectAlarm"]["properties"][field.name()] =
-            json!({ "$ref": format!("#/$defs/{check}") });
-    }
-    for field in crate::model::KindField::ALL {
-        defs["ExpectKind"]["properties"][field.name()] = json!({ "$ref": "#/$defs/CountCheck" });
-    }
     // Under [write] compensations can take a sink's value and visible
     // duplicates below zero.
     defs["SignedCheck"] = check_schema(&json!({ "type": "integer" }), true);
-    for field in crate::model::SinkField::ALL {
-        use crate::model::SinkField as K;
-        let check = match field {
-            K::Value | K::VisibleDuplicates => "SignedCheck",
-            _ => "CountCheck",
+    // Each field says what it takes; each kind has one check.
+    let check = |takes: crate::model::Takes| {
+        use crate::model::Takes as T;
+        let name = match takes {
+            T::Count => "CountCheck",
+            T::Signed => "SignedCheck",
+            T::Time => "TimeCheck",
+            T::TimeOrNever => "TimeOrNeverCheck",
+            T::State => "StateCheck",
+            T::Text => "TextCheck",
+            T::Bool => "BoolCheck",
+            T::Stop => "StopCheck",
         };
-        defs["ExpectSink"]["properties"][field.name()] =
-            json!({ "$ref": format!("#/$defs/{check}") });
+        format!("#/$defs/{name}")
+    };
+    for total in crate::model::Total::ALL {
+        defs["Expect"]["properties"][total.name()] = json!({
+            "description": total.doc(),
+            "$ref": check(total.takes()),
+        });
     }
-    defs["ExpectSink"]["properties"]["max_lag"] = json!({
+    for field in crate::model::MessageField::ALL {
+        defs["ExpectMessage"]["properties"][field.name()] = json!({ "$ref": check(field.takes()) });
+    }
+    for field in crate::model::AlarmField::ALL {
+        defs["ExpectAlarm"]["properties"][field.name()] = json!({ "$ref": check(field.takes()) });
+    }
+    for field in crate::model::KindField::ALL {
+        defs["ExpectKind"]["properties"][field.name()] = json!({ "$ref": check(field.takes()) });
+    }
+    for field in crate::model::SinkField::ALL {
+        defs["ExpectSink"]["properties"][field.name()] = json!({ "$ref": check(field.takes()) });
+    }
+    let max_lag = crate::model::SinkField::MaxLag;
+    defs["ExpectSink"]["properties"][max_lag.name()] = json!({
         "description": "Outbox: the latest application minus its row's time, at most (a duration).",
-        "$ref": "#/$defs/TimeCheck",
+        "$ref": check(max_lag.takes()),
     });
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");
