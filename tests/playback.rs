@@ -1085,6 +1085,13 @@ fn presenter_mode_hides_the_outcome_until_the_end_or_a_reveal() {
                 "document.getElementById('future-veil').getAttribute('visibility')",
             )
         };
+        // What the operator will do, written over its future inspection.
+        let inspection = || {
+            js(
+                &tab,
+                "document.querySelector('#timeline-svg .inspection-mark').getAttribute('visibility')",
+            )
+        };
         let spoilers = ["header .summary", "#description", "#expectations", "#totals"];
         // Without presenter mode everything shows, and the controls exist
         // only with JavaScript (the bar is hidden in the page's HTML).
@@ -1095,6 +1102,7 @@ fn presenter_mode_hides_the_outcome_until_the_end_or_a_reveal() {
         assert!(hidden("header .status"));
         assert!(text(&tab, "#p-position").starts_with("step 0 of"));
         assert_eq!(veil(), "visible");
+        assert_eq!(inspection(), "hidden");
         // One section on request.
         js(
             &tab,
@@ -1106,6 +1114,7 @@ fn presenter_mode_hides_the_outcome_until_the_end_or_a_reveal() {
         click(&tab, "#p-end");
         assert!(spoilers.iter().all(|s| !hidden(s)));
         assert_eq!(veil(), "hidden");
+        assert_eq!(inspection(), "visible");
         assert!(hidden("#question-1 details.reveal"));
         js(
             &tab,

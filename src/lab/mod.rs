@@ -251,7 +251,12 @@ impl Lab {
         sets: &[(String, String)],
     ) -> Reply {
         let key = format!("{}.compare.html{}", file.name, pages::query(sets));
-        self.compare_page(&key, text, [(&file.path, point), (&file.path, sets)])
+        let back = (
+            format!("{}.html{}", file.name, pages::query(sets)),
+            file.name.clone(),
+        );
+        let sides = [(&*file.path, point), (&*file.path, sets)];
+        self.compare_page(&key, text, sides, Some(back))
     }
 
     /// `/compare.html?a=NAME&b=NAME`: two of the files, each run as it is
@@ -278,16 +283,19 @@ impl Lab {
             }
         }
         let key = format!("compare.html?a={}&b={}", a.name, b.name);
-        self.compare_page(&key, &text, [(&a.path, &[]), (&b.path, &[])])
+        self.compare_page(&key, &text, [(&a.path, &[]), (&b.path, &[])], None)
     }
 
     /// The comparison of two sides (a file and its `--set` values), kept
     /// under `key` and the files' `text`.
+    /// The page links to the index, and to `back` (a page's href and
+    /// name) when it compares a file's page with its changed run.
     fn compare_page(
         &self,
         key: &str,
         text: &str,
         sides: [(&str, &[(String, String)]); 2],
+        back: Option<(String, String)>,
     ) -> Reply {
         use crate::app::compare;
         let [(fa, sa), (fb, sb)] = sides;
@@ -298,7 +306,12 @@ impl Lab {
             };
             let (a, b) = (side("A", fa, sa)?, side("B", fb, sb)?);
             let context = crate::report::compare::context(&compare::compare(a, b));
-            let ctx = minijinja::context! { compare => minijinja::Value::from(minijinja::value::Serde(&context)) };
+            let mut nav = vec![("index.html".to_string(), "All scenarios".to_string())];
+            nav.extend(back.clone());
+            let ctx = minijinja::context! {
+                compare => minijinja::Value::from(minijinja::value::Serde(&context)),
+                nav => nav,
+            };
             self.templates
                 .render(crate::report::templates::COMPARE_HTML, ctx)
                 .map(String::into_bytes)

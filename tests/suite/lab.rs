@@ -162,6 +162,22 @@ fn the_panel_compares_the_changed_run_with_the_files_run() {
     assert!(rows > 0);
     assert!(compared.contains("<svg id=\"timeline-a\""));
     assert!(compared.contains("<svg id=\"timeline-b\""));
+    // Back to the index and to the changed page; one hatch pattern per
+    // timeline (ids unique on the page).
+    assert!(
+        compared.contains("<a href=\"index.html\">All scenarios</a> · <a href=\"02-repair-and-redrive.html?delivery.max_receives=1\">02-repair-and-redrive</a>"),
+        "{compared}"
+    );
+    let mut ids: Vec<&str> = compared
+        .split(" id=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    let all = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), all, "an id used twice");
+    assert!(compared.contains("fill=\"url(#timeline-b-hatch)\""));
     // A side that cannot run is said, with 400; a dataflow is refused.
     let r = lab.respond("/02-repair-and-redrive.compare.html?delivery.max_receives=0");
     assert_eq!(r.status, 400);
@@ -242,6 +258,7 @@ fn the_index_compares_two_of_the_files() {
     let r = lab.respond("/compare.html?a=02-repair-and-redrive&b=04-new-identity-duplicates");
     assert_eq!(r.status, 200);
     let page = body(&r);
+    assert!(page.contains("<nav class=\"meta\"><a href=\"index.html\">All scenarios</a></nav>"));
     let o = run(&["compare", a, b, "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rows = page.matches("<td class=\"a\">").count();

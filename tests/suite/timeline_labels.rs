@@ -35,3 +35,29 @@ fn each_inspection_is_labelled_with_what_it_did_and_the_legend_with_what_occurs(
     let legend = &purge[purge.find("<ul class=\"legend\">").unwrap()..];
     assert!(legend[..legend.find("</ul>").unwrap()].contains("</svg>purged</li>"));
 }
+
+#[test]
+fn the_aggregate_legend_lists_only_the_states_the_areas_show() {
+    let d = scratch("aggregate-legend");
+    let o = report(&d, "html", &["scenarios/17-outage-100k-per-hour.toml"]);
+    assert_eq!(code(&o), 0);
+    let page = std::fs::read_to_string(d.join("17-outage-100k-per-hour.html")).unwrap();
+    let legend = &page[page.find("<ul class=\"legend\">").unwrap()..];
+    let legend = &legend[..legend.find("</ul>").unwrap()];
+    let listed: Vec<&str> = legend
+        .split("</svg>")
+        .skip(1)
+        .map(|item| &item[..item.find("</li>").unwrap()])
+        .collect();
+    // Nothing expires, is purged or waits ready in this run: their areas
+    // are flat, and the legend does not name them.
+    assert_eq!(
+        listed,
+        [
+            "acked",
+            "quarantined",
+            "not arrived or waiting for retry",
+            "outage"
+        ]
+    );
+}
