@@ -108,7 +108,7 @@ impl Engine<'_> {
     /// and the limits are read once for the whole run of arrivals. The
     /// first arrival the one-write path cannot settle goes the full way
     /// (or fails in an outage) and ends the run of arrivals, since it may
-    /// schedule something. Alarms look at every instant, so a run with
+    /// schedule something; so does the next question's time. Alarms look at every instant, so a run with
     /// alarms steps through each arrival.
     pub(super) fn one_write_arrivals(&mut self) {
         if !self.takes_runs_of_arrivals() {
@@ -120,6 +120,11 @@ impl Engine<'_> {
             .queue
             .scheduled_at()
             .map_or(limits.max_time, |at| at.min(limits.max_time));
+        // A question's time is answered between its instant and the next
+        // (`Engine::answer_passed_questions`): a run of arrivals ends there.
+        if let Some(&at) = self.question_times.last() {
+            until = until.min(at);
+        }
         // A log's restart or resume comes after the arrivals of its
         // instant, before any later one.
         if let Some(log) = &self.log

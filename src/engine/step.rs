@@ -61,15 +61,19 @@ impl<'s> Engine<'s> {
 
     /// Runs to the end, answering each question as the run passes its
     /// `at`: the step by step of [`run_until`], so that a copy taken there
-    /// is what `run_until(at)` would finish. Arrivals are never taken in
-    /// runs ([`Engine::one_write_arrivals`]), which could pass a
-    /// question's time.
+    /// is what `run_until(at)` would finish. Arrivals are taken in runs
+    /// ([`Engine::one_write_arrivals`]) where the run allows it, never past
+    /// the next question's time.
     fn run_answering(&mut self) -> Result<(), LimitReached> {
+        let in_runs = self.takes_runs_of_arrivals();
         loop {
             let next = self.next_time();
             self.answer_passed_questions(next);
             if next.is_none() || !self.step()? {
                 return Ok(());
+            }
+            if in_runs {
+                self.one_write_arrivals();
             }
         }
     }
