@@ -14,7 +14,7 @@ use super::outcome::{
     NodeStatus, Outcome, PartitionRecord, Recording, Stop, Watch, Watched, channel_of,
 };
 use crate::model::Millis;
-use crate::sim::{self, Agenda, Clock};
+use crate::sim::{self, Clock, Schedule};
 
 /// Defects and arrivals an explanation keeps.
 const WATCH_KEPT: usize = 12;
@@ -71,7 +71,7 @@ enum Next {
     Send,
     /// The file's snapshot attempt (an index into `snaps`).
     Start,
-    /// The agenda's earliest entry.
+    /// The schedule's earliest entry.
     Scheduled,
 }
 
@@ -79,7 +79,7 @@ struct World<'a> {
     flow: &'a Dataflow,
     clock: Clock,
     /// What the run scheduled: arrivals of data and markers, timeouts.
-    agenda: Agenda<What>,
+    schedule: Schedule<What>,
     /// The file's sends and snapshot attempts in time order (stable: file
     /// order within an instant), and how many of each have been taken.
     sends: Vec<u32>,
@@ -140,7 +140,7 @@ impl<'a> World<'a> {
         World {
             flow,
             clock: Clock::default(),
-            agenda: Agenda::default(),
+            schedule: Schedule::default(),
             sends,
             snaps,
             sent: 0,
@@ -182,18 +182,18 @@ impl<'a> World<'a> {
                 .map(|&i| ((flow.sends[i as usize].at, 0u8, 0u8), Next::Send));
             let snap = (self.snaps.get(self.started))
                 .map(|&i| ((flow.snapshots[i as usize].at, 0u8, 1u8), Next::Start));
-            let due =
-                (self.agenda.peek()).map(|(time, class, _)| ((time, class, 2u8), Next::Scheduled));
+            let due = (self.schedule.peek())
+                .map(|(time, class, _)| ((time, class, 2u8), Next::Scheduled));
             let (at, next) = [send, snap, due]
                 .into_iter()
                 .flatten()
                 .min_by_key(|n| n.0)?;
             if next == Next::Scheduled
-                && let Some((_, _, What::Timeout { attempt })) = self.agenda.peek()
+                && let Some((_, _, What::Timeout { attempt })) = self.schedule.peek()
                 && self.attempts[*attempt as usize].final_()
             {
                 // The attempt ended before its timeout: nothing happens.
-                self.agenda.pop();
+                self.schedule.take();
                 continue;
             }
             return Some((at.0, next));
@@ -223,7 +223,7 @@ impl<'a> World<'a> {
                 self.started += 1;
                 self.start(k)?;
             }
-            Next::Scheduled => match self.agenda.pop().expect("peeked").1 {
+            Next::Scheduled => match self.schedule.take().expect("peeked").1 {
                 What::Data {
                     part,
                     value,
@@ -263,7 +263,7 @@ impl<'a> World<'a> {
     }
 
     fn schedule(&mut self, time: Millis, class: u8, what: What) {
-        self.agenda.schedule(time, class, what);
+        self.schedule.add(time, class, what);
     }
 
     /// When something put on channel `c` now leaves it (a down window

@@ -1,6 +1,6 @@
 //! The scheduling core every world of the model runs on: modeled time
-//! and the `[limits]` that stop a run ([`Clock`]), an agenda of what is
-//! due, ordered by time, class and scheduling sequence ([`Agenda`]), and
+//! and the `[limits]` that stop a run ([`Clock`]), a schedule of what is
+//! due, ordered by time, class and scheduling sequence ([`Schedule`]), and
 //! the loop that takes a world one event at a time ([`World`],
 //! [`run_until`]).
 //!
@@ -15,11 +15,11 @@
 //! Nothing here reads a clock or draws a random number: a world's seeded
 //! generator is its own, drawn in event order.
 
-mod agenda;
 mod clock;
+mod schedule;
 
-pub use agenda::Agenda;
 pub use clock::{Clock, Limit, Limits};
+pub use schedule::Schedule;
 
 use crate::model::Millis;
 

@@ -9,15 +9,15 @@ use crate::model::Millis;
 
 /// A schedule of what a world has still to do.
 #[derive(Debug, Clone)]
-pub struct Agenda<W> {
+pub struct Schedule<W> {
     heap: BinaryHeap<Entry<W>>,
     /// Entries scheduled so far: the next one's sequence.
     scheduled: u64,
 }
 
-impl<W> Default for Agenda<W> {
+impl<W> Default for Schedule<W> {
     fn default() -> Self {
-        Agenda {
+        Schedule {
             heap: BinaryHeap::new(),
             scheduled: 0,
         }
@@ -56,10 +56,10 @@ impl<W> Ord for Entry<W> {
     }
 }
 
-impl<W> Agenda<W> {
+impl<W> Schedule<W> {
     /// `what` is due at `time`; of one instant, a lower `class` first,
     /// and of one class, the earlier scheduled first.
-    pub fn schedule(&mut self, time: Millis, class: u8, what: W) {
+    pub fn add(&mut self, time: Millis, class: u8, what: W) {
         self.scheduled += 1;
         self.heap.push(Entry {
             time,
@@ -75,7 +75,7 @@ impl<W> Agenda<W> {
     }
 
     /// Takes the earliest entry.
-    pub fn pop(&mut self) -> Option<(Millis, W)> {
+    pub fn take(&mut self) -> Option<(Millis, W)> {
         self.heap.pop().map(|e| (e.time, e.what))
     }
 
@@ -95,14 +95,14 @@ mod tests {
 
     #[test]
     fn entries_come_out_by_time_then_class_then_scheduling_order() {
-        let mut agenda = Agenda::default();
-        agenda.schedule(5, 1, "timeout at 5");
-        agenda.schedule(5, 0, "first at 5");
-        agenda.schedule(2, 1, "timeout at 2");
-        agenda.schedule(5, 0, "second at 5");
-        agenda.schedule(9, 0, "at 9");
-        assert_eq!(agenda.peek(), Some((2, 1, &"timeout at 2")));
-        let order: Vec<_> = std::iter::from_fn(|| agenda.pop()).collect();
+        let mut schedule = Schedule::default();
+        schedule.add(5, 1, "timeout at 5");
+        schedule.add(5, 0, "first at 5");
+        schedule.add(2, 1, "timeout at 2");
+        schedule.add(5, 0, "second at 5");
+        schedule.add(9, 0, "at 9");
+        assert_eq!(schedule.peek(), Some((2, 1, &"timeout at 2")));
+        let order: Vec<_> = std::iter::from_fn(|| schedule.take()).collect();
         assert_eq!(
             order,
             [
@@ -113,6 +113,6 @@ mod tests {
                 (9, "at 9")
             ]
         );
-        assert!(agenda.is_empty());
+        assert!(schedule.is_empty());
     }
 }
