@@ -262,10 +262,6 @@ impl<'a> World<'a> {
         }
     }
 
-    fn schedule(&mut self, time: Millis, class: u8, what: What) {
-        self.schedule.add(time, class, what);
-    }
-
     /// When something put on channel `c` now leaves it (a down window
     /// holds it until its end) and arrives.
     fn departure(&self, c: ChannelIndex) -> (Millis, Millis) {
@@ -292,9 +288,9 @@ impl<'a> World<'a> {
         });
         let part = self.base[s.channel as usize] + s.partition;
         let (departs, arrives) = self.departure(s.channel);
-        self.schedule(
+        self.schedule.add(
             arrives,
-            0,
+            SCHEDULED,
             What::Data {
                 part,
                 value: s.value,
@@ -323,7 +319,7 @@ impl<'a> World<'a> {
         self.live.push(k);
         self.note(Happened::Started { attempt: k });
         if let Some(t) = snap.timeout {
-            self.schedule(
+            self.schedule.add(
                 self.clock.now.saturating_add(t),
                 TIMEOUTS,
                 What::Timeout { attempt: k },
@@ -528,7 +524,8 @@ impl<'a> World<'a> {
             departs,
             arrives,
         };
-        self.schedule(arrives, SCHEDULED, What::Marker { part, attempt: k });
+        self.schedule
+            .add(arrives, SCHEDULED, What::Marker { part, attempt: k });
         self.note(Happened::MarkerSent {
             attempt: k,
             partition: part,

@@ -216,17 +216,22 @@ impl Messages {
     /// How many messages have arrived (what [`MessageState::has_arrived`]
     /// counts), without building each message's state.
     pub fn arrived(&self) -> u64 {
-        self.hot
-            .iter()
-            .filter(|hot| {
-                hot.state() != State::Waiting
-                    || if hot.in_side_table() {
-                        self.side[hot.time as usize].total_receives > 0
-                    } else {
-                        hot.receives > 0
-                    }
-            })
+        (0..self.hot.len() as MessageIndex)
+            .filter(|&m| self.has_arrived(m))
             .count() as u64
+    }
+
+    /// Whether message `m` has arrived ([`MessageState::has_arrived`]),
+    /// without building its state.
+    #[inline]
+    pub fn has_arrived(&self, m: MessageIndex) -> bool {
+        let hot = self.hot[m as usize];
+        hot.state() != State::Waiting
+            || if hot.in_side_table() {
+                self.side[hot.time as usize].total_receives > 0
+            } else {
+                hot.receives > 0
+            }
     }
 
     /// When `m` was acked, if it was.

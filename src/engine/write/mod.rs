@@ -23,7 +23,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::Engine;
 use super::messages::Messages;
 use crate::model::{
-    CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario, State,
+    CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario,
     Strategy, Totals, Write,
 };
 pub use note::{WRITE_NOTES_KEPT, WriteNote};
@@ -314,9 +314,9 @@ impl Writes {
             .partial_closed
             .saturating_add(open.min(u64::MAX as u128) as u64);
         let mut arrived = vec![false; scenario.intent_count()];
-        for (m, state) in messages.iter().enumerate() {
-            if state.state != State::Waiting || state.total_receives > 0 {
-                arrived[scenario.intent(m as MessageIndex) as usize] = true;
+        for m in 0..messages.len() as MessageIndex {
+            if messages.has_arrived(m) {
+                arrived[scenario.intent(m) as usize] = true;
             }
         }
         let values = self.sinks.iter().map(|s| s.finish(&arrived)).collect();
