@@ -12,6 +12,11 @@ pub fn word(word: &str) -> String {
     }
 }
 
+/// `--set PATH=VALUE` as the shell must read it back.
+pub fn set(path: &str, value: &str) -> String {
+    format!("--set {}", word(&format!("{path}={value}")))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -23,5 +28,10 @@ mod tests {
         assert_eq!(super::word("my file.toml"), "'my file.toml'");
         assert_eq!(super::word("x=\"it's\""), "'x=\"it'\\''s\"'");
         assert_eq!(super::word(""), "''");
+        assert_eq!(super::set("seed", "7"), "--set seed=7");
+        assert_eq!(
+            super::set("scenario.name", "\"a b\""),
+            "--set 'scenario.name=\"a b\"'"
+        );
     }
 }

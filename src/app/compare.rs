@@ -38,8 +38,8 @@ impl Side {
     pub fn label(&self) -> String {
         let mut label = crate::shell::word(&self.file);
         for (path, value) in &self.sets {
-            let set = crate::shell::word(&format!("{path}={value}"));
-            label.push_str(&format!(" --set {set}"));
+            label.push(' ');
+            label.push_str(&crate::shell::set(path, value));
         }
         label
     }

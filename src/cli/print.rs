@@ -400,10 +400,8 @@ pub(super) fn with_goldens(
     if !to_bless.is_empty() {
         let mut shaping = seed.map_or(String::new(), |s| format!("--seed {s} "));
         for (path, value) in sets {
-            shaping.push_str(&format!(
-                "--set {} ",
-                crate::shell::word(&format!("{path}={value}"))
-            ));
+            shaping.push_str(&crate::shell::set(path, value));
+            shaping.push(' ');
         }
         out.push_str(&format!(
             "to accept the new transcripts: scenario-run {shaping}--golden {} --bless {}\n",

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::intents::IntentSet;
 use super::messages::Messages;
-use crate::model::{IntentIndex, KeyRef, MessageIndex, Scenario, SinkKind, State, Totals};
+use crate::model::{IntentIndex, KeyRef, MessageIndex, Scenario, SinkKind, Totals};
 
 #[derive(Clone)]
 pub(super) struct Sinks {
@@ -169,7 +169,7 @@ impl Sinks {
         let (mut writes, mut rows) = (Tally::default(), Tally::default());
         for (m, state) in messages.iter().enumerate() {
             let intent = scenario.intent(m as MessageIndex) as usize;
-            let has_arrived = state.state != State::Waiting || state.total_receives > 0;
+            let has_arrived = state.has_arrived();
             if intent < explicit {
                 arrived[intent] |= has_arrived;
                 effects_of[intent] = effects_of[intent].saturating_add(state.effects);

@@ -144,19 +144,13 @@ impl<'s> Stepper<'s> {
     /// stopped at a limit under `on_limit = "stop"`); an error when a limit
     /// fails it.
     pub fn step(&mut self) -> Result<bool, LimitReached> {
-        if self.ended {
+        if self.next_time().is_none() {
+            // Ended, or nothing left: what `Engine::step` says then.
             return Ok(false);
         }
-        let next = self.engine.next_time();
-        self.engine.answer_passed_questions(next);
         let more = self.engine.step()?;
         self.ended = !more;
         Ok(more)
-    }
-
-    /// Modeled time now: the time of the last event processed.
-    pub fn now(&self) -> Millis {
-        self.engine.clock.now
     }
 
     /// The outcome: of the whole run when it has ended, else as of

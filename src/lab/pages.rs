@@ -300,10 +300,8 @@ pub fn command(file: &str, sets: &[(String, String)]) -> String {
         } else {
             v.clone()
         };
-        out.push_str(&format!(
-            " --set {}",
-            crate::shell::word(&format!("{p}={v}"))
-        ));
+        out.push(' ');
+        out.push_str(&crate::shell::set(p, &v));
     }
     out
 }

@@ -78,15 +78,6 @@ impl<W> Schedule<W> {
     pub fn take(&mut self) -> Option<(Millis, W)> {
         self.heap.pop().map(|e| (e.time, e.what))
     }
-
-    /// Entries waiting.
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -113,6 +104,5 @@ mod tests {
                 (9, "at 9")
             ]
         );
-        assert!(schedule.is_empty());
     }
 }
