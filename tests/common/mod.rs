@@ -197,3 +197,10 @@ pub fn bundled_files() -> usize {
         })
         .count()
 }
+
+/// The timeline legend of an HTML report page: its `<ul class="legend">`
+/// up to its end.
+pub fn legend(page: &str) -> &str {
+    let at = page.find("<ul class=\"legend\">").expect("a legend");
+    &page[at..at + page[at..].find("</ul>").expect("the legend's end")]
+}

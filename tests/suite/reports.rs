@@ -877,8 +877,7 @@ fn the_timeline_legend_lists_operator_inspections_only_where_there_are_some() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let legend = |page: &str| -> String {
         let html = std::fs::read_to_string(dir.join(format!("{}.html", stem(page)))).unwrap();
-        let at = html.find("<ul class=\"legend\">").unwrap();
-        html[at..at + html[at..].find("</ul>").unwrap()].to_string()
+        common::legend(&html).to_string()
     };
     assert!(legend(THREE[0]).contains("operator inspection"));
     assert!(!legend(without).contains("operator inspection"));

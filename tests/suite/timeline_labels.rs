@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{code, report, scratch};
+use common::{code, legend, report, scratch};
 
 #[test]
 fn each_inspection_is_labelled_with_what_it_did_and_the_legend_with_what_occurs() {
@@ -24,16 +24,14 @@ fn each_inspection_is_labelled_with_what_it_did_and_the_legend_with_what_occurs(
     assert!(two.contains(">step 1: redrive 3</text>"));
     assert!(two.contains(">step 2: repair, redrive 2</text>"));
     // Nothing expired or was purged: neither is in the legend; redrives are.
-    let legend = &two[two.find("<ul class=\"legend\">").unwrap()..];
-    let legend = &legend[..legend.find("</ul>").unwrap()];
-    assert!(legend.contains("</svg>redriven</li>"));
-    assert!(!legend.contains("</svg>expired</li>"));
-    assert!(!legend.contains("</svg>purged</li>"));
-    assert!(!legend.contains("</svg>ready</li>"));
+    let shown = legend(&two);
+    assert!(shown.contains("</svg>redriven</li>"));
+    assert!(!shown.contains("</svg>expired</li>"));
+    assert!(!shown.contains("</svg>purged</li>"));
+    assert!(!shown.contains("</svg>ready</li>"));
     let purge = read("15-purge.html");
     assert!(purge.contains(">step 1: purge 3</text>"));
-    let legend = &purge[purge.find("<ul class=\"legend\">").unwrap()..];
-    assert!(legend[..legend.find("</ul>").unwrap()].contains("</svg>purged</li>"));
+    assert!(legend(&purge).contains("</svg>purged</li>"));
 }
 
 #[test]
@@ -42,9 +40,7 @@ fn the_aggregate_legend_lists_only_the_states_the_areas_show() {
     let o = report(&d, "html", &["scenarios/17-outage-100k-per-hour.toml"]);
     assert_eq!(code(&o), 0);
     let page = std::fs::read_to_string(d.join("17-outage-100k-per-hour.html")).unwrap();
-    let legend = &page[page.find("<ul class=\"legend\">").unwrap()..];
-    let legend = &legend[..legend.find("</ul>").unwrap()];
-    let listed: Vec<&str> = legend
+    let listed: Vec<&str> = legend(&page)
         .split("</svg>")
         .skip(1)
         .map(|item| &item[..item.find("</li>").unwrap()])
