@@ -24,6 +24,9 @@ pub(super) struct Clock {
     /// A log's last event (an arrival, a restart, a resume): a log run
     /// ends at its last event (decision 27.16).
     pub(super) last_event: Option<Millis>,
+    /// The latest end of a delivery settled at its start
+    /// (`settled.rs`): the run is not quiet before it.
+    pub(super) last_settled_end: Option<Millis>,
     /// Where `on_limit = "stop"` ended the run.
     stopped_at: Option<Millis>,
 }
@@ -66,14 +69,24 @@ impl Clock {
         self.stopped_at.unwrap_or_else(|| self.quiet_since())
     }
 
-    /// Since when nothing has happened: the later of the last delivery and
-    /// the last inspection (0 before any).
+    /// Since when nothing has happened: the latest of the last delivery
+    /// (a settled one's end included) and the last inspection (0 before
+    /// any).
     pub(super) fn quiet_since(&self) -> Millis {
-        let quiet = match (self.last_delivery, self.last_inspection) {
-            (Some(d), Some(i)) => d.max(i),
-            (Some(t), None) | (None, Some(t)) => t,
-            (None, None) => 0,
-        };
-        self.last_event.map_or(quiet, |e| quiet.max(e))
+        [
+            self.last_delivery,
+            self.last_settled_end,
+            self.last_inspection,
+            self.last_event,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(0)
+    }
+
+    /// A delivery settled at its start ends at `end`.
+    pub(super) fn settled_end(&mut self, end: Millis) {
+        self.last_settled_end = Some(self.last_settled_end.map_or(end, |l| l.max(end)));
     }
 }

@@ -38,6 +38,14 @@ impl IntentSet {
     pub(super) fn remove(&mut self, i: IntentIndex) {
         self.words[i as usize / 64] &= !(1u64 << (i % 64));
     }
+
+    /// How many intents of this set `other` does not hold (sets of the
+    /// same intents, 64 at a time).
+    pub(super) fn count_not_in(&self, other: &IntentSet) -> u64 {
+        (self.words.iter().zip(&other.words))
+            .map(|(a, b)| (a & !b).count_ones() as u64)
+            .sum()
+    }
 }
 
 #[cfg(test)]
@@ -57,5 +65,19 @@ mod tests {
         set.remove(64);
         assert!(!set.contains(64) && set.contains(63));
         assert!(!set.insert(64));
+    }
+
+    #[test]
+    fn count_not_in_counts_the_intents_the_other_set_lacks() {
+        let (mut a, mut b) = (IntentSet::new(200), IntentSet::new(200));
+        for i in [0, 5, 64, 127, 128, 199] {
+            a.insert(i);
+        }
+        for i in [5, 128, 150] {
+            b.insert(i);
+        }
+        assert_eq!(a.count_not_in(&b), 4);
+        assert_eq!(b.count_not_in(&a), 1);
+        assert_eq!(a.count_not_in(&a), 0);
     }
 }

@@ -48,6 +48,7 @@ mod radix;
 mod ready;
 mod recorder;
 mod replay;
+mod settled;
 mod sinks;
 mod state;
 mod step;
@@ -140,6 +141,11 @@ struct Engine<'s> {
     /// rows, and no census, transcript, ledger or watch reads the steps in
     /// between.
     one_write: bool,
+    /// Whether a write delivery that acks is settled at its start
+    /// ([`Engine::settle_write`]); only [`run`] turns it on.
+    settles_writes: bool,
+    /// The ends of settled deliveries still in flight.
+    settled: settled::SettledEnds,
     /// Workers delivering now; `None`: unlimited.
     busy_workers: u64,
     /// Deliveries in flight (with a service time).
@@ -207,6 +213,8 @@ impl<'s> Engine<'s> {
             ack_pending,
             direct: !waits,
             one_write: false,
+            settles_writes: false,
+            settled: settled::SettledEnds::default(),
             busy_workers: 0,
             in_flight: 0,
             service_time: match &scenario.log {

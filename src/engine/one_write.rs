@@ -75,7 +75,7 @@ impl Engine<'_> {
     /// Whether the run takes runs of arrivals through
     /// [`one_write_arrivals`](Self::one_write_arrivals).
     pub(super) fn takes_runs_of_arrivals(&self) -> bool {
-        self.one_write && self.scenario.alarms.is_empty()
+        (self.one_write || self.settles_writes) && self.scenario.alarms.is_empty()
     }
 
     /// A delivery of a message without faults during an outage, in a run
@@ -132,8 +132,9 @@ impl Engine<'_> {
         {
             until = until.min(at);
         }
-        let mut left = self.clock.events_left(limits);
-        while left > 0
+        // Read at each arrival: a write's calls and a settled end count as
+        // events too.
+        while self.clock.events_left(limits) > 0
             && let Some((t, m, sequence)) = self.broker.queue.take_arrival_until(until)
         {
             if t > self.clock.now {
@@ -144,7 +145,16 @@ impl Engine<'_> {
             }
             self.clock.advance_within(t);
             self.alarms.instant_has_events = true;
-            left -= 1;
+            if self.settles_writes {
+                // The full path; a delivery it did not settle may have
+                // scheduled something, which ends the run of arrivals.
+                let scheduled = self.broker.queue.next_sequence();
+                self.becomes_ready(m, sequence);
+                if self.broker.queue.next_sequence() != scheduled {
+                    return;
+                }
+                continue;
+            }
             if self.log.is_some() {
                 // A log's arrival: an event of the queue's schedule.
                 self.clock.last_event = Some(t);

@@ -54,6 +54,10 @@ impl Rows {
         if key.generation == 0 && self.own.contains(key.intent) {
             return Some(key.intent);
         }
+        if self.other_rows.is_empty() {
+            // The common case: no row but the intents' own.
+            return None;
+        }
         self.other_rows.get(&key).copied()
     }
 

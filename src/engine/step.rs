@@ -10,15 +10,24 @@ use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    if engine.asks_questions() {
-        engine.run_answering()?;
-    } else if engine.takes_runs_of_arrivals() {
-        while engine.step()? {
-            engine.one_write_arrivals();
+    let mut engine = Engine::new(scenario, recorder.clone());
+    if engine.settles_writes_allowed() {
+        engine.settles_writes = true;
+        let ended = engine.run_to_end();
+        let exact = !engine.settled_any()
+            || (ended.is_ok()
+                && engine.stopped_by == StoppedBy::Drained
+                && !engine.settled_past_a_limit());
+        if !exact {
+            // A limit stops this run, and it may fall between a settled
+            // delivery's start and its end: step by step instead.
+            engine = Engine::new(scenario, recorder);
+            engine.run_to_end()?;
+        } else {
+            ended?;
         }
     } else {
-        while engine.step()? {}
+        engine.run_to_end()?;
     }
     Ok(engine.finish(None))
 }
@@ -53,6 +62,21 @@ pub fn run_until(
 }
 
 impl<'s> Engine<'s> {
+    /// Runs to the end: answering questions in passing, taking arrivals in
+    /// runs where the run allows it, or one event at a time.
+    pub(super) fn run_to_end(&mut self) -> Result<(), LimitReached> {
+        if self.asks_questions() {
+            self.run_answering()?;
+        } else if self.takes_runs_of_arrivals() {
+            while self.step()? {
+                self.one_write_arrivals();
+            }
+        } else {
+            while self.step()? {}
+        }
+        Ok(())
+    }
+
     /// Whether a question asks about a time before the end: the run then
     /// answers it as it passes that time.
     fn asks_questions(&self) -> bool {
@@ -273,7 +297,8 @@ impl Engine<'_> {
     pub(super) fn observe_instant(&mut self) {
         let totals = &mut self.measures.totals;
         totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
-        totals.max_in_flight = totals.max_in_flight.max(self.in_flight);
+        let settled = self.settled.in_flight_after(self.clock.now);
+        totals.max_in_flight = totals.max_in_flight.max(self.in_flight + settled);
         if let Some(log) = &mut self.log {
             totals.max_lag = totals.max_lag.max(log.lag());
             log.sample(self.clock.now, false);

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Engine;
+use super::intents::IntentSet;
 use super::messages::Messages;
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario,
@@ -127,6 +128,7 @@ impl Writes {
 
     /// A call to sink `k` for `intent` at `at` (a compensation or a
     /// write), counted against the run's event limit.
+    #[inline(always)]
     fn call(
         &mut self,
         write: &Write,
@@ -146,6 +148,10 @@ impl Writes {
             repaired,
             unavailable,
         );
+        if !self.tracer.open() {
+            // The traces are full: nothing more to describe.
+            return heard;
+        }
         let kind = match (compensation, write.strategy) {
             (true, _) => CallKind::Compensation,
             (false, Strategy::Direct | Strategy::Saga) => CallKind::Call,
@@ -172,6 +178,7 @@ impl Writes {
     /// sink shows the write from then), and noted when it failed or lost
     /// its reply and `noted`.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn attempt(
         &mut self,
         write: &Write,
@@ -231,6 +238,7 @@ impl Writes {
         (tracer.traces, tracer.locks)
     }
 
+    #[inline]
     fn shown(&mut self, k: usize, at: Millis) {
         if self.shows[k].is_none() {
             self.shows[k] = Some((at, Millis::MAX));
@@ -249,6 +257,30 @@ impl Writes {
     /// and not every sink shows it) is added, and `shows` cleared.
     fn close_write(&mut self) {
         let n = self.shows.len();
+        if self
+            .shows
+            .iter()
+            .flatten()
+            .all(|&(_, until)| until == Millis::MAX)
+        {
+            // No sink hid the write (the common case): sinks only came to
+            // show it, so it was partial from the first to the last of
+            // them, and still is if some sink never showed it.
+            let (mut shown, mut first, mut last) = (0, Millis::MAX, 0);
+            for (from, _) in self.shows.iter_mut().filter_map(Option::take) {
+                shown += 1;
+                first = first.min(from);
+                last = last.max(from);
+            }
+            if n >= 2 && shown > 0 {
+                self.partial_closed += last - first;
+                if shown < n {
+                    self.partial_open += 1;
+                    self.partial_open_starts += last as u128;
+                }
+            }
+            return;
+        }
         let mut changes = std::mem::take(&mut self.changes);
         changes.clear();
         for (from, until) in self.shows.iter_mut().filter_map(Option::take) {
@@ -313,10 +345,10 @@ impl Writes {
         totals.partial_visible = self
             .partial_closed
             .saturating_add(open.min(u64::MAX as u128) as u64);
-        let mut arrived = vec![false; scenario.intent_count()];
+        let mut arrived = IntentSet::new(scenario.intent_count());
         for m in 0..messages.len() as MessageIndex {
             if messages.has_arrived(m) {
-                arrived[scenario.intent(m) as usize] = true;
+                arrived.insert(scenario.intent(m));
             }
         }
         let values = self.sinks.iter().map(|s| s.finish(&arrived)).collect();

@@ -87,6 +87,7 @@ impl SinkState {
 
     /// Counts a call of `intent` (a compensation or a write): its number
     /// among the intent's calls and the intent's number in first-call order.
+    #[inline(always)]
     fn count(&mut self, intent: IntentIndex, compensation: bool) -> (u64, u64) {
         let i = compensation as usize;
         let n = match self.calls[i].get_mut(intent as usize) {
@@ -112,6 +113,7 @@ impl SinkState {
     /// A call for `intent` at `at` (a compensation or a write), counted:
     /// the sink's first selecting fault decides it, in file order, then
     /// its outage window (`unavailable`: that failure's reason).
+    #[inline(always)]
     pub(super) fn call(
         &mut self,
         calls: &SinkCalls,
@@ -131,7 +133,13 @@ impl SinkState {
                 CallSelector::Intents(_) => {
                     (self.selected[i].as_ref()).is_some_and(|s| s.contains(&intent))
                 }
-                CallSelector::Every(every) => ordinal.is_multiple_of(*every),
+                // Ordinals are 32-bit: a 32-bit division where `every`
+                // is one too (the faster one), and no ordinal above 0 is
+                // a multiple of a larger one.
+                CallSelector::Every(every) => match u32::try_from(*every) {
+                    Ok(every) => (ordinal as u32).is_multiple_of(every),
+                    Err(_) => ordinal == 0,
+                },
                 CallSelector::UntilRepair => !repaired,
             };
             if selected {
@@ -151,6 +159,7 @@ impl SinkState {
     }
 
     /// The write of `intent` under `key` is applied.
+    #[inline(always)]
     pub(super) fn apply(&mut self, key: KeyRef, intent: IntentIndex) {
         self.ever.insert(intent);
         match &mut self.rows {
@@ -178,10 +187,8 @@ impl SinkState {
 
     /// `[value, visible_duplicates, missing, max_per_intent]` over the
     /// intents that `arrived`.
-    pub(super) fn finish(&self, arrived: &[bool]) -> [i64; 4] {
-        let missing = (arrived.iter().enumerate())
-            .filter(|&(i, &a)| a && !self.ever.contains(i as IntentIndex))
-            .count() as i64;
+    pub(super) fn finish(&self, arrived: &IntentSet) -> [i64; 4] {
+        let missing = arrived.count_not_in(&self.ever) as i64;
         if let Some(r) = &self.rows {
             let most = r.most() as i64;
             let (rows, owners) = (r.rows as i64, r.owners as i64);

@@ -120,7 +120,7 @@ pub(super) struct Tracer {
 
 impl Tracer {
     /// Whether traces are still being kept (no work once they are full).
-    fn open(&self) -> bool {
+    pub(super) fn open(&self) -> bool {
         self.traces.len() < WRITE_TRACES_KEPT
     }
 

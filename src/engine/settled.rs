@@ -1,0 +1,228 @@
+//! Writes settled at their commit: in a run where nothing reads the steps
+//! of a delivery one by one, a write delivery whose calls were all heard
+//! (section 24) acks when its last reply comes back, and nothing else can
+//! happen to its message in between. Such a delivery is settled when it
+//! starts: its message is acked as of its end, its end is counted as the
+//! event it would have been, and the run keeps only the end's time, for
+//! the two things that still read it: the deliveries in flight after each
+//! instant (`max_in_flight`) and when the run falls quiet.
+//!
+//! Which runs may settle writes, and why each condition is there, is
+//! [`Engine::settles_writes_allowed`]. A settled end that a limit would
+//! have refused makes the whole run go again step by step
+//! ([`super::run`]): a limit is the one thing that could stop the run
+//! between a settled delivery's start and its end.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::Engine;
+use super::queue::Finish;
+use crate::model::{DedupMode, MessageIndex, Millis, Profile, State};
+
+/// At most this many delivery durations get a lane of their own; ends
+/// after any other duration go to the heap.
+const MAX_LANES: usize = 4;
+
+/// The ends of the settled deliveries still in flight. An end `d` after
+/// its start joins the lane of duration `d`: starts never go back, so a
+/// lane's ends come in order and the earliest is its front (a write's
+/// duration is its sinks' latencies, so most writes share one or two).
+/// Ends of other durations wait in a heap, earliest first. At most one
+/// end per message in flight, so all of it is as large as the deliveries
+/// in flight.
+#[derive(Debug, Default, Clone)]
+pub(super) struct SettledEnds {
+    lanes: Vec<(Millis, VecDeque<Millis>)>,
+    heap: BinaryHeap<Reverse<Millis>>,
+}
+
+impl SettledEnds {
+    /// Settled deliveries still in flight after instant `now`: their ends
+    /// at or before `now` have happened.
+    #[inline]
+    pub(super) fn in_flight_after(&mut self, now: Millis) -> u64 {
+        let mut n = 0;
+        for (_, lane) in &mut self.lanes {
+            while lane.front().is_some_and(|&end| end <= now) {
+                lane.pop_front();
+            }
+            n += lane.len();
+        }
+        while self.heap.peek().is_some_and(|&Reverse(end)| end <= now) {
+            self.heap.pop();
+        }
+        (n + self.heap.len()) as u64
+    }
+
+    /// A delivery that started at `start` ends at `end`.
+    #[inline]
+    fn push(&mut self, start: Millis, end: Millis) {
+        let duration = end - start;
+        if let Some((_, lane)) = self.lanes.iter_mut().find(|(d, _)| *d == duration) {
+            return lane.push_back(end);
+        }
+        if self.lanes.len() < MAX_LANES {
+            self.lanes.push((duration, VecDeque::from([end])));
+        } else {
+            self.heap.push(Reverse(end));
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// Whether this run may settle write deliveries at their start: a
+    /// `[write]` file under the model's own rules (no broker profile), no
+    /// visibility timeout and results in the store (no write-intent
+    /// claims), taken directly (no workers, ordering or MaxAckPending),
+    /// from a queue (no log), with nothing that reads a delivery's steps
+    /// or a time between them: no transcript, watch or census, no alarm,
+    /// no question asked of a time, no call limit. An operator still may:
+    /// its inspection comes after the run drains, so after every settled
+    /// end (a canary redrive, which waits for each ack, is the exception,
+    /// checked per delivery, as crashes are).
+    pub(super) fn settles_writes_allowed(&self) -> bool {
+        let s = self.scenario;
+        let g = &s.guarantees;
+        s.write.is_some()
+            && g.profile == Profile::Model
+            && g.visibility_timeout.is_none()
+            && g.dedup_mode == DedupMode::Result
+            && s.log.is_none()
+            && s.alarms.is_empty()
+            && self.direct
+            && self.ack_pending.is_none()
+            && !self.calls.limited()
+            && self.measures.census.is_none()
+            && self.recording.quiet()
+            && self.question_times.is_empty()
+    }
+
+    /// A tracked delivery of `m` that started now and ends at `end`,
+    /// decided as `finish`: settled now if the run allows it and the
+    /// delivery acks with nothing left to happen before its end (no
+    /// crash, no DONE to write, no visibility timer, a canary waiting for
+    /// no one). True when it was settled.
+    #[inline(always)]
+    pub(super) fn settle_write(
+        &mut self,
+        m: MessageIndex,
+        finish: Finish,
+        end: Millis,
+        quiet_until_end: bool,
+    ) -> bool {
+        if !self.settles_writes
+            || finish != Finish::Acked
+            || !quiet_until_end
+            || self.operator.canary.is_some()
+        {
+            return false;
+        }
+        // The end's event, counted now: a run that then goes over
+        // `max_events` is run again step by step.
+        self.clock.add_events(1);
+        self.settled.push(self.clock.now, end);
+        self.clock.settled_end(end);
+        self.set_state(m, State::Acked);
+        self.messages.set_acked_at(m, end);
+        self.measures.totals.acked += 1;
+        self.leaves(m);
+        true
+    }
+
+    /// Whether the run settled a delivery whose end a limit would have
+    /// refused: an end after `max_time`, or one event more than
+    /// `max_events` (the ends were counted when they settled). The run
+    /// must then go again step by step.
+    pub(super) fn settled_past_a_limit(&self) -> bool {
+        let limits = &self.scenario.limits;
+        self.clock
+            .last_settled_end
+            .is_some_and(|end| end > limits.max_time || self.clock.events() > limits.max_events)
+    }
+
+    /// Whether any delivery was settled at its start.
+    pub(super) fn settled_any(&self) -> bool {
+        self.clock.last_settled_end.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Engine, Recorder, run};
+    use crate::scenario::load_str;
+
+    /// A saga over two sinks, one slow: every write that is heard acks
+    /// when its last reply comes back, and is settled at its start; the
+    /// run's totals are the stepped run's.
+    #[test]
+    fn a_write_that_acks_is_settled_at_its_start() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [write]\nstrategy = \"saga\"\n\
+             [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
+             [[sink]]\nname = \"b\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+             [[traffic]]\ncount = 100\nover = \"10ms\"\n",
+        )
+        .unwrap();
+        let mut engine = Engine::new(&scenario, Recorder::Off);
+        assert!(engine.settles_writes_allowed());
+        engine.settles_writes = true;
+        engine.run_to_end().unwrap();
+        assert!(engine.settled_any());
+        assert!(!engine.settled_past_a_limit());
+        let settled = engine.finish(None);
+        let stepped = run(&scenario, Recorder::All).unwrap();
+        assert_eq!(settled.totals, stepped.totals);
+        assert_eq!(settled.messages, stepped.messages);
+        // Ten arrivals a millisecond, each in flight for 5 ms.
+        assert_eq!(settled.totals.max_in_flight, 50);
+        assert_eq!(settled.totals.end_time, stepped.totals.end_time);
+    }
+
+    /// A settled end after `max_time` is one the stepped run never
+    /// reaches: the run sees it and goes again step by step, and stops at
+    /// the limit as the stepped run does, with the message in flight.
+    #[test]
+    fn a_settled_end_past_max_time_runs_the_file_again_step_by_step() {
+        let (scenario, _) = load_str(
+            "t.toml",
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [write]\nstrategy = \"direct\"\n\
+             [[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"3s\"\n\
+             [[message]]\nid = \"m0\"\nat = \"10s\"\n\
+             [limits]\nmax_time = \"11s\"\non_limit = \"stop\"\n",
+        )
+        .unwrap();
+        let mut engine = Engine::new(&scenario, Recorder::Off);
+        engine.settles_writes = engine.settles_writes_allowed();
+        let ended = engine.run_to_end();
+        assert!(engine.settled_any());
+        assert!(engine.settled_past_a_limit(), "{ended:?}");
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        let stepped = run(&scenario, Recorder::All).unwrap();
+        assert_eq!(outcome.totals, stepped.totals);
+        assert_eq!(outcome.totals.acked, 0);
+        assert_eq!(outcome.totals.end_time, 11_000);
+    }
+
+    /// Ends in lanes (one per duration, up to four) and in the heap (the
+    /// rest) count as in flight until their instant has passed.
+    #[test]
+    fn settled_ends_are_in_flight_until_their_instant() {
+        let mut ends = super::SettledEnds::default();
+        // Durations 5, 7, 1, 2 take the four lanes; 9 and 3 the heap.
+        for (start, end) in [(0, 5), (0, 7), (1, 2), (1, 3), (2, 11), (2, 5), (3, 8)] {
+            ends.push(start, end);
+        }
+        assert_eq!(ends.lanes.len(), super::MAX_LANES);
+        assert_eq!(ends.heap.len(), 2);
+        assert_eq!(ends.in_flight_after(1), 7);
+        assert_eq!(ends.in_flight_after(2), 6);
+        assert_eq!(ends.in_flight_after(5), 3);
+        assert_eq!(ends.in_flight_after(7), 2);
+        assert_eq!(ends.in_flight_after(8), 1);
+        assert_eq!(ends.in_flight_after(11), 0);
+    }
+}
