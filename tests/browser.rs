@@ -186,10 +186,15 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
     let text = std::fs::read_to_string(LARGE).unwrap();
     let (s, _) = scenario_run::scenario::load_str(LARGE, &text).unwrap();
     let at = run_until(&s, Recorder::Off, 2_700_000).unwrap();
+    // The waiting are told apart: a retry due later, or not arrived.
     let count = |state: &str| {
         at.messages
             .iter()
-            .filter(|m| m.state.as_str() == state)
+            .filter(|m| match state {
+                "waiting" => m.state.as_str() == state && m.has_arrived(),
+                "not_arrived" => !m.has_arrived(),
+                _ => m.state.as_str() == state,
+            })
             .count()
             .to_string()
     };
@@ -202,6 +207,7 @@ fn the_html_report_renders_and_scrubs_to_the_fragment_time() {
         "in_flight",
         "ready",
         "waiting",
+        "not_arrived",
     ];
     let expected: Vec<String> = order.iter().map(|s| count(s)).collect();
     assert_eq!(cells, &expected);

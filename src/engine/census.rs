@@ -16,6 +16,13 @@ pub struct Census {
     pub samples: Vec<[u64; STATE_COUNT]>,
     pub end: Millis,
     pub last: [u64; STATE_COUNT],
+    /// Of the messages waiting, those that have not arrived (never
+    /// received: [`crate::engine::MessageState::has_arrived`] is false), as
+    /// of each sample; the rest wait for a retry. The reports draw the two
+    /// apart.
+    pub not_arrived: Vec<u64>,
+    /// The same at the end.
+    pub last_not_arrived: u64,
     /// The counts at the instants where things change that a round time
     /// would miss (each operator inspection, each outage edge), in time
     /// order; at most [`CENSUS_MARKS`].
@@ -85,6 +92,25 @@ impl Census {
         let k = (t / self.step) as usize;
         self.samples.get(k).copied().unwrap_or(self.last)
     }
+
+    /// The messages not arrived as of [`Census::sample_time`]`(t)`.
+    pub fn not_arrived_at(&self, t: Millis) -> u64 {
+        if t >= self.end {
+            return self.last_not_arrived;
+        }
+        let k = (t / self.step) as usize;
+        (self.not_arrived.get(k).copied()).unwrap_or(self.last_not_arrived)
+    }
+
+    /// The messages not arrived at each of [`Census::points`].
+    pub fn not_arrived_points(&self) -> Vec<u64> {
+        let mut points: Vec<u64> = (self.not_arrived.iter().enumerate())
+            .filter(|&(k, _)| (k as Millis * self.step) < self.end)
+            .map(|(_, &n)| n)
+            .collect();
+        points.push(self.last_not_arrived);
+        points
+    }
 }
 
 #[derive(Clone)]
@@ -93,6 +119,9 @@ pub(super) struct CensusTaker {
     next: Millis,
     counts: [u64; STATE_COUNT],
     samples: Vec<[u64; STATE_COUNT]>,
+    /// Messages waiting that have not arrived, now and at each sample.
+    not_arrived: u64,
+    not_arrived_samples: Vec<u64>,
     /// Instants to mark that time has not yet passed, with their labels.
     pending: std::collections::BTreeMap<Millis, String>,
     marks: Vec<Mark>,
@@ -107,6 +136,8 @@ impl CensusTaker {
             next: 0,
             counts,
             samples: Vec::new(),
+            not_arrived: messages,
+            not_arrived_samples: Vec::new(),
             pending: std::collections::BTreeMap::new(),
             marks: Vec::new(),
         }
@@ -140,11 +171,16 @@ impl CensusTaker {
         }
         while self.next < t {
             self.samples.push(self.counts);
+            self.not_arrived_samples.push(self.not_arrived);
             if self.samples.len() == CENSUS_SAMPLES {
                 let step = census_step_after(self.step);
                 let ratio = (step / self.step) as usize;
                 let kept: Vec<_> = self.samples.iter().step_by(ratio).copied().collect();
                 self.samples = kept;
+                let kept: Vec<_> = (self.not_arrived_samples.iter().step_by(ratio))
+                    .copied()
+                    .collect();
+                self.not_arrived_samples = kept;
                 self.step = step;
             }
             self.next = (self.samples.len() as Millis).saturating_mul(self.step);
@@ -158,6 +194,8 @@ impl CensusTaker {
             samples: self.samples,
             end,
             last: self.counts,
+            not_arrived: self.not_arrived_samples,
+            last_not_arrived: self.not_arrived,
             marks: self.marks,
         }
     }
@@ -169,5 +207,16 @@ impl CensusTaker {
     pub(super) fn moved(&mut self, from: State, to: State) {
         self.counts[from as usize] -= 1;
         self.counts[to as usize] += 1;
+    }
+
+    /// A state change took a message from not arrived to arrived
+    /// (`was` false, `now` true), or back.
+    #[inline]
+    pub(super) fn arrival_changed(&mut self, was: bool, now: bool) {
+        match (was, now) {
+            (false, true) => self.not_arrived -= 1,
+            (true, false) => self.not_arrived += 1,
+            _ => {}
+        }
     }
 }

@@ -382,6 +382,10 @@ impl<'s> Engine<'s> {
     fn set_state(&mut self, m: MessageIndex, to: State) {
         if let Some(census) = &mut self.measures.census {
             census.moved(self.messages.state(m), to);
+            let was = self.messages.has_arrived(m);
+            self.messages.set_state(m, to);
+            census.arrival_changed(was, self.messages.has_arrived(m));
+            return;
         }
         self.messages.set_state(m, to);
     }

@@ -21,7 +21,22 @@ const LANE: f64 = 24.0;
 const AXIS: f64 = 34.0;
 const AREA_HEIGHT: f64 = 260.0;
 
-/// Bottom-to-top order of the aggregate view's stacked areas.
+/// The aggregate view's layers: one per state (the waiting ones those
+/// waiting for a retry), and the messages that have not arrived.
+const LAYER_COUNT: usize = STATE_COUNT + 1;
+const NOT_ARRIVED: usize = STATE_COUNT;
+
+/// How the pages name a layer: a state's own name, but the two kinds of
+/// waiting told apart.
+fn layer_label(name: &str) -> String {
+    match name {
+        "waiting" => "waiting for retry".into(),
+        _ => name.replace('_', " "),
+    }
+}
+
+/// Bottom-to-top order of the aggregate view's stacked areas (below the
+/// messages that have not arrived, the top layer).
 const STACK: [State; STATE_COUNT] = [
     State::Acked,
     State::Dropped,
@@ -513,21 +528,33 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
     let total = outcome.totals.messages.max(1) as f64;
     let bottom = TOP + AREA_HEIGHT;
     let y = |count: u64| round(bottom - count as f64 / total * AREA_HEIGHT);
-    let points = c.points();
+    // A layer per state, the waiting apart: those waiting for a retry,
+    // then on top those that have not arrived.
+    let points: Vec<(Millis, [u64; LAYER_COUNT])> = (c.points().into_iter())
+        .zip(c.not_arrived_points())
+        .map(|((t, counts), not_arrived)| {
+            let mut layers = [0; LAYER_COUNT];
+            layers[..STATE_COUNT].copy_from_slice(&counts);
+            layers[State::Waiting as usize] -= not_arrived;
+            layers[NOT_ARRIVED] = not_arrived;
+            (t, layers)
+        })
+        .collect();
+    let last = points.last().map_or([0; LAYER_COUNT], |(_, l)| *l);
     let mut below = vec![0u64; points.len()];
     let mut areas = Vec::new();
     // `dropped` is a layer only for runs that dropped a message (it is
     // final, so the last count says whether any did).
     let dropped = c.last[State::Dropped as usize] > 0;
-    let stack = STACK
-        .into_iter()
-        .filter(|&s| s != State::Dropped || dropped)
+    let stack = (STACK.iter().map(|&s| (s as usize, s.as_str())))
+        .chain([(NOT_ARRIVED, "not_arrived")])
+        .filter(|&(s, _)| s != State::Dropped as usize || dropped)
         .collect::<Vec<_>>();
-    for &state in &stack {
+    for &(layer, name) in &stack {
         let above: Vec<u64> = points
             .iter()
             .zip(&below)
-            .map(|((_, counts), b)| b + counts[state as usize])
+            .map(|((_, counts), b)| b + counts[layer])
             .collect();
         let mut outline: Vec<String> = points
             .iter()
@@ -543,14 +570,15 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
         );
         let peak = points
             .iter()
-            .map(|(_, counts)| counts[state as usize])
+            .map(|(_, counts)| counts[layer])
             .max()
             .unwrap_or(0);
         areas.push(json!({
-            "state": state.as_str(),
+            "state": name,
+            "label": layer_label(name),
             "points": outline.join(" "),
             "peak": peak,
-            "final": c.last[state as usize],
+            "final": last[layer],
         }));
         below = above;
     }
@@ -566,8 +594,8 @@ fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scale: Scale) -
         .map(|(t, counts)| {
             let mut row = serde_json::Map::new();
             row.insert("time".into(), json!(t));
-            for &state in &stack {
-                row.insert(state.as_str().into(), json!(counts[state as usize]));
+            for &(layer, name) in &stack {
+                row.insert(name.into(), json!(counts[layer]));
             }
             Json::Object(row)
         })

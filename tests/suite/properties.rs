@@ -294,6 +294,9 @@ proptest! {
         let mut counts = [0u64; engine::STATE_COUNT];
         for state in at_sample.messages.iter() { counts[state.state as usize] += 1; }
         prop_assert_eq!(c.at(t), counts);
+        // Of the waiting, those never received: not arrived.
+        let not_arrived = at_sample.messages.iter().filter(|s| !s.has_arrived()).count() as u64;
+        prop_assert_eq!(c.not_arrived_at(t), not_arrived);
     }
 
     #[test]

@@ -52,7 +52,8 @@ fn the_aggregate_legend_lists_only_the_states_the_areas_show() {
         [
             "acked",
             "quarantined",
-            "not arrived or waiting for retry",
+            "waiting for retry",
+            "not arrived",
             "outage"
         ]
     );

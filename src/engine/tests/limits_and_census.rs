@@ -125,6 +125,8 @@ fn the_census_matches_a_snapshot_at_every_sample() {
         let t = k as Millis * c.step;
         let at = run_until(&scenario, Recorder::Off, t).unwrap();
         assert_eq!(c.samples[k], state_counts(&at), "sample {k} at {t} ms");
+        let not_arrived = at.messages.iter().filter(|s| !s.has_arrived()).count() as u64;
+        assert_eq!(c.not_arrived[k], not_arrived, "sample {k} at {t} ms");
         if t + c.step / 2 < c.end {
             assert_eq!(c.at(t + c.step / 2), c.samples[k]);
             assert_eq!(c.sample_time(t + c.step / 2), t);
@@ -132,6 +134,12 @@ fn the_census_matches_a_snapshot_at_every_sample() {
     }
     let total: u64 = c.samples[0].iter().sum();
     assert_eq!(total, outcome.totals.messages);
+    // Traffic over 3 h: everything waits at first, nothing by the end,
+    // and the messages that have not arrived fall as the traffic comes.
+    assert_eq!(c.not_arrived[0], 300 - 1);
+    assert_eq!(c.last_not_arrived, 0);
+    assert_eq!(c.not_arrived.len(), c.samples.len());
+    assert!(c.not_arrived.windows(2).all(|w| w[0] >= w[1]));
 }
 
 #[test]
