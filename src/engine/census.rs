@@ -63,15 +63,29 @@ impl Census {
     /// The counts to draw over time: every sample before the end, then
     /// the end.
     pub fn points(&self) -> Vec<(Millis, [u64; STATE_COUNT])> {
-        let mut points: Vec<(Millis, [u64; STATE_COUNT])> = self
-            .samples
-            .iter()
-            .enumerate()
-            .map(|(k, counts)| (k as Millis * self.step, *counts))
+        self.over_time(&self.samples, self.last)
+    }
+
+    /// One series of samples (and its value at the end) over time: every
+    /// sample before the end, then the end.
+    fn over_time<T: Copy>(&self, samples: &[T], last: T) -> Vec<(Millis, T)> {
+        let mut points: Vec<(Millis, T)> = (samples.iter().enumerate())
+            .map(|(k, &v)| (k as Millis * self.step, v))
             .filter(|(t, _)| *t < self.end)
             .collect();
-        points.push((self.end, self.last));
+        points.push((self.end, last));
         points
+    }
+
+    /// One series' sample as of [`Census::sample_time`]`(t)`.
+    fn as_of<T: Copy>(&self, samples: &[T], last: T, t: Millis) -> T {
+        if t >= self.end {
+            return last;
+        }
+        samples
+            .get((t / self.step) as usize)
+            .copied()
+            .unwrap_or(last)
     }
 
     /// Time of the sample that describes modeled time `t`: the latest
@@ -86,30 +100,17 @@ impl Census {
 
     /// The counts as of [`Census::sample_time`]`(t)`.
     pub fn at(&self, t: Millis) -> [u64; STATE_COUNT] {
-        if t >= self.end {
-            return self.last;
-        }
-        let k = (t / self.step) as usize;
-        self.samples.get(k).copied().unwrap_or(self.last)
+        self.as_of(&self.samples, self.last, t)
     }
 
     /// The messages not arrived as of [`Census::sample_time`]`(t)`.
     pub fn not_arrived_at(&self, t: Millis) -> u64 {
-        if t >= self.end {
-            return self.last_not_arrived;
-        }
-        let k = (t / self.step) as usize;
-        (self.not_arrived.get(k).copied()).unwrap_or(self.last_not_arrived)
+        self.as_of(&self.not_arrived, self.last_not_arrived, t)
     }
 
     /// The messages not arrived at each of [`Census::points`].
-    pub fn not_arrived_points(&self) -> Vec<u64> {
-        let mut points: Vec<u64> = (self.not_arrived.iter().enumerate())
-            .filter(|&(k, _)| (k as Millis * self.step) < self.end)
-            .map(|(_, &n)| n)
-            .collect();
-        points.push(self.last_not_arrived);
-        points
+    pub fn not_arrived_points(&self) -> Vec<(Millis, u64)> {
+        self.over_time(&self.not_arrived, self.last_not_arrived)
     }
 }
 
@@ -175,12 +176,8 @@ impl CensusTaker {
             if self.samples.len() == CENSUS_SAMPLES {
                 let step = census_step_after(self.step);
                 let ratio = (step / self.step) as usize;
-                let kept: Vec<_> = self.samples.iter().step_by(ratio).copied().collect();
-                self.samples = kept;
-                let kept: Vec<_> = (self.not_arrived_samples.iter().step_by(ratio))
-                    .copied()
-                    .collect();
-                self.not_arrived_samples = kept;
+                thin(&mut self.samples, ratio);
+                thin(&mut self.not_arrived_samples, ratio);
                 self.step = step;
             }
             self.next = (self.samples.len() as Millis).saturating_mul(self.step);
@@ -199,6 +196,11 @@ impl CensusTaker {
             marks: self.marks,
         }
     }
+}
+
+/// Keeps every `ratio`-th sample, the first included.
+fn thin<T: Copy>(samples: &mut Vec<T>, ratio: usize) {
+    *samples = samples.iter().step_by(ratio).copied().collect();
 }
 
 impl CensusTaker {

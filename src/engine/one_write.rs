@@ -100,16 +100,20 @@ impl Engine<'_> {
         self.after_failure(m, reason, class, now);
     }
 
-    /// After an event, in a run that allows the one-write path and has no
-    /// alarms: the arrivals that come next, at or before the earliest
-    /// scheduled entry (arrivals win ties, decision 10.1) and within
-    /// `max_time` and `max_events`, each taken as [`Engine::step`] would
-    /// take it. A delivery in one write schedules nothing, so that bound
-    /// and the limits are read once for the whole run of arrivals. The
-    /// first arrival the one-write path cannot settle goes the full way
-    /// (or fails in an outage) and ends the run of arrivals, since it may
-    /// schedule something; so does the next question's time. Alarms look at every instant, so a run with
-    /// alarms steps through each arrival.
+    /// After an event, in a run that allows the one-write path or settles
+    /// writes at their start (`settled.rs`) and has no alarms: the
+    /// arrivals that come next, at or before the earliest scheduled entry
+    /// (arrivals win ties, decision 10.1) and within `max_time` and
+    /// `max_events`, each taken as [`Engine::step`] would take it. A
+    /// delivery in one write, or a settled one, schedules nothing, so that
+    /// bound is read once for the whole run of arrivals (the events left
+    /// at each arrival: a write's calls count too). The first arrival the
+    /// one-write path cannot settle goes the full way (or fails in an
+    /// outage) and ends the run of arrivals, since it may schedule
+    /// something; with settled writes every arrival goes the full way, and
+    /// the first that schedules something ends it. So does the next
+    /// question's time. Alarms look at every instant, so a run with alarms
+    /// steps through each arrival.
     pub(super) fn one_write_arrivals(&mut self) {
         if !self.takes_runs_of_arrivals() {
             return;

@@ -10,15 +10,16 @@
 //! Which runs may settle writes, and why each condition is there, is
 //! [`Engine::settles_writes_allowed`]. A settled end that a limit would
 //! have refused makes the whole run go again step by step
-//! ([`super::run`]): a limit is the one thing that could stop the run
-//! between a settled delivery's start and its end.
+//! ([`Engine::must_step_instead`], read by [`super::run`]): a limit is
+//! the one thing that could stop the run between a settled delivery's
+//! start and its end.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::Engine;
 use super::queue::Finish;
-use crate::model::{DedupMode, MessageIndex, Millis, Profile, State};
+use super::{Engine, LimitReached};
+use crate::model::{DedupMode, MessageIndex, Millis, Profile, State, StoppedBy};
 
 /// At most this many delivery durations get a lane of their own; ends
 /// after any other duration go to the heap.
@@ -130,48 +131,59 @@ impl Engine<'_> {
         true
     }
 
-    /// Whether the run settled a delivery whose end a limit would have
-    /// refused: an end after `max_time`, or one event more than
-    /// `max_events` (the ends were counted when they settled). The run
-    /// must then go again step by step.
-    pub(super) fn settled_past_a_limit(&self) -> bool {
+    /// Whether a run that `ended` so must go again step by step: it
+    /// settled a delivery, and a limit stopped it or would have refused a
+    /// settled end (one after `max_time`, or one event more than
+    /// `max_events`: the ends were counted when they settled). A limit
+    /// may fall between a settled delivery's start and its end.
+    pub(super) fn must_step_instead(&self, ended: &Result<(), LimitReached>) -> bool {
         let limits = &self.scenario.limits;
-        self.clock
-            .last_settled_end
-            .is_some_and(|end| end > limits.max_time || self.clock.events() > limits.max_events)
-    }
-
-    /// Whether any delivery was settled at its start.
-    pub(super) fn settled_any(&self) -> bool {
-        self.clock.last_settled_end.is_some()
+        self.clock.last_settled_end.is_some_and(|end| {
+            ended.is_err()
+                || self.stopped_by != StoppedBy::Drained
+                || end > limits.max_time
+                || self.clock.events() > limits.max_events
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{Engine, Recorder, run};
+    use crate::model::Scenario;
     use crate::scenario::load_str;
+
+    /// A file of one write sink `latency` slow, `strategy` and `rest`.
+    fn file(strategy: &str, latency: &str, rest: &str) -> Scenario {
+        let text = format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [write]\nstrategy = \"{strategy}\"\n\
+             [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
+             [[sink]]\nname = \"b\"\nkind = \"upsert\"\nlatency = \"{latency}\"\n{rest}"
+        );
+        load_str("t.toml", &text).unwrap().0
+    }
+
+    /// Runs `scenario` settling what it may, as `run` does before it
+    /// looks back: the engine, and whether it must step instead.
+    fn settling(scenario: &Scenario) -> (Engine<'_>, bool) {
+        let mut engine = Engine::new(scenario, Recorder::Off);
+        assert!(engine.settles_writes_allowed());
+        engine.settles_writes = true;
+        let ended = engine.run_to_end();
+        assert!(engine.clock.last_settled_end.is_some(), "nothing settled");
+        let step_instead = engine.must_step_instead(&ended);
+        (engine, step_instead)
+    }
 
     /// A saga over two sinks, one slow: every write that is heard acks
     /// when its last reply comes back, and is settled at its start; the
     /// run's totals are the stepped run's.
     #[test]
     fn a_write_that_acks_is_settled_at_its_start() {
-        let (scenario, _) = load_str(
-            "t.toml",
-            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
-             [write]\nstrategy = \"saga\"\n\
-             [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
-             [[sink]]\nname = \"b\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
-             [[traffic]]\ncount = 100\nover = \"10ms\"\n",
-        )
-        .unwrap();
-        let mut engine = Engine::new(&scenario, Recorder::Off);
-        assert!(engine.settles_writes_allowed());
-        engine.settles_writes = true;
-        engine.run_to_end().unwrap();
-        assert!(engine.settled_any());
-        assert!(!engine.settled_past_a_limit());
+        let scenario = file("saga", "5ms", "[[traffic]]\ncount = 100\nover = \"10ms\"\n");
+        let (engine, step_instead) = settling(&scenario);
+        assert!(!step_instead);
         let settled = engine.finish(None);
         let stepped = run(&scenario, Recorder::All).unwrap();
         assert_eq!(settled.totals, stepped.totals);
@@ -181,30 +193,25 @@ mod tests {
         assert_eq!(settled.totals.end_time, stepped.totals.end_time);
     }
 
-    /// A settled end after `max_time` is one the stepped run never
-    /// reaches: the run sees it and goes again step by step, and stops at
-    /// the limit as the stepped run does, with the message in flight.
+    /// A settled end after `max_time` (or one event past `max_events`) is
+    /// one the stepped run never reaches: the run sees it and goes again
+    /// step by step, and stops at the limit as the stepped run does, with
+    /// the message in flight.
     #[test]
-    fn a_settled_end_past_max_time_runs_the_file_again_step_by_step() {
-        let (scenario, _) = load_str(
-            "t.toml",
-            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
-             [write]\nstrategy = \"direct\"\n\
-             [[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"3s\"\n\
-             [[message]]\nid = \"m0\"\nat = \"10s\"\n\
-             [limits]\nmax_time = \"11s\"\non_limit = \"stop\"\n",
-        )
-        .unwrap();
-        let mut engine = Engine::new(&scenario, Recorder::Off);
-        engine.settles_writes = engine.settles_writes_allowed();
-        let ended = engine.run_to_end();
-        assert!(engine.settled_any());
-        assert!(engine.settled_past_a_limit(), "{ended:?}");
-        let outcome = run(&scenario, Recorder::Off).unwrap();
-        let stepped = run(&scenario, Recorder::All).unwrap();
-        assert_eq!(outcome.totals, stepped.totals);
-        assert_eq!(outcome.totals.acked, 0);
-        assert_eq!(outcome.totals.end_time, 11_000);
+    fn a_settled_end_past_a_limit_runs_the_file_again_step_by_step() {
+        let message = "[[message]]\nid = \"m0\"\nat = \"10s\"\n";
+        // The arrival is event 1 and its two sink calls events 2 and 3:
+        // the end would be event 4, past `max_events`.
+        for limits in ["max_time = \"11s\"", "max_events = 2"] {
+            let rest = format!("{message}[limits]\n{limits}\non_limit = \"stop\"\n");
+            let scenario = file("direct", "3s", &rest);
+            let (_, step_instead) = settling(&scenario);
+            assert!(step_instead, "{limits}");
+            let outcome = run(&scenario, Recorder::Off).unwrap();
+            let stepped = run(&scenario, Recorder::All).unwrap();
+            assert_eq!(outcome.totals, stepped.totals, "{limits}");
+            assert_eq!(outcome.totals.acked, 0, "{limits}");
+        }
     }
 
     /// Ends in lanes (one per duration, up to four) and in the heap (the

@@ -11,23 +11,13 @@ use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder.clone());
-    if engine.settles_writes_allowed() {
-        engine.settles_writes = true;
-        let ended = engine.run_to_end();
-        let exact = !engine.settled_any()
-            || (ended.is_ok()
-                && engine.stopped_by == StoppedBy::Drained
-                && !engine.settled_past_a_limit());
-        if !exact {
-            // A limit stops this run, and it may fall between a settled
-            // delivery's start and its end: step by step instead.
-            engine = Engine::new(scenario, recorder);
-            engine.run_to_end()?;
-        } else {
-            ended?;
-        }
-    } else {
+    engine.settles_writes = engine.settles_writes_allowed();
+    let ended = engine.run_to_end();
+    if engine.must_step_instead(&ended) {
+        engine = Engine::new(scenario, recorder);
         engine.run_to_end()?;
+    } else {
+        ended?;
     }
     Ok(engine.finish(None))
 }
