@@ -150,6 +150,9 @@ impl Engine<'_> {
             self.clock.advance_within(t);
             self.alarms.instant_has_events = true;
             if self.settles_writes {
+                if self.settle_plain_write(m) {
+                    continue;
+                }
                 // The full path; a delivery it did not settle may have
                 // scheduled something, which ends the run of arrivals.
                 let scheduled = self.broker.queue.next_sequence();

@@ -18,8 +18,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::queue::Finish;
+use super::transition::Effect;
 use super::{Engine, LimitReached};
-use crate::model::{DedupMode, MessageIndex, Millis, Profile, State, StoppedBy};
+use crate::model::{DedupMode, KeyRef, MessageIndex, Millis, Profile, State, StoppedBy};
 
 /// At most this many delivery durations get a lane of their own; ends
 /// after any other duration go to the heap.
@@ -119,15 +120,89 @@ impl Engine<'_> {
         {
             return false;
         }
-        // The end's event, counted now: a run that then goes over
-        // `max_events` is run again step by step.
+        self.set_state(m, State::Acked);
+        self.messages.set_acked_at(m, end);
+        self.settled_at(m, end);
+        true
+    }
+
+    /// `m`'s delivery, acked in its record as of `end`, is settled: its
+    /// end is counted now as the event it would have been (a run that
+    /// then goes over `max_events` is run again step by step) and kept
+    /// until it has happened.
+    #[inline(always)]
+    fn settled_at(&mut self, m: MessageIndex, end: Millis) {
         self.clock.add_events(1);
         self.settled.push(self.clock.now, end);
         self.clock.settled_end(end);
-        self.set_state(m, State::Acked);
-        self.messages.set_acked_at(m, end);
         self.measures.totals.acked += 1;
         self.leaves(m);
+    }
+
+    /// The first delivery of `m`, now, in a run that settles writes, when
+    /// its write is plain ([`Writes::plain_took`]): the message has no
+    /// faults, no outage is on, the store holds no live result for its
+    /// key, no canary waits, and the delivery takes some time. What
+    /// [`start_delivery`](Self::start_delivery) and then
+    /// [`settle_write`](Self::settle_write) would do for it, without the
+    /// steps between: its record is written once (received, one effect,
+    /// acked as of its end), the write is made and the delivery settled.
+    /// False when it is not such a one (nothing is changed then): the
+    /// full path takes it.
+    ///
+    /// [`Writes::plain_took`]: super::write::Writes::plain_took
+    #[inline(always)]
+    pub(super) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
+        let scenario = self.scenario;
+        let now = self.clock.now;
+        // A first delivery's key is its own intent (only a redrive gives
+        // another).
+        let intent = scenario.intent(m);
+        let key = KeyRef {
+            intent,
+            generation: 0,
+        };
+        if self.operator.canary.is_some()
+            || !self.draws.faults(scenario, m).is_empty()
+            || self.outages.contains(now)
+            || self.broker.dedup.live(key, now).is_some()
+        {
+            return false;
+        }
+        let (Some(write), Some(writes)) = (&scenario.write, &mut self.writes) else {
+            return false;
+        };
+        let Some(took) = writes.plain_took(write, intent, now, self.operator.repaired) else {
+            return false;
+        };
+        let service = self.service_time.saturating_add(took);
+        let end = now.saturating_add(service);
+        // A delivery that takes no time ends at once (decision 16.3), and
+        // only a fresh record is written in one go.
+        if service == 0 || !self.messages.ack_first_delivery(m, end) {
+            return false;
+        }
+        writes.write_plain(write, m, key, intent, now);
+        let calls = writes.take_calls_made();
+        self.clock.add_events(calls);
+        let totals = &mut self.measures.totals;
+        totals.deliveries += 1;
+        totals.concurrent_deliveries = totals.concurrent_deliveries.max(1);
+        totals.worker_busy = totals.worker_busy.saturating_add(service);
+        // Unlimited (the run settles writes): always accepted.
+        self.calls.offer(now, false, totals);
+        self.measures.count_effect(intent);
+        self.recording.effect(Effect {
+            time: now,
+            message: m,
+            key,
+            intent,
+            cycle: 1,
+        });
+        self.broker
+            .dedup
+            .store_seen_from(key, now, now.saturating_add(took));
+        self.settled_at(m, end);
         true
     }
 
@@ -191,6 +266,27 @@ mod tests {
         // Ten arrivals a millisecond, each in flight for 5 ms.
         assert_eq!(settled.totals.max_in_flight, 50);
         assert_eq!(settled.totals.end_time, stepped.totals.end_time);
+    }
+
+    /// A plain write (every call heard to succeed, not the run's first,
+    /// which is traced) is settled in one write of its message's record,
+    /// and it stores the result: a later message under the same key,
+    /// within the retention, is a hit and writes nothing.
+    #[test]
+    fn a_plain_write_stores_its_result_for_the_next_message_of_its_key() {
+        let messages = "[dedup]\nenabled = true\nresult_retention = \"20s\"\n\
+            [[message]]\nid = \"first\"\n\
+            [[message]]\nid = \"m0\"\nat = \"1s\"\nkey = \"k\"\n\
+            [[message]]\nid = \"m1\"\nat = \"5s\"\nkey = \"k\"\n";
+        let scenario = file("direct", "500ms", messages);
+        let (engine, step_instead) = settling(&scenario);
+        assert!(!step_instead);
+        let settled = engine.finish(None);
+        let stepped = run(&scenario, Recorder::All).unwrap();
+        assert_eq!(settled.totals, stepped.totals);
+        assert_eq!(settled.messages, stepped.messages);
+        assert_eq!(settled.sinks, stepped.sinks);
+        assert_eq!((settled.totals.effects, settled.totals.dedup_hits), (2, 1));
     }
 
     /// A settled end after `max_time` (or one event past `max_events`) is

@@ -247,9 +247,11 @@ fn long_sink_calls() -> impl Strategy<Value = Vec<(u64, Vec<(bool, String)>)>> {
 }
 
 /// What else a file around a write may have: an outage of the
-/// downstream, operator steps (a canary redrive among them) and limits.
+/// downstream, operator steps (a canary redrive among them), limits and
+/// a deduplication store.
 fn surroundings() -> impl Strategy<Value = String> {
     (
+        proptest::option::of(1u64..30),
         proptest::option::of((0u64..15, 1u64..8)),
         proptest::collection::vec((0u64..20, any::<bool>(), any::<bool>(), 0u32..3), 0..3),
         proptest::option::of((
@@ -258,8 +260,13 @@ fn surroundings() -> impl Strategy<Value = String> {
             any::<bool>(),
         )),
     )
-        .prop_map(|(outage, steps, limits)| {
+        .prop_map(|(retention, outage, steps, limits)| {
             let mut t = String::new();
+            if let Some(seconds) = retention {
+                t.push_str(&format!(
+                    "[dedup]\nenabled = true\nresult_retention = \"{seconds}s\"\n"
+                ));
+            }
             if let Some((from, duration)) = outage {
                 t.push_str(&format!(
                     "[[outage]]\nfrom = \"{from}s\"\nduration = \"{duration}s\"\n"

@@ -21,6 +21,20 @@ pub(super) enum Heard {
     Lost,
 }
 
+/// One call as a sink's faults read it: its intent, its number among
+/// the intent's calls and the intent's number in first-call order (0
+/// where no selector reads them), when, of which kind, and whether the
+/// operator has repaired.
+#[derive(Clone, Copy)]
+struct Call {
+    intent: IntentIndex,
+    n: u64,
+    ordinal: u64,
+    at: Millis,
+    compensation: bool,
+    repaired: bool,
+}
+
 /// Per sink: its rows or counts and its call counters.
 #[derive(Clone)]
 pub(super) struct SinkState {
@@ -110,6 +124,22 @@ impl SinkState {
         (n, ordinal)
     }
 
+    /// What [`count`](Self::count) would return for a write call of
+    /// `intent` now, without counting it.
+    #[inline(always)]
+    fn next_count(&self, intent: IntentIndex) -> (u64, u64) {
+        let n = self.calls[0]
+            .get(intent as usize)
+            .map_or(0, |&n| n.saturating_add(1) as u64);
+        let ordinal = self.ordinal[0]
+            .get(intent as usize)
+            .map_or(0, |&o| match o {
+                0 => self.next_ordinal[0] as u64 + 1,
+                o => o as u64,
+            });
+        (n, ordinal)
+    }
+
     /// A call for `intent` at `at` (a compensation or a write), counted:
     /// the sink's first selecting fault decides it, in file order, then
     /// its outage window (`unavailable`: that failure's reason).
@@ -124,6 +154,59 @@ impl SinkState {
         unavailable: ReasonIndex,
     ) -> Heard {
         let (n, ordinal) = self.count(intent, compensation);
+        let call = Call {
+            intent,
+            n,
+            ordinal,
+            at,
+            compensation,
+            repaired,
+        };
+        self.heard(calls, call, unavailable)
+    }
+
+    /// Whether a write call of `intent` at `at` would be heard to succeed
+    /// (as [`call`](Self::call) decides it), without counting it.
+    #[inline(always)]
+    pub(super) fn would_succeed(
+        &self,
+        calls: &SinkCalls,
+        intent: IntentIndex,
+        at: Millis,
+        repaired: bool,
+    ) -> bool {
+        let (n, ordinal) = self.next_count(intent);
+        let call = Call {
+            intent,
+            n,
+            ordinal,
+            at,
+            compensation: false,
+            repaired,
+        };
+        // The reason of an outage's failure does not matter here.
+        self.heard(calls, call, 0) == Heard::Ok
+    }
+
+    /// A write call of `intent` that [`would_succeed`](Self::would_succeed):
+    /// counted and applied under `key`.
+    #[inline(always)]
+    pub(super) fn succeed(&mut self, key: KeyRef, intent: IntentIndex) {
+        self.count(intent, false);
+        self.apply(key, intent);
+    }
+
+    /// How the sink answers `call`, counted already.
+    #[inline(always)]
+    fn heard(&self, calls: &SinkCalls, call: Call, unavailable: ReasonIndex) -> Heard {
+        let Call {
+            intent,
+            n,
+            ordinal,
+            at,
+            compensation,
+            repaired,
+        } = call;
         for (i, f) in calls.faults.iter().enumerate() {
             if f.compensation != compensation {
                 continue;
