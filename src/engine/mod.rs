@@ -424,7 +424,7 @@ impl<'s> Engine<'s> {
 
     /// Leaves the ready set and, in a log, moves its partition on: `m` is
     /// acked, quarantined or dropped.
-    #[inline]
+    #[inline(always)]
     fn leaves(&mut self, m: MessageIndex) {
         self.ready.leave(m);
         if self.ack_pending.is_some() {

@@ -58,7 +58,7 @@ impl SettledEnds {
     }
 
     /// A delivery that started at `start` ends at `end`.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, start: Millis, end: Millis) {
         let duration = end - start;
         if let Some((_, lane)) = self.lanes.iter_mut().find(|(d, _)| *d == duration) {

@@ -82,8 +82,26 @@ impl Rows {
     }
 
     /// `intent` writes `key`'s row: a new row unless the key has one.
-    #[inline]
+    #[inline(always)]
     pub(super) fn insert(&mut self, key: KeyRef, intent: IntentIndex) {
+        if key.generation == 0
+            && key.intent == intent
+            && self.other_rows.is_empty()
+            && self.other_owned.is_empty()
+        {
+            // The common case, an intent's own key while no other row
+            // exists: the row is new exactly when the intent owns none.
+            if !self.own.insert(intent) {
+                self.rows += 1;
+                self.owners += 1;
+            }
+            return;
+        }
+        self.insert_in_full(key, intent);
+    }
+
+    #[inline(never)]
+    fn insert_in_full(&mut self, key: KeyRef, intent: IntentIndex) {
         if self.owner(key).is_some() {
             return;
         }
