@@ -15,7 +15,7 @@
 //! start and its end.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use super::queue::Finish;
 use super::transition::Effect;
@@ -26,17 +26,47 @@ use crate::model::{DedupMode, KeyRef, MessageIndex, Millis, Profile, State, Stop
 /// after any other duration go to the heap.
 const MAX_LANES: usize = 4;
 
+/// A lane gives back the room of the ends that have happened once they
+/// are this many and at least half of it.
+const LANE_SLACK: usize = 1024;
+
 /// The ends of the settled deliveries still in flight. An end `d` after
 /// its start joins the lane of duration `d`: starts never go back, so a
-/// lane's ends come in order and the earliest is its front (a write's
-/// duration is its sinks' latencies, so most writes share one or two).
-/// Ends of other durations wait in a heap, earliest first. At most one
-/// end per message in flight, so all of it is as large as the deliveries
-/// in flight.
+/// lane's ends come in order and the earliest is its first not yet
+/// happened (a write's duration is its sinks' latencies, so most writes
+/// share one or two). Ends of other durations wait in a heap, earliest
+/// first. At most one end per message in flight, and a lane keeps fewer
+/// than twice its ends in flight and [`LANE_SLACK`] more.
 #[derive(Debug, Default, Clone)]
 pub(super) struct SettledEnds {
-    lanes: Vec<(Millis, VecDeque<Millis>)>,
+    lanes: Vec<Lane>,
     heap: BinaryHeap<Reverse<Millis>>,
+}
+
+/// The ends of one duration, in order; those before `happened` have
+/// happened.
+#[derive(Debug, Clone)]
+struct Lane {
+    duration: Millis,
+    ends: Vec<Millis>,
+    happened: usize,
+}
+
+impl Lane {
+    /// Its ends after `now`, those at or before it marked happened.
+    #[inline(always)]
+    fn after(&mut self, now: Millis) -> usize {
+        let mut h = self.happened;
+        while self.ends.get(h).is_some_and(|&end| end <= now) {
+            h += 1;
+        }
+        if h >= LANE_SLACK && 2 * h >= self.ends.len() {
+            self.ends.drain(..h);
+            h = 0;
+        }
+        self.happened = h;
+        self.ends.len() - h
+    }
 }
 
 impl SettledEnds {
@@ -45,11 +75,8 @@ impl SettledEnds {
     #[inline]
     pub(super) fn in_flight_after(&mut self, now: Millis) -> u64 {
         let mut n = 0;
-        for (_, lane) in &mut self.lanes {
-            while lane.front().is_some_and(|&end| end <= now) {
-                lane.pop_front();
-            }
-            n += lane.len();
+        for lane in &mut self.lanes {
+            n += lane.after(now);
         }
         while self.heap.peek().is_some_and(|&Reverse(end)| end <= now) {
             self.heap.pop();
@@ -61,11 +88,15 @@ impl SettledEnds {
     #[inline(always)]
     fn push(&mut self, start: Millis, end: Millis) {
         let duration = end - start;
-        if let Some((_, lane)) = self.lanes.iter_mut().find(|(d, _)| *d == duration) {
-            return lane.push_back(end);
+        if let Some(lane) = self.lanes.iter_mut().find(|l| l.duration == duration) {
+            return lane.ends.push(end);
         }
         if self.lanes.len() < MAX_LANES {
-            self.lanes.push((duration, VecDeque::from([end])));
+            self.lanes.push(Lane {
+                duration,
+                ends: vec![end],
+                happened: 0,
+            });
         } else {
             self.heap.push(Reverse(end));
         }
@@ -327,5 +358,23 @@ mod tests {
         assert_eq!(ends.in_flight_after(7), 2);
         assert_eq!(ends.in_flight_after(8), 1);
         assert_eq!(ends.in_flight_after(11), 0);
+    }
+
+    /// A lane gives back the room of its happened ends: a long run of
+    /// writes 10 ms long, one a millisecond, has 10 in flight once under
+    /// way, and the lane never keeps twice those and the slack.
+    #[test]
+    fn a_lane_keeps_little_more_than_its_ends_in_flight() {
+        let mut ends = super::SettledEnds::default();
+        for start in 0..100_000 {
+            ends.push(start, start + 10);
+            let in_flight = ends.in_flight_after(start);
+            assert_eq!(in_flight, (start + 1).min(10), "after {start}");
+            let kept = ends.lanes[0].ends.len();
+            assert!(
+                kept < 2 * 10 + super::LANE_SLACK,
+                "{kept} kept after {start}"
+            );
+        }
     }
 }
