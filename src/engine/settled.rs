@@ -255,7 +255,7 @@ impl Engine<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Engine, Recorder, run};
+    use super::super::{Engine, Outcome, Recorder, run};
     use crate::model::Scenario;
     use crate::scenario::load_str;
 
@@ -282,21 +282,28 @@ mod tests {
         (engine, step_instead)
     }
 
+    /// The settling run of a file that needs no second run, checked
+    /// against the stepped run (the same totals, states and sinks).
+    fn settled_as_stepped(scenario: &Scenario) -> Outcome {
+        let (engine, step_instead) = settling(scenario);
+        assert!(!step_instead);
+        let settled = engine.finish(None);
+        let stepped = run(scenario, Recorder::All).unwrap();
+        assert_eq!(settled.totals, stepped.totals);
+        assert_eq!(settled.messages, stepped.messages);
+        assert_eq!(settled.sinks, stepped.sinks);
+        settled
+    }
+
     /// A saga over two sinks, one slow: every write that is heard acks
     /// when its last reply comes back, and is settled at its start; the
     /// run's totals are the stepped run's.
     #[test]
     fn a_write_that_acks_is_settled_at_its_start() {
         let scenario = file("saga", "5ms", "[[traffic]]\ncount = 100\nover = \"10ms\"\n");
-        let (engine, step_instead) = settling(&scenario);
-        assert!(!step_instead);
-        let settled = engine.finish(None);
-        let stepped = run(&scenario, Recorder::All).unwrap();
-        assert_eq!(settled.totals, stepped.totals);
-        assert_eq!(settled.messages, stepped.messages);
+        let settled = settled_as_stepped(&scenario);
         // Ten arrivals a millisecond, each in flight for 5 ms.
         assert_eq!(settled.totals.max_in_flight, 50);
-        assert_eq!(settled.totals.end_time, stepped.totals.end_time);
     }
 
     /// A plain write (every call heard to succeed, not the run's first,
@@ -309,14 +316,7 @@ mod tests {
             [[message]]\nid = \"first\"\n\
             [[message]]\nid = \"m0\"\nat = \"1s\"\nkey = \"k\"\n\
             [[message]]\nid = \"m1\"\nat = \"5s\"\nkey = \"k\"\n";
-        let scenario = file("direct", "500ms", messages);
-        let (engine, step_instead) = settling(&scenario);
-        assert!(!step_instead);
-        let settled = engine.finish(None);
-        let stepped = run(&scenario, Recorder::All).unwrap();
-        assert_eq!(settled.totals, stepped.totals);
-        assert_eq!(settled.messages, stepped.messages);
-        assert_eq!(settled.sinks, stepped.sinks);
+        let settled = settled_as_stepped(&file("direct", "500ms", messages));
         assert_eq!((settled.totals.effects, settled.totals.dedup_hits), (2, 1));
     }
 

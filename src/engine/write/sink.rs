@@ -282,3 +282,49 @@ impl SinkState {
         [self.value, self.value - positive, missing, most]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::scenario::load_str;
+
+    proptest! {
+        /// A sink decides a write call the same whether it only looks
+        /// (`would_succeed`, which counts nothing) or makes it (`call`),
+        /// whatever its `first` and `every` faults on writes and
+        /// compensations, and whichever intents call in turn.
+        #[test]
+        fn looking_at_a_call_decides_it_as_making_it_does(
+            first in proptest::option::of(1u32..4),
+            every in 1u32..4,
+            calls in prop::collection::vec((0u32..5, any::<bool>()), 1..40),
+        ) {
+            let mut faults = vec![
+                format!("{{ lose_reply = {{ every = {every} }} }}"),
+                "{ fail = { every = 2 }, compensation = true }".to_string(),
+            ];
+            if let Some(first) = first {
+                faults.insert(0, format!("{{ fail = {{ first = {first} }} }}"));
+            }
+            let text = format!(
+                "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                 [write]\nstrategy = \"saga\"\nrelay_retry = \"1s\"\n\
+                 [[sink]]\nname = \"a\"\nkind = \"increment\"\nfaults = [{}]\n\
+                 [[traffic]]\ncount = 5\nover = \"1s\"\n",
+                faults.join(", ")
+            );
+            let (scenario, _) = load_str("t.toml", &text).unwrap();
+            let write = scenario.write.as_ref().unwrap();
+            let mut sink = SinkState::new(&scenario, 0, write);
+            for (intent, compensation) in calls {
+                let looked = sink.would_succeed(&write.sinks[0], intent, 0, false);
+                let heard = sink.call(&write.sinks[0], intent, 0, compensation, false, 0);
+                if !compensation {
+                    prop_assert_eq!(looked, heard == Heard::Ok, "intent {}", intent);
+                }
+            }
+        }
+    }
+}
