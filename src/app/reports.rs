@@ -312,7 +312,8 @@ fn scenario_report(
                 context! {
                     report => doc.template_value(),
                     chart => Value::from(Serde(&chart)),
-                    scrub => Value::from(Serde(&scrub)),
+                    scrub_json => Value::from_safe_string(crate::report::page::script_json(&scrub)),
+                    scrub => crate::report::page::lazy(scrub),
                     page => Value::from(Serde(&page)),
                     log_chart => Value::from(Serde(&crate::report::log_chart::log_chart(&ran.scenario, &ran.outcome))),
                 },

@@ -1,11 +1,14 @@
 //! What the HTML report keeps for the reader's browser: a hash of the
 //! scenario file (baselines are stored per file version, so an edited file
-//! never compares with a stale one) and the JSON report itself, compressed,
-//! for "Export run".
+//! never compares with a stale one), the JSON report itself, compressed,
+//! for "Export run", and the scrubber's data as JSON safe in a `<script>`.
 
+use std::fmt;
 use std::io::Write;
+use std::sync::Arc;
 
 use base64::Engine as _;
+use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
 use serde_json::{Value as Json, json};
 
 use crate::report::document::Document;
@@ -42,10 +45,104 @@ pub fn page(file_text: &str, report: &Document) -> Json {
     json!({ "hash": file_hash(file_text), "run_gz": packed(|w| report.write_json(w)) })
 }
 
+/// `value` as JSON safe inside `<script type="application/json">`, as
+/// minijinja's `tojson` makes it safe: `<`, `>`, `&` and `'` written as
+/// `\u003c`, `\u003e`, `\u0026` and `\u0027`. JSON has these characters
+/// only inside strings, where the escape reads back the same. Made here
+/// rather than by `tojson` in the template: turning the scrubber's data
+/// (every step of a retry storm) into template values and back to JSON
+/// took more than a third of its page.
+pub fn script_json(value: &Json) -> String {
+    let text = serde_json::to_string(value).unwrap_or_else(|_| "null".to_string());
+    if !text.contains(['<', '>', '&', '\'']) {
+        return text;
+    }
+    let mut safe = String::with_capacity(text.len() + 64);
+    for c in text.chars() {
+        match c {
+            '<' => safe.push_str("\\u003c"),
+            '>' => safe.push_str("\\u003e"),
+            '&' => safe.push_str("\\u0026"),
+            '\'' => safe.push_str("\\u0027"),
+            c => safe.push(c),
+        }
+    }
+    safe
+}
+
+/// A JSON object a template reads an entry at a time: an entry becomes a
+/// template value only when the template reads it (the built-in page
+/// reads none of `scrub`, and embeds [`script_json`] instead).
+pub fn lazy(value: Json) -> Value {
+    match value {
+        Json::Object(_) => Value::from_object(LazyJson(value)),
+        other => Value::from(Serde(&other)),
+    }
+}
+
+struct LazyJson(Json);
+
+impl fmt::Debug for LazyJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<json object>")
+    }
+}
+
+impl Object for LazyJson {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let entry = self.0.get(key.as_str()?)?;
+        Some(Value::from(Serde(entry)))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let keys = self.0.as_object().map_or_else(Vec::new, |map| {
+            map.keys().map(|k| Value::from(k.as_str())).collect()
+        });
+        Enumerator::Values(keys)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Read;
+
+    /// What `script_json` writes reads back as the same JSON, with none
+    /// of the characters that could end or open a tag or an attribute,
+    /// as `tojson` writes it; and a lazy object reads as the value does.
+    #[test]
+    fn script_json_is_the_value_safe_in_a_script() {
+        let value = json!({
+            "id": "</script><b title='x'>&amp;",
+            "steps": [[1, "a>b"], [2, null]],
+            "end": 40,
+        });
+        let safe = script_json(&value);
+        assert!(!safe.contains(['<', '>', '&', '\'']), "{safe}");
+        assert_eq!(serde_json::from_str::<Json>(&safe).unwrap(), value);
+        let env = minijinja::Environment::new();
+        let tojson = env
+            .render_str(
+                "{{ v | tojson }}",
+                minijinja::context! { v => Value::from(Serde(&value)) },
+            )
+            .unwrap();
+        assert_eq!(serde_json::from_str::<Json>(&tojson).unwrap(), value);
+        let read = env
+            .render_str(
+                "{{ v.end }} {{ v.steps[0][1] }} {{ v | tojson }}",
+                minijinja::context! { v => lazy(value.clone()) },
+            )
+            .unwrap();
+        let (head, json) = read.split_at(read.find('{').unwrap());
+        assert_eq!(head, "40 a>b ");
+        assert_eq!(serde_json::from_str::<Json>(json).unwrap(), value);
+        assert_eq!(script_json(&json!({"n": 1})), "{\"n\":1}");
+    }
 
     #[test]
     fn the_hash_is_fnv1a_and_tells_files_apart() {
