@@ -266,12 +266,14 @@ proptest! {
             report => doc.template_value(),
             chart => Value::from(Serde(&chart)),
             scrub => Value::from(Serde(&scrub)),
+            scrub_json => Value::from_safe_string(scenario_run::report::page::script_json(&scrub)),
         });
         prop_assert!(html.is_ok(), "{:?}", html.err().map(|p| p.message));
         let html_whole = templates.render(SCENARIO_HTML, context! {
             report => Value::from(Serde(&whole)),
             chart => Value::from(Serde(&chart)),
             scrub => Value::from(Serde(&scrub)),
+            scrub_json => Value::from_safe_string(scenario_run::report::page::script_json(&scrub)),
         });
         prop_assert_eq!(html.ok(), html_whole.ok());
         prop_assert_eq!(chart["mode"].as_str(), Some("lanes"));
