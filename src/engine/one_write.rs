@@ -7,7 +7,7 @@
 //! run cannot have. The outcome is the one stepping gives.
 
 use super::Engine;
-use crate::model::{Class, KeyRef, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
+use crate::model::{Class, IntentIndex, KeyRef, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
 
 /// How a delivery the one-write path settled ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,13 +52,7 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
         let now = self.clock.now;
-        // A first delivery's key is its own intent (only a redrive gives
-        // another).
-        let intent = self.scenario.intent(m);
-        let key = KeyRef {
-            intent,
-            generation: 0,
-        };
+        let (intent, key) = self.first_delivery_key(m);
         if self.broker.dedup.live(key, now).is_some() || !self.messages.ack_first_delivery(m, now) {
             return false;
         }
@@ -70,6 +64,18 @@ impl Engine<'_> {
         totals.acked += 1;
         self.clock.last_delivery = Some(now);
         true
+    }
+
+    /// The intent of `m` and the key of its first delivery: its own
+    /// intent's (only a redrive gives another).
+    #[inline(always)]
+    pub(super) fn first_delivery_key(&self, m: MessageIndex) -> (IntentIndex, KeyRef) {
+        let intent = self.scenario.intent(m);
+        let key = KeyRef {
+            intent,
+            generation: 0,
+        };
+        (intent, key)
     }
 
     /// Whether the run takes runs of arrivals through

@@ -20,7 +20,7 @@ use std::collections::BinaryHeap;
 use super::queue::Finish;
 use super::transition::Effect;
 use super::{Engine, LimitReached};
-use crate::model::{DedupMode, KeyRef, MessageIndex, Millis, Profile, State, StoppedBy};
+use crate::model::{DedupMode, MessageIndex, Millis, Profile, State, StoppedBy};
 
 /// At most this many delivery durations get a lane of their own; ends
 /// after any other duration go to the heap.
@@ -186,13 +186,7 @@ impl Engine<'_> {
     pub(super) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
         let scenario = self.scenario;
         let now = self.clock.now;
-        // A first delivery's key is its own intent (only a redrive gives
-        // another).
-        let intent = scenario.intent(m);
-        let key = KeyRef {
-            intent,
-            generation: 0,
-        };
+        let (intent, key) = self.first_delivery_key(m);
         if self.operator.canary.is_some()
             || !self.draws.faults(scenario, m).is_empty()
             || self.outages.contains(now)

@@ -100,6 +100,8 @@ impl Rows {
         self.insert_in_full(key, intent);
     }
 
+    /// [`Rows::insert`] of a fresh key, another intent's key, or while
+    /// other rows exist: out of line, so that the common case stays small.
     #[inline(never)]
     fn insert_in_full(&mut self, key: KeyRef, intent: IntentIndex) {
         if self.owner(key).is_some() {

@@ -362,63 +362,6 @@ impl Writes {
     }
 }
 
-impl Writes {
-    /// How long a plain write of `intent` at `t` takes, if it is one: a
-    /// direct or saga write, not the run's first (which is traced), whose
-    /// every call, in file order, would be heard to succeed at once. Such
-    /// a write is its calls' latencies one after another, and nothing in
-    /// it is worth a note or a trace. Nothing is changed.
-    #[inline(always)]
-    pub(super) fn plain_took(
-        &self,
-        write: &Write,
-        intent: IntentIndex,
-        t: Millis,
-        repaired: bool,
-    ) -> Option<Millis> {
-        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga) || self.written == 0 {
-            return None;
-        }
-        let mut at = t;
-        for (sink, calls) in self.sinks.iter().zip(&write.sinks) {
-            if !sink.would_succeed(calls, intent, at, repaired) {
-                return None;
-            }
-            at = at.saturating_add(calls.latency);
-        }
-        Some(at - t)
-    }
-
-    /// A write that [`plain_took`](Self::plain_took) found plain, made:
-    /// each call counted and applied as the strategy would make it, and
-    /// its partial visibility (from the first sink's call to the last's)
-    /// added. The sink calls are counted in `calls_made`.
-    #[inline(always)]
-    pub(super) fn write_plain(
-        &mut self,
-        write: &Write,
-        m: MessageIndex,
-        key: KeyRef,
-        intent: IntentIndex,
-        t: Millis,
-    ) {
-        self.written += 1;
-        self.message = m;
-        let mut at = t;
-        let mut last = t;
-        for (sink, calls) in self.sinks.iter_mut().zip(&write.sinks) {
-            sink.succeed(key, intent);
-            last = at;
-            at = at.saturating_add(calls.latency);
-        }
-        let n = self.sinks.len();
-        self.calls_made += n as u64;
-        if n >= 2 {
-            self.partial_closed += last - t;
-        }
-    }
-}
-
 impl Engine<'_> {
     /// The effect of `m` (its `intent`, under `key`) committed now: its
     /// write goes to the sinks by the file's strategy.

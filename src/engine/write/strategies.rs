@@ -1,11 +1,15 @@
 //! The four strategies of a write to several sinks (docs/model.md
 //! section 24), each deciding every call of one write at its commit
-//! instant.
+//! instant, and the plain write: a direct or saga write whose every call
+//! succeeds at once, looked at and made without the strategies' scratch.
 
 use super::{
     CallKind, Heard, Lock, LockSpan, Reply, TracedCall, WriteNote, Writes, Wrote, failure,
 };
-use crate::model::{CallSelector, Class, IntentIndex, KeyRef, Millis, SinkKind, Totals, Write};
+use crate::model::{
+    CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, SinkKind, Strategy, Totals,
+    Write,
+};
 
 impl Writes {
     /// Calls in file order; the first failure ends the write.
@@ -339,6 +343,61 @@ impl Writes {
             took: decision - t,
             failed,
             stores_result: failed.is_none(),
+        }
+    }
+
+    /// How long a plain write of `intent` at `t` takes, if it is one: a
+    /// direct or saga write, not the run's first (which is traced), whose
+    /// every call, in file order, would be heard to succeed at once. Such
+    /// a write is its calls' latencies one after another, and nothing in
+    /// it is worth a note or a trace. Nothing is changed.
+    #[inline(always)]
+    pub(in crate::engine) fn plain_took(
+        &self,
+        write: &Write,
+        intent: IntentIndex,
+        t: Millis,
+        repaired: bool,
+    ) -> Option<Millis> {
+        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga) || self.written == 0 {
+            return None;
+        }
+        let mut at = t;
+        for (sink, calls) in self.sinks.iter().zip(&write.sinks) {
+            if !sink.would_succeed(calls, intent, at, repaired) {
+                return None;
+            }
+            at = at.saturating_add(calls.latency);
+        }
+        Some(at - t)
+    }
+
+    /// A write that [`plain_took`](Self::plain_took) found plain, made:
+    /// each call counted and applied as the strategy would make it, and
+    /// its partial visibility (from the first sink's call to the last's)
+    /// added. The sink calls are counted in `calls_made`.
+    #[inline(always)]
+    pub(in crate::engine) fn write_plain(
+        &mut self,
+        write: &Write,
+        m: MessageIndex,
+        key: KeyRef,
+        intent: IntentIndex,
+        t: Millis,
+    ) {
+        self.written += 1;
+        self.message = m;
+        let mut at = t;
+        let mut last = t;
+        for (sink, calls) in self.sinks.iter_mut().zip(&write.sinks) {
+            sink.succeed(key, intent);
+            last = at;
+            at = at.saturating_add(calls.latency);
+        }
+        let n = self.sinks.len();
+        self.calls_made += n as u64;
+        if n >= 2 {
+            self.partial_closed += last - t;
         }
     }
 }
