@@ -61,6 +61,24 @@ impl Staged {
     /// Stages a new version of `path` (links followed; a folder refused).
     pub fn new(path: &Path) -> std::io::Result<Staged> {
         let path = resolve_links(path)?;
+        Staged::at(path)
+    }
+
+    /// Stages a file the tool names inside a folder a repository can hold
+    /// (`DIR/<stem>.html`, `DIR/index.md`, a golden `DIR/<stem>.txt`):
+    /// what is already at `path` is never followed or written to. A link,
+    /// a FIFO, a device, a socket or a folder there is refused (see
+    /// [`own_name`]); a regular file is replaced by a rename, which never
+    /// follows a link planted in the meantime either.
+    pub fn in_folder(path: &Path) -> std::io::Result<Staged> {
+        own_name(path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            folder(dir)?;
+        }
+        Staged::temporary(path.to_path_buf())
+    }
+
+    fn at(path: PathBuf) -> std::io::Result<Staged> {
         if let Ok(meta) = std::fs::metadata(&path) {
             if meta.is_dir() {
                 return Err(std::io::Error::other(format!(
@@ -75,6 +93,12 @@ impl Staged {
                 });
             }
         }
+        Staged::temporary(path)
+    }
+
+    /// Stages `path` in a temporary file of its folder, renamed over it
+    /// at commit.
+    fn temporary(path: PathBuf) -> std::io::Result<Staged> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -131,6 +155,136 @@ impl Finished {
             }
         }
     }
+}
+
+/// Writes `contents` to `path`, a name the tool chose inside a folder a
+/// repository can hold, atomically and never through what is there (see
+/// [`Staged::in_folder`]).
+pub fn write_in_folder(path: &Path, contents: &str) -> std::io::Result<()> {
+    write_in_folder_with(path, |w| w.write_all(contents.as_bytes()))
+}
+
+/// [`write_in_folder`] with the contents `fill` produces.
+pub fn write_in_folder_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut staged = Staged::in_folder(path)?;
+    fill(staged.writer())?;
+    staged.finish()?.commit()
+}
+
+/// Refuses a name the tool chose in a folder when something other than a
+/// regular file (or nothing) is there: a link could lead out of the
+/// folder (`reports/x.html -> ../.git/hooks/pre-commit`), a FIFO would
+/// block, a device would take the write.
+pub fn own_name(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it is {}, not a regular file: scenario-run writes its own files in this folder \
+                 only as regular files, never through a link or into a special file; remove it",
+                what_is(&meta)
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes the folder `dir` (and its parents) if it is not there; a
+/// dangling link in its place is named as such, not as "File exists".
+pub fn folder(dir: &Path) -> std::io::Result<()> {
+    match dangling(dir) {
+        Some(e) => Err(e),
+        None => std::fs::create_dir_all(dir),
+    }
+}
+
+/// The error of a folder named by a link that leads nowhere, if `dir` is
+/// one.
+pub fn dangling(dir: &Path) -> Option<std::io::Error> {
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    if !meta.file_type().is_symlink() || std::fs::metadata(dir).is_ok() {
+        return None;
+    }
+    let target = std::fs::read_link(dir)
+        .map(|t| visible_path(&t))
+        .unwrap_or_default();
+    Some(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!(
+            "{} is a symbolic link to {target}, which does not exist: make that folder or remove the link",
+            visible_path(dir)
+        ),
+    ))
+}
+
+/// A path as a message shows it: control characters escaped.
+fn visible_path(p: &Path) -> String {
+    crate::diagnostic::visible(&p.display().to_string())
+}
+
+/// What a file that is not a regular one is, as a message says it.
+fn what_is(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a folder"
+    } else {
+        "a special file"
+    }
+}
+
+/// The bytes of `path`, a file of a folder a repository can hold (a
+/// golden file), read only if it is a regular file of at most `max` bytes:
+/// a link, a FIFO, a device or a larger file is refused with a message
+/// that says which, never followed, waited on or read.
+pub fn read_planted(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it is {}, not a regular file: a golden file is read only as a regular file in its \
+                 folder, never through a link or from a special file",
+                what_is(&meta)
+            ),
+        ));
+    }
+    if meta.len() > max {
+        return Err(too_large(meta.len(), max));
+    }
+    // Opened without following a link and without waiting, in case the
+    // file was swapped since it was looked at.
+    read_regular(path, max)
+}
+
+fn too_large(len: u64, max: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "it is {} bytes, more than the {} MiB a golden file may hold",
+            len,
+            max >> 20
+        ),
+    )
 }
 
 /// How temporary files begin (`.scenario-run-XXXXXX.tmp`).

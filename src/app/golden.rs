@@ -10,7 +10,7 @@ use super::batch::FileResult;
 use crate::diagnostic::Located;
 use crate::engine::{self, LimitReached, Outcome, Recorder};
 use crate::model::{Millis, Scenario};
-use crate::output::write_atomic;
+use crate::output::write_in_folder;
 use crate::report::text::golden_transcript;
 
 /// The run a golden transcript (and `show`) reads: every transition up to
@@ -199,36 +199,39 @@ fn diff(path: &Path, golden: &str, actual: &str) -> String {
     shown
 }
 
-/// Compares (or writes) one golden file.
+/// Compares (or writes) one golden file. The folder is one a repository
+/// holds, so what is at `path` is data: it is read only if it is a regular
+/// file of at most [`MAX_GOLDEN_BYTES`] (a link, a FIFO or a device is
+/// refused, never followed, waited on or read), and written only as a
+/// new regular file, never through a link.
 pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     if bless {
-        return match write_atomic(path, actual) {
-            Ok(()) => Verdict::Written(path.to_path_buf()),
-            Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
-        };
+        return write(path, actual);
     }
-    match std::fs::read_to_string(path) {
-        Ok(golden) if golden == actual => Verdict::Same(path.to_path_buf()),
-        Ok(golden) => Verdict::Differs(path.to_path_buf(), diff(path, &golden, actual)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if ci {
-                Verdict::Missing(path.to_path_buf())
-            } else {
-                match write_atomic(path, actual) {
-                    Ok(()) => Verdict::Written(path.to_path_buf()),
-                    Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
-                }
-            }
-        }
+    match compared(path, actual) {
+        Verdict::Missing(_) if !ci => write(path, actual),
+        verdict => verdict,
+    }
+}
+
+/// Writes a golden file (blessed, or missing outside CI).
+fn write(path: &Path, actual: &str) -> Verdict {
+    match write_in_folder(path, actual) {
+        Ok(()) => Verdict::Written(path.to_path_buf()),
         Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
     }
 }
 
 /// Compares `actual` with the golden file `path` without ever writing it
-/// (`merge`: blessing is done by a whole run on one machine). The file is
-/// read only if it is a regular file of at most [`MAX_GOLDEN_BYTES`].
+/// (`merge`: blessing is done by a whole run on one machine).
 pub fn check_only(path: &Path, actual: &str) -> Verdict {
-    match crate::output::read_regular(path, MAX_GOLDEN_BYTES) {
+    compared(path, actual)
+}
+
+/// `actual` compared with the golden file at `path`, read as
+/// [`check`] says; a file that is not there is missing.
+fn compared(path: &Path, actual: &str) -> Verdict {
+    match crate::output::read_planted(path, MAX_GOLDEN_BYTES) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(golden) if golden == actual => Verdict::Same(path.to_path_buf()),
             Ok(golden) => Verdict::Differs(path.to_path_buf(), diff(path, &golden, actual)),
@@ -239,9 +242,11 @@ pub fn check_only(path: &Path, actual: &str) -> Verdict {
     }
 }
 
-/// A golden file `merge` reads is at most this long (a sweep's table of
-/// 1,000 points is well under a megabyte).
-pub const MAX_GOLDEN_BYTES: u64 = 64 << 20;
+/// A golden file is read up to this size; a larger one is refused, not
+/// read. A transcript keeps at most `engine::TRANSITIONS_KEPT` transitions
+/// (a line each, about 90 bytes), and a sweep's table of 1,000 points is
+/// well under a megabyte, so no golden file the tool writes comes near.
+pub const MAX_GOLDEN_BYTES: u64 = 256 << 20;
 
 /// Two files of the batch that would share one golden file.
 pub fn collision(dir: &Path, files: &[String]) -> Option<(String, String)> {
@@ -292,6 +297,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::write_atomic;
 
     fn dir(name: &str) -> crate::output::TestDir {
         crate::output::TestDir::new(&format!("scenario-run-golden-{name}"))

@@ -150,7 +150,7 @@ fn copy_reports(out_dir: &Path, copies: &[(PathBuf, String)]) -> Result<Vec<Path
         }
         let mut source = crate::output::open_regular(from)
             .map_err(|e| format!("cannot read {}: {e}", from.display()))?;
-        crate::output::write_atomic_with(&to, |w| std::io::copy(&mut source, w).map(|_| ()))
+        crate::output::write_in_folder_with(&to, |w| std::io::copy(&mut source, w).map(|_| ()))
             .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
         written.push(to);
     }

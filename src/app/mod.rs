@@ -136,6 +136,17 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
             report.dir.display()
         )));
     }
+    let folders = [
+        request.report.as_ref().map(|r| &r.dir),
+        request.golden.as_ref().map(|g| &g.dir),
+    ];
+    if let Some(e) = folders
+        .into_iter()
+        .flatten()
+        .find_map(|d| crate::output::dangling(d))
+    {
+        return Err(BatchError::Usage(e.to_string()));
+    }
     if let Some(g) = &request.golden
         && let Some((a, b)) = golden::collision(&g.dir, files)
     {

@@ -14,7 +14,7 @@ use serde_json::{Value as Json, json};
 use super::batch::FileResult;
 use super::entry::Record;
 use crate::diagnostic::{Problem, render};
-use crate::output::{Finished, Staged, inside, report_names, write_atomic};
+use crate::output::{Finished, Staged, inside, report_names, write_in_folder};
 use crate::report::document::Document;
 use crate::report::json::document;
 use crate::report::templates::{
@@ -109,7 +109,7 @@ pub fn write_reports(
         for &format in formats {
             let path = inside(dir, &format!("{name}.{}", format.extension()))
                 .map_err(|e| ReportError::Io(e.to_string()))?;
-            let mut out = Staged::new(&path).map_err(|e| cannot_write(&path, e))?;
+            let mut out = Staged::in_folder(&path).map_err(|e| cannot_write(&path, e))?;
             let made = render_report(templates, format, r, &doc, out.writer());
             match made.and_then(|()| out.finish().map_err(RenderFailure::Io)) {
                 Ok(finished) => staged.push((path, finished)),
@@ -142,6 +142,12 @@ pub fn write_reports(
             let _ = std::fs::remove_dir(dir);
         }
         return Err(ReportError::Template(broken));
+    }
+    // Every name is checked before any file is committed, the index's
+    // too: a link planted at one leaves the folder as it was.
+    for (file, _) in &index {
+        let path = inside(dir, file).map_err(|e| ReportError::Io(e.to_string()))?;
+        crate::output::own_name(&path).map_err(|e| cannot_write(&path, e))?;
     }
     let mut written = Vec::new();
     for (path, out) in staged {
@@ -240,7 +246,7 @@ pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathB
     let mut written = Vec::new();
     for (file, text) in outputs {
         let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
-        write_atomic(&path, &text).map_err(|e| cannot_write(&path, e))?;
+        write_in_folder(&path, &text).map_err(|e| cannot_write(&path, e))?;
         written.push(path);
     }
     Ok(written)

@@ -75,10 +75,10 @@ pub(super) fn compare(request: &Request) -> u8 {
                 }
             }
         }
-        let written = std::fs::create_dir_all(dir).and_then(|()| {
+        let written = crate::output::folder(dir).and_then(|()| {
             files
                 .iter()
-                .try_for_each(|(file, text)| crate::output::write_atomic(&dir.join(file), text))
+                .try_for_each(|(file, text)| crate::output::write_in_folder(&dir.join(file), text))
         });
         if let Err(e) = written {
             eprintln!("error: cannot write into {}: {e}", dir.display());

@@ -104,9 +104,9 @@ pub(super) fn conform(request: &Request) -> u8 {
         };
         let mut json_text = serde_json::to_string_pretty(&document).unwrap_or_default();
         json_text.push('\n');
-        let written = std::fs::create_dir_all(dir).and_then(|()| {
-            crate::output::write_atomic(&dir.join("conformance.html"), &page)?;
-            crate::output::write_atomic(&dir.join("conformance.json"), &json_text)
+        let written = crate::output::folder(dir).and_then(|()| {
+            crate::output::write_in_folder(&dir.join("conformance.html"), &page)?;
+            crate::output::write_in_folder(&dir.join("conformance.json"), &json_text)
         });
         if let Err(e) = written {
             eprintln!("error: cannot write into {}: {e}", dir.display());

@@ -39,9 +39,14 @@ pub(super) fn merge(request: &MergeRequest, format: Format, quiet: bool, color: 
 }
 
 /// The exit code of a batch: 2 when a file was invalid or stopped at a
-/// limit, 1 when an expectation or golden comparison failed, else 0.
+/// limit or its golden file could not be used (read or written), 1 when
+/// an expectation or golden comparison failed, else 0.
 pub(super) fn record_code(record: &Record) -> u8 {
-    if record.errors > 0 {
+    let golden_error = record
+        .scenarios
+        .iter()
+        .any(|e| e.golden.as_ref().is_some_and(|g| g.status == "error"));
+    if record.errors > 0 || golden_error {
         EXIT_INVALID
     } else if record.passed < record.scenarios.len() {
         EXIT_FAILED

@@ -23,6 +23,7 @@ mod flow_properties;
 mod flow_reports;
 mod lab;
 mod log_properties;
+mod planted;
 mod properties;
 mod readme;
 mod reports;

@@ -441,10 +441,11 @@ fn merge_reads_no_path_that_a_shard_names() {
     let (c, said, _) = merge_of(&dir, &golden, &[&f, &b]);
     assert_eq!(c, 0, "{said}");
     assert!(!elsewhere.exists() && !dir.join("elsewhere").exists());
-    // Without --golden the split tables cannot be compared: a failure
-    // that says so, not a read of the shard's path.
+    // Without --golden the split tables cannot be compared: a golden file
+    // that cannot be used (exit 2) that says so, not a read of the
+    // shard's path.
     let (c, said, _) = merge_of(&dir, &[], &[&f, &b]);
-    assert_eq!(c, 1, "{said}");
+    assert_eq!(c, 2, "{said}");
     assert!(said.contains("golden transcript cannot be used"), "{said}");
     // A missing golden file is missing, never written by merge.
     let empty = dir.join("empty-golden");
