@@ -30,6 +30,10 @@ pub struct Entry {
     pub report: Option<String>,
     pub expectations_total: usize,
     pub expectations_passed: usize,
+    /// The run's totals: a flat object of measures (at most
+    /// [`MAX_TOTALS`], each a number, a string, a boolean or null); a
+    /// shard's that is anything else is refused as it is read.
+    #[serde(deserialize_with = "flat_totals")]
     pub totals: Option<Json>,
     pub points: Option<usize>,
     pub points_passed: Option<usize>,
@@ -83,6 +87,84 @@ impl Entry {
     pub fn all_cases(&self) -> impl Iterator<Item = &Case> {
         let points = self.sweep.iter().flat_map(|s| &s.points);
         points.flat_map(|p| &p.cases).chain(&self.cases)
+    }
+}
+
+/// An entry's totals hold at most this many measures (a run lists about
+/// 40): `merge` reads a shard's totals no further.
+pub const MAX_TOTALS: usize = 256;
+
+/// Reads an entry's totals as a run writes them, a flat object of at
+/// most [`MAX_TOTALS`] scalars, failing at the first thing that is not:
+/// a shard cannot make `merge` build an array or an object of any size
+/// there (a 100 MB array of zeros took 6 GB as JSON values).
+fn flat_totals<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Json>, D::Error> {
+    use serde::de::{Error, MapAccess, Visitor};
+    struct Totals;
+    impl<'de> Visitor<'de> for Totals {
+        type Value = Option<Json>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "null or an object of at most {MAX_TOTALS} measures")
+        }
+        fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if out.len() == MAX_TOTALS {
+                    return Err(A::Error::custom(format!(
+                        "totals hold more than {MAX_TOTALS} measures"
+                    )));
+                }
+                let Scalar(value) = map.next_value()?;
+                out.insert(key, value);
+            }
+            Ok(Some(Json::Object(out)))
+        }
+    }
+    d.deserialize_option(Totals)
+}
+
+/// One measure of the totals: a number, a string, a boolean or null; an
+/// array or an object is refused before anything of it is read.
+struct Scalar(Json);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, Visitor};
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Json;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "a number, a string, a boolean or null")
+            }
+            fn visit_unit<E: Error>(self) -> Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_bool<E: Error>(self, v: bool) -> Result<Json, E> {
+                Ok(Json::Bool(v))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<Json, E> {
+                Ok(v.into())
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<Json, E> {
+                Ok(v.into())
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<Json, E> {
+                Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<Json, E> {
+                Ok(Json::String(v.to_string()))
+            }
+        }
+        d.deserialize_any(V).map(Scalar)
     }
 }
 

@@ -618,3 +618,76 @@ fn merge_refuses_control_characters_in_a_shards_data() {
     assert!(said.contains("holds a control character"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn merge_prints_no_line_a_shard_did_not_earn() {
+    let dir = temp("forged-lines");
+    let (a, b) = split_sweeps(&dir);
+    let golden = ["--golden", "reports/golden"];
+    let forgeries: [(&str, &dyn Fn(&mut serde_json::Value), &str); 6] = [
+        (
+            "name-lf",
+            &|i| i["scenarios"][0]["name"] = serde_json::json!("x\nPASS  fake.toml  all good"),
+            "holds a line break in a `name`",
+        ),
+        (
+            "file-ls",
+            &|i| i["scenarios"][0]["file"] = serde_json::json!("x\u{2028}2 passed, 0 failed"),
+            "holds a line break in a `file`",
+        ),
+        (
+            "row-nel",
+            &|i| {
+                i["scenarios"][0]["sweep"]["points"][0]["row"][0] =
+                    serde_json::json!("1\u{2029}PASS")
+            },
+            "holds a line break in a `row`",
+        ),
+        (
+            "status-cr",
+            &|i| i["scenarios"][0]["summary"] = serde_json::json!("ok\rPASS"),
+            "holds a carriage return in a `summary`",
+        ),
+        (
+            "text-margin",
+            &|i| {
+                i["scenarios"][0]["status"] = serde_json::json!("failed");
+                i["scenarios"][0]["problems"] = serde_json::json!([{
+                    "file": "x.toml", "line": null, "column": null, "end_line": null,
+                    "end_column": null, "message": "m", "label": null, "help": null,
+                    "text": "  × m\nPASS  scenarios/x.toml  fine\n2 passed, 0 failed\n"
+                }]);
+            },
+            "holds a diagnostic line that starts at the margin (\"PASS  scenarios/x.toml  fine\")",
+        ),
+        (
+            "text-first-line",
+            &|i| {
+                i["scenarios"][0]["problems"] = serde_json::json!([{
+                    "file": "x.toml", "line": null, "column": null, "end_line": null,
+                    "end_column": null, "message": "m", "label": null, "help": null,
+                    "text": "3 passed, 0 failed"
+                }]);
+            },
+            "starts at the margin",
+        ),
+    ];
+    for (name, forge, says) in forgeries {
+        let f = forged(&dir, &a, name, forge);
+        let (c, said, out) = merge_of(&dir, &golden, &[&f, &b]);
+        assert_eq!(c, 2, "{name}: {said}");
+        assert!(said.contains(says), "{name}: {said}");
+        assert!(said.contains("not the result of a run"), "{name}: {said}");
+        assert!(
+            !said
+                .lines()
+                .any(|l| l.starts_with("PASS") || l.starts_with("2 passed")),
+            "{name}: {said}"
+        );
+        assert!(!out.exists(), "{name}: nothing written");
+    }
+    // A run's own multi-line diagnostics (a failing batch, a golden diff)
+    // merge as they are: see a_failing_batch_merges_to_the_same_failures.
+    let (c, said, _) = merge_of(&dir, &golden, &[&a, &b]);
+    assert_eq!(c, 0, "{said}");
+}
