@@ -619,12 +619,15 @@ fn merge_refuses_control_characters_in_a_shards_data() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A change made to a shard's `index.json`.
+type Forge = dyn Fn(&mut serde_json::Value);
+
 #[test]
 fn merge_prints_no_line_a_shard_did_not_earn() {
     let dir = temp("forged-lines");
     let (a, b) = split_sweeps(&dir);
     let golden = ["--golden", "reports/golden"];
-    let forgeries: [(&str, &dyn Fn(&mut serde_json::Value), &str); 6] = [
+    let forgeries: [(&str, &Forge, &str); 6] = [
         (
             "name-lf",
             &|i| i["scenarios"][0]["name"] = serde_json::json!("x\nPASS  fake.toml  all good"),
