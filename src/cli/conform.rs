@@ -47,6 +47,16 @@ pub(super) fn conform(request: &Request) -> u8 {
         Ok(f) => f,
         Err(code) => return code,
     };
+    // The URL reaches the terminal, JSON, JUnit and the report: one that
+    // holds a control character (a line feed, an escape) is refused,
+    // shown escaped.
+    if url.chars().any(char::is_control) {
+        eprintln!(
+            "error: --broker {}: a broker's URL holds no control characters",
+            conform::escaped(url)
+        );
+        return EXIT_INVALID;
+    }
     let target = match conform::Target::of(url) {
         Ok(t) => t,
         Err(e) => {

@@ -264,4 +264,17 @@ mod tests {
         assert_eq!(kind_of(&mix, 520_000), 0);
         assert_eq!(kind_of(&mix, 999_999), 0);
     }
+
+    #[test]
+    fn widths_past_a_million_cut_the_last_kinds_range_at_the_last_draw() {
+        // 255 kinds of 1/255: 3,922 each, 1,000,110 in all. Kind 255 owns
+        // 996,188 to 999,999 (3,812 draws); no draw is plain.
+        let mix = vec![kind(3_922); 255];
+        assert_eq!(kind_of(&mix, 996_187), 254);
+        assert_eq!(kind_of(&mix, 996_188), 255);
+        assert_eq!(kind_of(&mix, 999_999), 255);
+        let owned = (0..1_000_000).filter(|&u| kind_of(&mix, u) == 255).count();
+        assert_eq!(owned, 3_812);
+        assert!((0..1_000_000).all(|u| kind_of(&mix, u) != 0));
+    }
 }

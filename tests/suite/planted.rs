@@ -204,3 +204,55 @@ fn a_report_folder_that_is_a_dangling_link_says_so() {
     );
     assert!(!said.contains("File exists"), "{said}");
 }
+
+/// What a run prints and writes about a file whose problem is on one
+/// line of 6 MB: a window of the line and its real column, never the
+/// line (27 MB on the terminal and 81 MB of reports before).
+#[test]
+fn a_diagnostic_quotes_a_bounded_window_of_a_long_line() {
+    let d = common::scratch("planted-long-line");
+    let long = "x".repeat(6_000_000);
+    let cases = [
+        // A value too long, quoted from its start.
+        (
+            "name.toml",
+            format!("[scenario]\nname = \"{long}\"\n"),
+            ":2:8]",
+        ),
+        // An unknown key as long as the line, named in the message too.
+        (
+            "key.toml",
+            format!("[scenario]\nname = \"n\"\n{long} = 1\n"),
+            ":3:1]",
+        ),
+        // A problem at the end of the line: a column past 65,535 once
+        // made the renderer panic (exit 101).
+        (
+            "end.toml",
+            format!("a = [{}\n", vec!["1"; 3_000_000].join(",")),
+            ":1:6000005]",
+        ),
+    ];
+    for (name, text, at) in cases {
+        let file = d.join(name);
+        std::fs::write(&file, &text).unwrap();
+        let o = common::run(&[s(&file)]);
+        let said = both(&o);
+        assert_eq!(
+            common::code(&o),
+            2,
+            "{name}: {}",
+            &said[..said.len().min(2000)]
+        );
+        assert!(said.len() < 8_000, "{name}: {} bytes printed", said.len());
+        assert!(said.contains(at), "{name}: {said}");
+        assert!(said.contains('…'), "{name}: {said}");
+        let reports = d.join(format!("reports-{name}"));
+        let o = common::report(&reports, "json,html,markdown", &[s(&file)]);
+        assert_eq!(common::code(&o), 2, "{name}");
+        for f in common::listing(&reports) {
+            let size = std::fs::metadata(reports.join(&f)).unwrap().len();
+            assert!(size < 100_000, "{name}: {f} is {size} bytes");
+        }
+    }
+}

@@ -416,3 +416,18 @@ fn bash_completes_each_subcommand_s_own_options() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn conform_writes_a_broker_url_with_its_control_characters_escaped() {
+    let o = common::run(&[
+        "conform",
+        "--broker",
+        "sqs://x\n\u{1b}[2JCONFORMS  fake.toml",
+        "scenarios/conformance/*.toml",
+    ]);
+    let err = common::stderr(&o);
+    assert_eq!(common::code(&o), 2, "{err}");
+    assert!(err.contains(r"sqs://x\n\u{1b}[2JCONFORMS"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
