@@ -377,6 +377,141 @@ fn an_endless_input_is_read_only_up_to_the_file_size_limit() {
     assert!(peak <= 3 * MAX_FILE_BYTES, "peak {} MB", peak / MB);
 }
 
+/// A shard's `index.json` for `merge`, forged from that of scenarios 01
+/// and 28 (a sweep) by `forge`, written to `dir`; returns its path and
+/// size.
+fn forged_shard(
+    dir: &std::path::Path,
+    name: &str,
+    forge: impl Fn(&str) -> String,
+) -> (std::path::PathBuf, usize) {
+    let base = dir.join("base");
+    if !base.join("index.json").exists() {
+        let made = std::process::Command::new(env!("CARGO_BIN_EXE_scenario-run"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["--quiet", "--report"])
+            .arg(&base)
+            .args(["--report-format", "json"])
+            .args([
+                "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
+                "scenarios/28-poison-lab-sweep.toml",
+            ])
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+    let index = std::fs::read_to_string(base.join("index.json")).unwrap();
+    let forged = forge(&index);
+    let shard = dir.join(name);
+    std::fs::create_dir_all(&shard).unwrap();
+    std::fs::write(shard.join("index.json"), &forged).unwrap();
+    (shard.join("index.json"), forged.len())
+}
+
+/// `n` copies of `item`, separated by commas.
+fn copies(item: &str, n: usize) -> String {
+    let mut out = String::with_capacity((item.len() + 1) * n);
+    for i in 0..n {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item);
+    }
+    out
+}
+
+/// `index` with `items` inserted first in the list or object that the
+/// first `opening` (`"cases": [`) opens.
+fn inserted(index: &str, opening: &str, items: &str) -> String {
+    let at = index.find(opening).expect(opening) + opening.len();
+    let empty = index[at..].trim_start().starts_with([']', '}']);
+    let comma = if empty { "" } else { "," };
+    format!("{}{items}{comma}{}", &index[..at], &index[at..])
+}
+
+#[test]
+fn merge_holds_a_bounded_multiple_of_a_forged_shard() {
+    let _one = one_at_a_time();
+    let dir = std::env::temp_dir().join(format!(
+        "scenario-run-resources-merge-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    const SIZE: usize = 16 * MB;
+    let shapes: [(&str, String, &str); 4] = [
+        // A sweep's row of 5 million one-character cells: the shape that
+        // costs the most memory per byte of all those measured.
+        ("cells", copies("\"\"", SIZE / 3), "\"row\": ["),
+        // An entry's testcases, each as small as one can be.
+        (
+            "cases",
+            copies(r#"{"name":"","line":null,"failure":null}"#, SIZE / 39),
+            "\"cases\": [",
+        ),
+        // Problems, each as small as one can be.
+        (
+            "problems",
+            copies(
+                r#"{"file":"","line":null,"column":null,"end_line":null,"end_column":null,"message":"","label":null,"help":null,"text":""}"#,
+                SIZE / 117,
+            ),
+            "\"problems\": [",
+        ),
+        // A total that is an array of zeros: once 58 bytes per byte as
+        // JSON values, now refused as it is read.
+        (
+            "totals",
+            format!("\"x\": [{}]", copies("0", SIZE / 2)),
+            "\"totals\": {",
+        ),
+    ];
+    for (name, items, after) in &shapes {
+        let (path, size) = forged_shard(&dir, name, |index| inserted(index, after, items));
+        let request = app::merge::MergeRequest {
+            out_dir: dir.join(format!("out-{name}")),
+            inputs: vec![path],
+            formats: vec![
+                app::reports::ReportFormat::Markdown,
+                app::reports::ReportFormat::Html,
+                app::reports::ReportFormat::Json,
+            ],
+            templates: None,
+            summary_markdown: None,
+            golden: None,
+        };
+        let (merged, peak) = alone(|| app::merge::merge(&request).map(|m| m.written.len()));
+        eprintln!(
+            "{name}: {} MB read, peak {} MB ({} bytes per byte), {merged:?}",
+            size / MB,
+            peak / MB,
+            peak / size
+        );
+        assert!(
+            peak <= app::merge::MEMORY_PER_INPUT_BYTE * size,
+            "{name}: peak {} MB for {} MB",
+            peak / MB,
+            size / MB
+        );
+        if *name == "totals" {
+            let e = merged.expect_err("refused");
+            assert!(
+                e.contains("expected a number, a string, a boolean or null"),
+                "{e}"
+            );
+            // The bytes read, in a buffer grown by doubling: nothing built.
+            assert!(
+                peak <= 3 * size,
+                "{name}: refused, yet {} MB held",
+                peak / MB
+            );
+        } else {
+            assert_eq!(merged, Ok(4), "{name}: the index files and junit.xml");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---- 2. The cost of an event does not grow with the description ----
 
 /// Search work per delivery of a run of `text`, or `None` in a release

@@ -127,34 +127,28 @@ pub fn write_reports(
     if record.shard.is_some() && !index_formats.contains(&ReportFormat::Json) {
         index_formats.push(ReportFormat::Json);
     }
-    let index = match index_files(&index_formats, templates, record) {
+    let index = match index_files(dir, &index_formats, templates, record) {
         Ok(index) => index,
-        Err(problems) => {
+        Err(ReportError::Template(problems)) => {
             broken.extend(problems);
             Vec::new()
         }
+        Err(e) => return Err(e),
     };
     if !broken.is_empty() {
         // The staged files are dropped, and with them their temporaries;
         // a folder made for them goes too.
         drop(staged);
+        drop(index);
         if !existed {
             let _ = std::fs::remove_dir(dir);
         }
         return Err(ReportError::Template(broken));
     }
-    // Every name is checked before any file is committed, the index's
-    // too: a link planted at one leaves the folder as it was.
-    for (file, _) in &index {
-        let path = inside(dir, file).map_err(|e| ReportError::Io(e.to_string()))?;
-        crate::output::own_name(&path).map_err(|e| cannot_write(&path, e))?;
-    }
-    let mut written = Vec::new();
-    for (path, out) in staged {
-        out.commit().map_err(|e| cannot_write(&path, e))?;
-        written.push(path);
-    }
-    written.extend(write_all(dir, index)?);
+    // Every file is staged (its name checked) before any is committed,
+    // the index's too: a link planted at one leaves the folder as it was.
+    let mut written = commit_all(staged)?;
+    written.extend(commit_all(index)?);
     Ok(written)
 }
 
@@ -205,44 +199,71 @@ fn cannot_write(path: &Path, e: std::io::Error) -> ReportError {
     ReportError::Io(format!("cannot write {}: {e}", path.display()))
 }
 
-/// The index files of a batch, one per format, rendered from its record.
+/// The index files of a batch, one per format, rendered from its record
+/// straight into staged files of `dir` (`index.json` serialized as it
+/// goes, never whole in memory), to be committed last. A template
+/// problem is returned with the others found; a file that cannot be
+/// staged (a link planted at its name, a full disk) is an error.
 pub fn index_files(
+    dir: &Path,
     formats: &[ReportFormat],
     templates: &Templates,
     record: &Record,
-) -> Result<Vec<(String, String)>, Vec<Problem>> {
+) -> Result<Vec<(PathBuf, Finished)>, ReportError> {
     // What the templates receive, made once and only for them.
     let batch = std::cell::OnceCell::new();
-    let mut outputs = Vec::new();
+    let mut staged = Vec::new();
     let mut broken = Vec::new();
     for &format in formats {
-        let index = match format {
-            ReportFormat::Markdown => INDEX_MARKDOWN,
-            ReportFormat::Html => INDEX_HTML,
+        let path = inside(dir, &format!("index.{}", format.extension()))
+            .map_err(|e| ReportError::Io(e.to_string()))?;
+        let mut out = Staged::in_folder(&path).map_err(|e| cannot_write(&path, e))?;
+        let made = match format {
+            ReportFormat::Markdown | ReportFormat::Html => {
+                let index = if format == ReportFormat::Markdown {
+                    INDEX_MARKDOWN
+                } else {
+                    INDEX_HTML
+                };
+                let batch = batch.get_or_init(|| Value::from(Serde(record))).clone();
+                templates.render_to(index, context! { batch => batch }, out.writer())
+            }
             ReportFormat::Json => {
-                let text = serde_json::to_string_pretty(record).unwrap_or_default();
-                outputs.push(("index.json".to_string(), format!("{text}\n")));
-                continue;
+                let w = out.writer();
+                serde_json::to_writer_pretty(&mut *w, record)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| w.write_all(b"\n"))
+                    .map_err(RenderFailure::Io)
             }
         };
-        let batch = batch.get_or_init(|| Value::from(Serde(record))).clone();
-        match templates.render(index, context! { batch => batch }) {
-            Ok(text) => outputs.push((format!("index.{}", format.extension()), text)),
-            Err(p) => broken.push(*p),
+        match made.and_then(|()| out.finish().map_err(RenderFailure::Io)) {
+            Ok(finished) => staged.push((path, finished)),
+            Err(RenderFailure::Template(p)) => broken.push(*p),
+            Err(RenderFailure::Io(e)) => return Err(cannot_write(&path, e)),
         }
     }
     if broken.is_empty() {
-        Ok(outputs)
+        Ok(staged)
     } else {
-        Err(broken)
+        Err(ReportError::Template(broken))
     }
 }
 
-/// Writes rendered files into `dir`, each atomically, in order (the
-/// index last, so that an index is never newer than its reports);
-/// temporary files a killed run left there go first. Returns the paths.
+/// Commits staged files in order; returns their paths.
+pub fn commit_all(staged: Vec<(PathBuf, Finished)>) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    for (path, out) in staged {
+        out.commit().map_err(|e| cannot_write(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Writes rendered files into `dir`, each atomically and never through
+/// what is at its name, in order (the caller commits the index after
+/// them, so that an index is never newer than its reports). Returns the
+/// paths.
 pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathBuf>, ReportError> {
-    crate::output::remove_stale_temporaries(dir);
     let mut written = Vec::new();
     for (file, text) in outputs {
         let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
