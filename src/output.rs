@@ -23,9 +23,7 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut staged = Staged::new(path)?;
-    fill(staged.writer())?;
-    staged.finish()?.commit()
+    Staged::new(path)?.fill(fill)
 }
 
 /// A file being written: its contents go, buffered, to a temporary file in
@@ -119,6 +117,16 @@ impl Staged {
         })
     }
 
+    /// Writes what `fill` produces, then commits it: the file is whole,
+    /// or (when `fill` fails) as it was.
+    pub fn fill(
+        mut self,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        fill(self.writer())?;
+        self.finish()?.commit()
+    }
+
     /// Where the contents go.
     pub fn writer(&mut self) -> &mut dyn Write {
         match &mut self.target {
@@ -169,9 +177,7 @@ pub fn write_in_folder_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut staged = Staged::in_folder(path)?;
-    fill(staged.writer())?;
-    staged.finish()?.commit()
+    Staged::in_folder(path)?.fill(fill)
 }
 
 /// Refuses a name the tool chose in a folder when something other than a

@@ -225,7 +225,8 @@ pub(super) fn expectations(
                 problems,
                 Target::Recorded(attempt, c, p),
                 &ct.get_ref().recorded,
-                Kind::Ints,
+                // An aborted node keeps no recording (27.29): "never".
+                Kind::IntsOrNever,
                 "recorded",
             );
         }

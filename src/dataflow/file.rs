@@ -215,11 +215,30 @@ pub struct ExpectSnapshotNode {
     pub status: CheckValue,
 }
 
+/// A channel's `recorded` in the schema: a list of whole numbers, or
+/// "never".
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum RecordedSchema {
+    Values(Vec<i64>),
+    Never(NeverWord),
+}
+
+/// The word "never".
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum NeverWord {
+    #[serde(rename = "never")]
+    Never,
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectChannel {
-    /// The values recorded in flight, in arrival order: a list.
-    #[schemars(with = "Option<Vec<i64>>")]
+    /// The values recorded in flight, in arrival order: a list, or
+    /// "never" for a channel whose receiving node aborted.
+    #[schemars(with = "Option<RecordedSchema>")]
     pub recorded: CheckValue,
 }
 

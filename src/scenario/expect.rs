@@ -15,6 +15,8 @@ pub(crate) enum Kind {
     IntOrNever,
     /// A list of whole numbers.
     Ints,
+    /// A list of whole numbers, or the word "never" (nothing recorded).
+    IntsOrNever,
     Time,
     Text,
     State,
@@ -391,6 +393,7 @@ fn kind_hint(kind: Kind) -> &'static str {
         Kind::Int => "a whole number such as -4, or a table such as { at_least = 3 }",
         Kind::IntOrNever => "a whole number such as -4, or \"never\"",
         Kind::Ints => "a list of whole numbers such as [7] or []",
+        Kind::IntsOrNever => "a list of whole numbers such as [7] or [], or \"never\"",
         Kind::Time => "a duration such as \"40s\", or a table such as { at_most = \"1m\" }",
         Kind::Text => "a string",
         Kind::State => {
@@ -444,7 +447,12 @@ fn comparison(
             "at_least" | "at_most" | "between"
                 if matches!(
                     kind,
-                    Kind::Text | Kind::State | Kind::Stop | Kind::Bool | Kind::Ints
+                    Kind::Text
+                        | Kind::State
+                        | Kind::Stop
+                        | Kind::Bool
+                        | Kind::Ints
+                        | Kind::IntsOrNever
                 ) =>
             {
                 problems.error(
@@ -596,7 +604,8 @@ fn scalar(
         (Kind::Bool, toml::Value::Boolean(b)) => Some(Value::Bool(*b)),
         (Kind::Int | Kind::IntOrNever, toml::Value::Integer(n)) => Some(Value::Int(*n)),
         (Kind::IntOrNever, toml::Value::String(s)) if s == "never" => Some(Value::Never),
-        (Kind::Ints, toml::Value::Array(items)) => {
+        (Kind::IntsOrNever, toml::Value::String(s)) if s == "never" => Some(Value::Never),
+        (Kind::Ints | Kind::IntsOrNever, toml::Value::Array(items)) => {
             let values: Option<Vec<i64>> = items.iter().map(toml::Value::as_integer).collect();
             match values {
                 Some(v) => Some(Value::Ints(v)),

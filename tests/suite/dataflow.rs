@@ -598,3 +598,59 @@ fn a_sweep_lists_at_most_64_columns() {
         "a sweep lists 65 columns; the limit is 64"
     );
 }
+
+/// 27.29: a node that aborted keeps no channel recording, and an
+/// expectation writes that `recorded = "never"` (it was refused as a
+/// wrong type, while the diagnostic of a list said "never").
+#[test]
+fn an_aborted_nodes_channel_is_expected_as_recorded_never() {
+    let d = common::scratch("recorded-never");
+    let base = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/38-chandy-lamport-abort-and-retry.toml"),
+    )
+    .unwrap();
+    // C aborted in attempt 1: its incoming channel recorded nothing.
+    let never = d.join("never.toml");
+    std::fs::write(
+        &never,
+        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = \"never\"\n"),
+    )
+    .unwrap();
+    let o = run(&[never.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    // A list is a failed expectation that says "never", not a type error.
+    let list = d.join("list.toml");
+    std::fs::write(
+        &list,
+        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = [10]\n"),
+    )
+    .unwrap();
+    let o = run(&[list.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}{}", stderr(&o));
+    assert!(out.contains("got never"), "{out}");
+    // A completed node's channel is not "never".
+    let complete = d.join("complete.toml");
+    std::fs::write(
+        &complete,
+        base.replacen(
+            "[expect.snapshot.2.channel.\"A->C\"]\nrecorded = []",
+            "[expect.snapshot.2.channel.\"A->C\"]\nrecorded = \"never\"",
+            1,
+        ),
+    )
+    .unwrap();
+    let o = run(&[complete.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    // Any other word is still refused, located.
+    let word = d.join("word.toml");
+    std::fs::write(
+        &word,
+        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = \"none\"\n"),
+    )
+    .unwrap();
+    let o = run(&[word.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stdout(&o).contains("or \"never\""), "{}", stdout(&o));
+}
