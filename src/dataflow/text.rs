@@ -160,12 +160,13 @@ pub fn transcript(flow: &Dataflow, outcome: &Outcome, until: Option<u64>) -> Str
             dur(t)
         ));
     }
-    out.push_str(&cuts(flow, outcome));
+    out.push_str(&cuts(flow, outcome, until.unwrap_or(outcome.end)));
     out
 }
 
-/// Each attempt's outcome and recorded cut, and the final states.
-pub fn cuts(flow: &Dataflow, outcome: &Outcome) -> String {
+/// Each attempt's outcome and recorded cut, and the nodes' states as of
+/// `as_of` (the run's end, or the `--at` it was stopped at).
+pub fn cuts(flow: &Dataflow, outcome: &Outcome, as_of: u64) -> String {
     let mut out = String::new();
     for (k, a) in outcome.attempts.iter().enumerate() {
         let when = match (a.completed_at, a.aborted_at) {
@@ -239,7 +240,7 @@ pub fn cuts(flow: &Dataflow, outcome: &Outcome) -> String {
         .collect();
     out.push_str(&format!(
         "states at {}: {}\n",
-        dur(outcome.end),
+        dur(as_of),
         states.join(", ")
     ));
     out

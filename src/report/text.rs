@@ -247,7 +247,15 @@ pub fn write_golden_transcript(
         out.write_char(' ')?;
         out.write_str(&crate::duration::format(*d))?;
     }
-    out.write_str("\n\nfinal snapshot (first messages):\n")?;
+    if outcome.finished {
+        out.write_str("\n\nfinal snapshot (first messages):\n")?;
+    } else {
+        write!(
+            out,
+            "\n\nsnapshot as of {} (first messages):\n",
+            dur(outcome.as_of)
+        )?;
+    }
     out.write_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS))?;
     out.write_str("\ntotals:\n")?;
     out.write_str(&totals(scenario, outcome))?;

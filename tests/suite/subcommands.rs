@@ -431,3 +431,32 @@ fn conform_writes_a_broker_url_with_its_control_characters_escaped() {
     assert!(!err.contains('\u{1b}'), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// `show --at T` heads what it shows "as of T": past 10,000 messages
+/// (where the transcript is omitted) and for a dataflow, whose states
+/// are read at T, not at the last event before it.
+#[test]
+fn show_at_says_as_of_the_time_asked_for() {
+    let o = run(&[
+        "show",
+        "--at",
+        "10m",
+        "scenarios/17-outage-100k-per-hour.toml",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(out.contains("\nsnapshot as of 10m (first messages):\n"), "{out}");
+    assert!(!out.contains("final snapshot"), "{out}");
+    let o = run(&["show", "scenarios/17-outage-100k-per-hour.toml"]);
+    assert!(stdout(&o).contains("\nfinal snapshot (first messages):\n"));
+    let o = run(&[
+        "show",
+        "--at",
+        "9ms",
+        "scenarios/38-chandy-lamport-abort-and-retry.toml",
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains("as of 9ms"), "{out}");
+    // The last event before 9ms is at 5ms; the states are those of 9ms.
+    assert!(out.ends_with("states at 9ms: A 10, B 5, C 1\n"), "{out}");
+}
