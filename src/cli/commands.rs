@@ -247,10 +247,19 @@ fn show_sweep(
     }
 }
 
-const STARTER: &str = include_str!("starter.toml");
+/// The starter of each kind, with `{name}` and `{file}` to fill in.
+fn starter(kind: super::Starter) -> &'static str {
+    match kind {
+        super::Starter::Queue => include_str!("starter.toml"),
+        super::Starter::Log => include_str!("starter-log.toml"),
+        super::Starter::Write => include_str!("starter-write.toml"),
+        super::Starter::Dataflow => include_str!("starter-dataflow.toml"),
+    }
+}
 
-/// `new NAME`: a commented starter scenario that passes as written.
-pub(super) fn new_scenario(name: &str) -> u8 {
+/// `new NAME [--kind KIND]`: a commented starter scenario that passes as
+/// written.
+pub(super) fn new_scenario(name: &str, kind: super::Starter) -> u8 {
     let stem = std::path::Path::new(name).file_stem();
     if name.trim().is_empty() || name.chars().any(char::is_control) || stem.is_none() {
         eprintln!(
@@ -267,7 +276,7 @@ pub(super) fn new_scenario(name: &str) -> u8 {
         .file_stem()
         .map(|s| s.to_string_lossy().replace(['-', '_'], " "))
         .unwrap_or_else(|| "New scenario".into());
-    let text = STARTER
+    let text = starter(kind)
         .replace("{name}", &toml::Value::String(title).to_string())
         .replace("{file}", &shell_quoted(&path.display().to_string()));
     let file = std::fs::OpenOptions::new()

@@ -149,6 +149,10 @@ enum Command {
     New {
         #[arg(value_name = "NAME")]
         name: String,
+        /// What the starter models: a queue, a partitioned log, one write
+        /// to several sinks, or a dataflow snapshot.
+        #[arg(long, value_enum, default_value_t = Starter::Queue)]
+        kind: Starter,
     },
     /// Combine the results of the shards of a batch (`--shard I/N` runs'
     /// `--format json` output, or their reports' index.json) into one: the
@@ -410,7 +414,7 @@ pub fn main() -> ExitCode {
             seed,
             sets,
         }) => show(&file, &sets, at, seed, color),
-        Some(Command::New { name }) => new_scenario(&name),
+        Some(Command::New { name, kind }) => new_scenario(&name, kind),
         Some(Command::Lab {
             files,
             port,
@@ -509,6 +513,23 @@ pub fn main() -> ExitCode {
         return ExitCode::from(EXIT_INVALID);
     }
     ExitCode::from(code)
+}
+
+/// The starters `new` writes, each a commented file that passes as
+/// written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Starter {
+    /// Messages on a queue: retries, quarantine, the operator's redrive
+    /// and deduplication.
+    Queue,
+    /// A partitioned log: records retried in place, a dead-letter topic,
+    /// checkpoints.
+    Log,
+    /// One write to several sinks under a strategy (direct, outbox,
+    /// two-phase commit, saga).
+    Write,
+    /// Operators joined by channels and a Chandy-Lamport snapshot.
+    Dataflow,
 }
 
 /// The arguments. `--color` goes before or after a subcommand; an option of

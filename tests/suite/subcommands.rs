@@ -445,7 +445,10 @@ fn show_at_says_as_of_the_time_asked_for() {
     ]);
     let out = stdout(&o);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(out.contains("\nsnapshot as of 10m (first messages):\n"), "{out}");
+    assert!(
+        out.contains("\nsnapshot as of 10m (first messages):\n"),
+        "{out}"
+    );
     assert!(!out.contains("final snapshot"), "{out}");
     let o = run(&["show", "scenarios/17-outage-100k-per-hour.toml"]);
     assert!(stdout(&o).contains("\nfinal snapshot (first messages):\n"));
@@ -459,4 +462,43 @@ fn show_at_says_as_of_the_time_asked_for() {
     assert!(out.contains("as of 9ms"), "{out}");
     // The last event before 9ms is at 5ms; the states are those of 9ms.
     assert!(out.ends_with("states at 9ms: A 10, B 5, C 1\n"), "{out}");
+}
+
+/// `new NAME --kind K`: a starter for a log, a write to several sinks
+/// and a dataflow, each passing as written, named for the file.
+#[test]
+fn new_offers_a_starter_of_each_kind_that_passes_as_written() {
+    let d = scratch("new-kinds");
+    for (kind, expectations) in [("queue", 7), ("log", 8), ("write", 7), ("dataflow", 5)] {
+        let file = format!("my-{kind}.toml");
+        let o = bin()
+            .current_dir(&d)
+            .args(["new", &format!("my-{kind}"), "--kind", kind])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{kind}: {}", stderr(&o));
+        let text = std::fs::read_to_string(d.join(&file)).unwrap();
+        assert!(text.contains(&format!("name = \"my {kind}\"")), "{text}");
+        assert!(text.contains(&format!("scenario-run {file}")), "{text}");
+        let o = bin().current_dir(&d).arg(&file).output().unwrap();
+        assert_eq!(code(&o), 0, "{kind}: {}", stdout(&o));
+        assert!(
+            stdout(&o).contains(&format!(
+                "PASS  {file}  my {kind} ({expectations} expectations)"
+            )),
+            "{}",
+            stdout(&o)
+        );
+    }
+    let o = bin()
+        .current_dir(&d)
+        .args(["new", "x", "--kind", "stream"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("possible values: queue, log, write, dataflow"),
+        "{}",
+        stderr(&o)
+    );
 }
