@@ -75,6 +75,8 @@ pub use recorder::{
 };
 pub use replay::Replay;
 pub use state::MessageState;
+#[cfg(test)]
+pub(crate) use step::Stops;
 pub use step::{Stepper, run, run_until, run_with_census};
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};

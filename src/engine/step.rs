@@ -129,6 +129,7 @@ impl<'s> Engine<'s> {
 /// watches or stops it between events: [`run`] and [`run_until`] are
 /// loops over what it does. It gives exactly their outcomes (the
 /// questions answered in passing included).
+#[derive(Clone)]
 pub struct Stepper<'s> {
     engine: Engine<'s>,
     /// A step said the run has ended.
@@ -174,6 +175,49 @@ impl<'s> Stepper<'s> {
         let as_of = as_of.max(self.engine.clock.now);
         let done = self.ended || self.next_time().is_none();
         self.engine.finish(if done { None } else { Some(as_of) })
+    }
+}
+
+/// The outcomes of one run stopped at times asked for in order, each
+/// exactly as [`run_until`] of that time gives it: the run is stepped
+/// forward and copied at each time, so that a test comparing a reading
+/// with the run at every instant costs one run, not one per instant.
+/// Every 64th time is also checked against [`run_until`] from the start.
+#[cfg(test)]
+pub(crate) struct Stops<'s> {
+    scenario: &'s Scenario,
+    stepper: Stepper<'s>,
+    last: Millis,
+    asked: usize,
+}
+
+#[cfg(test)]
+impl<'s> Stops<'s> {
+    pub(crate) fn new(scenario: &'s Scenario) -> Self {
+        Stops {
+            scenario,
+            stepper: Stepper::new(scenario, Recorder::Off),
+            last: 0,
+            asked: 0,
+        }
+    }
+
+    /// The run stopped at `t`, no earlier than the time asked before.
+    pub(crate) fn at(&mut self, t: Millis) -> Outcome {
+        assert!(t >= self.last, "times are asked for in order");
+        self.last = t;
+        crate::sim::run_until(&mut self.stepper, Some(t)).expect("the run finishes");
+        let at = self.stepper.clone().finish(t);
+        if self.asked % 64 == 0 {
+            let fresh = run_until(self.scenario, Recorder::Off, t).expect("the run finishes");
+            assert_eq!(
+                format!("{:?}", fresh.messages),
+                format!("{:?}", at.messages),
+                "the run stepped to {t} differs from a run to {t}"
+            );
+        }
+        self.asked += 1;
+        at
     }
 }
 

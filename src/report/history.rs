@@ -131,7 +131,7 @@ pub fn json(all: &[Vec<Version>]) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{run, run_until};
+    use crate::engine::run;
     use crate::report::text::row;
 
     /// Every bundled scenario small enough to keep its history, run and
@@ -168,8 +168,9 @@ mod tests {
             times.push(outcome.totals.end_time);
             times.sort();
             times.dedup();
+            let mut stops = crate::engine::Stops::new(&scenario);
             for t in times {
-                let at = run_until(&scenario, Recorder::Off, t).unwrap();
+                let at = stops.at(t);
                 for (m, vs) in all.iter().enumerate() {
                     let expected = row(&scenario, &at, m);
                     assert_eq!(
@@ -195,11 +196,12 @@ mod tests {
         for (path, scenario, outcome, all) in recorded() {
             let ts = &outcome.transitions;
             let time = |n: usize| if n == 0 { 0 } else { ts[n - 1].time };
+            let mut stops = crate::engine::Stops::new(&scenario);
             for n in 0..=ts.len() {
                 let t = time(n);
                 let at = |m: usize, n: usize| row_at_step(&all[m], n as u32, time(n)).unwrap();
                 if ts.get(n).is_none_or(|next| next.time > t) {
-                    let stopped = run_until(&scenario, Recorder::Off, t).unwrap();
+                    let stopped = stops.at(t);
                     for m in 0..all.len() {
                         let expected = row(&scenario, &stopped, m);
                         assert_eq!(at(m, n), expected, "{} step {n}", path.display());

@@ -1,7 +1,7 @@
 //! Tests of the json module.
 
 use super::*;
-use crate::engine::{Recorder, run_until, run_with_census};
+use crate::engine::{Recorder, run_with_census};
 
 /// Every census row is exact: the counts of a run stopped at its time.
 #[test]
@@ -43,9 +43,10 @@ fn census_rows_are_the_counts_at_their_times() {
             marked += 1;
         }
         assert_eq!(rows.last().unwrap()["time"], outcome.totals.end_time);
+        let mut stops = crate::engine::Stops::new(&scenario);
         for r in rows {
             let t = r["time"].as_u64().unwrap();
-            let at = run_until(&scenario, Recorder::Off, t).unwrap();
+            let at = stops.at(t);
             for state in State::ALL {
                 let n = at.messages.iter().filter(|m| m.state == state).count() as u64;
                 if state == State::Dropped && r.get("dropped").is_none() {
