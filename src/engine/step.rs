@@ -208,7 +208,7 @@ impl<'s> Stops<'s> {
         self.last = t;
         crate::sim::run_until(&mut self.stepper, Some(t)).expect("the run finishes");
         let at = self.stepper.clone().finish(t);
-        if self.asked % 64 == 0 {
+        if self.asked.is_multiple_of(64) {
             let fresh = run_until(self.scenario, Recorder::Off, t).expect("the run finishes");
             assert_eq!(
                 format!("{:?}", fresh.messages),
