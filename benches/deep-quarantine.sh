@@ -4,7 +4,7 @@
 # by name. Each inspection touches only what it changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 file="$(mktemp --suffix=.toml)"
 trap 'rm -f "$file"' EXIT
 {
@@ -16,5 +16,5 @@ trap 'rm -f "$file"' EXIT
 } >"$file"
 for _ in 1 2 3; do
   /usr/bin/time -f "3,000 operator steps over a 100,000-deep quarantine: %e s wall, %M KB peak" \
-    ./target/release/scenario-run --quiet "$file" >/dev/null
+    ./target/dist/scenario-run --quiet "$file" >/dev/null
 done

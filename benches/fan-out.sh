@@ -4,13 +4,13 @@
 # time and peak memory, three rounds (docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 file=benches/fan-out-million.toml
 for _ in 1 2 3; do
   /usr/bin/time -f "no [write] (section 19): %e s wall, %M KB peak" \
-    ./target/release/scenario-run --quiet "$file" --set 'sink.1.faults=[]' --set 'sink.2.faults=[]' >/dev/null
+    ./target/dist/scenario-run --quiet "$file" --set 'sink.1.faults=[]' --set 'sink.2.faults=[]' >/dev/null
   for strategy in direct outbox two_phase saga; do
     /usr/bin/time -f "$strategy: %e s wall, %M KB peak" \
-      ./target/release/scenario-run --quiet "$file" --set "write.strategy=\"$strategy\"" >/dev/null
+      ./target/dist/scenario-run --quiet "$file" --set "write.strategy=\"$strategy\"" >/dev/null
   done
 done

@@ -7,7 +7,7 @@
 # about fifty times slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 # shellcheck source=benches/outage.sh
 source benches/outage.sh
 dir="$(mktemp -d)"
@@ -28,7 +28,7 @@ pair() {
   local label="$1" file="$2"
   shift 2
   local ours theirs
-  ours="$(instructions ./target/release/scenario-run --quiet --format json "$file")"
+  ours="$(instructions ./target/dist/scenario-run --quiet --format json "$file")"
   theirs="$(instructions "$@")"
   echo "$label: scenario-run $((ours / 1000000)) M instructions; bound $((theirs / 1000000)) M; scenario-run/bound $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')"
 }

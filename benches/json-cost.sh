@@ -8,14 +8,14 @@
 # since a plain run takes about 2 ms and `times` counts milliseconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 # shellcheck source=benches/outage.sh
 source benches/outage.sh
 PAIRS="${PAIRS:-5}"
 RUNS="${RUNS:-30}"
 file=benches/full-transcript-10k.toml
-# BIN: another build to measure (this tree's release build unless set).
-bin="${BIN:-./target/release/scenario-run}"
+# BIN: another build to measure (this tree's dist build unless set).
+bin="${BIN:-./target/dist/scenario-run}"
 # runs ARGS...: CPU seconds of RUNS runs of the file with ARGS: user +
 # system of the finished children, as `times` reports them (each run's
 # process from the fork to its exit; the shell's own share of the fork

@@ -4,10 +4,10 @@
 # (from the cache), measured by curl on 127.0.0.1 (docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 out=$(mktemp)
 start=$(date +%s%N)
-./target/release/scenario-run lab 'scenarios/*.toml' >"$out" &
+./target/dist/scenario-run lab 'scenarios/*.toml' >"$out" &
 pid=$!
 trap 'kill -INT $pid 2>/dev/null || true; rm -f "$out"' EXIT
 until grep -q '^lab: http' "$out"; do sleep 0.01; done

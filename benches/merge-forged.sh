@@ -7,8 +7,8 @@
 # totals array of zeros (refused as it is read). Needs python3 and GNU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
-bin=./target/release/scenario-run
+cargo build --profile dist --locked --quiet
+bin=./target/dist/scenario-run
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 "$bin" --quiet --report "$work/base" --report-format json \

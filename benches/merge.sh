@@ -8,8 +8,8 @@
 # files alone, and of the report folders (merge copies every report).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
-bin=./target/release/scenario-run
+cargo build --profile dist --locked --quiet
+bin=./target/dist/scenario-run
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/all" "$work/first"

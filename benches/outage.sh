@@ -13,7 +13,7 @@ outage_file() {
 # (bash's `time`; /usr/bin/time rounds to 10 ms, a tenth of a 1M run).
 run_measured() {
   local TIMEFORMAT='%3U %3S'
-  { time ./target/release/scenario-run --quiet --format json "$1" >"$2" 2>/dev/null; } 2>&1 | tail -1 | awk '{ print $1 + $2 }'
+  { time ./target/dist/scenario-run --quiet --format json "$1" >"$2" 2>/dev/null; } 2>&1 | tail -1 | awk '{ print $1 + $2 }'
 }
 
 # totals_of OUT: deliveries, acked and quarantined of a --format json output.

@@ -7,7 +7,7 @@
 # (5 unless set), then the median ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 # shellcheck source=benches/outage.sh
 source benches/outage.sh
 dir="$(mktemp -d)"

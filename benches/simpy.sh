@@ -8,7 +8,7 @@
 # target/simpy-venv the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet
+cargo build --profile dist --locked --quiet
 # shellcheck source=benches/outage.sh
 source benches/outage.sh
 venv=target/simpy-venv
