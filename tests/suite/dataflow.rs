@@ -610,47 +610,33 @@ fn an_aborted_nodes_channel_is_expected_as_recorded_never() {
             .join("scenarios/38-chandy-lamport-abort-and-retry.toml"),
     )
     .unwrap();
+    // Scenario 38 as `text` makes it: its exit code and what it printed.
+    let run_as = |name: &str, text: String| {
+        let file = d.join(name);
+        std::fs::write(&file, text).unwrap();
+        let o = run(&[file.to_str().unwrap()]);
+        (code(&o), format!("{}{}", stdout(&o), stderr(&o)))
+    };
+    let attempt_1 = |recorded: &str| {
+        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = {recorded}\n")
+    };
     // C aborted in attempt 1: its incoming channel recorded nothing.
-    let never = d.join("never.toml");
-    std::fs::write(
-        &never,
-        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = \"never\"\n"),
-    )
-    .unwrap();
-    let o = run(&[never.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let (c, out) = run_as("never.toml", attempt_1("\"never\""));
+    assert_eq!(c, 0, "{out}");
     // A list is a failed expectation that says "never", not a type error.
-    let list = d.join("list.toml");
-    std::fs::write(
-        &list,
-        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = [10]\n"),
-    )
-    .unwrap();
-    let o = run(&[list.to_str().unwrap()]);
-    let out = stdout(&o);
-    assert_eq!(code(&o), 1, "{out}{}", stderr(&o));
+    let (c, out) = run_as("list.toml", attempt_1("[10]"));
+    assert_eq!(c, 1, "{out}");
     assert!(out.contains("got never"), "{out}");
-    // A completed node's channel is not "never".
-    let complete = d.join("complete.toml");
-    std::fs::write(
-        &complete,
-        base.replacen(
-            "[expect.snapshot.2.channel.\"A->C\"]\nrecorded = []",
-            "[expect.snapshot.2.channel.\"A->C\"]\nrecorded = \"never\"",
-            1,
-        ),
-    )
-    .unwrap();
-    let o = run(&[complete.to_str().unwrap()]);
-    assert_eq!(code(&o), 1, "{}", stdout(&o));
     // Any other word is still refused, located.
-    let word = d.join("word.toml");
-    std::fs::write(
-        &word,
-        format!("{base}\n[expect.snapshot.1.channel.\"A->C\"]\nrecorded = \"none\"\n"),
-    )
-    .unwrap();
-    let o = run(&[word.to_str().unwrap()]);
-    assert_eq!(code(&o), 2, "{}", stdout(&o));
-    assert!(stdout(&o).contains("or \"never\""), "{}", stdout(&o));
+    let (c, out) = run_as("word.toml", attempt_1("\"none\""));
+    assert_eq!(c, 2, "{out}");
+    assert!(out.contains("or \"never\""), "{out}");
+    // A completed node's channel is not "never".
+    let complete = base.replacen(
+        "[expect.snapshot.2.channel.\"A->C\"]\nrecorded = []",
+        "[expect.snapshot.2.channel.\"A->C\"]\nrecorded = \"never\"",
+        1,
+    );
+    let (c, out) = run_as("complete.toml", complete);
+    assert_eq!(c, 1, "{out}");
 }
