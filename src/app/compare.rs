@@ -140,6 +140,18 @@ pub struct Comparison {
     pub b: Side,
     pub compared: Compared,
     pub differences: Vec<Difference>,
+    /// The measures one side has and the other does not (a log's
+    /// `max_lag` against a queue), with the side: not compared, and not
+    /// counted as differences.
+    pub one_sided: Vec<OneSided>,
+}
+
+/// A measure only one side of a comparison has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OneSided {
+    pub measure: String,
+    /// "A" or "B".
+    pub side: &'static str,
 }
 
 /// Loads and runs one side.
@@ -205,24 +217,40 @@ fn report_of(file: &str, ran: &Ran) -> Json {
 
 /// Compares two runs.
 pub fn compare(a: Side, b: Side) -> Comparison {
-    let (compared, differences) = differences(&a.report, &b.report);
+    let (compared, differences, one_sided) = differences(&a.report, &b.report);
     Comparison {
         a,
         b,
         compared,
         differences,
+        one_sided,
     }
 }
 
 /// The differences of two JSON reports of scenarios: their `totals`,
-/// `messages` and `sinks`.
-pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>) {
+/// `messages` and `sinks`; and the measures only one side has.
+pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>, Vec<OneSided>) {
     let mut found = Found::default();
-    // Totals: every measure either side lists, in the first side's order.
+    // Totals: every measure both sides list, in the first side's order; a
+    // measure only one side has is named, not counted as a difference.
     let (ta, tb) = (object(&a["totals"]), object(&b["totals"]));
     let measures = keys_in_order(ta.keys().map(String::as_str), tb.keys().map(String::as_str));
+    let mut one_sided = Vec::new();
+    let mut both = 0;
     for m in &measures {
-        let (va, vb) = (value(ta.get(*m)), value(tb.get(*m)));
+        let (va, vb) = match (ta.get(*m), tb.get(*m)) {
+            (Some(va), Some(vb)) => (va.clone(), vb.clone()),
+            (Some(_), None) | (None, Some(_)) => {
+                let side = if ta.contains_key(*m) { "A" } else { "B" };
+                one_sided.push(OneSided {
+                    measure: m.to_string(),
+                    side,
+                });
+                continue;
+            }
+            (None, None) => continue,
+        };
+        both += 1;
         if va != vb {
             found.totals += 1;
             found.push(Section::Totals, m, None, va, vb);
@@ -245,7 +273,7 @@ pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>) {
     let (m_count, m_differ) = found.items(Section::Messages, &messages.0, &messages.1);
     let (s_count, s_differ) = found.items(Section::Sinks, &sinks.0, &sinks.1);
     let compared = Compared {
-        totals: measures.len(),
+        totals: both,
         messages: m_count,
         messages_a: a["message_count"].as_u64().unwrap_or(0) as usize,
         messages_b: b["message_count"].as_u64().unwrap_or(0) as usize,
@@ -255,7 +283,7 @@ pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>) {
         sinks_differing: s_differ,
         differences: found.count,
     };
-    (compared, found.kept)
+    (compared, found.kept, one_sided)
 }
 
 #[derive(Default)]
@@ -304,9 +332,14 @@ impl Found {
             let fields =
                 keys_in_order(oa.keys().map(String::as_str), ob.keys().map(String::as_str));
             let before = self.count;
+            // An item both sides list is compared on the fields both give
+            // it (a message's `partition` is a log's alone); an item one
+            // side lacks differs in every field.
+            let listed_by_both = ia.is_some() && ib.is_some();
             for f in fields
                 .iter()
                 .filter(|f| !matches!(**f, "id" | "name" | "envelope"))
+                .filter(|f| !listed_by_both || (oa.contains_key(**f) && ob.contains_key(**f)))
             {
                 let (va, vb) = (value(oa.get(*f)), value(ob.get(*f)));
                 if va != vb {
@@ -354,6 +387,7 @@ impl Comparison {
             "b": side(&self.b),
             "compared": self.compared,
             "differences": self.differences,
+            "one_sided": self.one_sided,
         })
     }
 }

@@ -101,6 +101,23 @@ pub fn text(c: &Comparison) -> String {
             "\n{}: {differing} of {compared} {what} differ",
             section_name(section)
         );
+        if section == Section::Totals {
+            for side in ["A", "B"] {
+                let only: Vec<&str> = c
+                    .one_sided
+                    .iter()
+                    .filter(|o| o.side == side)
+                    .map(|o| o.measure.as_str())
+                    .collect();
+                if !only.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  measured by {side} only, not compared: {}",
+                        only.join(", ")
+                    );
+                }
+            }
+        }
         if section == Section::Messages && compared < n.messages_a.max(n.messages_b) {
             let _ = writeln!(
                 out,
@@ -207,6 +224,7 @@ pub fn context(c: &Comparison) -> Json {
         "a": side(&c.a),
         "b": side(&c.b),
         "compared": c.compared,
+        "one_sided": c.one_sided,
         "differences": differences,
         "kept": crate::app::compare::DIFFERENCES_KEPT,
         "charts": [chart_a, chart_b],

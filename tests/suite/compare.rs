@@ -25,6 +25,9 @@ fn report(file: &str, sets: &[&str]) -> Json {
 
 /// The differences of two JSON reports, as (section, item, field, a, b):
 /// totals by measure, messages by id and sinks by name, the envelope aside.
+/// A measure only one side has is no difference, nor is a field that only
+/// one side gives an item both list; an item only one side lists differs
+/// in every field.
 fn expected(a: &Json, b: &Json) -> Vec<(String, String, String, Json, Json)> {
     let mut out = Vec::new();
     let empty = serde_json::Map::new();
@@ -36,6 +39,9 @@ fn expected(a: &Json, b: &Json) -> Vec<(String, String, String, Json, Json)> {
     measures.extend(tb.keys().filter(|k| !ta.contains_key(*k)));
     for m in measures {
         let (va, vb) = (ta.get(m).cloned(), tb.get(m).cloned());
+        if va.is_none() || vb.is_none() {
+            continue;
+        }
         if va != vb {
             let null = |v: Option<Json>| v.unwrap_or(Json::Null);
             out.push((
@@ -77,19 +83,19 @@ fn expected(a: &Json, b: &Json) -> Vec<(String, String, String, Json, Json)> {
             let ob = ib.get(&item).and_then(Json::as_object).unwrap_or(&empty);
             let mut fields: Vec<&String> = oa.keys().collect();
             fields.extend(ob.keys().filter(|k| !oa.contains_key(*k)));
+            let both = ia.contains_key(&item) && ib.contains_key(&item);
             for f in fields {
                 if ["id", "name", "envelope"].contains(&f.as_str()) {
                     continue;
                 }
-                let (va, vb) = (oa.get(f), ob.get(f));
+                if both && (!oa.contains_key(f) || !ob.contains_key(f)) {
+                    continue;
+                }
+                // An item one side lacks has null for every field.
+                let va = oa.get(f).cloned().unwrap_or(Json::Null);
+                let vb = ob.get(f).cloned().unwrap_or(Json::Null);
                 if va != vb {
-                    out.push((
-                        list.into(),
-                        item.clone(),
-                        f.clone(),
-                        va.cloned().unwrap_or(Json::Null),
-                        vb.cloned().unwrap_or(Json::Null),
-                    ));
+                    out.push((list.into(), item.clone(), f.clone(), va, vb));
                 }
             }
         }
@@ -232,4 +238,56 @@ fn the_report_draws_both_timelines_on_one_time_axis() {
         |v: &[String]| -> Vec<String> { v.iter().filter(|t| t.contains('s')).cloned().collect() };
     assert_eq!(ticks(&a), ticks(&b));
     assert!(a.iter().any(|t| t.ends_with(">2m3s")), "{a:?}");
+}
+
+/// A measure one side has and the other does not (a log's against a
+/// queue's) is named as measured by one side, not counted as a
+/// difference of value (it once made "19 of 34 measures differ" out of 5).
+#[test]
+fn a_measure_only_one_side_has_is_not_a_difference() {
+    let (log, queue) = (
+        "scenarios/46-poison-record-blocks-one-partition.toml",
+        "scenarios/10-redrive-only-poison.toml",
+    );
+    let o = run(&["compare", log, queue, "--format", "json"]);
+    let doc: Json = serde_json::from_str(&stdout(&o)).unwrap();
+    let (a, b) = (report(log, &[]), report(queue, &[]));
+    assert_eq!(reported(&doc), expected(&a, &b));
+    let (ta, tb) = (
+        a["totals"].as_object().unwrap(),
+        b["totals"].as_object().unwrap(),
+    );
+    let only_a: Vec<&String> = ta.keys().filter(|k| !tb.contains_key(*k)).collect();
+    assert!(only_a.iter().any(|k| *k == "max_lag"), "{only_a:?}");
+    let one_sided: Vec<(String, String)> = doc["one_sided"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["measure"].as_str().unwrap().into(),
+                o["side"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    for m in &only_a {
+        assert!(
+            one_sided.contains(&(m.to_string(), "A".into())),
+            "{m}: {one_sided:?}"
+        );
+    }
+    let both = ta.keys().filter(|k| tb.contains_key(*k)).count();
+    assert_eq!(doc["compared"]["totals"], both);
+    assert!(
+        reported(&doc)
+            .iter()
+            .all(|d| d.0 != "totals" || (ta.contains_key(&d.1) && tb.contains_key(&d.1)))
+    );
+    let o = run(&["compare", log, queue]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("  measured by A only, not compared: "),
+        "{text}"
+    );
+    assert!(text.contains("max_lag"), "{text}");
 }
