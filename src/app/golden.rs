@@ -208,7 +208,7 @@ pub fn check(path: &Path, actual: &str, bless: bool, ci: bool) -> Verdict {
     if bless {
         return write(path, actual);
     }
-    match compared(path, actual) {
+    match check_only(path, actual) {
         Verdict::Missing(_) if !ci => write(path, actual),
         verdict => verdict,
     }
@@ -223,15 +223,10 @@ fn write(path: &Path, actual: &str) -> Verdict {
 }
 
 /// Compares `actual` with the golden file `path` without ever writing it
-/// (`merge`: blessing is done by a whole run on one machine).
+/// (`merge`: blessing is done by a whole run on one machine); the file is
+/// read as [`check`] says, and one that is not there is missing.
 pub fn check_only(path: &Path, actual: &str) -> Verdict {
-    compared(path, actual)
-}
-
-/// `actual` compared with the golden file at `path`, read as
-/// [`check`] says; a file that is not there is missing.
-fn compared(path: &Path, actual: &str) -> Verdict {
-    match crate::output::read_planted(path, MAX_GOLDEN_BYTES) {
+    match read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(golden) if golden == actual => Verdict::Same(path.to_path_buf()),
             Ok(golden) => Verdict::Differs(path.to_path_buf(), diff(path, &golden, actual)),
@@ -240,6 +235,32 @@ fn compared(path: &Path, actual: &str) -> Verdict {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Missing(path.to_path_buf()),
         Err(e) => Verdict::Error(path.to_path_buf(), e.to_string()),
     }
+}
+
+/// The bytes of the golden file `path`, read only if it is a regular file
+/// of at most [`MAX_GOLDEN_BYTES`]: a link (wherever it leads), a FIFO, a
+/// device or a larger file is refused with a message that says which,
+/// never followed, waited on or read.
+fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(refused(format!(
+            "it is {}, not a regular file: a golden file is read only as a regular file in its \
+             folder, never through a link or from a special file",
+            crate::output::what_is(&meta)
+        )));
+    }
+    if meta.len() > MAX_GOLDEN_BYTES {
+        return Err(refused(format!(
+            "it is {} bytes, more than the {} MiB a golden file may hold",
+            meta.len(),
+            MAX_GOLDEN_BYTES >> 20
+        )));
+    }
+    // Opened without following a link and without waiting, in case the
+    // file was swapped since it was looked at.
+    crate::output::read_regular(path, MAX_GOLDEN_BYTES)
 }
 
 /// A golden file is read up to this size; a larger one is refused, not

@@ -75,11 +75,10 @@ pub(super) fn compare(request: &Request) -> u8 {
                 }
             }
         }
-        let written = crate::output::folder(dir).and_then(|()| {
-            files
-                .iter()
-                .try_for_each(|(file, text)| crate::output::write_in_folder(&dir.join(file), text))
-        });
+        // Each file makes the folder if it is not there.
+        let written = files
+            .iter()
+            .try_for_each(|(file, text)| crate::output::write_in_folder(&dir.join(file), text));
         if let Err(e) = written {
             eprintln!("error: cannot write into {}: {e}", dir.display());
             return EXIT_INVALID;

@@ -53,7 +53,7 @@ pub(super) fn conform(request: &Request) -> u8 {
     if url.chars().any(char::is_control) {
         eprintln!(
             "error: --broker {}: a broker's URL holds no control characters",
-            conform::escaped(url)
+            crate::diagnostic::one_line(url)
         );
         return EXIT_INVALID;
     }
@@ -114,10 +114,11 @@ pub(super) fn conform(request: &Request) -> u8 {
         };
         let mut json_text = serde_json::to_string_pretty(&document).unwrap_or_default();
         json_text.push('\n');
-        let written = crate::output::folder(dir).and_then(|()| {
-            crate::output::write_in_folder(&dir.join("conformance.html"), &page)?;
-            crate::output::write_in_folder(&dir.join("conformance.json"), &json_text)
-        });
+        // Each file makes the folder if it is not there.
+        let written = crate::output::write_in_folder(&dir.join("conformance.html"), &page)
+            .and_then(|()| {
+                crate::output::write_in_folder(&dir.join("conformance.json"), &json_text)
+            });
         if let Err(e) = written {
             eprintln!("error: cannot write into {}: {e}", dir.display());
             return EXIT_INVALID;

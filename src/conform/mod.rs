@@ -68,21 +68,6 @@ impl Target {
     }
 }
 
-/// A URL as a message shows it: every control character (a line feed
-/// too) written as an escape (`\n`, `\u{1b}`), so that a URL can start
-/// no line and drive no terminal.
-pub fn escaped(url: &str) -> String {
-    url.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// Why a live run could not happen (exit code 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiveError {
@@ -113,7 +98,7 @@ impl std::fmt::Display for LiveError {
                 f,
                 "{}: conform drives RabbitMQ (amqp://), NATS JetStream (nats://) and a \
                  Redis write-intent store (redis://)",
-                escaped(url)
+                crate::diagnostic::one_line(url)
             ),
         }
     }

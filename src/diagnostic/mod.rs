@@ -2,6 +2,10 @@
 //! about a scenario file (invalid input, a failed expectation, a limit)
 //! is a [`Problem`] pointing into the file's text.
 
+mod excerpt;
+
+pub use excerpt::MAX_QUOTED_LINE;
+use excerpt::{Excerpt, Shown};
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
 use std::ops::Range;
 use std::sync::Arc;
@@ -92,6 +96,18 @@ pub fn visible(text: &str) -> String {
         }
     }
     out
+}
+
+/// A text on one line: every control character, line breaks too, written
+/// as an escape (`\n`, `\u{1b}`), for a value quoted where a line break
+/// would start a line the tool did not write (a broker's URL).
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 /// One located problem: a message, a labelled span, and a help text.
@@ -253,185 +269,23 @@ impl Problem {
     }
 }
 
-/// The longest line of a file a diagnostic quotes whole, in characters:
-/// a longer line is shown as a window around the problem, with an
-/// ellipsis (`…`) where it goes on, so that what a problem prints stays
-/// within a few kilobytes whatever the file holds (a 6 MB line printed
-/// 27 MB).
-pub const MAX_QUOTED_LINE: usize = 240;
-
 /// The longest line of a message, a label or a help text, in characters
 /// (the tool's own sentences are well under it; a value quoted from the
 /// file can be longer): past it, the line is cut with an ellipsis and
 /// its length.
 pub const MAX_MESSAGE_LINE: usize = 2_000;
 
-/// Characters of a long line shown before the problem's column.
-const WINDOW_BEFORE: usize = 60;
-
-/// Characters of a long line shown in all.
-const WINDOW: usize = 180;
-
 /// A text whose lines are at most [`MAX_MESSAGE_LINE`] characters: a
 /// longer line keeps its start, then `… (N characters in all)`.
 fn quoted(text: &str) -> String {
-    let fits = |l: &str| l.len() <= MAX_MESSAGE_LINE || l.chars().count() <= MAX_MESSAGE_LINE;
-    if text.split('\n').all(fits) {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let count = line.chars().count();
-        if count <= MAX_MESSAGE_LINE {
-            out.push_str(line);
-        } else {
-            out.extend(line.chars().take(WINDOW));
-            out.push_str(&format!("… ({count} characters in all)"));
-        }
-    }
-    out
-}
-
-/// What a diagnostic quotes of the text a problem is in.
-#[derive(Debug)]
-enum Shown {
-    Whole(NamedSource<Arc<str>>),
-    Excerpt(Excerpt),
-}
-
-impl miette::SourceCode for Shown {
-    fn read_span<'a>(
-        &'a self,
-        span: &SourceSpan,
-        before: usize,
-        after: usize,
-    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        match self {
-            Shown::Whole(text) => text.read_span(span, before, after),
-            Shown::Excerpt(excerpt) => excerpt.read_span(span, before + after > 0),
-        }
-    }
-}
-
-/// A window of one line too long to quote whole: the characters around
-/// the problem's column, an ellipsis where the line goes on, numbered
-/// with the line's own number and columns.
-#[derive(Debug)]
-struct Excerpt {
-    name: String,
-    /// The window, with its ellipses.
-    text: String,
-    /// The line's 0-based number in the file.
-    line: usize,
-    /// The file's column (0-based, in characters) minus the window's,
-    /// for the same character.
-    shift: usize,
-}
-
-impl Excerpt {
-    /// The excerpt of `src` for a problem at `span`, and where its label
-    /// goes in it; none when the lines a diagnostic shows (the span's
-    /// first line and the lines either side of it) are short enough to
-    /// quote whole.
-    fn of(src: &NamedSource<Arc<str>>, span: SourceSpan) -> Option<(Excerpt, SourceSpan)> {
-        let text: &str = src.inner();
-        let start = span.offset().min(text.len());
-        let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
-        let line_end = text[start..].find('\n').map_or(text.len(), |p| start + p);
-        // The lines shown either side of it: the one before, the one after.
-        let before_start = text[..line_start.saturating_sub(1)]
-            .rfind('\n')
-            .map_or(0, |p| p + 1);
-        let after_end = text
-            .get(line_end + 1..)
-            .and_then(|rest| rest.find('\n').map(|p| line_end + 1 + p))
-            .unwrap_or(text.len());
-        let longest = text[before_start..after_end.max(before_start)]
-            .split('\n')
-            .map(str::len)
-            .max()
-            .unwrap_or(0);
-        if longest <= MAX_QUOTED_LINE {
-            return None;
-        }
-        let line = text[..line_start].bytes().filter(|&b| b == b'\n').count();
-        let the_line = &text[line_start..line_end];
-        let column = the_line[..start - line_start].chars().count();
-        let first = column.saturating_sub(WINDOW_BEFORE);
-        let chars: Vec<(usize, char)> = the_line
-            .char_indices()
-            .skip(first)
-            .take(WINDOW + 1)
-            .collect();
-        let cut_after = chars.len() > WINDOW;
-        let mut shown = String::new();
-        if first > 0 {
-            shown.push('…');
-        }
-        let (mut label_start, mut label_end) = (None, None);
-        let span_end = (span.offset() + span.len()).min(text.len()) - line_start;
-        for &(at, c) in chars.iter().take(WINDOW) {
-            if label_start.is_none() && at >= start - line_start {
-                label_start = Some(shown.len());
-            }
-            if label_end.is_none() && at >= span_end {
-                label_end = Some(shown.len());
-            }
-            shown.push(c);
-        }
-        // A span at the end of the line is labelled on a space after it,
-        // as a diagnostic labels the end of a short line.
-        let label_start = label_start.unwrap_or_else(|| {
-            if !cut_after {
-                shown.push(' ');
-            }
-            shown.len() - 1
-        });
-        let label_end = label_end.unwrap_or(shown.len()).max(label_start);
-        if cut_after {
-            shown.push('…');
-        }
-        let shown_column = shown[..label_start].chars().count();
-        Some((
-            Excerpt {
-                name: src.name().to_string(),
-                text: shown,
-                line,
-                shift: column - shown_column,
-            },
-            SourceSpan::from(label_start..label_end),
-        ))
-    }
-
-    /// The whole window, whatever part is asked for (it is one line). A
-    /// label's own position (asked for with no lines of context, for the
-    /// `[file:line:column]` heading) is given in the file's columns; the
-    /// window's lines start at column 0.
-    fn read_span<'a>(
-        &'a self,
-        span: &SourceSpan,
-        context: bool,
-    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        let column = match context {
-            true => 0,
-            false => {
-                let at = span.offset().min(self.text.len());
-                let before = self.text.get(..at).unwrap_or(&self.text);
-                before.chars().count() + self.shift
-            }
-        };
-        Ok(Box::new(miette::MietteSpanContents::new_named(
-            self.name.clone(),
-            self.text.as_bytes(),
-            SourceSpan::from(0..self.text.len()),
-            self.line,
-            column,
-            1,
-        )))
-    }
+    let line = |line: &str| match line.chars().count() {
+        n if n <= MAX_MESSAGE_LINE => line.to_string(),
+        n => format!(
+            "{}… ({n} characters in all)",
+            line.chars().take(excerpt::WINDOW).collect::<String>()
+        ),
+    };
+    text.split('\n').map(line).collect::<Vec<_>>().join("\n")
 }
 
 fn clamp(r: Range<usize>, len: usize) -> SourceSpan {
@@ -493,6 +347,7 @@ mod tests {
         assert!(text.contains("# ?]0;title?"), "{text}");
         assert!(text.contains("x = \u{bf}2J"), "{text}");
         assert_eq!(visible("tab\tand\nline"), "tab\tand\nline");
+        assert_eq!(one_line("a\nb\u{1b}[2J\tc"), "a\\nb\\u{1b}[2J\\tc");
     }
 
     #[test]

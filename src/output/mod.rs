@@ -1,6 +1,9 @@
 //! Writing files safely: whole or not at all (a temporary file in the same
 //! folder, then a rename), and report names that stay inside their folder.
 
+mod planted;
+
+pub use planted::{dangling, folder, inside, open_regular, own_name, read_regular, what_is};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -180,119 +183,6 @@ pub fn write_in_folder_with(
     Staged::in_folder(path)?.fill(fill)
 }
 
-/// Refuses a name the tool chose in a folder when something other than a
-/// regular file (or nothing) is there: a link could lead out of the
-/// folder (`reports/x.html -> ../.git/hooks/pre-commit`), a FIFO would
-/// block, a device would take the write.
-pub fn own_name(path: &Path) -> std::io::Result<()> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_file() => Ok(()),
-        Ok(meta) => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "it is {}, not a regular file: scenario-run writes its own files in this folder \
-                 only as regular files, never through a link or into a special file; remove it",
-                what_is(&meta)
-            ),
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Makes the folder `dir` (and its parents) if it is not there; a
-/// dangling link in its place is named as such, not as "File exists".
-pub fn folder(dir: &Path) -> std::io::Result<()> {
-    match dangling(dir) {
-        Some(e) => Err(e),
-        None => std::fs::create_dir_all(dir),
-    }
-}
-
-/// The error of a folder named by a link that leads nowhere, if `dir` is
-/// one.
-pub fn dangling(dir: &Path) -> Option<std::io::Error> {
-    let meta = std::fs::symlink_metadata(dir).ok()?;
-    if !meta.file_type().is_symlink() || std::fs::metadata(dir).is_ok() {
-        return None;
-    }
-    let target = std::fs::read_link(dir)
-        .map(|t| visible_path(&t))
-        .unwrap_or_default();
-    Some(std::io::Error::new(
-        std::io::ErrorKind::NotFound,
-        format!(
-            "{} is a symbolic link to {target}, which does not exist: make that folder or remove the link",
-            visible_path(dir)
-        ),
-    ))
-}
-
-/// A path as a message shows it: control characters escaped.
-fn visible_path(p: &Path) -> String {
-    crate::diagnostic::visible(&p.display().to_string())
-}
-
-/// What a file that is not a regular one is, as a message says it.
-fn what_is(meta: &std::fs::Metadata) -> &'static str {
-    let kind = meta.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if kind.is_symlink() {
-        "a symbolic link"
-    } else if kind.is_dir() {
-        "a folder"
-    } else {
-        "a special file"
-    }
-}
-
-/// The bytes of `path`, a file of a folder a repository can hold (a
-/// golden file), read only if it is a regular file of at most `max` bytes:
-/// a link, a FIFO, a device or a larger file is refused with a message
-/// that says which, never followed, waited on or read.
-pub fn read_planted(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "it is {}, not a regular file: a golden file is read only as a regular file in its \
-                 folder, never through a link or from a special file",
-                what_is(&meta)
-            ),
-        ));
-    }
-    if meta.len() > max {
-        return Err(too_large(meta.len(), max));
-    }
-    // Opened without following a link and without waiting, in case the
-    // file was swapped since it was looked at.
-    read_regular(path, max)
-}
-
-fn too_large(len: u64, max: u64) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        format!(
-            "it is {} bytes, more than the {} MiB a golden file may hold",
-            len,
-            max >> 20
-        ),
-    )
-}
-
 /// How temporary files begin (`.scenario-run-XXXXXX.tmp`).
 pub const TEMPORARY_PREFIX: &str = ".scenario-run-";
 
@@ -421,57 +311,6 @@ fn sanitize(s: &str) -> String {
     } else {
         trimmed.chars().take(120).collect()
     }
-}
-
-/// `dir/file`, refusing any `file` that is not a plain name.
-pub fn inside(dir: &Path, file: &str) -> std::io::Result<PathBuf> {
-    let mut parts = Path::new(file).components();
-    match (parts.next(), parts.next()) {
-        (Some(Component::Normal(_)), None) if !file.starts_with('.') => Ok(dir.join(file)),
-        _ => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{file:?} is not a plain file name"),
-        )),
-    }
-}
-
-/// Opens `path` for reading only if it is a regular file itself: not a
-/// link (which could lead anywhere), a FIFO (which could block forever) or
-/// a device (which could never end). For files whose names come from
-/// data, not from the user (what `merge` reads from a shard's folder).
-pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok(file)
-}
-
-/// The bytes of `path`, a regular file (see [`open_regular`]) of at most
-/// `max` bytes.
-pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    open_regular(path)?
-        .take(max.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {max} bytes"),
-        ));
-    }
-    Ok(bytes)
 }
 
 /// A path under the temporary folder for a test, absent at first and
