@@ -11,6 +11,7 @@ pub mod junit;
 pub mod merge;
 pub mod reports;
 pub mod result;
+mod shard_text;
 pub mod shards;
 pub mod sweep;
 
