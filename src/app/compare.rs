@@ -238,17 +238,20 @@ pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>, Vec<OneSid
     let mut one_sided = Vec::new();
     let mut both = 0;
     for m in &measures {
+        let only = |side| OneSided {
+            measure: m.to_string(),
+            side,
+        };
         let (va, vb) = match (ta.get(*m), tb.get(*m)) {
             (Some(va), Some(vb)) => (va.clone(), vb.clone()),
-            (Some(_), None) | (None, Some(_)) => {
-                let side = if ta.contains_key(*m) { "A" } else { "B" };
-                one_sided.push(OneSided {
-                    measure: m.to_string(),
-                    side,
-                });
+            (Some(_), None) => {
+                one_sided.push(only("A"));
                 continue;
             }
-            (None, None) => continue,
+            (None, _) => {
+                one_sided.push(only("B"));
+                continue;
+            }
         };
         both += 1;
         if va != vb {

@@ -218,17 +218,17 @@ pub fn index_files(
         let path = inside(dir, &format!("index.{}", format.extension()))
             .map_err(|e| ReportError::Io(e.to_string()))?;
         let mut out = Staged::in_folder(&path).map_err(|e| cannot_write(&path, e))?;
-        let made = match format {
-            ReportFormat::Markdown | ReportFormat::Html => {
-                let index = if format == ReportFormat::Markdown {
-                    INDEX_MARKDOWN
-                } else {
-                    INDEX_HTML
-                };
+        let template = match format {
+            ReportFormat::Markdown => Some(INDEX_MARKDOWN),
+            ReportFormat::Html => Some(INDEX_HTML),
+            ReportFormat::Json => None,
+        };
+        let made = match template {
+            Some(index) => {
                 let batch = batch.get_or_init(|| Value::from(Serde(record))).clone();
                 templates.render_to(index, context! { batch => batch }, out.writer())
             }
-            ReportFormat::Json => {
+            None => {
                 let w = out.writer();
                 serde_json::to_writer_pretty(&mut *w, record)
                     .map_err(std::io::Error::from)

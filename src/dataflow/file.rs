@@ -215,24 +215,6 @@ pub struct ExpectSnapshotNode {
     pub status: CheckValue,
 }
 
-/// A channel's `recorded` in the schema: a list of whole numbers, or
-/// "never".
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum RecordedSchema {
-    Values(Vec<i64>),
-    Never(NeverWord),
-}
-
-/// The word "never".
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-enum NeverWord {
-    #[serde(rename = "never")]
-    Never,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectChannel {
@@ -269,6 +251,26 @@ enum StatusName {
     Aborted,
     NotRecorded,
     Waiting,
+}
+
+/// The JSON Schema of an expected channel recording: a list of whole
+/// numbers, or "never" for a channel whose receiving node aborted (27.29).
+pub struct RecordedSchema;
+
+impl JsonSchema for RecordedSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Recorded".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The values recorded in flight, in arrival order, or \"never\".",
+            "anyOf": [
+                { "type": "array", "items": { "type": "integer" } },
+                { "const": "never" }
+            ]
+        })
+    }
 }
 
 /// The JSON Schema of an expected signed number (a state): exact, "never"

@@ -639,4 +639,15 @@ fn an_aborted_nodes_channel_is_expected_as_recorded_never() {
     );
     let (c, out) = run_as("complete.toml", complete);
     assert_eq!(c, 1, "{out}");
+    // The schema takes the word too.
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&run(&["schema"]))).unwrap();
+    let recorded = &schema["$defs"]["Recorded"]["anyOf"];
+    assert!(
+        recorded
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["const"] == "never"),
+        "{recorded}"
+    );
 }
