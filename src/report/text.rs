@@ -203,11 +203,7 @@ pub fn write_transcript(
             crate::engine::TRANSITIONS_KEPT
         )?;
     }
-    if outcome.finished {
-        out.write_str("\nfinal snapshot:\n")?;
-    } else {
-        writeln!(out, "\nsnapshot as of {}:", dur(outcome.as_of))?;
-    }
+    writeln!(out, "\n{}:", snapshot_heading(outcome))?;
     out.write_str(&snapshot(scenario, outcome, usize::MAX))?;
     if outcome.finished {
         out.write_str("\ntotals:\n")?;
@@ -215,6 +211,15 @@ pub fn write_transcript(
         out.write_str(&super::log_text::log_section(scenario, outcome))?;
     }
     Ok(())
+}
+
+/// What a transcript's snapshot is of: "final snapshot", or "snapshot as
+/// of T" for a run stopped at T (`show --at`).
+fn snapshot_heading(outcome: &Outcome) -> String {
+    match outcome.finished {
+        true => "final snapshot".to_string(),
+        false => format!("snapshot as of {}", dur(outcome.as_of)),
+    }
 }
 
 /// Runs up to [`FULL_TRANSCRIPT_MESSAGES`] get every transition in their
@@ -247,15 +252,7 @@ pub fn write_golden_transcript(
         out.write_char(' ')?;
         out.write_str(&crate::duration::format(*d))?;
     }
-    if outcome.finished {
-        out.write_str("\n\nfinal snapshot (first messages):\n")?;
-    } else {
-        write!(
-            out,
-            "\n\nsnapshot as of {} (first messages):\n",
-            dur(outcome.as_of)
-        )?;
-    }
+    writeln!(out, "\n\n{} (first messages):", snapshot_heading(outcome))?;
     out.write_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS))?;
     out.write_str("\ntotals:\n")?;
     out.write_str(&totals(scenario, outcome))?;
