@@ -694,3 +694,23 @@ fn merge_prints_no_line_a_shard_did_not_earn() {
     let (c, said, _) = merge_of(&dir, &golden, &[&a, &b]);
     assert_eq!(c, 0, "{said}");
 }
+
+/// An index template that fails leaves nothing of the merge: the index is
+/// staged before any file is written, and the folder made for it goes.
+#[test]
+fn a_broken_index_template_leaves_no_merged_folder() {
+    let dir = temp("broken-index");
+    let (a, b) = split_sweeps(&dir);
+    let templates = dir.join("templates");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(templates.join("index.md.j2"), "{{ batch.nothing.here }}\n").unwrap();
+    let (c, said, out) = merge_of(
+        &dir,
+        &["--golden", "reports/golden", "--templates", s(&templates)],
+        &[&a, &b],
+    );
+    assert_eq!(c, 2, "{said}");
+    assert!(said.contains("index.md.j2"), "{said}");
+    assert!(!out.exists(), "{} was made", out.display());
+    let _ = std::fs::remove_dir_all(&dir);
+}
