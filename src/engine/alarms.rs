@@ -124,7 +124,7 @@ impl Engine<'_> {
 
     #[inline(never)]
     fn observe_each_alarm(&mut self, next: Millis) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         if self.alarms.instant_has_events {
             self.alarms.instant_has_events = false;
             // The age the last oldest message reached by now, had it left.
@@ -173,8 +173,8 @@ impl Engine<'_> {
     /// Alarm `a`'s metric at `t` (`None`: no value, below any threshold).
     fn metric(&self, a: usize, t: Millis) -> Option<u64> {
         match self.scenario.alarms[a].metric {
-            Metric::DlqDepth => Some(self.broker.depth()),
-            Metric::QueueDepth => Some(self.ready.depth),
+            Metric::DlqDepth => Some(self.quarantine.len()),
+            Metric::QueueDepth => Some(self.consumer.ready.depth),
             Metric::DlqArrivals { window } => Some(self.alarms.arrivals(t, window)),
             Metric::OldestAge => self.alarms.oldest_read.map(|e| t.saturating_sub(e)),
         }
@@ -182,7 +182,7 @@ impl Engine<'_> {
 
     /// When the earliest message now in quarantine entered it.
     fn oldest_entry(&self) -> Option<Millis> {
-        let m = self.broker.quarantine.first()?;
+        let m = self.quarantine.first()?;
         self.messages.get(m).last_quarantined_at()
     }
 
@@ -299,6 +299,8 @@ impl Engine<'_> {
         } else {
             Detail::AlarmCleared { alarm: a as u32 }
         };
-        self.recording.transition(t, None, detail, &self.messages);
+        self.observers
+            .recording
+            .transition(t, None, detail, &self.messages);
     }
 }

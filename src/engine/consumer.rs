@@ -4,24 +4,109 @@
 //! and service time the start and the end are one atomic step.
 
 use super::Engine;
+use super::ack_pending::AckPending;
 use super::backoff::retry_delay;
 use super::calls::Call;
 use super::dedup::{Claim, Holder};
+use super::pages;
 use super::queue::Finish;
+use super::ready::ReadySet;
+use super::settled::SettledEnds;
 use super::tracked::Decision;
+use super::tracked::Deliveries;
 use super::transition::{Detail, Effect, Lapsed};
 use super::write::Wrote;
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
     Permanent, Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
-    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, Requeue, State,
+    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, Requeue, Scenario, State,
 };
+
+/// The consumer: its workers, the ready set they take from, the
+/// deliveries in flight and their ends.
+#[derive(Clone)]
+pub(super) struct Consumer {
+    /// Ready messages not yet taken, and which may be taken.
+    pub(super) ready: ReadySet,
+    /// nats-jetstream's MaxAckPending, when it can bind: messages held in
+    /// the stream while as many are pending.
+    pub(super) ack_pending: Option<AckPending>,
+    /// Unlimited workers and no ordering: a ready message is taken at
+    /// once, and the ready set is never used.
+    pub(super) direct: bool,
+    /// Whether a first delivery without faults outside an outage can be
+    /// settled in one write ([`Engine::one_write_settle`]): deliveries
+    /// are direct and untracked, no call can be refused, no sink keeps
+    /// rows, and no census, transcript, ledger or watch reads the steps in
+    /// between.
+    pub(super) one_write: bool,
+    /// Whether a write delivery that acks is settled at its start
+    /// ([`Engine::settle_write`]); only [`super::run`] turns it on.
+    pub(super) settles_writes: bool,
+    /// The ends of settled deliveries still in flight.
+    pub(super) settled_ends: SettledEnds,
+    /// Workers delivering now.
+    pub(super) busy_workers: u64,
+    /// Deliveries in flight (with a service time).
+    pub(super) in_flight: u64,
+    pub(super) service_time: Millis,
+    /// Per message, time ready but not taken; only with workers,
+    /// ordering or a MaxAckPending that can bind (otherwise nothing ever
+    /// waits).
+    pub(super) queue_waits: Vec<Millis>,
+    /// Per message, decorrelated jitter's previous delay in its cycle;
+    /// only with decorrelated jitter.
+    pub(super) prev_delays: Vec<Millis>,
+    /// Whether deliveries are tracked one by one (the file uses sections
+    /// 17-22).
+    pub(super) tracked: bool,
+    pub(super) deliveries: Deliveries,
+    /// The most deliveries in flight at once the run keeps (sections
+    /// 17-22): one per message, and [`super::tracked::EXTRA_DELIVERIES_IN_FLIGHT`].
+    pub(super) in_flight_cap: u64,
+}
+
+impl Consumer {
+    pub(super) fn new(scenario: &Scenario) -> Self {
+        let count = scenario.message_count();
+        let flow = &scenario.flow;
+        let waits = flow.workers.is_some() || flow.ordering != crate::model::Ordering::None;
+        let decorrelated = matches!(
+            scenario.delivery.retry,
+            crate::model::Retry::Backoff {
+                jitter: crate::model::Jitter::Decorrelated,
+                ..
+            }
+        );
+        let per_message = |wanted: bool| pages::zeroed(if wanted { count as usize } else { 0 });
+        let ack_pending = AckPending::new(scenario);
+        Consumer {
+            ready: ReadySet::new(scenario),
+            queue_waits: per_message(waits || ack_pending.is_some()),
+            ack_pending,
+            direct: !waits,
+            one_write: false,
+            settles_writes: false,
+            settled_ends: SettledEnds::default(),
+            busy_workers: 0,
+            in_flight: 0,
+            service_time: match &scenario.log {
+                Some(log) => log.service_time,
+                None => scenario.flow.workers.map_or(0, |w| w.service_time),
+            },
+            prev_delays: per_message(decorrelated),
+            tracked: scenario.guarantees.extended || scenario.write.is_some(),
+            deliveries: Deliveries::new(scenario),
+            in_flight_cap: count.saturating_add(super::tracked::EXTRA_DELIVERIES_IN_FLIGHT),
+        }
+    }
+}
 
 impl Engine<'_> {
     /// A worker takes message `m` now: everything section 3 decides is
     /// decided now; the broker learns the outcome when the service ends.
     pub(super) fn start_delivery(&mut self, m: MessageIndex) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         self.measures.totals.deliveries += 1;
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
@@ -33,18 +118,18 @@ impl Engine<'_> {
                 total_receives,
             },
         );
-        if self.log.is_some() {
+        if self.source.log.is_some() {
             self.log_delivery_starts(m, cycle_receives);
         }
 
-        if self.tracked {
+        if self.consumer.tracked {
             return self.start_tracked(m, total_receives);
         }
         // 2.-5. The handler, the downstream, the store, the acknowledgement.
         let scenario = self.scenario;
-        let faults = self.draws.faults(scenario, m);
+        let faults = self.source.draws.faults(scenario, m);
         let (finish, takes) = self.decide(m, faults, total_receives);
-        let service = takes.unwrap_or(self.service_time);
+        let service = takes.unwrap_or(self.consumer.service_time);
         let busy = &mut self.measures.totals.worker_busy;
         *busy = busy.saturating_add(service);
         if service == 0 && scenario.flow.workers.is_none() {
@@ -52,10 +137,10 @@ impl Engine<'_> {
             self.end_delivery(m, finish, false, now);
         } else {
             self.set_state(m, State::InFlight);
-            self.in_flight += 1;
+            self.consumer.in_flight += 1;
             self.state_changed(m);
             let end = now.saturating_add(service);
-            self.broker.queue.schedule_end(now, end, m, finish);
+            self.core.schedule.schedule_end(now, end, m, finish);
         }
     }
 
@@ -69,7 +154,7 @@ impl Engine<'_> {
         faults: &Faults,
         total_receives: u32,
     ) -> (Finish, Option<Millis>) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let repaired = self.operator.repaired;
         let receive = total_receives as u64;
         if let Some(f) = faults.first_fault(Asked::Fail, receive, repaired) {
@@ -77,8 +162,9 @@ impl Engine<'_> {
         }
         // A delivery after the first of its cycle is a retry.
         let retry = self.messages.cycle_receives(m) > 1;
-        if self.outages.contains(now) {
-            self.calls
+        if self.downstream.outages.contains(now) {
+            self.downstream
+                .calls
                 .offer_during_outage(now, retry, &mut self.measures.totals);
             return (
                 Finish::Failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient),
@@ -87,15 +173,20 @@ impl Engine<'_> {
         }
         let intent = self.scenario.intent(m);
         let key = self.messages.key(m, intent);
-        if let Some(expires_at) = self.broker.dedup.live(key, now) {
+        if let Some(expires_at) = self.store.live(key, now) {
             self.messages.add_dedup_hit(m);
             self.measures.totals.dedup_hits += 1;
             self.record(Some(m), Detail::DedupHit { key, expires_at });
         } else {
-            if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
+            if self
+                .downstream
+                .calls
+                .offer(now, retry, &mut self.measures.totals)
+                == Call::Throttled
+            {
                 return (Finish::Failed(REASON_THROTTLED, Class::Transient), None);
             }
-            self.broker.dedup.store(key, now);
+            self.store.store(key, now);
             self.commit(m, key, intent);
         }
         let ack_lost = faults.first(Asked::LoseAck, receive, repaired).is_some();
@@ -122,7 +213,7 @@ impl Engine<'_> {
         faults: &Faults,
         receive: u32,
     ) -> Decision {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let repaired = self.operator.repaired;
         let failed = |reason, class, takes| Decision {
             finish: Finish::Failed(reason, class),
@@ -175,8 +266,9 @@ impl Engine<'_> {
             }
             return crashed(None, 0);
         }
-        if self.outages.contains(now) {
-            self.calls
+        if self.downstream.outages.contains(now) {
+            self.downstream
+                .calls
                 .offer_during_outage(now, retry, &mut self.measures.totals);
             return failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient, None);
         }
@@ -185,13 +277,18 @@ impl Engine<'_> {
         match lease {
             None => {
                 if !self.hit_if_live(m, key) {
-                    if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
+                    if self
+                        .downstream
+                        .calls
+                        .offer(now, retry, &mut self.measures.totals)
+                        == Call::Throttled
+                    {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
                     wrote = self.commit_write(m, key, intent);
                     if wrote.stores_result {
                         let heard = now.saturating_add(wrote.took);
-                        self.broker.dedup.store_seen_from(key, now, heard);
+                        self.store.store_seen_from(key, now, heard);
                     }
                 }
             }
@@ -204,12 +301,17 @@ impl Engine<'_> {
                     // Renewed every `renew` from the start while the
                     // delivery runs; a crashed consumer renews nothing.
                     let renewed = match (renew, crash) {
-                        (Some(r), None) => self.service_time / r * r,
+                        (Some(r), None) => self.consumer.service_time / r * r,
                         _ => 0,
                     };
                     let lease_expires = now.saturating_add(renewed).saturating_add(lease);
                     self.claim(m, key, lease_expires, crash.is_some(), lapsed);
-                    if self.calls.offer(now, retry, &mut self.measures.totals) == Call::Throttled {
+                    if self
+                        .downstream
+                        .calls
+                        .offer(now, retry, &mut self.measures.totals)
+                        == Call::Throttled
+                    {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
                     wrote = self.commit_write(m, key, intent);
@@ -246,7 +348,7 @@ impl Engine<'_> {
     /// sinks (section 24); without, every sink has it at once.
     fn commit_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Wrote {
         self.commit(m, key, intent);
-        if self.writes.is_some() {
+        if self.downstream.writes.is_some() {
             self.fan_out(m, key, intent)
         } else {
             Wrote {
@@ -258,7 +360,7 @@ impl Engine<'_> {
 
     /// Result mode: a live result for `key` is a deduplication hit.
     fn hit_if_live(&mut self, m: MessageIndex, key: KeyRef) -> bool {
-        let Some(expires_at) = self.broker.dedup.live(key, self.clock.now) else {
+        let Some(expires_at) = self.store.live(key, self.core.clock.now) else {
             return false;
         };
         self.messages.add_dedup_hit(m);
@@ -270,7 +372,7 @@ impl Engine<'_> {
     /// Write-intent mode: what the store holds for `key` now, with a hit
     /// (DONE) or contention (a live INTENT) counted and recorded.
     fn consult(&mut self, m: MessageIndex, key: KeyRef) -> Claim {
-        let claim = self.broker.dedup.claim_at(key, self.clock.now);
+        let claim = self.store.claim_at(key, self.core.clock.now);
         match claim {
             Claim::Done(expires_at) => {
                 self.messages.add_dedup_hit(m);
@@ -303,13 +405,13 @@ impl Engine<'_> {
         crashed: bool,
         lapsed: Option<(Millis, Holder)>,
     ) {
-        let claimed_at = self.clock.now;
+        let claimed_at = self.core.clock.now;
         let holder = Holder {
             message: m,
             claimed_at,
             crashed,
         };
-        self.broker.dedup.claim(key, lease_expires, holder);
+        self.store.claim(key, lease_expires, holder);
         let lapsed = lapsed.map(|(expired_at, h)| Lapsed {
             holder: h.message,
             claimed_at: h.claimed_at,
@@ -337,13 +439,13 @@ impl Engine<'_> {
         start: Millis,
     ) {
         if in_flight {
-            self.in_flight -= 1;
+            self.consumer.in_flight -= 1;
         }
-        self.clock.last_delivery = Some(self.clock.now);
+        self.core.clock.last_delivery = Some(self.core.clock.now);
         match finish {
             Finish::Acked => {
                 self.set_state(m, State::Acked);
-                self.messages.set_acked_at(m, self.clock.now);
+                self.messages.set_acked_at(m, self.core.clock.now);
                 self.measures.totals.acked += 1;
                 self.record(Some(m), Detail::Acked);
                 self.leaves(m);
@@ -377,11 +479,11 @@ impl Engine<'_> {
     fn commit(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) {
         let cycle = self.messages.add_effect(m);
         let effect = self.measures.count_effect(intent);
-        if self.writes.is_none() && !self.log_write(m, key, intent) {
-            self.sinks.effect(key, intent);
+        if self.downstream.writes.is_none() && !self.log_write(m, key, intent) {
+            self.downstream.sinks.effect(key, intent);
         }
-        self.recording.effect(Effect {
-            time: self.clock.now,
+        self.observers.recording.effect(Effect {
+            time: self.core.clock.now,
             message: m,
             key,
             intent,
@@ -412,7 +514,7 @@ impl Engine<'_> {
             self.quarantine(m, reason, class);
             return;
         }
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let guarantees = &self.scenario.guarantees;
         let change_visibility = guarantees.sqs.is_some_and(|s| s.change_visibility);
         if let (Profile::SqsStandard, Some(vt), false) = (
@@ -436,36 +538,38 @@ impl Engine<'_> {
             // visible (ready) already; otherwise it waits until then.
             if visible >= now {
                 self.set_state(m, State::Waiting);
-                self.broker.queue.put_back(now, due, m);
+                self.core.schedule.put_back(now, due, m);
             }
             return;
         }
         {
             let delivery = &self.scenario.delivery;
-            let previous = self.prev_delays.get_mut(m as usize);
+            let previous = self.consumer.prev_delays.get_mut(m as usize);
             let n = self.messages.cycle_receives(m);
-            let delay = retry_delay(delivery.retry, n, previous, &mut self.rng);
-            let due = self.clock.now.saturating_add(delay);
+            let delay = retry_delay(delivery.retry, n, previous, &mut self.core.rng);
+            let due = self.core.clock.now.saturating_add(delay);
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
             let requeue = self.scenario.requeue();
             let at_once = delivery.retry == crate::model::Retry::Fixed(0);
-            if at_once && requeue != Requeue::Back && !self.direct {
+            if at_once && requeue != Requeue::Back && !self.consumer.direct {
                 // rabbitmq-quorum by broker_version: ahead of the queue.
                 self.measures.retries += 1;
                 self.record(Some(m), Detail::RetryScheduled { delay, due });
                 self.set_state(m, State::Ready);
                 match requeue {
-                    Requeue::Original => self.ready.add_original(m, self.clock.now),
-                    _ => self.ready.add_front(m, self.clock.now),
+                    Requeue::Original => self.consumer.ready.add_original(m, self.core.clock.now),
+                    _ => self.consumer.ready.add_front(m, self.core.clock.now),
                 }
                 return;
             }
             self.set_state(m, State::Waiting);
             if delivery.retry.is_drawn() {
-                self.broker.queue.put_back_drawn(self.clock.now, due, m);
+                self.core
+                    .schedule
+                    .put_back_drawn(self.core.clock.now, due, m);
             } else {
-                self.broker.queue.put_back(self.clock.now, due, m);
+                self.core.schedule.put_back(self.core.clock.now, due, m);
             }
             self.measures.retries += 1;
             self.record(Some(m), Detail::RetryScheduled { delay, due });
@@ -486,20 +590,20 @@ impl Engine<'_> {
         }
         debug_assert_ne!(self.messages.state(m), State::Quarantined, "entered twice");
         self.set_state(m, State::Quarantined);
-        self.alarms.entered(self.clock.now);
-        self.messages.enter_quarantine(m, self.clock.now);
+        self.alarms.entered(self.core.clock.now);
+        self.messages.enter_quarantine(m, self.core.clock.now);
         match self.operator.enqueued.get(m as usize) {
-            None => self.broker.quarantine.push(m),
+            None => self.quarantine.push(m),
             Some(&at) => {
                 let at = match at {
-                    Millis::MAX => self.draws.arrival(self.scenario, m),
+                    Millis::MAX => self.source.draws.arrival(self.scenario, m),
                     at => at,
                 };
-                self.broker.quarantine.push_enqueued(m, at);
+                self.quarantine.push_enqueued(m, at);
             }
         }
         self.measures.totals.quarantine_entries += 1;
-        let depth = self.broker.depth();
+        let depth = self.quarantine.len();
         let max = &mut self.measures.totals.max_dlq_depth;
         *max = (*max).max(depth);
         self.record(

@@ -34,7 +34,7 @@ impl Engine<'_> {
             self.quarantine(m, reason, class);
             return;
         }
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let exhausted = !self.retries(m, class);
         let nak = matches!(finish, Finish::Failed(..))
             && self
@@ -46,8 +46,13 @@ impl Engine<'_> {
                 == Some(OnFailure::Nak);
         if nak {
             let n = self.messages.cycle_receives(m);
-            let previous = self.prev_delays.get_mut(m as usize);
-            let delay = retry_delay(self.scenario.delivery.retry, n, previous, &mut self.rng);
+            let previous = self.consumer.prev_delays.get_mut(m as usize);
+            let delay = retry_delay(
+                self.scenario.delivery.retry,
+                n,
+                previous,
+                &mut self.core.rng,
+            );
             let due = now.saturating_add(delay);
             if exhausted && delay == 0 {
                 self.quarantine(m, reason, class);
@@ -111,22 +116,27 @@ impl Engine<'_> {
             _ => true,
         };
         if state == State::Ready && leaves {
-            self.ready.withdraw(m);
+            self.consumer.ready.withdraw(m);
         }
         let Finish::Failed(reason, class) = finish else {
             self.end_delivery(m, finish, false, start);
             return;
         };
-        self.clock.last_delivery = Some(self.clock.now);
+        self.core.clock.last_delivery = Some(self.core.clock.now);
         self.messages.set_failure(m, reason, class);
         self.record(Some(m), Detail::Failed { reason, class });
         if self.routed(class) {
             self.quarantine(m, reason, class);
         } else {
-            let now = self.clock.now;
+            let now = self.core.clock.now;
             let n = self.messages.cycle_receives(m);
-            let previous = self.prev_delays.get_mut(m as usize);
-            let delay = retry_delay(self.scenario.delivery.retry, n, previous, &mut self.rng);
+            let previous = self.consumer.prev_delays.get_mut(m as usize);
+            let delay = retry_delay(
+                self.scenario.delivery.retry,
+                n,
+                previous,
+                &mut self.core.rng,
+            );
             let due = now.saturating_add(delay);
             if leaves && delay == 0 {
                 self.quarantine(m, reason, class);

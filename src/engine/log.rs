@@ -326,31 +326,31 @@ impl LogState {
 
 impl Engine<'_> {
     fn log_mut(&mut self) -> &mut LogState {
-        self.log.as_deref_mut().expect("a log run")
+        self.source.log.as_deref_mut().expect("a log run")
     }
 
     /// Drops the scheduled entries at the front that a restart cancelled:
     /// they are not events (decision 27.26).
     pub(super) fn drop_cancelled(&mut self) {
         loop {
-            let Some((at, sequence, due)) = self.broker.queue.peek_scheduled() else {
+            let Some((at, sequence, due)) = self.core.schedule.peek_scheduled() else {
                 return;
             };
-            if self.broker.queue.arrival_due().is_some_and(|a| a <= at) {
+            if self.core.schedule.arrival_due().is_some_and(|a| a <= at) {
                 return;
             }
             let m = match due {
                 Due::Ready { message, .. } | Due::End { message, .. } => message,
-                Due::EndOf { slot } => self.deliveries.message_of(slot),
+                Due::EndOf { slot } => self.consumer.deliveries.message_of(slot),
                 Due::Visible { .. } => return,
             };
-            let log = self.log.as_deref().expect("a log run");
+            let log = self.source.log.as_deref().expect("a log run");
             if !log.cancelled(m, sequence) {
                 return;
             }
-            self.broker.queue.pop_scheduled();
+            self.core.schedule.pop_scheduled();
             if let Due::EndOf { slot } = due {
-                self.deliveries.abandon(slot);
+                self.consumer.deliveries.abandon(slot);
             }
         }
     }
@@ -358,7 +358,7 @@ impl Engine<'_> {
     /// The partition of `m`'s current key (or the one its file names).
     #[inline]
     fn partition_for(&mut self, m: MessageIndex) -> u32 {
-        let log = self.log.as_deref().expect("a log run");
+        let log = self.source.log.as_deref().expect("a log run");
         if log.parts.len() == 1 {
             return 0;
         }
@@ -427,7 +427,8 @@ impl Engine<'_> {
     /// full path takes it.
     #[inline(always)]
     pub(super) fn log_one_write(&mut self, m: MessageIndex) -> bool {
-        if !self.draws.faults(self.scenario, m).is_empty() || self.outages.contains(self.clock.now)
+        if !self.source.draws.faults(self.scenario, m).is_empty()
+            || self.downstream.outages.contains(self.core.clock.now)
         {
             return false;
         }
@@ -473,14 +474,14 @@ impl Engine<'_> {
     /// instant, as an event of its own (partitions interleave by event
     /// order).
     fn kick(&mut self, p: usize) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let part = &mut self.log_mut().parts[p];
         if part.down || part.busy || part.kicked || part.position >= part.end() {
             return;
         }
         part.kicked = true;
         let m = part.message_at(part.position);
-        self.broker.queue.put_back(now, now, m);
+        self.core.schedule.put_back(now, now, m);
     }
 
     /// Partition `p` starts the record at its position: a fresh attempt
@@ -522,7 +523,7 @@ impl Engine<'_> {
         }
         if self.messages.cycle_receives(m) > 0 {
             self.messages.update(m, |s| s.cycle_receives = 0);
-            if let Some(previous) = self.prev_delays.get_mut(m as usize) {
+            if let Some(previous) = self.consumer.prev_delays.get_mut(m as usize) {
                 *previous = 0;
             }
         }
@@ -535,7 +536,7 @@ impl Engine<'_> {
         match state {
             State::Acked => totals.acked -= 1,
             State::Quarantined => {
-                self.broker.quarantine.remove(m);
+                self.quarantine.remove(m);
             }
             State::Expired => totals.expired -= 1,
             State::Purged => totals.purged -= 1,
@@ -591,7 +592,7 @@ impl Engine<'_> {
     /// An effect commits: its sink writes, visible at once, or (exactly
     /// once) part of the open transaction.
     pub(super) fn log_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> bool {
-        let Some(log) = self.log.as_deref_mut() else {
+        let Some(log) = self.source.log.as_deref_mut() else {
             return false;
         };
         let Some(t) = &mut log.transaction else {
@@ -604,7 +605,7 @@ impl Engine<'_> {
 
     /// Exactly-once: the writes of done records become visible.
     fn commit_writes(&mut self, all: bool) {
-        let log = self.log.as_deref_mut().expect("a log run");
+        let log = self.source.log.as_deref_mut().expect("a log run");
         let Some(t) = &mut log.transaction else {
             return;
         };
@@ -618,7 +619,7 @@ impl Engine<'_> {
             log.visible += 1;
             let n = &mut log.visible_per_intent[intent as usize];
             *n = n.saturating_add(1);
-            self.sinks.effect(key, intent);
+            self.downstream.sinks.effect(key, intent);
         }
     }
 
@@ -626,7 +627,7 @@ impl Engine<'_> {
     /// positions now are those of every instant up to `t`.
     #[inline]
     pub(super) fn log_instants_before(&mut self, t: Millis) {
-        let log = self.log.as_deref().expect("a log run");
+        let log = self.source.log.as_deref().expect("a log run");
         let checkpoint_due = log.interval.is_some() && log.next_checkpoint < t;
         let position_wanted = log
             .wanted
@@ -641,7 +642,7 @@ impl Engine<'_> {
     /// checkpoint or a position for a stale resume is due before `t`.
     #[inline(never)]
     fn log_instants_taken(&mut self, t: Millis) {
-        let log = self.log.as_deref_mut().expect("a log run");
+        let log = self.source.log.as_deref_mut().expect("a log run");
         if let Some(interval) = log.interval
             && log.next_checkpoint < t
         {
@@ -658,7 +659,7 @@ impl Engine<'_> {
             }
             self.commit_writes(false);
         }
-        let log = self.log.as_deref_mut().expect("a log run");
+        let log = self.source.log.as_deref_mut().expect("a log run");
         while let Some(&(instant, r)) = log.wanted.get(log.next_wanted) {
             if instant >= t {
                 break;
@@ -671,8 +672,8 @@ impl Engine<'_> {
     /// The next restart or resume, due now (after the instant's other
     /// events).
     pub(super) fn log_event(&mut self) {
-        let now = self.clock.now;
-        self.clock.last_event = Some(now);
+        let now = self.core.clock.now;
+        self.core.clock.last_event = Some(now);
         let scenario = self.scenario;
         let log_spec = scenario.log.as_ref().expect("a log run");
         let log = self.log_mut();
@@ -703,10 +704,10 @@ impl Engine<'_> {
     /// Restart `r` now (section 23's steps 1 and 2, decisions 26.1-26.3
     /// and 27.9-27.11).
     fn restart(&mut self, r: usize, restart: &crate::model::Restart) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         // A checkpoint at this instant comes first (decision 26.2).
         self.log_instants_before(now.saturating_add(1));
-        let valid_from = self.broker.queue.next_sequence();
+        let valid_from = self.core.schedule.next_sequence();
         let log = self.log_mut();
         let mut aborted = 0;
         if let Some(t) = &mut log.transaction {
@@ -806,7 +807,7 @@ impl Engine<'_> {
         }
         log.valid_from.insert(m, valid_from);
         if self.messages.state(m) == State::InFlight {
-            self.in_flight -= 1;
+            self.consumer.in_flight -= 1;
         }
         if busy {
             self.messages.update(m, |s| s.cycle_receives = 0);
@@ -818,7 +819,7 @@ impl Engine<'_> {
     /// The source cycle drained: its drain time is its last delivery's
     /// end (decision 27.26).
     pub(super) fn log_drained(&mut self) {
-        let last = self.clock.last_delivery.unwrap_or(0);
+        let last = self.core.clock.last_delivery.unwrap_or(0);
         let log = self.log_mut();
         log.drain_time.get_or_insert(last);
     }
@@ -832,8 +833,8 @@ impl Engine<'_> {
     }
 
     pub(super) fn log_outcome(&mut self) -> Option<LogOutcome> {
-        let last_delivery = self.clock.last_delivery.unwrap_or(0);
-        let log = self.log.as_deref_mut()?;
+        let last_delivery = self.core.clock.last_delivery.unwrap_or(0);
+        let log = self.source.log.as_deref_mut()?;
         Some(LogOutcome {
             partitions: log.parts.iter().map(|p| (p.end(), p.committed)).collect(),
             restarts: std::mem::take(&mut log.restart_records),

@@ -26,7 +26,6 @@ mod ack_pending;
 mod alarms;
 mod arrivals;
 mod backoff;
-mod broker;
 mod calls;
 mod census;
 mod clock;
@@ -88,13 +87,15 @@ pub use write::{
 };
 
 use crate::model::{IntentIndex, MessageIndex, Millis, Scenario, State, StoppedBy};
-use broker::Broker;
 use calls::Calls;
 use census::CensusTaker;
 use clock::Clock;
+use consumer::Consumer;
+use dedup::DedupStore;
 use intents::IntentSet;
 use operator::Operator;
-use ready::ReadySet;
+use quarantine::Quarantine;
+use queue::SourceQueue;
 use recorder::Recording;
 
 /// The run's measures as they accumulate.
@@ -123,67 +124,64 @@ impl Measures {
     }
 }
 
+/// The queue world: a core that owns time, order and randomness, and the
+/// parts that own their state (docs/architecture.md, "The queue world").
 #[derive(Clone)]
 struct Engine<'s> {
     scenario: &'s Scenario,
-    clock: Clock,
+    core: Core,
     messages: Messages,
-    broker: Broker,
-    /// Ready messages not yet taken, and which may be taken.
-    ready: ReadySet,
-    /// nats-jetstream's MaxAckPending, when it can bind: messages held in
-    /// the stream while as many are pending.
-    ack_pending: Option<ack_pending::AckPending>,
-    /// Unlimited workers and no ordering: a ready message is taken at
-    /// once, and the ready set is never used.
-    direct: bool,
-    /// Whether a first delivery without faults outside an outage can be
-    /// settled in one write ([`Engine::one_write_settle`]): deliveries
-    /// are direct and untracked, no call can be refused, no sink keeps
-    /// rows, and no census, transcript, ledger or watch reads the steps in
-    /// between.
-    one_write: bool,
-    /// Whether a write delivery that acks is settled at its start
-    /// ([`Engine::settle_write`]); only [`run`] turns it on.
-    settles_writes: bool,
-    /// The ends of settled deliveries still in flight.
-    settled: settled::SettledEnds,
-    /// Workers delivering now; `None`: unlimited.
-    busy_workers: u64,
-    /// Deliveries in flight (with a service time).
-    in_flight: u64,
-    service_time: Millis,
-    calls: Calls,
-    outages: outages::Outages,
-    /// Poisson arrivals and each generated message's mix kind.
-    draws: Draws,
-    /// Per message, time ready but not taken; only with workers,
-    /// ordering or a MaxAckPending that can bind (otherwise nothing ever
-    /// waits).
-    queue_waits: Vec<Millis>,
-    /// Per message, decorrelated jitter's previous delay in its cycle;
-    /// only with decorrelated jitter.
-    prev_delays: Vec<Millis>,
+    /// Where messages come from: the queue's traffic, or the log.
+    source: Source,
+    consumer: Consumer,
+    quarantine: Quarantine,
+    /// The deduplication store.
+    store: DedupStore,
+    /// What a delivery's handler calls: its capacity, outages and sinks.
+    downstream: Downstream,
+    operator: Operator,
+    alarms: alarms::Alarms,
+    measures: Measures,
+    observers: Observers,
+}
+
+/// What every part shares: modeled time, the schedule of what is due,
+/// the one seeded generator, and why the run stopped.
+#[derive(Clone)]
+struct Core {
+    clock: Clock,
+    /// Arrivals, retries, ends of deliveries and visibility timeouts.
+    schedule: SourceQueue,
     /// The jitter's generator, stream 0 of the scenario's seed; drawn in
     /// event order.
     rng: ChaCha8Rng,
-    operator: Operator,
-    measures: Measures,
-    recording: Recording,
-    alarms: alarms::Alarms,
     stopped_by: StoppedBy,
-    /// Whether deliveries are tracked one by one (the file uses sections
-    /// 17-22).
-    tracked: bool,
-    deliveries: tracked::Deliveries,
-    /// The most deliveries in flight at once the run keeps (sections
-    /// 17-22): one per message, and [`tracked::EXTRA_DELIVERIES_IN_FLIGHT`].
-    in_flight_cap: u64,
-    sinks: sinks::Sinks,
+}
+
+/// Where messages come from.
+#[derive(Clone)]
+struct Source {
+    /// Poisson arrivals and each generated message's mix kind.
+    draws: Draws,
     /// `[log]`: the partitions, positions, checkpoints and restarts.
     log: Option<Box<log::LogState>>,
+}
+
+/// What a delivery's handler reaches.
+#[derive(Clone)]
+struct Downstream {
+    calls: Calls,
+    outages: outages::Outages,
+    sinks: sinks::Sinks,
     /// `[write]` and the sinks' calls (section 24).
     writes: Option<write::Writes>,
+}
+
+/// What reads the run as it goes: the recording, and the questions asked
+/// of a time before the end.
+#[derive(Clone)]
+struct Observers {
+    recording: Recording,
     /// The `at` of the scenario's questions not yet passed, earliest last
     /// (see `step::Engine::answer_passed_questions`), and the answers read.
     question_times: Vec<Millis>,
@@ -194,40 +192,31 @@ impl<'s> Engine<'s> {
     fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
         let count = scenario.message_count();
         let draws = traffic::draw(scenario);
-        let flow = &scenario.flow;
-        let waits = flow.workers.is_some() || flow.ordering != crate::model::Ordering::None;
-        let decorrelated = matches!(
-            scenario.delivery.retry,
-            crate::model::Retry::Backoff {
-                jitter: crate::model::Jitter::Decorrelated,
-                ..
-            }
-        );
-        let per_message = |wanted: bool| pages::zeroed(if wanted { count as usize } else { 0 });
-        let ack_pending = ack_pending::AckPending::new(scenario);
         let mut engine = Engine {
             scenario,
-            clock: Clock::default(),
-            messages: Messages::new(count as usize),
-            broker: Broker::new(scenario, draws.offsets.clone()),
-            ready: ReadySet::new(scenario),
-            queue_waits: per_message(waits || ack_pending.is_some()),
-            ack_pending,
-            direct: !waits,
-            one_write: false,
-            settles_writes: false,
-            settled: settled::SettledEnds::default(),
-            busy_workers: 0,
-            in_flight: 0,
-            service_time: match &scenario.log {
-                Some(log) => log.service_time,
-                None => scenario.flow.workers.map_or(0, |w| w.service_time),
+            core: Core {
+                clock: Clock::default(),
+                schedule: SourceQueue::new(scenario, draws.offsets.clone()),
+                rng: ChaCha8Rng::seed_from_u64(scenario.seed),
+                stopped_by: StoppedBy::Drained,
             },
-            calls: Calls::new(scenario),
-            outages: outages::Outages::new(&scenario.outages),
-            draws,
-            prev_delays: per_message(decorrelated),
-            rng: ChaCha8Rng::seed_from_u64(scenario.seed),
+            messages: Messages::new(count as usize),
+            consumer: Consumer::new(scenario),
+            quarantine: Quarantine::default(),
+            store: DedupStore::new(scenario),
+            downstream: Downstream {
+                calls: Calls::new(scenario),
+                outages: outages::Outages::new(&scenario.outages),
+                sinks: sinks::Sinks::new(scenario),
+                writes: write::Writes::new(scenario),
+            },
+            source: Source {
+                draws,
+                log: scenario
+                    .log
+                    .as_ref()
+                    .map(|log| Box::new(log::LogState::new(scenario, log))),
+            },
             operator: Operator {
                 enqueued: match scenario.guarantees.profile.retention_from_enqueue() {
                     true => vec![Millis::MAX; count as usize],
@@ -244,28 +233,18 @@ impl<'s> Engine<'s> {
                 census: None,
                 retries: 0,
             },
-            recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
-            alarms: alarms::Alarms::new(scenario),
-            stopped_by: StoppedBy::Drained,
-            tracked: scenario.guarantees.extended || scenario.write.is_some(),
-            deliveries: tracked::Deliveries::new(scenario),
-            in_flight_cap: scenario
-                .message_count()
-                .saturating_add(tracked::EXTRA_DELIVERIES_IN_FLIGHT),
-            sinks: sinks::Sinks::new(scenario),
-            log: scenario
-                .log
-                .as_ref()
-                .map(|log| Box::new(log::LogState::new(scenario, log))),
-            writes: write::Writes::new(scenario),
-            question_times: {
-                let mut times: Vec<Millis> =
-                    scenario.questions.iter().filter_map(|q| q.at).collect();
-                times.sort_unstable_by(|a, b| b.cmp(a));
-                times.dedup();
-                times
+            observers: Observers {
+                recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
+                question_times: {
+                    let mut times: Vec<Millis> =
+                        scenario.questions.iter().filter_map(|q| q.at).collect();
+                    times.sort_unstable_by(|a, b| b.cmp(a));
+                    times.dedup();
+                    times
+                },
+                answers: vec![None; scenario.questions.len()],
             },
-            answers: vec![None; scenario.questions.len()],
+            alarms: alarms::Alarms::new(scenario),
         };
         // A log's record settles in one write too, unless a transaction
         // holds its sink writes (exactly-once) or a service time keeps its
@@ -273,38 +252,41 @@ impl<'s> Engine<'s> {
         let log_allows = scenario.log.as_ref().is_none_or(|l| {
             l.guarantee != crate::model::Guarantee::ExactlyOnce && l.service_time == 0
         });
-        engine.one_write = engine.direct
+        engine.consumer.one_write = engine.consumer.direct
             && log_allows
-            && engine.ack_pending.is_none()
-            && !engine.tracked
-            && !engine.calls.limited()
-            && !engine.sinks.keeps_rows()
-            && engine.recording.quiet();
+            && engine.consumer.ack_pending.is_none()
+            && !engine.consumer.tracked
+            && !engine.downstream.calls.limited()
+            && !engine.downstream.sinks.keeps_rows()
+            && engine.observers.recording.quiet();
         engine
     }
 
     /// Takes the census from now on (which reads every state change).
     fn take_census(&mut self, census: CensusTaker) {
         self.measures.census = Some(census);
-        self.one_write = false;
+        self.consumer.one_write = false;
     }
 
     /// Message `m` becomes ready now. Without workers or ordering it is
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
-        if let Some(window) = &mut self.ack_pending
-            && !window.admit(m, self.clock.now)
+        if let Some(window) = &mut self.consumer.ack_pending
+            && !window.admit(m, self.core.clock.now)
         {
             return self.held(m);
         }
-        if self.log.is_some() {
-            if self.one_write && sequence < self.scenario.message_count() && self.log_one_write(m) {
+        if self.source.log.is_some() {
+            if self.consumer.one_write
+                && sequence < self.scenario.message_count()
+                && self.log_one_write(m)
+            {
                 return;
             }
             return self.log_ready(m, sequence);
         }
-        if self.one_write && self.one_write_settle(m).is_some() {
+        if self.consumer.one_write && self.one_write_settle(m).is_some() {
             return;
         }
         self.becomes_ready_in_full(m, sequence);
@@ -314,14 +296,14 @@ impl<'s> Engine<'s> {
     #[inline(always)]
     fn becomes_ready_in_full(&mut self, m: MessageIndex, sequence: u64) {
         self.set_state(m, State::Ready);
-        if self.direct {
+        if self.consumer.direct {
             self.start_delivery(m);
         } else {
-            if self.ready.requeues_in_place() && self.messages.cycle_receives(m) > 0 {
+            if self.consumer.ready.requeues_in_place() && self.messages.cycle_receives(m) > 0 {
                 // A delayed retry returns to its original position.
-                self.ready.add_original(m, self.clock.now);
+                self.consumer.ready.add_original(m, self.core.clock.now);
             } else {
-                self.ready.add(m, self.clock.now, sequence);
+                self.consumer.ready.add(m, self.core.clock.now, sequence);
             }
             self.state_changed(m);
         }
@@ -332,7 +314,7 @@ impl<'s> Engine<'s> {
     #[cold]
     fn held(&mut self, m: MessageIndex) {
         self.set_state(m, State::Ready);
-        self.ready.depth += 1;
+        self.consumer.ready.depth += 1;
         self.state_changed(m);
     }
 
@@ -341,17 +323,17 @@ impl<'s> Engine<'s> {
     /// publish order.
     #[cold]
     fn release_slots(&mut self, m: MessageIndex) {
-        let now = self.clock.now;
-        let Some(window) = &mut self.ack_pending else {
+        let now = self.core.clock.now;
+        let Some(window) = &mut self.consumer.ack_pending else {
             return;
         };
         window.leave(m);
         while let Some((next, since)) = window.take_held() {
-            self.ready.depth -= 1;
-            if let Some(total) = self.queue_waits.get_mut(next as usize) {
+            self.consumer.ready.depth -= 1;
+            if let Some(total) = self.consumer.queue_waits.get_mut(next as usize) {
                 *total = total.saturating_add(now - since);
             }
-            self.broker.queue.put_back(now, now, next);
+            self.core.schedule.put_back(now, now, next);
         }
     }
 
@@ -359,21 +341,21 @@ impl<'s> Engine<'s> {
     /// message that became ready first.
     #[inline]
     fn take_ready(&mut self) {
-        if self.direct {
+        if self.consumer.direct {
             // Nothing ever waits in the ready set.
             return;
         }
         let limit = self.scenario.flow.workers.map(|w| w.count);
-        while limit.is_none_or(|count| self.busy_workers < count) {
-            let Some((m, ready_at)) = self.ready.take() else {
+        while limit.is_none_or(|count| self.consumer.busy_workers < count) {
+            let Some((m, ready_at)) = self.consumer.ready.take() else {
                 break;
             };
-            let wait = self.clock.now.saturating_sub(ready_at);
-            if let Some(total) = self.queue_waits.get_mut(m as usize) {
+            let wait = self.core.clock.now.saturating_sub(ready_at);
+            if let Some(total) = self.consumer.queue_waits.get_mut(m as usize) {
                 *total = total.saturating_add(wait);
             }
             if limit.is_some() {
-                self.busy_workers += 1;
+                self.consumer.busy_workers += 1;
             }
             self.start_delivery(m);
         }
@@ -395,30 +377,32 @@ impl<'s> Engine<'s> {
     /// Records a transition now.
     #[inline]
     fn record(&mut self, message: Option<MessageIndex>, detail: Detail) {
-        self.recording
-            .transition(self.clock.now, message, detail, &self.messages);
+        self.observers
+            .recording
+            .transition(self.core.clock.now, message, detail, &self.messages);
     }
 
     /// Records message `m`'s state after an event changed it.
     #[inline]
     fn state_changed(&mut self, m: MessageIndex) {
-        self.recording
-            .state_change(self.clock.now, m, &self.messages);
+        self.observers
+            .recording
+            .state_change(self.core.clock.now, m, &self.messages);
     }
 
     /// The run's last instant is over: its measures, and the alarms up to
     /// the end. Returns the end.
     fn close(&mut self) -> Millis {
         self.observe_instant();
-        let mut end = self.clock.end();
+        let mut end = self.core.clock.end();
         // An outbox run ends when no relay call is pending (decision 26.14).
-        if let Some(relay) = self.writes.as_ref().and_then(|w| w.relay_end())
-            && self.stopped_by == StoppedBy::Drained
+        if let Some(relay) = self.downstream.writes.as_ref().and_then(|w| w.relay_end())
+            && self.core.stopped_by == StoppedBy::Drained
         {
             end = end.max(relay);
         }
         self.observe_alarms(end);
-        if self.log.is_some() {
+        if self.source.log.is_some() {
             self.log_close(end);
         }
         end
@@ -428,11 +412,11 @@ impl<'s> Engine<'s> {
     /// acked, quarantined or dropped.
     #[inline(always)]
     fn leaves(&mut self, m: MessageIndex) {
-        self.ready.leave(m);
-        if self.ack_pending.is_some() {
+        self.consumer.ready.leave(m);
+        if self.consumer.ack_pending.is_some() {
             self.release_slots(m);
         }
-        if self.log.is_some() {
+        if self.source.log.is_some() {
             self.record_done(m);
         }
     }
@@ -440,20 +424,20 @@ impl<'s> Engine<'s> {
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
         let end = self.close();
         let mut totals = self.measures.totals;
-        if !self.tracked && totals.deliveries > 0 {
+        if !self.consumer.tracked && totals.deliveries > 0 {
             // Without a visibility timeout a message has one delivery in
             // flight at a time.
             totals.concurrent_deliveries = 1;
         }
-        totals.quarantined = self.broker.depth();
-        totals.final_dlq_depth = self.broker.depth();
+        totals.quarantined = self.quarantine.len();
+        totals.final_dlq_depth = self.quarantine.len();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
         let log = self.log_outcome();
         if let Some(log) = &log {
             totals.drain_time = log.drain_time;
         }
-        debug_assert_eq!(self.broker.queue.arrived(), self.messages.arrived());
+        debug_assert_eq!(self.core.schedule.arrived(), self.messages.arrived());
         debug_assert_eq!(
             totals.acked,
             (0..self.messages.len() as MessageIndex)
@@ -470,49 +454,60 @@ impl<'s> Engine<'s> {
                 }
             })
         );
-        outcome::flow_measures(self.scenario, &mut totals, &self.messages, &self.draws);
-        totals.max_queue_wait = self.queue_waits.iter().copied().max().unwrap_or(0);
-        totals.stopped_by = self.stopped_by as u64;
-        let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.draws);
-        let calls = self.calls.finish(&mut totals);
-        let (sinks, sink_lags) = match &mut self.writes {
+        outcome::flow_measures(
+            self.scenario,
+            &mut totals,
+            &self.messages,
+            &self.source.draws,
+        );
+        totals.max_queue_wait = self.consumer.queue_waits.iter().copied().max().unwrap_or(0);
+        totals.stopped_by = self.core.stopped_by as u64;
+        let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.source.draws);
+        let calls = self.downstream.calls.finish(&mut totals);
+        let (sinks, sink_lags) = match &mut self.downstream.writes {
             Some(writes) => writes.finish(self.scenario, &self.messages, end, &mut totals),
             None => {
-                let visible = self.log.as_deref().and_then(|l| l.visible());
-                let sinks = self
-                    .sinks
-                    .finish(self.scenario, &totals, &self.messages, visible);
+                let visible = self.source.log.as_deref().and_then(|l| l.visible());
+                let sinks =
+                    self.downstream
+                        .sinks
+                        .finish(self.scenario, &totals, &self.messages, visible);
                 let signed = |v: [u64; 4]| v.map(|n| n.min(i64::MAX as u64) as i64);
                 (sinks.into_iter().map(signed).collect(), Vec::new())
             }
         };
-        let write_notes = self.writes.as_mut().map_or(Vec::new(), |w| w.take_notes());
+        let write_notes = self
+            .downstream
+            .writes
+            .as_mut()
+            .map_or(Vec::new(), |w| w.take_notes());
         let (write_traces, lock_spans) = self
+            .downstream
             .writes
             .as_mut()
             .map_or((Vec::new(), Vec::new()), |w| w.take_traces());
         let census = self
             .measures
             .census
-            .map(|c| c.finish(self.clock.now.max(end)));
+            .map(|c| c.finish(self.core.clock.now.max(end)));
         Outcome {
             totals,
             messages: self.messages,
-            transitions: self.recording.transitions,
-            ledger: self.recording.ledger,
-            state_changes: self.recording.state_changes,
-            transitions_dropped: self.recording.dropped,
-            history_complete: self.recording.history_complete,
-            events_seen: self.recording.watches.finish(),
-            recorder: self.recording.recorder,
+            transitions: self.observers.recording.transitions,
+            ledger: self.observers.recording.ledger,
+            state_changes: self.observers.recording.state_changes,
+            transitions_dropped: self.observers.recording.dropped,
+            history_complete: self.observers.recording.history_complete,
+            events_seen: self.observers.recording.watches.finish(),
+            recorder: self.observers.recording.recorder,
             drains: self.operator.drains,
             as_of: as_of.unwrap_or(end),
             finished: as_of.is_none(),
             census,
-            draws: self.draws,
-            queue_waits: self.queue_waits,
+            draws: self.source.draws,
+            queue_waits: self.consumer.queue_waits,
             retries: self.measures.retries,
-            arrived: self.broker.queue.arrived(),
+            arrived: self.core.schedule.arrived(),
             alarms: self.alarms.records,
             calls,
             kind_counts,
@@ -523,7 +518,7 @@ impl<'s> Engine<'s> {
             lock_spans,
             canaries: self.operator.canary_records,
             log,
-            answers: self.answers,
+            answers: self.observers.answers,
         }
     }
 }

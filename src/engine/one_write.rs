@@ -27,10 +27,10 @@ impl Engine<'_> {
     /// full path takes it.
     #[inline(always)]
     pub(super) fn one_write_settle(&mut self, m: MessageIndex) -> Option<Settled> {
-        if !self.draws.faults(self.scenario, m).is_empty() {
+        if !self.source.draws.faults(self.scenario, m).is_empty() {
             return None;
         }
-        if self.outages.contains(self.clock.now) {
+        if self.downstream.outages.contains(self.core.clock.now) {
             self.outage_failure_delivery(m);
             return Some(Settled::Failed);
         }
@@ -51,18 +51,18 @@ impl Engine<'_> {
     /// then.
     #[inline(always)]
     pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let (intent, key) = self.first_delivery_key(m);
-        if self.broker.dedup.live(key, now).is_some() || !self.messages.ack_first_delivery(m, now) {
+        if self.store.live(key, now).is_some() || !self.messages.ack_first_delivery(m, now) {
             return false;
         }
-        self.broker.dedup.store(key, now);
+        self.store.store(key, now);
         self.measures.count_effect(intent);
         let totals = &mut self.measures.totals;
         totals.deliveries += 1;
-        self.calls.offer(now, false, totals);
+        self.downstream.calls.offer(now, false, totals);
         totals.acked += 1;
-        self.clock.last_delivery = Some(now);
+        self.core.clock.last_delivery = Some(now);
         true
     }
 
@@ -81,7 +81,7 @@ impl Engine<'_> {
     /// Whether the run takes runs of arrivals through
     /// [`one_write_arrivals`](Self::one_write_arrivals).
     pub(super) fn takes_runs_of_arrivals(&self) -> bool {
-        (self.one_write || self.settles_writes) && self.scenario.alarms.is_empty()
+        (self.consumer.one_write || self.consumer.settles_writes) && self.scenario.alarms.is_empty()
     }
 
     /// A delivery of a message without faults during an outage, in a run
@@ -92,15 +92,16 @@ impl Engine<'_> {
     /// [`after_failure`](Self::after_failure).
     #[inline(always)]
     fn outage_failure_delivery(&mut self, m: MessageIndex) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         // Ready, then in flight for no time: `after_failure` sets the state
         // that follows (waiting, quarantined or dropped).
         self.measures.totals.deliveries += 1;
         let (_, cycle_receives, _) = self.messages.receive(m);
         let retry = cycle_receives > 1;
-        self.calls
+        self.downstream
+            .calls
             .offer_during_outage(now, retry, &mut self.measures.totals);
-        self.clock.last_delivery = Some(now);
+        self.core.clock.last_delivery = Some(now);
         let (reason, class) = (REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient);
         self.messages.set_failure(m, reason, class);
         self.after_failure(m, reason, class, now);
@@ -126,51 +127,51 @@ impl Engine<'_> {
         }
         let limits = &self.scenario.limits;
         let mut until = self
-            .broker
-            .queue
+            .core
+            .schedule
             .scheduled_at()
             .map_or(limits.max_time, |at| at.min(limits.max_time));
         // A question's time is answered between its instant and the next
         // (`Engine::answer_passed_questions`): a run of arrivals ends there.
-        if let Some(&at) = self.question_times.last() {
+        if let Some(&at) = self.observers.question_times.last() {
             until = until.min(at);
         }
         // A log's restart or resume comes after the arrivals of its
         // instant, before any later one.
-        if let Some(log) = &self.log
+        if let Some(log) = &self.source.log
             && let Some(at) = log.next_event(self.scenario)
         {
             until = until.min(at);
         }
         // Read at each arrival: a write's calls and a settled end count as
         // events too.
-        while self.clock.events_left(limits) > 0
-            && let Some((t, m, sequence)) = self.broker.queue.take_arrival_until(until)
+        while self.core.clock.events_left(limits) > 0
+            && let Some((t, m, sequence)) = self.core.schedule.take_arrival_until(until)
         {
-            if t > self.clock.now {
+            if t > self.core.clock.now {
                 self.observe_instant();
-                if self.log.is_some() {
+                if self.source.log.is_some() {
                     self.log_instants_before(t.min(limits.max_time.saturating_add(1)));
                 }
             }
-            self.clock.advance_within(t);
+            self.core.clock.advance_within(t);
             self.alarms.instant_has_events = true;
-            if self.settles_writes {
+            if self.consumer.settles_writes {
                 if self.settle_plain_write(m) {
                     continue;
                 }
                 // The full path; a delivery it did not settle may have
                 // scheduled something, which ends the run of arrivals.
-                let scheduled = self.broker.queue.next_sequence();
+                let scheduled = self.core.schedule.next_sequence();
                 self.becomes_ready(m, sequence);
-                if self.broker.queue.next_sequence() != scheduled {
+                if self.core.schedule.next_sequence() != scheduled {
                     return;
                 }
                 continue;
             }
-            if self.log.is_some() {
+            if self.source.log.is_some() {
                 // A log's arrival: an event of the queue's schedule.
-                self.clock.last_event = Some(t);
+                self.core.clock.last_event = Some(t);
                 if !self.log_one_write(m) {
                     return self.log_ready(m, sequence);
                 }
@@ -210,24 +211,24 @@ mod tests {
         )
         .unwrap();
         let mut engine = Engine::new(&scenario, Recorder::Off);
-        assert!(engine.one_write);
+        assert!(engine.consumer.one_write);
         assert_eq!(engine.step(), Ok(true));
-        assert_eq!(engine.broker.queue.arrived(), 1);
+        assert_eq!(engine.core.schedule.arrived(), 1);
         // f fails and ends the run of arrivals before g: its retry is due
         // at 2s.
         engine.one_write_arrivals();
-        assert_eq!(engine.broker.queue.arrived(), 2);
-        assert_eq!(engine.clock.now, 1_000);
+        assert_eq!(engine.core.schedule.arrived(), 2);
+        assert_eq!(engine.core.clock.now, 1_000);
         assert_eq!(engine.measures.retries, 1);
         // g at 1s, then b and c at 2s, before the retry due at 2s.
         assert_eq!(engine.step(), Ok(true));
         engine.one_write_arrivals();
-        assert_eq!(engine.broker.queue.arrived(), 5);
-        assert_eq!(engine.clock.now, 2_000);
+        assert_eq!(engine.core.schedule.arrived(), 5);
+        assert_eq!(engine.core.clock.now, 2_000);
         assert_eq!(engine.measures.totals.acked, 4);
         let f = scenario.find_message("f").unwrap();
         assert!(matches!(
-            engine.broker.queue.take(2_000),
+            engine.core.schedule.take(2_000),
             Some(Due::Ready { message, .. }) if message == f
         ));
     }
@@ -250,12 +251,12 @@ mod tests {
         assert_eq!(engine.step(), Ok(true));
         engine.one_write_arrivals();
         // b failed at 5ms; c waits for b's retry at 10ms.
-        assert_eq!(engine.broker.queue.arrived(), 2);
-        assert_eq!(engine.clock.now, 5);
+        assert_eq!(engine.core.schedule.arrived(), 2);
+        assert_eq!(engine.core.clock.now, 5);
         assert_eq!(engine.measures.retries, 1);
         let b = scenario.find_message("b").unwrap();
         assert!(matches!(
-            engine.broker.queue.take(10),
+            engine.core.schedule.take(10),
             Some(Due::Ready { message, .. }) if message == b
         ));
     }
@@ -276,7 +277,7 @@ mod tests {
              [[message]]\nid = \"d\"\nat = \"10s\"\n",
         )
         .unwrap();
-        assert!(Engine::new(&scenario, Recorder::Off).one_write);
+        assert!(Engine::new(&scenario, Recorder::Off).consumer.one_write);
         let off = unrecorded_as_recorded(&scenario);
         assert_eq!(off.totals.dedup_hits, 1);
         assert_eq!(off.totals.effects, 3);

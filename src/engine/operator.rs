@@ -70,9 +70,9 @@ impl Engine<'_> {
         if operator.inspection_due.is_some() || operator.drains.len() > operator.next_step {
             return;
         }
-        let drained = self.clock.quiet_since();
+        let drained = self.core.clock.quiet_since();
         operator.drains.push(drained);
-        if self.log.is_some() {
+        if self.source.log.is_some() {
             self.log_drained();
         }
         let operator = &mut self.operator;
@@ -83,11 +83,11 @@ impl Engine<'_> {
 
     /// An operator inspection.
     pub(super) fn inspect(&mut self) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let step_index = self.operator.next_step;
         self.operator.next_step += 1;
         self.operator.inspection_due = None;
-        self.clock.last_inspection = Some(now);
+        self.core.clock.last_inspection = Some(now);
         let step = &self.scenario.operators[step_index];
         if let Some(census) = &mut self.measures.census {
             census.mark(now, &format!("operator step {} inspects", step_index + 1));
@@ -96,7 +96,7 @@ impl Engine<'_> {
             None,
             Detail::Inspected {
                 step: step_index as u32 + 1,
-                depth: self.broker.depth(),
+                depth: self.quarantine.len(),
             },
         );
 
@@ -113,7 +113,7 @@ impl Engine<'_> {
         let targets = match &step.action {
             Action::Hold => return,
             Action::Purge => {
-                for m in self.broker.quarantine.take_all() {
+                for m in self.quarantine.take_all() {
                     self.set_state(m, State::Purged);
                     self.measures.totals.purged += 1;
                     self.record(Some(m), Detail::Purged);
@@ -123,13 +123,13 @@ impl Engine<'_> {
             }
             Action::RedriveAll if step.canary.is_none() => {
                 // Everything leaves at once, without a lookup per message.
-                let all = self.broker.quarantine.take_all();
+                let all = self.quarantine.take_all();
                 let rate = self.redrive_rate(step.redrive_rate);
                 return self.redrive_in_order(&all, step.identity, rate);
             }
-            Action::RedriveAll => self.broker.quarantine.in_order(),
+            Action::RedriveAll => self.quarantine.in_order(),
             Action::Redrive(only) => {
-                let quarantine = &mut self.broker.quarantine;
+                let quarantine = &mut self.quarantine;
                 let mut targets: Vec<MessageIndex> = only
                     .iter()
                     .copied()
@@ -148,7 +148,7 @@ impl Engine<'_> {
                 // canaries decide.
                 let (canaries, rest) = targets.split_at(n);
                 self.operator.canary = Some(Canary {
-                    inspected_at: self.clock.now,
+                    inspected_at: self.core.clock.now,
                     members: canaries.iter().copied().take(CANARIES_LISTED).collect(),
                     waiting: canaries.iter().copied().collect(),
                     canaries: n as u64,
@@ -186,7 +186,7 @@ impl Engine<'_> {
     /// ([`redrive_in_order`](Self::redrive_in_order)).
     fn redrive_all(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
         for &m in ms {
-            self.broker.quarantine.remove(m);
+            self.quarantine.remove(m);
         }
         self.redrive_in_order(ms, identity, rate);
     }
@@ -194,7 +194,7 @@ impl Engine<'_> {
     /// Redrives `ms` (which have left quarantine) now, in order; with a
     /// rate the k-th becomes ready at now + floor(k * 1000 / rate).
     fn redrive_in_order(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         for (k, &m) in ms.iter().enumerate() {
             let at = match rate {
                 Some(r) => now.saturating_add((k as u64).saturating_mul(1000) / r),
@@ -231,7 +231,7 @@ impl Engine<'_> {
             .collect();
         self.operator.canary_records.push(CanaryRecord {
             inspected_at: c.inspected_at,
-            decided_at: self.clock.now,
+            decided_at: self.core.clock.now,
             passed: c.acked == c.canaries,
             canaries: c.canaries,
             listed,
@@ -255,9 +255,9 @@ impl Engine<'_> {
         let Some(retention) = self.scenario.quarantine_retention else {
             return;
         };
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         if self.operator.enqueued.is_empty() {
-            while let Some(m) = self.broker.quarantine.first() {
+            while let Some(m) = self.quarantine.first() {
                 let age = self.messages.get(m).quarantine_age(now).unwrap_or(0);
                 if age < retention {
                     break;
@@ -270,13 +270,13 @@ impl Engine<'_> {
         let Some(cutoff) = now.checked_sub(retention) else {
             return;
         };
-        for (m, enqueued) in self.broker.quarantine.enqueued_by(cutoff) {
+        for (m, enqueued) in self.quarantine.enqueued_by(cutoff) {
             self.expire_one(m, now - enqueued);
         }
     }
 
     fn expire_one(&mut self, m: MessageIndex, age: Millis) {
-        self.broker.quarantine.remove(m);
+        self.quarantine.remove(m);
         self.set_state(m, State::Expired);
         self.measures.totals.expired += 1;
         self.record(Some(m), Detail::Expired { age });
@@ -302,13 +302,13 @@ impl Engine<'_> {
         if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {
             *enqueued = at;
         }
-        let now = self.clock.now;
-        if self.log.is_some() {
+        let now = self.core.clock.now;
+        if self.source.log.is_some() {
             // Appended again at the inspection (decision 26.12).
             self.set_state(m, State::Ready);
             self.append(m);
             return;
         }
-        self.broker.queue.put_back(now, at, m);
+        self.core.schedule.put_back(now, at, m);
     }
 }

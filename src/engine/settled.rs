@@ -123,12 +123,12 @@ impl Engine<'_> {
             && g.dedup_mode == DedupMode::Result
             && s.log.is_none()
             && s.alarms.is_empty()
-            && self.direct
-            && self.ack_pending.is_none()
-            && !self.calls.limited()
+            && self.consumer.direct
+            && self.consumer.ack_pending.is_none()
+            && !self.downstream.calls.limited()
             && self.measures.census.is_none()
-            && self.recording.quiet()
-            && self.question_times.is_empty()
+            && self.observers.recording.quiet()
+            && self.observers.question_times.is_empty()
     }
 
     /// A tracked delivery of `m` that started now and ends at `end`,
@@ -144,7 +144,7 @@ impl Engine<'_> {
         end: Millis,
         quiet_until_end: bool,
     ) -> bool {
-        if !self.settles_writes
+        if !self.consumer.settles_writes
             || finish != Finish::Acked
             || !quiet_until_end
             || self.operator.canary.is_some()
@@ -163,9 +163,9 @@ impl Engine<'_> {
     /// until it has happened.
     #[inline(always)]
     fn settled_at(&mut self, m: MessageIndex, end: Millis) {
-        self.clock.add_events(1);
-        self.settled.push(self.clock.now, end);
-        self.clock.settled_end(end);
+        self.core.clock.add_events(1);
+        self.consumer.settled_ends.push(self.core.clock.now, end);
+        self.core.clock.settled_end(end);
         self.measures.totals.acked += 1;
         self.leaves(m);
     }
@@ -185,22 +185,22 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
         let scenario = self.scenario;
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let (intent, key) = self.first_delivery_key(m);
         if self.operator.canary.is_some()
-            || !self.draws.faults(scenario, m).is_empty()
-            || self.outages.contains(now)
-            || self.broker.dedup.live(key, now).is_some()
+            || !self.source.draws.faults(scenario, m).is_empty()
+            || self.downstream.outages.contains(now)
+            || self.store.live(key, now).is_some()
         {
             return false;
         }
-        let (Some(write), Some(writes)) = (&scenario.write, &mut self.writes) else {
+        let (Some(write), Some(writes)) = (&scenario.write, &mut self.downstream.writes) else {
             return false;
         };
         let Some(took) = writes.plain_took(write, intent, now, self.operator.repaired) else {
             return false;
         };
-        let service = self.service_time.saturating_add(took);
+        let service = self.consumer.service_time.saturating_add(took);
         let end = now.saturating_add(service);
         // A delivery that takes no time ends at once (decision 16.3), and
         // only a fresh record is written in one go.
@@ -209,23 +209,22 @@ impl Engine<'_> {
         }
         writes.write_plain(write, m, key, intent, now);
         let calls = writes.take_calls_made();
-        self.clock.add_events(calls);
+        self.core.clock.add_events(calls);
         let totals = &mut self.measures.totals;
         totals.deliveries += 1;
         totals.concurrent_deliveries = totals.concurrent_deliveries.max(1);
         totals.worker_busy = totals.worker_busy.saturating_add(service);
         // Unlimited (the run settles writes): always accepted.
-        self.calls.offer(now, false, totals);
+        self.downstream.calls.offer(now, false, totals);
         self.measures.count_effect(intent);
-        self.recording.effect(Effect {
+        self.observers.recording.effect(Effect {
             time: now,
             message: m,
             key,
             intent,
             cycle: 1,
         });
-        self.broker
-            .dedup
+        self.store
             .store_seen_from(key, now, now.saturating_add(took));
         self.settled_at(m, end);
         true
@@ -238,11 +237,11 @@ impl Engine<'_> {
     /// may fall between a settled delivery's start and its end.
     pub(super) fn must_step_instead(&self, ended: &Result<(), LimitReached>) -> bool {
         let limits = &self.scenario.limits;
-        self.clock.last_settled_end.is_some_and(|end| {
+        self.core.clock.last_settled_end.is_some_and(|end| {
             ended.is_err()
-                || self.stopped_by != StoppedBy::Drained
+                || self.core.stopped_by != StoppedBy::Drained
                 || end > limits.max_time
-                || self.clock.events() > limits.max_events
+                || self.core.clock.events() > limits.max_events
         })
     }
 }
@@ -269,9 +268,12 @@ mod tests {
     fn settling(scenario: &Scenario) -> (Engine<'_>, bool) {
         let mut engine = Engine::new(scenario, Recorder::Off);
         assert!(engine.settles_writes_allowed());
-        engine.settles_writes = true;
+        engine.consumer.settles_writes = true;
         let ended = engine.run_to_end();
-        assert!(engine.clock.last_settled_end.is_some(), "nothing settled");
+        assert!(
+            engine.core.clock.last_settled_end.is_some(),
+            "nothing settled"
+        );
         let step_instead = engine.must_step_instead(&ended);
         (engine, step_instead)
     }

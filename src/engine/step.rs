@@ -11,7 +11,7 @@ use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder.clone());
-    engine.settles_writes = engine.settles_writes_allowed();
+    engine.consumer.settles_writes = engine.settles_writes_allowed();
     let ended = engine.run_to_end();
     if engine.must_step_instead(&ended) {
         engine = Engine::new(scenario, recorder);
@@ -70,7 +70,7 @@ impl<'s> Engine<'s> {
     /// Whether a question asks about a time before the end: the run then
     /// answers it as it passes that time.
     fn asks_questions(&self) -> bool {
-        !self.question_times.is_empty()
+        !self.observers.question_times.is_empty()
     }
 
     /// Runs to the end, answering each question as the run passes its
@@ -103,20 +103,23 @@ impl<'s> Engine<'s> {
         let Some(next) = next else {
             return;
         };
-        while let Some(&t) = self.question_times.last() {
+        while let Some(&t) = self.observers.question_times.last() {
             if next <= t {
                 return;
             }
-            self.question_times.pop();
+            self.observers.question_times.pop();
             // The copy takes the watches, not the transcript.
-            let quiet = self.recording.for_answers(self.scenario.message_count());
-            let kept = std::mem::replace(&mut self.recording, quiet);
+            let quiet = self
+                .observers
+                .recording
+                .for_answers(self.scenario.message_count());
+            let kept = std::mem::replace(&mut self.observers.recording, quiet);
             let mut copy = self.clone();
-            self.recording = kept;
+            self.observers.recording = kept;
             let done = copy.next_time().is_none();
             let then = copy.finish(if done { None } else { Some(t) });
             let scenario = self.scenario;
-            for (q, answer) in scenario.questions.iter().zip(&mut self.answers) {
+            for (q, answer) in scenario.questions.iter().zip(&mut self.observers.answers) {
                 if q.at == Some(t) {
                     *answer = Some(then.value(scenario, &q.answer));
                 }
@@ -172,7 +175,7 @@ impl<'s> Stepper<'s> {
     /// `as_of` (not before now; the states' ages and the measures taken
     /// then), as [`run_until`] of that time gives it.
     pub fn finish(mut self, as_of: Millis) -> Outcome {
-        let as_of = as_of.max(self.engine.clock.now);
+        let as_of = as_of.max(self.engine.core.clock.now);
         let done = self.ended || self.next_time().is_none();
         self.engine.finish(if done { None } else { Some(as_of) })
     }
@@ -255,11 +258,11 @@ impl Engine<'_> {
     /// restart or resume comes after the queue's events of its instant.
     #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(Millis, Next)> {
-        if self.log.is_some() {
+        if self.source.log.is_some() {
             self.drop_cancelled();
         }
-        let queue = self.broker.queue.next_due();
-        let log = match &self.log {
+        let queue = self.core.schedule.next_due();
+        let log = match &self.source.log {
             Some(log) => log.next_event(self.scenario),
             None => None,
         };
@@ -281,14 +284,14 @@ impl Engine<'_> {
             return Ok(false);
         };
         let is_event = next != Next::Inspection;
-        if t > self.clock.now {
+        if t > self.core.clock.now {
             self.observe_instant();
             self.observe_alarms(t.min(self.scenario.limits.max_time));
-            if self.log.is_some() {
+            if self.source.log.is_some() {
                 self.log_instants_before(t.min(self.scenario.limits.max_time.saturating_add(1)));
             }
         }
-        if let Err(limit) = self.clock.advance(t, &self.scenario.limits, is_event) {
+        if let Err(limit) = self.core.clock.advance(t, &self.scenario.limits, is_event) {
             if self.scenario.flow.on_limit == OnLimit::Fail {
                 return Err(self.limit_reached(limit));
             }
@@ -303,17 +306,17 @@ impl Engine<'_> {
             self.log_event();
             return Ok(true);
         }
-        if self.log.is_some() && next == Next::Queue {
-            self.clock.last_event = Some(t);
+        if self.source.log.is_some() && next == Next::Queue {
+            self.core.clock.last_event = Some(t);
         }
-        match self.broker.queue.take(t) {
+        match self.core.schedule.take(t) {
             Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
             Some(Due::End { message, finish }) => {
-                self.busy_workers = self.busy_workers.saturating_sub(1);
+                self.consumer.busy_workers = self.consumer.busy_workers.saturating_sub(1);
                 self.end_delivery(message, finish, true, t);
             }
             Some(Due::EndOf { slot }) => {
-                self.busy_workers = self.busy_workers.saturating_sub(1);
+                self.consumer.busy_workers = self.consumer.busy_workers.saturating_sub(1);
                 self.end_tracked(slot);
             }
             Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
@@ -321,8 +324,10 @@ impl Engine<'_> {
         }
         self.take_ready();
         // Only tracked deliveries open records.
-        if self.tracked && self.deliveries.open_count() > self.in_flight_cap {
-            return Err(self.limit_reached(Limit::InFlight(self.in_flight_cap)));
+        if self.consumer.tracked
+            && self.consumer.deliveries.open_count() > self.consumer.in_flight_cap
+        {
+            return Err(self.limit_reached(Limit::InFlight(self.consumer.in_flight_cap)));
         }
         Ok(true)
     }
@@ -330,25 +335,28 @@ impl Engine<'_> {
     /// After each instant: the queue depth and the deliveries in flight.
     pub(super) fn observe_instant(&mut self) {
         let totals = &mut self.measures.totals;
-        totals.max_queue_depth = totals.max_queue_depth.max(self.ready.depth);
-        let settled = self.settled.in_flight_after(self.clock.now);
-        totals.max_in_flight = totals.max_in_flight.max(self.in_flight + settled);
-        if let Some(log) = &mut self.log {
+        totals.max_queue_depth = totals.max_queue_depth.max(self.consumer.ready.depth);
+        let settled = self
+            .consumer
+            .settled_ends
+            .in_flight_after(self.core.clock.now);
+        totals.max_in_flight = totals.max_in_flight.max(self.consumer.in_flight + settled);
+        if let Some(log) = &mut self.source.log {
             totals.max_lag = totals.max_lag.max(log.lag());
-            log.sample(self.clock.now, false);
+            log.sample(self.core.clock.now, false);
         }
     }
 
     /// `on_limit = "stop"`: the run ends at the limit. A time limit ends
     /// it at `max_time`; an event limit at the last processed event.
     pub(super) fn stop(&mut self, limit: Limit) {
-        self.stopped_by = match limit {
+        self.core.stopped_by = match limit {
             Limit::Time(max_time) => {
-                self.clock.stop_at(max_time);
+                self.core.clock.stop_at(max_time);
                 StoppedBy::MaxTime
             }
             Limit::Events(_) | Limit::InFlight(_) => {
-                self.clock.stop_at(self.clock.now);
+                self.core.clock.stop_at(self.core.clock.now);
                 StoppedBy::MaxEvents
             }
         };
@@ -360,14 +368,14 @@ impl Engine<'_> {
     /// deliveries and visibility timeouts.
     fn pending_messages(&self) -> u64 {
         let t = &self.measures.totals;
-        let done = t.acked + self.broker.depth() + t.expired + t.purged + t.dropped;
+        let done = t.acked + self.quarantine.len() + t.expired + t.purged + t.dropped;
         self.scenario.message_count().saturating_sub(done)
     }
 
     pub(super) fn limit_reached(&self, limit: Limit) -> LimitReached {
         LimitReached {
             limit,
-            at: self.clock.now,
+            at: self.core.clock.now,
             deliveries: self.measures.totals.deliveries,
             pending: self.pending_messages(),
         }

@@ -167,16 +167,16 @@ impl Engine<'_> {
     /// recorded): decide the delivery, then schedule its end and, when the
     /// visibility timeout can overtake it, its timer.
     pub(super) fn start_tracked(&mut self, m: MessageIndex, receive: u32) {
-        let now = self.clock.now;
+        let now = self.core.clock.now;
         let scenario = self.scenario;
-        let concurrent = 1 + self.deliveries.of(m) as u64;
+        let concurrent = 1 + self.consumer.deliveries.of(m) as u64;
         let most = &mut self.measures.totals.concurrent_deliveries;
         *most = (*most).max(concurrent);
-        let faults = self.draws.faults(scenario, m);
+        let faults = self.source.draws.faults(scenario, m);
         let decision = self.decide_tracked(m, faults, receive);
         let service = match decision.crash {
-            Some(_) => self.service_time,
-            None => decision.takes.unwrap_or(self.service_time),
+            Some(_) => self.consumer.service_time,
+            None => decision.takes.unwrap_or(self.consumer.service_time),
         }
         .saturating_add(decision.calls);
         let busy = &mut self.measures.totals.worker_busy;
@@ -198,7 +198,7 @@ impl Engine<'_> {
         if !atomic && self.settle_write(m, decision.finish, end, quiet_until_end) {
             return;
         }
-        let slot = self.deliveries.open(Record {
+        let slot = self.consumer.deliveries.open(Record {
             message: m,
             receive,
             start: now,
@@ -214,29 +214,29 @@ impl Engine<'_> {
             self.end_tracked(slot);
         } else {
             self.set_state(m, State::InFlight);
-            self.in_flight += 1;
+            self.consumer.in_flight += 1;
             self.state_changed(m);
-            self.broker
-                .queue
+            self.core
+                .schedule
                 .schedule_end_of(now, now.saturating_add(service), slot);
         }
         if let Some(at) = timer {
-            self.broker.queue.schedule_visible(now, at, slot);
+            self.core.schedule.schedule_visible(now, at, slot);
         }
     }
 
     /// A tracked delivery ends now.
     pub(super) fn end_tracked(&mut self, slot: u32) {
-        let now = self.clock.now;
-        let d = self.deliveries.release(slot);
+        let now = self.core.clock.now;
+        let d = self.consumer.deliveries.release(slot);
         let m = d.message;
         if d.in_flight {
-            self.in_flight -= 1;
+            self.consumer.in_flight -= 1;
         }
-        self.deliveries.ended(m);
-        self.clock.last_delivery = Some(now);
+        self.consumer.deliveries.ended(m);
+        self.core.clock.last_delivery = Some(now);
         if let Some(key) = d.done_key {
-            let expires_at = self.broker.dedup.done(key, now);
+            let expires_at = self.store.done(key, now);
             self.record(Some(m), Detail::DoneRecorded { key, expires_at });
         }
         let message = self.messages.get(m);
@@ -266,6 +266,7 @@ impl Engine<'_> {
             if d.crash.is_none() {
                 self.measures.totals.expired_receipts += 1;
                 let latest = self
+                    .consumer
                     .deliveries
                     .latest
                     .get(m as usize)
@@ -299,7 +300,7 @@ impl Engine<'_> {
         if visible && !self.stays_visible(m, d.finish) {
             // Visible again after its timeout and not taken since: it
             // leaves the ready set (the current delivery decides).
-            self.ready.withdraw(m);
+            self.consumer.ready.withdraw(m);
         }
         self.end_delivery(m, d.finish, false, d.start);
     }
@@ -330,7 +331,7 @@ impl Engine<'_> {
         due: Millis,
         finish: Finish,
     ) {
-        let slot = self.deliveries.open_timer(Record {
+        let slot = self.consumer.deliveries.open_timer(Record {
             message: m,
             receive: self.messages.get(m).total_receives,
             start,
@@ -342,13 +343,13 @@ impl Engine<'_> {
             nak: true,
             refs: 1,
         });
-        let now = self.clock.now;
-        self.broker.queue.schedule_visible(now, due, slot);
+        let now = self.core.clock.now;
+        self.core.schedule.schedule_visible(now, due, slot);
     }
 
     /// The visibility timer of a tracked delivery fires now.
     pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
-        let d = self.deliveries.release(slot);
+        let d = self.consumer.deliveries.release(slot);
         let m = d.message;
         let message = self.messages.get(m);
         let current = d.receive == message.total_receives
@@ -373,9 +374,9 @@ impl Engine<'_> {
                 _ => (REASON_VISIBILITY_TIMEOUT, Class::Transient),
             };
             self.messages.set_failure(m, reason, class);
-            self.clock.last_delivery = Some(self.clock.now);
-            if let Some(latest) = self.deliveries.latest.get_mut(m as usize) {
-                *latest = self.clock.now | QUARANTINED_BIT;
+            self.core.clock.last_delivery = Some(self.core.clock.now);
+            if let Some(latest) = self.consumer.deliveries.latest.get_mut(m as usize) {
+                *latest = self.core.clock.now | QUARANTINED_BIT;
             }
             self.quarantine(m, reason, class);
             self.state_changed(m);

@@ -370,8 +370,12 @@ impl Engine<'_> {
         let write = scenario.write.as_ref().expect("a file with [write]");
         // Borrowed in place: moving the whole state out and back copied it
         // twice per write (8% of a million-write run).
-        let writes = self.writes.as_mut().expect("a file with [write]");
-        let now = self.clock.now;
+        let writes = self
+            .downstream
+            .writes
+            .as_mut()
+            .expect("a file with [write]");
+        let now = self.core.clock.now;
         let repaired = self.operator.repaired;
         let totals = &mut self.measures.totals;
         writes.written += 1;
@@ -387,7 +391,7 @@ impl Engine<'_> {
         writes.tracer.finish(m, now);
         // Every sink call counts against `max_events`: retries and
         // compensations cannot make a run's work unbounded.
-        self.clock.add_events(writes.take_calls_made());
+        self.core.clock.add_events(writes.take_calls_made());
         wrote
     }
 }
