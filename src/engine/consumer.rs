@@ -12,6 +12,7 @@ use super::pages;
 use super::queue::Finish;
 use super::ready::ReadySet;
 use super::settled::SettledEnds;
+use super::settling::Settling;
 use super::tracked::Decision;
 use super::tracked::Deliveries;
 use super::transition::{Detail, Effect, Lapsed};
@@ -34,15 +35,13 @@ pub(super) struct Consumer {
     /// Unlimited workers and no ordering: a ready message is taken at
     /// once, and the ready set is never used.
     pub(super) direct: bool,
-    /// Whether a first delivery without faults outside an outage can be
-    /// settled in one write ([`Engine::one_write_settle`]): deliveries
-    /// are direct and untracked, no call can be refused, no sink keeps
-    /// rows, and no census, transcript, ledger or watch reads the steps in
-    /// between.
-    pub(super) one_write: bool,
-    /// Whether a write delivery that acks is settled at its start
-    /// ([`Engine::settle_write`]); only [`super::run`] turns it on.
-    pub(super) settles_writes: bool,
+    /// What the run settles at a delivery's start, as every part allows
+    /// (`settling.rs`).
+    pub(super) settling: Settling,
+    /// Deliveries settled at their start, for the tests that show which
+    /// path a run took.
+    #[cfg(test)]
+    pub(super) settled: u64,
     /// The ends of settled deliveries still in flight.
     pub(super) settled_ends: SettledEnds,
     /// Workers delivering now.
@@ -85,8 +84,9 @@ impl Consumer {
             queue_waits: per_message(waits || ack_pending.is_some()),
             ack_pending,
             direct: !waits,
-            one_write: false,
-            settles_writes: false,
+            settling: Settling::NOTHING,
+            #[cfg(test)]
+            settled: 0,
             settled_ends: SettledEnds::default(),
             busy_workers: 0,
             in_flight: 0,

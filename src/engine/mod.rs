@@ -48,6 +48,7 @@ mod ready;
 mod recorder;
 mod replay;
 mod settled;
+mod settling;
 mod sinks;
 mod state;
 mod step;
@@ -76,7 +77,7 @@ pub use replay::Replay;
 pub use state::MessageState;
 #[cfg(test)]
 pub(crate) use step::Stops;
-pub use step::{Stepper, run, run_until, run_with_census};
+pub use step::{Stepper, run, run_stepped, run_until, run_with_census};
 pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
@@ -246,26 +247,14 @@ impl<'s> Engine<'s> {
             },
             alarms: alarms::Alarms::new(scenario),
         };
-        // A log's record settles in one write too, unless a transaction
-        // holds its sink writes (exactly-once) or a service time keeps its
-        // partition busy.
-        let log_allows = scenario.log.as_ref().is_none_or(|l| {
-            l.guarantee != crate::model::Guarantee::ExactlyOnce && l.service_time == 0
-        });
-        engine.consumer.one_write = engine.consumer.direct
-            && log_allows
-            && engine.consumer.ack_pending.is_none()
-            && !engine.consumer.tracked
-            && !engine.downstream.calls.limited()
-            && !engine.downstream.sinks.keeps_rows()
-            && engine.observers.recording.quiet();
+        engine.settle_from_now(false);
         engine
     }
 
     /// Takes the census from now on (which reads every state change).
     fn take_census(&mut self, census: CensusTaker) {
         self.measures.census = Some(census);
-        self.consumer.one_write = false;
+        self.settle_from_now(false);
     }
 
     /// Message `m` becomes ready now. Without workers or ordering it is
@@ -278,7 +267,7 @@ impl<'s> Engine<'s> {
             return self.held(m);
         }
         if self.source.log.is_some() {
-            if self.consumer.one_write
+            if self.consumer.settling.at_once
                 && sequence < self.scenario.message_count()
                 && self.log_one_write(m)
             {
@@ -286,7 +275,7 @@ impl<'s> Engine<'s> {
             }
             return self.log_ready(m, sequence);
         }
-        if self.consumer.one_write && self.one_write_settle(m).is_some() {
+        if self.consumer.settling.at_once && self.one_write_settle(m).is_some() {
             return;
         }
         self.becomes_ready_in_full(m, sequence);

@@ -57,6 +57,10 @@ impl Engine<'_> {
             return false;
         }
         self.store.store(key, now);
+        #[cfg(test)]
+        {
+            self.consumer.settled += 1;
+        }
         self.measures.count_effect(intent);
         let totals = &mut self.measures.totals;
         totals.deliveries += 1;
@@ -81,7 +85,7 @@ impl Engine<'_> {
     /// Whether the run takes runs of arrivals through
     /// [`one_write_arrivals`](Self::one_write_arrivals).
     pub(super) fn takes_runs_of_arrivals(&self) -> bool {
-        (self.consumer.one_write || self.consumer.settles_writes) && self.scenario.alarms.is_empty()
+        self.consumer.settling.runs_of_arrivals
     }
 
     /// A delivery of a message without faults during an outage, in a run
@@ -156,7 +160,7 @@ impl Engine<'_> {
             }
             self.core.clock.advance_within(t);
             self.alarms.instant_has_events = true;
-            if self.consumer.settles_writes {
+            if self.consumer.settling.writes {
                 if self.settle_plain_write(m) {
                     continue;
                 }
@@ -211,7 +215,7 @@ mod tests {
         )
         .unwrap();
         let mut engine = Engine::new(&scenario, Recorder::Off);
-        assert!(engine.consumer.one_write);
+        assert!(engine.consumer.settling.at_once);
         assert_eq!(engine.step(), Ok(true));
         assert_eq!(engine.core.schedule.arrived(), 1);
         // f fails and ends the run of arrivals before g: its retry is due
@@ -277,7 +281,12 @@ mod tests {
              [[message]]\nid = \"d\"\nat = \"10s\"\n",
         )
         .unwrap();
-        assert!(Engine::new(&scenario, Recorder::Off).consumer.one_write);
+        assert!(
+            Engine::new(&scenario, Recorder::Off)
+                .consumer
+                .settling
+                .at_once
+        );
         let off = unrecorded_as_recorded(&scenario);
         assert_eq!(off.totals.dedup_hits, 1);
         assert_eq!(off.totals.effects, 3);

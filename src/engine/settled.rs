@@ -7,8 +7,8 @@
 //! the two things that still read it: the deliveries in flight after each
 //! instant (`max_in_flight`) and when the run falls quiet.
 //!
-//! Which runs may settle writes, and why each condition is there, is
-//! [`Engine::settles_writes_allowed`]. A settled end that a limit would
+//! Which runs may settle writes is what every part allows
+//! (`settling.rs`, [`super::settling::Settling::writes`]). A settled end that a limit would
 //! have refused makes the whole run go again step by step
 //! ([`Engine::must_step_instead`], read by [`super::run`]): a limit is
 //! the one thing that could stop the run between a settled delivery's
@@ -20,7 +20,7 @@ use std::collections::BinaryHeap;
 use super::queue::Finish;
 use super::transition::Effect;
 use super::{Engine, LimitReached};
-use crate::model::{DedupMode, MessageIndex, Millis, Profile, State, StoppedBy};
+use crate::model::{MessageIndex, Millis, State, StoppedBy};
 
 /// At most this many delivery durations get a lane of their own; ends
 /// after any other duration go to the heap.
@@ -104,33 +104,6 @@ impl SettledEnds {
 }
 
 impl Engine<'_> {
-    /// Whether this run may settle write deliveries at their start: a
-    /// `[write]` file under the model's own rules (no broker profile), no
-    /// visibility timeout and results in the store (no write-intent
-    /// claims), taken directly (no workers, ordering or MaxAckPending),
-    /// from a queue (no log), with nothing that reads a delivery's steps
-    /// or a time between them: no transcript, watch or census, no alarm,
-    /// no question asked of a time, no call limit. An operator still may:
-    /// its inspection comes after the run drains, so after every settled
-    /// end (a canary redrive, which waits for each ack, is the exception,
-    /// checked per delivery, as crashes are).
-    pub(super) fn settles_writes_allowed(&self) -> bool {
-        let s = self.scenario;
-        let g = &s.guarantees;
-        s.write.is_some()
-            && g.profile == Profile::Model
-            && g.visibility_timeout.is_none()
-            && g.dedup_mode == DedupMode::Result
-            && s.log.is_none()
-            && s.alarms.is_empty()
-            && self.consumer.direct
-            && self.consumer.ack_pending.is_none()
-            && !self.downstream.calls.limited()
-            && self.measures.census.is_none()
-            && self.observers.recording.quiet()
-            && self.observers.question_times.is_empty()
-    }
-
     /// A tracked delivery of `m` that started now and ends at `end`,
     /// decided as `finish`: settled now if the run allows it and the
     /// delivery acks with nothing left to happen before its end (no
@@ -144,7 +117,7 @@ impl Engine<'_> {
         end: Millis,
         quiet_until_end: bool,
     ) -> bool {
-        if !self.consumer.settles_writes
+        if !self.consumer.settling.writes
             || finish != Finish::Acked
             || !quiet_until_end
             || self.operator.canary.is_some()
@@ -163,6 +136,10 @@ impl Engine<'_> {
     /// until it has happened.
     #[inline(always)]
     fn settled_at(&mut self, m: MessageIndex, end: Millis) {
+        #[cfg(test)]
+        {
+            self.consumer.settled += 1;
+        }
         self.core.clock.add_events(1);
         self.consumer.settled_ends.push(self.core.clock.now, end);
         self.core.clock.settled_end(end);
@@ -267,8 +244,8 @@ mod tests {
     /// looks back: the engine, and whether it must step instead.
     fn settling(scenario: &Scenario) -> (Engine<'_>, bool) {
         let mut engine = Engine::new(scenario, Recorder::Off);
-        assert!(engine.settles_writes_allowed());
-        engine.consumer.settles_writes = true;
+        engine.settle_from_now(true);
+        assert!(engine.consumer.settling.writes);
         let ended = engine.run_to_end();
         assert!(
             engine.core.clock.last_settled_end.is_some(),

@@ -11,7 +11,7 @@ use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
     let mut engine = Engine::new(scenario, recorder.clone());
-    engine.consumer.settles_writes = engine.settles_writes_allowed();
+    engine.settle_from_now(true);
     let ended = engine.run_to_end();
     if engine.must_step_instead(&ended) {
         engine = Engine::new(scenario, recorder);
@@ -19,6 +19,16 @@ pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReac
     } else {
         ended?;
     }
+    Ok(engine.finish(None))
+}
+
+/// Runs a scenario to its end stepping through every delivery: nothing is
+/// settled at its start (`settling.rs`). The outcome is [`run`]'s; the
+/// property tests hold every shortcut to it.
+pub fn run_stepped(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
+    let mut engine = Engine::new(scenario, recorder);
+    engine.consumer.settling = super::settling::Settling::NOTHING;
+    engine.run_to_end()?;
     Ok(engine.finish(None))
 }
 
@@ -134,7 +144,7 @@ impl<'s> Engine<'s> {
 /// questions answered in passing included).
 #[derive(Clone)]
 pub struct Stepper<'s> {
-    engine: Engine<'s>,
+    pub(super) engine: Engine<'s>,
     /// A step said the run has ended.
     ended: bool,
 }

@@ -27,6 +27,7 @@ mod planted;
 mod properties;
 mod readme;
 mod reports;
+mod settling;
 mod shards;
 mod subcommands;
 mod sweeps;
