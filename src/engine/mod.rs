@@ -34,7 +34,6 @@ mod dedup;
 mod intents;
 mod jetstream;
 mod log;
-mod log_lanes;
 mod messages;
 mod one_write;
 mod operator;
@@ -50,6 +49,7 @@ mod replay;
 mod settled;
 mod settling;
 mod sinks;
+mod source;
 mod state;
 mod step;
 mod tracked;
@@ -66,7 +66,7 @@ pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
 pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
 pub use log::{LogOutcome, RestartRecord};
-pub use log_lanes::{LANE_PARTITIONS, LANE_SAMPLES, LaneSample};
+pub use log::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 pub use messages::Messages;
 pub use operator::{CANARIES_LISTED, CanaryRecord};
 pub use outcome::{Limit, LimitReached, Outcome};
@@ -98,6 +98,7 @@ use operator::Operator;
 use quarantine::Quarantine;
 use queue::SourceQueue;
 use recorder::Recording;
+use source::Source;
 
 /// The run's measures as they accumulate.
 #[derive(Clone)]
@@ -159,15 +160,6 @@ struct Core {
     stopped_by: StoppedBy,
 }
 
-/// Where messages come from.
-#[derive(Clone)]
-struct Source {
-    /// Poisson arrivals and each generated message's mix kind.
-    draws: Draws,
-    /// `[log]`: the partitions, positions, checkpoints and restarts.
-    log: Option<Box<log::LogState>>,
-}
-
 /// What a delivery's handler reaches.
 #[derive(Clone)]
 struct Downstream {
@@ -211,13 +203,7 @@ impl<'s> Engine<'s> {
                 sinks: sinks::Sinks::new(scenario),
                 writes: write::Writes::new(scenario),
             },
-            source: Source {
-                draws,
-                log: scenario
-                    .log
-                    .as_ref()
-                    .map(|log| Box::new(log::LogState::new(scenario, log))),
-            },
+            source: Source::new(scenario, draws),
             operator: Operator {
                 enqueued: match scenario.guarantees.profile.retention_from_enqueue() {
                     true => vec![Millis::MAX; count as usize],
@@ -247,6 +233,16 @@ impl<'s> Engine<'s> {
             },
             alarms: alarms::Alarms::new(scenario),
         };
+        // A log's restarts are its own events, after the others of their
+        // instant, in file order.
+        if let Some(log) = &scenario.log {
+            for (r, restart) in log.restarts.iter().enumerate() {
+                engine
+                    .core
+                    .schedule
+                    .schedule_source_event(restart.at, false, r as u64);
+            }
+        }
         engine.settle_from_now(false);
         engine
     }
@@ -257,7 +253,8 @@ impl<'s> Engine<'s> {
         self.settle_from_now(false);
     }
 
-    /// Message `m` becomes ready now. Without workers or ordering it is
+    /// Message `m` becomes ready now (in a queue; a log's record is
+    /// `source::Engine::message_due`'s). Without workers or ordering it is
     /// taken at once.
     #[inline(always)]
     pub(super) fn becomes_ready(&mut self, m: MessageIndex, sequence: u64) {
@@ -265,15 +262,6 @@ impl<'s> Engine<'s> {
             && !window.admit(m, self.core.clock.now)
         {
             return self.held(m);
-        }
-        if self.source.log.is_some() {
-            if self.consumer.settling.at_once
-                && sequence < self.scenario.message_count()
-                && self.log_one_write(m)
-            {
-                return;
-            }
-            return self.log_ready(m, sequence);
         }
         if self.consumer.settling.at_once && self.one_write_settle(m).is_some() {
             return;
@@ -391,9 +379,7 @@ impl<'s> Engine<'s> {
             end = end.max(relay);
         }
         self.observe_alarms(end);
-        if self.source.log.is_some() {
-            self.log_close(end);
-        }
+        self.source_close(end);
         end
     }
 
@@ -405,9 +391,7 @@ impl<'s> Engine<'s> {
         if self.consumer.ack_pending.is_some() {
             self.release_slots(m);
         }
-        if self.source.log.is_some() {
-            self.record_done(m);
-        }
+        self.source_moves_past(m);
     }
 
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
@@ -422,7 +406,7 @@ impl<'s> Engine<'s> {
         totals.final_dlq_depth = self.quarantine.len();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
-        let log = self.log_outcome();
+        let log = self.source_outcome();
         if let Some(log) = &log {
             totals.drain_time = log.drain_time;
         }

@@ -140,13 +140,6 @@ impl Engine<'_> {
         if let Some(&at) = self.observers.question_times.last() {
             until = until.min(at);
         }
-        // A log's restart or resume comes after the arrivals of its
-        // instant, before any later one.
-        if let Some(log) = &self.source.log
-            && let Some(at) = log.next_event(self.scenario)
-        {
-            until = until.min(at);
-        }
         // Read at each arrival: a write's calls and a settled end count as
         // events too.
         while self.core.clock.events_left(limits) > 0
@@ -154,9 +147,7 @@ impl Engine<'_> {
         {
             if t > self.core.clock.now {
                 self.observe_instant();
-                if self.source.log.is_some() {
-                    self.log_instants_before(t.min(limits.max_time.saturating_add(1)));
-                }
+                self.source_instants_before(t.min(limits.max_time.saturating_add(1)));
             }
             self.core.clock.advance_within(t);
             self.alarms.instant_has_events = true;

@@ -38,6 +38,9 @@ pub(super) enum Due {
     EndOf { slot: u32 },
     /// A tracked delivery's visibility timeout passes.
     Visible { slot: u32, sequence: u64 },
+    /// The source's own event (a log's restart, or its resume when
+    /// `resume`), after every other entry of its instant.
+    Source { resume: bool },
 }
 
 /// A scheduled entry: (time, sequence, what), ordered by time then
@@ -68,6 +71,11 @@ const ACK_LOST: u64 = 2;
 const FAILED: u64 = 3;
 const END_OF: u64 = 4;
 const VISIBLE: u64 = 5;
+const SOURCE: u64 = 6;
+
+/// The high bit of a source event's sequence: it comes after every other
+/// entry of its instant, those scheduled during the instant included.
+const AFTER_INSTANT: u64 = 1 << 63;
 
 fn pack(message: MessageIndex, finish: Option<Finish>) -> u64 {
     let (kind, class, reason) = match finish {
@@ -88,6 +96,11 @@ fn unpack(what: u64, sequence: u64) -> Due {
             return Due::Ready { message, sequence };
         }
         END_OF => return Due::EndOf { slot: message },
+        SOURCE => {
+            return Due::Source {
+                resume: message == 1,
+            };
+        }
         VISIBLE => {
             return Due::Visible {
                 slot: message,
@@ -319,6 +332,25 @@ impl SourceQueue {
     /// A tracked delivery's visibility timeout passes at `at`.
     pub(super) fn schedule_visible(&mut self, now: Millis, at: Millis, slot: u32) {
         self.schedule(now, at, slot as u64 | VISIBLE << 32, true);
+    }
+
+    /// The source's own event at `at` (a log's restart, or a resume),
+    /// after every other entry of that instant; among source events of one
+    /// instant, in the order of `order`. Takes no sequence number: the
+    /// entries of messages are numbered as if it were not there.
+    pub(super) fn schedule_source_event(&mut self, at: Millis, resume: bool, order: u64) {
+        debug_assert!(order < AFTER_INSTANT);
+        let e = Entry {
+            at,
+            sequence: AFTER_INSTANT | order,
+            what: resume as u64 | SOURCE << 32,
+        };
+        self.due.push(e);
+        if let Some(known) = self.earliest
+            && known.is_none_or(|(_, b)| e < b)
+        {
+            self.earliest = Some(Some((Source::Heap, e)));
+        }
     }
 
     /// The earliest scheduled entry (arrivals aside): its time, sequence

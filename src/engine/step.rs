@@ -250,10 +250,8 @@ impl crate::sim::World for Stepper<'_> {
 /// What happens next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Next {
-    /// Something due in the source queue's schedule.
-    Queue,
-    /// A log's restart or resume.
-    Log,
+    /// Something due in the schedule.
+    Event,
     /// An operator inspection (not an event).
     Inspection,
 }
@@ -264,23 +262,13 @@ impl Engine<'_> {
         self.next().map(|(t, _)| t)
     }
 
-    /// The next thing to happen: its time, and what it is. A log's
-    /// restart or resume comes after the queue's events of its instant.
+    /// The next thing to happen: its time, and what it is.
     #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(Millis, Next)> {
-        if self.source.log.is_some() {
-            self.drop_cancelled();
-        }
-        let queue = self.core.schedule.next_due();
-        let log = match &self.source.log {
-            Some(log) => log.next_event(self.scenario),
-            None => None,
-        };
-        match (queue, log) {
-            (Some(q), Some(l)) if l < q => Some((l, Next::Log)),
-            (Some(q), _) => Some((q, Next::Queue)),
-            (None, Some(l)) => Some((l, Next::Log)),
-            (None, None) => {
+        self.drop_cancelled_entries();
+        match self.core.schedule.next_due() {
+            Some(t) => Some((t, Next::Event)),
+            None => {
                 self.settle_drain();
                 self.operator.inspection_due.map(|t| (t, Next::Inspection))
             }
@@ -297,9 +285,7 @@ impl Engine<'_> {
         if t > self.core.clock.now {
             self.observe_instant();
             self.observe_alarms(t.min(self.scenario.limits.max_time));
-            if self.source.log.is_some() {
-                self.log_instants_before(t.min(self.scenario.limits.max_time.saturating_add(1)));
-            }
+            self.source_instants_before(t.min(self.scenario.limits.max_time.saturating_add(1)));
         }
         if let Err(limit) = self.core.clock.advance(t, &self.scenario.limits, is_event) {
             if self.scenario.flow.on_limit == OnLimit::Fail {
@@ -312,15 +298,15 @@ impl Engine<'_> {
             census.advance(t);
         }
         self.alarms.instant_has_events = true;
-        if next == Next::Log {
-            self.log_event();
-            return Ok(true);
-        }
-        if self.source.log.is_some() && next == Next::Queue {
-            self.core.clock.last_event = Some(t);
+        if is_event {
+            self.source.event_taken(&mut self.core.clock, t);
         }
         match self.core.schedule.take(t) {
-            Some(Due::Ready { message, sequence }) => self.becomes_ready(message, sequence),
+            Some(Due::Source { .. }) => {
+                self.source_event();
+                return Ok(true);
+            }
+            Some(Due::Ready { message, sequence }) => self.message_due(message, sequence),
             Some(Due::End { message, finish }) => {
                 self.consumer.busy_workers = self.consumer.busy_workers.saturating_sub(1);
                 self.end_delivery(message, finish, true, t);
@@ -351,10 +337,7 @@ impl Engine<'_> {
             .settled_ends
             .in_flight_after(self.core.clock.now);
         totals.max_in_flight = totals.max_in_flight.max(self.consumer.in_flight + settled);
-        if let Some(log) = &mut self.source.log {
-            totals.max_lag = totals.max_lag.max(log.lag());
-            log.sample(self.core.clock.now, false);
-        }
+        self.source.observe(self.core.clock.now, totals);
     }
 
     /// `on_limit = "stop"`: the run ends at the limit. A time limit ends

@@ -1,5 +1,5 @@
 //! The HTML report's log lanes (docs/model.md section 23): per partition
-//! (the first [`LANE_PARTITIONS`]), its position and log end against time,
+//! (the first [`SAMPLED_PARTITIONS`]), its position and log end against time,
 //! each checkpoint as a tick, each restart as a gap with an arrow from the
 //! position it left to the one it resumed from, the reprocessed and the
 //! skipped offsets shaded; and the consumer's lag as a chart. Drawn from
@@ -8,7 +8,7 @@
 use serde_json::{Value as Json, json};
 
 use crate::duration::format as dur;
-use crate::engine::{LANE_PARTITIONS, Outcome};
+use crate::engine::{Outcome, SAMPLED_PARTITIONS};
 use crate::model::{Millis, Scenario};
 
 const LEFT: f64 = 70.0;
@@ -29,7 +29,7 @@ pub fn log_chart(scenario: &Scenario, outcome: &Outcome) -> Option<Json> {
     let samples = &log.samples;
     let end = samples.last()?.at.max(1);
     let x = |t: Millis| r1(LEFT + (RIGHT - LEFT) * t.min(end) as f64 / end as f64);
-    let shown = log.partitions.len().min(LANE_PARTITIONS);
+    let shown = log.partitions.len().min(SAMPLED_PARTITIONS);
     let ticks: Vec<f64> = match spec.checkpoint_interval {
         Some(i) if i > 0 && end / i <= TICKS => (1..=end / i).map(|k| x(k * i)).collect(),
         _ => Vec::new(),

@@ -19,11 +19,14 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::Engine;
-use super::log_lanes::{LANE_PARTITIONS, LaneSample, Lanes};
+mod samples;
+
 use super::queue::Due;
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
+use samples::Samples;
+pub use samples::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 
 /// A record not yet done (never processed, or processing).
 const PENDING: u8 = 0;
@@ -128,7 +131,7 @@ pub struct LogOutcome {
     pub drain_time: Millis,
     /// The lag and the first partitions' positions and ends, sampled over
     /// the run (the last sample at its end).
-    pub samples: Vec<LaneSample>,
+    pub samples: Vec<OffsetSample>,
 }
 
 /// The sink writes of exactly-once: the records done since the last
@@ -176,7 +179,7 @@ pub(super) struct LogState {
     drain_time: Option<Millis>,
     partitioner: Partitioner,
     /// Positions and lag sampled over time, for the reports.
-    lanes: Lanes,
+    samples: Samples,
 }
 
 impl LogState {
@@ -258,21 +261,7 @@ impl LogState {
             restart_records: Vec::new(),
             drain_time: None,
             partitioner,
-            lanes: Lanes::new(),
-        }
-    }
-
-    /// When the next restart or resume is due.
-    pub(super) fn next_event(&self, scenario: &Scenario) -> Option<Millis> {
-        let restart = scenario
-            .log
-            .as_ref()
-            .and_then(|l| l.restarts.get(self.next_restart))
-            .map(|r| r.at);
-        let resume = self.resumes.keys().next().copied();
-        match (restart, resume) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+            samples: Samples::new(),
         }
     }
 
@@ -298,13 +287,13 @@ impl LogState {
     /// (`force`: whatever the spacing, the run's end).
     #[inline]
     pub(super) fn sample(&mut self, at: Millis, force: bool) {
-        if !force && !self.lanes.due(at) {
+        if !force && !self.samples.due(at) {
             return;
         }
         let (parts, lag) = (&self.parts, self.records - self.positions);
-        self.lanes.take(at, force, || {
-            let first = &parts[..parts.len().min(LANE_PARTITIONS)];
-            LaneSample {
+        self.samples.take(at, force, || {
+            let first = &parts[..parts.len().min(SAMPLED_PARTITIONS)];
+            OffsetSample {
                 at,
                 lag,
                 positions: first.iter().map(|p| p.position).collect(),
@@ -342,7 +331,16 @@ impl Engine<'_> {
             let m = match due {
                 Due::Ready { message, .. } | Due::End { message, .. } => message,
                 Due::EndOf { slot } => self.consumer.deliveries.message_of(slot),
-                Due::Visible { .. } => return,
+                Due::Visible { .. } | Due::Source { resume: false } => return,
+                // A resume whose partitions all restarted again since.
+                Due::Source { resume: true } => {
+                    let log = self.source.log.as_deref().expect("a log run");
+                    if log.resumes.contains_key(&at) {
+                        return;
+                    }
+                    self.core.schedule.pop_scheduled();
+                    continue;
+                }
             };
             let log = self.source.log.as_deref().expect("a log run");
             if !log.cancelled(m, sequence) {
@@ -782,7 +780,13 @@ impl Engine<'_> {
                 let at = now.saturating_add(restart.down_for);
                 part.down = true;
                 part.resume_at = Some(at);
-                log.resumes.entry(at).or_default().push(p as u32);
+                let resumes = log.resumes.entry(at).or_default();
+                let first = resumes.is_empty();
+                resumes.push(p as u32);
+                if first {
+                    // After the restarts of its instant.
+                    self.core.schedule.schedule_source_event(at, true, 1 << 32);
+                }
             } else {
                 part.down = false;
                 self.kick(p);
@@ -842,7 +846,7 @@ impl Engine<'_> {
             last_checkpoint: log.last_checkpoint,
             partition_of: std::mem::take(&mut log.partition_of),
             drain_time: log.drain_time.unwrap_or(last_delivery),
-            samples: std::mem::take(&mut log.lanes.samples),
+            samples: std::mem::take(&mut log.samples.taken),
         })
     }
 }

@@ -1,0 +1,113 @@
+//! The source: where messages come from. A queue's traffic (its arrivals
+//! are entries of the schedule, drawn before the run), or with `[log]` a
+//! partitioned log (`log/`), whose records are delivered in offset order
+//! per partition and whose restarts and resumes are events of their own.
+//! The core asks the source through the methods here and never looks at
+//! which it is.
+
+use super::clock::Clock;
+use super::log::{LogOutcome, LogState};
+use super::{Draws, Engine};
+use crate::model::{MessageIndex, Millis, Scenario, Totals};
+
+/// Where messages come from.
+#[derive(Clone)]
+pub(super) struct Source {
+    /// Poisson arrivals and each generated message's mix kind.
+    pub(super) draws: Draws,
+    /// `[log]`: the partitions, positions, checkpoints and restarts.
+    pub(super) log: Option<Box<LogState>>,
+}
+
+impl Source {
+    pub(super) fn new(scenario: &Scenario, draws: Draws) -> Self {
+        Source {
+            draws,
+            log: scenario
+                .log
+                .as_ref()
+                .map(|log| Box::new(LogState::new(scenario, log))),
+        }
+    }
+
+    /// An event is taken at `t`: a log's run ends at its last event
+    /// (decision 27.26), a queue's at its last delivery or inspection.
+    #[inline(always)]
+    pub(super) fn event_taken(&self, clock: &mut Clock, t: Millis) {
+        if self.log.is_some() {
+            clock.last_event = Some(t);
+        }
+    }
+
+    /// After the instant `now`: a log's lag and its sampled positions.
+    #[inline(always)]
+    pub(super) fn observe(&mut self, now: Millis, totals: &mut Totals) {
+        if let Some(log) = &mut self.log {
+            totals.max_lag = totals.max_lag.max(log.lag());
+            log.sample(now, false);
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// Message `m` is due from the source (its arrival, a retry, a
+    /// redrive): it becomes ready in a queue; a log appends or continues
+    /// its record.
+    #[inline(always)]
+    pub(super) fn message_due(&mut self, m: MessageIndex, sequence: u64) {
+        if self.source.log.is_none() {
+            return self.becomes_ready(m, sequence);
+        }
+        if self.consumer.settling.at_once
+            && sequence < self.scenario.message_count()
+            && self.log_one_write(m)
+        {
+            return;
+        }
+        self.log_ready(m, sequence);
+    }
+
+    /// `m` is acked, quarantined or dropped: a log's partition moves past
+    /// its record.
+    #[inline(always)]
+    pub(super) fn source_moves_past(&mut self, m: MessageIndex) {
+        if self.source.log.is_some() {
+            self.record_done(m);
+        }
+    }
+
+    /// The instants before `t` that the source keeps: a log's checkpoints
+    /// and the positions its stale resumes will read.
+    #[inline(always)]
+    pub(super) fn source_instants_before(&mut self, t: Millis) {
+        if self.source.log.is_some() {
+            self.log_instants_before(t);
+        }
+    }
+
+    /// Drops the scheduled entries at the front that a log's restart
+    /// cancelled: they are not events.
+    #[inline(always)]
+    pub(super) fn drop_cancelled_entries(&mut self) {
+        if self.source.log.is_some() {
+            self.drop_cancelled();
+        }
+    }
+
+    /// The source's own event, due now.
+    pub(super) fn source_event(&mut self) {
+        self.log_event();
+    }
+
+    /// The run ends at `end`.
+    pub(super) fn source_close(&mut self, end: Millis) {
+        if self.source.log.is_some() {
+            self.log_close(end);
+        }
+    }
+
+    /// A log's figures at the end.
+    pub(super) fn source_outcome(&mut self) -> Option<LogOutcome> {
+        self.log_outcome()
+    }
+}
