@@ -6,9 +6,10 @@
 
 use std::collections::VecDeque;
 
-use super::Engine;
+use super::Messages;
+use super::recorder::Recording;
 use super::transition::Detail;
-use crate::model::{Metric, Millis};
+use crate::model::{Alarm, Metric, Millis, Scenario};
 
 /// What an alarm did over the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,83 +113,95 @@ impl Alarms {
     }
 }
 
-impl Engine<'_> {
-    /// Reads every alarm after the instant now (if it had events), then at
-    /// the time-driven instants before `next` (exclusive).
-    #[inline]
-    pub(super) fn observe_alarms(&mut self, next: Millis) {
-        if !self.scenario.alarms.is_empty() {
-            self.observe_each_alarm(next);
-        }
-    }
+/// What the alarms read of the other parts after an instant: the values
+/// of the metrics that change only with events.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Readings {
+    /// Messages in quarantine.
+    pub(super) dlq_depth: u64,
+    /// Ready messages not taken.
+    pub(super) queue_depth: u64,
+    /// When the earliest message now in quarantine entered it.
+    pub(super) oldest_entry: Option<Millis>,
+}
 
+/// Where an alarm's changes are written: the transcript, with the
+/// messages' states it shows beside them.
+pub(super) struct Written<'a> {
+    pub(super) recording: &'a mut Recording,
+    pub(super) messages: &'a Messages,
+}
+
+impl Alarms {
+    /// Reads every alarm after the instant `now` (if it had events), then
+    /// at the time-driven instants before `next` (exclusive).
     #[inline(never)]
-    fn observe_each_alarm(&mut self, next: Millis) {
-        let now = self.core.clock.now;
-        if self.alarms.instant_has_events {
-            self.alarms.instant_has_events = false;
+    pub(super) fn observe(
+        &mut self,
+        scenario: &Scenario,
+        now: Millis,
+        next: Millis,
+        readings: &Readings,
+        mut out: Written,
+    ) {
+        let alarms = &scenario.alarms;
+        if self.instant_has_events {
+            self.instant_has_events = false;
             // The age the last oldest message reached by now, had it left.
-            let reached = self.alarms.oldest_read.map(|e| now.saturating_sub(e));
+            let reached = self.oldest_read.map(|e| now.saturating_sub(e));
             // The oldest entry now, read once: until the next event it is
             // what `oldest_age` measures from.
-            self.alarms.oldest_read = if self.alarms.wants_oldest {
-                self.oldest_entry()
+            self.oldest_read = if self.wants_oldest {
+                readings.oldest_entry
             } else {
                 None
             };
-            for a in 0..self.scenario.alarms.len() {
-                if self.scenario.alarms[a].metric == Metric::OldestAge {
-                    let record = &mut self.alarms.records[a];
+            for a in 0..alarms.len() {
+                if alarms[a].metric == Metric::OldestAge {
+                    let record = &mut self.records[a];
                     record.peak = record.peak.max(reached.unwrap_or(0));
                 }
-                let value = self.metric(a, now);
-                self.read_alarm(a, now, value);
+                let value = self.metric(alarms, readings, a, now);
+                self.read_alarm(alarms, a, now, value, &mut out);
             }
         }
         // Between two event instants no entry arrives and none leaves, so
         // time alone changes each alarm's condition at most once; with the
         // waits of `for` and `clear_for`, that is at most two changes of
         // state. In time order, then file order.
-        let mut driven = std::mem::take(&mut self.alarms.driven);
+        let mut driven = std::mem::take(&mut self.driven);
         driven.clear();
-        for a in 0..self.scenario.alarms.len() {
-            self.time_driven(a, now, next, &mut driven);
+        for a in 0..alarms.len() {
+            self.time_driven(alarms, readings, a, now, next, &mut driven);
         }
         driven.sort_by_key(|&(t, a, _)| (t, a));
         for &(t, a, value) in &driven {
-            self.change_alarm(a, t, value);
+            self.change_alarm(a, t, value, &mut out);
         }
-        self.alarms.driven = driven;
+        self.driven = driven;
         if let Some(from) = self
-            .alarms
             .longest_window
             .and_then(|window| now.checked_sub(window))
         {
-            while self.alarms.entries.front().is_some_and(|&e| e <= from) {
-                self.alarms.entries.pop_front();
+            while self.entries.front().is_some_and(|&e| e <= from) {
+                self.entries.pop_front();
             }
         }
     }
 
     /// Alarm `a`'s metric at `t` (`None`: no value, below any threshold).
-    fn metric(&self, a: usize, t: Millis) -> Option<u64> {
-        match self.scenario.alarms[a].metric {
-            Metric::DlqDepth => Some(self.quarantine.len()),
-            Metric::QueueDepth => Some(self.consumer.ready.depth),
-            Metric::DlqArrivals { window } => Some(self.alarms.arrivals(t, window)),
-            Metric::OldestAge => self.alarms.oldest_read.map(|e| t.saturating_sub(e)),
+    fn metric(&self, alarms: &[Alarm], readings: &Readings, a: usize, t: Millis) -> Option<u64> {
+        match alarms[a].metric {
+            Metric::DlqDepth => Some(readings.dlq_depth),
+            Metric::QueueDepth => Some(readings.queue_depth),
+            Metric::DlqArrivals { window } => Some(self.arrivals(t, window)),
+            Metric::OldestAge => self.oldest_read.map(|e| t.saturating_sub(e)),
         }
     }
 
-    /// When the earliest message now in quarantine entered it.
-    fn oldest_entry(&self) -> Option<Millis> {
-        let m = self.quarantine.first()?;
-        self.messages.get(m).last_quarantined_at()
-    }
-
     /// Whether `value` meets alarm `a`'s threshold.
-    fn condition(&self, a: usize, value: Option<u64>) -> bool {
-        value.is_some_and(|v| v >= self.scenario.alarms[a].at_least)
+    fn condition(alarms: &[Alarm], a: usize, value: Option<u64>) -> bool {
+        value.is_some_and(|v| v >= alarms[a].at_least)
     }
 
     /// The first instant after `now` at which time alone changes alarm
@@ -197,17 +210,20 @@ impl Engine<'_> {
     /// leave the window one by one (below the threshold once the
     /// (n - at_least + 1)-th oldest has left). The other metrics change
     /// only with events.
-    fn condition_changes(&self, a: usize, now: Millis, holds: bool) -> Option<Millis> {
-        let alarm = &self.scenario.alarms[a];
+    fn condition_changes(
+        &self,
+        alarms: &[Alarm],
+        a: usize,
+        now: Millis,
+        holds: bool,
+    ) -> Option<Millis> {
+        let alarm = &alarms[a];
         match alarm.metric {
-            Metric::OldestAge if !holds => self.alarms.oldest_read?.checked_add(alarm.at_least),
+            Metric::OldestAge if !holds => self.oldest_read?.checked_add(alarm.at_least),
             Metric::DlqArrivals { window } if holds => {
-                let range = self.alarms.in_window(now, window);
+                let range = self.in_window(now, window);
                 let k = (range.len() as u64).checked_sub(alarm.at_least)? as usize;
-                self.alarms
-                    .entries
-                    .get(range.start + k)?
-                    .checked_add(window)
+                self.entries.get(range.start + k)?.checked_add(window)
             }
             _ => None,
         }
@@ -220,26 +236,28 @@ impl Engine<'_> {
     /// condition at the deadline itself cancels it.
     fn time_driven(
         &mut self,
+        alarms: &[Alarm],
+        readings: &Readings,
         a: usize,
         now: Millis,
         next: Millis,
         out: &mut Vec<(Millis, usize, Option<u64>)>,
     ) {
-        let mut firing = self.alarms.records[a].firing;
-        let mut since = self.alarms.pending[a];
+        let mut firing = self.records[a].firing;
+        let mut since = self.pending[a];
         // Each round either ends, or changes the condition (at most once,
         // see above) or the state (at most once after each change of the
         // condition); four rounds are more than enough.
         for _ in 0..4 {
             let holds = firing != since.is_some();
             let change = self
-                .condition_changes(a, now, holds)
+                .condition_changes(alarms, a, now, holds)
                 .filter(|&t| t > now && t < next);
             let deadline = since
-                .and_then(|s| s.checked_add(self.scenario.alarms[a].hold(firing)))
+                .and_then(|s| s.checked_add(alarms[a].hold(firing)))
                 .filter(|&d| d < next && change.is_none_or(|c| d < c));
             if let Some(d) = deadline {
-                out.push((d, a, self.metric(a, d)));
+                out.push((d, a, self.metric(alarms, readings, a, d)));
                 firing = !firing;
                 since = None;
             } else if let Some(c) = change {
@@ -251,32 +269,39 @@ impl Engine<'_> {
                 break;
             }
         }
-        self.alarms.pending[a] = since;
+        self.pending[a] = since;
     }
 
     /// Alarm `a`'s metric read at the event instant `t`: the condition
     /// starts, keeps or cancels a wait, and a wait that has lasted `for`
     /// (or `clear_for`) changes the state now.
-    fn read_alarm(&mut self, a: usize, t: Millis, value: Option<u64>) {
-        let holds = self.condition(a, value);
-        let record = &mut self.alarms.records[a];
+    fn read_alarm(
+        &mut self,
+        alarms: &[Alarm],
+        a: usize,
+        t: Millis,
+        value: Option<u64>,
+        out: &mut Written,
+    ) {
+        let holds = Self::condition(alarms, a, value);
+        let record = &mut self.records[a];
         record.peak = record.peak.max(value.unwrap_or(0));
         let firing = record.firing;
         if holds == firing {
-            self.alarms.pending[a] = None;
+            self.pending[a] = None;
             return;
         }
-        let since = *self.alarms.pending[a].get_or_insert(t);
-        let hold = self.scenario.alarms[a].hold(firing);
+        let since = *self.pending[a].get_or_insert(t);
+        let hold = alarms[a].hold(firing);
         if since.checked_add(hold).is_some_and(|d| d <= t) {
-            self.alarms.pending[a] = None;
-            self.change_alarm(a, t, value);
+            self.pending[a] = None;
+            self.change_alarm(a, t, value, out);
         }
     }
 
     /// Alarm `a` fires (or clears) at `t`, the metric then at `value`.
-    fn change_alarm(&mut self, a: usize, t: Millis, value: Option<u64>) {
-        let record = &mut self.alarms.records[a];
+    fn change_alarm(&mut self, a: usize, t: Millis, value: Option<u64>, out: &mut Written) {
+        let record = &mut self.records[a];
         record.peak = record.peak.max(value.unwrap_or(0));
         let above = !record.firing;
         record.firing = above;
@@ -299,8 +324,6 @@ impl Engine<'_> {
         } else {
             Detail::AlarmCleared { alarm: a as u32 }
         };
-        self.observers
-            .recording
-            .transition(t, None, detail, &self.messages);
+        out.recording.transition(t, None, detail, out.messages);
     }
 }

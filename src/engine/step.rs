@@ -3,6 +3,7 @@
 //! limits are checked, and the queue gives what is due then; the loops
 //! here run the steps to the end, to a modeled time, or with a census.
 
+use super::alarms;
 use super::census::CensusTaker;
 use super::queue::Due;
 use super::{Engine, Limit, LimitReached, Outcome, Recorder};
@@ -338,6 +339,29 @@ impl Engine<'_> {
             .in_flight_after(self.core.clock.now);
         totals.max_in_flight = totals.max_in_flight.max(self.consumer.in_flight + settled);
         self.source.observe(self.core.clock.now, totals);
+    }
+
+    /// Reads every alarm after the instant now (if it had events), then at
+    /// the time-driven instants before `next` (exclusive).
+    #[inline]
+    pub(super) fn observe_alarms(&mut self, next: Millis) {
+        if self.scenario.alarms.is_empty() {
+            return;
+        }
+        let readings = alarms::Readings {
+            dlq_depth: self.quarantine.len(),
+            queue_depth: self.consumer.ready.depth,
+            oldest_entry: self
+                .quarantine
+                .first()
+                .and_then(|m| self.messages.get(m).last_quarantined_at()),
+        };
+        let out = alarms::Written {
+            recording: &mut self.observers.recording,
+            messages: &self.messages,
+        };
+        let now = self.core.clock.now;
+        self.alarms.observe(self.scenario, now, next, &readings, out);
     }
 
     /// `on_limit = "stop"`: the run ends at the limit. A time limit ends
