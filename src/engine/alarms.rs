@@ -123,6 +123,8 @@ pub(super) struct Readings {
     pub(super) queue_depth: u64,
     /// When the earliest message now in quarantine entered it.
     pub(super) oldest_entry: Option<Millis>,
+    /// A log's records appended and not done.
+    pub(super) consumer_lag: u64,
 }
 
 /// Where an alarm's changes are written: the transcript, with the
@@ -194,6 +196,7 @@ impl Alarms {
         match alarms[a].metric {
             Metric::DlqDepth => Some(readings.dlq_depth),
             Metric::QueueDepth => Some(readings.queue_depth),
+            Metric::ConsumerLag => Some(readings.consumer_lag),
             Metric::DlqArrivals { window } => Some(self.arrivals(t, window)),
             Metric::OldestAge => self.oldest_read.map(|e| t.saturating_sub(e)),
         }

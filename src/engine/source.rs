@@ -39,6 +39,12 @@ impl Source {
         }
     }
 
+    /// A log's records appended and not done, summed over its partitions
+    /// (0 for a queue).
+    pub(super) fn lag(&self) -> u64 {
+        self.log.as_ref().map_or(0, |log| log.lag())
+    }
+
     /// After the instant `now`: a log's lag and its sampled positions.
     #[inline(always)]
     pub(super) fn observe(&mut self, now: Millis, totals: &mut Totals) {

@@ -355,6 +355,7 @@ impl Engine<'_> {
                 .quarantine
                 .first()
                 .and_then(|m| self.messages.get(m).last_quarantined_at()),
+            consumer_lag: self.source.lag(),
         };
         let out = alarms::Written {
             recording: &mut self.observers.recording,

@@ -40,6 +40,9 @@ pub enum Metric {
     OldestAge,
     /// Ready messages not yet taken.
     QueueDepth,
+    /// With `[log]`: records appended and not yet done, summed over the
+    /// partitions (each partition's log end minus its position).
+    ConsumerLag,
 }
 
 impl Metric {
@@ -49,6 +52,7 @@ impl Metric {
             Metric::DlqArrivals { .. } => "dlq_arrivals",
             Metric::OldestAge => "oldest_age",
             Metric::QueueDepth => "queue_depth",
+            Metric::ConsumerLag => "consumer_lag",
         }
     }
 

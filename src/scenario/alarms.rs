@@ -20,7 +20,8 @@ pub struct AlarmTable {
     /// Unique; `[expect.alarm."NAME"]` names it.
     #[schemars(with = "String")]
     pub name: S<String>,
-    /// dlq_depth | dlq_arrivals (with window) | oldest_age | queue_depth.
+    /// dlq_depth | dlq_arrivals (with window) | oldest_age | queue_depth
+    /// (a queue) | consumer_lag (a log).
     #[schemars(with = "MetricName")]
     pub metric: S<MetricName>,
     /// The threshold: a count, or a duration for oldest_age.
@@ -47,6 +48,7 @@ pub enum MetricName {
     DlqArrivals,
     OldestAge,
     QueueDepth,
+    ConsumerLag,
 }
 
 /// The JSON Schema of a threshold: a count of at least 1 or a duration.
@@ -71,7 +73,9 @@ impl JsonSchema for AtLeast {
 /// that has events, so a run's work grows with their number.
 pub const MAX_ALARMS: usize = 100;
 
-pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>]) -> Vec<Alarm> {
+/// `log`: the file has `[log]`, whose backlog is `consumer_lag` (a log
+/// has no ready set, so `queue_depth` would stay 0 whatever the lag).
+pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>], log: bool) -> Vec<Alarm> {
     if let Some(extra) = raw.get(MAX_ALARMS) {
         problems.error_help(
             Some(extra.span()),
@@ -126,7 +130,26 @@ pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>]) -> Vec<Alar
             }
             (MetricName::DlqDepth, None) => Some(Metric::DlqDepth),
             (MetricName::OldestAge, None) => Some(Metric::OldestAge),
+            (MetricName::QueueDepth, None) if log => {
+                problems.error_help(
+                    Some(a.metric.span()),
+                    "metric \"queue_depth\" does not measure a log: it has no ready messages waiting for a worker",
+                    "always 0 under [log]",
+                    "use metric = \"consumer_lag\": the records appended and not yet done, summed over the partitions",
+                );
+                None
+            }
             (MetricName::QueueDepth, None) => Some(Metric::QueueDepth),
+            (MetricName::ConsumerLag, None) if !log => {
+                problems.error_help(
+                    Some(a.metric.span()),
+                    "metric \"consumer_lag\" measures a log, and this file has no [log]",
+                    "no log here",
+                    "a queue's backlog is metric = \"queue_depth\" (ready messages not taken)",
+                );
+                None
+            }
+            (MetricName::ConsumerLag, None) => Some(Metric::ConsumerLag),
         };
         let at_least = threshold(problems, &a.at_least, *a.metric.get_ref());
         // An alarm with a problem is kept under its name (the run never

@@ -92,7 +92,7 @@ pub(super) fn validate(
         limits,
         flow,
         kinds,
-        alarms: super::alarms::alarms(&mut problems, &raw.alarm),
+        alarms: super::alarms::alarms(&mut problems, &raw.alarm, raw.log.is_some()),
         guarantees,
         reasons,
         intents: Intents::default(),

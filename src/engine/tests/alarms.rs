@@ -93,6 +93,33 @@ fn s15_queue_depth_reads_ready_messages_not_taken() {
     assert_eq!(alarm_story(&s, &o, "x"), [(0, true), (1_000, false)]);
 }
 
+/// A log of ten records appended at 0s to one partition, each processed
+/// in 1s, with alarm `x` on `consumer_lag`.
+fn log_lag(alarm: &str) -> (Scenario, Outcome) {
+    sim(&format!(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"1m\"\nservice_time = \"1s\"\n\
+         [[traffic]]\ncount = 10\nover = \"0s\"\n\
+         [[alarm]]\nname = \"x\"\nmetric = \"consumer_lag\"\n{alarm}"
+    ))
+}
+
+#[test]
+fn s15_consumer_lag_reads_a_logs_records_not_done() {
+    // After 0s: ten appended, none done (lag 10); one more done each
+    // second: 9 after 1s, 8 after 2s, 7 after 3s.
+    let (s, o) = log_lag("at_least = 8\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(0, true), (3_000, false)]);
+    assert_eq!(o.alarms[0].peak, 10);
+    assert_eq!(o.totals.max_lag, 10);
+    // `for` waits as for every metric: at least 8 since 0s, 2s later.
+    let (s, o) = log_lag("at_least = 8\nfor = \"2s\"\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(2_000, true), (3_000, false)]);
+    // Ten records one second each: the lag is 1 until the last is done.
+    let (s, o) = log_lag("at_least = 1\n");
+    assert_eq!(alarm_story(&s, &o, "x"), [(0, true), (10_000, false)]);
+}
+
 #[test]
 fn d16_11_an_instant_after_the_last_event_is_not_observed() {
     // Without operator steps the run ends at 15s: a's age would reach
