@@ -42,7 +42,6 @@ mod outcome;
 mod pages;
 mod quarantine;
 mod queue;
-mod radix;
 mod ready;
 mod recorder;
 mod replay;

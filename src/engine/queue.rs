@@ -6,11 +6,9 @@
 //! were all scheduled before the run started, so they win ties (decision
 //! 10.1) and their sequence numbers are their ranks, below every later one.
 
-use std::collections::VecDeque;
-
 use super::arrivals::Arrivals;
-use super::radix::{RadixHeap, Timed};
 use crate::model::{Class, MessageIndex, Millis, ReasonIndex, Scenario};
+use crate::sim::{Agenda, Timed};
 
 /// How a delivery ends, decided when it starts (docs/model.md section 12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,42 +119,20 @@ fn unpack(what: u64, sequence: u64) -> Due {
     Due::End { message, finish }
 }
 
-/// At most this many delays get a lane of their own; entries with any
-/// other delay go to the heap.
-const MAX_LANES: usize = 16;
-
-/// Entries scheduled with one delay, in scheduling order. Entries are
-/// scheduled at a time that never goes back, each with a higher sequence,
-/// so a lane's entries are due in the order they were scheduled: its front
-/// is its earliest, and taking it is O(1). Retries without jitter (a fixed
-/// interval, or exponential levels), delivery ends after a fixed service
-/// time and redrives (delay 0) all come out of lanes.
-#[derive(Clone)]
-struct Lane {
-    delay: Millis,
-    entries: VecDeque<Entry>,
-}
-
-/// Where the earliest scheduled entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    Heap,
-    Lane(usize),
-}
+/// At most this many delays get a first-in, first-out queue of their
+/// own (retries without jitter, a fixed interval or exponential levels;
+/// delivery ends after a fixed service time; redrives, delay 0); entries
+/// with any other delay go to the agenda's heap.
+const FIFOS: usize = crate::sim::MAX_FIFOS;
 
 #[derive(Clone)]
 pub(super) struct SourceQueue {
     arrivals: Arrivals,
     /// Arrivals taken so far: the next arrival's sequence number.
     arrived: u64,
-    /// Entries whose delay has no lane (jittered delays, mostly), in a
-    /// radix heap: the engine schedules nothing before the current time.
-    due: RadixHeap<Entry>,
-    lanes: Vec<Lane>,
-    /// The earliest scheduled entry and its place, when known
-    /// (`Some(None)`: nothing is scheduled); forgotten when an entry is
-    /// taken. Kept whole, so that asking for it again costs a copy.
-    earliest: Option<Option<(Source, Entry)>>,
+    /// Everything scheduled: the engine schedules nothing before the
+    /// current time.
+    due: Agenda<Entry>,
     /// The next sequence number for a scheduled entry.
     sequence: u64,
 }
@@ -169,43 +145,16 @@ impl SourceQueue {
         SourceQueue {
             arrivals: Arrivals::new(scenario, poisson),
             arrived: 0,
-            due: RadixHeap::new(),
-            lanes: Vec::new(),
-            earliest: Some(None),
+            due: Agenda::new(FIFOS),
             sequence: scenario.message_count(),
         }
-    }
-
-    /// The earliest scheduled entry: the heap's top or a lane's front.
-    #[inline]
-    fn earliest(&mut self) -> Option<(Source, Entry)> {
-        match self.earliest {
-            Some(known) => known,
-            None => self.find_earliest(),
-        }
-    }
-
-    /// Looks for the earliest entry among the heap's top and the lanes'
-    /// fronts, and keeps it.
-    #[inline]
-    fn find_earliest(&mut self) -> Option<(Source, Entry)> {
-        let mut best: Option<(Source, Entry)> = self.due.peek().map(|e| (Source::Heap, *e));
-        for (k, lane) in self.lanes.iter().enumerate() {
-            if let Some(e) = lane.entries.front()
-                && best.is_none_or(|(_, b)| *e < b)
-            {
-                best = Some((Source::Lane(k), *e));
-            }
-        }
-        self.earliest = Some(best);
-        best
     }
 
     /// When the next entry is due, if any is.
     #[inline]
     pub(super) fn next_due(&mut self) -> Option<Millis> {
         let arrival = self.arrivals.peek().map(|(t, _)| t);
-        let scheduled = self.earliest().map(|(_, e)| e.at);
+        let scheduled = self.due.peek().map(|e| e.at);
         match (arrival, scheduled) {
             (Some(a), Some(s)) => Some(a.min(s)),
             (Some(t), None) | (None, Some(t)) => Some(t),
@@ -216,7 +165,7 @@ impl SourceQueue {
     /// When the earliest scheduled entry is due, arrivals aside.
     #[inline]
     pub(super) fn scheduled_at(&mut self) -> Option<Millis> {
-        self.earliest().map(|(_, e)| e.at)
+        self.due.peek().map(|e| e.at)
     }
 
     /// Takes the next arrival if it comes at or before `until`: its time,
@@ -242,59 +191,21 @@ impl SourceQueue {
         if let Some((_, message, sequence)) = self.take_arrival_until(now) {
             return Some(Due::Ready { message, sequence });
         }
-        let (source, e) = self.earliest()?;
+        let e = self.due.peek()?;
         if e.at > now {
             return None;
         }
-        match source {
-            Source::Heap => {
-                self.due.pop();
-            }
-            Source::Lane(k) => {
-                self.lanes[k].entries.pop_front();
-            }
-        }
-        self.earliest = None;
+        self.due.pop();
         Some(unpack(e.what, e.sequence))
     }
 
-    /// Schedules `what` at `at`, from `now`: in the lane of its delay,
-    /// or in the heap if `laned` is false (a drawn delay, which would
-    /// only take up a lane).
+    /// Schedules `what` at `at`, from `now`: in the queue of its delay,
+    /// or in the heap if `laned` is false (a drawn delay, which would only
+    /// take up a queue).
     fn schedule(&mut self, now: Millis, at: Millis, what: u64, laned: bool) {
         let sequence = self.sequence;
         self.sequence += 1;
-        let e = Entry { at, sequence, what };
-        let delay = at.saturating_sub(now);
-        let lane = match self.lanes.iter().position(|l| l.delay == delay) {
-            _ if !laned => None,
-            Some(k) => Some(k),
-            None if self.lanes.len() < MAX_LANES => {
-                self.lanes.push(Lane {
-                    delay,
-                    entries: VecDeque::new(),
-                });
-                Some(self.lanes.len() - 1)
-            }
-            None => None,
-        };
-        let source = match lane {
-            // Within a lane times never go back: `now` never does.
-            Some(k) if self.lanes[k].entries.back().is_none_or(|b| b.at <= at) => {
-                self.lanes[k].entries.push_back(e);
-                Source::Lane(k)
-            }
-            _ => {
-                self.due.push(e);
-                Source::Heap
-            }
-        };
-        // The new entry is the earliest if it is before the known one.
-        if let Some(known) = self.earliest
-            && known.is_none_or(|(_, b)| e < b)
-        {
-            self.earliest = Some(Some((source, e)));
-        }
+        self.due.add(now, Entry { at, sequence, what }, laned);
     }
 
     /// The message becomes ready again at `at` (a retry or a redrive),
@@ -345,34 +256,20 @@ impl SourceQueue {
             sequence: AFTER_INSTANT | order,
             what: resume as u64 | SOURCE << 32,
         };
-        self.due.push(e);
-        if let Some(known) = self.earliest
-            && known.is_none_or(|(_, b)| e < b)
-        {
-            self.earliest = Some(Some((Source::Heap, e)));
-        }
+        self.due.add(at, e, false);
     }
 
     /// The earliest scheduled entry (arrivals aside): its time, sequence
     /// and what it is.
     pub(super) fn peek_scheduled(&mut self) -> Option<(Millis, u64, Due)> {
-        self.earliest()
-            .map(|(_, e)| (e.at, e.sequence, unpack(e.what, e.sequence)))
+        self.due
+            .peek()
+            .map(|e| (e.at, e.sequence, unpack(e.what, e.sequence)))
     }
 
     /// Removes the earliest scheduled entry (a cancelled one).
     pub(super) fn pop_scheduled(&mut self) {
-        if let Some((source, _)) = self.earliest() {
-            match source {
-                Source::Heap => {
-                    self.due.pop();
-                }
-                Source::Lane(k) => {
-                    self.lanes[k].entries.pop_front();
-                }
-            }
-            self.earliest = None;
-        }
+        self.due.pop();
     }
 
     /// When the next arrival comes, if one is to come.
@@ -393,8 +290,7 @@ impl SourceQueue {
     /// Entries still due: arrivals to come, retries, redrives and ends.
     #[cfg(test)]
     pub(super) fn pending(&self) -> u64 {
-        let lanes: usize = self.lanes.iter().map(|l| l.entries.len()).sum();
-        (self.due.len() + lanes) as u64 + self.arrivals.remaining()
+        self.due.len() as u64 + self.arrivals.remaining()
     }
 }
 
@@ -464,11 +360,11 @@ mod tests {
         assert_eq!(queue.pending(), 0);
     }
 
-    /// Lanes and the heap together take entries in exactly the order one
+    /// The queues and the heap together take entries in exactly the order one
     /// comparison heap of (time, sequence) would, whatever the delays
     /// (more distinct delays than lanes included) and however time moves.
     #[test]
-    fn drawn_delays_wait_in_the_heap_and_take_no_lane() {
+    fn drawn_delays_wait_in_the_heap_and_take_no_queue() {
         let (scenario, _) = load_str(
             "t.toml",
             "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n",
@@ -478,10 +374,10 @@ mod tests {
         for m in 0..20 {
             queue.put_back_drawn(0, 100 + 7 * m as Millis, m);
         }
-        assert!(queue.lanes.is_empty(), "20 drawn delays, no lane");
+        assert_eq!(queue.due.fifos(), 0, "20 drawn delays, no queue");
         assert_eq!(queue.due.len(), 20);
         queue.put_back(0, 50, 99);
-        assert_eq!(queue.lanes.len(), 1, "a fixed delay has its lane");
+        assert_eq!(queue.due.fifos(), 1, "a fixed delay has its queue");
         assert_eq!(
             queue.take(50),
             ready(99, 20),
@@ -490,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn lanes_and_heap_keep_the_order_of_one_heap() {
+    fn queues_and_heap_keep_the_order_of_one_heap() {
         use rand::{RngExt, SeedableRng};
         let (scenario, _) = load_str(
             "t.toml",

@@ -14,58 +14,31 @@
 //! the one thing that could stop the run between a settled delivery's
 //! start and its end.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::queue::Finish;
 use super::transition::Effect;
 use super::{Engine, LimitReached};
 use crate::model::{MessageIndex, Millis, State, StoppedBy};
+use crate::sim::Agenda;
 
-/// At most this many delivery durations get a lane of their own; ends
-/// after any other duration go to the heap.
-const MAX_LANES: usize = 4;
+/// At most this many delivery durations get a first-in, first-out queue
+/// of their own; ends after any other duration go to the heap.
+const FIFOS: usize = 4;
 
-/// A lane gives back the room of the ends that have happened once they
-/// are this many and at least half of it.
-const LANE_SLACK: usize = 1024;
-
-/// The ends of the settled deliveries still in flight. An end `d` after
-/// its start joins the lane of duration `d`: starts never go back, so a
-/// lane's ends come in order and the earliest is its first not yet
-/// happened (a write's duration is its sinks' latencies, so most writes
-/// share one or two). Ends of other durations wait in a heap, earliest
-/// first. At most one end per message in flight, and a lane keeps fewer
-/// than twice its ends in flight and [`LANE_SLACK`] more.
-#[derive(Debug, Default, Clone)]
+/// The ends of the settled deliveries still in flight, in an agenda: an
+/// end `d` after its start joins the queue of duration `d` (starts never
+/// go back, so a queue's ends come in order; a write's duration is its
+/// sinks' latencies, so most writes share one or two), and ends of other
+/// durations wait in the heap. At most one end per message in flight.
+#[derive(Clone)]
 pub(super) struct SettledEnds {
-    lanes: Vec<Lane>,
-    heap: BinaryHeap<Reverse<Millis>>,
+    ends: Agenda<Millis>,
 }
 
-/// The ends of one duration, in order; those before `happened` have
-/// happened.
-#[derive(Debug, Clone)]
-struct Lane {
-    duration: Millis,
-    ends: Vec<Millis>,
-    happened: usize,
-}
-
-impl Lane {
-    /// Its ends after `now`, those at or before it marked happened.
-    #[inline(always)]
-    fn after(&mut self, now: Millis) -> usize {
-        let mut h = self.happened;
-        while self.ends.get(h).is_some_and(|&end| end <= now) {
-            h += 1;
+impl Default for SettledEnds {
+    fn default() -> Self {
+        SettledEnds {
+            ends: Agenda::new(FIFOS),
         }
-        if h >= LANE_SLACK && 2 * h >= self.ends.len() {
-            self.ends.drain(..h);
-            h = 0;
-        }
-        self.happened = h;
-        self.ends.len() - h
     }
 }
 
@@ -74,32 +47,13 @@ impl SettledEnds {
     /// at or before `now` have happened.
     #[inline]
     pub(super) fn in_flight_after(&mut self, now: Millis) -> u64 {
-        let mut n = 0;
-        for lane in &mut self.lanes {
-            n += lane.after(now);
-        }
-        while self.heap.peek().is_some_and(|&Reverse(end)| end <= now) {
-            self.heap.pop();
-        }
-        (n + self.heap.len()) as u64
+        self.ends.pass(now) as u64
     }
 
     /// A delivery that started at `start` ends at `end`.
     #[inline(always)]
     fn push(&mut self, start: Millis, end: Millis) {
-        let duration = end - start;
-        if let Some(lane) = self.lanes.iter_mut().find(|l| l.duration == duration) {
-            return lane.ends.push(end);
-        }
-        if self.lanes.len() < MAX_LANES {
-            self.lanes.push(Lane {
-                duration,
-                ends: vec![end],
-                happened: 0,
-            });
-        } else {
-            self.heap.push(Reverse(end));
-        }
+        self.ends.add(start, end, true);
     }
 }
 
@@ -319,12 +273,10 @@ mod tests {
     #[test]
     fn settled_ends_are_in_flight_until_their_instant() {
         let mut ends = super::SettledEnds::default();
-        // Durations 5, 7, 1, 2 take the four lanes; 9 and 3 the heap.
+        // Durations 5, 7, 1, 2 take the four queues; 9 and 3 the heap.
         for (start, end) in [(0, 5), (0, 7), (1, 2), (1, 3), (2, 11), (2, 5), (3, 8)] {
             ends.push(start, end);
         }
-        assert_eq!(ends.lanes.len(), super::MAX_LANES);
-        assert_eq!(ends.heap.len(), 2);
         assert_eq!(ends.in_flight_after(1), 7);
         assert_eq!(ends.in_flight_after(2), 6);
         assert_eq!(ends.in_flight_after(5), 3);
@@ -333,21 +285,16 @@ mod tests {
         assert_eq!(ends.in_flight_after(11), 0);
     }
 
-    /// A lane gives back the room of its happened ends: a long run of
-    /// writes 10 ms long, one a millisecond, has 10 in flight once under
-    /// way, and the lane never keeps twice those and the slack.
+    /// The ends that have happened are given back: a long run of writes
+    /// 10 ms long, one a millisecond, keeps the 10 in flight and no more.
     #[test]
-    fn a_lane_keeps_little_more_than_its_ends_in_flight() {
+    fn only_the_ends_in_flight_are_kept() {
         let mut ends = super::SettledEnds::default();
         for start in 0..100_000 {
             ends.push(start, start + 10);
             let in_flight = ends.in_flight_after(start);
             assert_eq!(in_flight, (start + 1).min(10), "after {start}");
-            let kept = ends.lanes[0].ends.len();
-            assert!(
-                kept < 2 * 10 + super::LANE_SLACK,
-                "{kept} kept after {start}"
-            );
+            assert_eq!(ends.ends.len() as u64, in_flight, "after {start}");
         }
     }
 }

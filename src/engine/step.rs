@@ -362,7 +362,8 @@ impl Engine<'_> {
             messages: &self.messages,
         };
         let now = self.core.clock.now;
-        self.alarms.observe(self.scenario, now, next, &readings, out);
+        self.alarms
+            .observe(self.scenario, now, next, &readings, out);
     }
 
     /// `on_limit = "stop"`: the run ends at the limit. A time limit ends

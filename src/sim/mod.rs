@@ -15,10 +15,14 @@
 //! Nothing here reads a clock or draws a random number: a world's seeded
 //! generator is its own, drawn in event order.
 
+mod agenda;
 mod clock;
+mod radix;
 mod schedule;
 
+pub use agenda::{Agenda, MAX_FIFOS};
 pub use clock::{Clock, Limit, Limits};
+pub use radix::Timed;
 pub use schedule::Schedule;
 
 use crate::model::Millis;

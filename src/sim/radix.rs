@@ -1,5 +1,5 @@
-//! A monotone priority queue over modeled time (a radix heap): what the
-//! source queue keeps for entries whose delay has no lane of its own
+//! A monotone priority queue over modeled time (a radix heap): what a
+//! [`super::Agenda`] keeps for entries whose delay has no queue of its own
 //! (jittered retries, mostly). Entries are taken in their full order
 //! (time, then the rest of the entry: the scheduling sequence), as a
 //! comparison heap would take them, at O(1) a push and amortised
@@ -25,8 +25,16 @@ use std::collections::VecDeque;
 use crate::model::Millis;
 
 /// An entry with a time; its order must agree with the time first.
-pub(super) trait Timed: Copy + Ord {
+pub trait Timed: Copy + Ord {
     fn at(&self) -> Millis;
+}
+
+/// A time alone is an entry: the end of something, say.
+impl Timed for Millis {
+    #[inline]
+    fn at(&self) -> Millis {
+        *self
+    }
 }
 
 /// A drained bucket keeps its buffer for reuse up to this many entries;
@@ -34,7 +42,7 @@ pub(super) trait Timed: Copy + Ord {
 const KEPT_CAPACITY: usize = 1024;
 
 #[derive(Clone)]
-pub(super) struct RadixHeap<T> {
+pub struct RadixHeap<T> {
     /// The time of the last entry taken (0 before any): no entry is before it.
     last: Millis,
     /// The entries at `last`, in order.
