@@ -118,7 +118,7 @@ impl Alarms {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Readings {
     /// Messages in quarantine.
-    pub(super) dlq_depth: u64,
+    pub(super) quarantine_depth: u64,
     /// Ready messages not taken.
     pub(super) queue_depth: u64,
     /// When the earliest message now in quarantine entered it.
@@ -194,7 +194,7 @@ impl Alarms {
     /// Alarm `a`'s metric at `t` (`None`: no value, below any threshold).
     fn metric(&self, alarms: &[Alarm], readings: &Readings, a: usize, t: Millis) -> Option<u64> {
         match alarms[a].metric {
-            Metric::DlqDepth => Some(readings.dlq_depth),
+            Metric::DlqDepth => Some(readings.quarantine_depth),
             Metric::QueueDepth => Some(readings.queue_depth),
             Metric::ConsumerLag => Some(readings.consumer_lag),
             Metric::DlqArrivals { window } => Some(self.arrivals(t, window)),

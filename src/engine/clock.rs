@@ -25,7 +25,7 @@ pub(super) struct Clock {
     /// ends at its last event (decision 27.16).
     pub(super) last_event: Option<Millis>,
     /// The latest end of a delivery settled at its start
-    /// (`settled.rs`): the run is not quiet before it.
+    /// (`settling/writes.rs`): the run is not quiet before it.
     pub(super) last_settled_end: Option<Millis>,
     /// Where `on_limit = "stop"` ended the run.
     stopped_at: Option<Millis>,

@@ -9,12 +9,12 @@ use super::backoff::retry_delay;
 use super::calls::Call;
 use super::dedup::{Claim, Holder};
 use super::pages;
-use super::queue::Finish;
 use super::ready::ReadySet;
-use super::settled::SettledEnds;
+use super::receipts::Decision;
+use super::receipts::Receipts;
+use super::schedule::Finish;
+use super::settling::EndsAhead;
 use super::settling::Settling;
-use super::tracked::Decision;
-use super::tracked::Deliveries;
 use super::transition::{Detail, Effect, Lapsed};
 use super::write::Wrote;
 use crate::model::{
@@ -43,7 +43,7 @@ pub(super) struct Consumer {
     #[cfg(test)]
     pub(super) settled: u64,
     /// The ends of settled deliveries still in flight.
-    pub(super) settled_ends: SettledEnds,
+    pub(super) ends_ahead: EndsAhead,
     /// Workers delivering now.
     pub(super) busy_workers: u64,
     /// Deliveries in flight (with a service time).
@@ -56,12 +56,13 @@ pub(super) struct Consumer {
     /// Per message, decorrelated jitter's previous delay in its cycle;
     /// only with decorrelated jitter.
     pub(super) prev_delays: Vec<Millis>,
-    /// Whether deliveries are tracked one by one (the file uses sections
-    /// 17-22).
-    pub(super) tracked: bool,
-    pub(super) deliveries: Deliveries,
+    /// Whether each delivery keeps a receipt of its own (the file uses
+    /// sections 17-22, or `[write]`): only the latest reaches the broker.
+    pub(super) with_receipts: bool,
+    /// The deliveries in flight, one receipt each.
+    pub(super) receipts: Receipts,
     /// The most deliveries in flight at once the run keeps (sections
-    /// 17-22): one per message, and [`super::tracked::EXTRA_DELIVERIES_IN_FLIGHT`].
+    /// 17-22): one per message, and [`super::receipts::EXTRA_DELIVERIES_IN_FLIGHT`].
     pub(super) in_flight_cap: u64,
 }
 
@@ -87,7 +88,7 @@ impl Consumer {
             settling: Settling::NOTHING,
             #[cfg(test)]
             settled: 0,
-            settled_ends: SettledEnds::default(),
+            ends_ahead: EndsAhead::default(),
             busy_workers: 0,
             in_flight: 0,
             service_time: match &scenario.log {
@@ -95,9 +96,9 @@ impl Consumer {
                 None => scenario.flow.workers.map_or(0, |w| w.service_time),
             },
             prev_delays: per_message(decorrelated),
-            tracked: scenario.guarantees.extended || scenario.write.is_some(),
-            deliveries: Deliveries::new(scenario),
-            in_flight_cap: count.saturating_add(super::tracked::EXTRA_DELIVERIES_IN_FLIGHT),
+            with_receipts: scenario.guarantees.extended || scenario.write.is_some(),
+            receipts: Receipts::new(scenario),
+            in_flight_cap: count.saturating_add(super::receipts::EXTRA_DELIVERIES_IN_FLIGHT),
         }
     }
 }
@@ -122,8 +123,8 @@ impl Engine<'_> {
             self.log_delivery_starts(m, cycle_receives);
         }
 
-        if self.consumer.tracked {
-            return self.start_tracked(m, total_receives);
+        if self.consumer.with_receipts {
+            return self.start_with_receipt(m, total_receives);
         }
         // 2.-5. The handler, the downstream, the store, the acknowledgement.
         let scenario = self.scenario;
@@ -200,14 +201,14 @@ impl Engine<'_> {
         )
     }
 
-    /// A tracked delivery's decision (sections 17-22): the first applying
+    /// A delivery with a receipt's decision (sections 17-22): the first applying
     /// `fail` or `crash` in file order decides (a crash listed after an
     /// applying `lose_ack` does not apply, decision 22.2); a crash before
     /// the effect consults the store and makes no call; a crash after it
     /// happens once the effect committed or the store answered, while a
     /// delivery that fails before that (an outage, contention, a refused
     /// call) fails as usual. In write-intent mode the store holds claims.
-    pub(super) fn decide_tracked(
+    pub(super) fn decide_with_receipt(
         &mut self,
         m: MessageIndex,
         faults: &Faults,

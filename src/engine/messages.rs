@@ -3,7 +3,7 @@
 //! their size is most of the run's memory.
 //!
 //! A message's full state is a [`MessageState`]; [`Messages`] stores it
-//! as a compact [`Hot`] record while it fits one (first cycle, its own
+//! as a compact [`Compact`] record while it fits one (first cycle, its own
 //! key, at most one of an ack time and a quarantine time, each under 2^32
 //! ms, receives and effects under 256, one of the first 255 failure
 //! reasons, at most one deduplication hit). The first time it does not
@@ -26,7 +26,7 @@ use crate::model::{Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex
 /// pages lazily) rather than written message by message.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Zeroable, Pod)]
 #[repr(C)]
-struct Hot {
+struct Compact {
     /// The ack time or the quarantine time, as `bits`' time bits say;
     /// for a message in the side table, its place there.
     time: u32,
@@ -54,7 +54,7 @@ const TIME_QUARANTINED: u8 = 2 << 5;
 /// One deduplication hit (more need the side table).
 const DEDUP_HIT: u8 = 1 << 7;
 
-impl Hot {
+impl Compact {
     fn state(self) -> State {
         State::ALL[(self.bits & STATE) as usize]
     }
@@ -95,7 +95,7 @@ impl Hot {
     }
 
     /// `s` as a record, if it fits one.
-    fn encode(s: &MessageState) -> Option<Hot> {
+    fn encode(s: &MessageState) -> Option<Compact> {
         let small = |v: u32| u8::try_from(v).ok();
         let time = |t: Millis| u32::try_from(t).ok();
         let (time, time_flag) = match (s.acked_at(), s.last_quarantined_at()) {
@@ -119,7 +119,7 @@ impl Hot {
             None => 0,
             Some(r) => small(r.checked_add(1)?)?,
         };
-        Some(Hot {
+        Some(Compact {
             time,
             receives: small(s.total_receives)?,
             effects: small(s.effects)?,
@@ -133,7 +133,7 @@ impl Hot {
 /// Two are equal when every message's state is.
 #[derive(Debug, Clone, Default)]
 pub struct Messages {
-    hot: Vec<Hot>,
+    hot: Vec<Compact>,
     /// The full state of each message whose state once did not fit its
     /// record, in the order they moved here (their `state` field is not
     /// used: the record's is).
@@ -363,10 +363,10 @@ impl Messages {
     pub(super) fn ack_first_delivery(&mut self, m: MessageIndex, t: Millis) -> bool {
         let hot = &mut self.hot[m as usize];
         // One comparison of the 8 bytes, not one a field.
-        let (0, Ok(time)) = (bytemuck::cast::<Hot, u64>(*hot), u32::try_from(t)) else {
+        let (0, Ok(time)) = (bytemuck::cast::<Compact, u64>(*hot), u32::try_from(t)) else {
             return false;
         };
-        *hot = Hot {
+        *hot = Compact {
             time,
             receives: 1,
             effects: 1,
@@ -405,16 +405,16 @@ impl Messages {
         if hot.in_side_table() {
             self.side[hot.time as usize] = s;
             hot.set_state(s.state);
-        } else if let Some(fits) = Hot::encode(&s) {
+        } else if let Some(fits) = Compact::encode(&s) {
             *hot = fits;
         } else {
             // At most one place per message: fewer than 2^32.
             let place = self.side.len() as u32;
             self.side.push(s);
-            *hot = Hot {
+            *hot = Compact {
                 time: place,
                 bits: s.state as u8 | SIDE,
-                ..Hot::default()
+                ..Compact::default()
             };
         }
         result

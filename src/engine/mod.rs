@@ -35,23 +35,21 @@ mod intents;
 mod jetstream;
 mod log;
 mod messages;
-mod one_write;
 mod operator;
 mod outages;
 mod outcome;
 mod pages;
 mod quarantine;
-mod queue;
 mod ready;
+mod receipts;
 mod recorder;
 mod replay;
-mod settled;
+mod schedule;
 mod settling;
 mod sinks;
 mod source;
 mod state;
 mod step;
-mod tracked;
 mod traffic;
 mod transition;
 mod watch;
@@ -69,6 +67,7 @@ pub use log::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 pub use messages::Messages;
 pub use operator::{CANARIES_LISTED, CanaryRecord};
 pub use outcome::{Limit, LimitReached, Outcome};
+pub use receipts::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
@@ -77,7 +76,6 @@ pub use state::MessageState;
 #[cfg(test)]
 pub(crate) use step::Stops;
 pub use step::{Stepper, run, run_stepped, run_until, run_with_census};
-pub use tracked::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
@@ -95,8 +93,8 @@ use dedup::DedupStore;
 use intents::IntentSet;
 use operator::Operator;
 use quarantine::Quarantine;
-use queue::SourceQueue;
 use recorder::Recording;
+use schedule::Schedule;
 use source::Source;
 
 /// The run's measures as they accumulate.
@@ -152,7 +150,7 @@ struct Engine<'s> {
 struct Core {
     clock: Clock,
     /// Arrivals, retries, ends of deliveries and visibility timeouts.
-    schedule: SourceQueue,
+    schedule: Schedule,
     /// The jitter's generator, stream 0 of the scenario's seed; drawn in
     /// event order.
     rng: ChaCha8Rng,
@@ -188,7 +186,7 @@ impl<'s> Engine<'s> {
             scenario,
             core: Core {
                 clock: Clock::default(),
-                schedule: SourceQueue::new(scenario, draws.offsets.clone()),
+                schedule: Schedule::new(scenario, draws.offsets.clone()),
                 rng: ChaCha8Rng::seed_from_u64(scenario.seed),
                 stopped_by: StoppedBy::Drained,
             },
@@ -262,7 +260,7 @@ impl<'s> Engine<'s> {
         {
             return self.held(m);
         }
-        if self.consumer.settling.at_once && self.one_write_settle(m).is_some() {
+        if self.consumer.settling.at_once && self.settle_at_once(m).is_some() {
             return;
         }
         self.becomes_ready_in_full(m, sequence);
@@ -396,7 +394,7 @@ impl<'s> Engine<'s> {
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
         let end = self.close();
         let mut totals = self.measures.totals;
-        if !self.consumer.tracked && totals.deliveries > 0 {
+        if !self.consumer.with_receipts && totals.deliveries > 0 {
             // Without a visibility timeout a message has one delivery in
             // flight at a time.
             totals.concurrent_deliveries = 1;

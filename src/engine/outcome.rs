@@ -250,7 +250,7 @@ pub enum Limit {
     Events(u64),
     Time(Millis),
     /// More deliveries in flight at once than the run may keep (sections
-    /// 17-22: messages + [`super::tracked::EXTRA_DELIVERIES_IN_FLIGHT`]).
+    /// 17-22: messages + [`super::receipts::EXTRA_DELIVERIES_IN_FLIGHT`]).
     InFlight(u64),
 }
 

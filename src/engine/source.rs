@@ -66,7 +66,7 @@ impl Engine<'_> {
         }
         if self.consumer.settling.at_once
             && sequence < self.scenario.message_count()
-            && self.log_one_write(m)
+            && self.settle_record_at_once(m)
         {
             return;
         }

@@ -5,7 +5,7 @@
 
 use super::alarms;
 use super::census::CensusTaker;
-use super::queue::Due;
+use super::schedule::Due;
 use super::{Engine, Limit, LimitReached, Outcome, Recorder};
 use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
 
@@ -70,7 +70,7 @@ impl<'s> Engine<'s> {
             self.run_answering()?;
         } else if self.takes_runs_of_arrivals() {
             while self.step()? {
-                self.one_write_arrivals();
+                self.take_run_of_arrivals();
             }
         } else {
             while self.step()? {}
@@ -87,7 +87,7 @@ impl<'s> Engine<'s> {
     /// Runs to the end, answering each question as the run passes its
     /// `at`: the step by step of [`run_until`], so that a copy taken there
     /// is what `run_until(at)` would finish. Arrivals are taken in runs
-    /// ([`Engine::one_write_arrivals`]) where the run allows it, never past
+    /// ([`Engine::take_run_of_arrivals`]) where the run allows it, never past
     /// the next question's time.
     fn run_answering(&mut self) -> Result<(), LimitReached> {
         let in_runs = self.takes_runs_of_arrivals();
@@ -98,7 +98,7 @@ impl<'s> Engine<'s> {
                 return Ok(());
             }
             if in_runs {
-                self.one_write_arrivals();
+                self.take_run_of_arrivals();
             }
         }
     }
@@ -314,15 +314,15 @@ impl Engine<'_> {
             }
             Some(Due::EndOf { slot }) => {
                 self.consumer.busy_workers = self.consumer.busy_workers.saturating_sub(1);
-                self.end_tracked(slot);
+                self.end_of_receipt(slot);
             }
             Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
             None => self.inspect(),
         }
         self.take_ready();
         // Only tracked deliveries open records.
-        if self.consumer.tracked
-            && self.consumer.deliveries.open_count() > self.consumer.in_flight_cap
+        if self.consumer.with_receipts
+            && self.consumer.receipts.open_count() > self.consumer.in_flight_cap
         {
             return Err(self.limit_reached(Limit::InFlight(self.consumer.in_flight_cap)));
         }
@@ -335,7 +335,7 @@ impl Engine<'_> {
         totals.max_queue_depth = totals.max_queue_depth.max(self.consumer.ready.depth);
         let settled = self
             .consumer
-            .settled_ends
+            .ends_ahead
             .in_flight_after(self.core.clock.now);
         totals.max_in_flight = totals.max_in_flight.max(self.consumer.in_flight + settled);
         self.source.observe(self.core.clock.now, totals);
@@ -349,7 +349,7 @@ impl Engine<'_> {
             return;
         }
         let readings = alarms::Readings {
-            dlq_depth: self.quarantine.len(),
+            quarantine_depth: self.quarantine.len(),
             queue_depth: self.consumer.ready.depth,
             oldest_entry: self
                 .quarantine

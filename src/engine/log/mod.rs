@@ -1,7 +1,7 @@
 //! The source as a partitioned log (docs/model.md section 23, decisions
 //! 26 and 27.9-27.17): records appended per partition in offset order,
 //! each partition processing one record at a time (retries in place, a
-//! dead-lettered record moves it on), positions committed at checkpoints
+//! quarantined record moves it on), positions committed at checkpoints
 //! (or before processing under at-most-once), restarts that resume each
 //! partition from a position and reprocess from there, and the
 //! exactly-once transaction of sink writes.
@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use super::Engine;
 mod samples;
 
-use super::queue::Due;
+use super::schedule::Due;
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
@@ -30,7 +30,7 @@ pub use samples::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 
 /// A record not yet done (never processed, or processing).
 const PENDING: u8 = 0;
-/// Acked or dead-lettered.
+/// Acked or quarantined.
 const DONE: u8 = 1;
 /// Below a resume position and never done.
 const SKIPPED: u8 = 2;
@@ -330,7 +330,7 @@ impl Engine<'_> {
             }
             let m = match due {
                 Due::Ready { message, .. } | Due::End { message, .. } => message,
-                Due::EndOf { slot } => self.consumer.deliveries.message_of(slot),
+                Due::EndOf { slot } => self.consumer.receipts.message_of(slot),
                 Due::Visible { .. } | Due::Source { resume: false } => return,
                 // A resume whose partitions all restarted again since.
                 Due::Source { resume: true } => {
@@ -348,7 +348,7 @@ impl Engine<'_> {
             }
             self.core.schedule.pop_scheduled();
             if let Due::EndOf { slot } = due {
-                self.consumer.deliveries.abandon(slot);
+                self.consumer.receipts.abandon(slot);
             }
         }
     }
@@ -416,15 +416,15 @@ impl Engine<'_> {
         }
     }
 
-    /// The arrival of `m` in a run that allows the one-write path
-    /// ([`Engine::one_write`]): when its partition is idle with nothing
+    /// The arrival of `m` in a run that allows settling at once
+    /// ([`super::Settling::at_once`]): when its partition is idle with nothing
     /// pending, and its first delivery acks at once (no fault, no outage,
     /// no live result), what appending, starting, delivering and moving
     /// on would do, in one write of its record and one of the partition.
     /// False when it is not such a one (nothing is changed then): the
     /// full path takes it.
     #[inline(always)]
-    pub(super) fn log_one_write(&mut self, m: MessageIndex) -> bool {
+    pub(super) fn settle_record_at_once(&mut self, m: MessageIndex) -> bool {
         if !self.source.draws.faults(self.scenario, m).is_empty()
             || self.downstream.outages.contains(self.core.clock.now)
         {
@@ -435,7 +435,7 @@ impl Engine<'_> {
         if part.down || part.busy || part.kicked || part.position != part.end() {
             return false;
         }
-        if !self.one_write_delivery(m) {
+        if !self.ack_at_once(m) {
             return false;
         }
         let log = self.log_mut();
@@ -562,7 +562,7 @@ impl Engine<'_> {
     }
 
     /// The record of `m` at its partition's position is done (acked,
-    /// dead-lettered or dropped): the partition moves past it.
+    /// quarantined or dropped): the partition moves past it.
     pub(super) fn record_done(&mut self, m: MessageIndex) {
         let log = self.log_mut();
         let p = log.partition_of[m as usize] as usize;

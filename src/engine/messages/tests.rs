@@ -81,7 +81,7 @@ fn every_state_reads_back_as_it_was_stored() {
     messages.update(0, |state| *state = retrying);
     messages.update(1, |state| *state = retrying);
     assert_eq!(messages.arrived(), 2);
-    assert_eq!(std::mem::size_of::<Hot>(), 8);
+    assert_eq!(std::mem::size_of::<Compact>(), 8);
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn the_fast_operations_equal_changing_the_full_state() {
     for s in states() {
         let mut fast = Messages::new(1);
         fast.update(0, |state| *state = s);
-        assert_eq!(fast.in_side_table() == 1, Hot::encode(&s).is_none());
+        assert_eq!(fast.in_side_table() == 1, Compact::encode(&s).is_none());
         let mut expected = s;
         let got = fast.receive(0);
         expected.cycle_receives = expected.cycle_receives.saturating_add(1);

@@ -1,4 +1,4 @@
-//! The source queue's schedule: what happens next and when. First arrivals
+//! The queue world's schedule: what happens next and when. First arrivals
 //! come from the [`Arrivals`] (produced lazily, in scheduling order); a
 //! message becoming ready again (a retry due, a redrive) and the end of a
 //! delivery in flight are scheduled with a global sequence number that
@@ -32,9 +32,9 @@ pub(super) enum Due {
         message: MessageIndex,
         finish: Finish,
     },
-    /// A tracked delivery (sections 17-22) ends: its record is `slot`.
+    /// A delivery with a receipt (sections 17-22) ends: its record is `slot`.
     EndOf { slot: u32 },
-    /// A tracked delivery's visibility timeout passes.
+    /// A delivery with a receipt's visibility timeout passes.
     Visible { slot: u32, sequence: u64 },
     /// The source's own event (a log's restart, or its resume when
     /// `resume`), after every other entry of its instant.
@@ -45,7 +45,7 @@ pub(super) enum Due {
 /// sequence (sequences are unique). `what` packs the message (low 32
 /// bits) with, for the end of a delivery, how it ends: bits 32-34 the
 /// kind (0: the message becomes ready, 1: acked, 2: ack lost, 3: failed,
-/// 4: a tracked delivery ends, 5: its visibility timeout passes), bit 35
+/// 4: a delivery with a receipt ends, 5: its visibility timeout passes), bit 35
 /// the class, bits 36-63 the reason or, for kinds 4 and 5, the low 32
 /// bits hold the delivery's slot instead of the message. 24 bytes, so
 /// that a heap of many waiting retries stays small.
@@ -126,7 +126,7 @@ fn unpack(what: u64, sequence: u64) -> Due {
 const FIFOS: usize = crate::sim::MAX_FIFOS;
 
 #[derive(Clone)]
-pub(super) struct SourceQueue {
+pub(super) struct Schedule {
     arrivals: Arrivals,
     /// Arrivals taken so far: the next arrival's sequence number.
     arrived: u64,
@@ -137,12 +137,12 @@ pub(super) struct SourceQueue {
     sequence: u64,
 }
 
-impl SourceQueue {
+impl Schedule {
     pub(super) fn new(
         scenario: &Scenario,
         poisson: Vec<Option<std::sync::Arc<super::traffic::Offsets>>>,
     ) -> Self {
-        SourceQueue {
+        Schedule {
             arrivals: Arrivals::new(scenario, poisson),
             arrived: 0,
             due: Agenda::new(FIFOS),
@@ -235,12 +235,12 @@ impl SourceQueue {
         self.schedule(now, at, pack(message, Some(finish)), true);
     }
 
-    /// A tracked delivery (record `slot`) ends at `at`.
+    /// A delivery with a receipt (record `slot`) ends at `at`.
     pub(super) fn schedule_end_of(&mut self, now: Millis, at: Millis, slot: u32) {
         self.schedule(now, at, slot as u64 | END_OF << 32, true);
     }
 
-    /// A tracked delivery's visibility timeout passes at `at`.
+    /// A delivery with a receipt's visibility timeout passes at `at`.
     pub(super) fn schedule_visible(&mut self, now: Millis, at: Millis, slot: u32) {
         self.schedule(now, at, slot as u64 | VISIBLE << 32, true);
     }
@@ -313,7 +313,7 @@ mod tests {
              [[message]]\nid = \"a\"\nat = \"10s\"\n",
         )
         .unwrap();
-        let mut queue = SourceQueue::new(&scenario, vec![]);
+        let mut queue = Schedule::new(&scenario, vec![]);
         queue.put_back(0, 5_000, 7);
         queue.put_back(0, 5_000, 3);
         assert_eq!(queue.next_due(), Some(5_000));
@@ -362,7 +362,7 @@ mod tests {
 
     /// The queues and the heap together take entries in exactly the order one
     /// comparison heap of (time, sequence) would, whatever the delays
-    /// (more distinct delays than lanes included) and however time moves.
+    /// (more distinct delays than queues included) and however time moves.
     #[test]
     fn drawn_delays_wait_in_the_heap_and_take_no_queue() {
         let (scenario, _) = load_str(
@@ -370,7 +370,7 @@ mod tests {
             "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n",
         )
         .unwrap();
-        let mut queue = SourceQueue::new(&scenario, vec![]);
+        let mut queue = Schedule::new(&scenario, vec![]);
         for m in 0..20 {
             queue.put_back_drawn(0, 100 + 7 * m as Millis, m);
         }
@@ -395,7 +395,7 @@ mod tests {
         .unwrap();
         for seed in 0..40u64 {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            let mut queue = SourceQueue::new(&scenario, vec![]);
+            let mut queue = Schedule::new(&scenario, vec![]);
             let mut reference: BinaryHeap<Reverse<(Millis, u64, MessageIndex)>> = BinaryHeap::new();
             let mut sequence = queue.sequence;
             let distinct = if seed % 2 == 0 { 5 } else { 60 };

@@ -1,4 +1,4 @@
-//! Deliveries tracked one by one (docs/model.md sections 17-22): with a
+//! Deliveries with a receipt each (docs/model.md sections 17-22): with a
 //! visibility timeout a message may have several deliveries in flight, and
 //! only the latest started (the current one) reaches the broker; a crash
 //! ends a delivery without an ack; a write-intent claim is turned into
@@ -10,7 +10,7 @@
 //! the compact path of `consumer.rs`.
 
 use super::Engine;
-use super::queue::Finish;
+use super::schedule::Finish;
 use super::transition::Detail;
 use crate::model::{
     Class, CrashAt, KeyRef, MessageIndex, Millis, REASON_ACK_LOST, REASON_CONSUMER_CRASHED,
@@ -41,7 +41,7 @@ pub(super) struct Record {
     refs: u8,
 }
 
-/// How a tracked delivery's start decided it.
+/// How a delivery with a receipt's start decided it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Decision {
     pub(super) finish: Finish,
@@ -53,7 +53,7 @@ pub(super) struct Decision {
 }
 
 #[derive(Default, Clone)]
-pub(super) struct Deliveries {
+pub(super) struct Receipts {
     slots: Vec<Record>,
     free: Vec<u32>,
     /// With a visibility timeout: deliveries in flight per message
@@ -73,7 +73,7 @@ const QUARANTINED_BIT: Millis = 1 << 63;
 /// stops it. About 40 MB of records.
 pub const EXTRA_DELIVERIES_IN_FLIGHT: u64 = 1_000_000;
 
-impl Deliveries {
+impl Receipts {
     /// Deliveries in flight now (records still open).
     pub(super) fn open_count(&self) -> u64 {
         (self.slots.len() - self.free.len()) as u64
@@ -86,10 +86,10 @@ impl Deliveries {
         } else {
             0
         };
-        Deliveries {
+        Receipts {
             latest: super::pages::zeroed(per_message),
             per_message: super::pages::zeroed(per_message),
-            ..Deliveries::default()
+            ..Receipts::default()
         }
     }
 
@@ -166,14 +166,14 @@ impl Engine<'_> {
     /// A worker takes message `m` now (its receive counts are updated and
     /// recorded): decide the delivery, then schedule its end and, when the
     /// visibility timeout can overtake it, its timer.
-    pub(super) fn start_tracked(&mut self, m: MessageIndex, receive: u32) {
+    pub(super) fn start_with_receipt(&mut self, m: MessageIndex, receive: u32) {
         let now = self.core.clock.now;
         let scenario = self.scenario;
-        let concurrent = 1 + self.consumer.deliveries.of(m) as u64;
+        let concurrent = 1 + self.consumer.receipts.of(m) as u64;
         let most = &mut self.measures.totals.concurrent_deliveries;
         *most = (*most).max(concurrent);
         let faults = self.source.draws.faults(scenario, m);
-        let decision = self.decide_tracked(m, faults, receive);
+        let decision = self.decide_with_receipt(m, faults, receive);
         let service = match decision.crash {
             Some(_) => self.consumer.service_time,
             None => decision.takes.unwrap_or(self.consumer.service_time),
@@ -198,7 +198,7 @@ impl Engine<'_> {
         if !atomic && self.settle_write(m, decision.finish, end, quiet_until_end) {
             return;
         }
-        let slot = self.consumer.deliveries.open(Record {
+        let slot = self.consumer.receipts.open(Record {
             message: m,
             receive,
             start: now,
@@ -211,7 +211,7 @@ impl Engine<'_> {
             refs: 1 + timer.is_some() as u8,
         });
         if atomic {
-            self.end_tracked(slot);
+            self.end_of_receipt(slot);
         } else {
             self.set_state(m, State::InFlight);
             self.consumer.in_flight += 1;
@@ -225,15 +225,15 @@ impl Engine<'_> {
         }
     }
 
-    /// A tracked delivery ends now.
-    pub(super) fn end_tracked(&mut self, slot: u32) {
+    /// A delivery with a receipt ends now.
+    pub(super) fn end_of_receipt(&mut self, slot: u32) {
         let now = self.core.clock.now;
-        let d = self.consumer.deliveries.release(slot);
+        let d = self.consumer.receipts.release(slot);
         let m = d.message;
         if d.in_flight {
             self.consumer.in_flight -= 1;
         }
-        self.consumer.deliveries.ended(m);
+        self.consumer.receipts.ended(m);
         self.core.clock.last_delivery = Some(now);
         if let Some(key) = d.done_key {
             let expires_at = self.store.done(key, now);
@@ -267,7 +267,7 @@ impl Engine<'_> {
                 self.measures.totals.expired_receipts += 1;
                 let latest = self
                     .consumer
-                    .deliveries
+                    .receipts
                     .latest
                     .get(m as usize)
                     .copied()
@@ -331,7 +331,7 @@ impl Engine<'_> {
         due: Millis,
         finish: Finish,
     ) {
-        let slot = self.consumer.deliveries.open_timer(Record {
+        let slot = self.consumer.receipts.open_timer(Record {
             message: m,
             receive: self.messages.get(m).total_receives,
             start,
@@ -347,9 +347,9 @@ impl Engine<'_> {
         self.core.schedule.schedule_visible(now, due, slot);
     }
 
-    /// The visibility timer of a tracked delivery fires now.
+    /// The visibility timer of a delivery with a receipt fires now.
     pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
-        let d = self.consumer.deliveries.release(slot);
+        let d = self.consumer.receipts.release(slot);
         let m = d.message;
         let message = self.messages.get(m);
         let current = d.receive == message.total_receives
@@ -375,7 +375,7 @@ impl Engine<'_> {
             };
             self.messages.set_failure(m, reason, class);
             self.core.clock.last_delivery = Some(self.core.clock.now);
-            if let Some(latest) = self.consumer.deliveries.latest.get_mut(m as usize) {
+            if let Some(latest) = self.consumer.receipts.latest.get_mut(m as usize) {
                 *latest = self.core.clock.now | QUARANTINED_BIT;
             }
             self.quarantine(m, reason, class);

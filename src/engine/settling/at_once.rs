@@ -1,4 +1,4 @@
-//! The one-write path: in a run where nothing reads the steps of a
+//! Settling at once: in a run where nothing reads the steps of a
 //! delivery one by one, a first delivery that acks at once is settled in
 //! one write of the message's record, and the arrivals that come before
 //! anything scheduled are taken one after another without going through
@@ -6,12 +6,12 @@
 //! during an outage fails without the full path's tests for what such a
 //! run cannot have. The outcome is the one stepping gives.
 
-use super::Engine;
+use crate::engine::Engine;
 use crate::model::{Class, IntentIndex, KeyRef, MessageIndex, REASON_DOWNSTREAM_UNAVAILABLE};
 
-/// How a delivery the one-write path settled ended.
+/// How a delivery settling at once settled ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Settled {
+pub(in crate::engine) enum Settled {
     /// Acked in one write; nothing was scheduled.
     Acked,
     /// Failed in an outage; a retry or the quarantine followed.
@@ -21,12 +21,12 @@ pub(super) enum Settled {
 impl Engine<'_> {
     /// A delivery of message `m` now, in a run that allows the one-write
     /// path, when the message has no faults: acked in one write outside an
-    /// outage ([`one_write_delivery`](Self::one_write_delivery)), failed
+    /// outage ([`ack_at_once`](Self::ack_at_once)), failed
     /// during one ([`outage_failure_delivery`](Self::outage_failure_delivery)).
     /// `None` when it is not such a one (nothing is changed then): the
     /// full path takes it.
     #[inline(always)]
-    pub(super) fn one_write_settle(&mut self, m: MessageIndex) -> Option<Settled> {
+    pub(in crate::engine) fn settle_at_once(&mut self, m: MessageIndex) -> Option<Settled> {
         if !self.source.draws.faults(self.scenario, m).is_empty() {
             return None;
         }
@@ -34,11 +34,11 @@ impl Engine<'_> {
             self.outage_failure_delivery(m);
             return Some(Settled::Failed);
         }
-        self.one_write_delivery(m).then_some(Settled::Acked)
+        self.ack_at_once(m).then_some(Settled::Acked)
     }
 
     /// The first delivery of a message without faults, outside an outage,
-    /// in a run that allows it ([`Engine::one_write`]):
+    /// in a run that allows it ([`super::Settling::at_once`]):
     /// what becoming ready and [`start_delivery`](Self::start_delivery)
     /// would do for it, in one write of its record. It receives, commits
     /// its effect (the call is accepted; the store, if it keeps results,
@@ -50,7 +50,7 @@ impl Engine<'_> {
     /// its key (a hit, which the full path takes): nothing is changed
     /// then.
     #[inline(always)]
-    pub(super) fn one_write_delivery(&mut self, m: MessageIndex) -> bool {
+    pub(in crate::engine) fn ack_at_once(&mut self, m: MessageIndex) -> bool {
         let now = self.core.clock.now;
         let (intent, key) = self.first_delivery_key(m);
         if self.store.live(key, now).is_some() || !self.messages.ack_first_delivery(m, now) {
@@ -73,7 +73,7 @@ impl Engine<'_> {
     /// The intent of `m` and the key of its first delivery: its own
     /// intent's (only a redrive gives another).
     #[inline(always)]
-    pub(super) fn first_delivery_key(&self, m: MessageIndex) -> (IntentIndex, KeyRef) {
+    pub(in crate::engine) fn first_delivery_key(&self, m: MessageIndex) -> (IntentIndex, KeyRef) {
         let intent = self.scenario.intent(m);
         let key = KeyRef {
             intent,
@@ -83,13 +83,13 @@ impl Engine<'_> {
     }
 
     /// Whether the run takes runs of arrivals through
-    /// [`one_write_arrivals`](Self::one_write_arrivals).
-    pub(super) fn takes_runs_of_arrivals(&self) -> bool {
+    /// [`take_run_of_arrivals`](Self::take_run_of_arrivals).
+    pub(in crate::engine) fn takes_runs_of_arrivals(&self) -> bool {
         self.consumer.settling.runs_of_arrivals
     }
 
     /// A delivery of a message without faults during an outage, in a run
-    /// that allows the one-write path: it fails as
+    /// that allows settling at once: it fails as
     /// [`start_delivery`](Self::start_delivery) would fail it (the outage
     /// comes after the message's own faults, decision 10.2, and it has
     /// none), and what follows the failure is the full path's
@@ -111,8 +111,8 @@ impl Engine<'_> {
         self.after_failure(m, reason, class, now);
     }
 
-    /// After an event, in a run that allows the one-write path or settles
-    /// writes at their start (`settled.rs`) and has no alarms: the
+    /// After an event, in a run that allows settling at once or settles
+    /// writes at their start (`settling/writes.rs`) and has no alarms: the
     /// arrivals that come next, at or before the earliest scheduled entry
     /// (arrivals win ties, decision 10.1) and within `max_time` and
     /// `max_events`, each taken as [`Engine::step`] would take it. A
@@ -125,7 +125,7 @@ impl Engine<'_> {
     /// the first that schedules something ends it. So does the next
     /// question's time. Alarms look at every instant, so a run with alarms
     /// steps through each arrival.
-    pub(super) fn one_write_arrivals(&mut self) {
+    pub(in crate::engine) fn take_run_of_arrivals(&mut self) {
         if !self.takes_runs_of_arrivals() {
             return;
         }
@@ -167,12 +167,12 @@ impl Engine<'_> {
             if self.source.log.is_some() {
                 // A log's arrival: an event of the queue's schedule.
                 self.core.clock.last_event = Some(t);
-                if !self.log_one_write(m) {
+                if !self.settle_record_at_once(m) {
                     return self.log_ready(m, sequence);
                 }
                 continue;
             }
-            match self.one_write_settle(m) {
+            match self.settle_at_once(m) {
                 Some(Settled::Acked) => {}
                 Some(Settled::Failed) => return,
                 None => return self.becomes_ready_in_full(m, sequence),
@@ -183,8 +183,8 @@ impl Engine<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::queue::Due;
-    use super::super::{Engine, Outcome, Recorder};
+    use crate::engine::schedule::Due;
+    use crate::engine::{Engine, Outcome, Recorder};
     use crate::model::Scenario;
     use crate::scenario::load_str;
 
@@ -211,13 +211,13 @@ mod tests {
         assert_eq!(engine.core.schedule.arrived(), 1);
         // f fails and ends the run of arrivals before g: its retry is due
         // at 2s.
-        engine.one_write_arrivals();
+        engine.take_run_of_arrivals();
         assert_eq!(engine.core.schedule.arrived(), 2);
         assert_eq!(engine.core.clock.now, 1_000);
         assert_eq!(engine.measures.retries, 1);
         // g at 1s, then b and c at 2s, before the retry due at 2s.
         assert_eq!(engine.step(), Ok(true));
-        engine.one_write_arrivals();
+        engine.take_run_of_arrivals();
         assert_eq!(engine.core.schedule.arrived(), 5);
         assert_eq!(engine.core.clock.now, 2_000);
         assert_eq!(engine.measures.totals.acked, 4);
@@ -244,7 +244,7 @@ mod tests {
         let mut engine = Engine::new(&scenario, Recorder::Off);
         assert!(engine.takes_runs_of_arrivals());
         assert_eq!(engine.step(), Ok(true));
-        engine.one_write_arrivals();
+        engine.take_run_of_arrivals();
         // b failed at 5ms; c waits for b's retry at 10ms.
         assert_eq!(engine.core.schedule.arrived(), 2);
         assert_eq!(engine.core.clock.now, 5);
@@ -310,11 +310,11 @@ mod tests {
         assert_eq!(off.totals.acked, 20);
     }
 
-    /// The unrecorded run (which takes the one-write path), after checking
+    /// The unrecorded run (which takes settling at once), after checking
     /// that its totals, states and calls are the recorded run's.
     fn unrecorded_as_recorded(scenario: &Scenario) -> Outcome {
-        let off = super::super::run(scenario, Recorder::Off).unwrap();
-        let all = super::super::run(scenario, Recorder::All).unwrap();
+        let off = crate::engine::run(scenario, Recorder::Off).unwrap();
+        let all = crate::engine::run(scenario, Recorder::All).unwrap();
         assert_eq!(off.totals, all.totals);
         assert_eq!(off.messages, all.messages);
         assert_eq!(off.calls, all.calls);

@@ -8,10 +8,10 @@
 //! and reach the same outcome with less work (docs/benchmarks.md gives the
 //! figures each way buys):
 //! - [`Settling::at_once`]: a first delivery without faults that acks at
-//!   once is one write of its message's record (`one_write.rs`; for a
+//!   once is one write of its message's record (`settling/at_once.rs`; for a
 //!   log's record, `log.rs`);
 //! - [`Settling::writes`]: a write delivery that acks once its sinks reply
-//!   is settled at its start, only its end kept (`settled.rs`);
+//!   is settled at its start, only its end kept (`settling/writes.rs`);
 //! - [`Settling::runs_of_arrivals`]: the arrivals before anything else
 //!   scheduled are taken one after another without a step each.
 //!
@@ -21,6 +21,11 @@
 //! says otherwise; and the list of parts is read off the engine's fields
 //! (`Engine::parts`), so that a new field does not compile until it is
 //! asked.
+
+mod at_once;
+mod writes;
+
+pub(super) use writes::EndsAhead;
 
 use super::{Consumer, Downstream, Engine, Measures, Observers, Operator, Quarantine, Source};
 use crate::model::{DedupMode, Guarantee, Profile, Scenario};
@@ -149,14 +154,14 @@ impl Part for Source {
 
 impl Part for Consumer {
     /// Deliveries taken directly (no workers, no ordering, no
-    /// MaxAckPending that can bind). At once: no delivery tracked one by
+    /// MaxAckPending that can bind). At once: no delivery with a receipt of
     /// one (sections 17-22 and `[write]`). Writes: the model's own rules
     /// (no broker profile) and no visibility timeout.
     fn allows(&self, scenario: &Scenario) -> Settling {
         let direct = self.direct && self.ack_pending.is_none();
         let g = &scenario.guarantees;
         Settling {
-            at_once: direct && !self.tracked,
+            at_once: direct && !self.with_receipts,
             writes: direct && g.profile == Profile::Model && g.visibility_timeout.is_none(),
             runs_of_arrivals: true,
         }

@@ -8,15 +8,15 @@
 //! instant (`max_in_flight`) and when the run falls quiet.
 //!
 //! Which runs may settle writes is what every part allows
-//! (`settling.rs`, [`super::settling::Settling::writes`]). A settled end that a limit would
+//! (`settling.rs`, [`crate::engine::settling::Settling::writes`]). A settled end that a limit would
 //! have refused makes the whole run go again step by step
-//! ([`Engine::must_step_instead`], read by [`super::run`]): a limit is
+//! ([`Engine::must_step_instead`], read by [`crate::engine::run`]): a limit is
 //! the one thing that could stop the run between a settled delivery's
 //! start and its end.
 
-use super::queue::Finish;
-use super::transition::Effect;
-use super::{Engine, LimitReached};
+use crate::engine::schedule::Finish;
+use crate::engine::transition::Effect;
+use crate::engine::{Engine, LimitReached};
 use crate::model::{MessageIndex, Millis, State, StoppedBy};
 use crate::sim::Agenda;
 
@@ -30,23 +30,23 @@ const FIFOS: usize = 4;
 /// sinks' latencies, so most writes share one or two), and ends of other
 /// durations wait in the heap. At most one end per message in flight.
 #[derive(Clone)]
-pub(super) struct SettledEnds {
+pub(in crate::engine) struct EndsAhead {
     ends: Agenda<Millis>,
 }
 
-impl Default for SettledEnds {
+impl Default for EndsAhead {
     fn default() -> Self {
-        SettledEnds {
+        EndsAhead {
             ends: Agenda::new(FIFOS),
         }
     }
 }
 
-impl SettledEnds {
+impl EndsAhead {
     /// Settled deliveries still in flight after instant `now`: their ends
     /// at or before `now` have happened.
     #[inline]
-    pub(super) fn in_flight_after(&mut self, now: Millis) -> u64 {
+    pub(in crate::engine) fn in_flight_after(&mut self, now: Millis) -> u64 {
         self.ends.pass(now) as u64
     }
 
@@ -58,13 +58,13 @@ impl SettledEnds {
 }
 
 impl Engine<'_> {
-    /// A tracked delivery of `m` that started now and ends at `end`,
+    /// A delivery with a receipt of `m` that started now and ends at `end`,
     /// decided as `finish`: settled now if the run allows it and the
     /// delivery acks with nothing left to happen before its end (no
     /// crash, no DONE to write, no visibility timer, a canary waiting for
     /// no one). True when it was settled.
     #[inline(always)]
-    pub(super) fn settle_write(
+    pub(in crate::engine) fn settle_write(
         &mut self,
         m: MessageIndex,
         finish: Finish,
@@ -95,7 +95,7 @@ impl Engine<'_> {
             self.consumer.settled += 1;
         }
         self.core.clock.add_events(1);
-        self.consumer.settled_ends.push(self.core.clock.now, end);
+        self.consumer.ends_ahead.push(self.core.clock.now, end);
         self.core.clock.settled_end(end);
         self.measures.totals.acked += 1;
         self.leaves(m);
@@ -112,9 +112,9 @@ impl Engine<'_> {
     /// False when it is not such a one (nothing is changed then): the
     /// full path takes it.
     ///
-    /// [`Writes::plain_took`]: super::write::Writes::plain_took
+    /// [`Writes::plain_took`]: crate::engine::write::Writes::plain_took
     #[inline(always)]
-    pub(super) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
+    pub(in crate::engine) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
         let scenario = self.scenario;
         let now = self.core.clock.now;
         let (intent, key) = self.first_delivery_key(m);
@@ -166,7 +166,7 @@ impl Engine<'_> {
     /// settled end (one after `max_time`, or one event more than
     /// `max_events`: the ends were counted when they settled). A limit
     /// may fall between a settled delivery's start and its end.
-    pub(super) fn must_step_instead(&self, ended: &Result<(), LimitReached>) -> bool {
+    pub(in crate::engine) fn must_step_instead(&self, ended: &Result<(), LimitReached>) -> bool {
         let limits = &self.scenario.limits;
         self.core.clock.last_settled_end.is_some_and(|end| {
             ended.is_err()
@@ -179,7 +179,7 @@ impl Engine<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Engine, Outcome, Recorder, run};
+    use crate::engine::{Engine, Outcome, Recorder, run};
     use crate::model::Scenario;
     use crate::scenario::load_str;
 
@@ -268,11 +268,11 @@ mod tests {
         }
     }
 
-    /// Ends in lanes (one per duration, up to four) and in the heap (the
+    /// Ends in queues (one per duration, up to four) and in the heap (the
     /// rest) count as in flight until their instant has passed.
     #[test]
     fn settled_ends_are_in_flight_until_their_instant() {
-        let mut ends = super::SettledEnds::default();
+        let mut ends = super::EndsAhead::default();
         // Durations 5, 7, 1, 2 take the four queues; 9 and 3 the heap.
         for (start, end) in [(0, 5), (0, 7), (1, 2), (1, 3), (2, 11), (2, 5), (3, 8)] {
             ends.push(start, end);
@@ -289,7 +289,7 @@ mod tests {
     /// 10 ms long, one a millisecond, keeps the 10 in flight and no more.
     #[test]
     fn only_the_ends_in_flight_are_kept() {
-        let mut ends = super::SettledEnds::default();
+        let mut ends = super::EndsAhead::default();
         for start in 0..100_000 {
             ends.push(start, start + 10);
             let in_flight = ends.in_flight_after(start);
