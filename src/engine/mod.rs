@@ -1,26 +1,35 @@
-//! The event engine: modeled time, one seeded RNG, the delivery rules of
-//! docs/model.md sections 3-6. It knows nothing of files or terminals; it turns a
-//! [`Scenario`] into an [`Outcome`].
+//! The queue world: the delivery rules of docs/model.md (sections 1-24
+//! and 26-28 but the dataflow's 25) on the scheduling core of `sim/`. It
+//! knows nothing of files or terminals; it turns a [`Scenario`] into an
+//! [`Outcome`].
 //!
-//! The parts, one module each:
-//! - `clock`: modeled time, the event count and the limits;
-//! - the broker side (`broker`): the source queue (`queue`, fed by
-//!   `arrivals`), the quarantine and the deduplication store (`dedup`);
-//! - the consumer side (`consumer`): one delivery of a taken message, and
-//!   the retry delay after a failure (`backoff`);
+//! `Engine` is a small core that owns time, the schedule and the one
+//! seeded generator, and the parts that own their state (docs/
+//! architecture.md, "The engine", has the table and the glossary):
+//! - the source (`source`): a queue's traffic (`arrivals`, `traffic`), or
+//!   a partitioned log (`log`);
+//! - the consumer (`consumer`): workers, the ready set (`ready`),
+//!   MaxAckPending (`ack_pending`), deliveries with a receipt each
+//!   (`receipts`), the retry delay (`backoff`), the nats-jetstream
+//!   profile's failures (`jetstream`), and what the run settles at a
+//!   delivery's start (`settling`);
+//! - the quarantine (`quarantine`) and the deduplication store (`dedup`);
+//! - the downstream: capacity (`calls`), outages (`outages`), the sinks
+//!   (`sinks`, section 19) and one write to several sinks (`write`,
+//!   section 24);
 //! - the `operator`: drains, inspections, expiry, repair, redrive, purge;
-//! - the sinks effects reach (`sinks`, section 19) and, with `[write]`,
-//!   one write to several sinks whose calls can fail (`write`, section 24);
+//! - the `alarms`;
 //! - the measures: [`Totals`] (defined in `model::measure`) and the
 //!   `census`;
-//! - the `recorder`: transitions, the ledger and the state after every
-//!   change, kept only when something will read them; a [`Replay`] plays
-//!   a run again to read its transcript without keeping it.
+//! - the observers: the `recorder` (transitions, the ledger and the state
+//!   after every change, kept only when something will read them; a
+//!   [`Replay`] plays a run again to read its transcript without keeping
+//!   it) and the questions asked of a time.
 //!
-//! One event is one call of `Engine::step` (`step`, with the loops
-//! that run a scenario): the clock moves to the next due time, the queue
-//! gives the message due then (or the operator inspects), and the
-//! consumer decides its delivery.
+//! One event is one call of `Engine::step` (`step`, with the loops that
+//! run a scenario): the clock moves to the next due time, the schedule
+//! gives what is due then (or the operator inspects), and the part it
+//! belongs to takes it.
 
 mod ack_pending;
 mod alarms;
