@@ -14,8 +14,6 @@
 //! taken in their full order (time first, then the rest of the entry), as
 //! a comparison heap would take them.
 
-use std::collections::VecDeque;
-
 use super::radix::{RadixHeap, Timed};
 use crate::model::Millis;
 
@@ -23,12 +21,34 @@ use crate::model::Millis;
 /// other delay go to the heap.
 pub const MAX_FIFOS: usize = 16;
 
+/// A queue gives back the room of the entries taken from its front once
+/// they are this many and at least half of it.
+const SLACK: usize = 1024;
+
 /// Entries added with one delay, in the order they were added (and so in
-/// the order they are due).
+/// the order they are due); those before `head` have been taken. It keeps
+/// fewer than twice its entries due and [`SLACK`] more.
 #[derive(Debug, Clone)]
 struct Fifo<T> {
     delay: Millis,
-    entries: VecDeque<T>,
+    entries: Vec<T>,
+    head: usize,
+}
+
+impl<T: Copy> Fifo<T> {
+    #[inline(always)]
+    fn front(&self) -> Option<&T> {
+        self.entries.get(self.head)
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        self.head += 1;
+        if self.head >= SLACK && 2 * self.head >= self.entries.len() {
+            self.entries.drain(..self.head);
+            self.head = 0;
+        }
+    }
 }
 
 /// Where the earliest entry is.
@@ -80,7 +100,7 @@ impl<T: Timed> Agenda<T> {
     /// Adds `e`, due `e.at() - now` after `now`: in the queue of that
     /// delay, or in the heap when `by_delay` is false (a drawn delay,
     /// which would only take up a queue) or no queue is left for it.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, now: Millis, e: T, by_delay: bool) {
         self.len += 1;
         let delay = e.at().saturating_sub(now);
@@ -90,7 +110,8 @@ impl<T: Timed> Agenda<T> {
             None if self.fifos.len() < self.max_fifos => {
                 self.fifos.push(Fifo {
                     delay,
-                    entries: VecDeque::new(),
+                    entries: Vec::new(),
+                    head: 0,
                 });
                 Some(self.fifos.len() - 1)
             }
@@ -101,10 +122,10 @@ impl<T: Timed> Agenda<T> {
             Some(k)
                 if self.fifos[k]
                     .entries
-                    .back()
+                    .last()
                     .is_none_or(|b| b.at() <= e.at()) =>
             {
-                self.fifos[k].entries.push_back(e);
+                self.fifos[k].entries.push(e);
                 Place::Fifo(k)
             }
             _ => {
@@ -121,7 +142,7 @@ impl<T: Timed> Agenda<T> {
     }
 
     /// The earliest entry and its place: the heap's top or a queue's front.
-    #[inline]
+    #[inline(always)]
     fn earliest(&mut self) -> Option<(Place, T)> {
         match self.earliest {
             Some(known) => known,
@@ -135,7 +156,7 @@ impl<T: Timed> Agenda<T> {
     fn find_earliest(&mut self) -> Option<(Place, T)> {
         let mut best: Option<(Place, T)> = self.heap.peek().map(|e| (Place::Heap, *e));
         for (k, fifo) in self.fifos.iter().enumerate() {
-            if let Some(e) = fifo.entries.front()
+            if let Some(e) = fifo.front()
                 && best.is_none_or(|(_, b)| *e < b)
             {
                 best = Some((Place::Fifo(k), *e));
@@ -146,13 +167,13 @@ impl<T: Timed> Agenda<T> {
     }
 
     /// The earliest entry, without taking it.
-    #[inline]
+    #[inline(always)]
     pub fn peek(&mut self) -> Option<T> {
         self.earliest().map(|(_, e)| e)
     }
 
     /// Takes the earliest entry.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
         let (place, e) = self.earliest()?;
         match place {
@@ -160,7 +181,7 @@ impl<T: Timed> Agenda<T> {
                 self.heap.pop();
             }
             Place::Fifo(k) => {
-                self.fifos[k].entries.pop_front();
+                self.fifos[k].pop_front();
             }
         }
         self.earliest = None;
@@ -169,11 +190,33 @@ impl<T: Timed> Agenda<T> {
     }
 
     /// Takes every entry due at or before `now`; returns how many are
-    /// left.
+    /// left. Each queue's front and the heap's top are read until they
+    /// are after `now`: as many steps as entries taken, and one per queue.
     #[inline]
     pub fn pass(&mut self, now: Millis) -> usize {
-        while self.peek().is_some_and(|e| e.at() <= now) {
-            self.pop();
+        if self.len == 0 {
+            return 0;
+        }
+        let mut taken = 0;
+        for fifo in &mut self.fifos {
+            let mut h = fifo.head;
+            while fifo.entries.get(h).is_some_and(|e| e.at() <= now) {
+                h += 1;
+            }
+            taken += h - fifo.head;
+            fifo.head = h;
+            if h >= SLACK && 2 * h >= fifo.entries.len() {
+                fifo.entries.drain(..h);
+                fifo.head = 0;
+            }
+        }
+        while self.heap.peek().is_some_and(|e| e.at() <= now) {
+            self.heap.pop();
+            taken += 1;
+        }
+        if taken > 0 {
+            self.earliest = None;
+            self.len -= taken;
         }
         self.len
     }
@@ -227,6 +270,20 @@ mod tests {
                 assert_eq!(due.pop(), Some(e), "seed {seed}");
             }
             assert!(due.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_queue_keeps_little_more_than_its_entries_due() {
+        // A long run of entries 10 ms after their time, one a millisecond:
+        // 10 due once under way, and a queue never keeps twice those and
+        // the slack.
+        let mut due = Agenda::new(1);
+        for now in 0..100_000u64 {
+            due.add(now, now + 10, true);
+            assert_eq!(due.pass(now), (now as usize + 1).min(10));
+            let kept = due.fifos[0].entries.len();
+            assert!(kept < 2 * 10 + SLACK, "{kept} kept at {now}");
         }
     }
 
