@@ -240,13 +240,14 @@ impl<'s> Engine<'s> {
             alarms: alarms::Alarms::new(scenario),
         };
         // A log's restarts are its own events, after the others of their
-        // instant, in file order.
+        // instant (a resume due then included, decision 27.32), in file
+        // order.
         if let Some(log) = &scenario.log {
             for (r, restart) in log.restarts.iter().enumerate() {
                 engine
                     .core
                     .schedule
-                    .schedule_source_event(restart.at, false, r as u64);
+                    .schedule_source_event(restart.at, false, 1 << 32 | r as u64);
             }
         }
         engine.settle_from_now(false);

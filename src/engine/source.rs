@@ -100,9 +100,9 @@ impl Engine<'_> {
         }
     }
 
-    /// The source's own event, due now.
-    pub(super) fn source_event(&mut self) {
-        self.log_event();
+    /// The source's own event, due now: a log's restart, or its resume.
+    pub(super) fn source_event(&mut self, resume: bool) {
+        self.log_event(resume);
     }
 
     /// The run ends at `end`.

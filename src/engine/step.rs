@@ -303,8 +303,8 @@ impl Engine<'_> {
             self.source.event_taken(&mut self.core.clock, t);
         }
         match self.core.schedule.take(t) {
-            Some(Due::Source { .. }) => {
-                self.source_event();
+            Some(Due::Source { resume }) => {
+                self.source_event(resume);
                 return Ok(true);
             }
             Some(Due::Ready { message, sequence }) => self.message_due(message, sequence),

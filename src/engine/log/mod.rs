@@ -669,7 +669,7 @@ impl Engine<'_> {
 
     /// The next restart or resume, due now (after the instant's other
     /// events).
-    pub(super) fn log_event(&mut self) {
+    pub(super) fn log_event(&mut self, resume: bool) {
         let now = self.core.clock.now;
         self.core.clock.last_event = Some(now);
         let scenario = self.scenario;
@@ -678,7 +678,7 @@ impl Engine<'_> {
         let restart = log_spec
             .restarts
             .get(log.next_restart)
-            .filter(|r| r.at == now);
+            .filter(|r| !resume && r.at == now);
         if let Some(restart) = restart {
             let r = log.next_restart;
             log.next_restart += 1;
@@ -784,8 +784,8 @@ impl Engine<'_> {
                 let first = resumes.is_empty();
                 resumes.push(p as u32);
                 if first {
-                    // After the restarts of its instant.
-                    self.core.schedule.schedule_source_event(at, true, 1 << 32);
+                    // Before the restarts of its instant (decision 27.32).
+                    self.core.schedule.schedule_source_event(at, true, 0);
                 }
             } else {
                 part.down = false;

@@ -282,6 +282,27 @@ fn s23_a_restart_while_down_replaces_the_pending_resume() {
     assert_eq!(outcome.totals.reprocessed, 3);
 }
 
+/// 27.32: a restart at the instant an earlier restart's resume is due
+/// runs after that resume.
+#[test]
+fn r27_32_a_restart_at_a_resume_s_instant_runs_after_the_resume() {
+    let (_, outcome) = steady(
+        10,
+        "1s",
+        "checkpoint_interval = \"100s\"",
+        "[[restart]]\nat = \"3s\"\ndown_for = \"2s\"\n[[restart]]\nat = \"5s\"\n",
+    );
+    // r1-r3 done by 3s and r4 started (4 effects); the restart at 3s
+    // abandons r4 and resumes at 0 at 5s. At 5s the resume comes first:
+    // r1 starts (effect 5), then the restart abandons it and resumes at
+    // 0 at once: r1 to r10 from 5s (10 more effects), the last done at
+    // 15s. Dropping the resume instead would make 14 effects.
+    assert_eq!(outcome.totals.effects, 15);
+    assert_eq!(outcome.totals.deliveries, 15);
+    assert_eq!(resume_positions(&outcome, 1), vec![0]);
+    assert_eq!(outcome.totals.end_time, 15_000);
+}
+
 #[test]
 fn s23_a_skipped_record_is_pending_again_when_a_later_restart_resumes_below_it() {
     let (_, outcome) = steady(
