@@ -193,6 +193,11 @@ impl Engine<'_> {
         let end = now.saturating_add(service);
         let timer = visible.filter(|&at| decision.crash.is_some() || end > at || unacked);
         let atomic = service == 0 && scenario.flow.workers.is_none();
+        let quiet_until_end =
+            visible.is_none() && decision.crash.is_none() && decision.done_key.is_none();
+        if !atomic && self.settle_write(m, decision.finish, end, quiet_until_end) {
+            return;
+        }
         let slot = self.consumer.receipts.open(Record {
             message: m,
             receive,
