@@ -1,6 +1,7 @@
 //! Settling a delivery at its start never changes a run: over generated
 //! files that use every part of the queue world (a queue or a log, workers
-//! and ordering, a broker profile, the deduplication store in both modes,
+//! and ordering, a visibility timeout, the nats-jetstream and RabbitMQ
+//! profiles (MaxAckPending among them), the deduplication store in both modes,
 //! sinks with and without `[write]`, outages, a call limit, the operator
 //! with canaries, alarms, questions asked of a time, limits), a run to its
 //! end with the shortcuts every part allows gives exactly the outcome of
@@ -82,6 +83,15 @@ fn shape() -> impl Strategy<Value = String> {
         // A visibility timeout shorter than some deliveries.
         (1u64..3).prop_map(|s| {
             format!("[workers]\ncount = 8\nservice_time = \"{s}s\"\n@delivery visibility_timeout = \"2s\"\n")
+        }),
+        // A broker profile: nats-jetstream with a MaxAckPending that
+        // binds, or a RabbitMQ queue.
+        (0usize..3, 1u64..4).prop_map(|(profile, pending)| match profile {
+            0 => format!(
+                "@delivery profile = \"nats-jetstream\"\n@delivery max_ack_pending = {pending}\n"
+            ),
+            1 => "@delivery profile = \"rabbitmq-quorum\"\n".to_string(),
+            _ => "@delivery profile = \"rabbitmq-classic\"\n".to_string(),
         }),
         // A partitioned log.
         (1u32..4, 0usize..3, 0u64..2, proptest::option::of((0u64..20, 0u64..3))).prop_map(
@@ -295,6 +305,8 @@ fn the_generated_files_use_every_part() {
             "[[traffic]]",
             "jitter",
             "consumer_lag",
+            "max_ack_pending",
+            "rabbitmq",
         ] {
             if text.contains(part) {
                 seen.insert(part);
@@ -302,5 +314,5 @@ fn the_generated_files_use_every_part() {
         }
     }
     assert!(valid >= 500, "{valid} of 1000 generated files are valid");
-    assert_eq!(seen.len(), 17, "{seen:?}");
+    assert_eq!(seen.len(), 19, "{seen:?}");
 }
