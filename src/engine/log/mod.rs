@@ -171,6 +171,11 @@ pub(super) struct LogState {
     /// restart (a delivery's end, a retry, the record due) are cancelled:
     /// by message, the first sequence still valid.
     valid_from: FxHashMap<MessageIndex, u64>,
+    /// Done records being processed again: each message's outcome before,
+    /// which it keeps if a later restart resumes past the record before
+    /// it is done again (decision 27.31). At most one a partition per
+    /// restart.
+    reopened: FxHashMap<MessageIndex, State>,
     transaction: Option<Transaction>,
     /// Exactly-once: writes visible in the sinks (committed), per intent.
     visible_per_intent: Vec<u32>,
@@ -248,6 +253,7 @@ impl LogState {
             next_restart: 0,
             resumes: BTreeMap::new(),
             valid_from: FxHashMap::default(),
+            reopened: FxHashMap::default(),
             transaction: exactly_once.then(|| Transaction {
                 done: Vec::new(),
                 current: vec![Vec::new(); log.partitions as usize],
@@ -517,6 +523,7 @@ impl Engine<'_> {
             self.measures.totals.skipped -= 1;
         }
         if status == DONE {
+            self.log_mut().reopened.insert(m, state);
             self.reopen(m, state);
         }
         if self.messages.cycle_receives(m) > 0 {
@@ -577,6 +584,10 @@ impl Engine<'_> {
     fn move_on(&mut self, p: usize) {
         let log = self.log_mut();
         let position = log.parts[p].position;
+        if log.parts[p].status(position) == AGAIN && !log.reopened.is_empty() {
+            let m = log.parts[p].message_at(position);
+            log.reopened.remove(&m);
+        }
         log.parts[p].set_status(position, DONE);
         log.parts[p].busy = false;
         log.set_position(p, position + 1);
@@ -740,7 +751,7 @@ impl Engine<'_> {
         };
         for p in partitions {
             let p = p as usize;
-            self.abandon(p, valid_from);
+            let under_way = self.abandon(p, valid_from);
             let log = self.log_mut();
             let part = &log.parts[p];
             let end = part.end();
@@ -751,6 +762,14 @@ impl Engine<'_> {
                 Resume::Latest => end,
             };
             let resume = resume.saturating_add(restart.skip).min(end);
+            if let Some(m) = under_way {
+                let offset = self.log_mut().parts[p].position;
+                if offset < resume {
+                    self.keep_outcome(p, offset, m);
+                }
+            }
+            let log = self.log_mut();
+            let part = &log.parts[p];
             let before = part.position;
             record.positions_before.push(before);
             record.resume_positions.push(resume);
@@ -797,26 +816,55 @@ impl Engine<'_> {
 
     /// Partition `p`'s record in progress is abandoned: its delivery's end
     /// or its retry is cancelled, its effect stays (decision 27.10).
-    fn abandon(&mut self, p: usize, valid_from: u64) {
+    /// Returns the message whose attempt was under way.
+    fn abandon(&mut self, p: usize, valid_from: u64) -> Option<MessageIndex> {
         let log = self.log_mut();
         let part = &mut log.parts[p];
-        let Some(m) = part.message(part.position) else {
-            return;
-        };
+        let m = part.message(part.position)?;
         let (busy, kicked) = (part.busy, part.kicked);
         part.busy = false;
         part.kicked = false;
         if !(busy || kicked) {
-            return;
+            return None;
         }
         log.valid_from.insert(m, valid_from);
+        if !busy {
+            // Due but not started: its state is what it was (a done
+            // record made due again keeps its outcome until it starts).
+            return None;
+        }
         if self.messages.state(m) == State::InFlight {
             self.consumer.in_flight -= 1;
         }
-        if busy {
-            self.messages.update(m, |s| s.cycle_receives = 0);
-        }
+        self.messages.update(m, |s| s.cycle_receives = 0);
         self.set_state(m, State::Ready);
+        self.state_changed(m);
+        Some(m)
+    }
+
+    /// A done record of `m` at `offset` of partition `p`, abandoned while
+    /// it was processed again, lies below the new resume position: it
+    /// keeps the outcome it had (decision 27.31), counted so. A
+    /// quarantined one goes back to quarantine, behind the messages there.
+    fn keep_outcome(&mut self, p: usize, offset: u64, m: MessageIndex) {
+        let log = self.log_mut();
+        if log.parts[p].status(offset) != AGAIN {
+            return;
+        }
+        let Some(state) = log.reopened.remove(&m) else {
+            return;
+        };
+        log.parts[p].set_status(offset, DONE);
+        let totals = &mut self.measures.totals;
+        match state {
+            State::Acked => totals.acked += 1,
+            State::Quarantined => self.quarantine.push(m),
+            State::Expired => totals.expired += 1,
+            State::Purged => totals.purged += 1,
+            State::Dropped => totals.dropped += 1,
+            _ => {}
+        }
+        self.set_state(m, state);
         self.state_changed(m);
     }
 

@@ -282,6 +282,35 @@ fn s23_a_restart_while_down_replaces_the_pending_resume() {
     assert_eq!(outcome.totals.reprocessed, 3);
 }
 
+/// 27.31: a done record being processed again when a later restart
+/// resumes past it keeps its outcome, and is counted so.
+#[test]
+fn r27_31_a_done_record_passed_over_while_reprocessed_keeps_its_outcome() {
+    let restarts = "[[restart]]\nat = \"4s\"\nresume = \"earliest\"\n\
+                    [[restart]]\nat = \"4500ms\"\nresume = \"latest\"\n";
+    let (scenario, outcome) = steady(10, "1s", "checkpoint_interval = \"100s\"", restarts);
+    // r1-r4 done by 4s and r5 started; the restart at 4s abandons r5 and
+    // starts over: r1 is processed again from 4s. At 4.5s the second
+    // restart resumes at the log end (5): r1 keeps its ack, r5 (never
+    // done) is skipped, r6-r10 are done as they come.
+    let r1 = scenario.find_message("r1").unwrap();
+    assert_eq!(outcome.messages.state(r1), State::Acked);
+    assert_eq!(outcome.totals.acked, 9);
+    assert_eq!(outcome.totals.skipped, 1);
+    assert_eq!(outcome.totals.effects, 11);
+    // A quarantined record goes back to quarantine.
+    let (scenario, outcome) = sim(&format!(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [log]\nservice_time = \"1s\"\ncheckpoint_interval = \"100s\"\n\
+         [[message]]\nid = \"bad\"\nfaults = [{{ fail = {{ first = 1 }} }}]\n\
+         [[traffic]]\ncount = 9\nstart = \"1s\"\nover = \"9s\"\nid_prefix = \"r\"\n{restarts}"
+    ));
+    let bad = scenario.find_message("bad").unwrap();
+    assert_eq!(outcome.messages.state(bad), State::Quarantined);
+    assert_eq!(outcome.totals.quarantined, 1);
+    assert_eq!(outcome.totals.acked, 8);
+}
+
 /// 27.32: a restart at the instant an earlier restart's resume is due
 /// runs after that resume.
 #[test]
