@@ -128,10 +128,27 @@ impl Engine<'_> {
     /// copied part-way (`run_until`, the stepper, a census) never settles
     /// writes, whose ends lie ahead of the settling instant.
     pub(super) fn settle_from_now(&mut self, to_end: bool) {
-        let mut settling = Settling::agreed(self.scenario, &self.parts());
-        settling.writes &= to_end;
-        settling.runs_of_arrivals &= settling.at_once || settling.writes;
-        self.consumer.settling = settling;
+        let [a, b, c, d, e, f, g, h, i] = self.parts();
+        let parts: [&dyn Part; 10] = [a, b, c, d, e, f, g, h, i, &RunMode { to_end }];
+        self.consumer.settling = Settling::agreed(self.scenario, &parts);
+    }
+}
+
+/// How far the run goes: asked as a part is.
+struct RunMode {
+    /// To its end ([`super::run`]); otherwise it may stop at a time or be
+    /// copied part-way (`run_until`, the stepper, a census).
+    to_end: bool,
+}
+
+impl Part for RunMode {
+    /// A settled write's end lies ahead of the instant it settled at: a
+    /// run that may stop before it settles no write.
+    fn allows(&self, _scenario: &Scenario) -> Settling {
+        Settling {
+            writes: self.to_end,
+            ..Settling::EVERYTHING
+        }
     }
 }
 
