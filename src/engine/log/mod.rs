@@ -171,10 +171,11 @@ pub(super) struct LogState {
     /// restart (a delivery's end, a retry, the record due) are cancelled:
     /// by message, the first sequence still valid.
     valid_from: FxHashMap<MessageIndex, u64>,
-    /// Done records being processed again: each message's outcome before,
-    /// which it keeps if a later restart resumes past the record before
-    /// it is done again (decision 27.31). At most one a partition per
-    /// restart.
+    /// Done records processed again and not done again yet: each
+    /// message's outcome before, which it keeps if a later restart resumes
+    /// past the record (decision 27.31). An entry is made when such a
+    /// record starts and leaves when it is done or passed over: at most
+    /// one a partition, and one more a partition per restart.
     reopened: FxHashMap<MessageIndex, State>,
     transaction: Option<Transaction>,
     /// Exactly-once: writes visible in the sinks (committed), per intent.
@@ -751,7 +752,7 @@ impl Engine<'_> {
         };
         for p in partitions {
             let p = p as usize;
-            let under_way = self.abandon(p, valid_from);
+            self.abandon(p, valid_from);
             let log = self.log_mut();
             let part = &log.parts[p];
             let end = part.end();
@@ -762,24 +763,26 @@ impl Engine<'_> {
                 Resume::Latest => end,
             };
             let resume = resume.saturating_add(restart.skip).min(end);
-            if let Some(m) = under_way {
-                let offset = self.log_mut().parts[p].position;
-                if offset < resume {
-                    self.keep_outcome(p, offset, m);
-                }
-            }
             let log = self.log_mut();
             let part = &log.parts[p];
             let before = part.position;
             record.positions_before.push(before);
             record.resume_positions.push(resume);
+            let reopened = !log.reopened.is_empty();
             let part = &mut log.parts[p];
-            let mut skipped = 0;
+            let (mut skipped, mut passed_over) = (0, Vec::new());
             for offset in before..resume {
-                if part.status(offset) == PENDING {
-                    part.set_status(offset, SKIPPED);
-                    skipped += 1;
+                match part.status(offset) {
+                    PENDING => {
+                        part.set_status(offset, SKIPPED);
+                        skipped += 1;
+                    }
+                    AGAIN if reopened => passed_over.push(offset),
+                    _ => {}
                 }
+            }
+            for offset in passed_over {
+                self.keep_outcome(p, offset);
             }
             record.skipped += skipped;
             self.measures.totals.skipped += skipped;
@@ -816,41 +819,39 @@ impl Engine<'_> {
 
     /// Partition `p`'s record in progress is abandoned: its delivery's end
     /// or its retry is cancelled, its effect stays (decision 27.10).
-    /// Returns the message whose attempt was under way.
-    fn abandon(&mut self, p: usize, valid_from: u64) -> Option<MessageIndex> {
+    fn abandon(&mut self, p: usize, valid_from: u64) {
         let log = self.log_mut();
         let part = &mut log.parts[p];
-        let m = part.message(part.position)?;
+        let Some(m) = part.message(part.position) else {
+            return;
+        };
+        // A record made due is taken before any restart of its instant:
+        // its entry comes before every source event there.
+        debug_assert!(!part.kicked, "a restart found a record due but not started");
         let (busy, kicked) = (part.busy, part.kicked);
         part.busy = false;
         part.kicked = false;
         if !(busy || kicked) {
-            return None;
+            return;
         }
         log.valid_from.insert(m, valid_from);
-        if !busy {
-            // Due but not started: its state is what it was (a done
-            // record made due again keeps its outcome until it starts).
-            return None;
-        }
         if self.messages.state(m) == State::InFlight {
             self.consumer.in_flight -= 1;
         }
-        self.messages.update(m, |s| s.cycle_receives = 0);
+        if busy {
+            self.messages.update(m, |s| s.cycle_receives = 0);
+        }
         self.set_state(m, State::Ready);
         self.state_changed(m);
-        Some(m)
     }
 
-    /// A done record of `m` at `offset` of partition `p`, abandoned while
-    /// it was processed again, lies below the new resume position: it
-    /// keeps the outcome it had (decision 27.31), counted so. A
-    /// quarantined one goes back to quarantine, behind the messages there.
-    fn keep_outcome(&mut self, p: usize, offset: u64, m: MessageIndex) {
+    /// A done record at `offset` of partition `p`, processed again but not
+    /// done again, lies below the new resume position: its message keeps
+    /// the outcome it had (decision 27.31), counted so. A quarantined one
+    /// goes back to quarantine, behind the messages there.
+    fn keep_outcome(&mut self, p: usize, offset: u64) {
         let log = self.log_mut();
-        if log.parts[p].status(offset) != AGAIN {
-            return;
-        }
+        let m = log.parts[p].message_at(offset);
         let Some(state) = log.reopened.remove(&m) else {
             return;
         };

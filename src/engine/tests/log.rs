@@ -298,6 +298,24 @@ fn r27_31_a_done_record_passed_over_while_reprocessed_keeps_its_outcome() {
     assert_eq!(outcome.totals.acked, 9);
     assert_eq!(outcome.totals.skipped, 1);
     assert_eq!(outcome.totals.effects, 11);
+    // Also when its attempt was abandoned by an earlier restart that
+    // resumed below it: at 4.5s r1's attempt is abandoned and the
+    // partition is down until 6.5s; at 5.5s a restart resumes at the log
+    // end (6) while r1 waits to be processed again. r1 stays acked; r5
+    // and r6, never done, are skipped; r7-r10 are done from 6s.
+    let restarts_while_down = "[[restart]]\nat = \"4s\"\nresume = \"earliest\"\n\
+                    [[restart]]\nat = \"4500ms\"\nresume = \"earliest\"\ndown_for = \"2s\"\n\
+                    [[restart]]\nat = \"5500ms\"\nresume = \"latest\"\n";
+    let (scenario, outcome) = steady(
+        10,
+        "1s",
+        "checkpoint_interval = \"100s\"",
+        restarts_while_down,
+    );
+    let r1 = scenario.find_message("r1").unwrap();
+    assert_eq!(outcome.messages.state(r1), State::Acked);
+    assert_eq!(outcome.totals.acked, 8);
+    assert_eq!(outcome.totals.skipped, 2);
     // A quarantined record goes back to quarantine.
     let (scenario, outcome) = sim(&format!(
         "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
