@@ -12,36 +12,6 @@ use proptest::prelude::*;
 use scenario_run::engine::{self, Recorder};
 use scenario_run::scenario::load_str;
 
-/// One explicit message: arrival, maybe a shared key, and faults counted
-/// by receive.
-fn message(i: usize) -> impl Strategy<Value = String> {
-    (
-        0u64..20,
-        proptest::option::of(0usize..4),
-        proptest::option::of((1u32..4, any::<bool>())),
-        proptest::option::of(1u32..3),
-        proptest::option::of(0u64..3),
-    )
-        .prop_map(move |(at, key, fail, lose_ack, takes)| {
-            let mut faults = Vec::new();
-            if let Some((first, permanent)) = fail {
-                let class = if permanent { "permanent" } else { "transient" };
-                let takes = takes.map_or(String::new(), |s| format!(", takes = \"{s}s\""));
-                faults.push(format!(
-                    "{{ fail = {{ first = {first} }}, class = \"{class}\"{takes} }}"
-                ));
-            }
-            if let Some(first) = lose_ack {
-                faults.push(format!("{{ lose_ack = {{ first = {first} }} }}"));
-            }
-            let key = key.map_or(String::new(), |k| format!("key = \"k{k}\"\n"));
-            format!(
-                "[[message]]\nid = \"m{i}\"\nat = \"{at}s\"\n{key}faults = [{}]\n",
-                faults.join(", ")
-            )
-        })
-}
-
 /// The traffic: a few explicit messages, and maybe a block of plain ones
 /// (the deliveries a run settles).
 fn traffic() -> impl Strategy<Value = String> {
@@ -50,7 +20,11 @@ fn traffic() -> impl Strategy<Value = String> {
         proptest::option::of((10u64..300, 1u64..20, any::<bool>())),
     )
         .prop_flat_map(|(n, block)| {
-            let messages = (0..n.len()).map(message).collect::<Vec<_>>();
+            // The explicit messages of the write properties' files: an
+            // arrival, maybe a shared key, faults counted by receive.
+            let messages = (0..n.len())
+                .map(super::write_properties::message)
+                .collect::<Vec<_>>();
             (messages, Just(block))
         })
         .prop_map(|(messages, block)| {

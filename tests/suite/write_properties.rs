@@ -19,7 +19,7 @@ const SINKS: [(&str, &str); 3] = [
 /// One explicit message: arrival, maybe a shared key (k0..k3), and
 /// faults counted by receive (never by time), so that its fate does not
 /// depend on how long its calls take.
-fn message(i: usize) -> impl Strategy<Value = String> {
+pub(crate) fn message(i: usize) -> impl Strategy<Value = String> {
     (
         0u64..20,
         proptest::option::of(0usize..4),
