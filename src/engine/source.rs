@@ -96,7 +96,7 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn drop_cancelled_entries(&mut self) {
         if self.source.log.is_some() {
-            self.drop_cancelled();
+            self.drop_log_entries_cancelled();
         }
     }
 

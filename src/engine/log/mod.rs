@@ -327,7 +327,7 @@ impl Engine<'_> {
 
     /// Drops the scheduled entries at the front that a restart cancelled:
     /// they are not events (decision 27.26).
-    pub(super) fn drop_cancelled(&mut self) {
+    pub(super) fn drop_log_entries_cancelled(&mut self) {
         loop {
             let Some((at, sequence, due)) = self.core.schedule.peek_scheduled() else {
                 return;
