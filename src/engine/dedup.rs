@@ -34,11 +34,14 @@ pub(super) struct DedupStore {
     /// Write-intent mode: who made each key's latest claim.
     holder_own: Vec<Holder>,
     holder_fresh: HashMap<KeyRef, Holder>,
-    /// Result mode, a write to several sinks: per key, when a result
-    /// stored at its commit becomes seen (its last call heard, decision
-    /// 27.18); only while that is ahead, pruned when the map has doubled.
-    seen_from: HashMap<KeyRef, Millis>,
-    seen_from_kept: usize,
+    /// Result mode, a write to several sinks: per key, the results of
+    /// writes whose last call is not heard yet (decisions 27.18, 27.37),
+    /// as (seen from, commit instant) in the order stored. Until one is
+    /// seen the key's earlier result answers; from then on it replaces
+    /// it. Entries already seen are folded into the results when the map
+    /// has doubled, so it holds about the writes in flight.
+    pending: HashMap<KeyRef, Vec<(Millis, Millis)>>,
+    pending_kept: usize,
 }
 
 /// Who claimed a key, when, and whether that delivery crashed.
@@ -89,8 +92,8 @@ impl DedupStore {
             done_fresh: HashMap::default(),
             holder_own: vec![Holder::default(); per_intent],
             holder_fresh: HashMap::default(),
-            seen_from: HashMap::default(),
-            seen_from_kept: 0,
+            pending: HashMap::default(),
+            pending_kept: 0,
         }
     }
 
@@ -158,6 +161,11 @@ impl DedupStore {
     #[inline(always)]
     pub(super) fn live(&self, key: KeyRef, t: Millis) -> Option<Millis> {
         let retention = self.retention?;
+        if !self.pending.is_empty()
+            && let Some(expires_at) = self.seen_expiry(key, t, retention)
+        {
+            return (t < expires_at).then_some(expires_at);
+        }
         // The common cases inline (a first delivery finds nothing; a
         // compact commit time), the rest out of line: the run's loop
         // stays small.
@@ -168,14 +176,24 @@ impl DedupStore {
             }
             _ => self.other_expiry(key, retention),
         };
-        (t < expires_at && self.seen(key, t)).then_some(expires_at)
+        (t < expires_at).then_some(expires_at)
     }
 
-    /// Whether `key`'s result is seen at `t`: always, but for a result
-    /// whose write's calls are still being heard.
-    #[inline(always)]
-    fn seen(&self, key: KeyRef, t: Millis) -> bool {
-        self.seen_from.is_empty() || self.seen_from.get(&key).is_none_or(|&from| t >= from)
+    /// The expiry of the latest pending result for `key` seen by `t`, if
+    /// any: it replaced every result stored before it (decision 27.37).
+    #[cold]
+    #[inline(never)]
+    fn seen_expiry(&self, key: KeyRef, t: Millis, retention: Millis) -> Option<Millis> {
+        let waiting = self.pending.get(&key)?;
+        // Stored in order: among those seen by `t`, the one seen last
+        // (the later stored on a tie) is the key's result.
+        let mut latest: Option<(Millis, Millis)> = None;
+        for &(from, commit) in waiting {
+            if from <= t && latest.is_none_or(|(f, _)| from >= f) {
+                latest = Some((from, commit));
+            }
+        }
+        latest.map(|(_, commit)| commit.saturating_add(retention))
     }
 
     /// [`DedupStore::live`]'s expiry for a fresh key, a commit time past
@@ -196,6 +214,16 @@ impl DedupStore {
     /// `t + result_retention` (nothing when deduplication is off).
     #[inline(always)]
     pub(super) fn store(&mut self, key: KeyRef, t: Millis) {
+        if !self.pending.is_empty() {
+            // Results seen by now were stored before this one.
+            self.fold_seen(key, t);
+        }
+        self.put(key, t);
+    }
+
+    /// [`DedupStore::store`] with no pending result to fold.
+    #[inline(always)]
+    fn put(&mut self, key: KeyRef, t: Millis) {
         let Some(retention) = self.retention else {
             return;
         };
@@ -213,19 +241,44 @@ impl DedupStore {
     /// the effect committed at `t` expires `result_retention` after `t`
     /// but is seen only from `from`, when the consumer hears its last call
     /// succeed (decision 27.18).
+    /// Until then the key's earlier result answers (decision 27.37).
     pub(super) fn store_seen_from(&mut self, key: KeyRef, t: Millis, from: Millis) {
         if self.retention.is_none() {
             return;
         }
-        self.store(key, t);
-        if from > t {
-            self.seen_from.insert(key, from);
-            if self.seen_from.len() > 2 * self.seen_from_kept.max(64) {
-                self.seen_from.retain(|_, &mut f| f > t);
-                self.seen_from_kept = self.seen_from.len();
+        if from <= t {
+            self.store(key, t);
+            return;
+        }
+        if !self.pending.is_empty() {
+            self.fold_seen(key, t);
+        }
+        self.pending.entry(key).or_default().push((from, t));
+        if self.pending.len() > 2 * self.pending_kept.max(64) {
+            let keys: Vec<KeyRef> = self.pending.keys().copied().collect();
+            for key in keys {
+                self.fold_seen(key, t);
             }
-        } else {
-            self.seen_from.remove(&key);
+            self.pending_kept = self.pending.len();
+        }
+    }
+
+    /// The pending results of `key` seen by `now` become its stored
+    /// result, in the order they were seen (every later lookup is at or
+    /// after `now`).
+    fn fold_seen(&mut self, key: KeyRef, now: Millis) {
+        let Some(mut waiting) = self.pending.remove(&key) else {
+            return;
+        };
+        // Stable: results seen at one instant keep the order stored.
+        waiting.sort_by_key(|&(from, _)| from);
+        let seen = waiting.partition_point(|&(from, _)| from <= now);
+        for &(_, commit) in &waiting[..seen] {
+            self.put(key, commit);
+        }
+        waiting.drain(..seen);
+        if !waiting.is_empty() {
+            self.pending.insert(key, waiting);
         }
     }
 
@@ -270,14 +323,40 @@ mod tests {
         for i in 1..100_000u32 {
             let t = Millis::from(i) * 10;
             store.store_seen_from(key(i), t, t + 25);
-            assert!(
-                store.seen_from.len() <= 2 * 64 + 1,
-                "{}",
-                store.seen_from.len()
-            );
+            assert!(store.pending.len() <= 2 * 64 + 1, "{}", store.pending.len());
         }
         // A later result seen at once replaces a pending one.
         store.store_seen_from(key(7), 2_000_000, 2_000_000);
-        assert!(store.live(key(7), 2_000_000).is_some());
+        assert_eq!(store.live(key(7), 2_000_000), Some(2_000_000 + 3_600_000));
+    }
+
+    /// Decision 27.37: until a second write of a key stores its result,
+    /// the first one's answers; from then on the second one's does, with
+    /// its own expiry, also when the second is seen before the first.
+    #[test]
+    fn r27_37_the_earlier_result_answers_until_the_later_one_is_stored() {
+        let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                    [dedup]\nresult_retention = \"100ms\"\n[[message]]\nid = \"a\"\n";
+        let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        let mut store = DedupStore::new(&scenario);
+        let key = KeyRef {
+            intent: 0,
+            generation: 0,
+        };
+        store.store_seen_from(key, 0, 20);
+        store.store_seen_from(key, 10, 30);
+        assert_eq!(store.live(key, 19), None);
+        assert_eq!(store.live(key, 25), Some(100), "the first result answers");
+        assert_eq!(store.live(key, 30), Some(110), "the second replaced it");
+        // Seen in the other order: the one seen last is the result.
+        store.store_seen_from(key, 200, 260);
+        store.store_seen_from(key, 210, 230);
+        assert_eq!(store.live(key, 229), None, "110 has expired");
+        assert_eq!(store.live(key, 240), Some(310));
+        assert_eq!(store.live(key, 260), Some(300));
+        // A direct store folds the results seen by then first.
+        store.store(key, 270);
+        store.store_seen_from(key, 280, 280);
+        assert_eq!(store.live(key, 285), Some(380));
     }
 }

@@ -379,7 +379,8 @@ impl<'s> Engine<'s> {
     fn close(&mut self) -> Millis {
         self.observe_instant();
         let mut end = self.core.clock.end();
-        // An outbox run ends when no relay call is pending (decision 26.14).
+        // An outbox run ends when no relay call is pending, its reply heard
+        // (decisions 26.14 and 27.36).
         if let Some(relay) = self.downstream.writes.as_ref().and_then(|w| w.relay_end())
             && self.core.stopped_by == StoppedBy::Drained
         {

@@ -489,6 +489,16 @@ fn drains_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>)
             ));
         }
     }
+    if scenario
+        .write
+        .as_ref()
+        .is_some_and(|w| w.strategy == crate::model::Strategy::Outbox)
+    {
+        lines.push(
+            "the outbox relay: a call is pending until its reply is heard, so the run ends no earlier than the last reply"
+                .to_string(),
+        );
+    }
     (
         format!(
             "drain time {} (the source cycle's last delivery); end time {} (the last event, inspections included):",

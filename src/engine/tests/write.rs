@@ -121,8 +121,9 @@ fn s24_outbox_relays_each_row_to_each_sink_and_dead_letters_per_sink() {
     assert_eq!(sinkf(&outcome, 2, SinkField::VisibleDuplicates), 2);
     assert_eq!(sinkf(&outcome, 2, SinkField::MaxLag), 1_000);
     assert_eq!(sinkf(&outcome, 1, SinkField::MaxLag), 0);
-    // bad's olap calls: 0s, 1s100ms, 2s200ms: the run ends at the last.
-    assert_eq!(outcome.totals.end_time, 2_200);
+    // bad's olap calls: 0s, 1s100ms, 2s200ms: the run ends when the
+    // last one's reply is heard (27.36).
+    assert_eq!(outcome.totals.end_time, 2_300);
     let target = Target::Sink(2, SinkField::MaxLag);
     assert_eq!(outcome.value(&scenario, &target), Value::Time(1_000));
 }
@@ -525,4 +526,82 @@ fn s27_18_a_result_is_seen_once_the_last_call_is_heard() {
          [[message]]\nid = \"m1\"\nkey = \"k\"\n\
          [[message]]\nid = \"m2\"\nkey = \"k\"\nat = \"1ms\"\n");
     assert_eq!(msg(&scenario, &outcome, "m2").dedup_hits, 1);
+}
+
+/// 27.36: an outbox relay call is pending until its reply is heard, so the
+/// run, its partial visibility and a log's checkpoints end with the last
+/// reply, not the last call.
+#[test]
+fn r27_36_an_outbox_run_ends_at_the_last_relay_reply() {
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"outbox\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"upsert\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"upsert\"\nlatency = \"250ms\"\n\
+         [[message]]\nid = \"p\"\n");
+    // a applied at 0s, b at 0s (its reply heard at 250ms): the run ends
+    // then; nothing is partial (both sinks show the row from 0s).
+    assert_eq!(outcome.totals.end_time, 250);
+    assert_eq!(outcome.totals.partial_visible, 0);
+    // A retried relay call: b fails first, retried 1s after the reply
+    // (at 1s250ms), heard at 1s500ms; b shows the row from 1s250ms.
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"outbox\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"upsert\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"upsert\"\nlatency = \"250ms\"\n\
+         faults = [{ fail = { first = 1 } }]\n\
+         [[message]]\nid = \"p\"\n");
+    assert_eq!(outcome.totals.end_time, 1_500);
+    assert_eq!(outcome.totals.partial_visible, 1_250);
+}
+
+/// 27.37: the store keeps, per key, the result of the latest write that
+/// stored one; a second write of the key stores only when its own last
+/// call is heard, and until then the first write's result answers.
+#[test]
+fn r27_37_an_earlier_result_answers_until_a_later_write_stores_its_own() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [dedup]\nresult_retention = \"100ms\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         [[message]]\nid = \"m1\"\nkey = \"k\"\n\
+         [[message]]\nid = \"m2\"\nkey = \"k\"\nat = \"10ms\"\n\
+         [[message]]\nid = \"m3\"\nkey = \"k\"\nat = \"25ms\"\n\
+         [[message]]\nid = \"m4\"\nkey = \"k\"\nat = \"105ms\"\n");
+    // m1 commits at 0s (seen from 20ms, valid until 100ms); m2 at 10ms
+    // finds nothing seen and writes (seen from 30ms, valid until 110ms).
+    // m3 at 25ms: m1's result answers. m4 at 105ms: m2's result replaced
+    // m1's at 30ms, so it is still valid.
+    assert_eq!(msg(&scenario, &outcome, "m2").effects, 1);
+    assert_eq!(msg(&scenario, &outcome, "m3").dedup_hits, 1);
+    assert_eq!(msg(&scenario, &outcome, "m4").dedup_hits, 1);
+    assert_eq!(value(&outcome, 0), 2);
+}
+
+/// 27.38: a sink shows a write while the write's net count there is
+/// above 0. A saga step retried after a lost reply applies an increment
+/// twice; the one compensation leaves it shown, so the write stays
+/// partial until the run ends. An upsert written twice is one row: its
+/// compensation hides it.
+#[test]
+fn r27_38_partial_visible_follows_the_net_count_in_each_sink() {
+    let text = |kind: &str| {
+        format!(
+            "{RETRY}[write]\nstrategy = \"saga\"\nstep_attempts = 2\nrelay_retry = \"1s\"\n\
+             [[sink]]\nname = \"first\"\nkind = \"{kind}\"\nfaults = [{{ lose_reply = {{ first = 1 }} }}]\n\
+             [[sink]]\nname = \"olap\"\nkind = \"upsert\"\n\
+             faults = [{{ fail = {{ intents = [\"p\"] }}, class = \"permanent\" }}]\n\
+             [[message]]\nid = \"p\"\n[[message]]\nid = \"q\"\nat = \"5s\"\n"
+        )
+    };
+    // p: first applied at 0s (reply lost) and again at 1s, olap rejects
+    // at 1s, one compensation at 1s: net 1, shown until the end (6s). q:
+    // first at 5s (reply lost) and 6s, olap at 6s: partial for 1s.
+    let (_, outcome) = sim(&text("increment"));
+    assert_eq!(outcome.totals.compensations, 1);
+    assert_eq!(value(&outcome, 0), 3, "p's net 1 and q's 2");
+    assert_eq!(outcome.totals.end_time, 6_000);
+    assert_eq!(outcome.totals.partial_visible, 6_000 + 1_000);
+    // The same with an upsert: p's row is deleted at 1s.
+    let (_, outcome) = sim(&text("upsert"));
+    assert_eq!(outcome.totals.partial_visible, 1_000 + 1_000);
 }

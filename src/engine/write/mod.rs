@@ -25,7 +25,7 @@ use super::intents::IntentSet;
 use super::messages::Messages;
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario,
-    Strategy, Totals, Write,
+    SinkKind, Strategy, Totals, Write,
 };
 pub use note::{WRITE_NOTES_KEPT, WriteNote};
 use sink::{Heard, SinkState};
@@ -71,7 +71,7 @@ pub(super) struct Writes {
     /// yet folded into `in_doubt`.
     in_doubt_changes: BTreeMap<Millis, i64>,
     in_doubt: i64,
-    /// The latest outbox relay call.
+    /// When the latest outbox relay call's reply is heard.
     relay_end: Option<Millis>,
     /// partial_visible: closed time, and the writes partial until the end
     /// with the sum of their starts.
@@ -81,6 +81,10 @@ pub(super) struct Writes {
     /// Scratch: per sink of the write in hand, when it showed the write
     /// and until when (`Millis::MAX`: still).
     shows: Vec<Option<(Millis, Millis)>>,
+    /// Scratch: per sink, the write in hand's net count there (its applied
+    /// calls, one at most for an upsert, minus its applied compensations):
+    /// the sink shows the write while it is above 0 (decision 27.38).
+    nets: Vec<i64>,
     /// The first [`WRITE_NOTES_KEPT`] notes.
     notes: Vec<WriteNote>,
     /// The message whose write is in hand.
@@ -118,6 +122,7 @@ impl Writes {
             partial_open: 0,
             partial_open_starts: 0,
             shows: vec![None; write.sinks.len()],
+            nets: vec![0; write.sinks.len()],
             notes: Vec::new(),
             message: 0,
             calls_made: 0,
@@ -192,7 +197,7 @@ impl Writes {
         let heard = self.call(write, k, intent, at, false, repaired);
         if !matches!(heard, Heard::Failed(..)) {
             self.sinks[k].apply(key, intent);
-            self.shown(k, at);
+            self.applied(k, at);
         }
         if noted {
             self.note_heard(heard, k, at);
@@ -238,6 +243,19 @@ impl Writes {
         (tracer.traces, tracer.locks)
     }
 
+    /// The write in hand is applied to sink `k` at `at`: counted, and
+    /// shown from then if it was not.
+    #[inline]
+    fn applied(&mut self, k: usize, at: Millis) {
+        let net = &mut self.nets[k];
+        *net = match self.sinks[k].kind {
+            // An upsert absorbs a repeat: one row, however often written.
+            SinkKind::Upsert => 1,
+            _ => *net + 1,
+        };
+        self.shown(k, at);
+    }
+
     #[inline]
     fn shown(&mut self, k: usize, at: Millis) {
         if self.shows[k].is_none() {
@@ -245,7 +263,15 @@ impl Writes {
         }
     }
 
-    fn hidden(&mut self, k: usize, at: Millis) {
+    /// A compensation of the write in hand is applied to sink `k` at
+    /// `at`: the sink stops showing the write once its net count there is
+    /// no longer above 0 (an increment applied twice and compensated once
+    /// still shows it).
+    fn compensated(&mut self, k: usize, at: Millis) {
+        self.nets[k] -= 1;
+        if self.nets[k] > 0 {
+            return;
+        }
         if let Some((_, until)) = &mut self.shows[k]
             && *until == Millis::MAX
         {
@@ -256,6 +282,7 @@ impl Writes {
     /// The write in hand is done: its partial visibility (at least one
     /// and not every sink shows it) is added, and `shows` cleared.
     fn close_write(&mut self) {
+        self.nets.fill(0);
         let n = self.shows.len();
         if self
             .shows
@@ -356,7 +383,7 @@ impl Writes {
         (values, lags)
     }
 
-    /// The latest outbox relay call, if any.
+    /// When the latest outbox relay call's reply is heard, if any.
     pub(super) fn relay_end(&self) -> Option<Millis> {
         self.relay_end
     }

@@ -144,7 +144,7 @@ impl Writes {
                 }
                 totals.compensations += 1;
                 self.sinks[k].compensate(key, intent);
-                self.hidden(k, at);
+                self.compensated(k, at);
                 applied = true;
             } else {
                 // A tracked compensation applies once however often sent.
@@ -192,7 +192,9 @@ impl Writes {
                 if !matches!(heard, Heard::Failed(..)) {
                     last_applied = Some(at);
                 }
-                self.relay_end = Some(self.relay_end.map_or(at, |e| e.max(at)));
+                // The call is pending until its reply is heard (27.36).
+                let heard_at = at.saturating_add(latency);
+                self.relay_end = Some(self.relay_end.map_or(heard_at, |e| e.max(heard_at)));
                 if heard == Heard::Ok {
                     break;
                 }
