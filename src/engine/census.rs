@@ -60,6 +60,21 @@ pub fn census_step_after(step: Millis) -> Millis {
 }
 
 impl Census {
+    /// Whether reports show `state`: always, but `dropped` and `skipped`
+    /// only for runs where some message was in that state (as of a
+    /// sample, a marked instant or the end).
+    pub fn shows(&self, state: State) -> bool {
+        let i = state as usize;
+        match state {
+            State::Dropped | State::Skipped => {
+                self.last[i] > 0
+                    || self.samples.iter().any(|c| c[i] > 0)
+                    || self.marks.iter().any(|m| m.counts[i] > 0)
+            }
+            _ => true,
+        }
+    }
+
     /// The counts to draw over time: every sample before the end, then
     /// the end.
     pub fn points(&self) -> Vec<(Millis, [u64; STATE_COUNT])> {

@@ -111,12 +111,14 @@ impl Engine<'_> {
         self.measures.totals.deliveries += 1;
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
+        let record = self.source.record_of(m);
         self.record(
             Some(m),
             Detail::Delivered {
                 cycle,
                 cycle_receives,
                 total_receives,
+                record,
             },
         );
         if self.source.log.is_some() {
@@ -574,6 +576,7 @@ impl Engine<'_> {
             }
             self.measures.retries += 1;
             self.record(Some(m), Detail::RetryScheduled { delay, due });
+            self.source.retry_scheduled(m, due);
         }
     }
 

@@ -5,7 +5,7 @@
 //! A message's full state is a [`MessageState`]; [`Messages`] stores it
 //! as a compact [`Compact`] record while it fits one (first cycle, its own
 //! key, at most one of an ack time and a quarantine time, each under 2^32
-//! ms, receives and effects under 256, one of the first 255 failure
+//! ms, receives and effects under 256, one of the first 127 failure
 //! reasons, at most one deduplication hit). The first time it does not
 //! (a redrive, a time past 49 days, a crash loop past 255 receives, a
 //! second deduplication hit), the whole state moves to the side table, a
@@ -33,25 +33,29 @@ struct Compact {
     /// Receives in the cycle (the first, so also in total).
     receives: u8,
     effects: u8,
-    /// The last failure's reason plus one; 0: none.
+    /// The last failure's reason plus one in [`REASON`] (0: none), and
+    /// [`DEDUP_HIT`].
     reason: u8,
     /// `State as u8` in [`STATE`] (kept here even when the rest is in the
     /// side table), and the flags below.
     bits: u8,
 }
 
-/// The bits of `State as u8` (8 states).
-const STATE: u8 = 0b111;
+/// The bits of `State as u8` (up to 16 states).
+const STATE: u8 = 0b1111;
+const _: () = assert!(State::ALL.len() <= 16);
 /// The last failure was permanent.
-const PERMANENT: u8 = 1 << 3;
+const PERMANENT: u8 = 1 << 4;
 /// The message's state is in the side table (all but the state), at the
 /// place `time` holds.
-const SIDE: u8 = 1 << 4;
+const SIDE: u8 = 1 << 5;
 /// What `time` holds: nothing, the ack time or the quarantine time.
-const TIME: u8 = 0b11 << 5;
-const TIME_ACKED: u8 = 1 << 5;
-const TIME_QUARANTINED: u8 = 2 << 5;
-/// One deduplication hit (more need the side table).
+const TIME: u8 = 0b11 << 6;
+const TIME_ACKED: u8 = 1 << 6;
+const TIME_QUARANTINED: u8 = 2 << 6;
+/// In `reason`: the reason plus one (the first 127 reasons fit).
+const REASON: u8 = 0x7f;
+/// In `reason`: one deduplication hit (more need the side table).
 const DEDUP_HIT: u8 = 1 << 7;
 
 impl Compact {
@@ -74,14 +78,15 @@ impl Compact {
         s.cycle_receives = self.receives as u32;
         s.total_receives = self.receives as u32;
         s.effects = self.effects as u32;
-        s.dedup_hits = (self.bits & DEDUP_HIT != 0) as u32;
-        if self.reason != 0 {
+        s.dedup_hits = (self.reason & DEDUP_HIT != 0) as u32;
+        let reason = self.reason & REASON;
+        if reason != 0 {
             let class = if self.bits & PERMANENT != 0 {
                 Class::Permanent
             } else {
                 Class::Transient
             };
-            s.set_failure(self.reason as ReasonIndex - 1, class);
+            s.set_failure(reason as ReasonIndex - 1, class);
         }
         match self.bits & TIME {
             TIME_ACKED => s.set_acked_at(self.time as Millis),
@@ -117,14 +122,14 @@ impl Compact {
             // A class without a reason is never set; kept exact anyway.
             None if permanent => return None,
             None => 0,
-            Some(r) => small(r.checked_add(1)?)?,
+            Some(r) => small(r.checked_add(1)?).filter(|&r| r <= REASON)?,
         };
         Some(Compact {
             time,
             receives: small(s.total_receives)?,
             effects: small(s.effects)?,
-            reason,
-            bits: s.state as u8 | if permanent { PERMANENT } else { 0 } | time_flag | dedup_hit,
+            reason: reason | dedup_hit,
+            bits: s.state as u8 | if permanent { PERMANENT } else { 0 } | time_flag,
         })
     }
 }
@@ -299,8 +304,8 @@ impl Messages {
     #[inline]
     pub(super) fn set_failure(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         let hot = &mut self.hot[m as usize];
-        if !hot.in_side_table() && reason < u8::MAX as ReasonIndex {
-            hot.reason = reason as u8 + 1;
+        if !hot.in_side_table() && reason < REASON as ReasonIndex {
+            hot.reason = (hot.reason & DEDUP_HIT) | (reason as u8 + 1);
             hot.bits = (hot.bits & !PERMANENT)
                 | if class == Class::Permanent {
                     PERMANENT
@@ -313,7 +318,7 @@ impl Messages {
     }
 
     /// [`Messages::set_failure`] of a message in the side table, or with
-    /// a reason past 254: out of line, as [`Messages::receive_in_full`].
+    /// a reason past 126: out of line, as [`Messages::receive_in_full`].
     #[cold]
     #[inline(never)]
     fn set_failure_in_full(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {

@@ -86,7 +86,7 @@ pub use state::MessageState;
 pub(crate) use step::Stops;
 pub use step::{Stepper, run, run_stepped, run_until, run_with_census};
 pub use traffic::{Draws, Offsets};
-pub use transition::{Detail, Effect, Lapsed, Transition};
+pub use transition::{Detail, Effect, Lapsed, Record, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};
 pub use write::{
     CallKind, LOCK_SPANS_KEPT, LockSpan, Reply, TRACE_CALLS_KEPT, TracedCall, WRITE_NOTES_KEPT,

@@ -297,7 +297,8 @@ impl Engine<'_> {
             }
             (message.cycle, message.key(scenario.intent(m)))
         });
-        self.record(Some(m), Detail::Redriven { cycle, key });
+        let record = self.record_appended(m);
+        self.record(Some(m), Detail::Redriven { cycle, key, record });
         self.state_changed(m);
         if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {
             *enqueued = at;

@@ -140,7 +140,7 @@ impl Recording {
         messages: &Messages,
     ) {
         if !self.watches.is_empty() {
-            self.watches.saw(detail.kind(), message, time);
+            self.watches.saw(&detail, message, time);
         }
         if self.recorder.wants(message) {
             if self.wanted < TRANSITIONS_KEPT {

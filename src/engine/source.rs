@@ -7,7 +7,7 @@
 
 use super::clock::Clock;
 use super::log::{LogOutcome, LogState};
-use super::{Draws, Engine};
+use super::{Draws, Engine, Record};
 use crate::model::{MessageIndex, Millis, Scenario, Totals};
 
 /// Where messages come from.
@@ -36,6 +36,22 @@ impl Source {
     pub(super) fn event_taken(&self, clock: &mut Clock, t: Millis) {
         if self.log.is_some() {
             clock.last_event = Some(t);
+        }
+    }
+
+    /// The log record a delivery of `m` starting now takes (none for a
+    /// queue).
+    #[inline(always)]
+    pub(super) fn record_of(&self, m: MessageIndex) -> Option<Record> {
+        self.log.as_ref().map(|log| log.record_of(m))
+    }
+
+    /// A retry of `m` is due at `due` (a log keeps it, to say what a
+    /// restart cancels).
+    #[inline(always)]
+    pub(super) fn retry_scheduled(&mut self, m: MessageIndex, due: Millis) {
+        if let Some(log) = &mut self.log {
+            log.retry_scheduled(m, due);
         }
     }
 

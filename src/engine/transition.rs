@@ -13,12 +13,21 @@ pub struct Transition {
     pub detail: Detail,
 }
 
+/// A record of a partitioned log: its partition and offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub partition: u32,
+    pub offset: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
     Delivered {
         cycle: u32,
         cycle_receives: u32,
         total_receives: u32,
+        /// In a log run, the record delivered.
+        record: Option<Record>,
     },
     Failed {
         reason: ReasonIndex,
@@ -56,6 +65,8 @@ pub enum Detail {
     Redriven {
         cycle: u32,
         key: KeyRef,
+        /// In a log run, the record it is appended as.
+        record: Option<Record>,
     },
     RedriveSkipped {
         state: State,
@@ -122,9 +133,56 @@ pub enum Detail {
         acked: u64,
         canaries: u64,
     },
+    /// The log's restart `restart` (0-based, in the file's order) at its
+    /// instant. `partition`: the one partition it restarts (none: several);
+    /// `checkpoint`: the checkpoint it resumes from, if any; `position`:
+    /// the first restarted partition's resume position.
+    Restarted {
+        restart: u32,
+        partition: Option<u32>,
+        checkpoint: Option<Millis>,
+        position: u64,
+    },
+    /// The restart abandoned the record's delivery in flight: its write
+    /// stays, or (`aborted`) aborts with the exactly-once transaction.
+    DeliveryAbandoned {
+        record: Record,
+        aborted: bool,
+    },
+    /// The restart cancelled the record's retry, due at `due`.
+    RetryCancelled {
+        record: Record,
+        due: Millis,
+    },
+    /// The record lies below its partition's resume position and was
+    /// never done: skipped.
+    RecordSkipped {
+        record: Record,
+    },
+    /// The restarted partition processes again from `position`.
+    Resumed {
+        partition: u32,
+        position: u64,
+    },
 }
 
 impl Detail {
+    /// The log partition a transition concerns, if it names one (a
+    /// restart of every partition names none).
+    pub fn partition(&self) -> Option<u32> {
+        match *self {
+            Detail::Delivered { record, .. } | Detail::Redriven { record, .. } => {
+                record.map(|r| r.partition)
+            }
+            Detail::DeliveryAbandoned { record, .. }
+            | Detail::RetryCancelled { record, .. }
+            | Detail::RecordSkipped { record } => Some(record.partition),
+            Detail::Resumed { partition, .. } => Some(partition),
+            Detail::Restarted { partition, .. } => partition,
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> EventKind {
         match self {
             Detail::Delivered { .. } => EventKind::Delivered,
@@ -152,6 +210,11 @@ impl Detail {
             Detail::Dropped { .. } => EventKind::Dropped,
             Detail::CanaryPassed { .. } => EventKind::CanaryPassed,
             Detail::CanaryFailed { .. } => EventKind::CanaryFailed,
+            Detail::Restarted { .. } => EventKind::Restarted,
+            Detail::DeliveryAbandoned { .. } => EventKind::DeliveryAbandoned,
+            Detail::RetryCancelled { .. } => EventKind::RetryCancelled,
+            Detail::RecordSkipped { .. } => EventKind::RecordSkipped,
+            Detail::Resumed { .. } => EventKind::Resumed,
         }
     }
 }

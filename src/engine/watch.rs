@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::Detail;
 use crate::model::{EventKind, MessageIndex, Millis, Scenario, Target};
 
 /// How many times of a watched event are kept for the explanation.
@@ -33,8 +34,10 @@ struct ByKind {
 #[derive(Debug, Default, Clone)]
 pub(super) struct Watches {
     by_kind: BTreeMap<EventKind, ByKind>,
-    /// Per watch: its expectation's index and expected time.
-    watched: Vec<(usize, Option<Millis>)>,
+    /// Per watch: its expectation's index, expected time and partition.
+    watched: Vec<(usize, Option<Millis>, Option<u32>)>,
+    /// Whether some watch names a partition.
+    partitions: bool,
     seen: Vec<EventSeen>,
 }
 
@@ -43,11 +46,16 @@ impl Watches {
         let mut w = Watches::default();
         for (index, e) in scenario.expectations.iter().enumerate() {
             if let Target::Event {
-                kind, message, at, ..
+                kind,
+                message,
+                at,
+                partition,
+                ..
             } = e.target
             {
                 let slot = w.watched.len();
-                w.watched.push((index, at));
+                w.watched.push((index, at, partition));
+                w.partitions |= partition.is_some();
                 w.seen.push(EventSeen::default());
                 let by_kind = w.by_kind.entry(kind).or_default();
                 match message {
@@ -64,16 +72,25 @@ impl Watches {
         self.watched.is_empty()
     }
 
-    /// A transition of `kind` happened at `time`.
+    /// A transition `detail` happened at `time`.
     #[inline]
-    pub(super) fn saw(&mut self, kind: EventKind, message: Option<MessageIndex>, time: Millis) {
+    pub(super) fn saw(&mut self, detail: &Detail, message: Option<MessageIndex>, time: Millis) {
         crate::meter::search(self.by_kind.len());
-        let Some(by_kind) = self.by_kind.get(&kind) else {
+        let Some(by_kind) = self.by_kind.get(&detail.kind()) else {
             return;
         };
         crate::meter::search(by_kind.of.len());
         let of = message.and_then(|m| by_kind.of.get(&m));
+        let partition = match self.partitions {
+            true => detail.partition(),
+            false => None,
+        };
         for &slot in by_kind.any.iter().chain(of.into_iter().flatten()) {
+            if let Some(p) = self.watched[slot].2
+                && partition != Some(p)
+            {
+                continue;
+            }
             crate::meter::add(1);
             let seen = &mut self.seen[slot];
             seen.count += 1;
@@ -90,7 +107,7 @@ impl Watches {
     pub(super) fn finish(self) -> BTreeMap<usize, EventSeen> {
         self.watched
             .into_iter()
-            .map(|(index, _)| index)
+            .map(|(index, ..)| index)
             .zip(self.seen)
             .collect()
     }

@@ -71,6 +71,40 @@ define_event_kinds! {
     CanaryFailed "canary_failed" "a canary was not acked: the rest stay in quarantine";
     AlarmFired "alarm_fired" "an alarm's metric reached its threshold";
     AlarmCleared "alarm_cleared" "an alarm's metric fell below its threshold";
+    Restarted "restarted" "a log's consumer restarted: its partitions resume from a position";
+    DeliveryAbandoned "delivery_abandoned" "a restart abandoned the record's delivery in flight";
+    RetryCancelled "retry_cancelled" "a restart cancelled the record's pending retry";
+    RecordSkipped "record_skipped" "the record lies below the resume position, never done: skipped";
+    Resumed "resumed" "a restarted partition processes again from its resume position";
+}
+
+impl EventKind {
+    /// A partitioned log's own kinds (section 28.13).
+    pub fn is_log_kind(self) -> bool {
+        matches!(
+            self,
+            EventKind::Restarted
+                | EventKind::DeliveryAbandoned
+                | EventKind::RetryCancelled
+                | EventKind::RecordSkipped
+                | EventKind::Resumed
+        )
+    }
+
+    /// Whether a transition of this kind concerns one message.
+    pub fn has_message(self) -> bool {
+        !matches!(
+            self,
+            EventKind::Inspected
+                | EventKind::Repaired
+                | EventKind::CanaryPassed
+                | EventKind::CanaryFailed
+                | EventKind::AlarmFired
+                | EventKind::AlarmCleared
+                | EventKind::Restarted
+                | EventKind::Resumed
+        )
+    }
 }
 
 /// Where a message is in its life.
@@ -89,11 +123,15 @@ pub enum State {
     Purged,
     /// Quarantine disabled: the message exhausted its budget (final).
     Dropped,
+    /// Its log record lies below a restart's resume position and was
+    /// never done: never processed, not pending (docs/model.md section
+    /// 23). Pending again only when a later restart resumes below it.
+    Skipped,
 }
 
 impl State {
     /// Every state, in declaration order (`State as usize` indexes it).
-    pub const ALL: [State; 8] = [
+    pub const ALL: [State; 9] = [
         State::Waiting,
         State::Ready,
         State::InFlight,
@@ -102,6 +140,7 @@ impl State {
         State::Expired,
         State::Purged,
         State::Dropped,
+        State::Skipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -114,6 +153,7 @@ impl State {
             State::Expired => "expired",
             State::Purged => "purged",
             State::Dropped => "dropped",
+            State::Skipped => "skipped",
         }
     }
 }

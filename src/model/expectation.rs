@@ -33,6 +33,8 @@ pub enum Target {
         kind: EventKind,
         message: Option<MessageIndex>,
         at: Option<Millis>,
+        /// Only transitions that name this log partition.
+        partition: Option<u32>,
         never: bool,
     },
 }
@@ -304,11 +306,16 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
             kind,
             message,
             at,
+            partition,
             never,
         } => {
             let who = message.map_or(String::new(), |m| {
                 format!(" of \"{}\"", scenario.message_id(m))
             });
+            let who = match partition {
+                Some(p) => format!("{who} on partition {p}"),
+                None => who,
+            };
             let when = at.map_or(String::new(), |a| {
                 format!(" at {}", crate::duration::format(a))
             });

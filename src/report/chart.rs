@@ -350,7 +350,7 @@ const ON_THE_LINE: [EventKind; 6] = [
 const SPREAD: f64 = 7.0;
 
 /// The lane lines' states, in legend order.
-const LEGEND_STATES: [State; 8] = [
+const LEGEND_STATES: [State; 9] = [
     State::Waiting,
     State::Ready,
     State::InFlight,
@@ -359,6 +359,7 @@ const LEGEND_STATES: [State; 8] = [
     State::Expired,
     State::Purged,
     State::Dropped,
+    State::Skipped,
 ];
 
 /// A lane's line: the message's state from one time to the next, with

@@ -221,6 +221,7 @@ mod tests {
                         cycle,
                         cycle_receives,
                         total_receives,
+                        ..
                     } => {
                         assert_eq!(after.cycle, cycle, "{here}");
                         assert_eq!(after.cycle_receives, cycle_receives, "{here}");
@@ -245,6 +246,7 @@ mod tests {
                     Detail::Expired { .. } => assert_eq!(after.state, State::Expired),
                     Detail::Purged => assert_eq!(after.state, State::Purged, "{here}"),
                     Detail::Dropped { .. } => assert_eq!(after.state, State::Dropped),
+                    Detail::RecordSkipped { .. } => assert_eq!(after.state, State::Skipped),
                     Detail::Redriven { cycle, .. } => {
                         assert_eq!(after.cycle, cycle, "{here}");
                         assert_eq!(after.cycle_receives, 0, "{here}");

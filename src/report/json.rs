@@ -295,14 +295,14 @@ pub fn census(outcome: &Outcome) -> Json {
     while c.end / every > CENSUS_ROWS {
         every = crate::engine::census_step_after(every);
     }
-    // `dropped` is a column only for runs that dropped a message (it is
-    // final, so the last row says whether any did).
-    let dropped = c.last[State::Dropped as usize] > 0;
+    // `dropped` and `skipped` are columns only for runs where some
+    // message was in that state.
+    let shown = State::ALL.map(|s| c.shows(s));
     let row = |t: Millis, counts: [u64; crate::engine::STATE_COUNT]| {
         let mut r = Map::new();
         r.insert("time".into(), json!(t));
         for state in State::ALL {
-            if state == State::Dropped && !dropped {
+            if !shown[state as usize] {
                 continue;
             }
             r.insert(state.as_str().into(), json!(counts[state as usize]));

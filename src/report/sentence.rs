@@ -16,6 +16,14 @@ fn number<O: Write + ?Sized>(out: &mut O, n: impl itoa::Integer) -> fmt::Result 
     out.write_str(itoa::Buffer::new().format(n))
 }
 
+/// "partition P, offset O".
+fn write_record<O: Write + ?Sized>(out: &mut O, r: crate::engine::Record) -> fmt::Result {
+    out.write_str("partition ")?;
+    number(out, r.partition)?;
+    out.write_str(", offset ")?;
+    number(out, r.offset)
+}
+
 /// What happened, in words, without time or message.
 pub fn describe(scenario: &Scenario, d: &Detail) -> String {
     Sentence(scenario, d).to_string()
@@ -47,6 +55,7 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             cycle,
             cycle_receives,
             total_receives,
+            record,
         } => {
             out.write_str("delivered (cycle ")?;
             number(out, cycle)?;
@@ -54,7 +63,80 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             number(out, cycle_receives)?;
             out.write_str(" of the cycle, ")?;
             number(out, total_receives)?;
-            out.write_str(" in all)")
+            out.write_str(" in all")?;
+            if let Some(r) = record {
+                out.write_str(", ")?;
+                write_record(out, r)?;
+            }
+            out.write_str(")")
+        }
+        Detail::Restarted {
+            restart,
+            partition,
+            checkpoint,
+            position,
+        } => {
+            let Some(spec) = scenario.log.as_ref().map(|l| &l.restarts[restart as usize]) else {
+                return out.write_str("restarted");
+            };
+            out.write_str("restarted: ")?;
+            match partition {
+                Some(p) => {
+                    out.write_str("partition ")?;
+                    number(out, p)?;
+                    out.write_str(" resumes at offset ")?;
+                    number(out, position)?;
+                }
+                None => out.write_str("every partition resumes at its position below")?,
+            }
+            match checkpoint {
+                Some(t) => {
+                    out.write_str(" (the checkpoint at ")?;
+                    Dur(t).write_plain(out)?;
+                    out.write_str(")")?;
+                }
+                None => out.write_str(" (no checkpoint)")?,
+            }
+            if spec.skip > 0 {
+                out.write_str(", ")?;
+                number(out, spec.skip)?;
+                out.write_str(" more records skipped past it")?;
+            }
+            if spec.down_for > 0 {
+                out.write_str(", down until ")?;
+                Dur(spec.at.saturating_add(spec.down_for)).write_plain(out)?;
+            }
+            Ok(())
+        }
+        Detail::DeliveryAbandoned { record, aborted } => {
+            out.write_str("delivery abandoned by the restart (")?;
+            write_record(out, record)?;
+            out.write_str(if aborted {
+                "): its write aborted with the transaction"
+            } else {
+                "): its write stays"
+            })
+        }
+        Detail::RetryCancelled { record, due } => {
+            out.write_str("retry cancelled by the restart (")?;
+            write_record(out, record)?;
+            out.write_str(", was due at ")?;
+            Dur(due).write_plain(out)?;
+            out.write_str(")")
+        }
+        Detail::RecordSkipped { record } => {
+            out.write_str("skipped: below the resume position, never done (")?;
+            write_record(out, record)?;
+            out.write_str(")")
+        }
+        Detail::Resumed {
+            partition,
+            position,
+        } => {
+            out.write_str("resumed: partition ")?;
+            number(out, partition)?;
+            out.write_str(" processes from offset ")?;
+            number(out, position)
         }
         Detail::Failed { reason, class } => {
             out.write_str("failed: ")?;
@@ -139,12 +221,17 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
         }
         Detail::Expired { age } => write!(out, "expired in quarantine (age {})", Dur(age)),
         Detail::Repaired => out.write_str("repaired: until = \"repair\" faults stop"),
-        Detail::Redriven { cycle, key } => {
+        Detail::Redriven { cycle, key, record } => {
             write!(
                 out,
                 "redriven: cycle {cycle}, key {}",
                 scenario.name_of_key(key)
-            )
+            )?;
+            if let Some(r) = record {
+                out.write_str(", appended at ")?;
+                write_record(out, r)?;
+            }
+            Ok(())
         }
         Detail::RedriveSkipped { state } => {
             write!(

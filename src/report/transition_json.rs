@@ -34,13 +34,17 @@ fn detail_fields(d: &Detail) -> usize {
         | Detail::DoneRecorded { .. }
         | Detail::RetryScheduled { .. }
         | Detail::Inspected { .. }
-        | Detail::Redriven { .. }
         | Detail::Crashed { .. }
         | Detail::CanaryFailed { .. }
         | Detail::AlarmFired { .. } => 2,
         Detail::Claimed { lapsed, .. } => 2 + usize::from(lapsed.is_some()),
-        Detail::Delivered { .. } | Detail::Quarantined { .. } | Detail::ReceiptExpired { .. } => 3,
+        Detail::Delivered { record, .. } => 3 + 2 * usize::from(record.is_some()),
+        Detail::Redriven { record, .. } => 2 + 2 * usize::from(record.is_some()),
+        Detail::Quarantined { .. } | Detail::ReceiptExpired { .. } => 3,
         Detail::Contention { .. } => 4,
+        Detail::Restarted { .. } => 4,
+        Detail::DeliveryAbandoned { .. } | Detail::RetryCancelled { .. } => 3,
+        Detail::RecordSkipped { .. } | Detail::Resumed { .. } => 2,
     }
 }
 
@@ -76,10 +80,47 @@ impl Serialize for TransitionJson<'_> {
                 cycle,
                 cycle_receives,
                 total_receives,
+                record,
             } => {
                 fields.serialize_field("cycle", &cycle)?;
                 fields.serialize_field("cycle_receives", &cycle_receives)?;
                 fields.serialize_field("total_receives", &total_receives)?;
+                if let Some(r) = record {
+                    fields.serialize_field("partition", &r.partition)?;
+                    fields.serialize_field("offset", &r.offset)?;
+                }
+            }
+            Detail::Restarted {
+                restart,
+                partition,
+                checkpoint,
+                position,
+            } => {
+                fields.serialize_field("restart", &(restart + 1))?;
+                fields.serialize_field("partition", &partition)?;
+                fields.serialize_field("checkpoint_time", &checkpoint)?;
+                fields.serialize_field("resume_position", &position)?;
+            }
+            Detail::DeliveryAbandoned { record, aborted } => {
+                fields.serialize_field("partition", &record.partition)?;
+                fields.serialize_field("offset", &record.offset)?;
+                fields.serialize_field("write_aborted", &aborted)?;
+            }
+            Detail::RetryCancelled { record, due } => {
+                fields.serialize_field("partition", &record.partition)?;
+                fields.serialize_field("offset", &record.offset)?;
+                fields.serialize_field("due", &due)?;
+            }
+            Detail::RecordSkipped { record } => {
+                fields.serialize_field("partition", &record.partition)?;
+                fields.serialize_field("offset", &record.offset)?;
+            }
+            Detail::Resumed {
+                partition,
+                position,
+            } => {
+                fields.serialize_field("partition", &partition)?;
+                fields.serialize_field("position", &position)?;
             }
             Detail::Failed { reason, class } | Detail::Dropped { reason, class } => {
                 fields.serialize_field("reason", &s.reasons[reason as usize])?;
@@ -111,9 +152,13 @@ impl Serialize for TransitionJson<'_> {
                 fields.serialize_field("dlq_depth", &depth)?;
             }
             Detail::Expired { age } => fields.serialize_field("age", &age)?,
-            Detail::Redriven { cycle, key } => {
+            Detail::Redriven { cycle, key, record } => {
                 fields.serialize_field("cycle", &cycle)?;
                 fields.serialize_field("key", &s.name_of_key(key))?;
+                if let Some(r) = record {
+                    fields.serialize_field("partition", &r.partition)?;
+                    fields.serialize_field("offset", &r.offset)?;
+                }
             }
             Detail::RedriveSkipped { state } => fields.serialize_field("state", state.as_str())?,
             Detail::AckLost | Detail::Acked | Detail::Repaired | Detail::Purged => {}

@@ -364,6 +364,66 @@ fn event_expectation(
 ) -> Option<Expectation> {
     let span = ev.span();
     let ev = ev.get_ref();
+    let kind = *ev.kind.get_ref();
+    let log_kind = kind.is_log_kind();
+    let partitions = scenario.log.as_ref().map(|l| l.partitions);
+    if log_kind && partitions.is_none() {
+        problems.error_help(
+            Some(ev.kind.span()),
+            format!("event kind \"{}\" happens only in a log run", kind.as_str()),
+            "no [log]",
+            "restarts, resumes, abandoned deliveries, cancelled retries and skipped records are a partitioned log's ([log] and [[restart]])",
+        );
+        return None;
+    }
+    if let Some(id) = &ev.message
+        && !kind.has_message()
+    {
+        problems.error_help(
+            Some(id.span()),
+            format!(
+                "event kind \"{}\" concerns no single message",
+                kind.as_str()
+            ),
+            "no message here",
+            "leave `message` out: such a transition names none, so it could never match",
+        );
+        return None;
+    }
+    let partition = match (&ev.partition, partitions) {
+        (None, _) => None,
+        (Some(p), None) => {
+            problems.error_help(
+                Some(p.span()),
+                "`partition` on an event expectation needs [log]",
+                "no [log]",
+                "only a partitioned log's transitions name a partition",
+            );
+            return None;
+        }
+        (Some(p), Some(_)) if !(log_kind || kind == EventKind::Delivered) => {
+            problems.error_help(
+                Some(p.span()),
+                format!("event kind \"{}\" names no partition", kind.as_str()),
+                "no partition here",
+                "`partition` goes with delivered and the log kinds (restarted, delivery_abandoned, retry_cancelled, record_skipped, resumed)",
+            );
+            return None;
+        }
+        (Some(p), Some(n)) if *p.get_ref() >= n => {
+            problems.error(
+                p.span(),
+                format!(
+                    "partition {} is not in the log: it has {n} (0 to {})",
+                    p.get_ref(),
+                    n - 1
+                ),
+                "no such partition",
+            );
+            return None;
+        }
+        (Some(p), Some(_)) => Some(*p.get_ref()),
+    };
     let message = match &ev.message {
         Some(id) => match scenario.find_message(id.get_ref()) {
             Some(m) => Some(m),
@@ -376,9 +436,10 @@ fn event_expectation(
     };
     Some(Expectation {
         target: Target::Event {
-            kind: *ev.kind.get_ref(),
+            kind,
             message,
             at: ev.at.as_ref().map(|a| a.get_ref().0),
+            partition,
             never: ev.never,
         },
         check: Check::Occurs,

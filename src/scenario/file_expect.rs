@@ -223,6 +223,10 @@ pub struct ExpectEvent {
     /// The exact modeled time.
     #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
+    /// The log partition the transition names (log kinds and deliveries
+    /// of a log record).
+    #[schemars(with = "Option<u32>")]
+    pub partition: Option<S<u32>>,
     #[serde(default)]
     /// The transition must not occur.
     pub never: bool,

@@ -7,7 +7,7 @@ use crate::common;
 use common::{bin, bundled_files, code, listing, run, scratch, stderr, stdout};
 use std::path::Path;
 
-const BAD_INPUTS: [&str; 43] = [
+const BAD_INPUTS: [&str; 45] = [
     "alarm-mistakes",
     "bare-number-duration",
     "both-retry-kinds",
@@ -18,6 +18,7 @@ const BAD_INPUTS: [&str; 43] = [
     "dataflow-wrong-types",
     "duplicate-id",
     "empty",
+    "event-expectation-mistakes",
     "every-layer",
     "expect-unknown-message",
     "expect-wrong-values",
@@ -27,6 +28,7 @@ const BAD_INPUTS: [&str; 43] = [
     "huge-generator",
     "lease-without-write-intent",
     "log-exactly-once-mistakes",
+    "log-event-without-log",
     "log-mistakes",
     "lose-ack-class",
     "max-receives-zero",

@@ -22,6 +22,7 @@ use super::Engine;
 mod samples;
 
 use super::schedule::Due;
+use super::{Detail, Record};
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
@@ -60,6 +61,9 @@ struct Partition {
     kicked: bool,
     /// Down after a restart, until its resume.
     down: bool,
+    /// When the record at `position` is due again, while it waits for a
+    /// retry (what a restart cancels).
+    retry_due: Millis,
     resume_at: Option<Millis>,
     /// Moved since the last checkpoint.
     dirty: bool,
@@ -272,6 +276,22 @@ impl LogState {
         }
     }
 
+    /// The record a delivery of `m` starting now takes: its partition's
+    /// record at the position (a partition processes one at a time).
+    pub(super) fn record_of(&self, m: MessageIndex) -> Record {
+        let partition = self.partition_of[m as usize] as u32;
+        Record {
+            partition,
+            offset: self.parts[partition as usize].position,
+        }
+    }
+
+    /// The record of `m` waits for a retry due at `due`.
+    pub(super) fn retry_scheduled(&mut self, m: MessageIndex, due: Millis) {
+        let p = self.partition_of[m as usize] as usize;
+        self.parts[p].retry_due = due;
+    }
+
     /// Records appended and not done, summed over partitions.
     pub(super) fn lag(&self) -> u64 {
         self.records - self.positions
@@ -358,6 +378,15 @@ impl Engine<'_> {
                 self.consumer.receipts.abandon(slot);
             }
         }
+    }
+
+    /// The record `m` is appended as now, in a log run (its partition's
+    /// end): a redrive says where it goes.
+    pub(super) fn record_appended(&mut self, m: MessageIndex) -> Option<Record> {
+        self.source.log.as_ref()?;
+        let partition = self.partition_for(m);
+        let offset = self.log_mut().parts[partition as usize].end();
+        Some(Record { partition, offset })
     }
 
     /// The partition of `m`'s current key (or the one its file names).
@@ -706,6 +735,14 @@ impl Engine<'_> {
             if part.resume_at == Some(at) {
                 part.resume_at = None;
                 part.down = false;
+                let position = part.position;
+                self.record(
+                    None,
+                    Detail::Resumed {
+                        partition: p,
+                        position,
+                    },
+                );
                 self.kick(p as usize);
             }
         }
@@ -750,32 +787,51 @@ impl Engine<'_> {
             skipped: 0,
             aborted_effects: aborted,
         };
-        for p in partitions {
+        // Each restarted partition's resume position (a delivery's
+        // abandonment moves no position).
+        let log = self.log_mut();
+        let resumes: Vec<u64> = (partitions.iter())
+            .map(|&p| {
+                let part = &log.parts[p as usize];
+                let resume = match restart.resume {
+                    Resume::Committed => part.committed,
+                    Resume::Stale(_) => log.kept[r].as_ref().map_or(0, |kept| kept[p as usize]),
+                    Resume::Earliest => 0,
+                    Resume::Latest => part.end(),
+                };
+                resume.saturating_add(restart.skip).min(part.end())
+            })
+            .collect();
+        self.record(
+            None,
+            Detail::Restarted {
+                restart: r as u32,
+                partition: match partitions.len() {
+                    1 => Some(partitions[0]),
+                    _ => None,
+                },
+                checkpoint: checkpoint_time,
+                position: resumes[0],
+            },
+        );
+        for (p, resume) in partitions.into_iter().zip(resumes) {
             let p = p as usize;
             self.abandon(p, valid_from);
             let log = self.log_mut();
-            let part = &log.parts[p];
-            let end = part.end();
-            let resume = match restart.resume {
-                Resume::Committed => part.committed,
-                Resume::Stale(_) => log.kept[r].as_ref().map_or(0, |kept| kept[p]),
-                Resume::Earliest => 0,
-                Resume::Latest => end,
-            };
-            let resume = resume.saturating_add(restart.skip).min(end);
-            let log = self.log_mut();
-            let part = &log.parts[p];
-            let before = part.position;
+            let before = log.parts[p].position;
             record.positions_before.push(before);
             record.resume_positions.push(resume);
             let reopened = !log.reopened.is_empty();
-            let part = &mut log.parts[p];
-            let (mut skipped, mut passed_over) = (0, Vec::new());
+            let mut passed_over = Vec::new();
+            let mut skipped = 0;
             for offset in before..resume {
+                let part = &mut self.log_mut().parts[p];
                 match part.status(offset) {
                     PENDING => {
                         part.set_status(offset, SKIPPED);
+                        let m = part.message_at(offset);
                         skipped += 1;
+                        self.skip_record(m, p, offset);
                     }
                     AGAIN if reopened => passed_over.push(offset),
                     _ => {}
@@ -783,6 +839,18 @@ impl Engine<'_> {
             }
             for offset in passed_over {
                 self.keep_outcome(p, offset);
+            }
+            // Records skipped by an earlier restart at or above the new
+            // resume position are pending again (decision 27.30).
+            for offset in resume..before {
+                let part = &mut self.log_mut().parts[p];
+                if part.status(offset) == SKIPPED {
+                    part.set_status(offset, PENDING);
+                    let m = part.message_at(offset);
+                    self.measures.totals.skipped -= 1;
+                    self.set_state(m, State::Ready);
+                    self.state_changed(m);
+                }
             }
             record.skipped += skipped;
             self.measures.totals.skipped += skipped;
@@ -811,10 +879,30 @@ impl Engine<'_> {
                 }
             } else {
                 part.down = false;
+                self.record(
+                    None,
+                    Detail::Resumed {
+                        partition: p as u32,
+                        position: resume,
+                    },
+                );
                 self.kick(p);
             }
         }
         self.log_mut().restart_records.push(record);
+    }
+
+    /// The record of `m` at `offset` of partition `p` lies below a resume
+    /// position and was never done: its message is skipped (decision
+    /// 27.30), final unless a later restart resumes below it.
+    fn skip_record(&mut self, m: MessageIndex, p: usize, offset: u64) {
+        self.set_state(m, State::Skipped);
+        let record = Record {
+            partition: p as u32,
+            offset,
+        };
+        self.record(Some(m), Detail::RecordSkipped { record });
+        self.state_changed(m);
     }
 
     /// Partition `p`'s record in progress is abandoned: its delivery's end
@@ -835,13 +923,22 @@ impl Engine<'_> {
             return;
         }
         log.valid_from.insert(m, valid_from);
-        if self.messages.state(m) == State::InFlight {
+        let record = Record {
+            partition: p as u32,
+            offset: part.position,
+        };
+        let (due, aborted) = (part.retry_due, log.transaction.is_some());
+        let detail = if self.messages.state(m) == State::InFlight {
             self.consumer.in_flight -= 1;
-        }
+            Detail::DeliveryAbandoned { record, aborted }
+        } else {
+            Detail::RetryCancelled { record, due }
+        };
         if busy {
             self.messages.update(m, |s| s.cycle_receives = 0);
         }
         self.set_state(m, State::Ready);
+        self.record(Some(m), detail);
         self.state_changed(m);
     }
 

@@ -456,6 +456,26 @@ fn s23_a_redriven_record_is_appended_again() {
     assert_eq!(ends, 2, "two records of one message");
     assert_eq!(u32::from(log.partition_of[0]), partition_of("a~r1", 4));
     assert_eq!(a.acked_at(), Some(10_000));
+    // The transcript names the record it is appended as (28.13), and the
+    // delivery of that record names it too.
+    let p = partition_of("a~r1", 4);
+    let at = |kind| {
+        let t = outcome.transitions.iter().find(|t| t.detail.kind() == kind);
+        crate::report::sentence::describe(&scenario, &t.unwrap().detail)
+    };
+    let first = partition_of("a", 4);
+    let offset = u64::from(first == p);
+    assert_eq!(
+        at(EventKind::Redriven),
+        format!("redriven: cycle 2, key a~r1, appended at partition {p}, offset {offset}")
+    );
+    let mut last = outcome.transitions.iter().rev();
+    let delivered = last.find(|t| t.detail.kind() == EventKind::Delivered);
+    assert_eq!(
+        delivered.unwrap().detail.partition(),
+        Some(p),
+        "the second delivery is of the redriven record"
+    );
 }
 
 #[test]
@@ -499,4 +519,167 @@ fn s19_missing_and_max_per_intent_hold_for_queue_runs_too() {
     assert_eq!(sink(&outcome, 1, SinkField::Missing), 1);
     assert_eq!(sink(&outcome, 0, SinkField::MaxPerIntent), 1);
     assert_eq!(sink(&outcome, 1, SinkField::MaxPerIntent), 2);
+}
+
+/// 27.30: a skipped record's message is in state `skipped`, final and
+/// not pending, until a later restart resumes below it; then it is
+/// pending again (ready) and is processed.
+#[test]
+fn r27_30_a_skipped_record_s_message_is_skipped_until_a_later_restart_resumes_below_it() {
+    let first = "[[restart]]\nat = \"3s\"\nresume = \"latest\"\ndown_for = \"1s\"\n";
+    let (scenario, outcome) = steady(10, "1s", "checkpoint_interval = \"100s\"", first);
+    // At 3s r4 has just started (delivered, committed): abandoned, then
+    // skipped (the log end is 4).
+    let r4 = scenario.find_message("r4").unwrap();
+    assert_eq!(outcome.messages.state(r4), State::Skipped);
+    assert_eq!(outcome.totals.skipped, 1);
+    assert_eq!(outcome.totals.pending, 0);
+    assert_eq!(
+        story(&scenario, &outcome, "r4")[2..],
+        [
+            (3_000, EventKind::DeliveryAbandoned),
+            (3_000, EventKind::RecordSkipped),
+        ]
+    );
+    let skipped_at_5s = crate::engine::Stops::new(&scenario).at(5_000);
+    assert_eq!(skipped_at_5s.messages.state(r4), State::Skipped);
+    // A later restart that resumes below it makes it pending again.
+    let second = format!("{first}[[restart]]\nat = \"6s\"\nresume = \"earliest\"\n");
+    let (scenario, outcome) = steady(10, "1s", "checkpoint_interval = \"100s\"", &second);
+    assert_eq!(outcome.messages.state(r4), State::Acked);
+    assert_eq!(outcome.totals.skipped, 0);
+    let ready_at_6s = crate::engine::Stops::new(&scenario).at(6_000);
+    assert_ne!(ready_at_6s.messages.state(r4), State::Skipped);
+    // An expectation names the state.
+    let text = format!(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [log]\nservice_time = \"1s\"\ncheckpoint_interval = \"100s\"\n\
+         [[traffic]]\ncount = 10\nover = \"10s\"\nid_prefix = \"r\"\n{first}\
+         [expect.message.r4]\nstate = \"skipped\"\n"
+    );
+    let (scenario, _) = crate::scenario::load_str("t.toml", &text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    assert!(
+        crate::expect::judge(&scenario, &outcome)
+            .iter()
+            .all(|v| v.passed)
+    );
+}
+
+/// 28.13's worked example: the restart, the retry it cancels, the resume
+/// and the delivery after it are transitions at the restart's instant,
+/// in that order, and each delivery names its record.
+#[test]
+fn s28_13_a_restart_is_told_in_the_transcript() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 5\nretry_interval = \"10s\"\n\
+         [log]\npartitions = 1\ncheckpoint_interval = \"40s\"\n\
+         [[message]]\nid = \"poison\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+         [[restart]]\nat = \"25s\"\n[[restart]]\nat = \"50s\"\n");
+    let at_25s: Vec<String> = outcome
+        .transitions
+        .iter()
+        .filter(|t| t.time == 25_000)
+        .map(|t| crate::report::sentence::describe(&scenario, &t.detail))
+        .collect();
+    assert_eq!(
+        at_25s[..4],
+        [
+            "restarted: partition 0 resumes at offset 0 (no checkpoint)",
+            "retry cancelled by the restart (partition 0, offset 0, was due at 30s)",
+            "resumed: partition 0 processes from offset 0",
+            "delivered (cycle 1, receive 1 of the cycle, 4 in all, partition 0, offset 0)",
+        ]
+    );
+    let kinds: Vec<EventKind> = outcome
+        .transitions
+        .iter()
+        .map(|t| t.detail.kind())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|&&k| k == EventKind::Restarted).count(),
+        2
+    );
+    assert!(!kinds.contains(&EventKind::DeliveryAbandoned), "service 0");
+    assert_eq!(msg(&scenario, &outcome, "poison").total_receives, 11);
+    // A delivery in flight is abandoned; its write stays.
+    let (scenario, outcome) = steady(
+        5,
+        "2s",
+        "checkpoint_interval = \"100s\"",
+        "[[restart]]\nat = \"1s\"\ndown_for = \"3s\"\n",
+    );
+    let told: Vec<(Millis, Option<MessageIndex>, String)> = outcome
+        .transitions
+        .iter()
+        .filter(|t| (1_000..=4_000).contains(&t.time))
+        .map(|t| {
+            let says = crate::report::sentence::describe(&scenario, &t.detail);
+            (t.time, t.message, says)
+        })
+        .collect();
+    let r1 = scenario.find_message("r1");
+    assert_eq!(
+        told[..3],
+        [
+            (
+                1_000,
+                None,
+                "restarted: partition 0 resumes at offset 0 (no checkpoint), down until 4s".into()
+            ),
+            (
+                1_000,
+                r1,
+                "delivery abandoned by the restart (partition 0, offset 0): its write stays".into()
+            ),
+            (
+                4_000,
+                None,
+                "resumed: partition 0 processes from offset 0".into()
+            ),
+        ]
+    );
+}
+
+/// 28.13: `[[expect.event]]` takes the log's kinds, and `partition`
+/// narrows a kind to the transitions that name that partition.
+#[test]
+fn s28_13_event_expectations_take_the_log_kinds_and_a_partition() {
+    let text = |expect: &str| {
+        format!(
+            "[delivery]\nmax_receives = 5\nretry_interval = \"10s\"\n\
+             [log]\npartitions = 2\ncheckpoint_interval = \"40s\"\n\
+             [[message]]\nid = \"poison\"\npartition = 1\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n\
+             [[message]]\nid = \"fine\"\npartition = 0\n\
+             [[restart]]\nat = \"25s\"\n[[restart]]\nat = \"50s\"\n{expect}"
+        )
+    };
+    let verdicts = |expect: &str| {
+        let (scenario, _) = crate::scenario::load_str("t.toml", &text(expect)).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        crate::expect::judge(&scenario, &outcome)
+            .iter()
+            .map(|v| v.passed)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        verdicts(
+            "[[expect.event]]\nkind = \"retry_cancelled\"\nmessage = \"poison\"\nat = \"25s\"\n\
+             [[expect.event]]\nkind = \"delivery_abandoned\"\nnever = true\n\
+             [[expect.event]]\nkind = \"resumed\"\npartition = 1\nat = \"50s\"\n\
+             [[expect.event]]\nkind = \"delivered\"\npartition = 1\nat = \"25s\"\n\
+             [[expect.event]]\nkind = \"delivered\"\npartition = 0\nat = \"25s\"\n\
+             [[expect.event]]\nkind = \"delivered\"\npartition = 0\nat = \"50s\"\nnever = true\n"
+        ),
+        [true; 6]
+    );
+    // fine is done again at 25s (no checkpoint yet), not at 50s (the
+    // checkpoint at 40s holds position 1 on partition 0). The same kinds
+    // on the wrong partition do not match.
+    assert_eq!(
+        verdicts(
+            "[[expect.event]]\nkind = \"retry_cancelled\"\npartition = 0\n\
+             [[expect.event]]\nkind = \"delivered\"\npartition = 0\nat = \"50s\"\n"
+        ),
+        [false, false]
+    );
 }

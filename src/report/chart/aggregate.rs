@@ -30,6 +30,7 @@ fn layer_label(name: &str) -> String {
 const STACK: [State; STATE_COUNT] = [
     State::Acked,
     State::Dropped,
+    State::Skipped,
     State::Expired,
     State::Purged,
     State::Quarantined,
@@ -57,12 +58,11 @@ pub(super) fn aggregate(scenario: &Scenario, outcome: &Outcome, c: &Census, scal
     let last = points.last().map_or([0; LAYER_COUNT], |(_, l)| *l);
     let mut below = vec![0u64; points.len()];
     let mut areas = Vec::new();
-    // `dropped` is a layer only for runs that dropped a message (it is
-    // final, so the last count says whether any did).
-    let dropped = c.last[State::Dropped as usize] > 0;
-    let stack = (STACK.iter().map(|&s| (s as usize, s.as_str())))
+    // `dropped` and `skipped` are layers only for runs where some message
+    // was in that state.
+    let stack = (STACK.iter().filter(|&&s| c.shows(s)))
+        .map(|&s| (s as usize, s.as_str()))
         .chain([(NOT_ARRIVED, "not_arrived")])
-        .filter(|&(s, _)| s != State::Dropped as usize || dropped)
         .collect::<Vec<_>>();
     for &(layer, name) in &stack {
         let above: Vec<u64> = points
