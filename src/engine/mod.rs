@@ -239,6 +239,10 @@ impl<'s> Engine<'s> {
             },
             alarms: alarms::Alarms::new(scenario),
         };
+        let telling = !engine.observers.recording.quiet();
+        if let Some(writes) = &mut engine.downstream.writes {
+            writes.tell_transitions(telling);
+        }
         // A log's restarts are its own events, after the others of their
         // instant (a resume due then included, decision 27.32), in file
         // order.
@@ -388,7 +392,22 @@ impl<'s> Engine<'s> {
         }
         self.observe_alarms(end);
         self.source_close(end);
+        self.record_told(end);
         end
+    }
+
+    /// The writes' transitions told for instants up to `t` are recorded
+    /// (`write/mod.rs`): the run has reached them.
+    #[inline]
+    fn record_told(&mut self, t: Millis) {
+        let Some(writes) = &mut self.downstream.writes else {
+            return;
+        };
+        while let Some((at, m, detail)) = writes.told_until(t) {
+            self.observers
+                .recording
+                .transition(at, Some(m), detail, &self.messages);
+        }
     }
 
     /// Leaves the ready set and, in a log, moves its partition on: `m` is
@@ -445,7 +464,7 @@ impl<'s> Engine<'s> {
         totals.stopped_by = self.core.stopped_by as u64;
         let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.source.draws);
         let calls = self.downstream.calls.finish(&mut totals);
-        let (sinks, sink_lags) = match &mut self.downstream.writes {
+        let (sinks, sink_lags, sink_given_up) = match &mut self.downstream.writes {
             Some(writes) => writes.finish(self.scenario, &self.messages, end, &mut totals),
             None => {
                 let visible = self.source.log.as_deref().and_then(|l| l.visible());
@@ -454,7 +473,8 @@ impl<'s> Engine<'s> {
                         .sinks
                         .finish(self.scenario, &totals, &self.messages, visible);
                 let signed = |v: [u64; 4]| v.map(|n| n.min(i64::MAX as u64) as i64);
-                (sinks.into_iter().map(signed).collect(), Vec::new())
+                let sinks = sinks.into_iter().map(signed).collect();
+                (sinks, Vec::new(), Vec::new())
             }
         };
         let write_notes = self
@@ -494,6 +514,7 @@ impl<'s> Engine<'s> {
             kind_counts,
             sinks,
             sink_lags,
+            sink_given_up,
             write_notes,
             write_traces,
             lock_spans,

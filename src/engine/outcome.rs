@@ -68,6 +68,9 @@ pub struct Outcome {
     /// With `[write] strategy = "outbox"`, per sink: the latest
     /// application minus its row's time, at most (empty otherwise).
     pub sink_lags: Vec<Millis>,
+    /// With `[write]`, per sink: the compensations given up there (empty
+    /// otherwise).
+    pub sink_given_up: Vec<u64>,
     /// With `[write]`: the first writes worth a look (failed calls, lost
     /// replies, compensations, dead letters, lock waits, crashes).
     pub write_notes: Vec<super::WriteNote>,
@@ -222,6 +225,10 @@ impl Outcome {
         if field == SinkField::MaxLag {
             let lag = self.sink_lags.get(sink as usize).copied().unwrap_or(0);
             return lag.min(i64::MAX as Millis) as i64;
+        }
+        if field == SinkField::CompensationsGivenUp {
+            let n = self.sink_given_up.get(sink as usize).copied().unwrap_or(0);
+            return n.min(i64::MAX as u64) as i64;
         }
         self.sinks
             .get(sink as usize)

@@ -298,6 +298,8 @@ impl Engine<'_> {
         if let Some(census) = &mut self.measures.census {
             census.advance(t);
         }
+        // The writes' transitions up to this instant come before its events.
+        self.record_told(t);
         self.alarms.instant_has_events = true;
         if is_event {
             self.source.event_taken(&mut self.core.clock, t);

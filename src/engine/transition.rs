@@ -164,6 +164,26 @@ pub enum Detail {
         partition: u32,
         position: u64,
     },
+    /// A saga's compensation call to sink `sink` (index into the
+    /// scenario's sinks): what the caller heard, and whether it applied
+    /// (a tracked compensation applies once however often sent).
+    CompensationSent {
+        sink: u32,
+        reply: super::write::Reply,
+        applied: bool,
+    },
+    /// A compensation's `calls` all failed: given up, the write stays
+    /// visible in that sink.
+    CompensationGivenUp {
+        sink: u32,
+        calls: u32,
+    },
+    /// An outbox row's `calls` to sink `sink` were all used up: the row is
+    /// dead-lettered for that sink.
+    OutboxDeadLettered {
+        sink: u32,
+        calls: u32,
+    },
 }
 
 impl Detail {
@@ -215,6 +235,9 @@ impl Detail {
             Detail::RetryCancelled { .. } => EventKind::RetryCancelled,
             Detail::RecordSkipped { .. } => EventKind::RecordSkipped,
             Detail::Resumed { .. } => EventKind::Resumed,
+            Detail::CompensationSent { .. } => EventKind::CompensationSent,
+            Detail::CompensationGivenUp { .. } => EventKind::CompensationGivenUp,
+            Detail::OutboxDeadLettered { .. } => EventKind::OutboxDeadLettered,
         }
     }
 }

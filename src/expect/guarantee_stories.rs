@@ -161,7 +161,7 @@ fn listed_intents(
             }
             false
         }
-        SinkField::Value | SinkField::MaxLag => return None,
+        SinkField::Value | SinkField::MaxLag | SinkField::CompensationsGivenUp => return None,
     };
     let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
         if missing {

@@ -34,9 +34,10 @@ pub(super) fn writes_story(scenario: &Scenario, outcome: &Outcome) -> (String, V
             plural(t.max_in_doubt, "write", "writes")
         ),
         Strategy::Saga => format!(
-            "strategy saga: {}, {} over-compensated, {}; {} visible in some sinks and not all; noted writes:",
+            "strategy saga: {}, {} over-compensated, {} given up, {}; {} visible in some sinks and not all; noted writes:",
             plural(t.compensations, "compensation", "compensations"),
             t.over_compensations,
+            t.compensations_given_up,
             plural(t.false_notices, "false notice", "false notices"),
             dur(t.partial_visible)
         ),

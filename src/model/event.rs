@@ -76,9 +76,22 @@ define_event_kinds! {
     RetryCancelled "retry_cancelled" "a restart cancelled the record's pending retry";
     RecordSkipped "record_skipped" "the record lies below the resume position, never done: skipped";
     Resumed "resumed" "a restarted partition processes again from its resume position";
+    CompensationSent "compensation_sent" "a saga sent a compensation call to a sink, and heard its reply";
+    CompensationGivenUp "compensation_given_up" "a compensation's calls all failed: the write stays visible in that sink";
+    OutboxDeadLettered "outbox_dead_lettered" "an outbox row's relay calls to a sink were all used up";
 }
 
 impl EventKind {
+    /// The kinds of a write to several sinks.
+    pub fn is_write_kind(self) -> bool {
+        matches!(
+            self,
+            EventKind::CompensationSent
+                | EventKind::CompensationGivenUp
+                | EventKind::OutboxDeadLettered
+        )
+    }
+
     /// A partitioned log's own kinds (section 28.13).
     pub fn is_log_kind(self) -> bool {
         matches!(

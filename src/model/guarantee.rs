@@ -222,6 +222,9 @@ pub enum SinkField {
     /// Outbox: the latest application minus its row's time, at most (a
     /// duration; not in [`SinkField::ALL`], which lists the counts).
     MaxLag,
+    /// Saga: the compensations given up in this sink (not in
+    /// [`SinkField::ALL`]: listed for saga files).
+    CompensationsGivenUp,
 }
 
 impl SinkField {
@@ -230,7 +233,9 @@ impl SinkField {
     pub fn takes(self) -> super::Takes {
         match self {
             SinkField::Value | SinkField::VisibleDuplicates => super::Takes::Signed,
-            SinkField::Missing | SinkField::MaxPerIntent => super::Takes::Count,
+            SinkField::Missing | SinkField::MaxPerIntent | SinkField::CompensationsGivenUp => {
+                super::Takes::Count
+            }
             SinkField::MaxLag => super::Takes::Time,
         }
     }
@@ -249,6 +254,7 @@ impl SinkField {
             SinkField::Missing => "missing",
             SinkField::MaxPerIntent => "max_per_intent",
             SinkField::MaxLag => "max_lag",
+            SinkField::CompensationsGivenUp => "compensations_given_up",
         }
     }
 }

@@ -172,6 +172,8 @@ macro_rules! for_each_measure {
                 "saga compensations applied (a repeated one counts again)";
             over_compensations OverCompensations Count Write $crate::model::Story::Writes,
                 "saga compensations applied a second time to one write in one sink";
+            compensations_given_up CompensationsGivenUp Count Write $crate::model::Story::Writes,
+                "saga compensations whose relay_attempts calls all failed: the write stays visible there";
             false_notices FalseNotices Count Write $crate::model::Story::Writes,
                 "irreversible sends of writes a saga then compensated";
             partial_visible PartialVisible Time Write $crate::model::Story::Writes,
@@ -347,6 +349,7 @@ mod tests {
                 Total::MaxInDoubt => totals.max_in_doubt = i as u64 + 1,
                 Total::Compensations => totals.compensations = i as u64 + 1,
                 Total::OverCompensations => totals.over_compensations = i as u64 + 1,
+                Total::CompensationsGivenUp => totals.compensations_given_up = i as u64 + 1,
                 Total::FalseNotices => totals.false_notices = i as u64 + 1,
                 Total::PartialVisible => totals.partial_visible = i as u64 + 1,
             }

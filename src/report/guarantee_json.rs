@@ -40,10 +40,12 @@ pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
 }
 
 /// Per `[[sink]]`: its kind, value, visible duplicates, missing intents,
-/// most writes of one intent and, under an outbox, `max_lag` (ms).
+/// most writes of one intent and, under an outbox, `max_lag` (ms); under
+/// a saga, its compensations given up.
 pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
-    let outbox =
-        (scenario.write.as_ref()).is_some_and(|w| w.strategy == crate::model::Strategy::Outbox);
+    let strategy = scenario.write.as_ref().map(|w| w.strategy);
+    let outbox = strategy == Some(crate::model::Strategy::Outbox);
+    let saga = strategy == Some(crate::model::Strategy::Saga);
     Json::Array(
         scenario
             .guarantees
@@ -61,6 +63,9 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
                 });
                 if outbox {
                     sink["max_lag"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::MaxLag));
+                }
+                if saga {
+                    sink["compensations_given_up"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::CompensationsGivenUp));
                 }
                 sink
             })

@@ -129,6 +129,36 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             write_record(out, record)?;
             out.write_str(")")
         }
+        Detail::CompensationSent {
+            sink,
+            reply,
+            applied,
+        } => {
+            let name = &scenario.guarantees.sinks[sink as usize].name;
+            write!(out, "compensation sent to sink \"{name}\": ")?;
+            use crate::engine::Reply;
+            match (reply, applied) {
+                (Reply::Failed(reason), _) => {
+                    write!(out, "failed: {}", scenario.reasons[reason as usize])
+                }
+                (Reply::Lost, true) => out.write_str("applied, its reply lost"),
+                (Reply::Lost, false) => {
+                    out.write_str("its reply lost, not applied (compensated already)")
+                }
+                (_, true) => out.write_str("applied"),
+                (_, false) => out.write_str("heard, not applied (compensated already)"),
+            }
+        }
+        Detail::CompensationGivenUp { sink, calls } => write!(
+            out,
+            "compensation given up: its {calls} calls to sink \"{}\" all failed; the write stays visible there",
+            scenario.guarantees.sinks[sink as usize].name
+        ),
+        Detail::OutboxDeadLettered { sink, calls } => write!(
+            out,
+            "outbox row dead-lettered for sink \"{}\" after {calls} calls; the other sinks unaffected",
+            scenario.guarantees.sinks[sink as usize].name
+        ),
         Detail::Resumed {
             partition,
             position,

@@ -45,6 +45,8 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::Restarted { .. } => 4,
         Detail::DeliveryAbandoned { .. } | Detail::RetryCancelled { .. } => 3,
         Detail::RecordSkipped { .. } | Detail::Resumed { .. } => 2,
+        Detail::CompensationSent { .. } => 4,
+        Detail::CompensationGivenUp { .. } | Detail::OutboxDeadLettered { .. } => 2,
     }
 }
 
@@ -114,6 +116,27 @@ impl Serialize for TransitionJson<'_> {
             Detail::RecordSkipped { record } => {
                 fields.serialize_field("partition", &record.partition)?;
                 fields.serialize_field("offset", &record.offset)?;
+            }
+            Detail::CompensationSent {
+                sink,
+                reply,
+                applied,
+            } => {
+                use crate::engine::Reply;
+                fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;
+                let (heard, reason) = match reply {
+                    Reply::Ok | Reply::Decided => ("ok", None),
+                    Reply::Failed(r) => ("failed", Some(s.reasons[r as usize].as_str())),
+                    Reply::Lost => ("lost", None),
+                };
+                fields.serialize_field("reply", heard)?;
+                fields.serialize_field("reason", &reason)?;
+                fields.serialize_field("applied", &applied)?;
+            }
+            Detail::CompensationGivenUp { sink, calls }
+            | Detail::OutboxDeadLettered { sink, calls } => {
+                fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;
+                fields.serialize_field("calls", &calls)?;
             }
             Detail::Resumed {
                 partition,

@@ -202,6 +202,18 @@ fn sink_expectations(
             "only an outbox relay applies a write after its row's time",
         );
     }
+    let saga = scenario
+        .write
+        .as_ref()
+        .is_some_and(|w| w.strategy == Strategy::Saga);
+    if let (Some(given_up), false) = (&k.compensations_given_up, saga) {
+        problems.error_help(
+            Some(given_up.span()),
+            "a sink's `compensations_given_up` goes with [write] strategy = \"saga\"",
+            "no saga",
+            "only a saga compensates",
+        );
+    }
     // Compensations can take a fan-out's counts below zero.
     let signed = if scenario.write.is_some() {
         Kind::Int
@@ -214,6 +226,11 @@ fn sink_expectations(
         (&k.missing, SinkField::Missing, Kind::Count),
         (&k.max_per_intent, SinkField::MaxPerIntent, Kind::Count),
         (&k.max_lag, SinkField::MaxLag, Kind::Time),
+        (
+            &k.compensations_given_up,
+            SinkField::CompensationsGivenUp,
+            Kind::Count,
+        ),
     ];
     let fields = fields.map(|(v, f, kind)| (v, Target::Sink(index, f), kind, f.name()));
     table_expectations(problems, fields, &k.description)
@@ -373,6 +390,27 @@ fn event_expectation(
             format!("event kind \"{}\" happens only in a log run", kind.as_str()),
             "no [log]",
             "restarts, resumes, abandoned deliveries, cancelled retries and skipped records are a partitioned log's ([log] and [[restart]])",
+        );
+        return None;
+    }
+    let strategy = scenario.write.as_ref().map(|w| w.strategy);
+    let needs = match kind {
+        EventKind::CompensationSent | EventKind::CompensationGivenUp => Some(Strategy::Saga),
+        EventKind::OutboxDeadLettered => Some(Strategy::Outbox),
+        _ => None,
+    };
+    if let Some(needed) = needs
+        && strategy != Some(needed)
+    {
+        problems.error_help(
+            Some(ev.kind.span()),
+            format!(
+                "event kind \"{}\" happens only with [write] strategy = \"{}\"",
+                kind.as_str(),
+                needed.as_str()
+            ),
+            "no such write",
+            "a saga compensates; an outbox relay dead-letters rows",
         );
         return None;
     }

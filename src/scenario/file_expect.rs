@@ -169,6 +169,9 @@ pub struct ExpectSink {
     /// Outbox: the latest application minus its row's time, at most (a duration).
     #[schemars(with = "Option<CheckSchema>")]
     pub max_lag: CheckValue,
+    /// Saga: the compensations given up in this sink.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub compensations_given_up: CheckValue,
 }
 
 /// `[expect.partition.N]`: a log partition, numbered from 0.

@@ -179,6 +179,11 @@ fn tighten(schema: &mut serde_json::Value) {
         "description": "Outbox: the latest application minus its row's time, at most (a duration).",
         "$ref": check(max_lag.takes()),
     });
+    let given_up = crate::model::SinkField::CompensationsGivenUp;
+    defs["ExpectSink"]["properties"][given_up.name()] = json!({
+        "description": "Saga: the compensations given up in this sink.",
+        "$ref": check(given_up.takes()),
+    });
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");
     }

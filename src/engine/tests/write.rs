@@ -605,3 +605,98 @@ fn r27_38_partial_visible_follows_the_net_count_in_each_sink() {
     let (_, outcome) = sim(&text("upsert"));
     assert_eq!(outcome.totals.partial_visible, 1_000 + 1_000);
 }
+
+/// 28.16's first worked example (issue: a compensation that gives up
+/// leaves a trace): a compensation whose `relay_attempts` calls all fail
+/// is given up, counted apart from `compensations`, per sink too, and the
+/// transcript tells each compensation call and the giving up.
+#[test]
+fn s28_16_a_compensation_that_gives_up_is_counted_and_told() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"saga\"\nrelay_retry = \"1s\"\nrelay_attempts = 3\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\n\
+         faults = [{ fail = { first = 3 }, compensation = true }]\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+         faults = [{ fail = { intents = [\"bad\"] }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"good\"\n[[message]]\nid = \"bad\"\nat = \"1s\"\n");
+    // bad: metrics applied at 1s, olap's rejection heard at 1s5ms; the
+    // compensation calls at 1s5ms, 2s5ms, 3s5ms all fail: given up at
+    // 3s5ms, bad acked then.
+    assert_eq!(outcome.totals.compensations, 0);
+    assert_eq!(outcome.totals.compensations_given_up, 1);
+    assert_eq!(sinkf(&outcome, 0, SinkField::CompensationsGivenUp), 1);
+    assert_eq!(sinkf(&outcome, 1, SinkField::CompensationsGivenUp), 0);
+    assert_eq!((value(&outcome, 0), value(&outcome, 1)), (2, 1));
+    assert_eq!(outcome.totals.partial_visible, 2_005);
+    assert_eq!(msg(&scenario, &outcome, "bad").acked_at(), Some(3_005));
+    let told: Vec<(Millis, String)> = (outcome.transitions.iter())
+        .filter(|t| t.detail.kind().is_write_kind())
+        .map(|t| {
+            (
+                t.time,
+                crate::report::sentence::describe(&scenario, &t.detail),
+            )
+        })
+        .collect();
+    let failed = "compensation sent to sink \"metrics\": failed: sink error";
+    assert_eq!(
+        told,
+        [
+            (1_005, failed.to_string()),
+            (2_005, failed.to_string()),
+            (3_005, failed.to_string()),
+            (
+                3_005,
+                "compensation given up: its 3 calls to sink \"metrics\" all failed; \
+                 the write stays visible there"
+                    .to_string()
+            ),
+        ]
+    );
+    // The transcript stays in time order, the write's transitions among
+    // the others.
+    assert!(
+        outcome
+            .transitions
+            .windows(2)
+            .all(|w| w[0].time <= w[1].time)
+    );
+    // An expectation can name them.
+    let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"saga\"\nrelay_retry = \"1s\"\nrelay_attempts = 3\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\n\
+         faults = [{ fail = { first = 3 }, compensation = true }]\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+         faults = [{ fail = { intents = [\"bad\"] }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"good\"\n[[message]]\nid = \"bad\"\nat = \"1s\"\n\
+         [expect]\ncompensations_given_up = 1\n\
+         [expect.sink.metrics]\ncompensations_given_up = 1\n\
+         [[expect.event]]\nkind = \"compensation_given_up\"\nmessage = \"bad\"\nat = \"3s5ms\"\n";
+    let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    let verdicts = crate::expect::judge(&scenario, &outcome);
+    assert!(verdicts.iter().all(|v| v.passed), "{verdicts:?}");
+}
+
+/// 28.16: an outbox row dead-lettered for a sink is told at its last call.
+#[test]
+fn s28_16_an_outbox_dead_letter_is_told_at_its_last_call() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"outbox\"\nrelay_retry = \"1s\"\nrelay_attempts = 3\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+         faults = [{ fail = { intents = [\"bad\"] }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"bad\"\n");
+    let told: Vec<(Millis, Option<MessageIndex>, EventKind)> = (outcome.transitions.iter())
+        .filter(|t| t.detail.kind().is_write_kind())
+        .map(|t| (t.time, t.message, t.detail.kind()))
+        .collect();
+    // Calls at 0, 1s5ms, 2s10ms.
+    assert_eq!(
+        told,
+        [(
+            2_010,
+            scenario.find_message("bad"),
+            EventKind::OutboxDeadLettered
+        )]
+    );
+}

@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::Engine;
 use super::intents::IntentSet;
 use super::messages::Messages;
+use super::{Detail, Engine};
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario,
     SinkKind, Strategy, Totals, Write,
@@ -95,6 +95,17 @@ pub(super) struct Writes {
     changes: Vec<(Millis, i64)>,
     /// The calls of the first writes worth a look, and the first locks.
     tracer: Tracer,
+    /// Transitions of the writes at their own instants (a compensation
+    /// call, a compensation given up, an outbox dead letter), by instant
+    /// and order told. The calls are decided at the commit, ahead of the
+    /// clock: the core records each when the run reaches its instant, so
+    /// this holds at most the told transitions of the writes in flight.
+    /// Empty unless something records (`telling`).
+    told: BTreeMap<(Millis, u64), (MessageIndex, Detail)>,
+    told_so_far: u64,
+    telling: bool,
+    /// Per sink, the compensations given up there.
+    given_up: Vec<u64>,
 }
 
 impl Writes {
@@ -128,7 +139,41 @@ impl Writes {
             calls_made: 0,
             changes: Vec::with_capacity(2 * write.sinks.len()),
             tracer: Tracer::default(),
+            told: BTreeMap::new(),
+            told_so_far: 0,
+            telling: false,
+            given_up: vec![0; write.sinks.len()],
         })
+    }
+
+    /// Whether the write transitions are told (something records them).
+    pub(super) fn tell_transitions(&mut self, telling: bool) {
+        self.telling = telling;
+    }
+
+    /// A transition of the write in hand at `at`.
+    fn tell(&mut self, at: Millis, detail: Detail) {
+        if self.telling {
+            self.told_so_far += 1;
+            self.told
+                .insert((at, self.told_so_far), (self.message, detail));
+        }
+    }
+
+    /// The next told transition at or before `t`, if any.
+    pub(super) fn told_until(&mut self, t: Millis) -> Option<(Millis, MessageIndex, Detail)> {
+        let entry = self.told.first_entry()?;
+        if entry.key().0 > t {
+            return None;
+        }
+        let ((at, _), (m, detail)) = entry.remove_entry();
+        Some((at, m, detail))
+    }
+
+    /// A compensation of the write in hand to sink `k` was given up.
+    fn given_up(&mut self, k: usize, totals: &mut Totals) {
+        totals.compensations_given_up += 1;
+        self.given_up[k] += 1;
     }
 
     /// A call to sink `k` for `intent` at `at` (a compensation or a
@@ -357,15 +402,15 @@ impl Writes {
     }
 
     /// At the run's end `end`: the time measures, and each sink's
-    /// `[value, visible_duplicates, missing, max_per_intent]` and its
-    /// outbox `max_lag`.
+    /// `[value, visible_duplicates, missing, max_per_intent]`, its outbox
+    /// `max_lag` and its compensations given up.
     pub(super) fn finish(
         &mut self,
         scenario: &Scenario,
         messages: &Messages,
         end: Millis,
         totals: &mut Totals,
-    ) -> (Vec<[i64; 4]>, Vec<Millis>) {
+    ) -> (Vec<[i64; 4]>, Vec<Millis>, Vec<u64>) {
         self.fold_in_doubt(Millis::MAX, totals);
         let open =
             (self.partial_open as u128 * end as u128).saturating_sub(self.partial_open_starts);
@@ -380,7 +425,7 @@ impl Writes {
         }
         let values = self.sinks.iter().map(|s| s.finish(&arrived)).collect();
         let lags = self.sinks.iter().map(|s| s.max_lag).collect();
-        (values, lags)
+        (values, lags, self.given_up.clone())
     }
 
     /// When the latest outbox relay call's reply is heard, if any.
@@ -416,6 +461,13 @@ impl Engine<'_> {
         };
         writes.close_write();
         writes.tracer.finish(m, now);
+        // What the write told for this instant is recorded now; the rest
+        // when the run reaches it.
+        while let Some((at, m, detail)) = writes.told_until(now) {
+            self.observers
+                .recording
+                .transition(at, Some(m), detail, &self.messages);
+        }
         // Every sink call counts against `max_events`: retries and
         // compensations cannot make a run's work unbounded.
         self.core.clock.add_events(writes.take_calls_made());

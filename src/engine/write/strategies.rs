@@ -4,7 +4,7 @@
 //! succeeds at once, looked at and made without the strategies' scratch.
 
 use super::{
-    CallKind, Heard, Lock, LockSpan, Reply, TracedCall, WriteNote, Writes, Wrote, failure,
+    CallKind, Detail, Heard, Lock, LockSpan, Reply, TracedCall, WriteNote, Writes, Wrote, failure,
 };
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, SinkKind, Strategy, Totals,
@@ -132,7 +132,20 @@ impl Writes {
         let mut lost_at = None;
         for attempt in 1..=write.relay_attempts {
             let heard = self.call(write, k, intent, at, true, repaired);
-            if !matches!(heard, Heard::Failed(..)) && (!applied || !write.idempotent_compensation) {
+            let applies =
+                !matches!(heard, Heard::Failed(..)) && (!applied || !write.idempotent_compensation);
+            let reply = match heard {
+                Heard::Ok => Reply::Ok,
+                Heard::Failed(reason, _) => Reply::Failed(reason),
+                Heard::Lost => Reply::Lost,
+            };
+            let sent = Detail::CompensationSent {
+                sink: k as u32,
+                reply,
+                applied: applies,
+            };
+            self.tell(at, sent);
+            if applies {
                 if applied {
                     totals.over_compensations += 1;
                     self.note(WriteNote::OverCompensated {
@@ -165,6 +178,15 @@ impl Writes {
                     message: self.message,
                     sink: k as u32,
                 });
+                self.given_up(k, totals);
+                let calls = write.relay_attempts;
+                self.tell(
+                    at,
+                    Detail::CompensationGivenUp {
+                        sink: k as u32,
+                        calls,
+                    },
+                );
             }
         }
         at
@@ -200,6 +222,14 @@ impl Writes {
                 }
                 if attempt == write.relay_attempts {
                     totals.outbox_dead_letters += 1;
+                    let calls = attempt;
+                    self.tell(
+                        at,
+                        Detail::OutboxDeadLettered {
+                            sink: k as u32,
+                            calls,
+                        },
+                    );
                     self.note(WriteNote::DeadLettered {
                         message: self.message,
                         sink: k as u32,
