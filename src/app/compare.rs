@@ -2,13 +2,15 @@
 //! with its own `--set` values (two files, a file and its changed version,
 //! or two points of a sweep), run as a batch runs it. Their differences are
 //! those of the two JSON reports: `totals` (by measure), `messages` (by id,
-//! every field but the envelope) and `sinks` (by name), in that order.
+//! every field of a message's row but the envelope), `sinks` (by name) and,
+//! for logs, `partitions` (by number) and `restarts` (by number), in that
+//! order. Every message of both runs is compared, however many: a row as
+//! the JSON report writes it is made for each message of each side, and
+//! only the rows that differ are read field by field.
 //!
-//! Costs: two runs, each within its own budgets; the messages compared are
-//! those the JSON report lists (every message up to
-//! [`crate::engine::FULL_TRANSCRIPT_MESSAGES`], the first
-//! [`crate::report::document::LARGE_RUN_MESSAGES`] past it), and at most
-//! [`DIFFERENCES_KEPT`] differences are kept.
+//! Costs: two runs, each within its own budgets, then one row of each
+//! message on each side (about a microsecond each, one at a time), and at
+//! most [`DIFFERENCES_KEPT`] differences kept: the counts go on.
 
 use std::collections::BTreeMap;
 
@@ -103,6 +105,8 @@ pub enum Section {
     Totals,
     Messages,
     Sinks,
+    Partitions,
+    Restarts,
 }
 
 /// One value that differs: in `section`, of `item` (a measure, a message
@@ -127,10 +131,15 @@ pub struct Compared {
     pub messages_a: usize,
     pub messages_b: usize,
     pub sinks: usize,
+    /// Log partitions and restarts on either side.
+    pub partitions: usize,
+    pub restarts: usize,
     /// Messages and measures and sinks with at least one difference.
     pub totals_differing: usize,
     pub messages_differing: usize,
     pub sinks_differing: usize,
+    pub partitions_differing: usize,
+    pub restarts_differing: usize,
     /// Differences found (only the first [`DIFFERENCES_KEPT`] are kept).
     pub differences: usize,
 }
@@ -217,7 +226,7 @@ fn report_of(file: &str, ran: &Ran) -> Json {
 
 /// Compares two runs.
 pub fn compare(a: Side, b: Side) -> Comparison {
-    let (compared, differences, one_sided) = differences(&a.report, &b.report);
+    let (compared, differences, one_sided) = differences(&a, &b);
     Comparison {
         a,
         b,
@@ -227,9 +236,11 @@ pub fn compare(a: Side, b: Side) -> Comparison {
     }
 }
 
-/// The differences of two JSON reports of scenarios: their `totals`,
-/// `messages` and `sinks`; and the measures only one side has.
-pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>, Vec<OneSided>) {
+/// The differences of two runs: their JSON reports' `totals`, every
+/// message, their `sinks` and a log's partitions and restarts; and the
+/// measures only one side has.
+fn differences(sa: &Side, sb: &Side) -> (Compared, Vec<Difference>, Vec<OneSided>) {
+    let (a, b) = (&sa.report, &sb.report);
     let mut found = Found::default();
     // Totals: every measure both sides list, in the first side's order; a
     // measure only one side has is named, not counted as a difference.
@@ -259,31 +270,48 @@ pub fn differences(a: &Json, b: &Json) -> (Compared, Vec<Difference>, Vec<OneSid
             found.push(Section::Totals, m, None, va, vb);
         }
     }
-    // Messages and sinks: items matched by their name.
-    let listed = |doc: &Json, list: &str, name: &str| -> Vec<(String, Json)> {
-        doc[list]
-            .as_array()
+    // Every message, matched by id.
+    let (m_count, m_differ) = found.messages(sa, sb);
+    // Sinks, a log's partitions and restarts: items matched by their name
+    // or number.
+    let listed = |list: &Json, name: &str| -> Vec<(String, Json)> {
+        list.as_array()
             .map(|items| {
                 items
                     .iter()
-                    .map(|item| (item[name].as_str().unwrap_or("").to_string(), item.clone()))
+                    .map(|item| {
+                        let key = match &item[name] {
+                            Json::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (key, item.clone())
+                    })
                     .collect()
             })
             .unwrap_or_default()
     };
-    let messages = (listed(a, "messages", "id"), listed(b, "messages", "id"));
-    let sinks = (listed(a, "sinks", "name"), listed(b, "sinks", "name"));
-    let (m_count, m_differ) = found.items(Section::Messages, &messages.0, &messages.1);
-    let (s_count, s_differ) = found.items(Section::Sinks, &sinks.0, &sinks.1);
+    let sinks = (listed(&a["sinks"], "name"), listed(&b["sinks"], "name"));
+    let (s_count, s_differ) = found.items(Section::Sinks, &sinks.0, &sinks.1, "name");
+    let (mut p_count, mut p_differ, mut r_count, mut r_differ) = (0, 0, 0, 0);
+    if a["log"].is_object() && b["log"].is_object() {
+        let parts = |doc: &Json| listed(&doc["log"]["partitions"], "partition");
+        (p_count, p_differ) = found.items(Section::Partitions, &parts(a), &parts(b), "partition");
+        let restarts = |doc: &Json| listed(&doc["log"]["restarts"], "restart");
+        (r_count, r_differ) = found.items(Section::Restarts, &restarts(a), &restarts(b), "restart");
+    }
     let compared = Compared {
         totals: both,
         messages: m_count,
         messages_a: a["message_count"].as_u64().unwrap_or(0) as usize,
         messages_b: b["message_count"].as_u64().unwrap_or(0) as usize,
         sinks: s_count,
+        partitions: p_count,
+        restarts: r_count,
         totals_differing: found.totals,
         messages_differing: m_differ,
         sinks_differing: s_differ,
+        partitions_differing: p_differ,
+        restarts_differing: r_differ,
         differences: found.count,
     };
     (compared, found.kept, one_sided)
@@ -310,14 +338,87 @@ impl Found {
         }
     }
 
+    /// Every message of both runs, matched by id (the first side's order,
+    /// then the second's messages it lacks), field by field as the JSON
+    /// report's rows give them, the envelope aside: (messages compared,
+    /// messages with a difference). A row is made for each message and
+    /// read only when it differs from its match.
+    fn messages(&mut self, sa: &Side, sb: &Side) -> (usize, usize) {
+        let (a, b) = (&sa.ran, &sb.ran);
+        let (na, nb) = (a.outcome.messages.len(), b.outcome.messages.len());
+        let row = |ran: &Ran, m: usize| {
+            let row = crate::report::rows::MessageRow::new(
+                &ran.scenario,
+                &ran.outcome,
+                m as crate::model::MessageIndex,
+            );
+            serde_json::to_string(&row).unwrap_or_default()
+        };
+        let id = |ran: &Ran, m: usize| {
+            ran.scenario
+                .name_of_message(m as crate::model::MessageIndex)
+                .to_string()
+        };
+        // B's messages by id, made only when the ids do not line up.
+        let mut by_id: Option<std::collections::HashMap<String, usize>> = None;
+        let mut matched = vec![false; nb];
+        let (mut compared, mut differing) = (0, 0);
+        for m in 0..na {
+            let name = id(a, m);
+            let twin = if m < nb && id(b, m) == name {
+                Some(m)
+            } else {
+                let map = by_id.get_or_insert_with(|| (0..nb).map(|k| (id(b, k), k)).collect());
+                map.get(&name).copied()
+            };
+            compared += 1;
+            let ra = row(a, m);
+            let rb = twin.map(|k| {
+                matched[k] = true;
+                row(b, k)
+            });
+            if rb.as_deref() == Some(ra.as_str()) {
+                continue;
+            }
+            let before = self.count;
+            self.row_differences(&name, &ra, rb.as_deref());
+            differing += usize::from(self.count > before);
+        }
+        for k in (0..nb).filter(|&k| !matched[k]) {
+            compared += 1;
+            let before = self.count;
+            self.row_differences_b(&id(b, k), &row(b, k));
+            differing += usize::from(self.count > before);
+        }
+        (compared, differing)
+    }
+
+    /// The differences of message `name`'s rows (`b`: none when B lacks
+    /// it, when every field differs from nothing).
+    fn row_differences(&mut self, name: &str, a: &str, b: Option<&str>) {
+        let parse = |s: &str| serde_json::from_str::<Json>(s).unwrap_or(Json::Null);
+        let (ja, jb) = (parse(a), b.map(parse));
+        let items_a = [(name.to_string(), ja)];
+        let items_b: Vec<(String, Json)> = jb.map(|j| (name.to_string(), j)).into_iter().collect();
+        self.items(Section::Messages, &items_a, &items_b, "id");
+    }
+
+    /// A message only B has: every field differs from nothing.
+    fn row_differences_b(&mut self, name: &str, b: &str) {
+        let jb = serde_json::from_str::<Json>(b).unwrap_or(Json::Null);
+        self.items(Section::Messages, &[], &[(name.to_string(), jb)], "id");
+    }
+
     /// Compares lists of named items (the first side's order, then the
-    /// second's items it lacks), field by field, the envelope aside:
-    /// (items compared, items with a difference).
+    /// second's items it lacks), field by field, the envelope and the
+    /// naming field `key` aside: (items compared, items with a
+    /// difference).
     fn items(
         &mut self,
         section: Section,
         a: &[(String, Json)],
         b: &[(String, Json)],
+        key: &str,
     ) -> (usize, usize) {
         let by_name_b: BTreeMap<&str, &Json> = b.iter().map(|(n, v)| (n.as_str(), v)).collect();
         let by_name_a: BTreeMap<&str, &Json> = a.iter().map(|(n, v)| (n.as_str(), v)).collect();
@@ -341,7 +442,7 @@ impl Found {
             let listed_by_both = ia.is_some() && ib.is_some();
             for f in fields
                 .iter()
-                .filter(|f| !matches!(**f, "id" | "name" | "envelope"))
+                .filter(|f| **f != key && **f != "envelope")
                 .filter(|f| !listed_by_both || (oa.contains_key(**f) && ob.contains_key(**f)))
             {
                 let (va, vb) = (value(oa.get(*f)), value(ob.get(*f)));

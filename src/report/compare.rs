@@ -21,7 +21,16 @@ pub fn shown(d: &Difference, v: &Json) -> String {
             .is_some_and(|t| matches!(t.unit(), Unit::Time | Unit::MaybeTime)),
         _ => d.field.as_deref().is_some_and(|f| {
             f.ends_with("_at")
-                || matches!(f, "quarantine_age" | "max_lag" | "latency" | "queue_wait")
+                || matches!(
+                    f,
+                    "quarantine_age"
+                        | "max_lag"
+                        | "latency"
+                        | "queue_wait"
+                        | "at"
+                        | "checkpoint_time"
+                        | "down_for"
+                )
         }),
     };
     match v {
@@ -39,6 +48,8 @@ fn section_name(s: Section) -> &'static str {
         Section::Totals => "totals",
         Section::Messages => "messages",
         Section::Sinks => "sinks",
+        Section::Partitions => "partitions",
+        Section::Restarts => "restarts",
     }
 }
 
@@ -91,6 +102,18 @@ pub fn text(c: &Comparison) -> String {
             "messages",
         ),
         (Section::Sinks, n.sinks_differing, n.sinks, "sinks"),
+        (
+            Section::Partitions,
+            n.partitions_differing,
+            n.partitions,
+            "partitions",
+        ),
+        (
+            Section::Restarts,
+            n.restarts_differing,
+            n.restarts,
+            "restarts",
+        ),
     ];
     for (section, differing, compared, what) in sections {
         if compared == 0 {
@@ -118,13 +141,6 @@ pub fn text(c: &Comparison) -> String {
                 }
             }
         }
-        if section == Section::Messages && compared < n.messages_a.max(n.messages_b) {
-            let _ = writeln!(
-                out,
-                "  (the first {compared} of {} and {} messages, as the JSON reports list them)",
-                n.messages_a, n.messages_b
-            );
-        }
         let mut items = std::collections::BTreeSet::new();
         let rows: Vec<&Difference> = c
             .differences
@@ -143,10 +159,11 @@ pub fn text(c: &Comparison) -> String {
         let mut cells = vec![match section {
             Section::Totals => vec!["measure".to_string(), "A".into(), "B".into()],
             _ => vec![
-                if section == Section::Sinks {
-                    "sink"
-                } else {
-                    "id"
+                match section {
+                    Section::Sinks => "sink",
+                    Section::Partitions => "partition",
+                    Section::Restarts => "restart",
+                    _ => "id",
                 }
                 .to_string(),
                 "field".into(),

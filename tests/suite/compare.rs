@@ -291,3 +291,63 @@ fn a_measure_only_one_side_has_is_not_a_difference() {
     );
     assert!(text.contains("max_lag"), "{text}");
 }
+
+/// Every message of two runs is compared, however many (not only those a
+/// JSON report lists), with a true count; two log runs also compare their
+/// partitions and their restarts' resume positions and checkpoint times.
+/// A 10-minute against a 1-minute stale checkpoint: the 1,200 records done
+/// twice under the older one are the messages that differ.
+#[test]
+fn every_message_and_a_log_s_restarts_are_compared() {
+    let file = "scenarios/43-stale-checkpoint-duplicates-and-gaps.toml";
+    let recent = "restart.1.checkpoint_age=\"1m\"";
+    let o = run(&["compare", file, "--set-b", recent, "--format", "json"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let doc: Json = serde_json::from_str(&stdout(&o)).unwrap();
+    let (a, b) = (report(file, &[]), report(file, &[recent]));
+    let messages = a["message_count"].as_u64().unwrap();
+    assert!(messages > 10_000, "past the JSON report's full listing");
+    let compared = &doc["compared"];
+    assert_eq!(compared["messages"], messages);
+    // Each record done twice under A has one more receive and effect.
+    let twice = a["totals"]["duplicated_effects"].as_u64().unwrap()
+        - b["totals"]["duplicated_effects"].as_u64().unwrap();
+    assert_eq!(compared["messages_differing"], twice);
+    let differences = reported(&doc);
+    let receives = differences
+        .iter()
+        .filter(|d| d.0 == "messages" && d.2 == "total_receives")
+        .count() as u64;
+    assert_eq!(receives, twice);
+    // The restart resumed elsewhere, from another checkpoint.
+    let restart: Vec<_> = differences.iter().filter(|d| d.0 == "restarts").collect();
+    let log = |doc: &Json, f: &str| doc["log"]["restarts"][0][f].clone();
+    assert_eq!(
+        restart
+            .iter()
+            .map(|d| (d.1.as_str(), d.2.as_str(), d.3.clone(), d.4.clone()))
+            .collect::<Vec<_>>(),
+        [
+            (
+                "1",
+                "resume_positions",
+                log(&a, "resume_positions"),
+                log(&b, "resume_positions")
+            ),
+            (
+                "1",
+                "checkpoint_time",
+                log(&a, "checkpoint_time"),
+                log(&b, "checkpoint_time")
+            ),
+        ]
+    );
+    assert_eq!(compared["partitions"], 2);
+    assert_eq!(compared["restarts"], 1);
+    let text = stdout(&run(&["compare", file, "--set-b", recent]));
+    assert!(
+        text.contains(&format!("messages: {twice} of {messages} messages differ")),
+        "{text}"
+    );
+    assert!(text.contains("  1        checkpoint_time   3h"), "{text}");
+}
