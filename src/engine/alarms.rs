@@ -115,8 +115,8 @@ impl Alarms {
 
 /// What the alarms read of the other parts after an instant: the values
 /// of the metrics that change only with events.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Readings {
+#[derive(Clone, Copy)]
+pub(super) struct Readings<'a> {
     /// Messages in quarantine.
     pub(super) quarantine_depth: u64,
     /// Ready messages not taken.
@@ -125,6 +125,8 @@ pub(super) struct Readings {
     pub(super) oldest_entry: Option<Millis>,
     /// A log's records appended and not done.
     pub(super) consumer_lag: u64,
+    /// The source, for one partition's lag.
+    pub(super) source: &'a super::source::Source,
 }
 
 /// Where an alarm's changes are written: the transcript, with the
@@ -143,7 +145,7 @@ impl Alarms {
         scenario: &Scenario,
         now: Millis,
         next: Millis,
-        readings: &Readings,
+        readings: &Readings<'_>,
         mut out: Written,
     ) {
         let alarms = &scenario.alarms;
@@ -192,11 +194,18 @@ impl Alarms {
     }
 
     /// Alarm `a`'s metric at `t` (`None`: no value, below any threshold).
-    fn metric(&self, alarms: &[Alarm], readings: &Readings, a: usize, t: Millis) -> Option<u64> {
+    fn metric(
+        &self,
+        alarms: &[Alarm],
+        readings: &Readings<'_>,
+        a: usize,
+        t: Millis,
+    ) -> Option<u64> {
         match alarms[a].metric {
             Metric::DlqDepth => Some(readings.quarantine_depth),
             Metric::QueueDepth => Some(readings.queue_depth),
-            Metric::ConsumerLag => Some(readings.consumer_lag),
+            Metric::ConsumerLag { partition: None } => Some(readings.consumer_lag),
+            Metric::ConsumerLag { partition: Some(p) } => Some(readings.source.partition_lag(p)),
             Metric::DlqArrivals { window } => Some(self.arrivals(t, window)),
             Metric::OldestAge => self.oldest_read.map(|e| t.saturating_sub(e)),
         }
@@ -240,7 +249,7 @@ impl Alarms {
     fn time_driven(
         &mut self,
         alarms: &[Alarm],
-        readings: &Readings,
+        readings: &Readings<'_>,
         a: usize,
         now: Millis,
         next: Millis,

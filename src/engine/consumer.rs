@@ -56,6 +56,12 @@ pub(super) struct Consumer {
     /// Per message, decorrelated jitter's previous delay in its cycle;
     /// only with decorrelated jitter.
     pub(super) prev_delays: Vec<Millis>,
+    /// Per message, when its cycle's first delivery started; only with
+    /// `max_elapsed` (section 28.3).
+    pub(super) cycle_starts: Vec<Millis>,
+    /// The `max_elapsed` quarantine in hand: the retry's due time and the
+    /// cycle's start, for its transition.
+    pub(super) over_elapsed: Option<(Millis, Millis)>,
     /// Whether each delivery keeps a receipt of its own (the file uses
     /// sections 17-22, or `[write]`): only the latest reaches the broker.
     pub(super) with_receipts: bool,
@@ -96,6 +102,8 @@ impl Consumer {
                 None => scenario.flow.workers.map_or(0, |w| w.service_time),
             },
             prev_delays: per_message(decorrelated),
+            cycle_starts: per_message(scenario.delivery.max_elapsed.is_some()),
+            over_elapsed: None,
             with_receipts: scenario.guarantees.extended || scenario.write.is_some(),
             receipts: Receipts::new(scenario),
             in_flight_cap: count.saturating_add(super::receipts::EXTRA_DELIVERIES_IN_FLIGHT),
@@ -111,6 +119,7 @@ impl Engine<'_> {
         self.measures.totals.deliveries += 1;
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
+        self.cycle_starts(m, cycle_receives);
         let record = self.source.record_of(m);
         self.record(
             Some(m),
@@ -532,6 +541,10 @@ impl Engine<'_> {
                 .visible_again_at(start, now, 1)
                 .unwrap_or(start.saturating_add(vt));
             let due = visible.max(now);
+            if self.over_elapsed(m, due) {
+                self.quarantine(m, reason, class);
+                return;
+            }
             self.measures.retries += 1;
             let delay = due - now;
             let paid = &mut self.measures.totals.retry_delay_paid;
@@ -551,6 +564,12 @@ impl Engine<'_> {
             let n = self.messages.cycle_receives(m);
             let delay = retry_delay(delivery.retry, n, previous, &mut self.core.rng);
             let due = self.core.clock.now.saturating_add(delay);
+            if self.over_elapsed(m, due) {
+                // The delay was drawn (the random stream goes on as
+                // without the budget) and is not paid.
+                self.quarantine(m, reason, class);
+                return;
+            }
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
             let requeue = self.scenario.requeue();
@@ -580,9 +599,38 @@ impl Engine<'_> {
         }
     }
 
+    /// `m`'s cycle began now when this is its first delivery (`max_elapsed`
+    /// budgets count from there).
+    #[inline(always)]
+    pub(super) fn cycle_starts(&mut self, m: MessageIndex, cycle_receives: u32) {
+        if cycle_receives == 1
+            && let Some(start) = self.consumer.cycle_starts.get_mut(m as usize)
+        {
+            *start = self.core.clock.now;
+        }
+    }
+
+    /// Whether a retry of `m` due at `due` is past its cycle's
+    /// `max_elapsed` budget (section 28.3: due exactly at the budget's end
+    /// is within it); if so, the quarantine that follows is told so and
+    /// counted.
+    pub(super) fn over_elapsed(&mut self, m: MessageIndex, due: Millis) -> bool {
+        let Some(budget) = self.scenario.delivery.max_elapsed else {
+            return false;
+        };
+        let began = self.consumer.cycle_starts[m as usize];
+        if due.saturating_sub(began) <= budget {
+            return false;
+        }
+        self.consumer.over_elapsed = Some((due, began));
+        self.measures.totals.elapsed_exhausted += 1;
+        true
+    }
+
     /// The message enters quarantine with its diagnostic envelope
     /// (docs/model.md section 5), keeping the last failure's reason and class.
     pub(super) fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
+        let elapsed = self.consumer.over_elapsed.take();
         self.leaves(m);
         if !self.scenario.guarantees.quarantine_enabled {
             // No dead-letter queue: the message is dropped (final).
@@ -616,6 +664,7 @@ impl Engine<'_> {
                 reason,
                 class,
                 depth,
+                elapsed,
             },
         );
         self.canary_settled(m, false);

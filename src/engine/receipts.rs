@@ -357,7 +357,9 @@ impl Engine<'_> {
         if !current {
             return;
         }
-        let exhausted = message.cycle_receives >= self.scenario.budget();
+        let exhausted = message.cycle_receives >= self.scenario.budget()
+            // Ready again now, within its cycle: past max_elapsed (28.3)?
+            || self.over_elapsed(m, self.core.clock.now);
         // nats-jetstream: a delivery that already ended unacknowledged
         // keeps its own reason when its message is given up.
         let ended = d.nak

@@ -55,6 +55,11 @@ impl Source {
         }
     }
 
+    /// A log partition's records appended and not done (0 for a queue).
+    pub(super) fn partition_lag(&self, p: u32) -> u64 {
+        self.log.as_ref().map_or(0, |log| log.partition_lag(p))
+    }
+
     /// A log's records appended and not done, summed over its partitions
     /// (0 for a queue).
     pub(super) fn lag(&self) -> u64 {

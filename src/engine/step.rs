@@ -358,6 +358,7 @@ impl Engine<'_> {
                 .first()
                 .and_then(|m| self.messages.get(m).last_quarantined_at()),
             consumer_lag: self.source.lag(),
+            source: &self.source,
         };
         let out = alarms::Written {
             recording: &mut self.observers.recording,

@@ -52,6 +52,9 @@ pub enum Detail {
         reason: ReasonIndex,
         class: Class,
         depth: u64,
+        /// Quarantined by `max_elapsed` (section 28.3): when the next
+        /// retry would have been due, and when the cycle began.
+        elapsed: Option<(Millis, Millis)>,
     },
     Inspected {
         /// 1-based operator step.

@@ -113,6 +113,12 @@ pub(super) fn restarts_story(scenario: &Scenario, outcome: &Outcome) -> (String,
         if log.restarts.is_empty() {
             lines.push("no restart: every record is processed once".to_string());
         }
+        if scenario.log.as_ref().is_some_and(|l| l.carry_attempts) {
+            lines.push(format!(
+                "carry_attempts: {} kept their receive count across a restart",
+                plural(t.attempts_carried, "record", "records")
+            ));
+        }
         lines
     });
     (title, lines)

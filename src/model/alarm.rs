@@ -41,8 +41,9 @@ pub enum Metric {
     /// Ready messages not yet taken.
     QueueDepth,
     /// With `[log]`: records appended and not yet done, summed over the
-    /// partitions (each partition's log end minus its position).
-    ConsumerLag,
+    /// partitions (each partition's log end minus its position), or of
+    /// one partition.
+    ConsumerLag { partition: Option<u32> },
 }
 
 impl Metric {
@@ -52,7 +53,7 @@ impl Metric {
             Metric::DlqArrivals { .. } => "dlq_arrivals",
             Metric::OldestAge => "oldest_age",
             Metric::QueueDepth => "queue_depth",
-            Metric::ConsumerLag => "consumer_lag",
+            Metric::ConsumerLag { .. } => "consumer_lag",
         }
     }
 

@@ -82,6 +82,9 @@ pub struct Log {
     pub service_time: Millis,
     /// In time order.
     pub restarts: Vec<Restart>,
+    /// A record not done when a restart comes keeps its cycle's receive
+    /// count (section 28.4); false: a fresh attempt.
+    pub carry_attempts: bool,
 }
 
 /// The most partitions a log may have.

@@ -34,6 +34,8 @@ pub enum Part {
     Log,
     /// Section 24: listed for files with `[write]` or sink calls.
     Write,
+    /// Section 28.3: listed for files with `[delivery] max_elapsed`.
+    Elapsed,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -158,6 +160,8 @@ macro_rules! for_each_measure {
                 "log records below a resume position never done";
             aborted_effects AbortedEffects Count Log $crate::model::Story::Restarts,
                 "effects of exactly-once transactions a restart aborted";
+            attempts_carried AttemptsCarried Count Log $crate::model::Story::Restarts,
+                "log records whose receive count a restart carried (carry_attempts)";
             max_lag MaxLag Count Log $crate::model::Story::Restarts,
                 "the most records appended and not yet done, after an instant";
             outbox_dead_letters OutboxDeadLetters Count Write $crate::model::Story::Writes,
@@ -178,6 +182,8 @@ macro_rules! for_each_measure {
                 "irreversible sends of writes a saga then compensated";
             partial_visible PartialVisible Time Write $crate::model::Story::Writes,
                 "summed over writes, the time some sinks and not all showed the write";
+            elapsed_exhausted ElapsedExhausted Count Elapsed $crate::model::Story::QuarantineEntries,
+                "quarantine entries because the next retry would be due past max_elapsed";
         }
     };
 }
@@ -264,12 +270,14 @@ impl Total {
         let (flow, guarantee) = (scenario.flow.extended, scenario.guarantees.extended);
         let log = scenario.log.is_some();
         let write = scenario.write.is_some();
+        let elapsed = scenario.delivery.max_elapsed.is_some();
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
             Part::Guarantee => guarantee,
             Part::Log => log,
             Part::Write => write,
+            Part::Elapsed => elapsed,
         })
     }
 }
@@ -342,6 +350,7 @@ mod tests {
                 Total::Reprocessed => totals.reprocessed = i as u64 + 1,
                 Total::Skipped => totals.skipped = i as u64 + 1,
                 Total::AbortedEffects => totals.aborted_effects = i as u64 + 1,
+                Total::AttemptsCarried => totals.attempts_carried = i as u64 + 1,
                 Total::MaxLag => totals.max_lag = i as u64 + 1,
                 Total::OutboxDeadLetters => totals.outbox_dead_letters = i as u64 + 1,
                 Total::LockHeld => totals.lock_held = i as u64 + 1,
@@ -352,6 +361,7 @@ mod tests {
                 Total::CompensationsGivenUp => totals.compensations_given_up = i as u64 + 1,
                 Total::FalseNotices => totals.false_notices = i as u64 + 1,
                 Total::PartialVisible => totals.partial_visible = i as u64 + 1,
+                Total::ElapsedExhausted => totals.elapsed_exhausted = i as u64 + 1,
             }
         }
         for (i, t) in Total::ALL.iter().enumerate() {

@@ -121,6 +121,10 @@ pub struct Delivery {
     pub max_receives: u32,
     pub retry: Retry,
     pub permanent: Permanent,
+    /// A retry budget by elapsed time (section 28.3): a retry due more
+    /// than this after the cycle's first delivery started is not
+    /// scheduled; the message is quarantined instead.
+    pub max_elapsed: Option<Millis>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

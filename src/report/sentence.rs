@@ -225,6 +225,21 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             reason,
             class,
             depth,
+            elapsed: Some((due, began)),
+        } => write!(
+            out,
+            "quarantined: {} ({}); DLQ depth {depth}; max_elapsed {}: next retry due at {} ({} after the cycle began)",
+            scenario.reasons[reason as usize],
+            class.as_str(),
+            Dur(scenario.delivery.max_elapsed.unwrap_or(0)),
+            Dur(due),
+            Dur(due.saturating_sub(began)),
+        ),
+        Detail::Quarantined {
+            reason,
+            class,
+            depth,
+            elapsed: None,
         } => write!(
             out,
             "quarantined: {} ({}); DLQ depth {depth}{}",

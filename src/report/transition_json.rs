@@ -40,7 +40,8 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::Claimed { lapsed, .. } => 2 + usize::from(lapsed.is_some()),
         Detail::Delivered { record, .. } => 3 + 2 * usize::from(record.is_some()),
         Detail::Redriven { record, .. } => 2 + 2 * usize::from(record.is_some()),
-        Detail::Quarantined { .. } | Detail::ReceiptExpired { .. } => 3,
+        Detail::Quarantined { elapsed, .. } => 3 + 3 * usize::from(elapsed.is_some()),
+        Detail::ReceiptExpired { .. } => 3,
         Detail::Contention { .. } => 4,
         Detail::Restarted { .. } => 4,
         Detail::DeliveryAbandoned { .. } | Detail::RetryCancelled { .. } => 3,
@@ -153,10 +154,16 @@ impl Serialize for TransitionJson<'_> {
                 reason,
                 class,
                 depth,
+                elapsed,
             } => {
                 fields.serialize_field("reason", &s.reasons[reason as usize])?;
                 fields.serialize_field("class", class.as_str())?;
                 fields.serialize_field("dlq_depth", &depth)?;
+                if let Some((due, began)) = elapsed {
+                    fields.serialize_field("cause", "max_elapsed")?;
+                    fields.serialize_field("retry_due", &due)?;
+                    fields.serialize_field("cycle_began", &began)?;
+                }
             }
             Detail::Committed { key, effect } => {
                 fields.serialize_field("key", &s.name_of_key(key))?;

@@ -30,6 +30,10 @@ pub struct AlarmTable {
     /// With dlq_arrivals: entries counted over this long, e.g. "1m".
     #[schemars(with = "Option<Duration>")]
     pub window: Option<S<Duration>>,
+    /// With consumer_lag: the one partition whose lag is read (0-based;
+    /// default: the sum over the partitions).
+    #[schemars(with = "Option<u32>")]
+    pub partition: Option<S<i64>>,
     /// Fire only once the metric has stayed at least the threshold this
     /// long, e.g. "30s" (default "0s": at once).
     #[serde(rename = "for")]
@@ -75,7 +79,13 @@ pub const MAX_ALARMS: usize = 100;
 
 /// `log`: the file has `[log]`, whose backlog is `consumer_lag` (a log
 /// has no ready set, so `queue_depth` would stay 0 whatever the lag).
-pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>], log: bool) -> Vec<Alarm> {
+/// `partitions`: the log's, with `[log]`.
+pub(super) fn alarms(
+    problems: &mut Problems,
+    raw: &[S<AlarmTable>],
+    partitions: Option<u32>,
+) -> Vec<Alarm> {
+    let log = partitions.is_some();
     if let Some(extra) = raw.get(MAX_ALARMS) {
         problems.error_help(
             Some(extra.span()),
@@ -149,7 +159,25 @@ pub(super) fn alarms(problems: &mut Problems, raw: &[S<AlarmTable>], log: bool) 
                 );
                 None
             }
-            (MetricName::ConsumerLag, None) => Some(Metric::ConsumerLag),
+            (MetricName::ConsumerLag, None) => Some(Metric::ConsumerLag { partition: None }),
+        };
+        // `partition` reads one partition's consumer lag.
+        let metric = match (metric, &a.partition) {
+            (m, None) => m,
+            (Some(Metric::ConsumerLag { .. }), Some(p)) => problems
+                .count(p, "partition", 0, partitions.unwrap_or(1) as i64 - 1)
+                .map(|p| Metric::ConsumerLag {
+                    partition: Some(p as u32),
+                }),
+            (_, Some(p)) => {
+                problems.error_help(
+                    Some(p.span()),
+                    "`partition` goes with metric = \"consumer_lag\"",
+                    "not used by this metric",
+                    "remove `partition`, or use metric = \"consumer_lag\" to read one partition's lag",
+                );
+                None
+            }
         };
         let at_least = threshold(problems, &a.at_least, *a.metric.get_ref());
         // An alarm with a problem is kept under its name (the run never

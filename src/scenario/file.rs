@@ -136,6 +136,11 @@ pub struct Delivery {
     /// A fixed wait between receives, e.g. "10s". Or use `backoff`.
     #[schemars(with = "Option<Duration>")]
     pub retry_interval: Option<S<Duration>>,
+    /// A retry budget by elapsed time: a retry due more than this after
+    /// the cycle's first delivery started is not scheduled, the message is
+    /// quarantined instead (at least 1ms; default none).
+    #[schemars(with = "Option<Duration>")]
+    pub max_elapsed: Option<S<Duration>>,
     /// Exponential backoff: base * 2^(n-1), capped, with jitter.
     #[schemars(with = "Option<Backoff>")]
     pub backoff: Option<S<Backoff>>,
@@ -260,6 +265,9 @@ pub struct LogTable {
     /// How long processing one record takes (default "0s").
     #[schemars(with = "Option<Duration>")]
     pub service_time: Option<S<Duration>>,
+    /// A record not done when a restart comes keeps its receive count
+    /// (default false: a fresh attempt).
+    pub carry_attempts: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

@@ -98,6 +98,7 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
         checkpoint_interval,
         service_time: t.service_time.as_ref().map_or(0, |s| s.get_ref().0),
         restarts,
+        carry_attempts: t.carry_attempts.unwrap_or(false),
     })
 }
 

@@ -92,7 +92,7 @@ pub(super) fn validate(
         limits,
         flow,
         kinds,
-        alarms: super::alarms::alarms(&mut problems, &raw.alarm, raw.log.is_some()),
+        alarms: super::alarms::alarms(&mut problems, &raw.alarm, log_partitions(&raw.log)),
         guarantees,
         reasons,
         intents: Intents::default(),
@@ -184,6 +184,14 @@ pub(crate) fn printable_texts(
     }
 }
 
+/// How many partitions `[log]` has (none without `[log]`; a bad count
+/// reads as 1, its problem recorded where the log is checked).
+fn log_partitions(log: &Option<S<file::LogTable>>) -> Option<u32> {
+    let log = log.as_ref()?.get_ref();
+    let n = log.partitions.as_ref().map_or(1, |p| *p.get_ref());
+    Some(n.clamp(1, MAX_PARTITIONS as i64) as u32)
+}
+
 /// Stands in for a `[delivery]` with problems, so that the rest of the
 /// file is still checked; such a scenario never runs.
 const PLACEHOLDER_DELIVERY: Delivery = Delivery {
@@ -191,6 +199,7 @@ const PLACEHOLDER_DELIVERY: Delivery = Delivery {
     max_receives: 1,
     retry: Retry::Fixed(0),
     permanent: Permanent::Retry,
+    max_elapsed: None,
 };
 
 /// `[dedup]`: absent or `enabled = false` is off (`None`); without
@@ -316,11 +325,24 @@ fn delivery(
         Some(file::Permanent::Quarantine) => Permanent::Quarantine,
         _ => Permanent::Retry,
     };
+    let max_elapsed = match &d.max_elapsed {
+        Some(e) if e.get_ref().0 == 0 => {
+            problems.error_help(
+                Some(e.span()),
+                "`max_elapsed` must be at least 1ms",
+                "0s",
+                "a retry budget by elapsed time since the cycle's first delivery: e.g. max_elapsed = \"20s\"",
+            );
+            None
+        }
+        e => e.as_ref().map(|e| e.get_ref().0),
+    };
     Some(Delivery {
         queue: d.queue.unwrap_or_else(|| "source".to_string()),
         max_receives: max_receives?,
         retry: retry?,
         permanent,
+        max_elapsed,
     })
 }
 

@@ -183,45 +183,52 @@ fn file() -> impl Strategy<Value = String> {
         1u32..4,
         1u64..3,
         any::<bool>(),
+        prop::option::of(1u64..6),
         shape(),
         store_and_sinks(),
         surroundings(),
         traffic(),
     )
-        .prop_map(|(receives, retry, jitter, shape, store, around, traffic)| {
-            let retry = match jitter {
-                true => format!("backoff = {{ base = \"{retry}s\", jitter = \"full\" }}"),
-                false => format!("retry_interval = \"{retry}s\""),
-            };
-            let mut delivery = format!("[delivery]\nmax_receives = {receives}\n{retry}\n");
-            let mut rest = String::new();
-            for line in shape.lines() {
-                match line.strip_prefix("@delivery ") {
-                    Some(key) => {
-                        delivery.push_str(key);
-                        delivery.push('\n');
-                    }
-                    None => {
-                        rest.push_str(line);
-                        rest.push('\n');
+        .prop_map(
+            |(receives, retry, jitter, elapsed, shape, store, around, traffic)| {
+                let retry = match jitter {
+                    true => format!("backoff = {{ base = \"{retry}s\", jitter = \"full\" }}"),
+                    false => format!("retry_interval = \"{retry}s\""),
+                };
+                let mut delivery = format!("[delivery]\nmax_receives = {receives}\n{retry}\n");
+                // A retry budget by elapsed time (28.3), now and then.
+                if let Some(seconds) = elapsed {
+                    delivery.push_str(&format!("max_elapsed = \"{seconds}s\"\n"));
+                }
+                let mut rest = String::new();
+                for line in shape.lines() {
+                    match line.strip_prefix("@delivery ") {
+                        Some(key) => {
+                            delivery.push_str(key);
+                            delivery.push('\n');
+                        }
+                        None => {
+                            rest.push_str(line);
+                            rest.push('\n');
+                        }
                     }
                 }
-            }
-            // A log's backlog is its consumer lag (queue_depth is refused),
-            // and its position is its acknowledgement (no lose_ack).
-            let (around, traffic) = match rest.contains("[log]") {
-                true => (
-                    around.replace("\"queue_depth\"", "\"consumer_lag\""),
-                    traffic
-                        .replace(", { lose_ack = { first = 1 } }", "")
-                        .replace(", { lose_ack = { first = 2 } }", "")
-                        .replace("{ lose_ack = { first = 1 } }", "")
-                        .replace("{ lose_ack = { first = 2 } }", ""),
-                ),
-                false => (around, traffic),
-            };
-            format!("{delivery}{rest}{store}{around}{traffic}")
-        })
+                // A log's backlog is its consumer lag (queue_depth is refused),
+                // and its position is its acknowledgement (no lose_ack).
+                let (around, traffic) = match rest.contains("[log]") {
+                    true => (
+                        around.replace("\"queue_depth\"", "\"consumer_lag\""),
+                        traffic
+                            .replace(", { lose_ack = { first = 1 } }", "")
+                            .replace(", { lose_ack = { first = 2 } }", "")
+                            .replace("{ lose_ack = { first = 1 } }", "")
+                            .replace("{ lose_ack = { first = 2 } }", ""),
+                    ),
+                    false => (around, traffic),
+                };
+                format!("{delivery}{rest}{store}{around}{traffic}")
+            },
+        )
 }
 
 proptest! {
@@ -281,6 +288,7 @@ fn the_generated_files_use_every_part() {
             "consumer_lag",
             "max_ack_pending",
             "rabbitmq",
+            "max_elapsed",
         ] {
             if text.contains(part) {
                 seen.insert(part);
@@ -288,5 +296,5 @@ fn the_generated_files_use_every_part() {
         }
     }
     assert!(valid >= 500, "{valid} of 1000 generated files are valid");
-    assert_eq!(seen.len(), 19, "{seen:?}");
+    assert_eq!(seen.len(), 20, "{seen:?}");
 }

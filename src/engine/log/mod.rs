@@ -181,6 +181,12 @@ pub(super) struct LogState {
     /// record starts and leaves when it is done or passed over: at most
     /// one a partition, and one more a partition per restart.
     reopened: FxHashMap<MessageIndex, State>,
+    /// `carry_attempts` (section 28.4): a record not done when a restart
+    /// comes keeps its receive count.
+    carry_attempts: bool,
+    /// The messages whose count a restart carried, at least once: at
+    /// most one a record.
+    carried: rustc_hash::FxHashSet<MessageIndex>,
     transaction: Option<Transaction>,
     /// Exactly-once: writes visible in the sinks (committed), per intent.
     visible_per_intent: Vec<u32>,
@@ -259,6 +265,8 @@ impl LogState {
             resumes: BTreeMap::new(),
             valid_from: FxHashMap::default(),
             reopened: FxHashMap::default(),
+            carry_attempts: log.carry_attempts,
+            carried: Default::default(),
             transaction: exactly_once.then(|| Transaction {
                 done: Vec::new(),
                 current: vec![Vec::new(); log.partitions as usize],
@@ -290,6 +298,13 @@ impl LogState {
     pub(super) fn retry_scheduled(&mut self, m: MessageIndex, due: Millis) {
         let p = self.partition_of[m as usize] as usize;
         self.parts[p].retry_due = due;
+    }
+
+    /// Partition `p`'s records appended and not done.
+    pub(super) fn partition_lag(&self, p: u32) -> u64 {
+        self.parts
+            .get(p as usize)
+            .map_or(0, |part| part.end() - part.position)
     }
 
     /// Records appended and not done, summed over partitions.
@@ -556,7 +571,10 @@ impl Engine<'_> {
             self.log_mut().reopened.insert(m, state);
             self.reopen(m, state);
         }
-        if self.messages.cycle_receives(m) > 0 {
+        // A record not done keeps the count a restart carried (28.4); a
+        // done one processed again starts a fresh attempt.
+        let carried = self.log_mut().carry_attempts && status != DONE;
+        if !carried && self.messages.cycle_receives(m) > 0 {
             self.messages.update(m, |s| s.cycle_receives = 0);
             if let Some(previous) = self.consumer.prev_delays.get_mut(m as usize) {
                 *previous = 0;
@@ -928,14 +946,18 @@ impl Engine<'_> {
             offset: part.position,
         };
         let (due, aborted) = (part.retry_due, log.transaction.is_some());
+        let carry = log.carry_attempts;
         let detail = if self.messages.state(m) == State::InFlight {
             self.consumer.in_flight -= 1;
             Detail::DeliveryAbandoned { record, aborted }
         } else {
             Detail::RetryCancelled { record, due }
         };
-        if busy {
+        if busy && !carry {
             self.messages.update(m, |s| s.cycle_receives = 0);
+        } else if busy && self.messages.cycle_receives(m) > 0 {
+            // Carried on the record itself (28.4).
+            self.log_mut().carried.insert(m);
         }
         self.set_state(m, State::Ready);
         self.record(Some(m), detail);
@@ -979,6 +1001,7 @@ impl Engine<'_> {
     pub(super) fn log_close(&mut self, end: Millis) {
         self.log_instants_before(end.saturating_add(1));
         self.commit_writes(true);
+        self.measures.totals.attempts_carried = self.log_mut().carried.len() as u64;
         self.log_mut().sample(end, true);
     }
 

@@ -303,3 +303,60 @@ fn s15_clear_for_keeps_firing_until_the_metric_has_stayed_below() {
         with("metric = \"dlq_arrivals\"\nwindow = \"8s\"\nat_least = 2\nclear_for = \"20s\"\n");
     assert_eq!(alarm_story(&s, &o, "x"), [(15_000, true), (38_000, false)]);
 }
+
+/// 28.12's worked example: a consumer-lag alarm sees a backlog grow while
+/// the consumer is down; `partition` reads one partition's lag.
+#[test]
+fn s28_12_consumer_lag_pages_while_the_consumer_is_down() {
+    let text = |alarm: &str| {
+        format!(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+             [log]\npartitions = {}\ncheckpoint_interval = \"1m\"\n\
+             [[traffic]]\ncount = 600\nover = \"10m\"\npartition = 0\n\
+             [[restart]]\nat = \"2m\"\ndown_for = \"5m\"\n\
+             [[alarm]]\nname = \"lag\"\nmetric = \"consumer_lag\"\nat_least = 100\n{alarm}",
+            if alarm.contains("partition") { 2 } else { 1 }
+        )
+    };
+    // Down from 2m: the lag at 2m + k s is k; 100 at 3m40s; the resume at
+    // 7m takes the backlog at once.
+    let (s, o) = sim(&text(""));
+    assert_eq!(
+        alarm_story(&s, &o, "lag"),
+        [(220_000, true), (420_000, false)]
+    );
+    assert_eq!(o.alarms[0].times_fired, 1);
+    assert_eq!(o.totals.max_lag, 299);
+    // The same records on partition 0 of two: its lag alone is read.
+    let (s, o) = sim(&text("partition = 0\n"));
+    assert_eq!(
+        alarm_story(&s, &o, "lag"),
+        [(220_000, true), (420_000, false)]
+    );
+    // Partition 1 gets nothing: never lagging.
+    let (s, o) = sim(&text("partition = 1\n"));
+    assert_eq!(alarm_story(&s, &o, "lag"), []);
+    // `partition` is consumer_lag's and must name a partition the log has.
+    for (key, says) in [
+        ("partition = 2\n", "partition"),
+        ("", "goes with metric = \"consumer_lag\""),
+    ] {
+        let bad = match key {
+            "" => text("partition = 0\n")
+                .replace("metric = \"consumer_lag\"", "metric = \"dlq_depth\""),
+            k => text(k),
+        };
+        let Err(invalid) = crate::scenario::load_str("t.toml", &bad) else {
+            panic!("{bad} is refused");
+        };
+        assert!(
+            invalid.problems.iter().any(|p| p.message.contains(says)),
+            "{:?}",
+            invalid
+                .problems
+                .iter()
+                .map(|p| &p.message)
+                .collect::<Vec<_>>()
+        );
+    }
+}

@@ -683,3 +683,63 @@ fn s28_13_event_expectations_take_the_log_kinds_and_a_partition() {
         [false, false]
     );
 }
+
+/// 28.4's worked example: a consumer that restarts faster than its budget
+/// never dead-letters its poison record unless the count is carried on the
+/// record itself.
+#[test]
+fn s28_4_a_carried_attempt_count_stops_a_poison_record_across_restarts() {
+    let text = |carry: bool| {
+        format!(
+            "[delivery]\nmax_receives = 5\nretry_interval = \"10s\"\n\
+             [log]\npartitions = 1\ncheckpoint_interval = \"40s\"\ncarry_attempts = {carry}\n\
+             [[message]]\nid = \"poison\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n\
+             [[restart]]\nat = \"25s\"\n[[restart]]\nat = \"50s\"\n"
+        )
+    };
+    // Fresh attempts: 0, 10s, 20s; 25s, 35s, 45s; 50s .. 90s: 11.
+    let (scenario, outcome) = sim(&text(false));
+    let poison = msg(&scenario, &outcome, "poison");
+    assert_eq!(poison.total_receives, 11);
+    assert_eq!(poison.state, State::Quarantined);
+    assert_eq!(poison.last_quarantined_at(), Some(90_000));
+    assert_eq!(outcome.totals.end_time, 90_000);
+    assert_eq!(outcome.totals.reprocessed, 0);
+    assert_eq!(outcome.totals.attempts_carried, 0);
+    // Carried: 0, 10s, 20s (1-3); 25s (4), 35s (5): dead-lettered at 35s.
+    let (scenario, outcome) = sim(&text(true));
+    let poison = msg(&scenario, &outcome, "poison");
+    assert_eq!(poison.total_receives, 5);
+    assert_eq!(poison.last_quarantined_at(), Some(35_000));
+    assert_eq!(log_of(&outcome).partitions[0], (1, 1), "committed at 40s");
+    assert_eq!(resume_positions(&outcome, 1), vec![1]);
+    assert_eq!(outcome.totals.end_time, 50_000);
+    assert_eq!(outcome.totals.attempts_carried, 1);
+    let delivered_at_25s = outcome
+        .transitions
+        .iter()
+        .find(|t| t.time == 25_000 && t.detail.kind() == EventKind::Delivered)
+        .map(|t| crate::report::sentence::describe(&scenario, &t.detail));
+    assert_eq!(
+        delivered_at_25s.as_deref(),
+        Some("delivered (cycle 1, receive 4 of the cycle, 4 in all, partition 0, offset 0)")
+    );
+}
+
+/// 28.4: a done record processed again starts fresh even with
+/// carry_attempts: its earlier attempt ended.
+#[test]
+fn s28_4_a_done_record_processed_again_starts_fresh() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"100s\"\ncarry_attempts = true\n\
+         [[message]]\nid = \"a\"\nfaults = [{ fail = { first = 1 } }]\n\
+         [[restart]]\nat = \"5s\"\nresume = \"earliest\"\n");
+    // a fails at 0s, acked at 1s (receive 2); reprocessed at 5s: receive 1
+    // of a fresh attempt, acked.
+    let a = msg(&scenario, &outcome, "a");
+    assert_eq!(
+        (a.state, a.cycle_receives, a.total_receives),
+        (State::Acked, 1, 3)
+    );
+    assert_eq!(outcome.totals.attempts_carried, 0);
+}

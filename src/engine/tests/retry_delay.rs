@@ -126,3 +126,94 @@ fn a_zero_base_stays_zero_however_many_failures() {
     assert_eq!(delay(1, 65, &mut message, &mut rng), Millis::MAX);
     assert_eq!(delay(0, 65, &mut message, &mut rng), 0);
 }
+
+/// 28.3's worked example: a retry budget by elapsed time since the
+/// cycle's first delivery. A retry due past it is not scheduled: the
+/// message is quarantined at the failure, keeping its reason, and the
+/// delay is not paid; a retry due exactly at the budget's end is.
+#[test]
+fn s28_3_a_retry_due_past_max_elapsed_quarantines_instead() {
+    let text = |budget: &str, rest: &str| {
+        format!(
+            "[delivery]\nmax_receives = 10\nbackoff = {{ base = \"1s\" }}\nmax_elapsed = \"{budget}\"\n\
+             [[message]]\nid = \"m\"\nfaults = [{{ fail = {{ until = \"repair\" }} }}]\n{rest}"
+        )
+    };
+    // 0 (d 1s), 1s (2s), 3s (4s), 7s (8s), 15s (16s: due 31s > 20s).
+    let (scenario, outcome) = sim(&text("20s", ""));
+    let m = msg(&scenario, &outcome, "m");
+    assert_eq!((m.state, m.total_receives), (State::Quarantined, 5));
+    assert_eq!(m.last_quarantined_at(), Some(15_000));
+    assert_eq!(outcome.totals.retry_delay_paid, 15_000);
+    assert_eq!(outcome.totals.elapsed_exhausted, 1);
+    assert_eq!(
+        scenario.reasons[m.last_reason().unwrap() as usize],
+        "handler error",
+        "the last failure's reason"
+    );
+    let quarantined = outcome
+        .transitions
+        .iter()
+        .find(|t| t.detail.kind() == EventKind::Quarantined)
+        .unwrap();
+    assert_eq!(
+        crate::report::sentence::describe(&scenario, &quarantined.detail),
+        "quarantined: handler error (transient); DLQ depth 1; \
+         max_elapsed 20s: next retry due at 31s (31s after the cycle began)"
+    );
+    // 31s: the retry due at 31s is scheduled; at 31s d = 32s, due 63s.
+    let (scenario, outcome) = sim(&text("31s", ""));
+    let m = msg(&scenario, &outcome, "m");
+    assert_eq!(
+        (m.total_receives, m.last_quarantined_at()),
+        (6, Some(31_000))
+    );
+    assert_eq!(outcome.totals.retry_delay_paid, 31_000);
+    // A redrive starts a new cycle and a new budget.
+    let step = "[[operator]]\nwait = \"29s\"\naction = \"redrive_all\"\n";
+    let (scenario, outcome) = sim(&text("31s", step));
+    let m = msg(&scenario, &outcome, "m");
+    assert_eq!((m.cycle, m.cycle_receives), (2, 6));
+    assert_eq!(m.last_quarantined_at(), Some(91_000));
+    assert_eq!(outcome.totals.elapsed_exhausted, 2);
+    // Without the key nothing changes: ten receives.
+    let plain = "[delivery]\nmax_receives = 10\nbackoff = { base = \"1s\" }\n\
+                 [[message]]\nid = \"m\"\nfaults = [{ fail = { until = \"repair\" } }]\n";
+    let (scenario, outcome) = sim(plain);
+    assert_eq!(msg(&scenario, &outcome, "m").total_receives, 10);
+    assert_eq!(outcome.totals.elapsed_exhausted, 0);
+}
+
+/// 28.3 under sqs-standard: the retry is the visibility timeout's end,
+/// and the same budget applies to it.
+#[test]
+fn s28_3_max_elapsed_budgets_a_visibility_timeout_retry() {
+    let (scenario, outcome) = sim(
+        "[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 10\n\
+         visibility_timeout = \"10s\"\nmax_elapsed = \"25s\"\n\
+         [[message]]\nid = \"m\"\nfaults = [{ fail = { until = \"repair\" } }]\n",
+    );
+    // Deliveries at 0s, 10s, 20s; the next would be due at 30s > 25s.
+    let m = msg(&scenario, &outcome, "m");
+    assert_eq!(
+        (m.total_receives, m.last_quarantined_at()),
+        (3, Some(20_000))
+    );
+    assert_eq!(outcome.totals.elapsed_exhausted, 1);
+}
+
+/// 28.3 under nats-jetstream: a nak's redelivery is checked when it comes
+/// due, and past the budget the message is given up then.
+#[test]
+fn s28_3_max_elapsed_gives_up_a_jetstream_redelivery_when_it_comes_due() {
+    let (scenario, outcome) = sim("[delivery]\nprofile = \"nats-jetstream\"\n\
+         max_receives = \"unlimited\"\nretry_interval = \"1s\"\nmax_elapsed = \"2s\"\n\
+         [[message]]\nid = \"m\"\nfaults = [{ fail = { until = \"repair\" } }]\n");
+    // Deliveries at 0s, 1s, 2s; the redelivery due at 3s is past 2s.
+    let m = msg(&scenario, &outcome, "m");
+    assert_eq!(
+        (m.total_receives, m.last_quarantined_at()),
+        (3, Some(3_000))
+    );
+    assert_eq!(outcome.totals.elapsed_exhausted, 1);
+}
