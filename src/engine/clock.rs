@@ -27,6 +27,10 @@ pub(super) struct Clock {
     /// The latest end of a delivery settled at its start
     /// (`settling/writes.rs`): the run is not quiet before it.
     pub(super) last_settled_end: Option<Millis>,
+    /// The last event of a part that is neither a delivery nor an
+    /// inspection (a continuous expiry in quarantine, section 28.11; a
+    /// store restart, 28.5): it extends the run, not a cycle's drain.
+    pub(super) last_part_event: Option<Millis>,
     /// Where `on_limit = "stop"` ended the run.
     stopped_at: Option<Millis>,
 }
@@ -66,7 +70,8 @@ impl Clock {
 
     /// The end of the run: where it stopped, or when it fell quiet.
     pub(super) fn end(&self) -> Millis {
-        self.stopped_at.unwrap_or_else(|| self.quiet_since())
+        self.stopped_at
+            .unwrap_or_else(|| self.quiet_since().max(self.last_part_event.unwrap_or(0)))
     }
 
     /// Since when nothing has happened: the latest of the last delivery

@@ -644,6 +644,10 @@ impl Engine<'_> {
         self.set_state(m, State::Quarantined);
         self.alarms.entered(self.core.clock.now);
         self.messages.enter_quarantine(m, self.core.clock.now);
+        if let Some(after) = self.scenario.archive_after {
+            let now = self.core.clock.now;
+            (self.operator.archives).push_back((now.saturating_add(after), m, now));
+        }
         match self.operator.enqueued.get(m as usize) {
             None => self.quarantine.push(m),
             Some(&at) => {

@@ -115,6 +115,46 @@ impl DedupStore {
         }
     }
 
+    /// The store restarts at `t` (section 28.5): the entries live then
+    /// (results and DONE before their expiry, INTENTs before their
+    /// lease's), which it loses when `loses_state`. A result whose write's
+    /// last call is still ahead is stored after the restart, and kept.
+    /// One pass over the store (restarts are at most 100).
+    pub(super) fn restart(&mut self, t: Millis, loses_state: bool) -> u64 {
+        let Some(retention) = self.retention else {
+            return 0;
+        };
+        crate::meter::add(self.results.len() + self.own.len());
+        let mut live = 0u64;
+        for (i, &v) in self.results.iter().enumerate() {
+            let commit = match v {
+                0 => continue,
+                LATE => self.late[&(i as IntentIndex)],
+                v => Millis::from(v - 1),
+            };
+            live += u64::from(t < commit.saturating_add(retention));
+        }
+        live += self.own.iter().filter(|&&e| t < e).count() as u64;
+        live += self.fresh.values().filter(|&&e| t < e).count() as u64;
+        let seen = |&(from, commit): &(Millis, Millis)| from <= t && t < commit + retention;
+        live += (self.pending.values().flatten().filter(|e| seen(e))).count() as u64;
+        if loses_state {
+            self.results.fill(0);
+            self.late.clear();
+            self.own.fill(0);
+            self.done_own.fill(false);
+            self.holder_own.fill(Holder::default());
+            self.fresh.clear();
+            self.done_fresh.clear();
+            self.holder_fresh.clear();
+            for waiting in self.pending.values_mut() {
+                waiting.retain(|&(from, _)| from > t);
+            }
+            self.pending.retain(|_, w| !w.is_empty());
+        }
+        live
+    }
+
     /// Write-intent mode: what `key` holds at `t` (decision 22.11: a lease
     /// is live strictly before it expires).
     pub(super) fn claim_at(&self, key: KeyRef, t: Millis) -> Claim {

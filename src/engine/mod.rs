@@ -393,6 +393,7 @@ impl<'s> Engine<'s> {
         self.observe_alarms(end);
         self.source_close(end);
         self.record_told(end);
+        self.archive_until(end);
         end
     }
 

@@ -59,6 +59,14 @@ pub(super) struct Operator {
     /// the instant its latest redrive made it ready); `Millis::MAX`: its
     /// arrival. Empty under other profiles.
     pub(super) enqueued: Vec<Millis>,
+    /// `archive_after`: (when due, message, its entry) of each quarantine
+    /// entry not yet archived, in entry order (so in due order): at most
+    /// one per entry still in quarantine, and the stale ones until due.
+    pub(super) archives: std::collections::VecDeque<(Millis, MessageIndex, Millis)>,
+    /// The messages archived at least once.
+    pub(super) archived: std::collections::BTreeSet<MessageIndex>,
+    /// `[dedup] restarts` taken so far.
+    pub(super) store_restarts_done: usize,
 }
 
 impl Engine<'_> {
@@ -273,6 +281,75 @@ impl Engine<'_> {
         for (m, enqueued) in self.quarantine.enqueued_by(cutoff) {
             self.expire_one(m, now - enqueued);
         }
+    }
+
+    /// Under `expiry = "continuous"` (section 28.11): when the next
+    /// quarantined message's age reaches the retention (under
+    /// sqs-standard counted from its latest enqueue, and not before now).
+    pub(super) fn next_expiry(&self) -> Option<Millis> {
+        if !self.scenario.continuous_expiry {
+            return None;
+        }
+        let retention = self.scenario.quarantine_retention?;
+        let from = match self.operator.enqueued.is_empty() {
+            true => {
+                let m = self.quarantine.first()?;
+                self.messages.get(m).last_quarantined_at()?
+            }
+            false => self.quarantine.first_enqueued()?,
+        };
+        Some(from.saturating_add(retention).max(self.core.clock.now))
+    }
+
+    /// Every quarantined message whose age has reached the retention
+    /// expires now (section 28.11), as at an inspection.
+    pub(super) fn expire_continuously(&mut self) {
+        let now = self.core.clock.now;
+        if self.next_expiry().is_some_and(|e| e <= now) {
+            self.core.clock.last_part_event = Some(now);
+            self.expire();
+        }
+    }
+
+    /// Every archive due at or before `t` (section 28.11): a message still
+    /// in quarantine from the same entry is copied to the archive, at its
+    /// own instant; it stays in quarantine.
+    pub(super) fn archive_until(&mut self, t: Millis) {
+        while let Some(&(at, m, entered)) = self.operator.archives.front() {
+            if at > t {
+                return;
+            }
+            self.operator.archives.pop_front();
+            let state = self.messages.get(m);
+            if state.state != State::Quarantined || state.last_quarantined_at() != Some(entered) {
+                continue;
+            }
+            self.measures.totals.archived += 1;
+            self.operator.archived.insert(m);
+            self.observers.recording.transition(
+                at,
+                Some(m),
+                Detail::Archived { entered },
+                &self.messages,
+            );
+        }
+    }
+
+    /// The deduplication store restarts now (section 28.5), after every
+    /// other event of the instant: without persistence every entry live
+    /// now is lost, as if every result and lease had expired at once.
+    pub(super) fn restart_store(&mut self) {
+        let now = self.core.clock.now;
+        self.operator.store_restarts_done += 1;
+        self.core.clock.last_part_event = Some(now);
+        let lost = self.scenario.store_loses_state;
+        let live = self.store.restart(now, lost);
+        let totals = &mut self.measures.totals;
+        totals.store_restarts += 1;
+        if lost {
+            totals.entries_lost += live;
+        }
+        self.record(None, Detail::StoreRestarted { live, lost });
     }
 
     fn expire_one(&mut self, m: MessageIndex, age: Millis) {

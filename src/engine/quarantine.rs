@@ -75,6 +75,12 @@ impl Quarantine {
         self.enqueued.insert(m, enqueued);
     }
 
+    /// sqs-standard: the earliest latest-enqueue of the messages in
+    /// quarantine.
+    pub(super) fn first_enqueued(&self) -> Option<Millis> {
+        self.by_enqueue.first().map(|&(at, _, _)| at)
+    }
+
     /// sqs-standard: the messages last enqueued at or before `cutoff`, in
     /// entry order, with their enqueue instants.
     pub(super) fn enqueued_by(&self, cutoff: Millis) -> Vec<(MessageIndex, Millis)> {

@@ -255,6 +255,12 @@ pub(super) enum Next {
     Event,
     /// An operator inspection (not an event).
     Inspection,
+    /// A quarantined message's continuous expiry (section 28.11): an
+    /// event, before every other of its instant.
+    Expiry,
+    /// The deduplication store's restart (section 28.5): an event, after
+    /// every other of its instant.
+    StoreRestart,
 }
 
 impl Engine<'_> {
@@ -267,12 +273,28 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(Millis, Next)> {
         self.drop_cancelled_entries();
-        match self.core.schedule.next_due() {
+        let next = match self.core.schedule.next_due() {
             Some(t) => Some((t, Next::Event)),
             None => {
                 self.settle_drain();
                 self.operator.inspection_due.map(|t| (t, Next::Inspection))
             }
+        };
+        // An expiry comes before the other events of its instant, a store
+        // restart after them.
+        let next = match (self.next_expiry(), next) {
+            (Some(e), Some((t, _))) if e <= t => Some((e, Next::Expiry)),
+            (Some(e), None) => Some((e, Next::Expiry)),
+            (_, next) => next,
+        };
+        let restart = self
+            .scenario
+            .store_restarts
+            .get(self.operator.store_restarts_done);
+        match (restart, next) {
+            (Some(&s), Some((t, _))) if s < t => Some((s, Next::StoreRestart)),
+            (Some(&s), None) => Some((s, Next::StoreRestart)),
+            (_, next) => next,
         }
     }
 
@@ -298,9 +320,22 @@ impl Engine<'_> {
         if let Some(census) = &mut self.measures.census {
             census.advance(t);
         }
-        // The writes' transitions up to this instant come before its events.
+        // The writes' transitions up to this instant come before its events,
+        // and so do the quarantine's archives and expiries.
         self.record_told(t);
+        self.archive_until(t);
         self.alarms.instant_has_events = true;
+        if next == Next::Expiry {
+            self.expire_continuously();
+            return Ok(true);
+        }
+        if next == Next::StoreRestart {
+            self.restart_store();
+            return Ok(true);
+        }
+        if self.scenario.continuous_expiry {
+            self.expire_continuously();
+        }
         if is_event {
             self.source.event_taken(&mut self.core.clock, t);
         }

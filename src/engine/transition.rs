@@ -187,6 +187,17 @@ pub enum Detail {
         sink: u32,
         calls: u32,
     },
+    /// A message in quarantine since `entered` is copied to the archive
+    /// (`archive_after`); it stays in quarantine.
+    Archived {
+        entered: Millis,
+    },
+    /// The deduplication store restarted (section 28.5) with `live`
+    /// entries, lost when it has no persistence (`lost`).
+    StoreRestarted {
+        live: u64,
+        lost: bool,
+    },
 }
 
 impl Detail {
@@ -241,6 +252,8 @@ impl Detail {
             Detail::CompensationSent { .. } => EventKind::CompensationSent,
             Detail::CompensationGivenUp { .. } => EventKind::CompensationGivenUp,
             Detail::OutboxDeadLettered { .. } => EventKind::OutboxDeadLettered,
+            Detail::Archived { .. } => EventKind::Archived,
+            Detail::StoreRestarted { .. } => EventKind::StoreRestarted,
         }
     }
 }

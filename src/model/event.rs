@@ -79,6 +79,8 @@ define_event_kinds! {
     CompensationSent "compensation_sent" "a saga sent a compensation call to a sink, and heard its reply";
     CompensationGivenUp "compensation_given_up" "a compensation's calls all failed: the write stays visible in that sink";
     OutboxDeadLettered "outbox_dead_lettered" "an outbox row's relay calls to a sink were all used up";
+    Archived "archived" "a quarantined message was copied to the archive (it stays in quarantine)";
+    StoreRestarted "store_restarted" "the deduplication store restarted (without persistence its entries are lost)";
 }
 
 impl EventKind {
@@ -116,6 +118,7 @@ impl EventKind {
                 | EventKind::AlarmCleared
                 | EventKind::Restarted
                 | EventKind::Resumed
+                | EventKind::StoreRestarted
         )
     }
 }

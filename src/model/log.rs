@@ -91,6 +91,8 @@ pub struct Log {
 pub const MAX_PARTITIONS: u32 = 1024;
 /// The most `[[restart]]` entries a file may have.
 pub const MAX_RESTARTS: usize = 100;
+/// The most `[dedup] restarts` a file may list (section 28.5).
+pub const MAX_STORE_RESTARTS: usize = 100;
 
 /// Kafka's murmur2 of `data` (seed 0x9747b28c), as the signed 32-bit
 /// number Kafka's `Utils.murmur2` returns.

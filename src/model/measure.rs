@@ -36,6 +36,10 @@ pub enum Part {
     Write,
     /// Section 28.3: listed for files with `[delivery] max_elapsed`.
     Elapsed,
+    /// Section 28.11: listed for files with `[quarantine] archive_after`.
+    Archive,
+    /// Section 28.5: listed for files with `[dedup] restarts`.
+    Store,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -184,6 +188,12 @@ macro_rules! for_each_measure {
                 "summed over writes, the time some sinks and not all showed the write";
             elapsed_exhausted ElapsedExhausted Count Elapsed $crate::model::Story::QuarantineEntries,
                 "quarantine entries because the next retry would be due past max_elapsed";
+            archived Archived Count Archive $crate::model::Story::QuarantineEntries,
+                "quarantined messages copied to the archive (archive_after), each entry once";
+            store_restarts StoreRestarts Count Store $crate::model::Story::DedupHits,
+                "restarts of the deduplication store";
+            entries_lost EntriesLost Count Store $crate::model::Story::DedupHits,
+                "store entries live at a restart of a store without persistence";
         }
     };
 }
@@ -271,6 +281,8 @@ impl Total {
         let log = scenario.log.is_some();
         let write = scenario.write.is_some();
         let elapsed = scenario.delivery.max_elapsed.is_some();
+        let archive = scenario.archive_after.is_some();
+        let store = !scenario.store_restarts.is_empty();
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
@@ -278,6 +290,8 @@ impl Total {
             Part::Log => log,
             Part::Write => write,
             Part::Elapsed => elapsed,
+            Part::Archive => archive,
+            Part::Store => store,
         })
     }
 }
@@ -362,6 +376,9 @@ mod tests {
                 Total::FalseNotices => totals.false_notices = i as u64 + 1,
                 Total::PartialVisible => totals.partial_visible = i as u64 + 1,
                 Total::ElapsedExhausted => totals.elapsed_exhausted = i as u64 + 1,
+                Total::Archived => totals.archived = i as u64 + 1,
+                Total::StoreRestarts => totals.store_restarts = i as u64 + 1,
+                Total::EntriesLost => totals.entries_lost = i as u64 + 1,
             }
         }
         for (i, t) in Total::ALL.iter().enumerate() {

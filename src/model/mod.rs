@@ -31,8 +31,8 @@ pub use guarantee::{
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{
-    Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, Murmur2, PartitionField, Partitioner, Restart,
-    RestartField, Resume, murmur2, own_partitions, partition_of,
+    Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, MAX_STORE_RESTARTS, Murmur2, PartitionField,
+    Partitioner, Restart, RestartField, Resume, murmur2, own_partitions, partition_of,
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
@@ -64,8 +64,20 @@ pub struct Scenario {
     pub delivery: Delivery,
     /// Quarantine retention; `None` means quarantined messages never expire.
     pub quarantine_retention: Option<Millis>,
+    /// `[quarantine] expiry = "continuous"` (section 28.11): a message
+    /// expires the instant its age reaches the retention, not only at an
+    /// inspection.
+    pub continuous_expiry: bool,
+    /// `[quarantine] archive_after`: a message still in quarantine this
+    /// long after entering it is archived (it stays).
+    pub archive_after: Option<Millis>,
     /// Deduplication result retention; `None` means deduplication is off.
     pub dedup_retention: Option<Millis>,
+    /// `[dedup] restarts` (section 28.5): when the store restarts, in time
+    /// order; and whether a restart loses every entry (`persistence =
+    /// "none"`).
+    pub store_restarts: Vec<Millis>,
+    pub store_loses_state: bool,
     pub operators: Vec<OperatorStep>,
     pub messages: Vec<MessageSpec>,
     pub traffic: Vec<Traffic>,

@@ -149,6 +149,19 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
                 (_, false) => out.write_str("heard, not applied (compensated already)"),
             }
         }
+        Detail::StoreRestarted { live, lost: true } => write!(
+            out,
+            "deduplication store restarted without persistence: {live} live entries lost"
+        ),
+        Detail::StoreRestarted { live, lost: false } => write!(
+            out,
+            "deduplication store restarted: durable, its {live} live entries kept"
+        ),
+        Detail::Archived { entered } => {
+            out.write_str("archived: copied to the archive, in quarantine since ")?;
+            Dur(entered).write_plain(out)?;
+            out.write_str(" (it stays there, redrivable until it expires)")
+        }
         Detail::CompensationGivenUp { sink, calls } => write!(
             out,
             "compensation given up: its {calls} calls to sink \"{}\" all failed; the write stays visible there",

@@ -48,6 +48,8 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::RecordSkipped { .. } | Detail::Resumed { .. } => 2,
         Detail::CompensationSent { .. } => 4,
         Detail::CompensationGivenUp { .. } | Detail::OutboxDeadLettered { .. } => 2,
+        Detail::Archived { .. } => 1,
+        Detail::StoreRestarted { .. } => 2,
     }
 }
 
@@ -133,6 +135,11 @@ impl Serialize for TransitionJson<'_> {
                 fields.serialize_field("reply", heard)?;
                 fields.serialize_field("reason", &reason)?;
                 fields.serialize_field("applied", &applied)?;
+            }
+            Detail::Archived { entered } => fields.serialize_field("entered_at", &entered)?,
+            Detail::StoreRestarted { live, lost } => {
+                fields.serialize_field("live_entries", &live)?;
+                fields.serialize_field("lost", &lost)?;
             }
             Detail::CompensationGivenUp { sink, calls }
             | Detail::OutboxDeadLettered { sink, calls } => {

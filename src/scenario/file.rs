@@ -360,6 +360,22 @@ pub struct Quarantine {
     pub retention: Option<S<Duration>>,
     /// false: no dead-letter queue; a message that exhausts its budget is dropped.
     pub enabled: Option<bool>,
+    /// at_inspection (default): retention is applied when the operator
+    /// looks; continuous: a message expires the instant its age reaches
+    /// the retention (needs `retention`).
+    #[schemars(with = "Option<ExpiryName>")]
+    pub expiry: Option<S<ExpiryName>>,
+    /// A message still in quarantine this long after entering it is copied
+    /// to an archive (it stays in quarantine); below `retention`.
+    #[schemars(with = "Option<Duration>")]
+    pub archive_after: Option<S<Duration>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpiryName {
+    AtInspection,
+    Continuous,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -380,6 +396,20 @@ pub struct Dedup {
     /// write_intent: renew the claim this often while its delivery runs.
     #[schemars(with = "Option<Duration>")]
     pub renew: Option<S<Duration>>,
+    /// durable (default): a store restart loses nothing; none: it loses
+    /// every result, claim and DONE (a Redis without persistence).
+    #[schemars(with = "Option<PersistenceName>")]
+    pub persistence: Option<S<PersistenceName>>,
+    /// When the store restarts: durations, strictly increasing, at most 100.
+    #[schemars(with = "Option<Vec<Duration>>")]
+    pub restarts: Option<S<Vec<S<Duration>>>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PersistenceName {
+    Durable,
+    None,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -43,10 +43,17 @@ pub(super) fn validate(
     };
 
     let delivery = delivery(&mut problems, raw.delivery, &guarantees);
-    let quarantine_retention = raw
-        .quarantine
-        .and_then(|q| q.into_inner().retention.map(|r| r.into_inner().0))
+    let quarantine_table = raw.quarantine.map(|q| q.into_inner());
+    let quarantine_retention = quarantine_table
+        .as_ref()
+        .and_then(|q| q.retention.as_ref().map(|r| r.get_ref().0))
         .or((profile == Profile::SqsStandard).then_some(SQS_RETENTION));
+    let (continuous_expiry, archive_after) = expiry_and_archive(
+        &mut problems,
+        quarantine_table.as_ref(),
+        quarantine_retention,
+    );
+    let (store_restarts, store_loses_state) = store_restarts(&mut problems, raw.dedup.as_ref());
     let dedup_retention = dedup_retention(raw.dedup);
 
     let limits = limits(&mut problems, raw.limits);
@@ -84,7 +91,11 @@ pub(super) fn validate(
         // A problem stops validation before a run could use the placeholder.
         delivery: delivery.unwrap_or(PLACEHOLDER_DELIVERY),
         quarantine_retention,
+        continuous_expiry,
+        archive_after,
         dedup_retention,
+        store_restarts,
+        store_loses_state,
         operators: Vec::new(),
         messages,
         traffic,
@@ -184,6 +195,49 @@ pub(crate) fn printable_texts(
     }
 }
 
+/// `[quarantine] expiry` and `archive_after` (section 28.11): continuous
+/// expiry needs a retention, and an archive comes before the expiry.
+fn expiry_and_archive(
+    problems: &mut Problems,
+    table: Option<&file::Quarantine>,
+    retention: Option<Millis>,
+) -> (bool, Option<Millis>) {
+    let Some(q) = table else {
+        return (false, None);
+    };
+    let continuous = match &q.expiry {
+        Some(e) if *e.get_ref() == file::ExpiryName::Continuous && retention.is_none() => {
+            problems.error_help(
+                Some(e.span()),
+                "expiry = \"continuous\" needs a `retention`",
+                "nothing to expire",
+                "add e.g. retention = \"3d\": a message expires the instant its age reaches it",
+            );
+            false
+        }
+        Some(e) => *e.get_ref() == file::ExpiryName::Continuous,
+        None => false,
+    };
+    let archive_after = match &q.archive_after {
+        None => None,
+        Some(a) if a.get_ref().0 == 0 => {
+            problems.error(a.span(), "`archive_after` must be at least 1ms", "0s");
+            None
+        }
+        Some(a) if retention.is_some_and(|r| a.get_ref().0 >= r) => {
+            problems.error_help(
+                Some(a.span()),
+                "`archive_after` must be below the quarantine's `retention`",
+                "archived no earlier than it expires",
+                "an archive is the copy taken before the message expires: make it shorter than retention",
+            );
+            None
+        }
+        Some(a) => Some(a.get_ref().0),
+    };
+    (continuous, archive_after)
+}
+
 /// How many partitions `[log]` has (none without `[log]`; a bad count
 /// reads as 1, its problem recorded where the log is checked).
 fn log_partitions(log: &Option<S<file::LogTable>>) -> Option<u32> {
@@ -204,6 +258,52 @@ const PLACEHOLDER_DELIVERY: Delivery = Delivery {
 
 /// `[dedup]`: absent or `enabled = false` is off (`None`); without
 /// `result_retention`, stored results never expire.
+/// `[dedup] restarts` and `persistence` (section 28.5): strictly
+/// increasing instants, at most [`MAX_STORE_RESTARTS`], with the store on.
+fn store_restarts(problems: &mut Problems, raw: Option<&S<file::Dedup>>) -> (Vec<Millis>, bool) {
+    let Some(dedup) = raw.map(|d| d.get_ref()) else {
+        return (Vec::new(), false);
+    };
+    let loses = dedup
+        .persistence
+        .as_ref()
+        .is_some_and(|p| *p.get_ref() == file::PersistenceName::None);
+    let Some(list) = &dedup.restarts else {
+        return (Vec::new(), loses);
+    };
+    if dedup.enabled == Some(false) {
+        problems.error_help(
+            Some(list.span()),
+            "`restarts` needs the deduplication store on",
+            "[dedup] enabled = false",
+            "remove restarts, or turn the store on",
+        );
+        return (Vec::new(), loses);
+    }
+    if list.get_ref().len() > MAX_STORE_RESTARTS {
+        problems.error(
+            list.get_ref()[MAX_STORE_RESTARTS].span(),
+            format!("the store restarts at most {MAX_STORE_RESTARTS} times"),
+            "one too many",
+        );
+        return (Vec::new(), loses);
+    }
+    let mut at = Vec::new();
+    for s in list.get_ref() {
+        let t = s.get_ref().0;
+        if at.last().is_some_and(|&last| t <= last) {
+            problems.error(
+                s.span(),
+                "store restarts are listed in time order, each after the one before",
+                "not after the previous restart",
+            );
+            return (Vec::new(), loses);
+        }
+        at.push(t);
+    }
+    (at, loses)
+}
+
 fn dedup_retention(raw: Option<S<file::Dedup>>) -> Option<Millis> {
     let dedup = raw?.into_inner();
     if dedup.enabled == Some(false) {

@@ -187,17 +187,23 @@ impl Part for Consumer {
 
 impl Part for Quarantine {
     /// Entered only by a failure, which the settled paths step through
-    /// from there.
-    fn allows(&self, _scenario: &Scenario) -> Settling {
-        Settling::EVERYTHING
+    /// from there; but a continuous expiry or an archive is due at an
+    /// instant of its own, which a run of arrivals could pass.
+    fn allows(&self, scenario: &Scenario) -> Settling {
+        match scenario.continuous_expiry || scenario.archive_after.is_some() {
+            true => Settling::NOTHING,
+            false => Settling::EVERYTHING,
+        }
     }
 }
 
 impl Part for super::DedupStore {
     /// Results only: write-intent claims are read by other deliveries
-    /// while one runs.
+    /// while one runs; and no restarts, which a run of arrivals could
+    /// pass.
     fn allows(&self, scenario: &Scenario) -> Settling {
         match scenario.guarantees.dedup_mode {
+            _ if !scenario.store_restarts.is_empty() => Settling::NOTHING,
             DedupMode::Result => Settling::EVERYTHING,
             DedupMode::WriteIntent { .. } => Settling::NOTHING,
         }

@@ -128,3 +128,52 @@ fn a_stored_result_reads_back_exactly_past_the_compact_range() {
     assert_eq!(hits, expiries);
     assert_eq!(outcome.totals.dedup_hits, 4);
 }
+
+/// 28.5's worked examples: a deduplication store without persistence
+/// loses every entry at a restart, as if each result and lease expired
+/// at once.
+#[test]
+fn s28_5_a_store_without_persistence_forgets_at_a_restart() {
+    let result = |persistence: &str| {
+        format!(
+            "[delivery]\nmax_receives = 5\nretry_interval = \"10s\"\n\
+             [dedup]\nresult_retention = \"1h\"\npersistence = \"{persistence}\"\nrestarts = [\"15s\"]\n\
+             [[message]]\nid = \"m1\"\nfaults = [{{ lose_ack = {{ first = 2 }} }}]\n"
+        )
+    };
+    // 0: commit, ack lost; 10s: hit, ack lost; 15s: restart, 1 lost;
+    // 20s: no result: a second effect, acked.
+    let (scenario, outcome) = sim(&result("none"));
+    let t = &outcome.totals;
+    assert_eq!((t.effects, t.duplicated_effects, t.dedup_hits), (2, 1, 1));
+    assert_eq!((t.store_restarts, t.entries_lost), (1, 1));
+    let restarted = (outcome.transitions.iter())
+        .find(|t| t.detail.kind() == EventKind::StoreRestarted)
+        .unwrap();
+    assert_eq!((restarted.time, restarted.message), (15_000, None));
+    assert_eq!(msg(&scenario, &outcome, "m1").acked_at(), Some(20_000));
+    let (_, outcome) = sim(&result("durable"));
+    let t = &outcome.totals;
+    assert_eq!((t.effects, t.dedup_hits, t.entries_lost), (1, 2, 0));
+    // Write-intent mode: the lost INTENT lets the next delivery claim.
+    let intent = |persistence: &str| {
+        format!(
+            "[delivery]\nmax_receives = 5\nretry_interval = \"10s\"\n\
+             [dedup]\nmode = \"write_intent\"\nlease = \"1h\"\nresult_retention = \"1h\"\n\
+             persistence = \"{persistence}\"\nrestarts = [\"25s\"]\n\
+             [[message]]\nid = \"pay\"\nfaults = [{{ crash = {{ first = 1 }}, at = \"after_effect\" }}]\n"
+        )
+    };
+    let (scenario, outcome) = sim(&intent("none"));
+    let t = &outcome.totals;
+    assert_eq!((t.effects, t.contentions, t.entries_lost), (2, 2, 1));
+    assert_eq!(msg(&scenario, &outcome, "pay").acked_at(), Some(30_000));
+    let (scenario, outcome) = sim(&intent("durable"));
+    let t = &outcome.totals;
+    assert_eq!((t.effects, t.contentions), (1, 4));
+    let pay = msg(&scenario, &outcome, "pay");
+    assert_eq!(
+        (pay.state, pay.last_quarantined_at()),
+        (State::Quarantined, Some(40_000))
+    );
+}
