@@ -192,6 +192,13 @@ pub enum Detail {
     Archived {
         entered: Millis,
     },
+    /// A replay reached its end (section 28.10): the partition jumps from
+    /// offset `from` to `to`, where it was before the restart.
+    ReplayEnded {
+        partition: u32,
+        from: u64,
+        to: u64,
+    },
     /// The deduplication store restarted (section 28.5) with `live`
     /// entries, lost when it has no persistence (`lost`).
     StoreRestarted {
@@ -211,7 +218,9 @@ impl Detail {
             Detail::DeliveryAbandoned { record, .. }
             | Detail::RetryCancelled { record, .. }
             | Detail::RecordSkipped { record } => Some(record.partition),
-            Detail::Resumed { partition, .. } => Some(partition),
+            Detail::Resumed { partition, .. } | Detail::ReplayEnded { partition, .. } => {
+                Some(partition)
+            }
             Detail::Restarted { partition, .. } => partition,
             _ => None,
         }
@@ -254,6 +263,7 @@ impl Detail {
             Detail::OutboxDeadLettered { .. } => EventKind::OutboxDeadLettered,
             Detail::Archived { .. } => EventKind::Archived,
             Detail::StoreRestarted { .. } => EventKind::StoreRestarted,
+            Detail::ReplayEnded { .. } => EventKind::ReplayEnded,
         }
     }
 }

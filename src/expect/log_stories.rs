@@ -16,6 +16,13 @@ fn restart_lines(scenario: &Scenario, r: usize, record: &RestartRecord) -> Vec<S
     };
     let spec = &log.restarts[r];
     let from = match (spec.resume, log.guarantee) {
+        (Resume::Offsets, _) => match spec.replay_until.is_empty() {
+            true => "the offsets the file names (resume = \"offsets\")".to_string(),
+            false => format!(
+                "the offsets the file names, replaying until {:?} and then going on where it was (resume = \"offsets\")",
+                spec.replay_until
+            ),
+        },
         (Resume::Committed, Guarantee::AtMostOnce) => {
             "the committed positions (at_most_once commits a record when its first delivery starts)"
                 .to_string()

@@ -81,6 +81,7 @@ define_event_kinds! {
     OutboxDeadLettered "outbox_dead_lettered" "an outbox row's relay calls to a sink were all used up";
     Archived "archived" "a quarantined message was copied to the archive (it stays in quarantine)";
     StoreRestarted "store_restarted" "the deduplication store restarted (without persistence its entries are lost)";
+    ReplayEnded "replay_ended" "a replay reached its replay_until: the partition goes on where it was before the restart";
 }
 
 impl EventKind {
@@ -103,6 +104,7 @@ impl EventKind {
                 | EventKind::RetryCancelled
                 | EventKind::RecordSkipped
                 | EventKind::Resumed
+                | EventKind::ReplayEnded
         )
     }
 
@@ -119,6 +121,7 @@ impl EventKind {
                 | EventKind::Restarted
                 | EventKind::Resumed
                 | EventKind::StoreRestarted
+                | EventKind::ReplayEnded
         )
     }
 }

@@ -46,6 +46,9 @@ pub enum Resume {
     Earliest,
     /// The log end at the restart.
     Latest,
+    /// The restart's own `offsets`, one per restarted partition (section
+    /// 28.10).
+    Offsets,
 }
 
 impl Resume {
@@ -55,6 +58,7 @@ impl Resume {
             Resume::Stale(_) => "stale",
             Resume::Earliest => "earliest",
             Resume::Latest => "latest",
+            Resume::Offsets => "offsets",
         }
     }
 }
@@ -69,6 +73,10 @@ pub struct Restart {
     pub skip: u64,
     /// The one partition restarted; `None`: every partition.
     pub partition: Option<u32>,
+    /// With [`Resume::Offsets`]: each restarted partition's resume offset,
+    /// and (possibly empty) where its replay ends.
+    pub offsets: Vec<u64>,
+    pub replay_until: Vec<u64>,
 }
 
 /// `[log]` and its `[[restart]]`s, validated.

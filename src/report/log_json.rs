@@ -21,18 +21,26 @@ pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
             "checkpoint_interval": spec.checkpoint_interval,
             "checkpoints": log.checkpoints,
             "last_checkpoint": log.last_checkpoint,
-            "restarts": log.restarts.iter().enumerate().map(|(r, record)| json!({
-                "restart": r + 1,
-                "at": record.at,
-                "resume": spec.restarts[r].resume.as_str(),
-                "partitions": record.partitions,
-                "positions_before": record.positions_before,
-                "resume_positions": record.resume_positions,
-                "checkpoint_time": record.checkpoint_time,
-                "skipped": record.skipped,
-                "aborted_effects": record.aborted_effects,
-                "down_for": spec.restarts[r].down_for,
-            })).collect::<Vec<_>>(),
+            "restarts": log.restarts.iter().enumerate().map(|(r, record)| {
+                let mut restart = json!({
+                    "restart": r + 1,
+                    "at": record.at,
+                    "resume": spec.restarts[r].resume.as_str(),
+                    "partitions": record.partitions,
+                    "positions_before": record.positions_before,
+                    "resume_positions": record.resume_positions,
+                    "checkpoint_time": record.checkpoint_time,
+                    "skipped": record.skipped,
+                    "aborted_effects": record.aborted_effects,
+                    "down_for": spec.restarts[r].down_for,
+                });
+                // With replay_until (section 28.10): where each replay
+                // jumped back, null where it did not.
+                if !record.replayed_until.is_empty() {
+                    restart["replayed_until"] = json!(record.replayed_until);
+                }
+                restart
+            }).collect::<Vec<_>>(),
             "samples": log.samples.iter().map(|s| json!({
                 "at": s.at,
                 "lag": s.lag,

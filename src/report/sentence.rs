@@ -157,6 +157,14 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             out,
             "deduplication store restarted: durable, its {live} live entries kept"
         ),
+        Detail::ReplayEnded {
+            partition,
+            from,
+            to,
+        } => write!(
+            out,
+            "replay ended: partition {partition} reached offset {from} and goes on from {to}, where it was before the restart"
+        ),
         Detail::Archived { entered } => {
             out.write_str("archived: copied to the archive, in quarantine since ")?;
             Dur(entered).write_plain(out)?;

@@ -50,6 +50,7 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::CompensationGivenUp { .. } | Detail::OutboxDeadLettered { .. } => 2,
         Detail::Archived { .. } => 1,
         Detail::StoreRestarted { .. } => 2,
+        Detail::ReplayEnded { .. } => 3,
     }
 }
 
@@ -137,6 +138,15 @@ impl Serialize for TransitionJson<'_> {
                 fields.serialize_field("applied", &applied)?;
             }
             Detail::Archived { entered } => fields.serialize_field("entered_at", &entered)?,
+            Detail::ReplayEnded {
+                partition,
+                from,
+                to,
+            } => {
+                fields.serialize_field("partition", &partition)?;
+                fields.serialize_field("from", &from)?;
+                fields.serialize_field("to", &to)?;
+            }
             Detail::StoreRestarted { live, lost } => {
                 fields.serialize_field("live_entries", &live)?;
                 fields.serialize_field("lost", &lost)?;

@@ -299,6 +299,14 @@ pub struct RestartTable {
     /// Only this partition restarts (default: every partition).
     #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
+    /// With resume = "offsets": the offset each restarted partition
+    /// resumes at, in partition order.
+    #[schemars(with = "Option<Vec<i64>>")]
+    pub offsets: Option<S<Vec<i64>>>,
+    /// With resume = "offsets": where each partition's replay ends, above
+    /// its offset; it then goes on where it was before the restart.
+    #[schemars(with = "Option<Vec<i64>>")]
+    pub replay_until: Option<S<Vec<i64>>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
@@ -308,6 +316,7 @@ pub enum ResumeName {
     Stale,
     Earliest,
     Latest,
+    Offsets,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

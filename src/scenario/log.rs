@@ -135,6 +135,7 @@ fn restart(
         (None | Some(file::ResumeName::Committed), None) => Resume::Committed,
         (Some(file::ResumeName::Earliest), None) => Resume::Earliest,
         (Some(file::ResumeName::Latest), None) => Resume::Latest,
+        (Some(file::ResumeName::Offsets), None) => Resume::Offsets,
     };
     let skip = match &r.skip {
         Some(s) => problems.count(s, "skip", 0, i64::MAX).unwrap_or(0),
@@ -155,13 +156,97 @@ fn restart(
             .map(|p| p as u32),
         None => None,
     };
+    let restarted = match (&r.partition, partition) {
+        (Some(_), _) => 1,
+        (None, _) => partitions as usize,
+    };
+    let (offsets, replay_until) = explicit_offsets(problems, raw, resume, restarted);
     Restart {
         at: r.at.get_ref().0,
         down_for: r.down_for.as_ref().map_or(0, |d| d.get_ref().0),
         resume,
         skip,
         partition,
+        offsets,
+        replay_until,
     }
+}
+
+/// `offsets` and `replay_until` (section 28.10): with, and only with,
+/// resume = "offsets"; one entry per restarted partition, each replay end
+/// above its offset.
+fn explicit_offsets(
+    problems: &mut Problems,
+    raw: &S<file::RestartTable>,
+    resume: Resume,
+    restarted: usize,
+) -> (Vec<u64>, Vec<u64>) {
+    let r = raw.get_ref();
+    let list = |problems: &mut Problems, v: &S<Vec<i64>>, key: &str| -> Option<Vec<u64>> {
+        if v.get_ref().len() != restarted {
+            problems.error_help(
+                Some(v.span()),
+                format!(
+                    "`{key}` lists {} offsets for {restarted} restarted partition{}",
+                    v.get_ref().len(),
+                    if restarted == 1 { "" } else { "s" }
+                ),
+                "one per restarted partition",
+                "list one offset per restarted partition, in partition order",
+            );
+            return None;
+        }
+        if v.get_ref().iter().any(|&o| o < 0) {
+            problems.error(
+                v.span(),
+                format!("`{key}` takes offsets of 0 or more"),
+                "negative",
+            );
+            return None;
+        }
+        Some(v.get_ref().iter().map(|&o| o as u64).collect())
+    };
+    if resume != Resume::Offsets {
+        for (v, key) in [(&r.offsets, "offsets"), (&r.replay_until, "replay_until")] {
+            if let Some(v) = v {
+                problems.error_help(
+                    Some(v.span()),
+                    format!("`{key}` applies only with resume = \"offsets\""),
+                    "not an explicit resume",
+                    "add resume = \"offsets\", or remove it",
+                );
+            }
+        }
+        return (Vec::new(), Vec::new());
+    }
+    let Some(offsets) = &r.offsets else {
+        problems.error_help(
+            Some(r.resume.as_ref().map_or(raw.span(), |v| v.span())),
+            "resume = \"offsets\" needs `offsets`",
+            "which offsets?",
+            "list where each restarted partition resumes: e.g. offsets = [21]",
+        );
+        return (Vec::new(), Vec::new());
+    };
+    let Some(offsets) = list(problems, offsets, "offsets") else {
+        return (vec![0; restarted], Vec::new());
+    };
+    let Some(until) = &r.replay_until else {
+        return (offsets, Vec::new());
+    };
+    let Some(replay_until) = list(problems, until, "replay_until") else {
+        return (offsets, Vec::new());
+    };
+    if offsets.iter().zip(&replay_until).any(|(o, b)| b <= o) {
+        problems.error_help(
+            Some(until.span()),
+            "each `replay_until` entry must be above its `offsets` entry",
+            "an empty replay",
+            "the replay processes [offset, replay_until) and then goes on where the partition was",
+        );
+        return (offsets, Vec::new());
+    }
+    (offsets, replay_until)
 }
 
 /// The keys a log cannot take (section 23): a log has no per-record

@@ -64,6 +64,10 @@ struct Partition {
     /// When the record at `position` is due again, while it waits for a
     /// retry (what a restart cancels).
     retry_due: Millis,
+    /// A replay under way (section 28.10): at position `until` the
+    /// partition goes on from `back_to`, where it was before the restart
+    /// (restart `restart`, its `k`-th partition, records the jump).
+    replay: Option<Replay>,
     resume_at: Option<Millis>,
     /// Moved since the last checkpoint.
     dirty: bool,
@@ -100,6 +104,15 @@ impl Partition {
     }
 }
 
+/// A replay of a gap (section 28.10), under way on a partition.
+#[derive(Debug, Clone, Copy)]
+struct Replay {
+    until: u64,
+    back_to: u64,
+    restart: usize,
+    k: usize,
+}
+
 /// What a restart did, for the outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestartRecord {
@@ -116,6 +129,9 @@ pub struct RestartRecord {
     pub skipped: u64,
     /// Effects of the transaction it aborted (exactly-once).
     pub aborted_effects: u64,
+    /// With `replay_until` (section 28.10): per restarted partition, where
+    /// its replay ended with a jump back (`None`: it did not).
+    pub replayed_until: Vec<Option<u64>>,
 }
 
 /// The log at the end of a run.
@@ -639,11 +655,39 @@ impl Engine<'_> {
         log.parts[p].set_status(position, DONE);
         log.parts[p].busy = false;
         log.set_position(p, position + 1);
+        if log.parts[p].replay.is_some_and(|r| position + 1 >= r.until) {
+            self.replay_ends(p);
+        }
+        let log = self.log_mut();
         if let Some(t) = &mut log.transaction {
             let writes = std::mem::take(&mut t.current[p]);
             t.done.extend(writes);
         }
         self.kick(p);
+    }
+
+    /// Partition `p` reached its replay's end (section 28.10): it goes on
+    /// where it was before the restart, the records between keeping their
+    /// outcomes (skipped ones stay skipped).
+    fn replay_ends(&mut self, p: usize) {
+        let log = self.log_mut();
+        let Some(replay) = log.parts[p].replay.take() else {
+            return;
+        };
+        let from = log.parts[p].position;
+        if replay.back_to <= from {
+            return;
+        }
+        log.set_position(p, replay.back_to);
+        if let Some(record) = log.restart_records.get_mut(replay.restart) {
+            record.replayed_until[replay.k] = Some(from);
+        }
+        let detail = Detail::ReplayEnded {
+            partition: p as u32,
+            from,
+            to: replay.back_to,
+        };
+        self.record(None, detail);
     }
 
     /// An effect commits: its sink writes, visible at once, or (exactly
@@ -794,7 +838,7 @@ impl Engine<'_> {
                     .map(|t| t / interval * interval)
                     .filter(|&c| c > 0)
             }
-            (Resume::Earliest | Resume::Latest, _) => None,
+            (Resume::Earliest | Resume::Latest | Resume::Offsets, _) => None,
         };
         let mut record = RestartRecord {
             at: now,
@@ -804,18 +848,22 @@ impl Engine<'_> {
             checkpoint_time,
             skipped: 0,
             aborted_effects: aborted,
+            replayed_until: Vec::new(),
         };
+        let restart_index = self.log_mut().restart_records.len();
         // Each restarted partition's resume position (a delivery's
         // abandonment moves no position).
         let log = self.log_mut();
-        let resumes: Vec<u64> = (partitions.iter())
-            .map(|&p| {
+        let resumes: Vec<u64> = (partitions.iter().enumerate())
+            .map(|(k, &p)| {
                 let part = &log.parts[p as usize];
                 let resume = match restart.resume {
                     Resume::Committed => part.committed,
                     Resume::Stale(_) => log.kept[r].as_ref().map_or(0, |kept| kept[p as usize]),
                     Resume::Earliest => 0,
                     Resume::Latest => part.end(),
+                    // Capped at the log end, as `skip` is.
+                    Resume::Offsets => restart.offsets[k],
                 };
                 resume.saturating_add(restart.skip).min(part.end())
             })
@@ -832,11 +880,22 @@ impl Engine<'_> {
                 position: resumes[0],
             },
         );
-        for (p, resume) in partitions.into_iter().zip(resumes) {
+        for (k, (p, resume)) in partitions.into_iter().zip(resumes).enumerate() {
             let p = p as usize;
             self.abandon(p, valid_from);
             let log = self.log_mut();
             let before = log.parts[p].position;
+            // A restart during a replay replaces it; this one's replay, if
+            // it asks for one, goes back to where the partition is now.
+            log.parts[p].replay = restart.replay_until.get(k).map(|&until| Replay {
+                until,
+                back_to: before,
+                restart: restart_index,
+                k,
+            });
+            if !restart.replay_until.is_empty() {
+                record.replayed_until.push(None);
+            }
             record.positions_before.push(before);
             record.resume_positions.push(resume);
             let reopened = !log.reopened.is_empty();
@@ -874,6 +933,16 @@ impl Engine<'_> {
             self.measures.totals.skipped += skipped;
             let log = self.log_mut();
             log.set_position(p, resume);
+            if let Some(replay) = log.parts[p].replay
+                && resume >= replay.until
+            {
+                // Resumed at or past the replay's end already (a skip).
+                log.parts[p].replay = None;
+                if replay.back_to > resume {
+                    log.set_position(p, replay.back_to);
+                    record.replayed_until[k] = Some(resume);
+                }
+            }
             let part = &mut log.parts[p];
             if let Some(old) = part.resume_at.take()
                 && let Some(list) = log.resumes.get_mut(&old)

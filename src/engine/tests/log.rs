@@ -743,3 +743,64 @@ fn s28_4_a_done_record_processed_again_starts_fresh() {
     );
     assert_eq!(outcome.totals.attempts_carried, 0);
 }
+
+/// 28.10's worked example: a restart that resumes at explicit offsets and
+/// replays exactly the gap an offset reset left, then goes on where it was.
+#[test]
+fn s28_10_a_replay_of_exactly_the_gap_recovers_it_without_duplicates() {
+    let text = |third: &str| {
+        format!(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+             [log]\npartitions = 1\ncheckpoint_interval = \"10s\"\n\
+             [[sink]]\nname = \"counter\"\nkind = \"increment\"\n\
+             [[traffic]]\ncount = 60\nover = \"60s\"\nid_prefix = \"r\"\n\
+             [[restart]]\nat = \"20s\"\ndown_for = \"20s\"\n\
+             [[restart]]\nat = \"30s\"\nresume = \"latest\"\n\
+             [[restart]]\nat = \"45s\"\n{third}"
+        )
+    };
+    // Restart 2 resumes at the log end (31) during the down window:
+    // offsets 21 to 30 are skipped. Restart 3 at 45s (position 46) replays
+    // 21 .. 30 and jumps back to 46.
+    let (scenario, outcome) = sim(&text(
+        "resume = \"offsets\"\noffsets = [21]\nreplay_until = [31]\n",
+    ));
+    let t = &outcome.totals;
+    assert_eq!((t.reprocessed, t.skipped), (0, 0));
+    assert_eq!(sink(&outcome, 0, SinkField::Value), 60);
+    assert_eq!(sink(&outcome, 0, SinkField::VisibleDuplicates), 0);
+    assert_eq!(sink(&outcome, 0, SinkField::Missing), 0);
+    assert_eq!(resume_positions(&outcome, 2), vec![21]);
+    assert_eq!(log_of(&outcome).restarts[2].replayed_until, vec![Some(31)]);
+    let jump = (outcome.transitions.iter())
+        .find(|t| t.detail.kind() == EventKind::ReplayEnded)
+        .unwrap();
+    assert_eq!(jump.time, 45_000);
+    assert_eq!(
+        crate::report::sentence::describe(&scenario, &jump.detail),
+        "replay ended: partition 0 reached offset 31 and goes on from 46, where it was before the restart"
+    );
+    // Without replay_until: 21 .. 45 at 45s, 15 of them done before.
+    let (_, outcome) = sim(&text("resume = \"offsets\"\noffsets = [21]\n"));
+    assert_eq!(outcome.totals.reprocessed, 15);
+    assert_eq!(sink(&outcome, 0, SinkField::Value), 75);
+    // A stale checkpoint 25s old (20s, position 21): the same duplicates.
+    let (_, outcome) = sim(&text("resume = \"stale\"\ncheckpoint_age = \"25s\"\n"));
+    assert_eq!(outcome.totals.reprocessed, 15);
+    assert_eq!(sink(&outcome, 0, SinkField::Value), 75);
+    // offsets and replay_until are checked where they are written.
+    for (third, says) in [
+        ("resume = \"offsets\"\n", "needs `offsets`"),
+        ("offsets = [21]\n", "only with resume = \"offsets\""),
+        (
+            "resume = \"offsets\"\noffsets = [21, 3]\n",
+            "lists 2 offsets for 1",
+        ),
+        (
+            "resume = \"offsets\"\noffsets = [21]\nreplay_until = [21]\n",
+            "above its `offsets` entry",
+        ),
+    ] {
+        refused(&text(third), says);
+    }
+}

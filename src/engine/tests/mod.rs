@@ -23,6 +23,18 @@ pub(super) fn sim(text: &str) -> (Scenario, Outcome) {
     (scenario, outcome)
 }
 
+/// `text` is refused, one of its problems saying `says`.
+pub(super) fn refused(text: &str, says: &str) {
+    let Err(invalid) = load_str("t.toml", text) else {
+        panic!("{text} is refused");
+    };
+    let problems: Vec<&String> = invalid.problems.iter().map(|p| &p.message).collect();
+    assert!(
+        problems.iter().any(|p| p.contains(says)),
+        "{text}: {problems:?}"
+    );
+}
+
 /// One message `p` whose `fault` (`fail`, `lose_ack`) lasts until a
 /// repair that never comes: it is received `receives` times, 1 ms apart.
 pub(crate) fn one_message(receives: u64, fault: &str) -> Scenario {
