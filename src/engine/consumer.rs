@@ -631,6 +631,17 @@ impl Engine<'_> {
     /// (docs/model.md section 5), keeping the last failure's reason and class.
     pub(super) fn quarantine(&mut self, m: MessageIndex, reason: ReasonIndex, class: Class) {
         let elapsed = self.consumer.over_elapsed.take();
+        // The envelope's record and cause (section 28.2), before the
+        // partition moves past it.
+        if let Some(record) = self.source.record_of(m) {
+            self.operator.dead_letter_records.insert(m, record);
+        }
+        if self.scenario.delivery.max_elapsed.is_some() {
+            match elapsed {
+                Some(_) => self.operator.elapsed_quarantined.insert(m),
+                None => self.operator.elapsed_quarantined.remove(&m),
+            };
+        }
         self.leaves(m);
         if !self.scenario.guarantees.quarantine_enabled {
             // No dead-letter queue: the message is dropped (final).

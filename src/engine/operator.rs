@@ -67,6 +67,11 @@ pub(super) struct Operator {
     pub(super) archived: std::collections::BTreeSet<MessageIndex>,
     /// `[dedup] restarts` taken so far.
     pub(super) store_restarts_done: usize,
+    /// In a log run, the record each quarantined message was dead-lettered
+    /// from, its latest (section 28.2's envelope): one entry a message.
+    pub(super) dead_letter_records: std::collections::BTreeMap<MessageIndex, super::Record>,
+    /// The messages whose latest quarantine was `max_elapsed`'s.
+    pub(super) elapsed_quarantined: std::collections::BTreeSet<MessageIndex>,
 }
 
 impl Engine<'_> {

@@ -71,6 +71,14 @@ pub struct Outcome {
     /// With `[write]`, per sink: the compensations given up there (empty
     /// otherwise).
     pub sink_given_up: Vec<u64>,
+    /// With `archive_after`: the messages copied to the archive at least
+    /// once (section 28.11).
+    pub archived: std::collections::BTreeSet<MessageIndex>,
+    /// In a log run, the record each quarantined message was
+    /// dead-lettered from (its latest quarantine; section 28.2).
+    pub dead_letter_records: std::collections::BTreeMap<MessageIndex, super::Record>,
+    /// The messages whose latest quarantine was `max_elapsed`'s.
+    pub elapsed_quarantined: std::collections::BTreeSet<MessageIndex>,
     /// With `[write]`: the first writes worth a look (failed calls, lost
     /// replies, compensations, dead letters, lock waits, crashes).
     pub write_notes: Vec<super::WriteNote>,
@@ -121,11 +129,13 @@ impl Outcome {
                         .latency(scenario, m)
                         .map_or(Value::Never, Value::Time),
                     MessageField::QueueWait => Value::Time(outcome.queue_wait(m)),
+                    MessageField::Archived => Value::Bool(outcome.archived.contains(&m)),
                     MessageField::Group => {
                         Value::Text(scenario.group_name(scenario.group(m)).into())
                     }
                 }
             }
+            Target::Envelope(m, field) => outcome.envelope_value(scenario, m, field),
             Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
             Target::Sink(sink, field) => {
                 let n = outcome.sink_value(sink, field);
@@ -164,6 +174,15 @@ impl Outcome {
                     (RestartField::CheckpointTime, Some(record)) => {
                         record.checkpoint_time.map_or(Value::Never, Value::Time)
                     }
+                    (RestartField::ReplayedUntil, Some(record)) => {
+                        let jumped: Vec<i64> = (record.replayed_until.iter().flatten())
+                            .map(|&p| p.min(i64::MAX as u64) as i64)
+                            .collect();
+                        match jumped.is_empty() {
+                            true => Value::Never,
+                            false => Value::Ints(jumped),
+                        }
+                    }
                 }
             }
             Target::Alarm(a, field) => {
@@ -190,6 +209,68 @@ impl Outcome {
             .get(m)
             .has_arrived()
             .then(|| self.draws.arrival(scenario, m))
+    }
+
+    /// A field of message `m`'s dead-letter envelope (section 28.2), as
+    /// the JSON report gives it: `never` for every field of a message
+    /// that has none (not in quarantine, expired or purged).
+    pub fn envelope_value(
+        &self,
+        scenario: &Scenario,
+        m: MessageIndex,
+        field: crate::model::EnvelopeField,
+    ) -> Value {
+        use crate::model::EnvelopeField as F;
+        let state = self.messages.get(m);
+        if !matches!(
+            state.state,
+            State::Quarantined | State::Expired | State::Purged
+        ) {
+            return Value::Never;
+        }
+        let record = self.dead_letter_records.get(&m);
+        let int =
+            |n: Option<u64>| n.map_or(Value::Never, |n| Value::Int(n.min(i64::MAX as u64) as i64));
+        let text = |s: Option<&str>| s.map_or(Value::Never, |s| Value::Text(s.to_string()));
+        match field {
+            F::Partition => int(record.map(|r| u64::from(r.partition))),
+            F::Offset => int(record.map(|r| r.offset)),
+            F::EventTime | F::FirstDelivery => self
+                .arrived_at(scenario, m)
+                .map_or(Value::Never, Value::Time),
+            F::QuarantinedAt => state
+                .last_quarantined_at()
+                .map_or(Value::Never, Value::Time),
+            F::SchemaVersion => text(scenario.schema_version(m)),
+            F::Reason => text(
+                state
+                    .last_reason()
+                    .map(|r| scenario.reasons[r as usize].as_str()),
+            ),
+            F::Class => Value::Text(state.last_class().as_str().to_string()),
+            F::CycleReceives => int(Some(u64::from(state.cycle_receives))),
+            F::TotalReceives => int(Some(u64::from(state.total_receives))),
+            F::DeadLetterCause => text(self.dead_letter_cause(scenario, m)),
+        }
+    }
+
+    /// Why message `m` was last dead-lettered (section 28.2):
+    /// `"max_elapsed"`, `"permanent"` (routed to quarantine),
+    /// `"visibility timeout"` or `"max_receives"`; none if it never was.
+    pub fn dead_letter_cause(&self, scenario: &Scenario, m: MessageIndex) -> Option<&'static str> {
+        let state = self.messages.get(m);
+        state.last_quarantined_at()?;
+        let routed = state.last_class() == crate::model::Class::Permanent
+            && scenario.delivery.permanent == crate::model::Permanent::Quarantine;
+        Some(if self.elapsed_quarantined.contains(&m) {
+            "max_elapsed"
+        } else if routed {
+            "permanent"
+        } else if state.last_reason() == Some(crate::model::REASON_VISIBILITY_TIMEOUT) {
+            "visibility timeout"
+        } else {
+            "max_receives"
+        })
     }
 
     /// An acked message's latency: from its first arrival to its ack.

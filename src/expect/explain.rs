@@ -66,7 +66,9 @@ pub fn explain(
     line: usize,
 ) -> String {
     match *target {
-        Target::Message(m, _) => message_story(scenario, outcome, m, told, line),
+        Target::Message(m, _) | Target::Envelope(m, _) => {
+            message_story(scenario, outcome, m, told, line)
+        }
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
         Target::Sink(k, field) => super::guarantee_stories::sink_story(scenario, outcome, k, field),

@@ -29,6 +29,9 @@ pub enum Target {
     /// `[expect.restart.N]`: index into the log's restarts (0-based here,
     /// 1-based in the file).
     Restart(u32, super::RestartField),
+    /// `[expect.message.ID.envelope]` (section 28.2): a field of the
+    /// message's dead-letter envelope.
+    Envelope(MessageIndex, EnvelopeField),
     Event {
         kind: EventKind,
         message: Option<MessageIndex>,
@@ -37,6 +40,54 @@ pub enum Target {
         partition: Option<u32>,
         never: bool,
     },
+}
+
+/// A field of a dead-letter envelope (sections 5 and 28.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EnvelopeField {
+    Partition,
+    Offset,
+    EventTime,
+    QuarantinedAt,
+    FirstDelivery,
+    SchemaVersion,
+    Reason,
+    Class,
+    CycleReceives,
+    TotalReceives,
+    DeadLetterCause,
+}
+
+impl EnvelopeField {
+    pub const ALL: [EnvelopeField; 11] = [
+        EnvelopeField::Partition,
+        EnvelopeField::Offset,
+        EnvelopeField::EventTime,
+        EnvelopeField::QuarantinedAt,
+        EnvelopeField::FirstDelivery,
+        EnvelopeField::SchemaVersion,
+        EnvelopeField::Reason,
+        EnvelopeField::Class,
+        EnvelopeField::CycleReceives,
+        EnvelopeField::TotalReceives,
+        EnvelopeField::DeadLetterCause,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EnvelopeField::Partition => "partition",
+            EnvelopeField::Offset => "offset",
+            EnvelopeField::EventTime => "event_time",
+            EnvelopeField::QuarantinedAt => "quarantined_at",
+            EnvelopeField::FirstDelivery => "first_delivery",
+            EnvelopeField::SchemaVersion => "schema_version",
+            EnvelopeField::Reason => "reason",
+            EnvelopeField::Class => "class",
+            EnvelopeField::CycleReceives => "cycle_receives",
+            EnvelopeField::TotalReceives => "total_receives",
+            EnvelopeField::DeadLetterCause => "dead_letter_cause",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,6 +106,8 @@ pub enum MessageField {
     Latency,
     QueueWait,
     Group,
+    /// `archive_after` (section 28.11): copied to the archive at least once.
+    Archived,
 }
 
 /// The kind of value an expected field takes in a file: each field says
@@ -101,6 +154,7 @@ impl MessageField {
             F::Key | F::LastReason | F::Group => Takes::Text,
             F::LastQuarantinedAt | F::ArrivedAt | F::AckedAt | F::Latency => Takes::TimeOrNever,
             F::QueueWait => Takes::Time,
+            F::Archived => Takes::Bool,
             F::Cycle | F::CycleReceives | F::TotalReceives | F::Effects | F::DedupHits => {
                 Takes::Count
             }
@@ -108,7 +162,7 @@ impl MessageField {
     }
 
     /// Every field of `[expect.message.ID]`.
-    pub const ALL: [MessageField; 14] = [
+    pub const ALL: [MessageField; 15] = [
         MessageField::State,
         MessageField::Key,
         MessageField::Cycle,
@@ -123,6 +177,7 @@ impl MessageField {
         MessageField::Latency,
         MessageField::QueueWait,
         MessageField::Group,
+        MessageField::Archived,
     ];
 
     pub fn name(self) -> &'static str {
@@ -141,6 +196,7 @@ impl MessageField {
             MessageField::Latency => "latency",
             MessageField::QueueWait => "queue_wait",
             MessageField::Group => "group",
+            MessageField::Archived => "archived",
         }
     }
 }
@@ -280,6 +336,12 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
                 check_words(&e.check)
             )
         }
+        Target::Envelope(m, f) => format!(
+            "message \"{}\" envelope {} {}",
+            scenario.message_id(*m),
+            f.name(),
+            check_words(&e.check)
+        ),
         Target::Alarm(a, f) => format!(
             "alarm \"{}\" {} {}",
             scenario.alarms[*a as usize].name,

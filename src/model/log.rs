@@ -340,16 +340,24 @@ pub enum RestartField {
     ResumePositions,
     /// The time of the checkpoint it resumed from (none: no checkpoint).
     CheckpointTime,
+    /// With `replay_until` (section 28.10): where the restarted
+    /// partitions' replays jumped back, in partition order, those that did
+    /// (none: no replay ended with a jump).
+    ReplayedUntil,
 }
 
 impl RestartField {
-    pub const ALL: [RestartField; 2] =
-        [RestartField::ResumePositions, RestartField::CheckpointTime];
+    pub const ALL: [RestartField; 3] = [
+        RestartField::ResumePositions,
+        RestartField::CheckpointTime,
+        RestartField::ReplayedUntil,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             RestartField::ResumePositions => "resume_positions",
             RestartField::CheckpointTime => "checkpoint_time",
+            RestartField::ReplayedUntil => "replayed_until",
         }
     }
 }

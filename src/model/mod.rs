@@ -19,7 +19,8 @@ use std::borrow::Cow;
 pub use alarm::{Alarm, AlarmField, Metric};
 pub use event::{EventKind, State};
 pub use expectation::{
-    Check, Expectation, KindField, MessageField, Takes, Target, Value, Verdict, describe,
+    Check, EnvelopeField, Expectation, KindField, MessageField, Takes, Target, Value, Verdict,
+    describe,
 };
 pub use faults::{Asked, Faults};
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, Workers};
@@ -239,6 +240,8 @@ pub struct MessageSpec {
     pub faults: Faults,
     /// With `[log]`: the partition the file names (default: the key's).
     pub partition: Option<u32>,
+    /// Carried into every envelope (section 28.2).
+    pub schema_version: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -254,6 +257,8 @@ pub struct Traffic {
     /// With `[log]`: the partition of every record of the block (default:
     /// each key's).
     pub partition: Option<u32>,
+    /// Every generated message's schema version (section 28.2).
+    pub schema_version: Option<String>,
     /// The `[[traffic.mix]]` kinds, in file order.
     pub mix: Vec<MixKind>,
     /// Index of this generator's first message.
@@ -467,6 +472,14 @@ impl Scenario {
             generated_number(id, &g.id_prefix, g.count)
                 .map(|j| g.first_index + (j - 1) as MessageIndex)
         })
+    }
+
+    /// Message `m`'s schema version, carried into its envelope.
+    pub fn schema_version(&self, m: MessageIndex) -> Option<&str> {
+        match self.generated(m) {
+            None => self.messages[m as usize].schema_version.as_deref(),
+            Some((block, _)) => block.schema_version.as_deref(),
+        }
     }
 
     pub fn payload(&self, m: MessageIndex) -> Option<&toml::Table> {

@@ -34,15 +34,17 @@ impl<'a> MessageRow<'a> {
         }
     }
 
-    /// How many fields the row has: six more with the flow measures.
+    /// How many fields the row has: six more with the flow measures, one
+    /// more with an archive.
     fn fields(&self) -> usize {
-        if self.scenario.flow.extended { 18 } else { 12 }
+        let flow = if self.scenario.flow.extended { 18 } else { 12 };
+        flow + usize::from(self.scenario.archive_after.is_some())
     }
 }
 
 /// How many fields an envelope has (one more, `broker`, under
 /// rabbitmq-quorum and rabbitmq-classic: [`envelope_fields`]).
-const ENVELOPE_FIELDS: usize = 10;
+const ENVELOPE_FIELDS: usize = 15;
 
 /// The fields of an envelope under `scenario`'s profile.
 fn envelope_fields(scenario: &Scenario) -> usize {
@@ -124,6 +126,10 @@ impl Serialize for MessageRow<'_> {
         fields.serialize_field("last_quarantined_at", &s.last_quarantined_at())?;
         fields.serialize_field("quarantine_age", &s.quarantine_age(outcome.as_of))?;
         fields.serialize_field("envelope", &Envelope(self))?;
+        if scenario.archive_after.is_some() {
+            // Copied to the archive at least once (section 28.11).
+            fields.serialize_field("archived", &outcome.archived.contains(&m))?;
+        }
         if scenario.flow.extended {
             fields.serialize_field("arrived_at", &outcome.arrived_at(scenario, m))?;
             fields.serialize_field("acked_at", &s.acked_at())?;
@@ -180,6 +186,14 @@ impl Serialize for Envelope<'_> {
                 serde_json::to_value(p).unwrap_or(Json::Null)
             }),
         )?;
+        // Section 28.2: the record it was dead-lettered from (a log's),
+        // its event time, schema version and why.
+        let record = outcome.dead_letter_records.get(&m);
+        fields.serialize_field("partition", &record.map(|r| r.partition))?;
+        fields.serialize_field("offset", &record.map(|r| r.offset))?;
+        fields.serialize_field("event_time", &outcome.arrived_at(scenario, m))?;
+        fields.serialize_field("schema_version", &scenario.schema_version(m))?;
+        fields.serialize_field("dead_letter_cause", &outcome.dead_letter_cause(scenario, m))?;
         if scenario.guarantees.profile.is_rabbitmq() {
             fields.serialize_field(
                 "broker",

@@ -112,7 +112,7 @@ fn message_expectations(
         unknown_message(problems, scenario, id);
         return Vec::new();
     };
-    let fields: [(&file::CheckValue, MessageField, Kind); 14] = [
+    let fields: [(&file::CheckValue, MessageField, Kind); 15] = [
         (&m.state, MessageField::State, Kind::State),
         (&m.key, MessageField::Key, Kind::Text),
         (&m.cycle, MessageField::Cycle, Kind::Count),
@@ -131,9 +131,29 @@ fn message_expectations(
         (&m.latency, MessageField::Latency, Kind::TimeOrNever),
         (&m.queue_wait, MessageField::QueueWait, Kind::Time),
         (&m.group, MessageField::Group, Kind::Text),
+        (&m.archived, MessageField::Archived, Kind::Bool),
     ];
     let fields = fields.map(|(v, f, kind)| (v, Target::Message(index, f), kind, f.name()));
-    table_expectations(problems, fields, &m.description)
+    let mut out = table_expectations(problems, fields, &m.description);
+    if let Some(e) = &m.envelope {
+        use crate::model::EnvelopeField as F;
+        let fields = [
+            (&e.partition, F::Partition, Kind::IntOrNever),
+            (&e.offset, F::Offset, Kind::IntOrNever),
+            (&e.event_time, F::EventTime, Kind::TimeOrNever),
+            (&e.quarantined_at, F::QuarantinedAt, Kind::TimeOrNever),
+            (&e.first_delivery, F::FirstDelivery, Kind::TimeOrNever),
+            (&e.schema_version, F::SchemaVersion, Kind::Text),
+            (&e.reason, F::Reason, Kind::Text),
+            (&e.class, F::Class, Kind::Text),
+            (&e.cycle_receives, F::CycleReceives, Kind::IntOrNever),
+            (&e.total_receives, F::TotalReceives, Kind::IntOrNever),
+            (&e.dead_letter_cause, F::DeadLetterCause, Kind::Text),
+        ];
+        let fields = fields.map(|(v, f, kind)| (v, Target::Envelope(index, f), kind, f.name()));
+        out.extend(table_expectations(problems, fields, &m.description));
+    }
+    out
 }
 
 /// The values written in one table of `[expect]`: each checked as its
@@ -343,6 +363,11 @@ fn restart_expectations(
             &r.checkpoint_time,
             RestartField::CheckpointTime,
             Kind::TimeOrNever,
+        ),
+        (
+            &r.replayed_until,
+            RestartField::ReplayedUntil,
+            Kind::IntsOrNever,
         ),
     ];
     let fields = fields.map(|(v, f, kind)| (v, Target::Restart(index, f), kind, f.name()));

@@ -485,6 +485,10 @@ pub struct Message {
     /// Shown in the quarantine envelope.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub payload: Option<toml::Table>,
+    /// Carried untouched into every envelope, like `payload` (1 to 64
+    /// characters).
+    #[schemars(with = "Option<String>")]
+    pub schema_version: Option<S<String>>,
     #[serde(default)]
     /// What goes wrong, checked in file order at each delivery.
     #[schemars(with = "Vec<Fault>")]
@@ -570,6 +574,10 @@ pub struct Traffic {
     /// With `[log]`: every record of the block goes to this partition (default: the partition of each key).
     #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
+    /// Every generated message's schema version, carried into its
+    /// envelope (1 to 64 characters).
+    #[schemars(with = "Option<String>")]
+    pub schema_version: Option<S<String>>,
     #[serde(default)]
     /// Faults of every generated message.
     #[schemars(with = "Vec<Fault>")]

@@ -133,6 +133,43 @@ pub struct ExpectMessage {
     pub queue_wait: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub group: CheckValue,
+    /// With `archive_after`: copied to the archive at least once.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub archived: CheckValue,
+    /// The dead-letter envelope's fields (section 28.2).
+    pub envelope: Option<ExpectEnvelope>,
+}
+
+/// `[expect.message.ID.envelope]`: the message's dead-letter envelope;
+/// every field is "never" for a message that has none.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectEnvelope {
+    /// A log record's partition.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub partition: CheckValue,
+    /// A log record's offset.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub offset: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub event_time: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub quarantined_at: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub first_delivery: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub schema_version: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub reason: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub class: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub cycle_receives: CheckValue,
+    #[schemars(with = "Option<CheckSchema>")]
+    pub total_receives: CheckValue,
+    /// max_receives, max_elapsed, permanent or visibility timeout.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub dead_letter_cause: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -198,6 +235,9 @@ pub struct ExpectRestart {
     /// When the checkpoint it resumed from was taken, or "never".
     #[schemars(with = "Option<CheckSchema>")]
     pub checkpoint_time: CheckValue,
+    /// Where its replays jumped back (replay_until), or "never".
+    #[schemars(with = "Option<ReplayedSchema>")]
+    pub replayed_until: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -234,4 +274,24 @@ pub struct ExpectEvent {
     /// The transition must not occur.
     pub never: bool,
     pub description: Option<String>,
+}
+
+/// The JSON Schema of an expected `replayed_until`: a list of offsets, or
+/// "never" when no replay ended with a jump (section 28.10).
+pub struct ReplayedSchema;
+
+impl JsonSchema for ReplayedSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Replayed".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The offsets where the replays jumped back, or \"never\".",
+            "anyOf": [
+                { "type": "array", "items": { "type": "integer", "minimum": 0 } },
+                { "const": "never" }
+            ]
+        })
+    }
 }

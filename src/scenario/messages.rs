@@ -54,11 +54,33 @@ pub(super) fn explicit_messages(
             partition: m
                 .partition
                 .map(|p| p.into_inner().clamp(0, u32::MAX as i64) as u32),
+            schema_version: schema_version(problems, m.schema_version),
         });
     }
 
     (messages, ids)
 }
+
+/// A schema version (section 28.2): plain text of 1 to 64 characters.
+fn schema_version(problems: &mut Problems, raw: Option<S<String>>) -> Option<String> {
+    let raw = raw?;
+    let span = raw.span();
+    let text = raw.into_inner();
+    if text.is_empty() || text.chars().count() > MAX_SCHEMA_VERSION {
+        problems.error(
+            span,
+            format!("a schema_version has 1 to {MAX_SCHEMA_VERSION} characters"),
+            "empty or too long",
+        );
+        return None;
+    }
+    let before = problems.list.len();
+    problems.plain(&text, span, "a schema_version", false, MAX_SCHEMA_VERSION);
+    (problems.list.len() == before).then_some(text)
+}
+
+/// The longest schema version.
+const MAX_SCHEMA_VERSION: usize = 64;
 
 /// The `[[traffic]]` generators; their messages are numbered after the
 /// explicit ones. Refuses a scenario above `[limits] max_messages`. Mix
@@ -119,6 +141,7 @@ pub(super) fn generators(
                 .partition
                 .as_ref()
                 .and_then(|p| u32::try_from(*p.get_ref()).ok()),
+            schema_version: schema_version(problems, t_ref.schema_version.clone()),
             mix,
             first_index: next_index.min(u32::MAX as u64) as MessageIndex,
             stream: k as u64 + 1,

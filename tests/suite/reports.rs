@@ -119,7 +119,7 @@ fn the_flow_counts_match_the_transitions() {
         checked += 1;
     }
     // The bundled scenarios of at most 10,000 messages.
-    assert_eq!(checked, 40);
+    assert_eq!(checked, 41);
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -804,3 +804,75 @@ fn s28_10_a_replay_of_exactly_the_gap_recovers_it_without_duplicates() {
         refused(&text(third), says);
     }
 }
+
+/// 28.2's worked example: the dead-letter envelope of a log record names
+/// its partition, offset, event time, schema version and cause.
+#[test]
+fn s28_2_a_log_record_s_envelope_names_where_it_came_from() {
+    let text = |operator: &str| {
+        format!(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
+             [log]\npartitions = 2\ncheckpoint_interval = \"1s\"\n\
+             [[message]]\nid = \"p1-a\"\npartition = 1\n\
+             [[message]]\nid = \"p1-b\"\nat = \"1s\"\npartition = 1\n\
+             [[message]]\nid = \"bad-7\"\nat = \"4s\"\npartition = 1\nschema_version = \"orders.v3\"\n\
+             payload = {{ amount = 7 }}\n\
+             faults = [{{ fail = {{ until = \"repair\" }}, reason = \"schema: unknown field currency\" }}]\n\
+             [[restart]]\nat = \"3s\"\ndown_for = \"2s\"\n{operator}"
+        )
+    };
+    let (scenario, outcome) = sim(&text(""));
+    let bad = scenario.find_message("bad-7").unwrap();
+    let field = |f| outcome.envelope_value(&scenario, bad, f);
+    use crate::model::EnvelopeField as F;
+    assert_eq!(field(F::Partition), Value::Int(1));
+    assert_eq!(field(F::Offset), Value::Int(2));
+    assert_eq!(field(F::EventTime), Value::Time(4_000));
+    assert_eq!(field(F::QuarantinedAt), Value::Time(25_000));
+    assert_eq!(field(F::CycleReceives), Value::Int(3));
+    assert_eq!(field(F::SchemaVersion), Value::Text("orders.v3".into()));
+    assert_eq!(
+        field(F::DeadLetterCause),
+        Value::Text("max_receives".into())
+    );
+    assert_eq!(
+        field(F::Reason),
+        Value::Text("schema: unknown field currency".into())
+    );
+    // The JSON row carries the same.
+    let row = crate::report::rows::row(&scenario, &outcome, bad as usize);
+    let envelope = &row["envelope"];
+    assert_eq!(envelope["partition"], 1);
+    assert_eq!(envelope["offset"], 2);
+    assert_eq!(envelope["event_time"], 4_000);
+    assert_eq!(envelope["schema_version"], "orders.v3");
+    assert_eq!(envelope["dead_letter_cause"], "max_receives");
+    // A message never quarantined has no envelope.
+    let a = scenario.find_message("p1-a").unwrap();
+    assert_eq!(
+        outcome.envelope_value(&scenario, a, F::Offset),
+        Value::Never
+    );
+    // Expectations name the fields.
+    let expect = "[expect.message.bad-7.envelope]\npartition = 1\noffset = 2\n\
+                  event_time = \"4s\"\nquarantined_at = \"25s\"\ncycle_receives = 3\n\
+                  dead_letter_cause = \"max_receives\"\nschema_version = \"orders.v3\"\n";
+    let (scenario, _) = crate::scenario::load_str("t.toml", &text(expect)).unwrap();
+    let outcome = run(&scenario, Recorder::Off).unwrap();
+    let verdicts = crate::expect::judge(&scenario, &outcome);
+    assert_eq!(verdicts.len(), 7);
+    assert!(verdicts.iter().all(|v| v.passed), "{verdicts:?}");
+    // A permanent failure routed to quarantine says so.
+    let routed = "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\npermanent = \"quarantine\"\n\
+                  [[message]]\nid = \"x\"\nfaults = [{ fail = { first = 1 }, class = \"permanent\" }]\n";
+    let (scenario, outcome) = sim(routed);
+    let x = scenario.find_message("x").unwrap();
+    assert_eq!(
+        outcome.envelope_value(&scenario, x, F::DeadLetterCause),
+        Value::Text("permanent".into())
+    );
+    assert_eq!(
+        outcome.envelope_value(&scenario, x, F::Partition),
+        Value::Never
+    );
+}

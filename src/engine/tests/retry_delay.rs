@@ -151,6 +151,12 @@ fn s28_3_a_retry_due_past_max_elapsed_quarantines_instead() {
         "handler error",
         "the last failure's reason"
     );
+    let index = scenario.find_message("m").unwrap();
+    assert_eq!(
+        outcome.envelope_value(&scenario, index, EnvelopeField::DeadLetterCause),
+        Value::Text("max_elapsed".into()),
+        "28.2's cause"
+    );
     let quarantined = outcome
         .transitions
         .iter()
