@@ -7,11 +7,23 @@ use std::fmt::Write;
 use super::sentence::Sentence;
 use crate::duration::{Dur, format as dur};
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, MessageState, Outcome, Transition};
-use crate::model::{MessageIndex, Millis, Scenario, State, Total, Value};
+use crate::model::{EventKind, MessageIndex, Millis, Scenario, State, Total, Value};
 
 /// One transcript line: time, message, what happened.
 pub fn line(scenario: &Scenario, t: &Transition, id_width: usize) -> String {
     Line(scenario, t, id_width).to_string()
+}
+
+/// Who a transition without a message is about: an alarm, a log's
+/// consumer (its restarts and resumes), the deduplication store, or the
+/// operator.
+pub fn actor(detail: Detail) -> &'static str {
+    match detail.kind() {
+        EventKind::AlarmFired | EventKind::AlarmCleared => "alarm",
+        EventKind::Restarted | EventKind::Resumed | EventKind::ReplayEnded => "log",
+        EventKind::StoreRestarted => "store",
+        _ => "operator",
+    }
 }
 
 /// One transcript line ([`line()`]), written without building a string.
@@ -23,10 +35,7 @@ impl std::fmt::Display for Line<'_> {
         write!(f, "{:>10}  ", Dur(t.time))?;
         match (t.message, t.detail) {
             (Some(m), _) => write!(f, "{:<id_width$}", scenario.name_of_message(m))?,
-            (None, Detail::AlarmFired { .. } | Detail::AlarmCleared { .. }) => {
-                write!(f, "{:<id_width$}", "alarm")?
-            }
-            (None, _) => write!(f, "{:<id_width$}", "operator")?,
+            (None, detail) => write!(f, "{:<id_width$}", actor(detail))?,
         }
         write!(f, "  {}", Sentence(scenario, &t.detail))
     }
