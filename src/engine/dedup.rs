@@ -136,7 +136,8 @@ impl DedupStore {
         }
         live += self.own.iter().filter(|&&e| t < e).count() as u64;
         live += self.fresh.values().filter(|&&e| t < e).count() as u64;
-        let seen = |&(from, commit): &(Millis, Millis)| from <= t && t < commit + retention;
+        let seen =
+            |&(from, commit): &(Millis, Millis)| from <= t && t < commit.saturating_add(retention);
         live += (self.pending.values().flatten().filter(|e| seen(e))).count() as u64;
         if loses_state {
             self.results.fill(0);
@@ -398,5 +399,32 @@ mod tests {
         store.store(key, 270);
         store.store_seen_from(key, 280, 280);
         assert_eq!(store.live(key, 285), Some(380));
+    }
+
+    /// 28.5: a restart counts the live entries, pending results seen by
+    /// then included, and keeps those still ahead; results that never
+    /// expire (no `result_retention`) count without overflowing.
+    #[test]
+    fn a_restart_counts_and_loses_what_is_live_and_keeps_what_is_ahead() {
+        let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+                    [dedup]\npersistence = \"none\"\nrestarts = [\"1s\"]\n\
+                    [[message]]\nid = \"a\"\n[[message]]\nid = \"b\"\n[[message]]\nid = \"c\"\n";
+        let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        let mut store = DedupStore::new(&scenario);
+        let key = |i: u32| KeyRef {
+            intent: i,
+            generation: 0,
+        };
+        store.store(key(0), 10);
+        store.store_seen_from(key(1), 20, 500);
+        store.store_seen_from(key(2), 30, 2_000);
+        assert_eq!(store.restart(1_000, true), 2, "a and b (seen at 500ms)");
+        assert_eq!(store.live(key(0), 1_000), None);
+        assert_eq!(store.live(key(1), 1_000), None);
+        assert_eq!(
+            store.live(key(2), 2_000),
+            Some(Millis::MAX),
+            "stored after the restart"
+        );
     }
 }

@@ -568,20 +568,15 @@ impl Engine<'_> {
             self.move_on(p);
             return;
         }
+        // A skipped record is made pending again by the restart that
+        // resumes below it (27.30), never reached while skipped.
+        debug_assert_ne!(status, SKIPPED, "a partition reached a skipped record");
         let log = self.log_mut();
         log.partition_of[m as usize] = p as u16;
         let part = &mut log.parts[p];
         part.busy = true;
-        part.set_status(
-            offset,
-            match status {
-                DONE => AGAIN,
-                SKIPPED => PENDING,
-                s => s,
-            },
-        );
-        if status == SKIPPED {
-            self.measures.totals.skipped -= 1;
+        if status == DONE {
+            part.set_status(offset, AGAIN);
         }
         if status == DONE {
             self.log_mut().reopened.insert(m, state);
@@ -918,8 +913,10 @@ impl Engine<'_> {
                 self.keep_outcome(p, offset);
             }
             // Records skipped by an earlier restart at or above the new
-            // resume position are pending again (decision 27.30).
-            for offset in resume..before {
+            // resume position are pending again (decision 27.30), but for
+            // those a replay jumps over: they stay skipped (28.10).
+            let replayed = (self.log_mut().parts[p].replay).map_or(before, |r| r.until.min(before));
+            for offset in resume..replayed {
                 let part = &mut self.log_mut().parts[p];
                 if part.status(offset) == SKIPPED {
                     part.set_status(offset, PENDING);

@@ -876,3 +876,27 @@ fn s28_2_a_log_record_s_envelope_names_where_it_came_from() {
         Value::Never
     );
 }
+
+/// 28.10: records in [replay_until, the position before the restart) keep
+/// their outcomes, skipped ones staying skipped: the replay jumps over
+/// them, so they are not made pending again.
+#[test]
+fn s28_10_a_replay_leaves_records_skipped_beyond_its_end_skipped() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [log]\npartitions = 1\ncheckpoint_interval = \"10s\"\n\
+         [[traffic]]\ncount = 60\nover = \"60s\"\nid_prefix = \"r\"\n\
+         [[restart]]\nat = \"20s\"\ndown_for = \"20s\"\n\
+         [[restart]]\nat = \"30s\"\nresume = \"latest\"\n\
+         [[restart]]\nat = \"38s\"\ndown_for = \"4s\"\n\
+         [[restart]]\nat = \"41s\"\nresume = \"latest\"\n\
+         [[restart]]\nat = \"45s\"\nresume = \"offsets\"\noffsets = [21]\nreplay_until = [31]\n");
+    // Offsets 21-30 skipped at 30s, 39-41 at 41s; the replay at 45s takes
+    // 21-30 and jumps from 31 to 46, over 39-41, which stay skipped.
+    assert_eq!(outcome.totals.skipped, 3);
+    assert_eq!(outcome.totals.pending, 0);
+    for id in ["r40", "r41", "r42"] {
+        assert_eq!(msg(&scenario, &outcome, id).state, State::Skipped, "{id}");
+    }
+    assert_eq!(msg(&scenario, &outcome, "r22").state, State::Acked);
+    assert_eq!(log_of(&outcome).restarts[4].replayed_until, vec![Some(31)]);
+}
