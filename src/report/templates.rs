@@ -180,6 +180,9 @@ impl Templates {
         // The totals that are durations (milliseconds in JSON), from the
         // measures' own units: a template writes `name in time_totals`.
         env.add_global("time_totals", Value::from(time_totals()));
+        // Who each transition without a message is about, by kind: the
+        // transcript's word (`text::actor_of`).
+        env.add_global("actors", Value::from(actors()));
         let mut origins = BTreeMap::new();
         let mut problems = Vec::new();
         for (name, (origin, text)) in sources {
@@ -402,6 +405,13 @@ mod tests;
 
 /// The names of the totals measured in time (`Unit::Time` or
 /// `Unit::MaybeTime`), which reports write as durations.
+fn actors() -> BTreeMap<&'static str, &'static str> {
+    (crate::model::EventKind::ALL.iter())
+        .filter(|k| !k.has_message())
+        .map(|&k| (k.as_str(), super::text::actor_of(k)))
+        .collect()
+}
+
 fn time_totals() -> Vec<&'static str> {
     use crate::model::{Total, Unit};
     Total::ALL

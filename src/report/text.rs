@@ -18,7 +18,12 @@ pub fn line(scenario: &Scenario, t: &Transition, id_width: usize) -> String {
 /// consumer (its restarts and resumes), the deduplication store, or the
 /// operator.
 pub fn actor(detail: Detail) -> &'static str {
-    match detail.kind() {
+    actor_of(detail.kind())
+}
+
+/// [`actor`] by kind: what the reports' templates read (`actors`).
+pub fn actor_of(kind: EventKind) -> &'static str {
+    match kind {
         EventKind::AlarmFired | EventKind::AlarmCleared => "alarm",
         EventKind::Restarted | EventKind::Resumed | EventKind::ReplayEnded => "log",
         EventKind::StoreRestarted => "store",
@@ -306,4 +311,29 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transition without a message names who it is about, in the
+    /// transcript as in the reports' tables.
+    #[test]
+    fn a_transition_without_a_message_names_its_actor() {
+        let alarm = Detail::AlarmCleared { alarm: 0 };
+        let restart = Detail::Resumed {
+            partition: 0,
+            position: 3,
+        };
+        let store = Detail::StoreRestarted {
+            live: 1,
+            lost: true,
+        };
+        let step = Detail::Inspected { step: 1, depth: 0 };
+        assert_eq!(
+            [alarm, restart, store, step].map(actor),
+            ["alarm", "log", "store", "operator"]
+        );
+    }
 }

@@ -19,15 +19,25 @@ fn states() -> Vec<MessageState> {
     q.effects = 255;
     q.set_quarantined_at(1_000);
     q.quarantine_entries = 1;
-    q.set_failure(254, Class::Transient);
+    // The last reason the record holds, beside a deduplication hit.
+    q.set_failure(126, Class::Transient);
+    q.dedup_hits = 1;
     all.push(q);
+    // A log record's skipped message: the ninth state, in the record.
+    let mut k = MessageState::new();
+    k.state = State::Skipped;
+    k.cycle_receives = 2;
+    k.total_receives = 2;
+    k.set_failure(3, Class::Transient);
+    all.push(k);
     // Each of these needs the side table.
-    let tweaks: [fn(&mut MessageState); 13] = [
+    let tweaks: [fn(&mut MessageState); 14] = [
         |s| s.cycle = 2,
         |s| s.cycle_receives = 0,
         |s| s.total_receives = 256,
         |s| s.effects = 256,
         |s| s.dedup_hits = 2,
+        |s| s.set_failure(127, Class::Transient),
         |s| s.set_failure(255, Class::Transient),
         |s| s.set_acked_at(u32::MAX as Millis + 1),
         |s| s.set_quarantined_at(5),
@@ -82,6 +92,38 @@ fn every_state_reads_back_as_it_was_stored() {
     messages.update(1, |state| *state = retrying);
     assert_eq!(messages.arrived(), 2);
     assert_eq!(std::mem::size_of::<Compact>(), 8);
+}
+
+/// The record holds the first 127 reasons and a deduplication hit
+/// together (they share a byte), and every state; reason 127 on goes to
+/// the side table.
+#[test]
+fn the_record_holds_reasons_below_127_and_every_state() {
+    let mut messages = Messages::new(1);
+    let mut s = MessageState::new();
+    s.cycle_receives = 1;
+    s.total_receives = 1;
+    s.dedup_hits = 1;
+    for state in State::ALL {
+        for (reason, side) in [(0, false), (126, false), (127, true)] {
+            let mut t = s;
+            t.state = state;
+            t.set_failure(reason, Class::Permanent);
+            let mut fresh = Messages::new(1);
+            fresh.update(0, |x| *x = t);
+            assert_eq!(fresh.get(0), t, "{state:?} reason {reason}");
+            assert_eq!(
+                fresh.in_side_table(),
+                usize::from(side),
+                "{state:?} reason {reason}"
+            );
+        }
+    }
+    // The fast path keeps the hit when it sets a reason.
+    messages.update(0, |x| *x = s);
+    messages.set_failure(0, 126, Class::Transient);
+    assert_eq!(messages.get(0).dedup_hits, 1);
+    assert_eq!(messages.get(0).last_reason(), Some(126));
 }
 
 #[test]
