@@ -634,12 +634,12 @@ impl Engine<'_> {
         // The envelope's record and cause (section 28.2), before the
         // partition moves past it.
         if let Some(record) = self.source.record_of(m) {
-            self.operator.dead_letter_records.insert(m, record);
+            self.operator.dead_letters.records.insert(m, record);
         }
         if self.scenario.delivery.max_elapsed.is_some() {
             match elapsed {
-                Some(_) => self.operator.elapsed_quarantined.insert(m),
-                None => self.operator.elapsed_quarantined.remove(&m),
+                Some(_) => self.operator.dead_letters.by_elapsed.insert(m),
+                None => self.operator.dead_letters.by_elapsed.remove(&m),
             };
         }
         self.leaves(m);

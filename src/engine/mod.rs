@@ -75,7 +75,7 @@ pub use log::{LogOutcome, RestartRecord};
 pub use log::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 pub use messages::Messages;
 pub use operator::{CANARIES_LISTED, CanaryRecord};
-pub use outcome::{Limit, LimitReached, Outcome};
+pub use outcome::{DeadLetters, Limit, LimitReached, Outcome};
 pub use receipts::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
@@ -516,9 +516,7 @@ impl<'s> Engine<'s> {
             sinks,
             sink_lags,
             sink_given_up,
-            archived: std::mem::take(&mut self.operator.archived),
-            dead_letter_records: std::mem::take(&mut self.operator.dead_letter_records),
-            elapsed_quarantined: std::mem::take(&mut self.operator.elapsed_quarantined),
+            dead_letters: std::mem::take(&mut self.operator.dead_letters),
             write_notes,
             write_traces,
             lock_spans,

@@ -63,15 +63,11 @@ pub(super) struct Operator {
     /// entry not yet archived, in entry order (so in due order): at most
     /// one per entry still in quarantine, and the stale ones until due.
     pub(super) archives: std::collections::VecDeque<(Millis, MessageIndex, Millis)>,
-    /// The messages archived at least once.
-    pub(super) archived: std::collections::BTreeSet<MessageIndex>,
     /// `[dedup] restarts` taken so far.
     pub(super) store_restarts_done: usize,
-    /// In a log run, the record each quarantined message was dead-lettered
-    /// from, its latest (section 28.2's envelope): one entry a message.
-    pub(super) dead_letter_records: std::collections::BTreeMap<MessageIndex, super::Record>,
-    /// The messages whose latest quarantine was `max_elapsed`'s.
-    pub(super) elapsed_quarantined: std::collections::BTreeSet<MessageIndex>,
+    /// Each quarantined message's envelope record and cause, and the
+    /// messages archived (sections 28.2 and 28.11).
+    pub(super) dead_letters: super::DeadLetters,
 }
 
 impl Engine<'_> {
@@ -330,7 +326,7 @@ impl Engine<'_> {
                 continue;
             }
             self.measures.totals.archived += 1;
-            self.operator.archived.insert(m);
+            self.operator.dead_letters.archived.insert(m);
             self.observers.recording.transition(
                 at,
                 Some(m),

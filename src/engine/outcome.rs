@@ -71,14 +71,9 @@ pub struct Outcome {
     /// With `[write]`, per sink: the compensations given up there (empty
     /// otherwise).
     pub sink_given_up: Vec<u64>,
-    /// With `archive_after`: the messages copied to the archive at least
-    /// once (section 28.11).
-    pub archived: std::collections::BTreeSet<MessageIndex>,
-    /// In a log run, the record each quarantined message was
-    /// dead-lettered from (its latest quarantine; section 28.2).
-    pub dead_letter_records: std::collections::BTreeMap<MessageIndex, super::Record>,
-    /// The messages whose latest quarantine was `max_elapsed`'s.
-    pub elapsed_quarantined: std::collections::BTreeSet<MessageIndex>,
+    /// What the run keeps of each message's time in quarantine beyond its
+    /// state: its envelope's record and cause, and its archive.
+    pub dead_letters: DeadLetters,
     /// With `[write]`: the first writes worth a look (failed calls, lost
     /// replies, compensations, dead letters, lock waits, crashes).
     pub write_notes: Vec<super::WriteNote>,
@@ -129,7 +124,9 @@ impl Outcome {
                         .latency(scenario, m)
                         .map_or(Value::Never, Value::Time),
                     MessageField::QueueWait => Value::Time(outcome.queue_wait(m)),
-                    MessageField::Archived => Value::Bool(outcome.archived.contains(&m)),
+                    MessageField::Archived => {
+                        Value::Bool(outcome.dead_letters.archived.contains(&m))
+                    }
                     MessageField::Group => {
                         Value::Text(scenario.group_name(scenario.group(m)).into())
                     }
@@ -228,7 +225,7 @@ impl Outcome {
         ) {
             return Value::Never;
         }
-        let record = self.dead_letter_records.get(&m);
+        let record = self.dead_letters.records.get(&m);
         let int =
             |n: Option<u64>| n.map_or(Value::Never, |n| Value::Int(n.min(i64::MAX as u64) as i64));
         let text = |s: Option<&str>| s.map_or(Value::Never, |s| Value::Text(s.to_string()));
@@ -262,7 +259,7 @@ impl Outcome {
         state.last_quarantined_at()?;
         let routed = state.last_class() == crate::model::Class::Permanent
             && scenario.delivery.permanent == crate::model::Permanent::Quarantine;
-        Some(if self.elapsed_quarantined.contains(&m) {
+        Some(if self.dead_letters.by_elapsed.contains(&m) {
             "max_elapsed"
         } else if routed {
             "permanent"
@@ -405,6 +402,21 @@ pub(super) fn ranks<T: Ord + Copy + Into<u64>>(mut values: Vec<T>) -> [Millis; 4
         end = index + 1;
     }
     out
+}
+
+/// Per message, what its dead-letter envelope and its archive say beyond
+/// its state (sections 28.2 and 28.11): entries only for the messages they
+/// concern.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeadLetters {
+    /// In a log run, the record each quarantined message was
+    /// dead-lettered from (its latest quarantine).
+    pub records: std::collections::BTreeMap<MessageIndex, super::Record>,
+    /// The messages whose latest quarantine was `max_elapsed`'s.
+    pub by_elapsed: std::collections::BTreeSet<MessageIndex>,
+    /// With `archive_after`: the messages copied to the archive at least
+    /// once.
+    pub archived: std::collections::BTreeSet<MessageIndex>,
 }
 
 /// The measures read from every message at the end: the messages still

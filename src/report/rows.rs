@@ -128,7 +128,7 @@ impl Serialize for MessageRow<'_> {
         fields.serialize_field("envelope", &Envelope(self))?;
         if scenario.archive_after.is_some() {
             // Copied to the archive at least once (section 28.11).
-            fields.serialize_field("archived", &outcome.archived.contains(&m))?;
+            fields.serialize_field("archived", &outcome.dead_letters.archived.contains(&m))?;
         }
         if scenario.flow.extended {
             fields.serialize_field("arrived_at", &outcome.arrived_at(scenario, m))?;
@@ -188,7 +188,7 @@ impl Serialize for Envelope<'_> {
         )?;
         // Section 28.2: the record it was dead-lettered from (a log's),
         // its event time, schema version and why.
-        let record = outcome.dead_letter_records.get(&m);
+        let record = outcome.dead_letters.records.get(&m);
         fields.serialize_field("partition", &record.map(|r| r.partition))?;
         fields.serialize_field("offset", &record.map(|r| r.offset))?;
         fields.serialize_field("event_time", &outcome.arrived_at(scenario, m))?;

@@ -192,7 +192,10 @@ fn s28_11_quarantine_expires_continuously_and_archives_first() {
     assert_eq!((outcome.totals.archived, outcome.totals.expired), (2, 2));
     assert_eq!(outcome.totals.end_time, 7 * D + H);
     let m2 = scenario.find_message("m2").unwrap();
-    assert!(outcome.archived.contains(&m2), "the archive copy remains");
+    assert!(
+        outcome.dead_letters.archived.contains(&m2),
+        "the archive copy remains"
+    );
     let target = Target::Message(m2, MessageField::Archived);
     assert_eq!(outcome.value(&scenario, &target), Value::Bool(true));
     let alarm = &outcome.alarms[0];
