@@ -63,8 +63,6 @@ pub(super) struct Operator {
     /// entry not yet archived, in entry order (so in due order): at most
     /// one per entry still in quarantine, and the stale ones until due.
     pub(super) archives: std::collections::VecDeque<(Millis, MessageIndex, Millis)>,
-    /// `[dedup] restarts` taken so far.
-    pub(super) store_restarts_done: usize,
     /// Each quarantined message's envelope record and cause, and the
     /// messages archived (sections 28.2 and 28.11).
     pub(super) dead_letters: super::DeadLetters,
@@ -341,7 +339,6 @@ impl Engine<'_> {
     /// now is lost, as if every result and lease had expired at once.
     pub(super) fn restart_store(&mut self) {
         let now = self.core.clock.now;
-        self.operator.store_restarts_done += 1;
         self.core.clock.last_part_event = Some(now);
         let lost = self.scenario.store_loses_state;
         let live = self.store.restart(now, lost);

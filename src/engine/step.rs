@@ -287,10 +287,9 @@ impl Engine<'_> {
             (Some(e), None) => Some((e, Next::Expiry)),
             (_, next) => next,
         };
-        let restart = self
-            .scenario
-            .store_restarts
-            .get(self.operator.store_restarts_done);
+        // The store's restarts taken so far are those counted.
+        let taken = self.measures.totals.store_restarts as usize;
+        let restart = self.scenario.store_restarts.get(taken);
         match (restart, next) {
             (Some(&s), Some((t, _))) if s < t => Some((s, Next::StoreRestart)),
             (Some(&s), None) => Some((s, Next::StoreRestart)),

@@ -1,0 +1,355 @@
+//! A log's restarts (docs/model.md section 23, decisions 26.1-26.3,
+//! 27.9-27.14, 27.30-27.32 and section 28.10): each restarted partition's
+//! delivery in flight abandoned and its retry cancelled, its resume
+//! position, the records it skips or makes pending again, the outcomes
+//! of done records it passes over, its resume, and a replay of an
+//! explicit gap that ends by going back to where the partition was.
+
+use super::super::{Detail, Engine, Record};
+use super::{AGAIN, DONE, PENDING, SKIPPED};
+use crate::model::{Guarantee, MessageIndex, Millis, Resume, State};
+
+/// A replay of a gap (section 28.10), under way on a partition.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Replay {
+    pub(super) until: u64,
+    back_to: u64,
+    restart: usize,
+    k: usize,
+}
+
+/// What a restart did, for the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestartRecord {
+    pub at: Millis,
+    /// The restarted partitions, in order.
+    pub partitions: Vec<u32>,
+    /// Each restarted partition's position before the restart.
+    pub positions_before: Vec<u64>,
+    /// Each restarted partition's resume position.
+    pub resume_positions: Vec<u64>,
+    /// The checkpoint it resumed from: its time (none: no checkpoint).
+    pub checkpoint_time: Option<Millis>,
+    /// Records newly skipped by this restart.
+    pub skipped: u64,
+    /// Effects of the transaction it aborted (exactly-once).
+    pub aborted_effects: u64,
+    /// With `replay_until` (section 28.10): per restarted partition, where
+    /// its replay ended with a jump back (`None`: it did not).
+    pub replayed_until: Vec<Option<u64>>,
+}
+
+impl Engine<'_> {
+    /// Partition `p` reached its replay's end (section 28.10): it goes on
+    /// where it was before the restart, the records between keeping their
+    /// outcomes (skipped ones stay skipped).
+    pub(super) fn replay_ends(&mut self, p: usize) {
+        let log = self.log_mut();
+        let Some(replay) = log.parts[p].replay.take() else {
+            return;
+        };
+        let from = log.parts[p].position;
+        if replay.back_to <= from {
+            return;
+        }
+        log.set_position(p, replay.back_to);
+        if let Some(record) = log.restart_records.get_mut(replay.restart) {
+            record.replayed_until[replay.k] = Some(from);
+        }
+        let detail = Detail::ReplayEnded {
+            partition: p as u32,
+            from,
+            to: replay.back_to,
+        };
+        self.record(None, detail);
+    }
+
+    /// The next restart or resume, due now (after the instant's other
+    /// events).
+    pub(in crate::engine) fn log_event(&mut self, resume: bool) {
+        let now = self.core.clock.now;
+        self.core.clock.last_event = Some(now);
+        let scenario = self.scenario;
+        let log_spec = scenario.log.as_ref().expect("a log run");
+        let log = self.log_mut();
+        let restart = log_spec
+            .restarts
+            .get(log.next_restart)
+            .filter(|r| !resume && r.at == now);
+        if let Some(restart) = restart {
+            let r = log.next_restart;
+            log.next_restart += 1;
+            self.restart(r, restart);
+            return;
+        }
+        let Some((&at, _)) = log.resumes.iter().next() else {
+            return;
+        };
+        let partitions = log.resumes.remove(&at).unwrap_or_default();
+        for p in partitions {
+            let part = &mut self.log_mut().parts[p as usize];
+            if part.resume_at == Some(at) {
+                part.resume_at = None;
+                part.down = false;
+                let position = part.position;
+                self.record(
+                    None,
+                    Detail::Resumed {
+                        partition: p,
+                        position,
+                    },
+                );
+                self.kick(p as usize);
+            }
+        }
+    }
+
+    /// Restart `r` now (section 23's steps 1 and 2, decisions 26.1-26.3
+    /// and 27.9-27.11).
+    fn restart(&mut self, r: usize, restart: &crate::model::Restart) {
+        let now = self.core.clock.now;
+        // A checkpoint at this instant comes first (decision 26.2).
+        self.log_instants_before(now.saturating_add(1));
+        let valid_from = self.core.schedule.next_sequence();
+        let log = self.log_mut();
+        let mut aborted = 0;
+        if let Some(t) = &mut log.transaction {
+            aborted = t.done.len() as u64 + t.current.iter().map(|c| c.len() as u64).sum::<u64>();
+            t.done.clear();
+            t.current.iter_mut().for_each(Vec::clear);
+        }
+        self.measures.totals.aborted_effects += aborted;
+        let partitions: Vec<u32> = match restart.partition {
+            Some(p) => vec![p],
+            None => (0..self.log_mut().parts.len() as u32).collect(),
+        };
+        let checkpoint_time = match (restart.resume, self.log_mut().guarantee) {
+            (_, Guarantee::AtMostOnce) => None,
+            (Resume::Committed, _) => self.log_mut().last_checkpoint,
+            (Resume::Stale(age), _) => {
+                let interval = self.log_mut().interval.unwrap_or(1);
+                now.checked_sub(age)
+                    .map(|t| t / interval * interval)
+                    .filter(|&c| c > 0)
+            }
+            (Resume::Earliest | Resume::Latest | Resume::Offsets, _) => None,
+        };
+        let mut record = RestartRecord {
+            at: now,
+            partitions: partitions.clone(),
+            positions_before: Vec::new(),
+            resume_positions: Vec::new(),
+            checkpoint_time,
+            skipped: 0,
+            aborted_effects: aborted,
+            replayed_until: Vec::new(),
+        };
+        let restart_index = self.log_mut().restart_records.len();
+        // Each restarted partition's resume position (a delivery's
+        // abandonment moves no position).
+        let log = self.log_mut();
+        let resumes: Vec<u64> = (partitions.iter().enumerate())
+            .map(|(k, &p)| {
+                let part = &log.parts[p as usize];
+                let resume = match restart.resume {
+                    Resume::Committed => part.committed,
+                    Resume::Stale(_) => log.kept[r].as_ref().map_or(0, |kept| kept[p as usize]),
+                    Resume::Earliest => 0,
+                    Resume::Latest => part.end(),
+                    // Capped at the log end, as `skip` is.
+                    Resume::Offsets => restart.offsets[k],
+                };
+                resume.saturating_add(restart.skip).min(part.end())
+            })
+            .collect();
+        self.record(
+            None,
+            Detail::Restarted {
+                restart: r as u32,
+                partition: match partitions.len() {
+                    1 => Some(partitions[0]),
+                    _ => None,
+                },
+                checkpoint: checkpoint_time,
+                position: resumes[0],
+            },
+        );
+        for (k, (p, resume)) in partitions.into_iter().zip(resumes).enumerate() {
+            let p = p as usize;
+            self.abandon(p, valid_from);
+            let log = self.log_mut();
+            let before = log.parts[p].position;
+            // A restart during a replay replaces it; this one's replay, if
+            // it asks for one, goes back to where the partition is now.
+            log.parts[p].replay = restart.replay_until.get(k).map(|&until| Replay {
+                until,
+                back_to: before,
+                restart: restart_index,
+                k,
+            });
+            if !restart.replay_until.is_empty() {
+                record.replayed_until.push(None);
+            }
+            record.positions_before.push(before);
+            record.resume_positions.push(resume);
+            let reopened = !log.reopened.is_empty();
+            let mut passed_over = Vec::new();
+            let mut skipped = 0;
+            for offset in before..resume {
+                let part = &mut self.log_mut().parts[p];
+                match part.status(offset) {
+                    PENDING => {
+                        part.set_status(offset, SKIPPED);
+                        let m = part.message_at(offset);
+                        skipped += 1;
+                        self.skip_record(m, p, offset);
+                    }
+                    AGAIN if reopened => passed_over.push(offset),
+                    _ => {}
+                }
+            }
+            for offset in passed_over {
+                self.keep_outcome(p, offset);
+            }
+            // Records skipped by an earlier restart at or above the new
+            // resume position are pending again (decision 27.30), but for
+            // those a replay jumps over: they stay skipped (28.10).
+            let replayed = (self.log_mut().parts[p].replay).map_or(before, |r| r.until.min(before));
+            for offset in resume..replayed {
+                let part = &mut self.log_mut().parts[p];
+                if part.status(offset) == SKIPPED {
+                    part.set_status(offset, PENDING);
+                    let m = part.message_at(offset);
+                    self.measures.totals.skipped -= 1;
+                    self.set_state(m, State::Ready);
+                    self.state_changed(m);
+                }
+            }
+            record.skipped += skipped;
+            self.measures.totals.skipped += skipped;
+            let log = self.log_mut();
+            log.set_position(p, resume);
+            if let Some(replay) = log.parts[p].replay
+                && resume >= replay.until
+            {
+                // Resumed at or past the replay's end already (a skip).
+                log.parts[p].replay = None;
+                if replay.back_to > resume {
+                    log.set_position(p, replay.back_to);
+                    record.replayed_until[k] = Some(resume);
+                }
+            }
+            let part = &mut log.parts[p];
+            if let Some(old) = part.resume_at.take()
+                && let Some(list) = log.resumes.get_mut(&old)
+            {
+                list.retain(|&q| q as usize != p);
+                if list.is_empty() {
+                    log.resumes.remove(&old);
+                }
+            }
+            let part = &mut log.parts[p];
+            if restart.down_for > 0 {
+                let at = now.saturating_add(restart.down_for);
+                part.down = true;
+                part.resume_at = Some(at);
+                let resumes = log.resumes.entry(at).or_default();
+                let first = resumes.is_empty();
+                resumes.push(p as u32);
+                if first {
+                    // Before the restarts of its instant (decision 27.32).
+                    self.core.schedule.schedule_source_event(at, true, 0);
+                }
+            } else {
+                part.down = false;
+                self.record(
+                    None,
+                    Detail::Resumed {
+                        partition: p as u32,
+                        position: resume,
+                    },
+                );
+                self.kick(p);
+            }
+        }
+        self.log_mut().restart_records.push(record);
+    }
+
+    /// The record of `m` at `offset` of partition `p` lies below a resume
+    /// position and was never done: its message is skipped (decision
+    /// 27.30), final unless a later restart resumes below it.
+    fn skip_record(&mut self, m: MessageIndex, p: usize, offset: u64) {
+        self.set_state(m, State::Skipped);
+        let record = Record {
+            partition: p as u32,
+            offset,
+        };
+        self.record(Some(m), Detail::RecordSkipped { record });
+        self.state_changed(m);
+    }
+
+    /// Partition `p`'s record in progress is abandoned: its delivery's end
+    /// or its retry is cancelled, its effect stays (decision 27.10).
+    fn abandon(&mut self, p: usize, valid_from: u64) {
+        let log = self.log_mut();
+        let part = &mut log.parts[p];
+        let Some(m) = part.message(part.position) else {
+            return;
+        };
+        // A record made due is taken before any restart of its instant:
+        // its entry comes before every source event there.
+        debug_assert!(!part.kicked, "a restart found a record due but not started");
+        let (busy, kicked) = (part.busy, part.kicked);
+        part.busy = false;
+        part.kicked = false;
+        if !(busy || kicked) {
+            return;
+        }
+        log.valid_from.insert(m, valid_from);
+        let record = Record {
+            partition: p as u32,
+            offset: part.position,
+        };
+        let (due, aborted) = (part.retry_due, log.transaction.is_some());
+        let carry = log.carry_attempts;
+        let detail = if self.messages.state(m) == State::InFlight {
+            self.consumer.in_flight -= 1;
+            Detail::DeliveryAbandoned { record, aborted }
+        } else {
+            Detail::RetryCancelled { record, due }
+        };
+        if busy && !carry {
+            self.messages.update(m, |s| s.cycle_receives = 0);
+        } else if busy && self.messages.cycle_receives(m) > 0 {
+            // Carried on the record itself (28.4).
+            self.log_mut().carried.insert(m);
+        }
+        self.set_state(m, State::Ready);
+        self.record(Some(m), detail);
+        self.state_changed(m);
+    }
+
+    /// A done record at `offset` of partition `p`, processed again but not
+    /// done again, lies below the new resume position: its message keeps
+    /// the outcome it had (decision 27.31), counted so. A quarantined one
+    /// goes back to quarantine, behind the messages there.
+    fn keep_outcome(&mut self, p: usize, offset: u64) {
+        let log = self.log_mut();
+        let m = log.parts[p].message_at(offset);
+        let Some(state) = log.reopened.remove(&m) else {
+            return;
+        };
+        log.parts[p].set_status(offset, DONE);
+        let totals = &mut self.measures.totals;
+        match state {
+            State::Acked => totals.acked += 1,
+            State::Quarantined => self.quarantine.push(m),
+            State::Expired => totals.expired += 1,
+            State::Purged => totals.purged += 1,
+            State::Dropped => totals.dropped += 1,
+            _ => {}
+        }
+        self.set_state(m, state);
+        self.state_changed(m);
+    }
+}
