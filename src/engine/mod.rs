@@ -220,6 +220,8 @@ impl<'s> Engine<'s> {
             measures: Measures {
                 totals: Totals {
                     messages: count,
+                    // No checkpoint until one completes (section 28.7).
+                    last_checkpoint_at: crate::model::NO_TIME,
                     ..Totals::default()
                 },
                 intents_with_effects: IntentSet::new(scenario.intent_count()),

@@ -156,6 +156,12 @@ impl Outcome {
                     PartitionField::Committed => committed,
                 })
             }
+            Target::Checkpoint(k, crate::model::CheckpointField::Status) => {
+                let status = (outcome.log.as_ref())
+                    .zip(scenario.log.as_ref())
+                    .and_then(|(run, log)| run.checkpoint_status(log, k));
+                status.map_or(Value::Never, |s| Value::Text(s.as_str().to_string()))
+            }
             Target::Restart(r, field) => {
                 let record = outcome
                     .log

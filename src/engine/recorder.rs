@@ -89,6 +89,11 @@ pub(super) struct Recording {
     pub(super) watches: Watches,
     /// Nothing reads transitions: recording off and no event expectation.
     quiet: bool,
+    /// Transitions recorded between two events' instants, at times of
+    /// their own (a log's checkpoints), may be out of time order with the
+    /// alarms' and the writes' of the same gap: [`Recording::order_gap`]
+    /// puts them in order.
+    pub(super) gap_out_of_order: bool,
 }
 
 impl Recording {
@@ -108,6 +113,7 @@ impl Recording {
             history: recorder == Recorder::All && messages <= HISTORY_MESSAGES,
             keeps_ledger: matches!(recorder, Recorder::All | Recorder::Replayed),
             recorder,
+            gap_out_of_order: false,
             wanted: 0,
             transitions: Vec::new(),
             ledger: Vec::new(),
@@ -172,6 +178,67 @@ impl Recording {
     /// more are only counted.
     pub(super) fn full(&self) -> bool {
         self.wanted >= TRANSITIONS_KEPT
+    }
+
+    /// Whether a transition of `kind` without a message is worth
+    /// recording one at a time: the transcript still keeps transitions, or
+    /// an event expectation watches the kind.
+    pub(super) fn keeps_each(&self, kind: crate::model::EventKind) -> bool {
+        !self.quiet
+            && ((self.recorder.wants(None) && !self.full()) || self.watches.watches_kind(kind))
+    }
+
+    /// `n` transitions without a message past what the transcript keeps:
+    /// counted, not recorded.
+    pub(super) fn dropped_in_bulk(&mut self, n: u64) {
+        if !self.quiet && self.recorder.wants(None) {
+            let room = (TRANSITIONS_KEPT - self.wanted.min(TRANSITIONS_KEPT)) as u64;
+            debug_assert_eq!(room, 0, "counted in bulk while the transcript had room");
+            self.dropped += n;
+        }
+    }
+
+    /// The transitions from `transitions` and state changes from `changes`
+    /// on were recorded between two events' instants: sorted by time
+    /// (stable), each state change's playback step following its
+    /// transition. Only when [`Recording::gap_out_of_order`] says some were
+    /// recorded out of order.
+    pub(super) fn order_gap(&mut self, transitions: usize, changes: usize) {
+        if !std::mem::take(&mut self.gap_out_of_order) {
+            return;
+        }
+        let from = transitions.min(self.transitions.len());
+        // Every transition wanted in the gap is kept (none past the cap).
+        let (wanted, dropped) = (self.wanted, self.dropped);
+        let gap = &mut self.transitions[from..];
+        if gap.is_sorted_by_key(|t| t.time) || wanted < gap.len() || dropped > 0 {
+            return;
+        }
+        // Where each transition of the gap goes: state changes recorded
+        // after the k-th of them show after its new place.
+        let mut order: Vec<usize> = (0..gap.len()).collect();
+        order.sort_by_key(|&i| gap[i].time);
+        let mut new_place = vec![0; gap.len()];
+        for (place, &i) in order.iter().enumerate() {
+            new_place[i] = place;
+        }
+        let sorted: Vec<Transition> = order.iter().map(|&i| gap[i]).collect();
+        gap.copy_from_slice(&sorted);
+        // A state change's step counts the transitions before it: `base +
+        // k` when the first k of the gap were; now the latest of those k
+        // in the new order.
+        let base = (wanted - gap.len()) as u32;
+        let mut latest = vec![0u32; gap.len() + 1];
+        for k in 1..=gap.len() {
+            latest[k] = latest[k - 1].max(new_place[k - 1] as u32 + 1);
+        }
+        let from = changes.min(self.state_changes.len());
+        for change in &mut self.state_changes[from..] {
+            if change.step >= base {
+                let k = ((change.step - base) as usize).min(gap.len());
+                change.step = base + latest[k];
+            }
+        }
     }
 
     /// Whether nothing is kept or watched: no transition, effect or

@@ -304,6 +304,8 @@ impl Engine<'_> {
             return Ok(false);
         };
         let is_event = next != Next::Inspection;
+        let recording = &self.observers.recording;
+        let gap = (recording.transitions.len(), recording.state_changes.len());
         if t > self.core.clock.now {
             self.observe_instant();
             self.observe_alarms(t.min(self.scenario.limits.max_time));
@@ -323,6 +325,9 @@ impl Engine<'_> {
         // and so do the quarantine's archives and expiries.
         self.record_told(t);
         self.archive_until(t);
+        // A log's checkpoints are recorded at their own instants, which
+        // may fall among the gap's alarms and writes.
+        self.observers.recording.order_gap(gap.0, gap.1);
         self.alarms.instant_has_events = true;
         if next == Next::Expiry {
             self.expire_continuously();

@@ -205,6 +205,20 @@ pub enum Detail {
         live: u64,
         lost: bool,
     },
+    /// Checkpoint `number` committed the positions (section 28.13): with
+    /// one partition its `position`, else how many `partitions` the log has
+    /// and partition 0's position.
+    CheckpointCompleted {
+        number: u64,
+        partitions: u32,
+        position: u64,
+    },
+    /// Checkpoint `number` failed or was aborted (section 28.7): nothing
+    /// committed.
+    CheckpointFailed {
+        number: u64,
+        status: crate::model::CheckpointStatus,
+    },
 }
 
 impl Detail {
@@ -264,6 +278,8 @@ impl Detail {
             Detail::Archived { .. } => EventKind::Archived,
             Detail::StoreRestarted { .. } => EventKind::StoreRestarted,
             Detail::ReplayEnded { .. } => EventKind::ReplayEnded,
+            Detail::CheckpointCompleted { .. } => EventKind::CheckpointCompleted,
+            Detail::CheckpointFailed { .. } => EventKind::CheckpointFailed,
         }
     }
 }

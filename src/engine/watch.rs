@@ -72,6 +72,11 @@ impl Watches {
         self.watched.is_empty()
     }
 
+    /// Whether some expectation watches transitions of `kind`.
+    pub(super) fn watches_kind(&self, kind: EventKind) -> bool {
+        self.by_kind.contains_key(&kind)
+    }
+
     /// A transition `detail` happened at `time`.
     #[inline]
     pub(super) fn saw(&mut self, detail: &Detail, message: Option<MessageIndex>, time: Millis) {

@@ -74,6 +74,7 @@ pub fn explain(
         Target::Sink(k, field) => super::guarantee_stories::sink_story(scenario, outcome, k, field),
         Target::Partition(p, _) => super::log_stories::partition_story(scenario, outcome, p),
         Target::Restart(r, _) => super::log_stories::restart_story(scenario, outcome, r),
+        Target::Checkpoint(k, _) => super::log_stories::checkpoint_story(scenario, outcome, k),
         Target::Event { message, kind, .. } => {
             let mut out = String::new();
             if let Some(m) = message {

@@ -150,6 +150,41 @@ pub(super) fn restart_story(scenario: &Scenario, outcome: &Outcome, r: u32) -> S
     out
 }
 
+/// Checkpoint `k`: when it was due, what became of it, and the
+/// checkpoints around it.
+pub(super) fn checkpoint_story(scenario: &Scenario, outcome: &Outcome, k: u64) -> String {
+    let (Some(log), Some(spec)) = (&outcome.log, &scenario.log) else {
+        return String::new();
+    };
+    let interval = spec.checkpoint_interval.unwrap_or(0);
+    let at = dur(k.saturating_mul(interval));
+    let taken = plural(
+        log.checkpoints + log.checkpoints_failed,
+        "checkpoint",
+        "checkpoints",
+    );
+    let status = match log.checkpoint_status(spec, k) {
+        None => format!("the run ended before it: {taken} taken, the last before the end"),
+        Some(s) => {
+            let completed = spec
+                .checkpoint_failures
+                .completed_at_or_before(k.saturating_sub(1));
+            let before = match completed {
+                0 => "no checkpoint completed before it".to_string(),
+                c => format!(
+                    "the last completed before it was {c}, at {}",
+                    dur(c * interval)
+                ),
+            };
+            format!("{}; {before}", s.as_str())
+        }
+    };
+    format!(
+        "checkpoint {k} (at {at}): {status}; {} completed, {} failed in all\n",
+        log.checkpoints, log.checkpoints_failed
+    )
+}
+
 /// Partition `p`: its records, its position and its last checkpoint.
 pub(super) fn partition_story(scenario: &Scenario, outcome: &Outcome, p: u32) -> String {
     let Some(log) = &outcome.log else {
@@ -161,10 +196,20 @@ pub(super) fn partition_story(scenario: &Scenario, outcome: &Outcome, p: u32) ->
         (Some(Guarantee::AtMostOnce), _) => {
             "committed when each record's first delivery started (at_most_once)".to_string()
         }
+        (_, Some(c)) if log.checkpoints_failed > 0 => format!(
+            "the last of {} completed at {} ({} failed)",
+            plural(log.checkpoints, "checkpoint", "checkpoints"),
+            dur(c),
+            log.checkpoints_failed
+        ),
         (_, Some(c)) => format!(
             "the last of {} was taken at {}",
             plural(log.checkpoints, "checkpoint", "checkpoints"),
             dur(c)
+        ),
+        (_, None) if log.checkpoints_failed > 0 => format!(
+            "no checkpoint completed ({} failed)",
+            log.checkpoints_failed
         ),
         (_, None) => "no checkpoint was taken".to_string(),
     };

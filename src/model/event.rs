@@ -82,6 +82,8 @@ define_event_kinds! {
     Archived "archived" "a quarantined message was copied to the archive (it stays in quarantine)";
     StoreRestarted "store_restarted" "the deduplication store restarted (without persistence its entries are lost)";
     ReplayEnded "replay_ended" "a replay reached its replay_until: the partition goes on where it was before the restart";
+    CheckpointCompleted "checkpoint_completed" "a log checkpoint committed every partition's position (written with checkpoint_events or [[checkpoint_failure]])";
+    CheckpointFailed "checkpoint_failed" "a log checkpoint failed or was aborted: nothing committed";
 }
 
 impl EventKind {
@@ -105,6 +107,8 @@ impl EventKind {
                 | EventKind::RecordSkipped
                 | EventKind::Resumed
                 | EventKind::ReplayEnded
+                | EventKind::CheckpointCompleted
+                | EventKind::CheckpointFailed
         )
     }
 
@@ -122,6 +126,8 @@ impl EventKind {
                 | EventKind::Resumed
                 | EventKind::StoreRestarted
                 | EventKind::ReplayEnded
+                | EventKind::CheckpointCompleted
+                | EventKind::CheckpointFailed
         )
     }
 }

@@ -29,6 +29,9 @@ pub enum Target {
     /// `[expect.restart.N]`: index into the log's restarts (0-based here,
     /// 1-based in the file).
     Restart(u32, super::RestartField),
+    /// `[expect.checkpoint.K]` (section 28.7): the log's checkpoint
+    /// numbered K (from 1).
+    Checkpoint(u64, super::CheckpointField),
     /// `[expect.message.ID.envelope]` (section 28.2): a field of the
     /// message's dead-letter envelope.
     Envelope(MessageIndex, EnvelopeField),
@@ -357,6 +360,9 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
         Target::Partition(p, f) => format!("partition {p} {} {}", f.name(), check_words(&e.check)),
         Target::Restart(r, f) => {
             format!("restart {} {} {}", r + 1, f.name(), check_words(&e.check))
+        }
+        Target::Checkpoint(k, f) => {
+            format!("checkpoint {k} {} {}", f.name(), check_words(&e.check))
         }
         Target::Kind(k, f) => format!(
             "kind \"{}\" {} {}",

@@ -40,6 +40,9 @@ pub enum Part {
     Archive,
     /// Section 28.5: listed for files with `[dedup] restarts`.
     Store,
+    /// Section 28.7: listed for files with `[[checkpoint_failure]]` or
+    /// `[log] checkpoint_events`.
+    Checkpoint,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -168,6 +171,12 @@ macro_rules! for_each_measure {
                 "log records whose receive count a restart carried (carry_attempts)";
             max_lag MaxLag Count Log $crate::model::Story::Restarts,
                 "the most records appended and not yet done, after an instant";
+            checkpoints_completed CheckpointsCompleted Count Checkpoint $crate::model::Story::Restarts,
+                "log checkpoints that committed the positions (up to the run's end)";
+            checkpoints_failed CheckpointsFailed Count Checkpoint $crate::model::Story::Restarts,
+                "log checkpoints that failed or were aborted: nothing committed";
+            last_checkpoint_at LastCheckpointAt MaybeTime Checkpoint $crate::model::Story::Restarts,
+                "the last completed checkpoint's time, or never";
             outbox_dead_letters OutboxDeadLetters Count Write $crate::model::Story::Writes,
                 "outbox rows whose relay calls to a sink were all used up, per sink";
             lock_held LockHeld Time Write $crate::model::Story::Writes,
@@ -283,6 +292,7 @@ impl Total {
         let elapsed = scenario.delivery.max_elapsed.is_some();
         let archive = scenario.archive_after.is_some();
         let store = !scenario.store_restarts.is_empty();
+        let checkpoint = scenario.log.as_ref().is_some_and(|l| l.checkpoint_events);
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
@@ -292,6 +302,7 @@ impl Total {
             Part::Elapsed => elapsed,
             Part::Archive => archive,
             Part::Store => store,
+            Part::Checkpoint => checkpoint,
         })
     }
 }
@@ -366,6 +377,9 @@ mod tests {
                 Total::AbortedEffects => totals.aborted_effects = i as u64 + 1,
                 Total::AttemptsCarried => totals.attempts_carried = i as u64 + 1,
                 Total::MaxLag => totals.max_lag = i as u64 + 1,
+                Total::CheckpointsCompleted => totals.checkpoints_completed = i as u64 + 1,
+                Total::CheckpointsFailed => totals.checkpoints_failed = i as u64 + 1,
+                Total::LastCheckpointAt => totals.last_checkpoint_at = i as u64 + 1,
                 Total::OutboxDeadLetters => totals.outbox_dead_letters = i as u64 + 1,
                 Total::LockHeld => totals.lock_held = i as u64 + 1,
                 Total::MaxLock => totals.max_lock = i as u64 + 1,

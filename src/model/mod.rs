@@ -32,8 +32,10 @@ pub use guarantee::{
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{
-    Guarantee, Log, MAX_PARTITIONS, MAX_RESTARTS, MAX_STORE_RESTARTS, Murmur2, PartitionField,
-    Partitioner, Restart, RestartField, Resume, murmur2, own_partitions, partition_of,
+    CheckpointFailures, CheckpointField, CheckpointStatus, Guarantee, Log, MAX_CHECKPOINT_FAILURES,
+    MAX_CHECKPOINT_NUMBERS, MAX_PARTITIONS, MAX_RESTARTS, MAX_STORE_RESTARTS, Murmur2,
+    PartitionField, Partitioner, Restart, RestartField, Resume, murmur2, own_partitions,
+    partition_of,
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;

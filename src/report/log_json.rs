@@ -48,5 +48,24 @@ pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
                 "ends": s.ends,
             })).collect::<Vec<_>>(),
         });
+        // Section 28.7: the failed checkpoints (number, time, status), the
+        // first FAILED_LISTED of them; their count is `checkpoints_failed`.
+        if let Some(interval) = spec.checkpoint_interval
+            && !spec.checkpoint_failures.is_empty()
+        {
+            let taken = log.checkpoints + log.checkpoints_failed;
+            let failed: Vec<Json> = (spec.checkpoint_failures.failed_between(1, taken))
+                .flat_map(|(a, b, status)| (a..=b).map(move |k| (k, status)))
+                .take(FAILED_LISTED)
+                .map(|(k, status)| {
+                    json!({"number": k, "at": k.saturating_mul(interval), "status": status.as_str()})
+                })
+                .collect();
+            doc["log"]["checkpoints_failed"] = json!(log.checkpoints_failed);
+            doc["log"]["failed_checkpoints"] = json!(failed);
+        }
     }
 }
+
+/// The most failed checkpoints the JSON report lists one by one.
+pub const FAILED_LISTED: usize = 1000;

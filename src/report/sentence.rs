@@ -157,6 +157,27 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             out,
             "deduplication store restarted: durable, its {live} live entries kept"
         ),
+        Detail::CheckpointCompleted {
+            number,
+            partitions: 1,
+            position,
+        } => write!(
+            out,
+            "checkpoint {number} completed: position {position} committed"
+        ),
+        Detail::CheckpointCompleted {
+            number,
+            partitions,
+            position,
+        } => write!(
+            out,
+            "checkpoint {number} completed: the {partitions} partitions' positions committed (partition 0 at {position})"
+        ),
+        Detail::CheckpointFailed { number, status } => write!(
+            out,
+            "checkpoint {number} {}: nothing committed, the positions stay those of the last completed checkpoint",
+            status.as_str()
+        ),
         Detail::ReplayEnded {
             partition,
             from,

@@ -25,7 +25,11 @@ pub fn actor(detail: Detail) -> &'static str {
 pub fn actor_of(kind: EventKind) -> &'static str {
     match kind {
         EventKind::AlarmFired | EventKind::AlarmCleared => "alarm",
-        EventKind::Restarted | EventKind::Resumed | EventKind::ReplayEnded => "log",
+        EventKind::Restarted
+        | EventKind::Resumed
+        | EventKind::ReplayEnded
+        | EventKind::CheckpointCompleted
+        | EventKind::CheckpointFailed => "log",
         EventKind::StoreRestarted => "store",
         _ => "operator",
     }

@@ -51,6 +51,8 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::Archived { .. } => 1,
         Detail::StoreRestarted { .. } => 2,
         Detail::ReplayEnded { .. } => 3,
+        Detail::CheckpointCompleted { .. } => 3,
+        Detail::CheckpointFailed { .. } => 2,
     }
 }
 
@@ -146,6 +148,19 @@ impl Serialize for TransitionJson<'_> {
                 fields.serialize_field("partition", &partition)?;
                 fields.serialize_field("from", &from)?;
                 fields.serialize_field("to", &to)?;
+            }
+            Detail::CheckpointCompleted {
+                number,
+                partitions,
+                position,
+            } => {
+                fields.serialize_field("number", &number)?;
+                fields.serialize_field("partitions", &partitions)?;
+                fields.serialize_field("position", &position)?;
+            }
+            Detail::CheckpointFailed { number, status } => {
+                fields.serialize_field("number", &number)?;
+                fields.serialize_field("status", status.as_str())?;
             }
             Detail::StoreRestarted { live, lost } => {
                 fields.serialize_field("live_entries", &live)?;

@@ -26,6 +26,8 @@ pub(crate) enum Kind {
     Stop,
     /// true or false.
     Bool,
+    /// A checkpoint's status (section 28.7), or "never".
+    CheckpointStatus,
 }
 
 pub(super) fn expectations(
@@ -71,6 +73,9 @@ pub(super) fn expectations(
     }
     for (n, r) in &e.restart {
         out.extend(restart_expectations(problems, scenario, n, r.get_ref()));
+    }
+    for (n, c) in &e.checkpoint {
+        out.extend(checkpoint_expectations(problems, scenario, n, c.get_ref()));
     }
     for ev in &e.event {
         out.extend(event_expectation(problems, scenario, ev));
@@ -374,6 +379,68 @@ fn restart_expectations(
     table_expectations(problems, fields, &r.description)
 }
 
+/// Checkpoint `n` (numbered from 1) of a log with checkpoints, or a
+/// located problem. Any number is one: a checkpoint past the run's end
+/// reads "never".
+pub(super) fn find_checkpoint(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+) -> Option<u64> {
+    let Some(log) = &scenario.log else {
+        problems.error_help(
+            Some(n.span()),
+            "[expect.checkpoint] needs [log]",
+            "no log",
+            "checkpoints commit a log's positions; add [log]",
+        );
+        return None;
+    };
+    if log.checkpoint_interval.is_none() {
+        problems.error_help(
+            Some(n.span()),
+            "this log takes no checkpoints (at_most_once)",
+            "no checkpoints",
+            "at_most_once commits each position as its delivery starts; remove [expect.checkpoint]",
+        );
+        return None;
+    }
+    match n.get_ref().parse::<u64>() {
+        Ok(k) if k >= 1 => Some(k),
+        _ => {
+            problems.error_help(
+                Some(n.span()),
+                format!("no checkpoint \"{}\"", n.get_ref()),
+                "not a checkpoint",
+                "checkpoints are numbered from 1: checkpoint K is the one at K x checkpoint_interval",
+            );
+            None
+        }
+    }
+}
+
+/// `[expect.checkpoint.K]`: its status (section 28.7).
+fn checkpoint_expectations(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+    c: &file::ExpectCheckpoint,
+) -> Vec<Expectation> {
+    let Some(k) = find_checkpoint(problems, scenario, n) else {
+        return Vec::new();
+    };
+    let fields = [(&c.status, CheckpointField::Status)];
+    let fields = fields.map(|(v, f)| {
+        (
+            v,
+            Target::Checkpoint(k, f),
+            Kind::CheckpointStatus,
+            f.name(),
+        )
+    });
+    table_expectations(problems, fields, &c.description)
+}
+
 /// `[expect.alarm."NAME"]`: each field written, against that alarm.
 fn alarm_expectations(
     problems: &mut Problems,
@@ -415,6 +482,17 @@ fn event_expectation(
             format!("event kind \"{}\" happens only in a log run", kind.as_str()),
             "no [log]",
             "restarts, resumes, abandoned deliveries, cancelled retries and skipped records are a partitioned log's ([log] and [[restart]])",
+        );
+        return None;
+    }
+    if kind == EventKind::CheckpointCompleted
+        && scenario.log.as_ref().is_some_and(|l| !l.checkpoint_events)
+    {
+        problems.error_help(
+            Some(ev.kind.span()),
+            "this file writes no checkpoint_completed transitions",
+            "never written",
+            "set [log] checkpoint_events = true (completed checkpoints are written only then, or with [[checkpoint_failure]])",
         );
         return None;
     }
@@ -524,6 +602,7 @@ fn kind_hint(kind: Kind) -> &'static str {
             "one of \"acked\", \"quarantined\", \"expired\", \"purged\", \"waiting\", \"ready\", \"in_flight\""
         }
         Kind::Stop => "one of \"drained\", \"max_time\", \"max_events\"",
+        Kind::CheckpointStatus => "one of \"completed\", \"failed\", \"aborted\", \"never\"",
         Kind::Bool => "true or false",
         Kind::TimeOrNever => "a duration such as \"20s\", or \"never\"",
     }
@@ -574,6 +653,7 @@ fn comparison(
                     Kind::Text
                         | Kind::State
                         | Kind::Stop
+                        | Kind::CheckpointStatus
                         | Kind::Bool
                         | Kind::Ints
                         | Kind::IntsOrNever
@@ -736,18 +816,25 @@ fn scalar(
                 None => wrong(problems),
             }
         }
-        (Kind::State | Kind::Stop, toml::Value::String(s)) => {
+        (Kind::CheckpointStatus, toml::Value::String(s)) if s == "never" => Some(Value::Never),
+        (Kind::State | Kind::Stop | Kind::CheckpointStatus, toml::Value::String(s)) => {
             let names: Vec<&str> = match kind {
                 Kind::State => State::ALL.iter().map(|s| s.as_str()).collect(),
+                Kind::CheckpointStatus => {
+                    let mut names: Vec<&str> =
+                        CheckpointStatus::ALL.iter().map(|s| s.as_str()).collect();
+                    names.push("never");
+                    names
+                }
                 _ => StoppedBy::ALL.iter().map(|s| s.as_str()).collect(),
             };
             if names.contains(&s.as_str()) {
                 Some(Value::Text(s.clone()))
             } else {
-                let what = if kind == Kind::State {
-                    "state"
-                } else {
-                    "stop reason"
+                let what = match kind {
+                    Kind::State => "state",
+                    Kind::CheckpointStatus => "checkpoint status",
+                    _ => "stop reason",
                 };
                 let help = did_you_mean(s, names)
                     .map(|c| format!("did you mean \"{c}\"?"))

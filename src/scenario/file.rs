@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 20] = [
+pub const TABLES: [&str; 21] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -28,6 +28,7 @@ pub const TABLES: [&str; 20] = [
     "coordinator",
     "log",
     "restart",
+    "checkpoint_failure",
     "limits",
     "sweep",
     "question",
@@ -92,6 +93,10 @@ pub struct File {
     /// Restarts of the log's consumer, in time order.
     #[schemars(with = "Vec<RestartTable>")]
     pub restart: Vec<S<RestartTable>>,
+    #[serde(default)]
+    /// Log checkpoints that fail: a window of time, or checkpoint numbers.
+    #[schemars(with = "Vec<CheckpointFailureTable>")]
+    pub checkpoint_failure: Vec<S<CheckpointFailureTable>>,
     #[serde(default)]
     /// Questions a report asks before revealing the answer, computed from the run.
     #[schemars(with = "Vec<super::questions::QuestionTable>")]
@@ -268,6 +273,33 @@ pub struct LogTable {
     /// A record not done when a restart comes keeps its receive count
     /// (default false: a fresh attempt).
     pub carry_attempts: Option<bool>,
+    /// Every completed checkpoint is a transition (default false; on with
+    /// [[checkpoint_failure]]).
+    pub checkpoint_events: Option<bool>,
+}
+
+/// `[[checkpoint_failure]]`: checkpoints that commit nothing.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointFailureTable {
+    /// With `duration`: every checkpoint instant in [from, from + duration) fails.
+    #[schemars(with = "Option<Duration>")]
+    pub from: Option<S<Duration>>,
+    #[schemars(with = "Option<Duration>")]
+    pub duration: Option<S<Duration>>,
+    /// Instead of a window: the checkpoints that fail, numbered from 1.
+    #[schemars(with = "Option<Vec<i64>>")]
+    pub numbers: Option<S<Vec<i64>>>,
+    /// failed (default) | aborted: a label; both commit nothing.
+    #[schemars(with = "Option<CheckpointStatusName>")]
+    pub status: Option<S<CheckpointStatusName>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointStatusName {
+    Failed,
+    Aborted,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

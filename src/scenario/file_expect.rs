@@ -83,6 +83,9 @@ macro_rules! define_expect {
             #[schemars(with = "BTreeMap<String, ExpectRestart>")]
             pub restart: BTreeMap<S<String>, S<ExpectRestart>>,
             #[serde(default)]
+            #[schemars(with = "BTreeMap<String, ExpectCheckpoint>")]
+            pub checkpoint: BTreeMap<S<String>, S<ExpectCheckpoint>>,
+            #[serde(default)]
             #[schemars(with = "Vec<ExpectEvent>")]
             pub event: Vec<S<ExpectEvent>>,
         }
@@ -238,6 +241,17 @@ pub struct ExpectRestart {
     /// Where its replays jumped back (replay_until), or "never".
     #[schemars(with = "Option<ReplayedSchema>")]
     pub replayed_until: CheckValue,
+}
+
+/// `[expect.checkpoint.K]`: the log's K-th checkpoint (at K x interval),
+/// numbered from 1 (section 28.7).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectCheckpoint {
+    pub description: Option<String>,
+    /// "completed", "failed", "aborted", or "never" (the run ended before it).
+    #[schemars(with = "Option<String>")]
+    pub status: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

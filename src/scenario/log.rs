@@ -92,6 +92,8 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
         previous = Some(restart.at);
         restarts.push(restart);
     }
+    let checkpoint_failures = checkpoint_failures(problems, raw, checkpoint_interval, guarantee);
+    let checkpoint_events = t.checkpoint_events.unwrap_or(false) || !checkpoint_failures.is_empty();
     Some(Log {
         partitions,
         guarantee,
@@ -99,7 +101,101 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
         service_time: t.service_time.as_ref().map_or(0, |s| s.get_ref().0),
         restarts,
         carry_attempts: t.carry_attempts.unwrap_or(false),
+        checkpoint_failures,
+        checkpoint_events,
     })
+}
+
+/// `[[checkpoint_failure]]` (section 28.7): each a window (`from` and
+/// `duration`) or checkpoint `numbers`, with a status; at most
+/// [`MAX_CHECKPOINT_FAILURES`] entries, only with a checkpoint interval.
+fn checkpoint_failures(
+    problems: &mut Problems,
+    raw: &file::File,
+    interval: Option<Millis>,
+    guarantee: Guarantee,
+) -> CheckpointFailures {
+    let Some(first) = raw.checkpoint_failure.first() else {
+        return CheckpointFailures::default();
+    };
+    let Some(interval) = interval else {
+        if guarantee == Guarantee::AtMostOnce {
+            problems.error_help(
+                Some(first.span()),
+                "[[checkpoint_failure]] does not apply with guarantee = \"at_most_once\"",
+                "no checkpoints under at_most_once",
+                "at_most_once commits a record's position when its first delivery starts; remove [[checkpoint_failure]]",
+            );
+        }
+        return CheckpointFailures::default();
+    };
+    if raw.checkpoint_failure.len() > MAX_CHECKPOINT_FAILURES {
+        problems.error(
+            raw.checkpoint_failure[MAX_CHECKPOINT_FAILURES].span(),
+            format!("a file has at most {MAX_CHECKPOINT_FAILURES} checkpoint failures"),
+            "one too many",
+        );
+    }
+    let mut entries = Vec::new();
+    for entry in raw.checkpoint_failure.iter().take(MAX_CHECKPOINT_FAILURES) {
+        let f = entry.get_ref();
+        let status = match f.status.as_ref().map(|s| *s.get_ref()) {
+            None | Some(file::CheckpointStatusName::Failed) => CheckpointStatus::Failed,
+            Some(file::CheckpointStatusName::Aborted) => CheckpointStatus::Aborted,
+        };
+        match (&f.from, &f.duration, &f.numbers) {
+            (Some(from), Some(duration), None) => {
+                let (from, length) = (from.get_ref().0, duration.get_ref().0);
+                if length == 0 {
+                    problems.error_help(
+                        Some(duration.span()),
+                        "a checkpoint failure's `duration` must be at least 1ms",
+                        "0s",
+                        "the window is [from, from + duration): e.g. duration = \"2m\"",
+                    );
+                    continue;
+                }
+                // The checkpoint numbers k >= 1 with k x interval in the window.
+                let first = from.div_ceil(interval).max(1);
+                let last = from.saturating_add(length).div_ceil(interval) - 1;
+                entries.push((first, last, status));
+            }
+            (None, None, Some(numbers)) => {
+                let list = numbers.get_ref();
+                if list.is_empty() || list.len() > MAX_CHECKPOINT_NUMBERS {
+                    problems.error_help(
+                        Some(numbers.span()),
+                        format!(
+                            "`numbers` lists 1 to {MAX_CHECKPOINT_NUMBERS} checkpoints, not {}",
+                            list.len()
+                        ),
+                        "how many checkpoints",
+                        "list the failing checkpoints by number, from 1: e.g. numbers = [2, 3]",
+                    );
+                    continue;
+                }
+                if list.iter().any(|&k| k < 1) {
+                    problems.error_help(
+                        Some(numbers.span()),
+                        "checkpoints are numbered from 1",
+                        "below 1",
+                        "checkpoint k is the one at k x checkpoint_interval: e.g. numbers = [2, 3]",
+                    );
+                    continue;
+                }
+                entries.extend(list.iter().map(|&k| (k as u64, k as u64, status)));
+            }
+            _ => {
+                problems.error_help(
+                    Some(entry.span()),
+                    "a checkpoint failure is `from` with `duration`, or `numbers`",
+                    "which checkpoints fail?",
+                    "write from = \"2m\", duration = \"2m\" (every checkpoint in that window), or numbers = [2, 3]",
+                );
+            }
+        }
+    }
+    CheckpointFailures::new(&entries)
 }
 
 /// A restart as the model has it. A problem is recorded where it is
@@ -317,6 +413,14 @@ fn without_log(problems: &mut Problems, raw: &file::File) {
             "[[restart]] needs [log]",
             "a restart without a log",
             "restarts resume a log's consumer from an offset; add [log] with its checkpoint_interval",
+        );
+    }
+    if let Some(c) = raw.checkpoint_failure.first() {
+        problems.error_help(
+            Some(c.span()),
+            "[[checkpoint_failure]] needs [log]",
+            "a checkpoint failure without a log",
+            "checkpoints commit a log's positions; add [log] with its checkpoint_interval",
         );
     }
     let messages = raw

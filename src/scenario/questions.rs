@@ -111,7 +111,8 @@ pub(crate) fn read_questions<T>(
 
 /// The forms an answer can take, for help texts.
 const FORMS: &str = "a measure such as `effects`, or `message.ID.FIELD`, `kind.NAME.FIELD`, \
-    `alarm.NAME.FIELD`, `sink.NAME.FIELD`, `partition.N.FIELD`, `restart.N.FIELD`";
+    `alarm.NAME.FIELD`, `sink.NAME.FIELD`, `partition.N.FIELD`, `restart.N.FIELD`, \
+    `checkpoint.K.status`, `message.ID.envelope.FIELD`";
 
 /// The value an answer names, or a located problem.
 fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Option<Target> {
@@ -144,6 +145,29 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
     };
     let name = S::new(span.clone(), name.trim_matches('"').to_string());
     match table {
+        "message"
+            if scenario.find_message(name.get_ref()).is_none()
+                && name.get_ref().ends_with(".envelope") =>
+        {
+            // `message.ID.envelope.FIELD` (section 28.2).
+            let f = named_field(
+                problems,
+                &span,
+                &crate::model::EnvelopeField::ALL,
+                crate::model::EnvelopeField::name,
+                field,
+                "envelope",
+            )?;
+            let id = S::new(
+                span.clone(),
+                name.get_ref().trim_end_matches(".envelope").to_string(),
+            );
+            let m = scenario.find_message(id.get_ref());
+            if m.is_none() {
+                unknown_message(problems, scenario, &id);
+            }
+            Some(Target::Envelope(m?, f))
+        }
         "message" => {
             let f = named_field(
                 problems,
@@ -216,8 +240,28 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
             let r = super::expect::find_restart(problems, scenario, &name)?;
             Some(Target::Restart(r, f))
         }
+        "checkpoint" => {
+            let f = named_field(
+                problems,
+                &span,
+                &crate::model::CheckpointField::ALL,
+                crate::model::CheckpointField::name,
+                field,
+                "checkpoint",
+            )?;
+            let k = super::expect::find_checkpoint(problems, scenario, &name)?;
+            Some(Target::Checkpoint(k, f))
+        }
         other => {
-            let tables = ["message", "kind", "alarm", "sink", "partition", "restart"];
+            let tables = [
+                "message",
+                "kind",
+                "alarm",
+                "sink",
+                "partition",
+                "restart",
+                "checkpoint",
+            ];
             let help = match did_you_mean(other, tables) {
                 Some(c) => format!("did you mean `{c}.{rest}`?"),
                 None => format!("an answer is {FORMS}"),

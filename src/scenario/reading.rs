@@ -339,6 +339,9 @@ fn piecewise<'i>(
             "downstream" => piece::<DownstreamTable>(source, v, reading),
             "log" => piece::<LogTable>(source, v, reading),
             "restart" => pieces::<RestartTable>(source, v, reading, Named::Not),
+            "checkpoint_failure" => {
+                pieces::<CheckpointFailureTable>(source, v, reading, Named::Not)
+            }
             "alarm" => pieces::<super::alarms::AlarmTable>(source, v, reading, Named::By("name")),
             "sink" => pieces::<SinkTable>(source, v, reading, Named::By("name")),
             "write" => piece::<WriteTable>(source, v, reading),

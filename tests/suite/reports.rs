@@ -115,11 +115,20 @@ fn the_flow_counts_match_the_transitions() {
         };
         assert_eq!(doc["flow"]["retries"], count("retry_scheduled"), "{name}");
         assert_eq!(doc["flow"]["redriven"], count("redriven"), "{name}");
-        assert_eq!(doc["flow"]["acked"], count("acked"), "{name}");
+        // A log record processed again after a restart acks again: the
+        // message counts once, each of its acks is a transition.
+        if doc["totals"]["reprocessed"].as_u64().unwrap_or(0) > 0 {
+            assert!(
+                doc["flow"]["acked"].as_u64().unwrap() <= count("acked"),
+                "{name}"
+            );
+        } else {
+            assert_eq!(doc["flow"]["acked"], count("acked"), "{name}");
+        }
         checked += 1;
     }
     // The bundled scenarios of at most 10,000 messages.
-    assert_eq!(checked, 41);
+    assert_eq!(checked, 42);
     let _ = std::fs::remove_dir_all(&d);
 }
 

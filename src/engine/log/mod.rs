@@ -22,8 +22,9 @@ use super::Engine;
 mod restart;
 mod samples;
 
-use super::Record;
 use super::schedule::Due;
+use super::{Detail, Record};
+use crate::model::EventKind;
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
@@ -113,9 +114,12 @@ pub struct LogOutcome {
     /// Per partition: its end offset and committed position.
     pub partitions: Vec<(u64, u64)>,
     pub restarts: Vec<RestartRecord>,
-    /// Checkpoints taken, and the time of the last.
+    /// Checkpoints completed, and the time of the last (section 28.7).
     pub checkpoints: u64,
     pub last_checkpoint: Option<Millis>,
+    /// Checkpoints failed or aborted (`[[checkpoint_failure]]`): numbers
+    /// 1 to `checkpoints + checkpoints_failed` were taken.
+    pub checkpoints_failed: u64,
     /// Each message's partition: its latest record's, or for a message
     /// never appended its own key's. At most `MAX_PARTITIONS` (1,024), so
     /// two bytes a message.
@@ -125,6 +129,15 @@ pub struct LogOutcome {
     /// The lag and the first partitions' positions and ends, sampled over
     /// the run (the last sample at its end).
     pub samples: Vec<OffsetSample>,
+}
+
+impl LogOutcome {
+    /// Checkpoint `k`'s status (section 28.7); none when the run ended
+    /// before it.
+    pub fn checkpoint_status(&self, log: &Log, k: u64) -> Option<crate::model::CheckpointStatus> {
+        let taken = self.checkpoints + self.checkpoints_failed;
+        (k >= 1 && k <= taken).then(|| log.checkpoint_failures.status(k))
+    }
 }
 
 /// The sink writes of exactly-once: the records done since the last
@@ -149,8 +162,11 @@ pub(super) struct LogState {
     moved: Vec<u32>,
     /// The next checkpoint instant not yet taken.
     next_checkpoint: Millis,
+    /// Checkpoints completed, and the last one's time; checkpoints
+    /// failed (section 28.7).
     checkpoints: u64,
     last_checkpoint: Option<Millis>,
+    checkpoints_failed: u64,
     /// Positions to keep for stale resumes: (instant, restart index),
     /// in time order, and the next one to take.
     wanted: Vec<(Millis, usize)>,
@@ -197,8 +213,8 @@ impl LogState {
                 && let Some(t) = restart.at.checked_sub(age)
             {
                 let instant = match interval {
-                    // The checkpoint at or before t (k >= 1).
-                    Some(i) => t / i * i,
+                    // The completed checkpoint at or before t (k >= 1).
+                    Some(i) => log.checkpoint_failures.completed_at_or_before(t / i) * i,
                     None => t,
                 };
                 if interval.is_none() || instant > 0 {
@@ -247,6 +263,7 @@ impl LogState {
             next_checkpoint: interval.unwrap_or(Millis::MAX),
             checkpoints: 0,
             last_checkpoint: None,
+            checkpoints_failed: 0,
             wanted,
             next_wanted: 0,
             kept: vec![None; log.restarts.len()],
@@ -687,22 +704,37 @@ impl Engine<'_> {
     /// checkpoint or a position for a stale resume is due before `t`.
     #[inline(never)]
     fn log_instants_taken(&mut self, t: Millis) {
+        let spec = self.scenario.log.as_ref().expect("a log run");
         let log = self.source.log.as_deref_mut().expect("a log run");
         if let Some(interval) = log.interval
             && log.next_checkpoint < t
         {
-            let last = (t - 1) / interval * interval;
-            log.checkpoints += (last - log.next_checkpoint) / interval + 1;
-            log.last_checkpoint = Some(last);
-            log.next_checkpoint = last.saturating_add(interval);
-            // Only the partitions whose position moved: a checkpoint costs
-            // what changed, not every partition, however short the interval.
-            for p in log.moved.drain(..) {
-                let part = &mut log.parts[p as usize];
-                part.committed = part.position;
-                part.dirty = false;
+            // Checkpoints `first` to `last` by number: the positions are
+            // the same at each; those that fail commit nothing (28.7).
+            let (first, last) = (log.next_checkpoint / interval, (t - 1) / interval);
+            let failures = &spec.checkpoint_failures;
+            let failed: u64 = (failures.failed_between(first, last))
+                .map(|(a, b, _)| b - a + 1)
+                .sum();
+            log.checkpoints += last - first + 1 - failed;
+            log.checkpoints_failed += failed;
+            log.next_checkpoint = last.saturating_add(1).saturating_mul(interval);
+            let completed = failures.completed_at_or_before(last);
+            if completed >= first {
+                log.last_checkpoint = Some(completed * interval);
+                // Only the partitions whose position moved: a checkpoint
+                // costs what changed, not every partition, however short
+                // the interval.
+                for p in log.moved.drain(..) {
+                    let part = &mut log.parts[p as usize];
+                    part.committed = part.position;
+                    part.dirty = false;
+                }
+                self.commit_writes(false);
             }
-            self.commit_writes(false);
+            if spec.checkpoint_events {
+                self.checkpoint_transitions(first, last, interval);
+            }
         }
         let log = self.source.log.as_deref_mut().expect("a log run");
         while let Some(&(instant, r)) = log.wanted.get(log.next_wanted) {
@@ -712,6 +744,54 @@ impl Engine<'_> {
             log.next_wanted += 1;
             log.kept[r] = Some(log.parts.iter().map(|p| p.committed).collect());
         }
+    }
+
+    /// The transitions of checkpoints `first` to `last` (section 28.13),
+    /// each at its own instant: failed ones, and completed ones (a file
+    /// that writes them). Past what the transcript keeps they are counted
+    /// in bulk, unless an event expectation watches their kind.
+    #[cold]
+    fn checkpoint_transitions(&mut self, first: u64, last: u64, interval: Millis) {
+        let spec = self.scenario.log.as_ref().expect("a log run");
+        let log = self.source.log.as_deref().expect("a log run");
+        let (partitions, position) = (log.parts.len() as u32, log.parts[0].committed);
+        let mut k = first;
+        let failed = spec.checkpoint_failures.failed_between(first, last);
+        let mut segments: Vec<(u64, u64, Option<crate::model::CheckpointStatus>)> = Vec::new();
+        for (a, b, status) in failed {
+            if k < a {
+                segments.push((k, a - 1, None));
+            }
+            segments.push((a, b, Some(status)));
+            k = b + 1;
+        }
+        if k <= last {
+            segments.push((k, last, None));
+        }
+        for (a, b, status) in segments {
+            let kind = match status {
+                None => EventKind::CheckpointCompleted,
+                Some(_) => EventKind::CheckpointFailed,
+            };
+            for number in a..=b {
+                let recording = &mut self.observers.recording;
+                if !recording.keeps_each(kind) {
+                    recording.dropped_in_bulk(b - number + 1);
+                    break;
+                }
+                let detail = match status {
+                    None => Detail::CheckpointCompleted {
+                        number,
+                        partitions,
+                        position,
+                    },
+                    Some(status) => Detail::CheckpointFailed { number, status },
+                };
+                let at = number.saturating_mul(interval);
+                recording.transition(at, None, detail, &self.messages);
+            }
+        }
+        self.observers.recording.gap_out_of_order = true;
     }
 
     /// The source cycle drained: its drain time is its last delivery's
@@ -728,6 +808,13 @@ impl Engine<'_> {
         self.log_instants_before(end.saturating_add(1));
         self.commit_writes(true);
         self.measures.totals.attempts_carried = self.log_mut().carried.len() as u64;
+        let log = self.log_mut();
+        let (completed, failed, last) =
+            (log.checkpoints, log.checkpoints_failed, log.last_checkpoint);
+        let totals = &mut self.measures.totals;
+        totals.checkpoints_completed = completed;
+        totals.checkpoints_failed = failed;
+        totals.last_checkpoint_at = last.unwrap_or(crate::model::NO_TIME);
         self.log_mut().sample(end, true);
     }
 
@@ -739,6 +826,7 @@ impl Engine<'_> {
             restarts: std::mem::take(&mut log.restart_records),
             checkpoints: log.checkpoints,
             last_checkpoint: log.last_checkpoint,
+            checkpoints_failed: log.checkpoints_failed,
             partition_of: std::mem::take(&mut log.partition_of),
             drain_time: log.drain_time.unwrap_or(last_delivery),
             samples: std::mem::take(&mut log.samples.taken),

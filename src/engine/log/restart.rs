@@ -127,9 +127,16 @@ impl Engine<'_> {
             (_, Guarantee::AtMostOnce) => None,
             (Resume::Committed, _) => self.log_mut().last_checkpoint,
             (Resume::Stale(age), _) => {
+                // The latest completed checkpoint at or before `at - age`.
                 let interval = self.log_mut().interval.unwrap_or(1);
+                let failures = &self
+                    .scenario
+                    .log
+                    .as_ref()
+                    .expect("a log run")
+                    .checkpoint_failures;
                 now.checked_sub(age)
-                    .map(|t| t / interval * interval)
+                    .map(|t| failures.completed_at_or_before(t / interval) * interval)
                     .filter(|&c| c > 0)
             }
             (Resume::Earliest | Resume::Latest | Resume::Offsets, _) => None,

@@ -162,6 +162,7 @@ pub(super) const BASE_OP: &str =
     "[[operator]]\nwait = \"30s\"\nrepair = true\naction = \"redrive_all\"\n";
 
 mod alarms;
+mod checkpoints;
 mod decisions;
 mod delivery;
 mod downstream;
