@@ -59,6 +59,13 @@ pub(super) struct Consumer {
     /// Per message, when its cycle's first delivery started; only with
     /// `max_elapsed` (section 28.3).
     pub(super) cycle_starts: Vec<Millis>,
+    /// Per message, its first delivery ever when that came after its
+    /// arrival (0: at its arrival), for the dead-letter envelope's
+    /// `first_delivery` (decision 10.12). Only in runs where a message can
+    /// wait before its first delivery (workers, ordering, MaxAckPending,
+    /// a log's busy or stopped partition); written only for those that
+    /// did, so untouched pages cost no memory.
+    pub(super) first_deliveries: Vec<Millis>,
     /// The `max_elapsed` quarantine in hand: the retry's due time and the
     /// cycle's start, for its transition.
     pub(super) over_elapsed: Option<(Millis, Millis)>,
@@ -86,6 +93,8 @@ impl Consumer {
         );
         let per_message = |wanted: bool| pages::zeroed(if wanted { count as usize } else { 0 });
         let ack_pending = AckPending::new(scenario);
+        let first_deliveries =
+            per_message(waits || ack_pending.is_some() || scenario.log.is_some());
         Consumer {
             ready: ReadySet::new(scenario),
             queue_waits: per_message(waits || ack_pending.is_some()),
@@ -103,6 +112,7 @@ impl Consumer {
             },
             prev_delays: per_message(decorrelated),
             cycle_starts: per_message(scenario.delivery.max_elapsed.is_some()),
+            first_deliveries,
             over_elapsed: None,
             with_receipts: scenario.guarantees.extended || scenario.write.is_some(),
             receipts: Receipts::new(scenario),
@@ -120,6 +130,9 @@ impl Engine<'_> {
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
         self.cycle_starts(m, cycle_receives);
+        if total_receives == 1 && !self.consumer.first_deliveries.is_empty() {
+            self.first_delivery_waited(m);
+        }
         let record = self.source.record_of(m);
         self.record(
             Some(m),
@@ -599,6 +612,15 @@ impl Engine<'_> {
         }
     }
 
+    /// `m`'s first delivery ever starts now: kept when it waited.
+    #[cold]
+    fn first_delivery_waited(&mut self, m: MessageIndex) {
+        let now = self.core.clock.now;
+        if now > self.source.draws.arrival(self.scenario, m) {
+            self.consumer.first_deliveries[m as usize] = now;
+        }
+    }
+
     /// `m`'s cycle began now when this is its first delivery (`max_elapsed`
     /// budgets count from there).
     #[inline(always)]
@@ -635,6 +657,13 @@ impl Engine<'_> {
         // partition moves past it.
         if let Some(record) = self.source.record_of(m) {
             self.operator.dead_letters.records.insert(m, record);
+            // A producer's duplicate has its own event time (28.6).
+            let appended = self.duplicate_appended_at(record);
+            let letters = &mut self.operator.dead_letters;
+            match appended {
+                Some(at) => letters.event_times.insert(m, at),
+                None => letters.event_times.remove(&m),
+            };
         }
         if self.scenario.delivery.max_elapsed.is_some() {
             match elapsed {

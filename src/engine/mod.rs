@@ -510,6 +510,7 @@ impl<'s> Engine<'s> {
             census,
             draws: self.source.draws,
             queue_waits: self.consumer.queue_waits,
+            first_deliveries: self.consumer.first_deliveries,
             retries: self.measures.retries,
             arrived: self.core.schedule.arrived(),
             alarms: self.alarms.records,

@@ -61,6 +61,9 @@ pub struct Outcome {
     /// Each message's time ready but not taken, summed over its
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,
+    /// Per message, its first delivery ever when it came after its arrival
+    /// (0: at its arrival; empty where none can wait).
+    pub first_deliveries: Vec<Millis>,
     /// Per sink (file order, or the default counter): its value, visible
     /// duplicates, missing intents and most writes of one intent (in the
     /// order of [`SinkField::ALL`]).
@@ -238,8 +241,11 @@ impl Outcome {
         match field {
             F::Partition => int(record.map(|r| u64::from(r.partition))),
             F::Offset => int(record.map(|r| r.offset)),
-            F::EventTime | F::FirstDelivery => self
-                .arrived_at(scenario, m)
+            F::EventTime => self
+                .event_time(scenario, m)
+                .map_or(Value::Never, Value::Time),
+            F::FirstDelivery => self
+                .first_delivery(scenario, m)
                 .map_or(Value::Never, Value::Time),
             F::QuarantinedAt => state
                 .last_quarantined_at()
@@ -254,6 +260,25 @@ impl Outcome {
             F::CycleReceives => int(Some(u64::from(state.cycle_receives))),
             F::TotalReceives => int(Some(u64::from(state.total_receives))),
             F::DeadLetterCause => text(self.dead_letter_cause(scenario, m)),
+        }
+    }
+
+    /// When message `m` was first delivered (decision 10.12): its arrival
+    /// unless it waited.
+    pub fn first_delivery(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
+        match self.first_deliveries.get(m as usize) {
+            Some(&t) if t > 0 => Some(t),
+            _ => self.arrived_at(scenario, m),
+        }
+    }
+
+    /// The event time of message `m`'s dead-letter envelope (section
+    /// 28.2): its record's append time, the message's first arrival unless
+    /// it was dead-lettered from a producer's duplicate (28.6).
+    pub fn event_time(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
+        match self.dead_letters.event_times.get(&m) {
+            Some(&t) => Some(t),
+            None => self.arrived_at(scenario, m),
         }
     }
 
@@ -423,6 +448,9 @@ pub struct DeadLetters {
     /// With `archive_after`: the messages copied to the archive at least
     /// once.
     pub archived: std::collections::BTreeSet<MessageIndex>,
+    /// The messages dead-lettered from a producer's duplicate record
+    /// (section 28.6): its own append time, the envelope's event time.
+    pub event_times: std::collections::BTreeMap<MessageIndex, Millis>,
 }
 
 /// The measures read from every message at the end: the messages still

@@ -39,6 +39,9 @@ pub(super) enum Due {
     /// The source's own event (a log's restart, or its resume when
     /// `resume`), after every other entry of its instant.
     Source { resume: bool },
+    /// A log's producer appends `message` again, its last append's
+    /// acknowledgement lost (section 28.6).
+    Append { message: MessageIndex },
 }
 
 /// A scheduled entry: (time, sequence, what), ordered by time then
@@ -70,6 +73,7 @@ const FAILED: u64 = 3;
 const END_OF: u64 = 4;
 const VISIBLE: u64 = 5;
 const SOURCE: u64 = 6;
+const APPEND: u64 = 7;
 
 /// The high bit of a source event's sequence: it comes after every other
 /// entry of its instant, those scheduled during the instant included.
@@ -94,6 +98,7 @@ fn unpack(what: u64, sequence: u64) -> Due {
             return Due::Ready { message, sequence };
         }
         END_OF => return Due::EndOf { slot: message },
+        APPEND => return Due::Append { message },
         SOURCE => {
             return Due::Source {
                 resume: message == 1,
@@ -233,6 +238,11 @@ impl Schedule {
         finish: Finish,
     ) {
         self.schedule(now, at, pack(message, Some(finish)), true);
+    }
+
+    /// The producer appends `message` again at `at` (section 28.6).
+    pub(super) fn schedule_append(&mut self, now: Millis, at: Millis, message: MessageIndex) {
+        self.schedule(now, at, message as u64 | APPEND << 32, true);
     }
 
     /// A delivery with a receipt (record `slot`) ends at `at`.

@@ -358,6 +358,7 @@ impl Engine<'_> {
                 self.end_of_receipt(slot);
             }
             Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
+            Some(Due::Append { message }) => self.append_again(message),
             None => self.inspect(),
         }
         self.take_ready();

@@ -14,7 +14,7 @@ pub struct Transition {
 }
 
 /// A record of a partitioned log: its partition and offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Record {
     pub partition: u32,
     pub offset: u64,
@@ -213,6 +213,12 @@ pub enum Detail {
         partitions: u32,
         position: u64,
     },
+    /// The producer appended the message again, its last append's
+    /// acknowledgement lost (section 28.6): the duplicate `record`, or none
+    /// when the broker recognised the retry (idempotence).
+    AppendRetried {
+        record: Option<Record>,
+    },
     /// Checkpoint `number` failed or was aborted (section 28.7): nothing
     /// committed.
     CheckpointFailed {
@@ -226,9 +232,9 @@ impl Detail {
     /// restart of every partition names none).
     pub fn partition(&self) -> Option<u32> {
         match *self {
-            Detail::Delivered { record, .. } | Detail::Redriven { record, .. } => {
-                record.map(|r| r.partition)
-            }
+            Detail::Delivered { record, .. }
+            | Detail::Redriven { record, .. }
+            | Detail::AppendRetried { record } => record.map(|r| r.partition),
             Detail::DeliveryAbandoned { record, .. }
             | Detail::RetryCancelled { record, .. }
             | Detail::RecordSkipped { record } => Some(record.partition),
@@ -280,6 +286,7 @@ impl Detail {
             Detail::ReplayEnded { .. } => EventKind::ReplayEnded,
             Detail::CheckpointCompleted { .. } => EventKind::CheckpointCompleted,
             Detail::CheckpointFailed { .. } => EventKind::CheckpointFailed,
+            Detail::AppendRetried { .. } => EventKind::AppendRetried,
         }
     }
 }

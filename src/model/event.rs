@@ -84,6 +84,7 @@ define_event_kinds! {
     ReplayEnded "replay_ended" "a replay reached its replay_until: the partition goes on where it was before the restart";
     CheckpointCompleted "checkpoint_completed" "a log checkpoint committed every partition's position (written with checkpoint_events or [[checkpoint_failure]])";
     CheckpointFailed "checkpoint_failed" "a log checkpoint failed or was aborted: nothing committed";
+    AppendRetried "append_retried" "the producer appended the message again, its acknowledgement lost: a duplicate record, or deduplicated by the broker";
 }
 
 impl EventKind {
@@ -109,6 +110,7 @@ impl EventKind {
                 | EventKind::ReplayEnded
                 | EventKind::CheckpointCompleted
                 | EventKind::CheckpointFailed
+                | EventKind::AppendRetried
         )
     }
 

@@ -95,10 +95,33 @@ pub struct Log {
     pub carry_attempts: bool,
     /// The checkpoints that fail (section 28.7).
     pub checkpoint_failures: CheckpointFailures,
+    /// The producer that appends the records (section 28.6).
+    pub producer: Producer,
     /// Whether each completed checkpoint is a transition (section 28.13):
     /// `[log] checkpoint_events`, or a file with `[[checkpoint_failure]]`.
     pub checkpoint_events: bool,
 }
+
+/// `[producer]` (section 28.6): how an append whose acknowledgement was
+/// lost is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Producer {
+    /// The broker recognises a retry (producer id and sequence) and
+    /// appends nothing; false: each retry appends a duplicate record.
+    pub idempotence: bool,
+    pub retry_backoff: Millis,
+    /// Whether some message loses an append's acknowledgement: without
+    /// one the producer changes nothing.
+    pub retries: bool,
+    /// Whether the file writes `[producer]` or a `lose_append_ack` fault:
+    /// its measures are listed.
+    pub written: bool,
+}
+
+/// Kafka's `retry.backoff.ms` default.
+pub const DEFAULT_RETRY_BACKOFF: Millis = 100;
+/// The most appends of one message that may lose their acknowledgement.
+pub const MAX_LOST_APPEND_ACKS: u64 = 1000;
 
 /// How a checkpoint that commits nothing is labelled (section 28.7): both
 /// behave alike.

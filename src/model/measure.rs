@@ -43,6 +43,9 @@ pub enum Part {
     /// Section 28.7: listed for files with `[[checkpoint_failure]]` or
     /// `[log] checkpoint_events`.
     Checkpoint,
+    /// Section 28.6: listed for files with `[producer]` or a
+    /// `lose_append_ack` fault.
+    Producer,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -177,6 +180,10 @@ macro_rules! for_each_measure {
                 "log checkpoints that failed or were aborted: nothing committed";
             last_checkpoint_at LastCheckpointAt MaybeTime Checkpoint $crate::model::Story::Restarts,
                 "the last completed checkpoint's time, or never";
+            producer_retries ProducerRetries Count Producer $crate::model::Story::Ledger,
+                "appends the producer made again after losing their acknowledgement";
+            appended_duplicates AppendedDuplicates Count Producer $crate::model::Story::Ledger,
+                "duplicate records those retries appended (without idempotence)";
             outbox_dead_letters OutboxDeadLetters Count Write $crate::model::Story::Writes,
                 "outbox rows whose relay calls to a sink were all used up, per sink";
             lock_held LockHeld Time Write $crate::model::Story::Writes,
@@ -293,6 +300,7 @@ impl Total {
         let archive = scenario.archive_after.is_some();
         let store = !scenario.store_restarts.is_empty();
         let checkpoint = scenario.log.as_ref().is_some_and(|l| l.checkpoint_events);
+        let producer = scenario.log.as_ref().is_some_and(|l| l.producer.written);
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
@@ -303,6 +311,7 @@ impl Total {
             Part::Archive => archive,
             Part::Store => store,
             Part::Checkpoint => checkpoint,
+            Part::Producer => producer,
         })
     }
 }
@@ -380,6 +389,8 @@ mod tests {
                 Total::CheckpointsCompleted => totals.checkpoints_completed = i as u64 + 1,
                 Total::CheckpointsFailed => totals.checkpoints_failed = i as u64 + 1,
                 Total::LastCheckpointAt => totals.last_checkpoint_at = i as u64 + 1,
+                Total::ProducerRetries => totals.producer_retries = i as u64 + 1,
+                Total::AppendedDuplicates => totals.appended_duplicates = i as u64 + 1,
                 Total::OutboxDeadLetters => totals.outbox_dead_letters = i as u64 + 1,
                 Total::LockHeld => totals.lock_held = i as u64 + 1,
                 Total::MaxLock => totals.max_lock = i as u64 + 1,

@@ -32,10 +32,10 @@ pub use guarantee::{
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{
-    CheckpointFailures, CheckpointField, CheckpointStatus, Guarantee, Log, MAX_CHECKPOINT_FAILURES,
-    MAX_CHECKPOINT_NUMBERS, MAX_PARTITIONS, MAX_RESTARTS, MAX_STORE_RESTARTS, Murmur2,
-    PartitionField, Partitioner, Restart, RestartField, Resume, murmur2, own_partitions,
-    partition_of,
+    CheckpointFailures, CheckpointField, CheckpointStatus, DEFAULT_RETRY_BACKOFF, Guarantee, Log,
+    MAX_CHECKPOINT_FAILURES, MAX_CHECKPOINT_NUMBERS, MAX_LOST_APPEND_ACKS, MAX_PARTITIONS,
+    MAX_RESTARTS, MAX_STORE_RESTARTS, Murmur2, PartitionField, Partitioner, Producer, Restart,
+    RestartField, Resume, murmur2, own_partitions, partition_of,
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
@@ -240,6 +240,10 @@ pub struct MessageSpec {
     pub at: Millis,
     pub payload: Option<toml::Table>,
     pub faults: Faults,
+    /// With `[log]`: how many of its first appends lose their
+    /// acknowledgement (`lose_append_ack`, section 28.6): the producer's
+    /// retries, kept apart from the delivery faults.
+    pub lost_append_acks: u64,
     /// With `[log]`: the partition the file names (default: the key's).
     pub partition: Option<u32>,
     /// Carried into every envelope (section 28.2).
@@ -254,6 +258,9 @@ pub struct Traffic {
     pub arrival: Arrival,
     pub id_prefix: String,
     pub faults: Faults,
+    /// Every generated message's lost append acknowledgements (section
+    /// 28.6).
+    pub lost_append_acks: u64,
     /// `groups = N`: per-key groups `<id_prefix>g1` .. `<id_prefix>gN`.
     pub groups: Option<u64>,
     /// With `[log]`: the partition of every record of the block (default:
@@ -442,6 +449,17 @@ impl Scenario {
     }
 
     /// The generator that produced message `m`, with its 1-based number.
+    /// How many of message `m`'s first appends lose their acknowledgement
+    /// (section 28.6): its producer's retries.
+    pub fn lost_append_acks(&self, m: MessageIndex) -> u64 {
+        match self.messages.get(m as usize) {
+            Some(spec) => spec.lost_append_acks,
+            None => self
+                .generated(m)
+                .map_or(0, |(block, _)| block.lost_append_acks),
+        }
+    }
+
     pub fn generated(&self, m: MessageIndex) -> Option<(&Traffic, u64)> {
         if (m as usize) < self.messages.len() {
             return None;

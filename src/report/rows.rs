@@ -179,7 +179,7 @@ impl Serialize for Envelope<'_> {
         fields.serialize_field("cycle_receives", &state.cycle_receives)?;
         fields.serialize_field("total_receives", &state.total_receives)?;
         fields.serialize_field("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
-        fields.serialize_field("first_delivery", &outcome.arrived_at(scenario, m))?;
+        fields.serialize_field("first_delivery", &outcome.first_delivery(scenario, m))?;
         fields.serialize_field(
             "payload",
             &scenario.payload(m).map_or(Json::Null, |p| {
@@ -191,7 +191,7 @@ impl Serialize for Envelope<'_> {
         let record = outcome.dead_letters.records.get(&m);
         fields.serialize_field("partition", &record.map(|r| r.partition))?;
         fields.serialize_field("offset", &record.map(|r| r.offset))?;
-        fields.serialize_field("event_time", &outcome.arrived_at(scenario, m))?;
+        fields.serialize_field("event_time", &outcome.event_time(scenario, m))?;
         fields.serialize_field("schema_version", &scenario.schema_version(m))?;
         fields.serialize_field("dead_letter_cause", &outcome.dead_letter_cause(scenario, m))?;
         if scenario.guarantees.profile.is_rabbitmq() {

@@ -173,6 +173,14 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             out,
             "checkpoint {number} completed: the {partitions} partitions' positions committed (partition 0 at {position})"
         ),
+        Detail::AppendRetried { record: Some(record) } => {
+            out.write_str("append retried by the producer, its acknowledgement lost: a duplicate record (")?;
+            write_record(out, record)?;
+            out.write_str(")")
+        }
+        Detail::AppendRetried { record: None } => out.write_str(
+            "append retried by the producer, its acknowledgement lost: deduplicated by the broker (idempotence), nothing appended",
+        ),
         Detail::CheckpointFailed { number, status } => write!(
             out,
             "checkpoint {number} {}: nothing committed, the positions stay those of the last completed checkpoint",

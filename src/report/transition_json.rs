@@ -53,6 +53,7 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::ReplayEnded { .. } => 3,
         Detail::CheckpointCompleted { .. } => 3,
         Detail::CheckpointFailed { .. } => 2,
+        Detail::AppendRetried { .. } => 3,
     }
 }
 
@@ -157,6 +158,11 @@ impl Serialize for TransitionJson<'_> {
                 fields.serialize_field("number", &number)?;
                 fields.serialize_field("partitions", &partitions)?;
                 fields.serialize_field("position", &position)?;
+            }
+            Detail::AppendRetried { record } => {
+                fields.serialize_field("partition", &record.map(|r| r.partition))?;
+                fields.serialize_field("offset", &record.map(|r| r.offset))?;
+                fields.serialize_field("duplicate", &record.is_some())?;
             }
             Detail::CheckpointFailed { number, status } => {
                 fields.serialize_field("number", &number)?;

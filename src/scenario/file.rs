@@ -11,7 +11,7 @@ use crate::duration::Duration;
 pub type S<T> = Spanned<T>;
 
 /// The top-level keys of a scenario file, as in [`File`].
-pub const TABLES: [&str; 21] = [
+pub const TABLES: [&str; 22] = [
     "scenario",
     "delivery",
     "quarantine",
@@ -29,6 +29,7 @@ pub const TABLES: [&str; 21] = [
     "log",
     "restart",
     "checkpoint_failure",
+    "producer",
     "limits",
     "sweep",
     "question",
@@ -93,6 +94,9 @@ pub struct File {
     /// Restarts of the log's consumer, in time order.
     #[schemars(with = "Vec<RestartTable>")]
     pub restart: Vec<S<RestartTable>>,
+    /// With [log]: the producer that appends the records, and its retries.
+    #[schemars(with = "Option<ProducerTable>")]
+    pub producer: Option<S<ProducerTable>>,
     #[serde(default)]
     /// Log checkpoints that fail: a window of time, or checkpoint numbers.
     #[schemars(with = "Vec<CheckpointFailureTable>")]
@@ -276,6 +280,19 @@ pub struct LogTable {
     /// Every completed checkpoint is a transition (default false; on with
     /// [[checkpoint_failure]]).
     pub checkpoint_events: Option<bool>,
+}
+
+/// `[producer]`: how the log's producer retries an append whose
+/// acknowledgement was lost (section 28.6).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProducerTable {
+    /// true (default, Kafka 3.0 and later): the broker recognises a retry
+    /// and appends nothing; false: each retry appends a duplicate record.
+    pub idempotence: Option<bool>,
+    /// How long the producer waits before appending again (default "100ms").
+    #[schemars(with = "Option<Duration>")]
+    pub retry_backoff: Option<S<Duration>>,
 }
 
 /// `[[checkpoint_failure]]`: checkpoints that commit nothing.
@@ -540,6 +557,10 @@ pub struct Fault {
     /// The consumer is killed during the delivery: { first = N } or { until = "repair" }, with `at`.
     #[schemars(with = "Option<Selector>")]
     pub crash: Option<S<Selector>>,
+    /// With [log]: the message's first N appends lose their acknowledgement
+    /// and the producer appends again: { first = N }.
+    #[schemars(with = "Option<Selector>")]
+    pub lose_append_ack: Option<S<Selector>>,
     /// With `crash`: before_effect | after_effect | after_done.
     #[schemars(with = "Option<CrashAtName>")]
     pub at: Option<S<CrashAtName>>,

@@ -66,7 +66,8 @@ pub(super) fn fault_kinds(schema: &mut schemars::Schema) {
         json!([
             { "required": ["fail"], "not": { "required": ["at"] } },
             { "required": ["lose_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }, { "required": ["takes"] }, { "required": ["at"] }] } },
-            { "required": ["crash", "at"], "not": { "required": ["takes"] } }
+            { "required": ["crash", "at"], "not": { "required": ["takes"] } },
+            { "required": ["lose_append_ack"], "not": { "anyOf": [{ "required": ["reason"] }, { "required": ["class"] }, { "required": ["takes"] }, { "required": ["at"] }] } }
         ]),
     );
 }

@@ -92,6 +92,7 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
         previous = Some(restart.at);
         restarts.push(restart);
     }
+    let producer = producer(problems, raw);
     let checkpoint_failures = checkpoint_failures(problems, raw, checkpoint_interval, guarantee);
     let checkpoint_events = t.checkpoint_events.unwrap_or(false) || !checkpoint_failures.is_empty();
     Some(Log {
@@ -103,7 +104,49 @@ pub(super) fn log(problems: &mut Problems, raw: &file::File) -> Option<Log> {
         carry_attempts: t.carry_attempts.unwrap_or(false),
         checkpoint_failures,
         checkpoint_events,
+        producer,
     })
+}
+
+/// `[producer]` (section 28.6), and whether some message loses an
+/// append's acknowledgement.
+fn producer(problems: &mut Problems, raw: &file::File) -> Producer {
+    let table = raw.producer.as_ref().map(|p| p.get_ref());
+    let retry_backoff = match table.and_then(|t| t.retry_backoff.as_ref()) {
+        Some(b) if b.get_ref().0 == 0 => {
+            problems.error_help(
+                Some(b.span()),
+                "`retry_backoff` must be at least 1ms",
+                "0s",
+                "Kafka's retry.backoff.ms defaults to 100ms: e.g. retry_backoff = \"100ms\"",
+            );
+            DEFAULT_RETRY_BACKOFF
+        }
+        Some(b) => b.get_ref().0,
+        None => DEFAULT_RETRY_BACKOFF,
+    };
+    let retries = lose_append_acks(raw).next().is_some();
+    Producer {
+        idempotence: table.and_then(|t| t.idempotence).unwrap_or(true),
+        retry_backoff,
+        retries,
+        written: retries || table.is_some(),
+    }
+}
+
+/// Every `lose_append_ack` the file writes: its messages', its blocks' and
+/// its mix kinds'.
+fn lose_append_acks(raw: &file::File) -> impl Iterator<Item = &S<file::Selector>> {
+    let messages = raw.message.iter().flat_map(|m| &m.get_ref().faults);
+    let blocks = raw.traffic.iter().flat_map(|t| {
+        let t = t.get_ref();
+        t.faults
+            .iter()
+            .chain(t.mix.iter().flat_map(|k| &k.get_ref().faults))
+    });
+    messages
+        .chain(blocks)
+        .filter_map(|f| f.get_ref().lose_append_ack.as_ref())
 }
 
 /// `[[checkpoint_failure]]` (section 28.7): each a window (`from` and
@@ -413,6 +456,22 @@ fn without_log(problems: &mut Problems, raw: &file::File) {
             "[[restart]] needs [log]",
             "a restart without a log",
             "restarts resume a log's consumer from an offset; add [log] with its checkpoint_interval",
+        );
+    }
+    if let Some(p) = &raw.producer {
+        problems.error_help(
+            Some(p.span()),
+            "[producer] needs [log]",
+            "a producer without a log",
+            "the producer's retries append records to a log; add [log], or remove [producer]",
+        );
+    }
+    for l in lose_append_acks(raw) {
+        problems.error_help(
+            Some(l.span()),
+            "`lose_append_ack` needs [log]",
+            "an append without a log",
+            "a queue's send is not modeled as an append; add [log], or remove the fault",
         );
     }
     if let Some(c) = raw.checkpoint_failure.first() {

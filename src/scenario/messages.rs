@@ -41,6 +41,7 @@ pub(super) fn explicit_messages(
             ids.insert(id.clone(), m.id.span());
         }
         let faults = faults(problems, &m.faults, reasons);
+        let lost_append_acks = lost_append_acks(problems, &m.faults, true);
         if let Some(group) = &m.group {
             problems.plain_spanned(group, "a group", MAX_ID);
         }
@@ -51,6 +52,7 @@ pub(super) fn explicit_messages(
             at: m.at.map_or(0, |a| a.into_inner().0),
             payload: m.payload,
             faults: faults.into(),
+            lost_append_acks,
             partition: m
                 .partition
                 .map(|p| p.into_inner().clamp(0, u32::MAX as i64) as u32),
@@ -135,6 +137,7 @@ pub(super) fn generators(
             arrival,
             id_prefix: prefix,
             faults: faults.into(),
+            lost_append_acks: lost_append_acks(problems, &t_ref.faults, true),
             groups,
             // Checked against [log] partitions in scenario/log.rs.
             partition: t_ref
@@ -232,6 +235,7 @@ fn mix(
         };
         let mut all = block_faults.to_vec();
         all.extend(faults(problems, &e.faults, reasons));
+        lost_append_acks(problems, &e.faults, false);
         out.push(MixKind {
             kind: kind as u32,
             width,
@@ -271,11 +275,14 @@ pub(super) fn faults(
             ("fail", &f.fail),
             ("lose_ack", &f.lose_ack),
             ("crash", &f.crash),
+            ("lose_append_ack", &f.lose_append_ack),
         ]
         .into_iter()
         .filter_map(|(name, sel)| sel.as_ref().map(|s| (name, s)))
         .collect();
         let (kind, sel) = match written.as_slice() {
+            // The producer's, not a delivery's: `lost_append_acks`.
+            [("lose_append_ack", _)] => continue,
             [("fail", s)] => (FaultKind::Fail, *s),
             [("lose_ack", s)] => (FaultKind::LoseAck, *s),
             [(_, s)] => match super::guarantees::crash_at(problems, span.clone(), f) {
@@ -362,6 +369,75 @@ pub(super) fn faults(
         });
     }
     out
+}
+
+/// The appends of a message that lose their acknowledgement: its
+/// `lose_append_ack = { first = N }` fault (section 28.6), at most one,
+/// with nothing else in it; refused in a mix kind (`allowed` false), whose
+/// messages are drawn, not produced apart.
+pub(super) fn lost_append_acks(
+    problems: &mut Problems,
+    raw: &[S<file::Fault>],
+    allowed: bool,
+) -> u64 {
+    let mut found = 0;
+    let mut seen = false;
+    for f in raw {
+        let span = f.span();
+        let f = f.get_ref();
+        let Some(sel) = &f.lose_append_ack else {
+            continue;
+        };
+        if !allowed {
+            problems.error_help(
+                Some(sel.span()),
+                "`lose_append_ack` goes on a [[message]] or a [[traffic]] block, not a mix kind",
+                "in a mix kind",
+                "the producer appends every message of the block alike: put the fault on the block",
+            );
+            continue;
+        }
+        if std::mem::replace(&mut seen, true) {
+            problems.error_help(
+                Some(sel.span()),
+                "a message has one `lose_append_ack` fault",
+                "a second one",
+                "say how many of its first appends lose their acknowledgement once: { first = N }",
+            );
+            continue;
+        }
+        let extra = [
+            ("reason", f.reason.as_ref().map(|v| v.span())),
+            ("class", f.class.as_ref().map(|v| v.span())),
+            ("takes", f.takes.as_ref().map(|v| v.span())),
+            ("at", f.at.as_ref().map(|v| v.span())),
+        ];
+        for (key, at) in extra {
+            if let Some(at) = at {
+                problems.error_help(
+                    Some(at),
+                    format!("`{key}` does not go with `lose_append_ack`"),
+                    "not allowed on lose_append_ack",
+                    "a lost append acknowledgement only makes the producer append again; remove it",
+                );
+            }
+        }
+        match (&sel.get_ref().first, &sel.get_ref().until) {
+            (Some(n), None) => {
+                let limit = crate::model::MAX_LOST_APPEND_ACKS as i64;
+                if let Some(n) = problems.count(n, "first", 1, limit) {
+                    found = n;
+                }
+            }
+            _ => problems.error_help(
+                Some(span),
+                "`lose_append_ack` takes { first = N }",
+                "which appends?",
+                "the message's first N appends lose their acknowledgement: e.g. { lose_append_ack = { first = 1 } }",
+            ),
+        }
+    }
+    found
 }
 
 /// `{ first = N }` or `{ until = "repair" }`.

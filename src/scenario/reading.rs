@@ -330,6 +330,7 @@ fn piecewise<'i>(
             "delivery" => piece::<Delivery>(source, v, reading),
             "quarantine" => piece::<Quarantine>(source, v, reading),
             "dedup" => piece::<Dedup>(source, v, reading),
+            "producer" => piece::<ProducerTable>(source, v, reading),
             "limits" => piece::<Limits>(source, v, reading),
             "operator" => pieces::<Operator>(source, v, reading, Named::Not),
             "message" => pieces::<Message>(source, v, reading, Named::By("id")),

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::Engine;
+mod producer;
 mod restart;
 mod samples;
 
@@ -192,6 +193,8 @@ pub(super) struct LogState {
     /// The messages whose count a restart carried, at least once: at
     /// most one a record.
     carried: rustc_hash::FxHashSet<MessageIndex>,
+    /// The producer's retries (section 28.6).
+    producer: producer::Retries,
     transaction: Option<Transaction>,
     /// Exactly-once: writes visible in the sinks (committed), per intent.
     visible_per_intent: Vec<u32>,
@@ -273,6 +276,7 @@ impl LogState {
             reopened: FxHashMap::default(),
             carry_attempts: log.carry_attempts,
             carried: Default::default(),
+            producer: producer::Retries::default(),
             transaction: exactly_once.then(|| Transaction {
                 done: Vec::new(),
                 current: vec![Vec::new(); log.partitions as usize],
@@ -379,7 +383,8 @@ impl Engine<'_> {
             let m = match due {
                 Due::Ready { message, .. } | Due::End { message, .. } => message,
                 Due::EndOf { slot } => self.consumer.receipts.message_of(slot),
-                Due::Visible { .. } | Due::Source { resume: false } => return,
+                // The producer's: no restart of the consumer cancels it.
+                Due::Visible { .. } | Due::Source { resume: false } | Due::Append { .. } => return,
                 // A resume whose partitions all restarted again since.
                 Due::Source { resume: true } => {
                     let log = self.source.log.as_deref().expect("a log run");
@@ -457,6 +462,7 @@ impl Engine<'_> {
             self.set_state(m, State::Ready);
             self.state_changed(m);
             self.append(m);
+            self.append_ack_lost(m);
             return;
         }
         let p = self.log_mut().partition_of[m as usize] as usize;
@@ -514,6 +520,11 @@ impl Engine<'_> {
     /// decision 26.12); an idle partition starts it at once.
     pub(super) fn append(&mut self, m: MessageIndex) {
         let p = self.partition_for(m);
+        self.append_to(m, p);
+    }
+
+    /// `m` is appended to partition `p` now.
+    fn append_to(&mut self, m: MessageIndex, p: u32) {
         let log = self.log_mut();
         log.partition_of[m as usize] = p as u16;
         log.records += 1;
@@ -572,9 +583,15 @@ impl Engine<'_> {
             self.log_mut().reopened.insert(m, state);
             self.reopen(m, state);
         }
+        if status == PENDING && final_state {
+            // A producer's duplicate of a message whose earlier record is
+            // done (section 28.6): the message is processed again, its
+            // state that of this record once done.
+            self.reopen(m, state);
+        }
         // A record not done keeps the count a restart carried (28.4); a
-        // done one processed again starts a fresh attempt.
-        let carried = self.log_mut().carry_attempts && status != DONE;
+        // done one, or a duplicate after a done one, starts a fresh attempt.
+        let carried = self.log_mut().carry_attempts && status != DONE && !final_state;
         if !carried && self.messages.cycle_receives(m) > 0 {
             self.messages.update(m, |s| s.cycle_receives = 0);
             if let Some(previous) = self.consumer.prev_delays.get_mut(m as usize) {

@@ -154,14 +154,17 @@ impl Part for RunMode {
 
 impl Part for Source {
     /// A queue allows everything. A log settles a record at its append
-    /// unless a transaction holds its sink writes (exactly-once) or a
-    /// service time keeps its partition busy; a log's write deliveries are
-    /// not settled.
+    /// unless a transaction holds its sink writes (exactly-once), a
+    /// service time keeps its partition busy or a producer retries
+    /// appends; a log's write deliveries are not settled.
     fn allows(&self, scenario: &Scenario) -> Settling {
         match &scenario.log {
             None => Settling::EVERYTHING,
+            // A producer's retries are appends of their own, stepped.
             Some(log) => Settling {
-                at_once: log.guarantee != Guarantee::ExactlyOnce && log.service_time == 0,
+                at_once: log.guarantee != Guarantee::ExactlyOnce
+                    && log.service_time == 0
+                    && !log.producer.retries,
                 writes: false,
                 runs_of_arrivals: true,
             },

@@ -828,6 +828,9 @@ fn s28_2_a_log_record_s_envelope_names_where_it_came_from() {
     assert_eq!(field(F::Partition), Value::Int(1));
     assert_eq!(field(F::Offset), Value::Int(2));
     assert_eq!(field(F::EventTime), Value::Time(4_000));
+    // Appended while the consumer was down: first delivered at its
+    // resume (decision 10.12: the first delivery ever).
+    assert_eq!(field(F::FirstDelivery), Value::Time(5_000));
     assert_eq!(field(F::QuarantinedAt), Value::Time(25_000));
     assert_eq!(field(F::CycleReceives), Value::Int(3));
     assert_eq!(field(F::SchemaVersion), Value::Text("orders.v3".into()));
@@ -845,6 +848,7 @@ fn s28_2_a_log_record_s_envelope_names_where_it_came_from() {
     assert_eq!(envelope["partition"], 1);
     assert_eq!(envelope["offset"], 2);
     assert_eq!(envelope["event_time"], 4_000);
+    assert_eq!(envelope["first_delivery"], 5_000);
     assert_eq!(envelope["schema_version"], "orders.v3");
     assert_eq!(envelope["dead_letter_cause"], "max_receives");
     // A message never quarantined has no envelope.

@@ -172,6 +172,7 @@ mod log;
 mod operator;
 mod ordering;
 mod pinned;
+mod producer;
 mod profiles;
 mod rabbitmq;
 mod rabbitmq_classic;

@@ -304,3 +304,18 @@ fn d16_10_with_service_time_the_drain_is_the_end_of_the_last_delivery() {
     assert_eq!(msg(&scenario, &outcome, "a").acked_at(), Some(16_000));
     assert_eq!(outcome.totals.end_time, 16_000);
 }
+
+/// Decision 10.12: the envelope's first delivery is the first delivery
+/// ever, which a message waiting for a worker makes after its arrival.
+#[test]
+fn d10_12_an_envelope_s_first_delivery_is_when_a_worker_took_it() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [workers]\ncount = 1\nservice_time = \"1s\"\n\
+         [[message]]\nid = \"a\"\n\
+         [[message]]\nid = \"b\"\nfaults = [{ fail = { first = 1 } }]\n");
+    let b = scenario.find_message("b").unwrap();
+    let field = |f| outcome.envelope_value(&scenario, b, f);
+    assert_eq!(field(EnvelopeField::EventTime), Value::Time(0));
+    assert_eq!(field(EnvelopeField::FirstDelivery), Value::Time(1_000));
+    assert_eq!(field(EnvelopeField::QuarantinedAt), Value::Time(2_000));
+}
