@@ -59,13 +59,9 @@ pub(super) struct Consumer {
     /// Per message, when its cycle's first delivery started; only with
     /// `max_elapsed` (section 28.3).
     pub(super) cycle_starts: Vec<Millis>,
-    /// Per message, its first delivery ever when that came after its
-    /// arrival (0: at its arrival), for the dead-letter envelope's
-    /// `first_delivery` (decision 10.12). Only in runs where a message can
-    /// wait before its first delivery (workers, ordering, MaxAckPending,
-    /// a log's busy or stopped partition); written only for those that
-    /// did, so untouched pages cost no memory.
-    pub(super) first_deliveries: Vec<Millis>,
+    /// The first deliveries that came after their message's arrival, for
+    /// the dead-letter envelope's `first_delivery` (decision 10.12).
+    pub(super) first_deliveries: FirstDeliveries,
     /// The `max_elapsed` quarantine in hand: the retry's due time and the
     /// cycle's start, for its transition.
     pub(super) over_elapsed: Option<(Millis, Millis)>,
@@ -77,6 +73,31 @@ pub(super) struct Consumer {
     /// The most deliveries in flight at once the run keeps (sections
     /// 17-22): one per message, and [`super::receipts::EXTRA_DELIVERIES_IN_FLIGHT`].
     pub(super) in_flight_cap: u64,
+}
+
+/// The first deliveries ever that came after their message's arrival.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum FirstDeliveries {
+    /// No message waits before its first delivery (a queue taken
+    /// directly).
+    #[default]
+    AtArrival,
+    /// Per message (0: at its arrival): where many may wait.
+    Dense(Vec<Millis>),
+    /// Those that waited: a log's records behind a busy or stopped
+    /// partition.
+    Sparse(rustc_hash::FxHashMap<MessageIndex, Millis>),
+}
+
+impl FirstDeliveries {
+    /// Message `m`'s first delivery, if it came after its arrival.
+    pub fn waited(&self, m: MessageIndex) -> Option<Millis> {
+        match self {
+            FirstDeliveries::AtArrival => None,
+            FirstDeliveries::Dense(all) => all.get(m as usize).copied().filter(|&t| t > 0),
+            FirstDeliveries::Sparse(some) => some.get(&m).copied(),
+        }
+    }
 }
 
 impl Consumer {
@@ -93,8 +114,14 @@ impl Consumer {
         );
         let per_message = |wanted: bool| pages::zeroed(if wanted { count as usize } else { 0 });
         let ack_pending = AckPending::new(scenario);
-        let first_deliveries =
-            per_message(waits || ack_pending.is_some() || scenario.log.is_some());
+        // A queue whose messages wait for a worker, a group or MaxAckPending
+        // keeps one per message, as it keeps their waits; a log only those
+        // of records that waited for a busy or stopped partition.
+        let first_deliveries = match (waits || ack_pending.is_some(), &scenario.log) {
+            (true, _) => FirstDeliveries::Dense(per_message(true)),
+            (false, Some(_)) => FirstDeliveries::Sparse(Default::default()),
+            (false, None) => FirstDeliveries::AtArrival,
+        };
         Consumer {
             ready: ReadySet::new(scenario),
             queue_waits: per_message(waits || ack_pending.is_some()),
@@ -130,7 +157,7 @@ impl Engine<'_> {
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
         self.cycle_starts(m, cycle_receives);
-        if total_receives == 1 && !self.consumer.first_deliveries.is_empty() {
+        if total_receives == 1 && self.consumer.first_deliveries != FirstDeliveries::AtArrival {
             self.first_delivery_waited(m);
         }
         let record = self.source.record_of(m);
@@ -617,7 +644,13 @@ impl Engine<'_> {
     fn first_delivery_waited(&mut self, m: MessageIndex) {
         let now = self.core.clock.now;
         if now > self.source.draws.arrival(self.scenario, m) {
-            self.consumer.first_deliveries[m as usize] = now;
+            match &mut self.consumer.first_deliveries {
+                FirstDeliveries::Dense(all) => all[m as usize] = now,
+                FirstDeliveries::Sparse(some) => {
+                    some.insert(m, now);
+                }
+                FirstDeliveries::AtArrival => {}
+            }
         }
     }
 
@@ -655,6 +688,10 @@ impl Engine<'_> {
         let elapsed = self.consumer.over_elapsed.take();
         // The envelope's record and cause (section 28.2), before the
         // partition moves past it.
+        // A fresh envelope (decision 10.12).
+        if !self.operator.dead_letters.left.is_empty() {
+            self.operator.dead_letters.left.remove(&m);
+        }
         if let Some(record) = self.source.record_of(m) {
             self.operator.dead_letters.records.insert(m, record);
             // A producer's duplicate has its own event time (28.6).

@@ -187,6 +187,14 @@ struct Observers {
     answers: Vec<Option<crate::model::Value>>,
 }
 
+/// Whether an expectation or a question reads a dead-letter envelope.
+fn reads_envelopes(scenario: &Scenario) -> bool {
+    use crate::model::Target;
+    let envelope = |t: &Target| matches!(t, Target::Envelope(..));
+    scenario.expectations.iter().any(|e| envelope(&e.target))
+        || scenario.questions.iter().any(|q| envelope(&q.answer))
+}
+
 impl<'s> Engine<'s> {
     fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
         let count = scenario.message_count();
@@ -211,6 +219,7 @@ impl<'s> Engine<'s> {
             },
             source: Source::new(scenario, draws),
             operator: Operator {
+                keeps_left: recorder != Recorder::Off || reads_envelopes(scenario),
                 enqueued: match scenario.guarantees.profile.retention_from_enqueue() {
                     true => vec![Millis::MAX; count as usize],
                     false => Vec::new(),

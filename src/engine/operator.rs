@@ -66,6 +66,10 @@ pub(super) struct Operator {
     /// Each quarantined message's envelope record and cause, and the
     /// messages archived (sections 28.2 and 28.11).
     pub(super) dead_letters: super::DeadLetters,
+    /// Whether the envelope a redriven message left quarantine with is
+    /// kept: only where something reads envelopes (a recorded run, whose
+    /// JSON rows show them, or an expectation or question on one).
+    pub(super) keeps_left: bool,
 }
 
 impl Engine<'_> {
@@ -350,6 +354,16 @@ impl Engine<'_> {
         self.record(None, Detail::StoreRestarted { live, lost });
     }
 
+    /// `m` leaves quarantine to be delivered again: its envelope stays the
+    /// one it had (decision 10.12).
+    pub(super) fn leaves_quarantine(&mut self, m: MessageIndex) {
+        if !self.operator.keeps_left {
+            return;
+        }
+        let state = self.messages.get(m);
+        self.operator.dead_letters.left.insert(m, state);
+    }
+
     fn expire_one(&mut self, m: MessageIndex, age: Millis) {
         self.quarantine.remove(m);
         self.set_state(m, State::Expired);
@@ -362,6 +376,7 @@ impl Engine<'_> {
     /// or later under a redrive rate).
     fn redrive(&mut self, m: MessageIndex, identity: Identity, at: Millis) {
         let scenario = self.scenario;
+        self.leaves_quarantine(m);
         self.set_state(m, State::Waiting);
         let (cycle, key) = self.messages.update(m, |message| {
             message.cycle += 1;

@@ -61,9 +61,8 @@ pub struct Outcome {
     /// Each message's time ready but not taken, summed over its
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,
-    /// Per message, its first delivery ever when it came after its arrival
-    /// (0: at its arrival; empty where none can wait).
-    pub first_deliveries: Vec<Millis>,
+    /// The first deliveries ever that came after their message's arrival.
+    pub first_deliveries: super::consumer::FirstDeliveries,
     /// Per sink (file order, or the default counter): its value, visible
     /// duplicates, missing intents and most writes of one intent (in the
     /// order of [`SinkField::ALL`]).
@@ -227,13 +226,9 @@ impl Outcome {
         field: crate::model::EnvelopeField,
     ) -> Value {
         use crate::model::EnvelopeField as F;
-        let state = self.messages.get(m);
-        if !matches!(
-            state.state,
-            State::Quarantined | State::Expired | State::Purged
-        ) {
+        let Some(state) = self.envelope_state(m) else {
             return Value::Never;
-        }
+        };
         let record = self.dead_letters.records.get(&m);
         let int =
             |n: Option<u64>| n.map_or(Value::Never, |n| Value::Int(n.min(i64::MAX as u64) as i64));
@@ -263,12 +258,24 @@ impl Outcome {
         }
     }
 
+    /// The state message `m`'s dead-letter envelope was made from: its
+    /// own while in quarantine (or expired or purged from there), else the
+    /// one it left quarantine with (decision 10.12); none if it never was
+    /// in quarantine.
+    pub fn envelope_state(&self, m: MessageIndex) -> Option<super::MessageState> {
+        let state = self.messages.get(m);
+        match state.state {
+            State::Quarantined | State::Expired | State::Purged => Some(state),
+            _ => self.dead_letters.left.get(&m).copied(),
+        }
+    }
+
     /// When message `m` was first delivered (decision 10.12): its arrival
     /// unless it waited.
     pub fn first_delivery(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
-        match self.first_deliveries.get(m as usize) {
-            Some(&t) if t > 0 => Some(t),
-            _ => self.arrived_at(scenario, m),
+        match self.first_deliveries.waited(m) {
+            Some(t) => Some(t),
+            None => self.arrived_at(scenario, m),
         }
     }
 
@@ -448,6 +455,11 @@ pub struct DeadLetters {
     /// With `archive_after`: the messages copied to the archive at least
     /// once.
     pub archived: std::collections::BTreeSet<MessageIndex>,
+    /// The messages that left quarantine to be delivered again (a
+    /// redrive, a log's reprocessing): their state as they left, which
+    /// their envelope keeps (decision 10.12, section 28.2) until they
+    /// enter quarantine again. One entry a message at most.
+    pub left: std::collections::BTreeMap<MessageIndex, super::MessageState>,
     /// The messages dead-lettered from a producer's duplicate record
     /// (section 28.6): its own append time, the envelope's event time.
     pub event_times: std::collections::BTreeMap<MessageIndex, Millis>,

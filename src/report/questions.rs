@@ -108,3 +108,42 @@ mod tests {
         assert!(asked[4].get("held").is_none());
     }
 }
+
+#[cfg(test)]
+mod section_28 {
+    use super::*;
+    use crate::engine::run;
+
+    /// An answer may name a dead-letter envelope's field (28.2) and a
+    /// checkpoint's status (28.7).
+    #[test]
+    fn answers_name_envelopes_and_checkpoints() {
+        let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [log]\npartitions = 1\ncheckpoint_interval = \"1s\"\n\
+             [[checkpoint_failure]]\nnumbers = [2]\n\
+             [[message]]\nid = \"ok\"\n\
+             [[message]]\nid = \"bad.v2\"\nat = \"2500ms\"\nfaults = [{ fail = { first = 1 } }]\n\
+             [[question]]\nask = \"a\"\nanswer = \"message.bad.v2.envelope.offset\"\n\
+             [[question]]\nask = \"b\"\nanswer = \"checkpoint.2.status\"\n\
+             [[question]]\nask = \"c\"\nanswer = \"checkpoint.9.status\"\n";
+        let (scenario, _) = crate::scenario::load_str("q.toml", text).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        let all = answers(&scenario, &outcome, &[]);
+        let texts: Vec<&str> = (all.as_array().unwrap().iter())
+            .map(|a| a["value_text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["1", "failed", "-"]);
+        let refused = |answer: &str, says: &str| {
+            let text = format!("{text}[[question]]\nask = \"d\"\nanswer = \"{answer}\"\n");
+            let problems = crate::scenario::load_str("q.toml", &text)
+                .unwrap_err()
+                .problems;
+            assert!(
+                problems.iter().any(|p| p.message.contains(says)),
+                "{answer}: {problems:?}"
+            );
+        };
+        refused("message.bad.v2.envelope.offst", "offst");
+        refused("checkpoint.0.status", "no checkpoint");
+    }
+}

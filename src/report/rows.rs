@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value as Json;
 
 use crate::engine::{MessageState, Outcome};
-use crate::model::{Class, MessageIndex, Millis, Permanent, Scenario, State};
+use crate::model::{Class, MessageIndex, Millis, Permanent, Scenario};
 
 /// Message `m`'s snapshot row, as a JSON value (for the few rows that get
 /// more fields, [`super::interesting`]).
@@ -148,8 +148,9 @@ impl Serialize for MessageRow<'_> {
 }
 
 /// The diagnostic record a message carries while in quarantine (and after
-/// it expires or is purged): nothing changes it between entry and exit.
-/// `null` for a message that never stayed in quarantine.
+/// it expires or is purged): nothing changes it between entry and exit,
+/// and a message redriven keeps the one it left with (decision 10.12).
+/// `null` for a message that never was in quarantine.
 struct Envelope<'a>(&'a MessageRow<'a>);
 
 impl Serialize for Envelope<'_> {
@@ -161,12 +162,11 @@ impl Serialize for Envelope<'_> {
             state,
         } = self.0;
         let (scenario, m) = (*scenario, *m);
-        if !matches!(
-            state.state,
-            State::Quarantined | State::Expired | State::Purged
-        ) {
+        let _ = state;
+        let Some(state) = outcome.envelope_state(m) else {
             return serializer.serialize_none();
-        }
+        };
+        let state = &state;
         let mut fields = serializer.serialize_struct("Envelope", envelope_fields(scenario))?;
         fields.serialize_field("queue", &scenario.delivery.queue)?;
         fields.serialize_field("quarantined_at", &state.last_quarantined_at())?;
@@ -178,7 +178,7 @@ impl Serialize for Envelope<'_> {
         fields.serialize_field("cycle", &state.cycle)?;
         fields.serialize_field("cycle_receives", &state.cycle_receives)?;
         fields.serialize_field("total_receives", &state.total_receives)?;
-        fields.serialize_field("key", &scenario.name_of_key(outcome.key(scenario, m)))?;
+        fields.serialize_field("key", &scenario.name_of_key(state.key(scenario.intent(m))))?;
         fields.serialize_field("first_delivery", &outcome.first_delivery(scenario, m))?;
         fields.serialize_field(
             "payload",

@@ -603,6 +603,9 @@ impl Engine<'_> {
 
     /// A final message whose record is processed again is pending again.
     fn reopen(&mut self, m: MessageIndex, state: State) {
+        if matches!(state, State::Quarantined | State::Expired | State::Purged) {
+            self.leaves_quarantine(m);
+        }
         let totals = &mut self.measures.totals;
         match state {
             State::Acked => totals.acked -= 1,

@@ -851,6 +851,39 @@ fn s28_2_a_log_record_s_envelope_names_where_it_came_from() {
     assert_eq!(envelope["first_delivery"], 5_000);
     assert_eq!(envelope["schema_version"], "orders.v3");
     assert_eq!(envelope["dead_letter_cause"], "max_receives");
+    // Redriven after a repair at 1m25s, appended again at offset 3 and
+    // acked: its envelope stays the latest quarantine's (decision 10.12).
+    let (redriven, after) = sim(&text(
+        "[[operator]]\nwait = \"1m\"\nrepair = true\naction = \"redrive_all\"\n",
+    ));
+    let bad = redriven.find_message("bad-7").unwrap();
+    assert_eq!(after.messages.get(bad).state, State::Acked);
+    let kept = |f| after.envelope_value(&redriven, bad, f);
+    assert_eq!(kept(F::Offset), Value::Int(2));
+    assert_eq!(kept(F::QuarantinedAt), Value::Time(25_000));
+    assert_eq!(kept(F::CycleReceives), Value::Int(3));
+    assert_eq!(kept(F::TotalReceives), Value::Int(3));
+    let row = crate::report::rows::row(&redriven, &after, bad as usize);
+    assert_eq!(row["envelope"]["offset"], 2);
+    assert_eq!(row["envelope"]["cycle"], 1);
+    assert_eq!(row["state"], "acked");
+    // Kept for an expectation on the envelope in a run that records
+    // nothing, and not where nothing reads it.
+    let expect = "[[operator]]\nwait = \"1m\"\nrepair = true\naction = \"redrive_all\"\n\
+                  [expect.message.bad-7.envelope]\noffset = 2\ncycle_receives = 3\n";
+    let (quiet, _) = crate::scenario::load_str("t.toml", &text(expect)).unwrap();
+    let outcome = run(&quiet, Recorder::Off).unwrap();
+    assert!(
+        crate::expect::judge(&quiet, &outcome)
+            .iter()
+            .all(|v| v.passed)
+    );
+    let unread = run(&redriven, Recorder::Off).unwrap();
+    assert!(unread.dead_letters.left.is_empty());
+    let redrive = (after.transitions.iter())
+        .find(|t| t.detail.kind() == EventKind::Redriven)
+        .map(|t| (t.time, t.detail.partition()));
+    assert_eq!(redrive, Some((85_000, Some(1))));
     // A message never quarantined has no envelope.
     let a = scenario.find_message("p1-a").unwrap();
     assert_eq!(
