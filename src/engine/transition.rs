@@ -246,6 +246,17 @@ impl Detail {
         }
     }
 
+    /// The sink a transition concerns, if it names one (a write's
+    /// compensations and outbox dead letters).
+    pub fn sink(&self) -> Option<u32> {
+        match *self {
+            Detail::CompensationSent { sink, .. }
+            | Detail::CompensationGivenUp { sink, .. }
+            | Detail::OutboxDeadLettered { sink, .. } => Some(sink),
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> EventKind {
         match self {
             Detail::Delivered { .. } => EventKind::Delivered,

@@ -31,11 +31,20 @@ struct ByKind {
     of: BTreeMap<MessageIndex, Vec<usize>>,
 }
 
+/// One watch: its expectation's index, and what a transition must have to
+/// match besides its kind and message.
+#[derive(Debug, Clone, Copy)]
+struct Watched {
+    index: usize,
+    at: Option<Millis>,
+    partition: Option<u32>,
+    sink: Option<u32>,
+}
+
 #[derive(Debug, Default, Clone)]
 pub(super) struct Watches {
     by_kind: BTreeMap<EventKind, ByKind>,
-    /// Per watch: its expectation's index, expected time and partition.
-    watched: Vec<(usize, Option<Millis>, Option<u32>)>,
+    watched: Vec<Watched>,
     /// Whether some watch names a partition.
     partitions: bool,
     seen: Vec<EventSeen>,
@@ -50,11 +59,17 @@ impl Watches {
                 message,
                 at,
                 partition,
+                sink,
                 ..
             } = e.target
             {
                 let slot = w.watched.len();
-                w.watched.push((index, at, partition));
+                w.watched.push(Watched {
+                    index,
+                    at,
+                    partition,
+                    sink,
+                });
                 w.partitions |= partition.is_some();
                 w.seen.push(EventSeen::default());
                 let by_kind = w.by_kind.entry(kind).or_default();
@@ -91,8 +106,14 @@ impl Watches {
             false => None,
         };
         for &slot in by_kind.any.iter().chain(of.into_iter().flatten()) {
-            if let Some(p) = self.watched[slot].2
+            let watched = self.watched[slot];
+            if let Some(p) = watched.partition
                 && partition != Some(p)
+            {
+                continue;
+            }
+            if let Some(k) = watched.sink
+                && detail.sink() != Some(k)
             {
                 continue;
             }
@@ -102,7 +123,7 @@ impl Watches {
             if seen.times.len() < EVENT_TIMES_KEPT {
                 seen.times.push(time);
             }
-            if self.watched[slot].1.is_none_or(|at| at == time) {
+            if watched.at.is_none_or(|at| at == time) {
                 seen.at_time = true;
             }
         }
@@ -112,7 +133,7 @@ impl Watches {
     pub(super) fn finish(self) -> BTreeMap<usize, EventSeen> {
         self.watched
             .into_iter()
-            .map(|(index, ..)| index)
+            .map(|w| w.index)
             .zip(self.seen)
             .collect()
     }

@@ -114,6 +114,23 @@ impl EventKind {
         )
     }
 
+    /// Whether a transition of this kind names a log partition (in a log
+    /// run): an `[[expect.event]]` may then say which.
+    pub fn names_partition(self) -> bool {
+        matches!(
+            self,
+            EventKind::Delivered
+                | EventKind::Redriven
+                | EventKind::Restarted
+                | EventKind::DeliveryAbandoned
+                | EventKind::RetryCancelled
+                | EventKind::RecordSkipped
+                | EventKind::Resumed
+                | EventKind::ReplayEnded
+                | EventKind::AppendRetried
+        )
+    }
+
     /// Whether a transition of this kind concerns one message.
     pub fn has_message(self) -> bool {
         !matches!(

@@ -41,6 +41,8 @@ pub enum Target {
         at: Option<Millis>,
         /// Only transitions that name this log partition.
         partition: Option<u32>,
+        /// Only transitions that name this sink (a write's kinds).
+        sink: Option<u32>,
         never: bool,
     },
 }
@@ -375,6 +377,7 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
             message,
             at,
             partition,
+            sink,
             never,
         } => {
             let who = message.map_or(String::new(), |m| {
@@ -382,6 +385,13 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
             });
             let who = match partition {
                 Some(p) => format!("{who} on partition {p}"),
+                None => who,
+            };
+            let who = match sink {
+                Some(k) => format!(
+                    "{who} to sink \"{}\"",
+                    scenario.guarantees.sinks[*k as usize].name
+                ),
                 None => who,
             };
             let when = at.map_or(String::new(), |a| {

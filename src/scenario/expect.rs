@@ -542,12 +542,12 @@ fn event_expectation(
             );
             return None;
         }
-        (Some(p), Some(_)) if !(log_kind || kind == EventKind::Delivered) => {
+        (Some(p), Some(_)) if !kind.names_partition() => {
             problems.error_help(
                 Some(p.span()),
                 format!("event kind \"{}\" names no partition", kind.as_str()),
                 "no partition here",
-                "`partition` goes with delivered and the log kinds (restarted, delivery_abandoned, retry_cancelled, record_skipped, resumed)",
+                "`partition` goes with delivered, redriven, append_retried and the restart kinds (restarted, delivery_abandoned, retry_cancelled, record_skipped, resumed, replay_ended)",
             );
             return None;
         }
@@ -565,6 +565,19 @@ fn event_expectation(
         }
         (Some(p), Some(_)) => Some(*p.get_ref()),
     };
+    let sink = match &ev.sink {
+        None => None,
+        Some(name) if !kind.is_write_kind() => {
+            problems.error_help(
+                Some(name.span()),
+                format!("event kind \"{}\" names no sink", kind.as_str()),
+                "no sink here",
+                "`sink` goes with the kinds of a write to several sinks: compensation_sent, compensation_given_up, outbox_dead_lettered",
+            );
+            return None;
+        }
+        Some(name) => Some(super::problems::find_sink(problems, scenario, name)?),
+    };
     let message = match &ev.message {
         Some(id) => match scenario.find_message(id.get_ref()) {
             Some(m) => Some(m),
@@ -581,6 +594,7 @@ fn event_expectation(
             message,
             at: ev.at.as_ref().map(|a| a.get_ref().0),
             partition,
+            sink,
             never: ev.never,
         },
         check: Check::Occurs,

@@ -284,6 +284,10 @@ pub struct ExpectEvent {
     /// of a log record).
     #[schemars(with = "Option<u32>")]
     pub partition: Option<S<u32>>,
+    /// The sink the transition names (compensation_sent,
+    /// compensation_given_up, outbox_dead_lettered).
+    #[schemars(with = "Option<String>")]
+    pub sink: Option<S<String>>,
     #[serde(default)]
     /// The transition must not occur.
     pub never: bool,

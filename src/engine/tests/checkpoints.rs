@@ -321,3 +321,15 @@ fn s28_7_failed_checkpoints_by_number() {
     let between: Vec<_> = f.failed_between(4, 10).collect();
     assert_eq!(between, [(4, 5, Failed), (6, 8, Aborted), (10, 10, Failed)]);
 }
+
+/// A checkpoint concerns every partition: an event expectation cannot
+/// name one.
+#[test]
+fn s28_13_a_checkpoint_event_names_no_partition() {
+    refused(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [log]\npartitions = 2\ncheckpoint_interval = \"10s\"\ncheckpoint_events = true\n\
+         [[expect.event]]\nkind = \"checkpoint_completed\"\npartition = 1\n",
+        "names no partition",
+    );
+}

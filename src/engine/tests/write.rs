@@ -671,11 +671,33 @@ fn s28_16_a_compensation_that_gives_up_is_counted_and_told() {
          [[message]]\nid = \"good\"\n[[message]]\nid = \"bad\"\nat = \"1s\"\n\
          [expect]\ncompensations_given_up = 1\n\
          [expect.sink.metrics]\ncompensations_given_up = 1\n\
-         [[expect.event]]\nkind = \"compensation_given_up\"\nmessage = \"bad\"\nat = \"3s5ms\"\n";
+         [[expect.event]]\nkind = \"compensation_given_up\"\nmessage = \"bad\"\nat = \"3s5ms\"\n\
+         [[expect.event]]\nkind = \"compensation_given_up\"\nsink = \"metrics\"\n\
+         [[expect.event]]\nkind = \"compensation_sent\"\nsink = \"olap\"\nnever = true\n\
+         [[expect.event]]\nkind = \"compensation_sent\"\nsink = \"metrics\"\nnever = true\n";
     let (scenario, _) = crate::scenario::load_str("t.toml", text).unwrap();
     let outcome = run(&scenario, Recorder::Off).unwrap();
     let verdicts = crate::expect::judge(&scenario, &outcome);
-    assert!(verdicts.iter().all(|v| v.passed), "{verdicts:?}");
+    let passed: Vec<bool> = verdicts.iter().map(|v| v.passed).collect();
+    // The last: compensations were sent to metrics (28.13's `sink`).
+    assert_eq!(passed, [true, true, true, true, true, false]);
+    let refused = |extra: &str, says: &str| {
+        let problems = crate::scenario::load_str("t.toml", &format!("{text}{extra}"))
+            .unwrap_err()
+            .problems;
+        assert!(
+            problems.iter().any(|p| p.message.contains(says)),
+            "{problems:?}"
+        );
+    };
+    refused(
+        "[[expect.event]]\nkind = \"acked\"\nsink = \"metrics\"\n",
+        "names no sink",
+    );
+    refused(
+        "[[expect.event]]\nkind = \"compensation_sent\"\nsink = \"lake\"\n",
+        "lake",
+    );
 }
 
 /// 28.16: an outbox row dead-lettered for a sink is told at its last call.
