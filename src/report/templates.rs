@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 13] = [
+pub const BUILT_IN: [(&str, &str); 14] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -22,6 +22,7 @@ pub const BUILT_IN: [(&str, &str); 13] = [
         include_str!("../../templates/scenario.html.j2"),
     ),
     (INDEX_HTML, include_str!("../../templates/index.html.j2")),
+    (SCENARIO_SCRIPT, include_str!("../../templates/scenario.js.j2")),
     (SWEEP_MARKDOWN, include_str!("../../templates/sweep.md.j2")),
     (SWEEP_HTML, include_str!("../../templates/sweep.html.j2")),
     (
@@ -58,6 +59,8 @@ pub const SCENARIO_MARKDOWN: &str = "scenario.md.j2";
 pub const INDEX_MARKDOWN: &str = "index.md.j2";
 pub const SCENARIO_HTML: &str = "scenario.html.j2";
 pub const INDEX_HTML: &str = "index.html.j2";
+/// The scenario page's script, included into its one file.
+pub const SCENARIO_SCRIPT: &str = "scenario.js.j2";
 pub const SUMMARY_MARKDOWN: &str = "summary.md.j2";
 pub const SWEEP_MARKDOWN: &str = "sweep.md.j2";
 pub const SWEEP_HTML: &str = "sweep.html.j2";
