@@ -22,7 +22,10 @@ pub const BUILT_IN: [(&str, &str); 14] = [
         include_str!("../../templates/scenario.html.j2"),
     ),
     (INDEX_HTML, include_str!("../../templates/index.html.j2")),
-    (SCENARIO_SCRIPT, include_str!("../../templates/scenario.js.j2")),
+    (
+        SCENARIO_SCRIPT,
+        include_str!("../../templates/scenario.js.j2"),
+    ),
     (SWEEP_MARKDOWN, include_str!("../../templates/sweep.md.j2")),
     (SWEEP_HTML, include_str!("../../templates/sweep.html.j2")),
     (

@@ -94,7 +94,7 @@ pub struct File {
     /// Restarts of the log's consumer, in time order.
     #[schemars(with = "Vec<RestartTable>")]
     pub restart: Vec<S<RestartTable>>,
-    /// With [log]: the producer that appends the records, and its retries.
+    /// With `[log]`: the producer that appends the records, and its retries.
     #[schemars(with = "Option<ProducerTable>")]
     pub producer: Option<S<ProducerTable>>,
     #[serde(default)]
@@ -278,7 +278,7 @@ pub struct LogTable {
     /// (default false: a fresh attempt).
     pub carry_attempts: Option<bool>,
     /// Every completed checkpoint is a transition (default false; on with
-    /// [[checkpoint_failure]]).
+    /// `[[checkpoint_failure]]`).
     pub checkpoint_events: Option<bool>,
 }
 
@@ -557,7 +557,7 @@ pub struct Fault {
     /// The consumer is killed during the delivery: { first = N } or { until = "repair" }, with `at`.
     #[schemars(with = "Option<Selector>")]
     pub crash: Option<S<Selector>>,
-    /// With [log]: the message's first N appends lose their acknowledgement
+    /// With `[log]`: the message's first N appends lose their acknowledgement
     /// and the producer appends again: { first = N }.
     #[schemars(with = "Option<Selector>")]
     pub lose_append_ack: Option<S<Selector>>,
