@@ -61,7 +61,7 @@ pub(super) struct Consumer {
     pub(super) cycle_starts: Vec<Millis>,
     /// The first deliveries that came after their message's arrival, for
     /// the dead-letter envelope's `first_delivery` (decision 10.12).
-    pub(super) first_deliveries: FirstDeliveries,
+    pub(super) first_deliveries: super::FirstDeliveries,
     /// The `max_elapsed` quarantine in hand: the retry's due time and the
     /// cycle's start, for its transition.
     pub(super) over_elapsed: Option<(Millis, Millis)>,
@@ -73,31 +73,6 @@ pub(super) struct Consumer {
     /// The most deliveries in flight at once the run keeps (sections
     /// 17-22): one per message, and [`super::receipts::EXTRA_DELIVERIES_IN_FLIGHT`].
     pub(super) in_flight_cap: u64,
-}
-
-/// The first deliveries ever that came after their message's arrival.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum FirstDeliveries {
-    /// No message waits before its first delivery (a queue taken
-    /// directly).
-    #[default]
-    AtArrival,
-    /// Per message (0: at its arrival): where many may wait.
-    Dense(Vec<Millis>),
-    /// Those that waited: a log's records behind a busy or stopped
-    /// partition.
-    Sparse(rustc_hash::FxHashMap<MessageIndex, Millis>),
-}
-
-impl FirstDeliveries {
-    /// Message `m`'s first delivery, if it came after its arrival.
-    pub fn waited(&self, m: MessageIndex) -> Option<Millis> {
-        match self {
-            FirstDeliveries::AtArrival => None,
-            FirstDeliveries::Dense(all) => all.get(m as usize).copied().filter(|&t| t > 0),
-            FirstDeliveries::Sparse(some) => some.get(&m).copied(),
-        }
-    }
 }
 
 impl Consumer {
@@ -118,9 +93,9 @@ impl Consumer {
         // keeps one per message, as it keeps their waits; a log only those
         // of records that waited for a busy or stopped partition.
         let first_deliveries = match (waits || ack_pending.is_some(), &scenario.log) {
-            (true, _) => FirstDeliveries::Dense(per_message(true)),
-            (false, Some(_)) => FirstDeliveries::Sparse(Default::default()),
-            (false, None) => FirstDeliveries::AtArrival,
+            (true, _) => super::FirstDeliveries::Dense(per_message(true)),
+            (false, Some(_)) => super::FirstDeliveries::Sparse(Default::default()),
+            (false, None) => super::FirstDeliveries::AtArrival,
         };
         Consumer {
             ready: ReadySet::new(scenario),
@@ -157,7 +132,9 @@ impl Engine<'_> {
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
         self.cycle_starts(m, cycle_receives);
-        if total_receives == 1 && self.consumer.first_deliveries != FirstDeliveries::AtArrival {
+        if total_receives == 1
+            && self.consumer.first_deliveries != super::FirstDeliveries::AtArrival
+        {
             self.first_delivery_waited(m);
         }
         let record = self.source.record_of(m);
@@ -645,11 +622,11 @@ impl Engine<'_> {
         let now = self.core.clock.now;
         if now > self.source.draws.arrival(self.scenario, m) {
             match &mut self.consumer.first_deliveries {
-                FirstDeliveries::Dense(all) => all[m as usize] = now,
-                FirstDeliveries::Sparse(some) => {
+                super::FirstDeliveries::Dense(all) => all[m as usize] = now,
+                super::FirstDeliveries::Sparse(some) => {
                     some.insert(m, now);
                 }
-                FirstDeliveries::AtArrival => {}
+                super::FirstDeliveries::AtArrival => {}
             }
         }
     }

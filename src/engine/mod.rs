@@ -75,7 +75,7 @@ pub use log::{LogOutcome, RestartRecord};
 pub use log::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 pub use messages::Messages;
 pub use operator::{CANARIES_LISTED, CanaryRecord};
-pub use outcome::{DeadLetters, Limit, LimitReached, Outcome};
+pub use outcome::{DeadLetters, FirstDeliveries, Limit, LimitReached, Outcome};
 pub use receipts::EXTRA_DELIVERIES_IN_FLIGHT;
 pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,

@@ -62,7 +62,7 @@ pub struct Outcome {
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,
     /// The first deliveries ever that came after their message's arrival.
-    pub first_deliveries: super::consumer::FirstDeliveries,
+    pub first_deliveries: FirstDeliveries,
     /// Per sink (file order, or the default counter): its value, visible
     /// duplicates, missing intents and most writes of one intent (in the
     /// order of [`SinkField::ALL`]).
@@ -523,4 +523,29 @@ pub(super) fn kind_counts(
         }
     }
     counts
+}
+
+/// The first deliveries ever that came after their message's arrival.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum FirstDeliveries {
+    /// No message waits before its first delivery (a queue taken
+    /// directly).
+    #[default]
+    AtArrival,
+    /// Per message (0: at its arrival): where many may wait.
+    Dense(Vec<Millis>),
+    /// Those that waited: a log's records behind a busy or stopped
+    /// partition.
+    Sparse(rustc_hash::FxHashMap<MessageIndex, Millis>),
+}
+
+impl FirstDeliveries {
+    /// Message `m`'s first delivery, if it came after its arrival.
+    pub fn waited(&self, m: MessageIndex) -> Option<Millis> {
+        match self {
+            FirstDeliveries::AtArrival => None,
+            FirstDeliveries::Dense(all) => all.get(m as usize).copied().filter(|&t| t > 0),
+            FirstDeliveries::Sparse(some) => some.get(&m).copied(),
+        }
+    }
 }
