@@ -1,6 +1,7 @@
 //! Text that honours a format's width and alignment (`{:>10}`) for a
 //! value written in pieces (a name, a time): written straight through
-//! when no width is asked for, else into a string that is then padded.
+//! when no width is asked for, else into a string that is then padded;
+//! and fixed-width tables, each column as wide as its widest cell.
 
 use std::fmt::{self, Write};
 
@@ -16,6 +17,28 @@ pub fn pad(
     write(&mut text)?;
     f.pad(&text)
 }
+/// A table with a header row, columns padded to their widest cell and
+/// separated by two spaces, no trailing spaces.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::fmt;

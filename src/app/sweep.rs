@@ -69,7 +69,7 @@ pub fn transcript(name: &str, seed: u64, header: &[String], rows: &[Vec<String>]
     format!(
         "scenario: {name}\nseed: {seed}\nsweep: {} points\n\n{}",
         rows.len(),
-        text::table(header, rows)
+        crate::padded::table(header, rows)
     )
 }
 

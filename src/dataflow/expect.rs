@@ -6,7 +6,6 @@ use toml::Spanned as S;
 
 use super::file;
 use super::model::*;
-use super::validate::unknown_node;
 use crate::diagnostic::did_you_mean;
 use crate::model::Check;
 use crate::scenario::expect::{Kind, check};
@@ -341,4 +340,27 @@ fn partition_named(
         return None;
     }
     Some((c, partition))
+}
+
+/// A name that is no node of the file: a located problem with the closest
+/// name, or the nodes when there are few.
+pub(super) fn unknown_node(problems: &mut Problems, nodes: &[Node], name: &S<String>, what: &str) {
+    let help = match did_you_mean(name.get_ref(), nodes.iter().map(|n| n.name.as_str())) {
+        Some(c) => format!("did you mean \"{c}\"?"),
+        None if nodes.len() <= 20 => format!(
+            "known nodes: {}",
+            nodes
+                .iter()
+                .map(|n| format!("\"{}\"", n.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "name a [[node]] of the file".to_string(),
+    };
+    problems.error_help(
+        Some(name.span()),
+        format!("{what} names no node: \"{}\"", name.get_ref()),
+        "no such node",
+        help,
+    );
 }

@@ -5,7 +5,7 @@ use super::model::{Dataflow, SendKind};
 use super::outcome::{Happened, Outcome};
 use crate::duration::format as dur;
 use crate::expect::words::plural;
-use crate::report::text::table;
+use crate::padded::table;
 
 /// One happening as a sentence.
 pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {

@@ -156,7 +156,7 @@ fn validate(
     let node_of = |problems: &mut Problems, name: &S<String>, what: &str| -> Option<NodeIndex> {
         let found = by_name.get(name.get_ref().as_str()).copied();
         if found.is_none() {
-            unknown_node(problems, &nodes, name, what);
+            super::expect::unknown_node(problems, &nodes, name, what);
         }
         found
     };
@@ -494,27 +494,6 @@ fn nodes(problems: &mut Problems, raw: &[S<file::NodeTable>]) -> Vec<Node> {
         });
     }
     nodes
-}
-
-pub(super) fn unknown_node(problems: &mut Problems, nodes: &[Node], name: &S<String>, what: &str) {
-    let help = match did_you_mean(name.get_ref(), nodes.iter().map(|n| n.name.as_str())) {
-        Some(c) => format!("did you mean \"{c}\"?"),
-        None if nodes.len() <= 20 => format!(
-            "known nodes: {}",
-            nodes
-                .iter()
-                .map(|n| format!("\"{}\"", n.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => "name a [[node]] of the file".to_string(),
-    };
-    problems.error_help(
-        Some(name.span()),
-        format!("{what} names no node: \"{}\"", name.get_ref()),
-        "no such node",
-        help,
-    );
 }
 
 fn limits(problems: &mut Problems, raw: Option<S<file::LimitsTable>>) -> Limits {

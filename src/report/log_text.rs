@@ -8,7 +8,7 @@ use crate::duration::format as dur;
 use crate::engine::Outcome;
 use crate::model::{Scenario, SinkField};
 
-use super::text::table;
+use crate::padded::table;
 
 /// How many partitions a restart's row names one by one.
 const POSITIONS_SHOWN: usize = 8;

@@ -231,6 +231,115 @@ pub(super) fn find_alarm(
     Some(index as u32)
 }
 
+/// The number `n` of `[expect.partition.N]` or `[expect.restart.N]`,
+/// from `first` to `last`; a problem otherwise.
+fn numbered(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+    table: &str,
+    range: Option<(u64, u64)>,
+) -> Option<u32> {
+    if scenario.log.is_none() {
+        problems.error_help(
+            Some(n.span()),
+            format!("[expect.{table}] needs [log]"),
+            "no log",
+            "partitions and restarts belong to a log; add [log]",
+        );
+        return None;
+    }
+    let (first, last) = range?;
+    match n.get_ref().parse::<u64>() {
+        Ok(k) if (first..=last).contains(&k) => Some(k as u32),
+        _ => {
+            let what = if table == "partition" {
+                "partitions are numbered from 0"
+            } else {
+                "restarts are numbered from 1, in file order"
+            };
+            problems.error_help(
+                Some(n.span()),
+                format!("no {table} \"{}\"", n.get_ref()),
+                format!("not a {table}"),
+                format!("{what}: this file has {first} to {last}"),
+            );
+            None
+        }
+    }
+}
+
+/// Partition `n` (numbered from 0) of the file's log, or a located problem.
+pub(super) fn find_partition(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+) -> Option<u32> {
+    let range = scenario.log.as_ref().map(|l| (0, l.partitions as u64 - 1));
+    numbered(problems, scenario, n, "partition", range)
+}
+
+/// Restart `n` (numbered from 1) of the file's log as its 0-based index,
+/// or a located problem.
+pub(super) fn find_restart(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+) -> Option<u32> {
+    let count = scenario.log.as_ref().map_or(0, |l| l.restarts.len() as u64);
+    if scenario.log.is_some() && count == 0 {
+        problems.error_help(
+            Some(n.span()),
+            format!("no restart \"{}\"", n.get_ref()),
+            "not a restart",
+            "this file has no [[restart]]",
+        );
+        return None;
+    }
+    let range = (count > 0).then_some((1, count));
+    numbered(problems, scenario, n, "restart", range).map(|r| r - 1)
+}
+
+/// Checkpoint `n` (numbered from 1) of a log with checkpoints, or a
+/// located problem. Any number is one: a checkpoint past the run's end
+/// reads "never".
+pub(super) fn find_checkpoint(
+    problems: &mut Problems,
+    scenario: &Scenario,
+    n: &S<String>,
+) -> Option<u64> {
+    let Some(log) = &scenario.log else {
+        problems.error_help(
+            Some(n.span()),
+            "[expect.checkpoint] needs [log]",
+            "no log",
+            "checkpoints commit a log's positions; add [log]",
+        );
+        return None;
+    };
+    if log.checkpoint_interval.is_none() {
+        problems.error_help(
+            Some(n.span()),
+            "this log takes no checkpoints (at_most_once)",
+            "no checkpoints",
+            "at_most_once commits each position as its delivery starts; remove [expect.checkpoint]",
+        );
+        return None;
+    }
+    match n.get_ref().parse::<u64>() {
+        Ok(k) if k >= 1 => Some(k),
+        _ => {
+            problems.error_help(
+                Some(n.span()),
+                format!("no checkpoint \"{}\"", n.get_ref()),
+                "not a checkpoint",
+                "checkpoints are numbered from 1: checkpoint K is the one at K x checkpoint_interval",
+            );
+            None
+        }
+    }
+}
+
 /// The `[[sink]]` `name` names, or a located problem suggesting the closest.
 pub(super) fn find_sink(
     problems: &mut Problems,

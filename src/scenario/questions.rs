@@ -225,7 +225,7 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
                 field,
                 "partition",
             )?;
-            let p = super::expect::find_partition(problems, scenario, &name)?;
+            let p = super::problems::find_partition(problems, scenario, &name)?;
             Some(Target::Partition(p, f))
         }
         "restart" => {
@@ -237,7 +237,7 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
                 field,
                 "restart",
             )?;
-            let r = super::expect::find_restart(problems, scenario, &name)?;
+            let r = super::problems::find_restart(problems, scenario, &name)?;
             Some(Target::Restart(r, f))
         }
         "checkpoint" => {
@@ -249,7 +249,7 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
                 field,
                 "checkpoint",
             )?;
-            let k = super::expect::find_checkpoint(problems, scenario, &name)?;
+            let k = super::problems::find_checkpoint(problems, scenario, &name)?;
             Some(Target::Checkpoint(k, f))
         }
         other => {
