@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 macro_rules! define_event_kinds {
-    ($($variant:ident $name:literal $doc:literal;)*) => {
+    ($($variant:ident $name:literal $about:ident $part:ident $doc:literal;)*) => {
         /// What kind of transition happened; also what `[[expect.event]]` names.
         #[derive(
             Debug,
@@ -40,78 +40,111 @@ macro_rules! define_event_kinds {
                     $(EventKind::$variant => $doc,)*
                 }
             }
+
+            /// Who a transition of this kind is about: a message, or (for
+            /// the transcript's actor column) an alarm, the log, the
+            /// deduplication store or the operator.
+            pub fn about(self) -> About {
+                match self {
+                    $(EventKind::$variant => About::$about,)*
+                }
+            }
+
+            /// The part of the model whose transitions these are.
+            pub fn part(self) -> KindPart {
+                match self {
+                    $(EventKind::$variant => KindPart::$part,)*
+                }
+            }
         }
     };
 }
 
-// The event kinds, defined once: variant, name, meaning.
+/// Who a transition is about (see [`EventKind::about`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum About {
+    Message,
+    Alarm,
+    Log,
+    Store,
+    Operator,
+}
+
+impl About {
+    /// The transcript's word for who a transition without a message is
+    /// about.
+    pub fn actor(self) -> &'static str {
+        match self {
+            About::Alarm => "alarm",
+            About::Log => "log",
+            About::Store => "store",
+            About::Message | About::Operator => "operator",
+        }
+    }
+}
+
+/// Which part of the model a kind belongs to: an `[[expect.event]]` on a
+/// log's or a write's kind needs that part in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindPart {
+    Queue,
+    Log,
+    Write,
+}
+
+// The event kinds, defined once: variant, name, who it is about, the part
+// of the model it belongs to, meaning.
 define_event_kinds! {
-    Delivered "delivered" "a delivery (one receive) began";
-    Failed "failed" "the handler failed, nothing committed";
-    Committed "committed" "the effect committed (ledger + 1)";
-    DedupHit "dedup_hit" "the store held a live result: no effect";
-    AckLost "ack_lost" "the acknowledgement was lost";
-    Acked "acked" "the message was acknowledged (final)";
-    RetryScheduled "retry_scheduled" "the next delivery was scheduled";
-    Quarantined "quarantined" "the message entered quarantine";
-    Inspected "inspected" "the operator inspected quarantine";
-    Expired "expired" "a quarantined message outlived the retention";
-    Repaired "repaired" "the operator repaired the handler";
-    Redriven "redriven" "the operator redrove the message: a new cycle";
-    RedriveSkipped "redrive_skipped" "an `only` id was not in quarantine";
-    Purged "purged" "the operator purged the message";
-    Crashed "crashed" "the consumer crashed during the delivery: no ack";
-    ReceiptExpired "receipt_expired" "a superseded delivery ended: its outcome never reached the broker";
-    VisibleAgain "visible_again" "the visibility timeout passed: the message can be delivered again";
-    Contention "contention" "a live INTENT claim on the key: the delivery failed";
-    Claimed "claimed" "the delivery claimed the key (INTENT, with a lease)";
-    DoneRecorded "done_recorded" "DONE replaced the key's INTENT";
-    Dropped "dropped" "the message exhausted its budget with quarantine disabled (final)";
-    CanaryPassed "canary_passed" "every canary was acked: the rest are redriven";
-    CanaryFailed "canary_failed" "a canary was not acked: the rest stay in quarantine";
-    AlarmFired "alarm_fired" "an alarm's metric reached its threshold";
-    AlarmCleared "alarm_cleared" "an alarm's metric fell below its threshold";
-    Restarted "restarted" "a log's consumer restarted: its partitions resume from a position";
-    DeliveryAbandoned "delivery_abandoned" "a restart abandoned the record's delivery in flight";
-    RetryCancelled "retry_cancelled" "a restart cancelled the record's pending retry";
-    RecordSkipped "record_skipped" "the record lies below the resume position, never done: skipped";
-    Resumed "resumed" "a restarted partition processes again from its resume position";
-    CompensationSent "compensation_sent" "a saga sent a compensation call to a sink, and heard its reply";
-    CompensationGivenUp "compensation_given_up" "a compensation's calls all failed: the write stays visible in that sink";
-    OutboxDeadLettered "outbox_dead_lettered" "an outbox row's relay calls to a sink were all used up";
-    Archived "archived" "a quarantined message was copied to the archive (it stays in quarantine)";
-    StoreRestarted "store_restarted" "the deduplication store restarted (without persistence its entries are lost)";
-    ReplayEnded "replay_ended" "a replay reached its replay_until: the partition goes on where it was before the restart";
-    CheckpointCompleted "checkpoint_completed" "a log checkpoint committed every partition's position (written with checkpoint_events or [[checkpoint_failure]])";
-    CheckpointFailed "checkpoint_failed" "a log checkpoint failed or was aborted: nothing committed";
-    AppendRetried "append_retried" "the producer appended the message again, its acknowledgement lost: a duplicate record, or deduplicated by the broker";
+    Delivered "delivered" Message Queue "a delivery (one receive) began";
+    Failed "failed" Message Queue "the handler failed, nothing committed";
+    Committed "committed" Message Queue "the effect committed (ledger + 1)";
+    DedupHit "dedup_hit" Message Queue "the store held a live result: no effect";
+    AckLost "ack_lost" Message Queue "the acknowledgement was lost";
+    Acked "acked" Message Queue "the message was acknowledged (final)";
+    RetryScheduled "retry_scheduled" Message Queue "the next delivery was scheduled";
+    Quarantined "quarantined" Message Queue "the message entered quarantine";
+    Inspected "inspected" Operator Queue "the operator inspected quarantine";
+    Expired "expired" Message Queue "a quarantined message outlived the retention";
+    Repaired "repaired" Operator Queue "the operator repaired the handler";
+    Redriven "redriven" Message Queue "the operator redrove the message: a new cycle";
+    RedriveSkipped "redrive_skipped" Message Queue "an `only` id was not in quarantine";
+    Purged "purged" Message Queue "the operator purged the message";
+    Crashed "crashed" Message Queue "the consumer crashed during the delivery: no ack";
+    ReceiptExpired "receipt_expired" Message Queue "a superseded delivery ended: its outcome never reached the broker";
+    VisibleAgain "visible_again" Message Queue "the visibility timeout passed: the message can be delivered again";
+    Contention "contention" Message Queue "a live INTENT claim on the key: the delivery failed";
+    Claimed "claimed" Message Queue "the delivery claimed the key (INTENT, with a lease)";
+    DoneRecorded "done_recorded" Message Queue "DONE replaced the key's INTENT";
+    Dropped "dropped" Message Queue "the message exhausted its budget with quarantine disabled (final)";
+    CanaryPassed "canary_passed" Operator Queue "every canary was acked: the rest are redriven";
+    CanaryFailed "canary_failed" Operator Queue "a canary was not acked: the rest stay in quarantine";
+    AlarmFired "alarm_fired" Alarm Queue "an alarm's metric reached its threshold";
+    AlarmCleared "alarm_cleared" Alarm Queue "an alarm's metric fell below its threshold";
+    Restarted "restarted" Log Log "a log's consumer restarted: its partitions resume from a position";
+    DeliveryAbandoned "delivery_abandoned" Message Log "a restart abandoned the record's delivery in flight";
+    RetryCancelled "retry_cancelled" Message Log "a restart cancelled the record's pending retry";
+    RecordSkipped "record_skipped" Message Log "the record lies below the resume position, never done: skipped";
+    Resumed "resumed" Log Log "a restarted partition processes again from its resume position";
+    CompensationSent "compensation_sent" Message Write "a saga sent a compensation call to a sink, and heard its reply";
+    CompensationGivenUp "compensation_given_up" Message Write "a compensation's calls all failed: the write stays visible in that sink";
+    OutboxDeadLettered "outbox_dead_lettered" Message Write "an outbox row's relay calls to a sink were all used up";
+    Archived "archived" Message Queue "a quarantined message was copied to the archive (it stays in quarantine)";
+    StoreRestarted "store_restarted" Store Queue "the deduplication store restarted (without persistence its entries are lost)";
+    ReplayEnded "replay_ended" Log Log "a replay reached its replay_until: the partition goes on where it was before the restart";
+    CheckpointCompleted "checkpoint_completed" Log Log "a log checkpoint committed every partition's position (written with checkpoint_events or [[checkpoint_failure]])";
+    CheckpointFailed "checkpoint_failed" Log Log "a log checkpoint failed or was aborted: nothing committed";
+    AppendRetried "append_retried" Message Log "the producer appended the message again, its acknowledgement lost: a duplicate record, or deduplicated by the broker";
 }
 
 impl EventKind {
     /// The kinds of a write to several sinks.
     pub fn is_write_kind(self) -> bool {
-        matches!(
-            self,
-            EventKind::CompensationSent
-                | EventKind::CompensationGivenUp
-                | EventKind::OutboxDeadLettered
-        )
+        self.part() == KindPart::Write
     }
 
     /// A partitioned log's own kinds (section 28.13).
     pub fn is_log_kind(self) -> bool {
-        matches!(
-            self,
-            EventKind::Restarted
-                | EventKind::DeliveryAbandoned
-                | EventKind::RetryCancelled
-                | EventKind::RecordSkipped
-                | EventKind::Resumed
-                | EventKind::ReplayEnded
-                | EventKind::CheckpointCompleted
-                | EventKind::CheckpointFailed
-                | EventKind::AppendRetried
-        )
+        self.part() == KindPart::Log
     }
 
     /// Whether a transition of this kind names a log partition (in a log
@@ -133,21 +166,7 @@ impl EventKind {
 
     /// Whether a transition of this kind concerns one message.
     pub fn has_message(self) -> bool {
-        !matches!(
-            self,
-            EventKind::Inspected
-                | EventKind::Repaired
-                | EventKind::CanaryPassed
-                | EventKind::CanaryFailed
-                | EventKind::AlarmFired
-                | EventKind::AlarmCleared
-                | EventKind::Restarted
-                | EventKind::Resumed
-                | EventKind::StoreRestarted
-                | EventKind::ReplayEnded
-                | EventKind::CheckpointCompleted
-                | EventKind::CheckpointFailed
-        )
+        self.about() == About::Message
     }
 }
 

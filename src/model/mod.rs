@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 pub use alarm::{Alarm, AlarmField, Metric};
-pub use event::{EventKind, State};
+pub use event::{About, EventKind, KindPart, State};
 pub use expectation::{
     Check, EnvelopeField, Expectation, KindField, MessageField, Takes, Target, Value, Verdict,
     describe,

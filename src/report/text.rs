@@ -21,18 +21,10 @@ pub fn actor(detail: Detail) -> &'static str {
     actor_of(detail.kind())
 }
 
-/// [`actor`] by kind: what the reports' templates read (`actors`).
+/// [`actor`] by kind: what the reports' templates read (`actors`),
+/// declared with the kind ([`EventKind::about`]).
 pub fn actor_of(kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::AlarmFired | EventKind::AlarmCleared => "alarm",
-        EventKind::Restarted
-        | EventKind::Resumed
-        | EventKind::ReplayEnded
-        | EventKind::CheckpointCompleted
-        | EventKind::CheckpointFailed => "log",
-        EventKind::StoreRestarted => "store",
-        _ => "operator",
-    }
+    kind.about().actor()
 }
 
 /// One transcript line ([`line()`]), written without building a string.
