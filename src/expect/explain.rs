@@ -259,6 +259,8 @@ fn total_story(scenario: &Scenario, outcome: &Outcome, total: Total) -> String {
         Story::Overlaps => super::guarantee_stories::overlaps_story(scenario, outcome),
         Story::Restarts => super::log_stories::restarts_story(scenario, outcome),
         Story::Writes => super::write_stories::writes_story(scenario, outcome),
+        Story::Checkpoints => super::log_stories::checkpoints_story(scenario, outcome),
+        Story::Producer => super::log_stories::producer_story(scenario, outcome),
     };
     let mut lines = lines;
     if matches!(total.story(), Story::Ledger | Story::PerIntent) {

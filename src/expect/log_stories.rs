@@ -150,6 +150,105 @@ pub(super) fn restart_story(scenario: &Scenario, outcome: &Outcome, r: u32) -> S
     out
 }
 
+/// The log's checkpoints (section 28.7): how many completed, the last
+/// one's time, and the failed ones as ranges of numbers with their times.
+pub(super) fn checkpoints_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
+    let (Some(log), Some(spec)) = (&outcome.log, &scenario.log) else {
+        return (
+            "no [log]: a queue takes no checkpoints".to_string(),
+            Vec::new(),
+        );
+    };
+    let Some(interval) = spec.checkpoint_interval else {
+        return (
+            "no checkpoints: at_most_once commits each position as its delivery starts".to_string(),
+            Vec::new(),
+        );
+    };
+    let last = match log.last_checkpoint {
+        Some(t) => format!("the last at {}", dur(t)),
+        None => "none completed".to_string(),
+    };
+    let title = format!(
+        "{} completed ({last}), {} failed; checkpoint K is the one at K x {}:",
+        plural(log.checkpoints, "checkpoint", "checkpoints"),
+        log.checkpoints_failed,
+        dur(interval)
+    );
+    let taken = log.checkpoints + log.checkpoints_failed;
+    let lines = (spec.checkpoint_failures.failed_between(1, taken))
+        .map(|(a, b, status)| match a == b {
+            true => format!(
+                "checkpoint {a} (at {}): {}",
+                dur(a.saturating_mul(interval)),
+                status.as_str()
+            ),
+            false => format!(
+                "checkpoints {a} to {b} (at {} to {}): {}",
+                dur(a.saturating_mul(interval)),
+                dur(b.saturating_mul(interval)),
+                status.as_str()
+            ),
+        })
+        .collect();
+    (title, lines)
+}
+
+/// The producer's retried appends (section 28.6): per explicit message
+/// and per traffic block, the appends whose acknowledgement was lost.
+pub(super) fn producer_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
+    let t = &outcome.totals;
+    let Some(log) = &scenario.log else {
+        return (
+            "no [log]: a queue's sends are not retried appends".to_string(),
+            Vec::new(),
+        );
+    };
+    let idempotence = log.producer.idempotence;
+    let title = format!(
+        "{} retried, {} appended ({}); by message and block:",
+        plural(t.producer_retries, "append", "appends"),
+        plural(
+            t.appended_duplicates,
+            "duplicate record",
+            "duplicate records"
+        ),
+        match idempotence {
+            true => "idempotence: the broker recognised each retry",
+            false => "no idempotence: each retry a record of its own",
+        }
+    );
+    let mut lines: Vec<String> = (scenario.messages.iter())
+        .filter(|m| m.lost_append_acks > 0)
+        .map(|m| {
+            format!(
+                "{:<16} {} lost: {}",
+                m.id,
+                plural(
+                    m.lost_append_acks,
+                    "append acknowledgement",
+                    "append acknowledgements"
+                ),
+                plural(m.lost_append_acks, "retry", "retries")
+            )
+        })
+        .collect();
+    lines.extend(
+        (scenario.traffic.iter().enumerate())
+            .filter(|(_, b)| b.lost_append_acks > 0)
+            .map(|(k, b)| {
+                format!(
+                    "traffic block {} ({}*, {}): {} each",
+                    k + 1,
+                    b.id_prefix,
+                    plural(b.count, "message", "messages"),
+                    plural(b.lost_append_acks, "retry", "retries")
+                )
+            }),
+    );
+    (title, lines)
+}
+
 /// Checkpoint `k`: when it was due, what became of it, and the
 /// checkpoints around it.
 pub(super) fn checkpoint_story(scenario: &Scenario, outcome: &Outcome, k: u64) -> String {

@@ -569,3 +569,54 @@ fn a_write_to_several_sinks_explains_its_calls() {
     }
     insta::assert_snapshot!("write_to_several_sinks", all);
 }
+
+/// A failed expectation on a checkpoint measure lists the failed
+/// checkpoints; one on a producer measure the messages and blocks whose
+/// appends lost their acknowledgement.
+#[test]
+fn checkpoint_and_producer_measures_explain_themselves() {
+    let explain = |text: &str| {
+        let (scenario, source) = load_str("t.toml", text).unwrap();
+        let outcome = run(&scenario, Recorder::All).unwrap();
+        let verdict = judge(&scenario, &outcome).remove(0);
+        assert!(!verdict.passed);
+        render(&failure(&source, &scenario, &outcome, &verdict), false)
+    };
+    let text = explain(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"1m\"\n\
+         [[traffic]]\ncount = 30\nover = \"300s\"\n\
+         [[checkpoint_failure]]\nfrom = \"2m\"\nduration = \"2m\"\n\
+         [[checkpoint_failure]]\nnumbers = [1]\nstatus = \"aborted\"\n\
+         [expect]\ncheckpoints_failed = 2\n",
+    );
+    assert!(
+        text.contains("1 checkpoint completed (the last at 4m), 3 failed"),
+        "{text}"
+    );
+    assert!(text.contains("checkpoint 1 (at 1m): aborted"), "{text}");
+    assert!(
+        text.contains("checkpoints 2 to 3 (at 2m to 3m): failed"),
+        "{text}"
+    );
+    let text = explain(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"1m\"\n[producer]\nidempotence = false\n\
+         [[message]]\nid = \"o1\"\nfaults = [{ lose_append_ack = { first = 2 } }]\n\
+         [[traffic]]\ncount = 3\nover = \"3s\"\nid_prefix = \"t-\"\n\
+         faults = [{ lose_append_ack = { first = 1 } }]\n\
+         [expect]\nproducer_retries = 4\n",
+    );
+    assert!(
+        text.contains("5 appends retried, 5 duplicate records appended"),
+        "{text}"
+    );
+    assert!(
+        text.contains("o1               2 append acknowledgements lost: 2 retries"),
+        "{text}"
+    );
+    assert!(
+        text.contains("traffic block 1 (t-*, 3 messages): 1 retry each"),
+        "{text}"
+    );
+}

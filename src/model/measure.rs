@@ -88,6 +88,10 @@ pub enum Story {
     /// The writes to several sinks: strategy, failed calls, locks and
     /// compensations.
     Writes,
+    /// A log's checkpoints: completed, and the failed ones (section 28.7).
+    Checkpoints,
+    /// The producer's retried appends, by message and block (section 28.6).
+    Producer,
 }
 
 /// Calls `$callback!` with every measure, in the order the file format,
@@ -174,15 +178,15 @@ macro_rules! for_each_measure {
                 "log records whose receive count a restart carried (carry_attempts)";
             max_lag MaxLag Count Log $crate::model::Story::Restarts,
                 "the most records appended and not yet done, after an instant";
-            checkpoints_completed CheckpointsCompleted Count Checkpoint $crate::model::Story::Restarts,
+            checkpoints_completed CheckpointsCompleted Count Checkpoint $crate::model::Story::Checkpoints,
                 "log checkpoints that committed the positions (up to the run's end)";
-            checkpoints_failed CheckpointsFailed Count Checkpoint $crate::model::Story::Restarts,
+            checkpoints_failed CheckpointsFailed Count Checkpoint $crate::model::Story::Checkpoints,
                 "log checkpoints that failed or were aborted: nothing committed";
-            last_checkpoint_at LastCheckpointAt MaybeTime Checkpoint $crate::model::Story::Restarts,
+            last_checkpoint_at LastCheckpointAt MaybeTime Checkpoint $crate::model::Story::Checkpoints,
                 "the last completed checkpoint's time, or never";
-            producer_retries ProducerRetries Count Producer $crate::model::Story::Ledger,
+            producer_retries ProducerRetries Count Producer $crate::model::Story::Producer,
                 "appends the producer made again after losing their acknowledgement";
-            appended_duplicates AppendedDuplicates Count Producer $crate::model::Story::Ledger,
+            appended_duplicates AppendedDuplicates Count Producer $crate::model::Story::Producer,
                 "duplicate records those retries appended (without idempotence)";
             outbox_dead_letters OutboxDeadLetters Count Write $crate::model::Story::Writes,
                 "outbox rows whose relay calls to a sink were all used up, per sink";
