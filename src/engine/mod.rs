@@ -466,11 +466,18 @@ impl<'s> Engine<'s> {
                 }
             })
         );
+        debug_assert_eq!(
+            self.skipped_messages(),
+            (0..self.messages.len() as MessageIndex)
+                .filter(|&m| self.messages.state(m) == State::Skipped)
+                .count() as u64
+        );
         outcome::flow_measures(
             self.scenario,
             &mut totals,
             &self.messages,
             &self.source.draws,
+            self.skipped_messages(),
         );
         totals.max_queue_wait = self.consumer.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.core.stopped_by as u64;

@@ -475,18 +475,19 @@ pub(super) fn flow_measures(
     totals: &mut Totals,
     messages: &Messages,
     draws: &Draws,
+    skipped_messages: u64,
 ) {
     // Every message is final (acked, quarantined, expired, purged),
-    // skipped by a log's restart (its record passed over: only a
-    // message's latest record can be pending, so records and messages
-    // agree), or still going round.
+    // skipped by a log's restart (its record passed over; counted as
+    // messages, a producer's duplicates making records and messages
+    // differ), or still going round.
     totals.pending = totals.messages
         - (totals.acked
             + totals.quarantined
             + totals.expired
             + totals.purged
             + totals.dropped
-            + totals.skipped);
+            + skipped_messages);
     let latencies = latencies(scenario, messages, draws).map(|(_, l)| l);
     let [p50, p95, p99, max] = if !scenario.wants_latency() {
         [NO_TIME; 4]

@@ -68,22 +68,29 @@ fn shape() -> impl Strategy<Value = String> {
             _ => "@delivery profile = \"rabbitmq-classic\"\n".to_string(),
         }),
         // A partitioned log.
-        (1u32..4, 0usize..3, 0u64..2, proptest::option::of((0u64..20, 0u64..3))).prop_map(
-            |(partitions, guarantee, service, restart)| {
+        (
+            (1u32..4, 0usize..3, 0u64..2, proptest::option::of((0u64..20, 0u64..3))),
+            (proptest::option::of(1u64..6), any::<bool>()),
+        )
+            .prop_map(|((partitions, guarantee, service, restart), (failed, idempotence))| {
                 let guarantee = ["at_least_once", "at_most_once", "exactly_once"][guarantee];
                 let checkpoint = match guarantee {
                     "at_most_once" => String::new(),
                     _ => "checkpoint_interval = \"3s\"\n".into(),
                 };
                 let mut t = format!(
-                    "[log]\npartitions = {partitions}\nguarantee = \"{guarantee}\"\n{checkpoint}service_time = \"{service}s\"\n"
+                    "[log]\npartitions = {partitions}\nguarantee = \"{guarantee}\"\n{checkpoint}service_time = \"{service}s\"\n\
+                     [producer]\nidempotence = {idempotence}\n"
                 );
                 if let Some((at, down)) = restart {
                     t.push_str(&format!("[[restart]]\nat = \"{at}s\"\ndown_for = \"{down}s\"\n"));
                 }
+                // Checkpoints that fail (section 28.7).
+                if let (Some(k), false) = (failed, checkpoint.is_empty()) {
+                    t.push_str(&format!("[[checkpoint_failure]]\nnumbers = [{k}, {}]\n", k + 1));
+                }
                 t
-            }
-        ),
+            }),
     ]
 }
 
@@ -214,15 +221,12 @@ fn file() -> impl Strategy<Value = String> {
                     }
                 }
                 // A log's backlog is its consumer lag (queue_depth is refused),
-                // and its position is its acknowledgement (no lose_ack).
+                // and its position is its acknowledgement (no lose_ack): a
+                // lost acknowledgement there is the producer's (28.6).
                 let (around, traffic) = match rest.contains("[log]") {
                     true => (
                         around.replace("\"queue_depth\"", "\"consumer_lag\""),
-                        traffic
-                            .replace(", { lose_ack = { first = 1 } }", "")
-                            .replace(", { lose_ack = { first = 2 } }", "")
-                            .replace("{ lose_ack = { first = 1 } }", "")
-                            .replace("{ lose_ack = { first = 2 } }", ""),
+                        traffic.replace("lose_ack = {", "lose_append_ack = {"),
                     ),
                     false => (around, traffic),
                 };
@@ -289,6 +293,8 @@ fn the_generated_files_use_every_part() {
             "max_ack_pending",
             "rabbitmq",
             "max_elapsed",
+            "checkpoint_failure",
+            "lose_append_ack",
         ] {
             if text.contains(part) {
                 seen.insert(part);
@@ -296,5 +302,5 @@ fn the_generated_files_use_every_part() {
         }
     }
     assert!(valid >= 500, "{valid} of 1000 generated files are valid");
-    assert_eq!(seen.len(), 20, "{seen:?}");
+    assert_eq!(seen.len(), 22, "{seen:?}");
 }

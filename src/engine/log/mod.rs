@@ -195,6 +195,9 @@ pub(super) struct LogState {
     carried: rustc_hash::FxHashSet<MessageIndex>,
     /// The producer's retries (section 28.6).
     producer: producer::Retries,
+    /// Messages in state `skipped` (a message's records may be several
+    /// with a producer's duplicates, so not the skipped records' count).
+    skipped_messages: u64,
     transaction: Option<Transaction>,
     /// Exactly-once: writes visible in the sinks (committed), per intent.
     visible_per_intent: Vec<u32>,
@@ -277,6 +280,7 @@ impl LogState {
             carry_attempts: log.carry_attempts,
             carried: Default::default(),
             producer: producer::Retries::default(),
+            skipped_messages: 0,
             transaction: exactly_once.then(|| Transaction {
                 done: Vec::new(),
                 current: vec![Vec::new(); log.partitions as usize],
@@ -589,6 +593,11 @@ impl Engine<'_> {
             // state that of this record once done.
             self.reopen(m, state);
         }
+        if status == PENDING && state == State::Skipped {
+            // A duplicate of a message whose earlier record was skipped:
+            // processed here, the message is skipped no more.
+            self.log_mut().skipped_messages -= 1;
+        }
         // A record not done keeps the count a restart carried (28.4); a
         // done one, or a duplicate after a done one, starts a fresh attempt.
         let carried = self.log_mut().carry_attempts && status != DONE && !final_state;
@@ -836,6 +845,14 @@ impl Engine<'_> {
         totals.checkpoints_failed = failed;
         totals.last_checkpoint_at = last.unwrap_or(crate::model::NO_TIME);
         self.log_mut().sample(end, true);
+    }
+
+    /// Messages in state `skipped`, which are not pending.
+    pub(super) fn skipped_messages(&self) -> u64 {
+        self.source
+            .log
+            .as_deref()
+            .map_or(0, |log| log.skipped_messages)
     }
 
     pub(super) fn log_outcome(&mut self) -> Option<LogOutcome> {

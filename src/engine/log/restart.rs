@@ -228,8 +228,11 @@ impl Engine<'_> {
                     part.set_status(offset, PENDING);
                     let m = part.message_at(offset);
                     self.measures.totals.skipped -= 1;
-                    self.set_state(m, State::Ready);
-                    self.state_changed(m);
+                    if self.messages.state(m) == State::Skipped {
+                        self.log_mut().skipped_messages -= 1;
+                        self.set_state(m, State::Ready);
+                        self.state_changed(m);
+                    }
                 }
             }
             record.skipped += skipped;
@@ -286,7 +289,17 @@ impl Engine<'_> {
     /// position and was never done: its message is skipped (decision
     /// 27.30), final unless a later restart resumes below it.
     fn skip_record(&mut self, m: MessageIndex, p: usize, offset: u64) {
-        self.set_state(m, State::Skipped);
+        // A message done through another of its records (a producer's
+        // duplicate, 28.6) keeps the state of the record processed last.
+        let state = self.messages.state(m);
+        let done = matches!(
+            state,
+            State::Acked | State::Quarantined | State::Expired | State::Purged | State::Dropped
+        );
+        if !done && state != State::Skipped {
+            self.set_state(m, State::Skipped);
+            self.log_mut().skipped_messages += 1;
+        }
         let record = Record {
             partition: p as u32,
             offset,

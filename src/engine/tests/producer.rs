@@ -235,3 +235,36 @@ fn s28_6_the_producer_s_measures_are_listed_where_written() {
     assert_eq!(outcome.totals.appended_duplicates, 8);
     assert_eq!(outcome.totals.deliveries, 1 + 4 * 3);
 }
+
+/// A message with several records is counted once, by the record
+/// processed last: a duplicate processed after its first record was
+/// skipped takes the message out of `skipped`; a duplicate skipped after
+/// its first record was acked leaves it acked (decision 29.2.2). The
+/// skipped records are counted as records either way.
+#[test]
+fn s28_6_a_skipped_record_of_a_message_with_duplicates() {
+    // The first record fails in an outage, is skipped by a restart that
+    // resumes past it (at_most_once committed it); the duplicate acks.
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 3\nretry_interval = \"2s\"\n\
+         [log]\nguarantee = \"at_most_once\"\n[producer]\nidempotence = false\n\
+         [[outage]]\nfrom = \"13s\"\nduration = \"3s\"\n\
+         [[restart]]\nat = \"15s\"\n\
+         [[message]]\nid = \"m0\"\nat = \"13s\"\nfaults = [{ lose_append_ack = { first = 1 } }]\n");
+    let m0 = msg(&scenario, &outcome, "m0");
+    assert_eq!((m0.state, m0.last_reason().is_some()), (State::Acked, true));
+    let t = &outcome.totals;
+    assert_eq!((t.acked, t.skipped, t.pending), (1, 1, 0));
+    assert_eq!(m0.acked_at(), Some(17_000));
+    // The first record acks; the duplicate, appended at 5s while the
+    // consumer is down, is skipped by a reset to the log end at 6s.
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 3\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"10s\"\n\
+         [producer]\nidempotence = false\nretry_backoff = \"5s\"\n\
+         [[restart]]\nat = \"1s\"\ndown_for = \"10s\"\n\
+         [[restart]]\nat = \"6s\"\nresume = \"latest\"\n\
+         [[message]]\nid = \"m0\"\nfaults = [{ lose_append_ack = { first = 1 } }]\n");
+    let m0 = msg(&scenario, &outcome, "m0");
+    assert_eq!((m0.state, m0.total_receives), (State::Acked, 1));
+    let t = &outcome.totals;
+    assert_eq!((t.acked, t.skipped, t.pending), (1, 1, 0));
+}
