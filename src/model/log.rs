@@ -94,7 +94,7 @@ pub struct Log {
     /// count (section 28.4); false: a fresh attempt.
     pub carry_attempts: bool,
     /// The checkpoints that fail (section 28.7).
-    pub checkpoint_failures: CheckpointFailures,
+    pub checkpoint_failures: super::CheckpointFailures,
     /// The producer that appends the records (section 28.6).
     pub producer: Producer,
     /// Whether each completed checkpoint is a transition (section 28.13):
@@ -122,125 +122,6 @@ pub struct Producer {
 pub const DEFAULT_RETRY_BACKOFF: Millis = 100;
 /// The most appends of one message that may lose their acknowledgement.
 pub const MAX_LOST_APPEND_ACKS: u64 = 1000;
-
-/// How a checkpoint that commits nothing is labelled (section 28.7): both
-/// behave alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CheckpointStatus {
-    Completed,
-    Failed,
-    Aborted,
-}
-
-impl CheckpointStatus {
-    pub const ALL: [CheckpointStatus; 3] = [
-        CheckpointStatus::Completed,
-        CheckpointStatus::Failed,
-        CheckpointStatus::Aborted,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckpointStatus::Completed => "completed",
-            CheckpointStatus::Failed => "failed",
-            CheckpointStatus::Aborted => "aborted",
-        }
-    }
-}
-
-/// The failed checkpoints of a run, by number (the checkpoint at `k x
-/// interval` is number `k`, from 1): disjoint ranges of numbers in order,
-/// each with its status. A file's `[[checkpoint_failure]]` entries, at
-/// most [`MAX_CHECKPOINT_FAILURES`] of them each a window or a list of
-/// numbers, become at most a few thousand ranges; every question about
-/// them is a binary search, whatever the interval.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CheckpointFailures {
-    /// (first number, last number, status), disjoint, in order.
-    ranges: Vec<(u64, u64, CheckpointStatus)>,
-}
-
-impl CheckpointFailures {
-    /// The failures from the entries in file order: a checkpoint listed by
-    /// two entries takes the status of the first.
-    pub fn new(entries: &[(u64, u64, CheckpointStatus)]) -> Self {
-        let mut ranges: Vec<(u64, u64, CheckpointStatus)> = Vec::new();
-        for &(first, last, status) in entries {
-            if first > last {
-                continue;
-            }
-            // The parts of [first, last] no earlier entry holds.
-            let mut pieces = vec![(first, last)];
-            for &(a, b, _) in &ranges {
-                pieces = pieces
-                    .into_iter()
-                    .flat_map(|(x, y)| {
-                        let mut out = Vec::new();
-                        if b < x || a > y {
-                            out.push((x, y));
-                        } else {
-                            if x < a {
-                                out.push((x, a - 1));
-                            }
-                            if y > b {
-                                out.push((b + 1, y));
-                            }
-                        }
-                        out
-                    })
-                    .collect();
-            }
-            ranges.extend(pieces.into_iter().map(|(x, y)| (x, y, status)));
-            ranges.sort_unstable();
-        }
-        CheckpointFailures { ranges }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
-    }
-
-    /// The range holding checkpoint `k`, if it fails.
-    fn range_of(&self, k: u64) -> Option<&(u64, u64, CheckpointStatus)> {
-        let i = self.ranges.partition_point(|&(_, last, _)| last < k);
-        self.ranges.get(i).filter(|&&(first, _, _)| first <= k)
-    }
-
-    /// Checkpoint `k`'s status (`k` >= 1).
-    pub fn status(&self, k: u64) -> CheckpointStatus {
-        self.range_of(k)
-            .map_or(CheckpointStatus::Completed, |&(_, _, s)| s)
-    }
-
-    /// The latest completed checkpoint numbered `k` or less (none: 0).
-    pub fn completed_at_or_before(&self, mut k: u64) -> u64 {
-        while k >= 1
-            && let Some(&(first, _, _)) = self.range_of(k)
-        {
-            k = first - 1;
-        }
-        k
-    }
-
-    /// The failed checkpoints numbered `first` to `last`, in order: ranges
-    /// of numbers with their status.
-    pub fn failed_between(
-        &self,
-        first: u64,
-        last: u64,
-    ) -> impl Iterator<Item = (u64, u64, CheckpointStatus)> + '_ {
-        let i = self.ranges.partition_point(|&(_, b, _)| b < first);
-        self.ranges[i..]
-            .iter()
-            .take_while(move |&&(a, _, _)| a <= last)
-            .map(move |&(a, b, s)| (a.max(first), b.min(last), s))
-    }
-}
-
-/// The most `[[checkpoint_failure]]` entries a file may have (section 28.7).
-pub const MAX_CHECKPOINT_FAILURES: usize = 100;
-/// The most checkpoint numbers one `[[checkpoint_failure]]` may list.
-pub const MAX_CHECKPOINT_NUMBERS: usize = 1000;
 
 /// The most partitions a log may have.
 pub const MAX_PARTITIONS: u32 = 1024;
@@ -491,24 +372,6 @@ pub enum RestartField {
     /// partitions' replays jumped back, in partition order, those that did
     /// (none: no replay ended with a jump).
     ReplayedUntil,
-}
-
-/// A field of `[expect.checkpoint.K]` (section 28.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CheckpointField {
-    /// `"completed"`, `"failed"`, `"aborted"`, or `"never"` (the run
-    /// ended before it).
-    Status,
-}
-
-impl CheckpointField {
-    pub const ALL: [CheckpointField; 1] = [CheckpointField::Status];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CheckpointField::Status => "status",
-        }
-    }
 }
 
 impl RestartField {

@@ -2,6 +2,7 @@
 //! except where an expectation remembers where it was written.
 
 mod alarm;
+mod checkpoint;
 mod event;
 mod expectation;
 mod faults;
@@ -17,6 +18,10 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 pub use alarm::{Alarm, AlarmField, Metric};
+pub use checkpoint::{
+    CheckpointFailures, CheckpointField, CheckpointStatus, MAX_CHECKPOINT_FAILURES,
+    MAX_CHECKPOINT_NUMBERS,
+};
 pub use event::{About, EventKind, KindPart, State};
 pub use expectation::{
     Check, EnvelopeField, Expectation, KindField, MessageField, Takes, Target, Value, Verdict,
@@ -32,10 +37,9 @@ pub use guarantee::{
 };
 pub use keys::{Intents, KeyRef, Name};
 pub use log::{
-    CheckpointFailures, CheckpointField, CheckpointStatus, DEFAULT_RETRY_BACKOFF, Guarantee, Log,
-    MAX_CHECKPOINT_FAILURES, MAX_CHECKPOINT_NUMBERS, MAX_LOST_APPEND_ACKS, MAX_PARTITIONS,
-    MAX_RESTARTS, MAX_STORE_RESTARTS, Murmur2, PartitionField, Partitioner, Producer, Restart,
-    RestartField, Resume, murmur2, own_partitions, partition_of,
+    DEFAULT_RETRY_BACKOFF, Guarantee, Log, MAX_LOST_APPEND_ACKS, MAX_PARTITIONS, MAX_RESTARTS,
+    MAX_STORE_RESTARTS, Murmur2, PartitionField, Partitioner, Producer, Restart, RestartField,
+    Resume, murmur2, own_partitions, partition_of,
 };
 pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
