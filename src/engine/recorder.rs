@@ -8,7 +8,7 @@ use super::messages::Messages;
 use super::state::MessageState;
 use super::transition::{Detail, Effect, Transition};
 use super::watch::Watches;
-use crate::model::{MessageIndex, Millis};
+use crate::model::{EventKind, MessageIndex, Millis};
 
 /// The most transitions (and effects, and state changes) a run keeps: a
 /// run that would record more (a crash loop of a few messages under a huge
@@ -180,22 +180,30 @@ impl Recording {
         self.wanted >= TRANSITIONS_KEPT
     }
 
-    /// Whether a transition of `kind` without a message is worth
-    /// recording one at a time: the transcript still keeps transitions, or
-    /// an event expectation watches the kind.
-    pub(super) fn keeps_each(&self, kind: crate::model::EventKind) -> bool {
-        !self.quiet
-            && ((self.recorder.wants(None) && !self.full()) || self.watches.watches_kind(kind))
+    /// Whether a transition without a message is recorded one at a time:
+    /// the transcript wants it and still has room.
+    pub(super) fn keeps_one_by_one(&self) -> bool {
+        !self.quiet && self.recorder.wants(None) && !self.full()
     }
 
-    /// `n` transitions without a message past what the transcript keeps:
-    /// counted, not recorded.
-    pub(super) fn dropped_in_bulk(&mut self, n: u64) {
-        if !self.quiet && self.recorder.wants(None) {
-            let room = (TRANSITIONS_KEPT - self.wanted.min(TRANSITIONS_KEPT)) as u64;
-            debug_assert_eq!(room, 0, "counted in bulk while the transcript had room");
-            self.dropped += n;
+    /// Transitions of `kind` without a message at `k x interval` for every
+    /// `k` from `first` to `last`, not kept (past the transcript's room, or
+    /// nothing keeps them): counted as dropped where the transcript wanted
+    /// them, and told to the watches in one step, however many they are.
+    pub(super) fn passed_unkept(
+        &mut self,
+        kind: EventKind,
+        first: u64,
+        last: u64,
+        interval: Millis,
+    ) {
+        if self.quiet || first > last {
+            return;
         }
+        if self.recorder.wants(None) {
+            self.dropped += last - first + 1;
+        }
+        self.watches.saw_every(kind, first, last, interval);
     }
 
     /// The transitions from `transitions` and state changes from `changes`

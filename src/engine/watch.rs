@@ -87,11 +87,6 @@ impl Watches {
         self.watched.is_empty()
     }
 
-    /// Whether some expectation watches transitions of `kind`.
-    pub(super) fn watches_kind(&self, kind: EventKind) -> bool {
-        self.by_kind.contains_key(&kind)
-    }
-
     /// A transition `detail` happened at `time`.
     #[inline]
     pub(super) fn saw(&mut self, detail: &Detail, message: Option<MessageIndex>, time: Millis) {
@@ -124,6 +119,39 @@ impl Watches {
                 seen.times.push(time);
             }
             if watched.at.is_none_or(|at| at == time) {
+                seen.at_time = true;
+            }
+        }
+    }
+
+    /// Transitions of `kind` without a message or a partition happened at
+    /// `k x interval` for every `k` from `first` to `last` (a log's
+    /// checkpoints past what the transcript keeps): each watch is told in
+    /// one step, whatever their number.
+    pub(super) fn saw_every(&mut self, kind: EventKind, first: u64, last: u64, interval: Millis) {
+        let Some(by_kind) = self.by_kind.get(&kind) else {
+            return;
+        };
+        if first > last {
+            return;
+        }
+        for &slot in &by_kind.any {
+            let watched = self.watched[slot];
+            if watched.partition.is_some() || watched.sink.is_some() {
+                continue;
+            }
+            let seen = &mut self.seen[slot];
+            seen.count += last - first + 1;
+            let room = EVENT_TIMES_KEPT.saturating_sub(seen.times.len()) as u64;
+            let shown = last.min(first.saturating_add(room).saturating_sub(1));
+            if room > 0 {
+                seen.times
+                    .extend((first..=shown).map(|k| k.saturating_mul(interval)));
+            }
+            let at = |at: Millis| {
+                at.is_multiple_of(interval) && (first..=last).contains(&(at / interval))
+            };
+            if watched.at.is_none_or(at) {
                 seen.at_time = true;
             }
         }

@@ -166,7 +166,9 @@ mod tests {
                 continue;
             }
             for _ in 0..MAX_CHECKPOINT_NUMBERS {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let k = (x >> 33) % 5000 + 1;
                 entries.push((k, k, status));
             }

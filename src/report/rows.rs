@@ -159,10 +159,10 @@ impl Serialize for Envelope<'_> {
             scenario,
             outcome,
             m,
-            state,
+            ..
         } = self.0;
         let (scenario, m) = (*scenario, *m);
-        let _ = state;
+        // The state it was dead-lettered with (decision 10.12).
         let Some(state) = outcome.envelope_state(m) else {
             return serializer.serialize_none();
         };

@@ -30,6 +30,10 @@ impl Engine<'_> {
     /// Message `m` was appended at its arrival: if its append's
     /// acknowledgement is lost, the producer appends again later.
     pub(super) fn append_ack_lost(&mut self, m: MessageIndex) {
+        let producer = &self.scenario.log.as_ref().expect("a log run").producer;
+        if !producer.retries {
+            return;
+        }
         let lost = self.scenario.lost_append_acks(m);
         if lost == 0 {
             return;

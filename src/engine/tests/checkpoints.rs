@@ -333,3 +333,32 @@ fn s28_13_a_checkpoint_event_names_no_partition() {
         "names no partition",
     );
 }
+
+/// A 1ms interval over an hour is 3,600,000 checkpoint transitions: the
+/// transcript keeps its 1,000,000 and counts the rest, and an event
+/// expectation still sees the last one, told in one step.
+#[test]
+fn s28_13_checkpoint_transitions_past_the_transcript_are_counted_and_watched() {
+    let text = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"1ms\"\ncheckpoint_events = true\n\
+         [[message]]\nid = \"a\"\n[[message]]\nid = \"b\"\nat = \"1h\"\n\
+         [[expect.event]]\nkind = \"checkpoint_completed\"\nat = \"59m59s999ms\"\n";
+    let (scenario, _) = load_str("t.toml", text).unwrap();
+    let outcome = run(&scenario, Recorder::All).unwrap();
+    assert_eq!(outcome.totals.checkpoints_completed, 3_600_000);
+    let kept = (outcome.transitions.iter())
+        .filter(|t| t.detail.kind() == EventKind::CheckpointCompleted)
+        .count() as u64;
+    let others = outcome.transitions.len() as u64 - kept;
+    assert_eq!(kept + others, TRANSITIONS_KEPT as u64);
+    assert_eq!(
+        outcome.transitions_dropped,
+        3_600_000 - kept + (2 * 3 - others)
+    );
+    let verdicts = crate::expect::judge(&scenario, &outcome);
+    assert!(verdicts.iter().all(|v| v.passed), "{verdicts:?}");
+    assert_eq!(
+        outcome.events_seen.get(&0).map(|e| e.count),
+        Some(3_600_000)
+    );
+}
