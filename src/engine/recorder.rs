@@ -232,21 +232,19 @@ impl Recording {
         }
         let sorted: Vec<Transition> = order.iter().map(|&i| gap[i]).collect();
         gap.copy_from_slice(&sorted);
-        // A state change's step counts the transitions before it: `base +
-        // k` when the first k of the gap were; now the latest of those k
-        // in the new order.
+        // A state change shows after the transition recorded last before it
+        // (`base + k`: the k-th of the gap, its own): after that
+        // transition's new place. The changes then follow their steps.
         let base = (wanted - gap.len()) as u32;
-        let mut latest = vec![0u32; gap.len() + 1];
-        for k in 1..=gap.len() {
-            latest[k] = latest[k - 1].max(new_place[k - 1] as u32 + 1);
-        }
         let from = changes.min(self.state_changes.len());
-        for change in &mut self.state_changes[from..] {
-            if change.step >= base {
+        let moved = &mut self.state_changes[from..];
+        for change in moved.iter_mut() {
+            if change.step > base {
                 let k = ((change.step - base) as usize).min(gap.len());
-                change.step = base + latest[k];
+                change.step = base + new_place[k - 1] as u32 + 1;
             }
         }
+        moved.sort_by_key(|c| c.step);
     }
 
     /// Whether nothing is kept or watched: no transition, effect or

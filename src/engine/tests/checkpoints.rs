@@ -362,3 +362,31 @@ fn s28_13_checkpoint_transitions_past_the_transcript_are_counted_and_watched() {
         Some(3_600_000)
     );
 }
+
+/// A gap's transitions put in time order keep each state change's
+/// playback step on its own transition: an archive told after the gap's
+/// checkpoints moves among them, and its state change moves with it.
+#[test]
+fn s28_13_a_state_change_follows_its_transition_into_time_order() {
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [quarantine]\narchive_after = \"25s\"\n\
+         [log]\ncheckpoint_interval = \"10s\"\ncheckpoint_events = true\n\
+         [[message]]\nid = \"bad\"\nfaults = [{ fail = { until = \"repair\" } }]\n\
+         [[message]]\nid = \"late\"\nat = \"60s\"\n");
+    let times: Vec<Millis> = outcome.transitions.iter().map(|t| t.time).collect();
+    assert!(times.is_sorted(), "{times:?}");
+    let archived = (outcome.transitions.iter())
+        .position(|t| t.detail.kind() == EventKind::Archived)
+        .expect("archived at 25s");
+    assert_eq!(outcome.transitions[archived].time, 25_000);
+    assert_eq!(outcome.transitions[archived - 1].time, 20_000);
+    let change = (outcome.state_changes.iter())
+        .find(|c| c.time == 25_000)
+        .expect("the archive's state change");
+    assert_eq!(change.step as usize, archived + 1);
+    // Every state change shows after a transition no later than itself.
+    for c in outcome.state_changes.iter().filter(|c| c.step > 0) {
+        let t = &outcome.transitions[c.step as usize - 1];
+        assert!(t.time <= c.time, "{c:?} after {t:?}");
+    }
+}
