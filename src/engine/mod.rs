@@ -526,7 +526,6 @@ impl<'s> Engine<'s> {
             census,
             draws: self.source.draws,
             queue_waits: self.consumer.queue_waits,
-            first_deliveries: self.consumer.first_deliveries,
             retries: self.measures.retries,
             arrived: self.core.schedule.arrived(),
             alarms: self.alarms.records,
@@ -535,7 +534,10 @@ impl<'s> Engine<'s> {
             sinks,
             sink_lags,
             sink_given_up,
-            dead_letters: std::mem::take(&mut self.operator.dead_letters),
+            dead_letters: DeadLetters {
+                first_deliveries: std::mem::take(&mut self.consumer.first_deliveries),
+                ..std::mem::take(&mut self.operator.dead_letters)
+            },
             write_notes,
             write_traces,
             lock_spans,

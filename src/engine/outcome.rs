@@ -61,8 +61,6 @@ pub struct Outcome {
     /// Each message's time ready but not taken, summed over its
     /// deliveries; empty (all zero) without workers and ordering.
     pub queue_waits: Vec<Millis>,
-    /// The first deliveries ever that came after their message's arrival.
-    pub first_deliveries: FirstDeliveries,
     /// Per sink (file order, or the default counter): its value, visible
     /// duplicates, missing intents and most writes of one intent (in the
     /// order of [`SinkField::ALL`]).
@@ -273,7 +271,7 @@ impl Outcome {
     /// When message `m` was first delivered (decision 10.12): its arrival
     /// unless it waited.
     pub fn first_delivery(&self, scenario: &Scenario, m: MessageIndex) -> Option<Millis> {
-        match self.first_deliveries.waited(m) {
+        match self.dead_letters.first_deliveries.waited(m) {
             Some(t) => Some(t),
             None => self.arrived_at(scenario, m),
         }
@@ -460,6 +458,9 @@ pub struct DeadLetters {
     /// their envelope keeps (decision 10.12, section 28.2) until they
     /// enter quarantine again. One entry a message at most.
     pub left: std::collections::BTreeMap<MessageIndex, super::MessageState>,
+    /// The first deliveries ever that came after their message's arrival
+    /// (the envelope's `first_delivery`, decision 10.12).
+    pub first_deliveries: FirstDeliveries,
     /// The messages dead-lettered from a producer's duplicate record
     /// (section 28.6): its own append time, the envelope's event time.
     pub event_times: std::collections::BTreeMap<MessageIndex, Millis>,
