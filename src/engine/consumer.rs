@@ -12,11 +12,12 @@ use super::pages;
 use super::ready::ReadySet;
 use super::receipts::Decision;
 use super::receipts::Receipts;
+use super::receipts::Writing;
 use super::schedule::Finish;
 use super::settling::EndsAhead;
 use super::settling::Settling;
 use super::transition::{Detail, Effect, Lapsed};
-use super::write::Wrote;
+use super::write::{Written, Wrote};
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
     Permanent, Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
@@ -250,6 +251,7 @@ impl Engine<'_> {
             crash: None,
             done_key: None,
             calls: 0,
+            writing: None,
         };
         // The first applying crash decides when no applying fail or
         // lose_ack comes before it; else the first applying fail does.
@@ -274,6 +276,7 @@ impl Engine<'_> {
             crash,
             done_key,
             calls,
+            writing: None,
         };
         let intent = self.scenario.intent(m);
         let key = self.messages.key(m, intent);
@@ -303,6 +306,7 @@ impl Engine<'_> {
         }
         let mut done_key = None;
         let mut wrote = Wrote::default();
+        let mut writing = None;
         match lease {
             None => {
                 if !self.hit_if_live(m, key) {
@@ -314,10 +318,15 @@ impl Engine<'_> {
                     {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
-                    wrote = self.commit_write(m, key, intent);
-                    if wrote.stores_result {
-                        let heard = now.saturating_add(wrote.took);
-                        self.store.store_seen_from(key, now, heard);
+                    match self.commit_write(m, key, intent) {
+                        Written::Done(w) => {
+                            wrote = w;
+                            if wrote.stores_result {
+                                let heard = now.saturating_add(wrote.took);
+                                self.store.store_seen_from(key, now, heard);
+                            }
+                        }
+                        Written::InFlight(flight) => writing = Some(flight),
                     }
                 }
             }
@@ -343,12 +352,30 @@ impl Engine<'_> {
                     {
                         return failed(REASON_THROTTLED, Class::Transient, None);
                     }
-                    wrote = self.commit_write(m, key, intent);
-                    if matches!(crash, None | Some(CrashAt::AfterDone)) && wrote.stores_result {
-                        done_key = Some(key);
+                    match self.commit_write(m, key, intent) {
+                        Written::Done(w) => {
+                            wrote = w;
+                            let done = matches!(crash, None | Some(CrashAt::AfterDone));
+                            if done && wrote.stores_result {
+                                done_key = Some(key);
+                            }
+                        }
+                        Written::InFlight(flight) => writing = Some(flight),
                     }
                 }
             },
+        }
+        if let Some(flight) = writing {
+            // The write is in flight: how the delivery ends is known at
+            // its last reply (`receipts.rs`, `write_heard`).
+            return Decision {
+                writing: Some(Writing {
+                    flight,
+                    ack_lost: lose_ack.is_some(),
+                    lease: lease.is_some(),
+                }),
+                ..crashed(None, 0)
+            };
         }
         if crash.is_some() {
             return crashed(done_key, wrote.took);
@@ -370,20 +397,21 @@ impl Engine<'_> {
             crash: None,
             done_key,
             calls: wrote.took,
+            writing: None,
         }
     }
 
     /// The effect commits, and with `[write]` its write goes to the
     /// sinks (section 24); without, every sink has it at once.
-    fn commit_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Wrote {
+    fn commit_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Written {
         self.commit(m, key, intent);
         if self.downstream.writes.is_some() {
             self.fan_out(m, key, intent)
         } else {
-            Wrote {
+            Written::Done(Wrote {
                 stores_result: true,
                 ..Wrote::default()
-            }
+            })
         }
     }
 

@@ -10,7 +10,7 @@
 //! the compact path of `consumer.rs`.
 
 use super::Engine;
-use super::schedule::Finish;
+use super::schedule::{Due, Finish};
 use super::transition::Detail;
 use crate::model::{
     Class, CrashAt, KeyRef, MessageIndex, Millis, REASON_ACK_LOST, REASON_CONSUMER_CRASHED,
@@ -37,8 +37,26 @@ pub(super) struct Record {
     /// nats-jetstream: a record for a nak's timer alone (its redelivery,
     /// or the instant the message is given up), not a delivery.
     pub(super) nak: bool,
+    /// A delivery whose write is in flight: how it ends is known at the
+    /// write's last reply.
+    pub(super) writing: Option<Writing>,
+    /// Its visibility timer, scheduled before its end was known, turned
+    /// out not to be wanted: it does nothing when it fires.
+    timer_void: bool,
     /// Scheduled events still to fire (its end, its visibility timer).
     refs: u8,
+}
+
+/// What a delivery whose write is in flight decided at its start, for
+/// its end (`write_heard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Writing {
+    pub(super) flight: super::write::FlightId,
+    /// A `lose_ack` fault applies: a write that succeeds ends as ack lost.
+    pub(super) ack_lost: bool,
+    /// Write-intent mode: the delivery writes DONE at its end if the
+    /// write stores its result.
+    pub(super) lease: bool,
 }
 
 /// How a delivery with a receipt's start decided it.
@@ -50,10 +68,15 @@ pub(super) struct Decision {
     pub(super) done_key: Option<KeyRef>,
     /// How long the write's sink calls held the delivery (section 24).
     pub(super) calls: Millis,
+    /// The write is in flight: `finish`, `done_key` and `calls` are
+    /// known at its last reply.
+    pub(super) writing: Option<Writing>,
 }
 
 #[derive(Default, Clone)]
 pub(super) struct Receipts {
+    /// Visibility timers scheduled and found not wanted (`timer_void`).
+    void_timers: usize,
     slots: Vec<Record>,
     free: Vec<u32>,
     /// With a visibility timeout: deliveries in flight per message
@@ -74,6 +97,12 @@ const QUARANTINED_BIT: Millis = 1 << 63;
 pub const EXTRA_DELIVERIES_IN_FLIGHT: u64 = 1_000_000;
 
 impl Receipts {
+    /// Visibility timers still scheduled that will do nothing: not
+    /// pending events.
+    pub(super) fn void_timers(&self) -> usize {
+        self.void_timers
+    }
+
     /// Deliveries in flight now (records still open).
     pub(super) fn open_count(&self) -> u64 {
         (self.slots.len() - self.free.len()) as u64
@@ -174,6 +203,9 @@ impl Engine<'_> {
         *most = (*most).max(concurrent);
         let faults = self.source.draws.faults(scenario, m);
         let decision = self.decide_with_receipt(m, faults, receive);
+        if let Some(writing) = decision.writing {
+            return self.start_writing(m, receive, decision, writing);
+        }
         let service = match decision.crash {
             Some(_) => self.consumer.service_time,
             None => decision.takes.unwrap_or(self.consumer.service_time),
@@ -208,6 +240,8 @@ impl Engine<'_> {
             done_key: decision.done_key,
             in_flight: !atomic,
             nak: false,
+            writing: None,
+            timer_void: false,
             refs: 1 + timer.is_some() as u8,
         });
         if atomic {
@@ -223,6 +257,133 @@ impl Engine<'_> {
         if let Some(at) = timer {
             self.core.schedule.schedule_visible(now, at, slot);
         }
+    }
+
+    /// A delivery of `m` whose write is in flight starts now: it holds its
+    /// worker until the write's last reply and its service time after it
+    /// (`write_heard`). Its visibility timer is scheduled now when it does
+    /// not move with heartbeats (whether it is wanted is known at the
+    /// write's last reply), else then.
+    fn start_writing(
+        &mut self,
+        m: MessageIndex,
+        receive: u32,
+        decision: Decision,
+        writing: Writing,
+    ) {
+        let now = self.core.clock.now;
+        let scenario = self.scenario;
+        let heartbeats = scenario
+            .guarantees
+            .sqs
+            .is_some_and(|s| s.heartbeat.is_some());
+        let n = self.messages.cycle_receives(m);
+        let visible = scenario.visible_again_at(now, now, n);
+        let timer = visible.filter(|_| !heartbeats);
+        let slot = self.consumer.receipts.open(Record {
+            message: m,
+            receive,
+            start: now,
+            wait: visible.map_or(Millis::MAX, |at| at - now),
+            finish: decision.finish,
+            crash: decision.crash,
+            done_key: None,
+            in_flight: true,
+            nak: false,
+            writing: Some(writing),
+            timer_void: false,
+            refs: 1 + timer.is_some() as u8,
+        });
+        self.set_state(m, State::InFlight);
+        self.consumer.in_flight += 1;
+        self.state_changed(m);
+        if let Some(writes) = self.downstream.writes.as_mut() {
+            writes.set_owner(writing.flight, slot);
+        }
+        if let Some(at) = timer {
+            self.core.schedule.schedule_visible(now, at, slot);
+        }
+    }
+
+    /// The write of the delivery in `slot` is done (`done`): how the
+    /// delivery ends follows, and its end is scheduled after its service
+    /// time. A delivery that a restart abandoned meanwhile is let go.
+    pub(super) fn write_heard(&mut self, slot: u32, done: &super::write::Finished) {
+        let now = self.core.clock.now;
+        let abandoned =
+            (self.source.log.as_deref()).is_some_and(|log| log.cancelled(done.message, done.begun));
+        if abandoned {
+            self.consumer.receipts.abandon(slot);
+            return;
+        }
+        let scenario = self.scenario;
+        let wrote = done.wrote;
+        let heard = done.commit.saturating_add(wrote.took);
+        let record = &mut self.consumer.receipts.slots[slot as usize];
+        let Some(writing) = record.writing.take() else {
+            return;
+        };
+        record.finish = match (record.crash, wrote.failed) {
+            (Some(_), _) => Finish::Failed(REASON_CONSUMER_CRASHED, Class::Transient),
+            (None, Some((reason, class))) => Finish::Failed(reason, class),
+            (None, None) if writing.ack_lost => Finish::AckLost,
+            (None, None) => Finish::Acked,
+        };
+        let stores = wrote.stores_result;
+        if writing.lease {
+            if matches!(record.crash, None | Some(CrashAt::AfterDone)) && stores {
+                record.done_key = Some(done.key);
+            }
+        } else if stores {
+            self.store.store_seen_from(done.key, done.commit, heard);
+        }
+        let record = self.consumer.receipts.slots[slot as usize];
+        let end = heard.saturating_add(self.consumer.service_time);
+        let busy = &mut self.measures.totals.worker_busy;
+        *busy = busy.saturating_add(end - record.start);
+        let unacked = match record.finish {
+            Finish::Acked => false,
+            Finish::AckLost => scenario.waits_for_ack_wait(true),
+            Finish::Failed(..) => scenario.waits_for_ack_wait(false),
+        };
+        let wanted = |at: Millis| record.crash.is_some() || end > at || unacked;
+        if record.wait != Millis::MAX {
+            let heartbeats = scenario
+                .guarantees
+                .sqs
+                .is_some_and(|s| s.heartbeat.is_some());
+            if heartbeats {
+                let n = self.messages.cycle_receives(record.message);
+                let visible = scenario.visible_again_at(record.start, end, n);
+                if let Some(at) = visible.filter(|&at| wanted(at)) {
+                    self.consumer.receipts.slots[slot as usize].refs += 1;
+                    self.core.schedule.schedule_visible(now, at.max(now), slot);
+                }
+            } else if !wanted(record.start.saturating_add(record.wait)) {
+                self.consumer.receipts.slots[slot as usize].timer_void = true;
+                self.consumer.receipts.void_timers += 1;
+            }
+        }
+        self.core.schedule.schedule_end_of(now, end, slot);
+    }
+
+    /// Drops the visibility timer at the front of the schedule if it
+    /// turned out not to be wanted (`write_heard`): it is no event. True
+    /// when one was dropped.
+    pub(super) fn drop_void_timer(&mut self) -> bool {
+        if self.consumer.receipts.void_timers == 0 {
+            return false;
+        }
+        let Some((_, _, Due::Visible { slot, sequence })) = self.core.schedule.peek_scheduled()
+        else {
+            return false;
+        };
+        if !self.consumer.receipts.slots[slot as usize].timer_void {
+            return false;
+        }
+        self.core.schedule.pop_scheduled();
+        self.visible(slot, sequence);
+        true
     }
 
     /// A delivery with a receipt ends now.
@@ -341,6 +502,8 @@ impl Engine<'_> {
             done_key: None,
             in_flight: false,
             nak: true,
+            writing: None,
+            timer_void: false,
             refs: 1,
         });
         let now = self.core.clock.now;
@@ -350,6 +513,10 @@ impl Engine<'_> {
     /// The visibility timer of a delivery with a receipt fires now.
     pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
         let d = self.consumer.receipts.release(slot);
+        if d.timer_void {
+            self.consumer.receipts.void_timers -= 1;
+            return;
+        }
         let m = d.message;
         let message = self.messages.get(m);
         let current = d.receive == message.total_receives

@@ -42,16 +42,21 @@ pub(super) enum Due {
     /// A log's producer appends `message` again, its last append's
     /// acknowledgement lost (section 28.6).
     Append { message: MessageIndex },
+    /// A write in flight (`write/`) makes its next call (to `sink`, for an
+    /// outbox row), or its coordinator decides.
+    Call { flight: u32, sink: u32 },
 }
 
 /// A scheduled entry: (time, sequence, what), ordered by time then
 /// sequence (sequences are unique). `what` packs the message (low 32
-/// bits) with, for the end of a delivery, how it ends: bits 32-34 the
+/// bits) with, for the end of a delivery, how it ends: bits 32-35 the
 /// kind (0: the message becomes ready, 1: acked, 2: ack lost, 3: failed,
-/// 4: a delivery with a receipt ends, 5: its visibility timeout passes), bit 35
-/// the class, bits 36-63 the reason or, for kinds 4 and 5, the low 32
-/// bits hold the delivery's slot instead of the message. 24 bytes, so
-/// that a heap of many waiting retries stays small.
+/// 4: a delivery with a receipt ends, 5: its visibility timeout passes,
+/// 6: the source's event, 7: an append, 8: a write's call), bit 36 the
+/// class, bits 37-63 the reason (or a write call's sink); for kinds 4
+/// and 5 the low 32 bits hold the delivery's slot instead of the
+/// message, for kind 8 the write's. 24 bytes, so that a heap of many
+/// waiting retries stays small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
     at: Millis,
@@ -74,6 +79,7 @@ const END_OF: u64 = 4;
 const VISIBLE: u64 = 5;
 const SOURCE: u64 = 6;
 const APPEND: u64 = 7;
+const CALL: u64 = 8;
 
 /// The high bit of a source event's sequence: it comes after every other
 /// entry of its instant, those scheduled during the instant included.
@@ -88,17 +94,23 @@ fn pack(message: MessageIndex, finish: Option<Finish>) -> u64 {
             (FAILED, (class == Class::Permanent) as u64, reason as u64)
         }
     };
-    message as u64 | kind << 32 | class << 35 | reason << 36
+    message as u64 | kind << 32 | class << 36 | reason << 37
 }
 
 fn unpack(what: u64, sequence: u64) -> Due {
     let message = what as MessageIndex;
-    let finish = match (what >> 32) & 7 {
+    let finish = match (what >> 32) & 15 {
         READY => {
             return Due::Ready { message, sequence };
         }
         END_OF => return Due::EndOf { slot: message },
         APPEND => return Due::Append { message },
+        CALL => {
+            return Due::Call {
+                flight: message,
+                sink: (what >> 37) as u32,
+            };
+        }
         SOURCE => {
             return Due::Source {
                 resume: message == 1,
@@ -113,12 +125,12 @@ fn unpack(what: u64, sequence: u64) -> Due {
         ACKED => Finish::Acked,
         ACK_LOST => Finish::AckLost,
         _ => {
-            let class = if (what >> 35) & 1 == 1 {
+            let class = if (what >> 36) & 1 == 1 {
                 Class::Permanent
             } else {
                 Class::Transient
             };
-            Finish::Failed((what >> 36) as ReasonIndex, class)
+            Finish::Failed((what >> 37) as ReasonIndex, class)
         }
     };
     Due::End { message, finish }
@@ -245,6 +257,16 @@ impl Schedule {
         self.schedule(now, at, message as u64 | APPEND << 32, true);
     }
 
+    /// Write `flight` makes its next call (to `sink`) at `at`.
+    pub(super) fn schedule_call(&mut self, now: Millis, at: Millis, flight: u32, sink: u32) {
+        self.schedule(
+            now,
+            at,
+            flight as u64 | CALL << 32 | (sink as u64) << 37,
+            true,
+        );
+    }
+
     /// A delivery with a receipt (record `slot`) ends at `at`.
     pub(super) fn schedule_end_of(&mut self, now: Millis, at: Millis, slot: u32) {
         self.schedule(now, at, slot as u64 | END_OF << 32, true);
@@ -285,6 +307,19 @@ impl Schedule {
     /// When the next arrival comes, if one is to come.
     pub(super) fn arrival_due(&mut self) -> Option<Millis> {
         self.arrivals.peek().map(|(t, _)| t)
+    }
+
+    /// Entries scheduled (arrivals aside).
+    pub(super) fn scheduled_len(&self) -> usize {
+        self.due.len()
+    }
+
+    /// A sequence number of its own, for something that happens now and
+    /// is not scheduled (a write's commit): entries scheduled before have
+    /// lower ones, entries scheduled after higher ones.
+    pub(super) fn take_sequence(&mut self) -> u64 {
+        self.sequence += 1;
+        self.sequence - 1
     }
 
     /// The sequence number the next scheduled entry gets.
@@ -352,7 +387,7 @@ mod tests {
             Finish::AckLost,
             Finish::Failed(0, Class::Transient),
             Finish::Failed(123_456, Class::Permanent),
-            Finish::Failed((1 << 28) - 1, Class::Permanent),
+            Finish::Failed((1 << 27) - 1, Class::Permanent),
         ] {
             queue.schedule_end(20_000, 20_000, MessageIndex::MAX, finish);
             let message = MessageIndex::MAX;

@@ -116,8 +116,13 @@ impl Engine<'_> {
     /// cancelled: they are not events.
     #[inline(always)]
     pub(super) fn drop_cancelled_entries(&mut self) {
-        if self.source.log.is_some() {
-            self.drop_log_entries_cancelled();
+        loop {
+            if self.source.log.is_some() {
+                self.drop_log_entries_cancelled();
+            }
+            if !self.drop_void_timer() {
+                return;
+            }
         }
     }
 

@@ -273,11 +273,24 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(Millis, Next)> {
         self.drop_cancelled_entries();
+        // An outbox relay's calls are not the consumer's: a queue whose
+        // schedule holds nothing else has drained (decision 26.14).
+        let relay_only = self.core.schedule.arrival_due().is_none()
+            && (self.downstream.writes.as_ref()).is_some_and(|w| {
+                w.relay_calls_scheduled() + self.consumer.receipts.void_timers()
+                    == self.core.schedule.scheduled_len()
+            });
         let next = match self.core.schedule.next_due() {
-            Some(t) => Some((t, Next::Event)),
-            None => {
+            Some(t) if !relay_only => Some((t, Next::Event)),
+            due => {
                 self.settle_drain();
-                self.operator.inspection_due.map(|t| (t, Next::Inspection))
+                match (self.operator.inspection_due, due) {
+                    // A relay call and an inspection at one instant: the
+                    // call first.
+                    (Some(i), Some(t)) if i < t => Some((i, Next::Inspection)),
+                    (_, Some(t)) => Some((t, Next::Event)),
+                    (inspection, None) => inspection.map(|t| (t, Next::Inspection)),
+                }
             }
         };
         // An expiry comes before the other events of its instant, a store
@@ -340,6 +353,7 @@ impl Engine<'_> {
         if self.scenario.continuous_expiry {
             self.expire_continuously();
         }
+        let last_event = self.core.clock.last_event;
         if is_event {
             self.source.event_taken(&mut self.core.clock, t);
         }
@@ -359,6 +373,13 @@ impl Engine<'_> {
             }
             Some(Due::Visible { slot, sequence }) => self.visible(slot, sequence),
             Some(Due::Append { message }) => self.append_again(message),
+            Some(Due::Call { flight, sink }) => {
+                if self.write_call_due(flight, sink) {
+                    // A log drains with its last delivery, not with the
+                    // relay (decision 27.26).
+                    self.core.clock.last_event = last_event;
+                }
+            }
             None => self.inspect(),
         }
         self.take_ready();

@@ -43,9 +43,10 @@ const KEPT_CAPACITY: usize = 1024;
 
 #[derive(Clone)]
 pub struct RadixHeap<T> {
-    /// The time of the last entry taken (0 before any): no entry is before it.
+    /// The time of the last entry taken (0 before any): no entry but those
+    /// in `current` is before it.
     last: Millis,
-    /// The entries at `last`, in order.
+    /// The entries at `last` (and any pushed before it), in order.
     current: VecDeque<T>,
     /// Bucket b: the entries whose time differs from `last` first in bit b
     /// (from the top), in no particular order.
@@ -74,17 +75,19 @@ impl<T: Timed> RadixHeap<T> {
         self.len
     }
 
-    /// Adds `e`, which must not be before the last entry taken.
+    /// Adds `e`. An entry before the last taken (the last one was taken
+    /// ahead of its time: an entry dropped as no event) joins the entries
+    /// at `last` in order, ahead of them: every other entry is at or
+    /// after `last`.
     #[inline]
     pub fn push(&mut self, e: T) {
-        debug_assert!(e.at() >= self.last, "an entry before the last taken");
         self.len += 1;
         self.place(e);
     }
 
     fn place(&mut self, e: T) {
         let differ = e.at() ^ self.last;
-        if differ == 0 {
+        if differ == 0 || e.at() < self.last {
             // In the engine always after all: entries of one time are
             // pushed in sequence order and move between buckets together,
             // in that order. Anything else finds its place by search.
@@ -160,6 +163,38 @@ mod tests {
         fn at(&self) -> Millis {
             self.0
         }
+    }
+
+    /// An entry taken ahead of its time (dropped as no event) leaves the
+    /// heap able to take entries before it, in order.
+    #[test]
+    fn entries_before_one_taken_ahead_of_its_time_come_out_in_order() {
+        let mut radix = RadixHeap::new();
+        radix.push((10, 0));
+        radix.push((69_739, 1));
+        assert_eq!(radix.pop(), Some((10, 0)));
+        // Taken ahead of its time: `last` moves to 69,739.
+        assert_eq!(radix.pop(), Some((69_739, 1)));
+        for e in [
+            (41_739, 5),
+            (40_000, 3),
+            (41_739, 4),
+            (70_000, 6),
+            (69_739, 7),
+        ] {
+            radix.push(e);
+        }
+        let taken: Vec<_> = std::iter::from_fn(|| radix.pop()).collect();
+        assert_eq!(
+            taken,
+            [
+                (40_000, 3),
+                (41_739, 4),
+                (41_739, 5),
+                (69_739, 7),
+                (70_000, 6)
+            ]
+        );
     }
 
     #[test]

@@ -328,7 +328,7 @@ impl LogState {
 
     /// Whether a scheduled entry (its sequence, for message `m`) was
     /// cancelled by a restart.
-    fn cancelled(&self, m: MessageIndex, sequence: u64) -> bool {
+    pub(in crate::engine) fn cancelled(&self, m: MessageIndex, sequence: u64) -> bool {
         self.valid_from.get(&m).is_some_and(|&from| sequence < from)
     }
 
@@ -387,6 +387,15 @@ impl Engine<'_> {
             let m = match due {
                 Due::Ready { message, .. } | Due::End { message, .. } => message,
                 Due::EndOf { slot } => self.consumer.receipts.message_of(slot),
+                // A direct or saga write's next call is the consumer's; a
+                // relay's or a coordinator's is not cancelled.
+                Due::Call { flight, .. } => {
+                    let writes = self.downstream.writes.as_ref();
+                    match writes.and_then(|w| w.consumer_call_of(flight)) {
+                        Some(m) => m,
+                        None => return,
+                    }
+                }
                 // The producer's: no restart of the consumer cancels it.
                 Due::Visible { .. } | Due::Source { resume: false } | Due::Append { .. } => return,
                 // A resume whose partitions all restarted again since.
@@ -404,8 +413,16 @@ impl Engine<'_> {
                 return;
             }
             self.core.schedule.pop_scheduled();
-            if let Due::EndOf { slot } = due {
-                self.consumer.receipts.abandon(slot);
+            match due {
+                Due::EndOf { slot } => self.consumer.receipts.abandon(slot),
+                Due::Call { flight, .. } => {
+                    // Its later calls are never made (decision 27.35).
+                    let writes = self.downstream.writes.as_mut().expect("a write");
+                    if let Some(slot) = writes.cancel(flight) {
+                        self.consumer.receipts.abandon(slot);
+                    }
+                }
+                _ => {}
             }
         }
     }

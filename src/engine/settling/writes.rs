@@ -138,7 +138,7 @@ impl Engine<'_> {
         if service == 0 || !self.messages.ack_first_delivery(m, end) {
             return false;
         }
-        writes.write_plain(write, m, key, intent, now);
+        writes.write_plain(write, key, intent, now);
         let calls = writes.take_calls_made();
         self.core.clock.add_events(calls);
         let totals = &mut self.measures.totals;

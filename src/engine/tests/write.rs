@@ -722,3 +722,146 @@ fn s28_16_an_outbox_dead_letter_is_told_at_its_last_call() {
         )]
     );
 }
+
+/// The message of the first failed call noted at sink `k`.
+fn failed_at_sink(scenario: &Scenario, outcome: &Outcome, k: u32) -> String {
+    let failed = outcome.write_notes.iter().find_map(|n| match *n {
+        WriteNote::Failed { message, sink, .. } if sink == k => Some(message),
+        _ => None,
+    });
+    scenario
+        .message_id(failed.expect("a failed call"))
+        .to_string()
+}
+
+/// 27.35: sink calls are made one at a time, each at its own instant, and
+/// a sink's `every = N` numbers intents by their first call in the order
+/// the calls are made across writes. p commits first but its call to `a`
+/// falls in a's outage and is retried at 1s; q commits at 600ms and
+/// reaches `b` first. b's every-2nd intent is therefore p.
+#[test]
+fn r27_35_every_numbers_intents_in_the_order_calls_are_made() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"saga\"\nstep_attempts = 2\nrelay_retry = \"1s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
+         outage = { from = \"0s\", duration = \"500ms\" }\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         faults = [{ fail = { every = 2 }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"p\"\n[[message]]\nid = \"q\"\nat = \"600ms\"\n");
+    assert_eq!(failed_at_sink(&scenario, &outcome, 1), "p");
+    // p's write fails at b (1s, heard at 1s10ms) and is compensated in a.
+    assert_eq!(outcome.totals.compensations, 1);
+    assert_eq!(value(&outcome, 0), 1, "q's increment only");
+    assert_eq!(value(&outcome, 1), 1, "q's increment only");
+    assert_eq!(outcome.totals.end_time, 1_010);
+}
+
+/// 27.35: a call not yet made when a restart abandons its delivery is
+/// never made. m's call to `a` is made at 0 (heard at 10ms); the restart
+/// at 5ms abandons the delivery before its call to `b`, and m is
+/// processed again from 5ms: a twice, b once.
+#[test]
+fn r27_35_a_restart_cancels_the_calls_its_delivery_had_not_made() {
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [log]\ncheckpoint_interval = \"100s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"10ms\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\n\
+         [[message]]\nid = \"m\"\n\
+         [[restart]]\nat = \"5ms\"\nresume = \"earliest\"\n");
+    assert_eq!(value(&outcome, 0), 2);
+    assert_eq!(value(&outcome, 1), 1);
+    assert_eq!(outcome.totals.effects, 2);
+    assert_eq!(outcome.totals.acked, 1);
+    // Its second delivery: a at 5ms, b at 15ms, acked then.
+    assert_eq!(outcome.totals.end_time, 15);
+}
+
+/// 27.39: an arrival at the instant a retry is due runs before it (it was
+/// scheduled before the run). p's call to `a` fails in a's outage and is
+/// retried at 1s, the instant q arrives: q calls first, so b's every-2nd
+/// intent is p.
+#[test]
+fn r27_39_an_arrival_at_a_retry_s_instant_runs_before_it() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"saga\"\nstep_attempts = 2\nrelay_retry = \"1s\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\n\
+         outage = { from = \"0s\", duration = \"1ms\" }\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\n\
+         faults = [{ fail = { every = 2 }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"p\"\n[[message]]\nid = \"q\"\nat = \"1s\"\n");
+    assert_eq!(failed_at_sink(&scenario, &outcome, 1), "p");
+    assert_eq!(value(&outcome, 1), 1);
+}
+
+/// 27.40: a waiting two-phase write takes the released lock inside the
+/// event that releases it, before any other event of that instant. w1
+/// holds k's lock from 0 to 50ms; w2 waits from 10ms; r's first delivery
+/// fails at 0 and its retry, scheduled before the release, is due at
+/// 50ms too. w2 takes the lock at 50ms (decided at 100ms), r waits for
+/// it and is decided at 150ms.
+#[test]
+fn r27_40_a_waiting_write_takes_the_lock_inside_the_releasing_event() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 2\nretry_interval = \"50ms\"\n\
+         [write]\nstrategy = \"two_phase\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"upsert\"\nprepare = true\nlatency = \"50ms\"\n\
+         [[message]]\nid = \"w1\"\nkey = \"k\"\n\
+         [[message]]\nid = \"r\"\nkey = \"k\"\nfaults = [{ fail = { first = 1 } }]\n\
+         [[message]]\nid = \"w2\"\nkey = \"k\"\nat = \"10ms\"\n");
+    let acked = |id: &str| {
+        let m = scenario.find_message(id).unwrap();
+        outcome.messages.acked_at(m)
+    };
+    assert_eq!(acked("w1"), Some(50));
+    assert_eq!(acked("w2"), Some(100));
+    assert_eq!(acked("r"), Some(150));
+    // w2 waited from 10ms to 50ms, r from 50ms to 100ms, each behind the
+    // write before it.
+    let waits: Vec<_> = (outcome.write_notes.iter())
+        .filter_map(|n| match *n {
+            WriteNote::Waited {
+                message,
+                from,
+                until,
+                holder,
+                ..
+            } => Some((
+                scenario.message_id(message).to_string(),
+                from,
+                until,
+                scenario.message_id(holder).to_string(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            ("w2".to_string(), 10, 50, "w1".to_string()),
+            ("r".to_string(), 50, 100, "w2".to_string()),
+        ]
+    );
+}
+
+/// 27.35 with a two-phase lock: a write still waiting for its key's lock
+/// when a restart abandons its delivery never sends its prepares. a (on
+/// partition 0) holds k's lock from 0 to 100ms; b (partition 1) waits from
+/// 10ms; partition 1 restarts at 50ms and b is processed again, waiting
+/// again. At 100ms the abandoned write leaves the line without a call and
+/// b's new write prepares (decided at 200ms): b's increment counts once.
+#[test]
+fn r27_35_a_write_waiting_for_a_lock_when_its_delivery_is_abandoned_sends_nothing() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [log]\npartitions = 2\ncheckpoint_interval = \"100s\"\n\
+         [write]\nstrategy = \"two_phase\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nprepare = true\nlatency = \"100ms\"\n\
+         [[message]]\nid = \"a\"\nkey = \"k\"\npartition = 0\n\
+         [[message]]\nid = \"b\"\nkey = \"k\"\npartition = 1\nat = \"10ms\"\n\
+         [[restart]]\nat = \"50ms\"\npartition = 1\nresume = \"earliest\"\n");
+    assert_eq!(value(&outcome, 0), 2);
+    assert_eq!(outcome.totals.effects, 3, "b committed twice in the ledger");
+    let b = scenario.find_message("b").unwrap();
+    assert_eq!(outcome.messages.acked_at(b), Some(200));
+    assert_eq!(outcome.totals.end_time, 200);
+    // One lock each for a and for b's second write.
+    assert_eq!(outcome.totals.lock_held, 200);
+}

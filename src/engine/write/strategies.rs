@@ -1,380 +1,654 @@
 //! The four strategies of a write to several sinks (docs/model.md
-//! section 24), each deciding every call of one write at its commit
-//! instant, and the plain write: a direct or saga write whose every call
-//! succeeds at once, looked at and made without the strategies' scratch.
+//! section 24), each a write in flight that makes its calls one at a
+//! time, at their own instants (decisions 27.18, 27.35); and the plain
+//! write: a direct or saga write whose every call succeeds at once, made
+//! at its commit when no other write is in flight (no call of another
+//! write can come between its calls, nor count before them).
 
+use super::flight::{Flight, FlightId, Stage};
 use super::{
-    CallKind, Detail, Heard, Lock, LockSpan, Reply, TracedCall, WriteNote, Writes, Wrote, failure,
+    CallKind, Detail, Finished, Heard, LockSpan, Reply, TraceBuf, TracedCall, WriteNote, Writes,
+    Written, Wrote, failure,
 };
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, SinkKind, Strategy, Totals,
     Write,
 };
 
-impl Writes {
-    /// Calls in file order; the first failure ends the write.
-    pub(super) fn direct(
-        &mut self,
-        write: &Write,
-        key: KeyRef,
-        intent: IntentIndex,
-        t: Millis,
-        repaired: bool,
-    ) -> Wrote {
-        let mut at = t;
-        for k in 0..write.sinks.len() {
-            let heard = self.attempt(write, k, key, intent, at, repaired, true);
-            at = at.saturating_add(write.sinks[k].latency);
-            if let Some(failed) = failure(heard, write) {
-                return Wrote {
-                    took: at - t,
-                    failed: Some(failed),
-                    stores_result: false,
-                };
-            }
-        }
-        Wrote {
-            took: at - t,
-            failed: None,
-            stores_result: true,
-        }
-    }
+/// What a direct or saga write makes next.
+enum Next {
+    /// Its next call, at this instant.
+    At(Millis),
+    /// Nothing: its last reply is heard at this instant.
+    Done(Millis),
+}
 
-    /// Calls in file order, each step tried `step_attempts` times on
-    /// transient failures; a failed write compensates, in reverse order,
-    /// every sink whose call it heard succeed.
-    pub(super) fn saga(
+impl Writes {
+    /// A new write of `(m, key, intent)` committed at `now`: its first
+    /// calls are made now. Done at once, or in flight.
+    pub(super) fn begin(
         &mut self,
         write: &Write,
-        key: KeyRef,
-        intent: IntentIndex,
-        t: Millis,
+        what: (MessageIndex, KeyRef, IntentIndex),
+        now: Millis,
+        begun: u64,
         repaired: bool,
         totals: &mut Totals,
-    ) -> Wrote {
-        let mut at = t;
-        let mut heard_ok: u64 = 0;
-        let mut failed = None;
-        let mut failed_sink = 0;
-        'steps: for k in 0..write.sinks.len() {
-            let latency = write.sinks[k].latency;
-            for attempt in 1..=write.step_attempts {
-                let heard = self.attempt(write, k, key, intent, at, repaired, true);
-                failed_sink = k as u32;
-                at = at.saturating_add(latency);
-                match failure(heard, write) {
-                    None => {
-                        heard_ok |= 1 << k;
-                        continue 'steps;
+    ) -> Written {
+        self.written += 1;
+        let mut f = Flight::new(
+            what,
+            now,
+            self.written,
+            begun,
+            write.strategy,
+            write.sinks.len(),
+        );
+        if self.tracer.open() {
+            f.trace = Some(Box::new(TraceBuf::new(self.written == 1)));
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.flights.push(None);
+                (self.flights.len() - 1) as FlightId
+            }
+        };
+        match write.strategy {
+            Strategy::Direct | Strategy::Saga => {
+                match self.run_steps(write, id, f, now, repaired, totals) {
+                    Some(wrote) => Written::Done(wrote),
+                    None => Written::InFlight(id),
+                }
+            }
+            Strategy::Outbox => {
+                f.stage = Stage::Relay;
+                f.relay_calls = vec![0; write.sinks.len()];
+                for k in 0..write.sinks.len() {
+                    f.relay_open |= 1 << k;
+                    self.relay(write, id, &mut f, k, now, repaired, totals);
+                }
+                self.park_or_close(id, f);
+                // The row is written: the delivery acks.
+                Written::Done(Wrote {
+                    took: 0,
+                    failed: None,
+                    stores_result: true,
+                })
+            }
+            Strategy::TwoPhase => {
+                self.fold_in_doubt(now, totals);
+                if self.locks.contains(&f.key) {
+                    f.stage = Stage::Waiting { since: now };
+                    self.waiting.entry(f.key).or_default().push_back(id);
+                    self.flights[id as usize] = Some(f);
+                    return Written::InFlight(id);
+                }
+                self.prepare(write, &mut f, id, now, repaired, totals);
+                match f.stage {
+                    Stage::Deciding if f.decision == now => {
+                        let wrote = self.decide(write, &mut f, now);
+                        self.close_flight(id, f);
+                        Written::Done(wrote)
                     }
-                    Some(f @ (_, Class::Permanent)) => {
-                        failed = Some(f);
-                        break 'steps;
+                    _ => {
+                        self.flights[id as usize] = Some(f);
+                        Written::InFlight(id)
                     }
-                    Some(f) if attempt == write.step_attempts => {
-                        failed = Some(f);
-                        break 'steps;
-                    }
-                    Some(_) => at = at.saturating_add(write.relay_retry),
                 }
             }
         }
-        let Some(failed) = failed else {
-            return Wrote {
-                took: at - t,
-                failed: None,
-                stores_result: true,
-            };
+    }
+
+    /// Write `id`'s entry is due now: its next call to `sink` (an outbox
+    /// row's), its next step, or its decision. `cancelled` says whether a
+    /// delivery that began at a sequence number was abandoned since.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn resume(
+        &mut self,
+        write: &Write,
+        id: FlightId,
+        sink: u32,
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+        cancelled: &dyn Fn(MessageIndex, u64) -> bool,
+    ) {
+        let Some(mut f) = self.flights[id as usize].take() else {
+            return;
         };
-        for k in (0..write.sinks.len()).rev() {
-            if heard_ok & (1 << k) == 0 {
+        match f.strategy {
+            Strategy::Direct | Strategy::Saga => {
+                let mut done = Finished::of(&f);
+                if let Some(wrote) = self.run_steps(write, id, f, now, repaired, totals) {
+                    done.wrote = wrote;
+                    self.finished.push(done);
+                }
+            }
+            Strategy::Outbox => {
+                self.relay(write, id, &mut f, sink as usize, now, repaired, totals);
+                self.park_or_close(id, f);
+            }
+            Strategy::TwoPhase => {
+                let wrote = self.decide(write, &mut f, now);
+                let (key, releaser) = (f.key, (f.message, f.crashed.then_some(f.start)));
+                self.finished_flight(&f, wrote);
+                self.close_flight(id, f);
+                self.hand_over(write, key, releaser, now, repaired, totals, cancelled);
+            }
+        }
+    }
+
+    /// A write in flight is done: its delivery learns how it went.
+    fn finished_flight(&mut self, f: &Flight, wrote: Wrote) {
+        self.finished.push(Finished {
+            wrote,
+            ..Finished::of(f)
+        });
+    }
+
+    /// Write `id` is done: its time partly visible is added, its trace
+    /// kept if worth it, its slot freed.
+    fn close_flight(&mut self, id: FlightId, mut f: Flight) {
+        self.close_write(&mut f);
+        if let Some(trace) = f.trace.take() {
+            self.tracer.finish(*trace, f.number, f.message, f.commit);
+        }
+        self.flights[id as usize] = None;
+        self.free.push(id);
+    }
+
+    /// An outbox row with calls still to make waits for them; one whose
+    /// every sink is done is closed.
+    fn park_or_close(&mut self, id: FlightId, f: Flight) {
+        if f.relay_open == 0 {
+            self.close_flight(id, f);
+        } else {
+            self.flights[id as usize] = Some(f);
+        }
+    }
+
+    /// A direct or saga write's calls from now, as long as each next one
+    /// is due now. Done: how it went (its slot freed); otherwise its next
+    /// call is scheduled.
+    fn run_steps(
+        &mut self,
+        write: &Write,
+        id: FlightId,
+        mut f: Flight,
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+    ) -> Option<Wrote> {
+        loop {
+            let next = match f.strategy {
+                Strategy::Direct => self.direct_step(write, &mut f, now, repaired),
+                _ => self.saga_step(write, &mut f, now, repaired, totals),
+            };
+            match next {
+                Next::At(at) if at == now => continue,
+                Next::At(at) => {
+                    self.due.push((at, id, 0));
+                    self.flights[id as usize] = Some(f);
+                    return None;
+                }
+                Next::Done(heard) => {
+                    let failed = match (f.strategy, f.failed) {
+                        // Compensated after a permanent failure, the saga
+                        // is finished and the delivery acks.
+                        (Strategy::Saga, Some((_, Class::Permanent))) => None,
+                        (_, failed) => failed,
+                    };
+                    let wrote = Wrote {
+                        took: heard - f.commit,
+                        failed,
+                        stores_result: f.failed.is_none(),
+                    };
+                    self.close_flight(id, f);
+                    return Some(wrote);
+                }
+            }
+        }
+    }
+
+    /// Direct: calls in file order; the first failure ends the write.
+    fn direct_step(&mut self, write: &Write, f: &mut Flight, now: Millis, repaired: bool) -> Next {
+        let Stage::Step { k, .. } = f.stage else {
+            unreachable!("a direct write makes steps")
+        };
+        let k = k as usize;
+        let heard = self.attempt(write, f, k, now, repaired, true);
+        let reply = now.saturating_add(write.sinks[k].latency);
+        if let Some(failed) = failure(heard, write) {
+            f.failed = Some(failed);
+            return Next::Done(reply);
+        }
+        if k + 1 < write.sinks.len() {
+            f.stage = Stage::Step {
+                k: k as u32 + 1,
+                attempt: 1,
+            };
+            return Next::At(reply);
+        }
+        Next::Done(reply)
+    }
+
+    /// Saga: calls in file order, each step tried `step_attempts` times on
+    /// transient failures; a failed write compensates, in reverse order,
+    /// every sink whose call it heard succeed.
+    fn saga_step(
+        &mut self,
+        write: &Write,
+        f: &mut Flight,
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+    ) -> Next {
+        match f.stage {
+            Stage::Step { k, attempt } => {
+                let k = k as usize;
+                let heard = self.attempt(write, f, k, now, repaired, true);
+                let reply = now.saturating_add(write.sinks[k].latency);
+                match failure(heard, write) {
+                    None => {
+                        f.heard_ok |= 1 << k;
+                        if k + 1 < write.sinks.len() {
+                            f.stage = Stage::Step {
+                                k: k as u32 + 1,
+                                attempt: 1,
+                            };
+                            return Next::At(reply);
+                        }
+                        Next::Done(reply)
+                    }
+                    Some(failed @ (_, Class::Permanent)) => {
+                        self.saga_failed(f, k, failed, reply, totals)
+                    }
+                    Some(failed) if attempt == write.step_attempts => {
+                        self.saga_failed(f, k, failed, reply, totals)
+                    }
+                    Some(_) => {
+                        f.stage = Stage::Step {
+                            k: k as u32,
+                            attempt: attempt + 1,
+                        };
+                        Next::At(reply.saturating_add(write.relay_retry))
+                    }
+                }
+            }
+            Stage::Compensate { k, attempt } => {
+                self.compensation_call(write, f, k as usize, attempt, now, repaired, totals)
+            }
+            _ => unreachable!("a saga makes steps and compensations"),
+        }
+    }
+
+    /// A saga's step `k` failed, heard at `heard`: the compensations
+    /// start then.
+    fn saga_failed(
+        &mut self,
+        f: &mut Flight,
+        k: usize,
+        failed: (crate::model::ReasonIndex, Class),
+        heard: Millis,
+        totals: &mut Totals,
+    ) -> Next {
+        f.failed = Some(failed);
+        f.failed_sink = k as u32;
+        self.next_compensation(f, self.sinks.len(), heard, totals)
+    }
+
+    /// The next sink below `below` to compensate, from `at`: irreversible
+    /// sinks that sent count a false notice each and are passed over.
+    fn next_compensation(
+        &mut self,
+        f: &mut Flight,
+        below: usize,
+        at: Millis,
+        totals: &mut Totals,
+    ) -> Next {
+        for k in (0..below).rev() {
+            if f.heard_ok & (1 << k) == 0 {
                 continue;
             }
             if self.sinks[k].kind == SinkKind::Irreversible {
                 totals.false_notices += 1;
-                self.tracer.false_notice(k as u32);
-                let sent_at = self.shows[k].map_or(t, |(from, _)| from);
-                self.note(WriteNote::FalseNotice {
+                if let Some(trace) = f.trace.as_deref_mut() {
+                    trace.false_notice(k as u32);
+                }
+                let sent_at = f.shows[k].map_or(f.commit, |(from, _)| from);
+                let note = WriteNote::FalseNotice {
                     at: sent_at,
-                    message: self.message,
+                    message: f.message,
                     sink: k as u32,
-                    failed_sink,
-                });
+                    failed_sink: f.failed_sink,
+                };
+                self.note(f, note);
                 continue;
             }
-            at = self.compensate(write, k, key, intent, at, repaired, totals);
+            f.stage = Stage::Compensate {
+                k: k as u32,
+                attempt: 1,
+            };
+            f.compensation_applied = false;
+            f.compensation_lost_at = None;
+            return Next::At(at);
         }
-        Wrote {
-            took: at - t,
-            // Compensated after a permanent failure, the saga is finished
-            // and the delivery acks.
-            failed: (failed.1 == Class::Transient).then_some(failed),
-            stores_result: false,
-        }
+        Next::Done(at)
     }
 
-    /// Sink `k`'s compensation calls from `at`, until one is heard to
-    /// succeed or `relay_attempts` are made; returns when the last reply
-    /// is heard.
+    /// Sink `k`'s compensation call, try `attempt`, now: retried until one
+    /// is heard to succeed or `relay_attempts` are made (then given up).
     #[allow(clippy::too_many_arguments)]
-    fn compensate(
+    fn compensation_call(
         &mut self,
         write: &Write,
+        f: &mut Flight,
         k: usize,
-        key: KeyRef,
-        intent: IntentIndex,
-        mut at: Millis,
+        attempt: u32,
+        now: Millis,
         repaired: bool,
         totals: &mut Totals,
-    ) -> Millis {
-        let latency = write.sinks[k].latency;
-        let mut applied = false;
-        let mut lost_at = None;
-        for attempt in 1..=write.relay_attempts {
-            let heard = self.call(write, k, intent, at, true, repaired);
-            let applies =
-                !matches!(heard, Heard::Failed(..)) && (!applied || !write.idempotent_compensation);
-            let reply = match heard {
-                Heard::Ok => Reply::Ok,
-                Heard::Failed(reason, _) => Reply::Failed(reason),
-                Heard::Lost => Reply::Lost,
-            };
-            let sent = Detail::CompensationSent {
-                sink: k as u32,
-                reply,
-                applied: applies,
-            };
-            self.tell(at, sent);
-            if applies {
-                if applied {
-                    totals.over_compensations += 1;
-                    self.note(WriteNote::OverCompensated {
-                        message: self.message,
-                        sink: k as u32,
-                        lost_at: lost_at.unwrap_or(at),
-                        retried_at: at,
-                    });
-                }
-                totals.compensations += 1;
-                self.sinks[k].compensate(key, intent);
-                self.compensated(k, at);
-                applied = true;
-            } else {
-                // A tracked compensation applies once however often sent.
-                self.tracer.not_applied();
-            }
-            if heard == Heard::Lost {
-                lost_at = Some(at);
-            }
-            at = at.saturating_add(latency);
-            if heard == Heard::Ok {
-                break;
-            }
-            if attempt < write.relay_attempts {
-                at = at.saturating_add(write.relay_retry);
-            } else if !applied {
-                self.note(WriteNote::CompensationExhausted {
-                    at,
-                    message: self.message,
-                    sink: k as u32,
-                });
-                self.given_up(k, totals);
-                let calls = write.relay_attempts;
-                self.tell(
-                    at,
-                    Detail::CompensationGivenUp {
-                        sink: k as u32,
-                        calls,
-                    },
-                );
-            }
-        }
-        at
-    }
-
-    /// The delivery writes a row and acks; the relay applies the row to
-    /// each sink on its own, retrying, until a call is heard to succeed or
-    /// `relay_attempts` are made (then the row is dead-lettered there).
-    pub(super) fn outbox(
-        &mut self,
-        write: &Write,
-        key: KeyRef,
-        intent: IntentIndex,
-        t: Millis,
-        repaired: bool,
-        totals: &mut Totals,
-    ) -> Wrote {
-        for k in 0..write.sinks.len() {
-            let latency = write.sinks[k].latency;
-            let mut at = t;
-            let mut last_applied = None;
-            for attempt in 1..=write.relay_attempts {
-                // Each failed relay call is not noted: a dead letter is.
-                let heard = self.attempt(write, k, key, intent, at, repaired, false);
-                if !matches!(heard, Heard::Failed(..)) {
-                    last_applied = Some(at);
-                }
-                // The call is pending until its reply is heard (27.36).
-                let heard_at = at.saturating_add(latency);
-                self.relay_end = Some(self.relay_end.map_or(heard_at, |e| e.max(heard_at)));
-                if heard == Heard::Ok {
-                    break;
-                }
-                if attempt == write.relay_attempts {
-                    totals.outbox_dead_letters += 1;
-                    let calls = attempt;
-                    self.tell(
-                        at,
-                        Detail::OutboxDeadLettered {
-                            sink: k as u32,
-                            calls,
-                        },
-                    );
-                    self.note(WriteNote::DeadLettered {
-                        message: self.message,
-                        sink: k as u32,
-                        first_at: t,
-                        last_at: at,
-                        attempts: attempt,
-                    });
-                } else {
-                    at = at.saturating_add(latency).saturating_add(write.relay_retry);
-                }
-            }
-            if let Some(applied) = last_applied {
-                let lag = &mut self.sinks[k].max_lag;
-                *lag = (*lag).max(applied - t);
-            }
-        }
-        Wrote {
-            took: 0,
-            failed: None,
-            stores_result: true,
-        }
-    }
-
-    /// Prepare everywhere once the key's lock is free; commit everywhere
-    /// when every prepare is heard to succeed, else abort everywhere. The
-    /// decision comes with the last prepare reply, or at the coordinator's
-    /// recovery when it crashes.
-    pub(super) fn two_phase(
-        &mut self,
-        write: &Write,
-        key: KeyRef,
-        intent: IntentIndex,
-        t: Millis,
-        repaired: bool,
-        totals: &mut Totals,
-    ) -> Wrote {
-        self.fold_in_doubt(t, totals);
-        let start = match self.locks.get(&key) {
-            Some(lock) if lock.release > t => {
-                let lock = *lock;
-                self.note(WriteNote::Waited {
-                    message: self.message,
-                    key,
-                    from: t,
-                    until: lock.release,
-                    holder: lock.holder,
-                    holder_crashed_at: lock.crashed_at,
-                });
-                self.tracer.waited(lock.release);
-                lock.release
-            }
-            _ => t,
+    ) -> Next {
+        let heard = self.call(write, f, k, now, true, repaired);
+        let applies = !matches!(heard, Heard::Failed(..))
+            && (!f.compensation_applied || !write.idempotent_compensation);
+        let reply = match heard {
+            Heard::Ok => Reply::Ok,
+            Heard::Failed(reason, _) => Reply::Failed(reason),
+            Heard::Lost => Reply::Lost,
         };
-        let mut failed = None;
-        let mut prepared = 0u64;
-        let mut prepared_sinks = 0u64;
+        let sent = Detail::CompensationSent {
+            sink: k as u32,
+            reply,
+            applied: applies,
+        };
+        self.tell(f, now, sent);
+        if applies {
+            if f.compensation_applied {
+                totals.over_compensations += 1;
+                let note = WriteNote::OverCompensated {
+                    message: f.message,
+                    sink: k as u32,
+                    lost_at: f.compensation_lost_at.unwrap_or(now),
+                    retried_at: now,
+                };
+                self.note(f, note);
+            }
+            totals.compensations += 1;
+            self.sinks[k].compensate(f.key, f.intent);
+            f.compensated(k, now);
+            f.compensation_applied = true;
+        } else if let Some(trace) = f.trace.as_deref_mut() {
+            // A tracked compensation applies once however often sent.
+            trace.not_applied();
+        }
+        if heard == Heard::Lost {
+            f.compensation_lost_at = Some(now);
+        }
+        let heard_at = now.saturating_add(write.sinks[k].latency);
+        if heard == Heard::Ok {
+            return self.next_compensation(f, k, heard_at, totals);
+        }
+        if attempt < write.relay_attempts {
+            f.stage = Stage::Compensate {
+                k: k as u32,
+                attempt: attempt + 1,
+            };
+            return Next::At(heard_at.saturating_add(write.relay_retry));
+        }
+        if !f.compensation_applied {
+            let note = WriteNote::CompensationExhausted {
+                at: heard_at,
+                message: f.message,
+                sink: k as u32,
+            };
+            self.note(f, note);
+            self.given_up(k, totals);
+            let calls = write.relay_attempts;
+            let detail = Detail::CompensationGivenUp {
+                sink: k as u32,
+                calls,
+            };
+            self.tell(f, heard_at, detail);
+        }
+        self.next_compensation(f, k, heard_at, totals)
+    }
+
+    /// Outbox: the relay's call of row `f` to sink `k` now, retried until
+    /// one is heard to succeed or `relay_attempts` are made (then the row
+    /// is dead-lettered there); the next is scheduled.
+    #[allow(clippy::too_many_arguments)]
+    fn relay(
+        &mut self,
+        write: &Write,
+        id: FlightId,
+        f: &mut Flight,
+        k: usize,
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+    ) {
+        f.relay_calls[k] += 1;
+        let calls = f.relay_calls[k];
+        // Each failed relay call is not noted: a dead letter is.
+        let heard = self.attempt(write, f, k, now, repaired, false);
+        if !matches!(heard, Heard::Failed(..)) {
+            let lag = &mut self.sinks[k].max_lag;
+            *lag = (*lag).max(now - f.commit);
+        }
+        // The call is pending until its reply is heard (27.36).
+        let heard_at = now.saturating_add(write.sinks[k].latency);
+        self.relay_end = Some(self.relay_end.map_or(heard_at, |e| e.max(heard_at)));
+        if heard == Heard::Ok {
+            f.relay_open &= !(1 << k);
+            return;
+        }
+        if calls < write.relay_attempts {
+            let at = heard_at.saturating_add(write.relay_retry);
+            self.relay_scheduled += 1;
+            self.due.push((at, id, k as u32));
+            return;
+        }
+        f.relay_open &= !(1 << k);
+        totals.outbox_dead_letters += 1;
+        self.tell(
+            f,
+            now,
+            Detail::OutboxDeadLettered {
+                sink: k as u32,
+                calls,
+            },
+        );
+        let note = WriteNote::DeadLettered {
+            message: f.message,
+            sink: k as u32,
+            first_at: f.commit,
+            last_at: now,
+            attempts: calls,
+        };
+        self.note(f, note);
+    }
+
+    /// Two-phase: the prepares to every sink now (the key's lock is
+    /// free); the decision comes with the last reply, or at the
+    /// coordinator's recovery when it crashes, and is scheduled.
+    fn prepare(
+        &mut self,
+        write: &Write,
+        f: &mut Flight,
+        id: FlightId,
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+    ) {
+        f.start = now;
         let mut largest = 0;
         for k in 0..write.sinks.len() {
-            let heard = self.call(write, k, intent, start, false, repaired);
-            self.note_heard(heard, k, start);
+            let heard = self.call(write, f, k, now, false, repaired);
+            self.note_heard(f, heard, k, now);
             largest = largest.max(write.sinks[k].latency);
             if !matches!(heard, Heard::Failed(..)) {
-                prepared += 1;
-                prepared_sinks |= 1 << k;
+                f.prepared |= 1 << k;
             }
-            if failed.is_none() {
-                failed = failure(heard, write);
+            if f.failed.is_none() {
+                f.failed = failure(heard, write);
             }
         }
-        let crashed = failed.is_none()
+        let number = f.number;
+        f.crashed = f.failed.is_none()
             && write.coordinator.as_ref().is_some_and(|c| match &c.crash {
-                CallSelector::First(n) => self.written <= *n,
-                CallSelector::Every(n) => self.written.is_multiple_of(*n),
+                CallSelector::First(n) => number <= *n,
+                CallSelector::Every(n) => number.is_multiple_of(*n),
                 CallSelector::Intents(_) => {
-                    (self.crash_intents.as_ref()).is_some_and(|s| s.contains(&intent))
+                    (self.crash_intents.as_ref()).is_some_and(|s| s.contains(&f.intent))
                 }
                 CallSelector::UntilRepair => !repaired,
             });
-        let wait = match (crashed, &write.coordinator) {
+        let wait = match (f.crashed, &write.coordinator) {
             (true, Some(c)) => largest.max(c.recovers_after),
             _ => largest,
         };
-        let decision = start.saturating_add(wait);
-        if prepared > 0 {
-            let held = decision - start;
+        let decision = now.saturating_add(wait);
+        if f.prepared != 0 {
+            let held = decision - now;
+            let prepared = f.prepared.count_ones() as u64;
             totals.lock_held = totals
                 .lock_held
                 .saturating_add(held.saturating_mul(prepared));
             totals.max_lock = totals.max_lock.max(held);
-            let lock = Lock {
-                release: decision,
-                holder: self.message,
-                crashed_at: crashed.then_some(start),
-            };
-            self.locks.insert(key, lock);
-            self.prune_locks(t);
-        }
-        for k in 0..write.sinks.len() {
-            let was_prepared = prepared_sinks & (1 << k) != 0;
-            if was_prepared {
-                self.tracer.lock(LockSpan {
-                    sink: k as u32,
-                    message: self.message,
-                    from: start,
-                    until: decision,
-                    crashed,
-                });
+            self.locks.insert(f.key);
+            for k in 0..write.sinks.len() {
+                if f.prepared & (1 << k) != 0 {
+                    self.tracer.lock(LockSpan {
+                        sink: k as u32,
+                        message: f.message,
+                        from: now,
+                        until: decision,
+                        crashed: f.crashed,
+                    });
+                }
             }
-            if failed.is_none() || was_prepared {
-                self.tracer.call(TracedCall {
+        }
+        if f.crashed {
+            if let Some(trace) = f.trace.as_deref_mut() {
+                trace.crashed();
+            }
+            let note = WriteNote::Crashed {
+                message: f.message,
+                prepared_at: now,
+                decided_at: decision,
+            };
+            self.note(f, note);
+        }
+        if f.failed.is_none() && decision > now {
+            *self.in_doubt_changes.entry(now).or_default() += 1;
+            *self.in_doubt_changes.entry(decision).or_default() -= 1;
+        }
+        f.stage = Stage::Deciding;
+        f.decision = decision;
+        if decision > now {
+            self.due.push((decision, id, 0));
+        }
+    }
+
+    /// Two-phase: the decision now, commit when every prepare was heard
+    /// to succeed, else abort; the key's lock is released.
+    fn decide(&mut self, write: &Write, f: &mut Flight, now: Millis) -> Wrote {
+        let commit = f.failed.is_none();
+        for k in 0..write.sinks.len() {
+            let was_prepared = f.prepared & (1 << k) != 0;
+            if (commit || was_prepared)
+                && let Some(trace) = f.trace.as_deref_mut()
+            {
+                trace.call(TracedCall {
                     sink: k as u32,
-                    kind: if failed.is_none() {
+                    kind: if commit {
                         CallKind::Commit
                     } else {
                         CallKind::Abort
                     },
-                    at: decision,
-                    heard_at: decision,
+                    at: now,
+                    heard_at: now,
                     reply: Reply::Decided,
-                    applied: failed.is_none(),
+                    applied: commit,
                 });
             }
-        }
-        if crashed {
-            self.tracer.crashed();
-            self.note(WriteNote::Crashed {
-                message: self.message,
-                prepared_at: start,
-                decided_at: decision,
-            });
-        }
-        if failed.is_none() {
-            if decision > start {
-                *self.in_doubt_changes.entry(start).or_default() += 1;
-                *self.in_doubt_changes.entry(decision).or_default() -= 1;
+            if commit {
+                self.sinks[k].apply(f.key, f.intent);
+                f.shown(k, now);
             }
-            for k in 0..write.sinks.len() {
-                self.sinks[k].apply(key, intent);
-                self.shown(k, decision);
-            }
+        }
+        if f.prepared != 0 {
+            self.locks.remove(&f.key);
         }
         Wrote {
-            took: decision - t,
-            failed,
-            stores_result: failed.is_none(),
+            took: now - f.commit,
+            failed: f.failed,
+            stores_result: commit,
+        }
+    }
+
+    /// `key`'s lock was released now by `releaser` (its message, and when
+    /// its coordinator crashed): the writes waiting for it take it in the
+    /// order they started waiting, each inside this event, and send their
+    /// prepares now (decision 27.40); one that prepares nothing holds no
+    /// lock and the next takes it. A write whose delivery was abandoned
+    /// leaves the line without a call.
+    #[allow(clippy::too_many_arguments)]
+    fn hand_over(
+        &mut self,
+        write: &Write,
+        key: KeyRef,
+        releaser: (MessageIndex, Option<Millis>),
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+        cancelled: &dyn Fn(MessageIndex, u64) -> bool,
+    ) {
+        while !self.locks.contains(&key) {
+            let Some(line) = self.waiting.get_mut(&key) else {
+                return;
+            };
+            let Some(id) = line.pop_front() else {
+                self.waiting.remove(&key);
+                return;
+            };
+            let Some(mut f) = self.flights[id as usize].take() else {
+                continue;
+            };
+            if cancelled(f.message, f.begun) {
+                // Its delivery was abandoned by a restart.
+                let abandoned = Wrote::default();
+                self.finished_flight(&f, abandoned);
+                self.close_flight(id, f);
+                continue;
+            }
+            let Stage::Waiting { since } = f.stage else {
+                unreachable!("a write in the line waits")
+            };
+            let (holder, holder_crashed_at) = releaser;
+            let waited = WriteNote::Waited {
+                message: f.message,
+                key,
+                from: since,
+                until: now,
+                holder,
+                holder_crashed_at,
+            };
+            self.note(&f, waited);
+            if let Some(trace) = f.trace.as_deref_mut() {
+                trace.waited(now);
+            }
+            self.prepare(write, &mut f, id, now, repaired, totals);
+            if f.decision == now {
+                // Its decision is this instant's too.
+                let wrote = self.decide(write, &mut f, now);
+                self.finished_flight(&f, wrote);
+                self.close_flight(id, f);
+            } else {
+                self.flights[id as usize] = Some(f);
+            }
         }
     }
 
@@ -391,7 +665,12 @@ impl Writes {
         t: Millis,
         repaired: bool,
     ) -> Option<Millis> {
-        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga) || self.written == 0 {
+        // Another write in flight could make a call between this one's
+        // calls, or count before them (decision 27.35).
+        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga)
+            || self.written == 0
+            || self.in_flight() > 0
+        {
             return None;
         }
         let mut at = t;
@@ -412,13 +691,11 @@ impl Writes {
     pub(in crate::engine) fn write_plain(
         &mut self,
         write: &Write,
-        m: MessageIndex,
         key: KeyRef,
         intent: IntentIndex,
         t: Millis,
     ) {
         self.written += 1;
-        self.message = m;
         let mut at = t;
         let mut last = t;
         for (sink, calls) in self.sinks.iter_mut().zip(&write.sinks) {

@@ -102,43 +102,36 @@ pub struct LockSpan {
     pub crashed: bool,
 }
 
-/// The write in hand's calls, and the traces and locks kept so far.
+/// The traces and locks kept so far.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Tracer {
-    pub(super) traces: Vec<WriteTrace>,
+    /// Each kept trace with its write's number in ledger order.
+    traces: Vec<(u64, WriteTrace)>,
     pub(super) locks: Vec<LockSpan>,
-    /// Scratch: the write in hand.
+}
+
+/// One write's calls while it is in flight, kept while traces are open.
+#[derive(Debug, Default, Clone)]
+pub(super) struct TraceBuf {
     calls: Vec<TracedCall>,
     dropped: u32,
     worth_a_look: bool,
     waited_until: Option<Millis>,
     crashed: bool,
     false_notices: Vec<u32>,
-    /// Whether the write in hand is the run's first.
+    /// Whether the write is the run's first.
     first: bool,
 }
 
-impl Tracer {
-    /// Whether traces are still being kept (no work once they are full).
-    pub(super) fn open(&self) -> bool {
-        self.traces.len() < WRITE_TRACES_KEPT
-    }
-
-    /// A new write starts.
-    pub(super) fn start(&mut self, first: bool) {
-        self.calls.clear();
-        self.dropped = 0;
-        self.worth_a_look = false;
-        self.waited_until = None;
-        self.crashed = false;
-        self.false_notices.clear();
-        self.first = first;
+impl TraceBuf {
+    pub(super) fn new(first: bool) -> Self {
+        TraceBuf {
+            first,
+            ..TraceBuf::default()
+        }
     }
 
     pub(super) fn call(&mut self, call: TracedCall) {
-        if !self.open() {
-            return;
-        }
         if !matches!(call.reply, Reply::Ok | Reply::Decided)
             || matches!(call.kind, CallKind::Compensation | CallKind::Abort)
         {
@@ -165,7 +158,7 @@ impl Tracer {
     }
 
     pub(super) fn false_notice(&mut self, sink: u32) {
-        if self.open() && self.false_notices.len() < TRACE_CALLS_KEPT {
+        if self.false_notices.len() < TRACE_CALLS_KEPT {
             self.false_notices.push(sink);
         }
     }
@@ -174,6 +167,14 @@ impl Tracer {
         self.crashed = true;
         self.worth_a_look = true;
     }
+}
+
+impl Tracer {
+    /// Whether traces are still being kept (no work once they are full:
+    /// every write begun later has a later number than the kept ones).
+    pub(super) fn open(&self) -> bool {
+        self.traces.len() < WRITE_TRACES_KEPT
+    }
 
     pub(super) fn lock(&mut self, span: LockSpan) {
         if self.locks.len() < LOCK_SPANS_KEPT {
@@ -181,23 +182,43 @@ impl Tracer {
         }
     }
 
-    /// The write in hand is done: kept when it is the first or worth a
-    /// look, while there is room.
-    pub(super) fn finish(&mut self, message: MessageIndex, at: Millis) {
-        if !self.open() || !(self.first || self.worth_a_look) {
+    /// Write `number` of `message`, committed at `at`, is done: kept when
+    /// it is the first or worth a look, while there is room.
+    pub(super) fn finish(&mut self, buf: TraceBuf, number: u64, message: MessageIndex, at: Millis) {
+        if !(buf.first || buf.worth_a_look) {
             return;
         }
-        // Calls in the order they were made (an outbox relay's are
-        // decided sink by sink).
-        self.calls.sort_by_key(|c| c.at);
-        self.traces.push(WriteTrace {
+        // Writes end out of ledger order: a full list gives up its
+        // latest write for an earlier one.
+        if !self.open() {
+            let latest = (self.traces.iter().enumerate()).max_by_key(|(_, (n, _))| *n);
+            match latest {
+                Some((i, &(n, _))) if n > number => {
+                    self.traces.swap_remove(i);
+                }
+                _ => return,
+            }
+        }
+        let mut calls = buf.calls;
+        // Calls in the order they were made (an outbox relay's sinks
+        // interleave).
+        calls.sort_by_key(|c| c.at);
+        let trace = WriteTrace {
             message,
             at,
-            calls: self.calls.clone(),
-            calls_dropped: self.dropped,
-            waited_until: self.waited_until,
-            crashed: self.crashed,
-            false_notices: self.false_notices.clone(),
-        });
+            calls,
+            calls_dropped: buf.dropped,
+            waited_until: buf.waited_until,
+            crashed: buf.crashed,
+            false_notices: buf.false_notices,
+        };
+        self.traces.push((number, trace));
+    }
+
+    /// The traces kept, in the order their writes were made.
+    pub(super) fn into_parts(mut self) -> (Vec<WriteTrace>, Vec<LockSpan>) {
+        self.traces.sort_by_key(|(number, _)| *number);
+        let traces = self.traces.into_iter().map(|(_, t)| t).collect();
+        (traces, self.locks)
     }
 }

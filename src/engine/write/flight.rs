@@ -1,0 +1,152 @@
+//! One write in flight: from its commit to its last reply, what it has
+//! heard so far and what it makes next (docs/model.md section 24,
+//! decisions 27.18 and 27.35).
+
+use super::trace::TraceBuf;
+use crate::model::{
+    Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, SinkKind, Strategy,
+};
+
+/// A write in flight's number among the writes in flight now (its slot).
+pub(in crate::engine) type FlightId = u32;
+
+/// What a write in flight makes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Direct or saga: step `k`'s call, try `attempt` (from 1).
+    Step { k: u32, attempt: u32 },
+    /// Saga: sink `k`'s compensation, try `attempt` (from 1).
+    Compensate { k: u32, attempt: u32 },
+    /// Two-phase: waiting for its key's lock since `since`.
+    Waiting { since: Millis },
+    /// Two-phase: prepared, its decision due.
+    Deciding,
+    /// Outbox: the relay's calls, each sink on its own.
+    Relay,
+}
+
+/// One write in flight.
+#[derive(Debug, Clone)]
+pub(super) struct Flight {
+    pub(super) message: MessageIndex,
+    pub(super) key: KeyRef,
+    pub(super) intent: IntentIndex,
+    /// The commit instant.
+    pub(super) commit: Millis,
+    /// The write's number in ledger order.
+    pub(super) number: u64,
+    /// The commit's sequence number: a restart that cancels the entries
+    /// scheduled before it abandoned this write's delivery.
+    pub(super) begun: u64,
+    /// The receipt of the delivery that waits for the write (none for an
+    /// outbox row, whose delivery acked at once).
+    pub(super) owner: Option<u32>,
+    pub(super) strategy: Strategy,
+    pub(super) stage: Stage,
+    /// Saga: the sinks whose call was heard to succeed.
+    pub(super) heard_ok: u64,
+    /// The failure the write ends with, once heard.
+    pub(super) failed: Option<(ReasonIndex, Class)>,
+    pub(super) failed_sink: u32,
+    /// Saga: whether the compensation in hand was applied, and when its
+    /// latest reply was lost.
+    pub(super) compensation_applied: bool,
+    pub(super) compensation_lost_at: Option<Millis>,
+    /// Two-phase: when it prepared, which sinks prepared, whether its
+    /// coordinator crashed.
+    pub(super) start: Millis,
+    pub(super) prepared: u64,
+    pub(super) crashed: bool,
+    pub(super) decision: Millis,
+    /// Outbox: per sink, the relay's calls so far; the sinks still called.
+    pub(super) relay_calls: Vec<u32>,
+    pub(super) relay_open: u64,
+    /// Per sink: when it showed the write and until when (`Millis::MAX`:
+    /// still).
+    pub(super) shows: Vec<Option<(Millis, Millis)>>,
+    /// Per sink: the write's net count there (its applied calls, one at
+    /// most for an upsert, minus its applied compensations): the sink
+    /// shows the write while it is above 0 (decision 27.38).
+    pub(super) nets: Vec<i64>,
+    /// Its calls, while the run keeps traces.
+    pub(super) trace: Option<Box<TraceBuf>>,
+}
+
+impl Flight {
+    pub(super) fn new(
+        (message, key, intent): (MessageIndex, KeyRef, IntentIndex),
+        commit: Millis,
+        number: u64,
+        begun: u64,
+        strategy: Strategy,
+        sinks: usize,
+    ) -> Self {
+        Flight {
+            message,
+            key,
+            intent,
+            commit,
+            number,
+            begun,
+            owner: None,
+            strategy,
+            stage: Stage::Step { k: 0, attempt: 1 },
+            heard_ok: 0,
+            failed: None,
+            failed_sink: 0,
+            compensation_applied: false,
+            compensation_lost_at: None,
+            start: commit,
+            prepared: 0,
+            crashed: false,
+            decision: commit,
+            relay_calls: Vec::new(),
+            relay_open: 0,
+            shows: vec![None; sinks],
+            nets: vec![0; sinks],
+            trace: None,
+        }
+    }
+
+    /// Whether its calls are the consumer's, made inside the delivery (a
+    /// direct or saga write): a restart that abandons the delivery
+    /// cancels them (decisions 26.6, 27.35).
+    pub(super) fn consumer_calls(&self) -> bool {
+        matches!(self.strategy, Strategy::Direct | Strategy::Saga)
+    }
+
+    /// The write is applied to sink `k` (of `kind`) at `at`: counted, and
+    /// shown from then if it was not.
+    #[inline]
+    pub(super) fn applied(&mut self, kind: SinkKind, k: usize, at: Millis) {
+        let net = &mut self.nets[k];
+        *net = match kind {
+            // An upsert absorbs a repeat: one row, however often written.
+            SinkKind::Upsert => 1,
+            _ => *net + 1,
+        };
+        self.shown(k, at);
+    }
+
+    #[inline]
+    pub(super) fn shown(&mut self, k: usize, at: Millis) {
+        if self.shows[k].is_none() {
+            self.shows[k] = Some((at, Millis::MAX));
+        }
+    }
+
+    /// A compensation is applied to sink `k` at `at`: the sink stops
+    /// showing the write once its net count there is no longer above 0
+    /// (an increment applied twice and compensated once still shows it).
+    pub(super) fn compensated(&mut self, k: usize, at: Millis) {
+        self.nets[k] -= 1;
+        if self.nets[k] > 0 {
+            return;
+        }
+        if let Some((_, until)) = &mut self.shows[k]
+            && *until == Millis::MAX
+        {
+            *until = at;
+        }
+    }
+}
