@@ -128,7 +128,7 @@ impl Engine<'_> {
         let (Some(write), Some(writes)) = (&scenario.write, &mut self.downstream.writes) else {
             return false;
         };
-        let Some(took) = writes.plain_took(write, intent, now, self.operator.repaired) else {
+        let Some(took) = writes.plain_took(write, intent, key, now, self.operator.repaired) else {
             return false;
         };
         let service = self.consumer.service_time.saturating_add(took);

@@ -108,6 +108,34 @@ impl Flight {
         }
     }
 
+    /// This flight's buffers reused for a new write (as [`Flight::new`]).
+    pub(super) fn renew(
+        &mut self,
+        what: (MessageIndex, KeyRef, IntentIndex),
+        commit: Millis,
+        number: u64,
+        begun: u64,
+        strategy: Strategy,
+        sinks: usize,
+    ) {
+        let (mut shows, mut nets, mut relay_calls) = (
+            std::mem::take(&mut self.shows),
+            std::mem::take(&mut self.nets),
+            std::mem::take(&mut self.relay_calls),
+        );
+        shows.clear();
+        shows.resize(sinks, None);
+        nets.clear();
+        nets.resize(sinks, 0);
+        relay_calls.clear();
+        *self = Flight {
+            shows,
+            nets,
+            relay_calls,
+            ..Flight::new(what, commit, number, begun, strategy, 0)
+        };
+    }
+
     /// Whether its calls are the consumer's, made inside the delivery (a
     /// direct or saga write): a restart that abandons the delivery
     /// cancels them (decisions 26.6, 27.35).

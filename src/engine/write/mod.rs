@@ -97,8 +97,13 @@ pub(super) struct Writes {
     /// Writes so far, in ledger order (the coordinator's numbering).
     written: u64,
     /// The writes in flight, by id (a free slot is `None`).
-    flights: Vec<Option<Flight>>,
+    flights: Vec<Option<Box<Flight>>>,
     free: Vec<FlightId>,
+    /// Flights done, kept for their buffers: at most as many as were
+    /// ever in flight at once. Boxed: a flight moves between this pool
+    /// and its slot as a pointer, not as its 200 bytes.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Flight>>,
     /// Two-phase: the keys whose lock is held (from the prepares to the
     /// decision).
     locks: HashSet<KeyRef>,
@@ -126,6 +131,10 @@ pub(super) struct Writes {
     tracer: Tracer,
     /// Outbox relay calls scheduled and not yet made.
     relay_scheduled: usize,
+    /// The sinks whose `every` selector numbers intents by their first
+    /// write call: a call made ahead of its instant must not pass another
+    /// write's call there.
+    every_sinks: u64,
     /// Calls to make, for the engine to schedule: (instant, write, sink).
     pub(super) due: Vec<(Millis, FlightId, u32)>,
     /// Writes in flight that are done, for the engine to end their
@@ -160,6 +169,7 @@ impl Writes {
             written: 0,
             flights: Vec::new(),
             free: Vec::new(),
+            spare: Vec::new(),
             locks: HashSet::default(),
             waiting: HashMap::default(),
             in_doubt_changes: BTreeMap::new(),
@@ -173,6 +183,12 @@ impl Writes {
             changes: Vec::with_capacity(2 * write.sinks.len()),
             tracer: Tracer::default(),
             relay_scheduled: 0,
+            every_sinks: (write.sinks.iter().enumerate())
+                .filter(|(_, s)| {
+                    (s.faults.iter())
+                        .any(|f| !f.compensation && matches!(f.selector, CallSelector::Every(_)))
+                })
+                .fold(0, |mask, (k, _)| mask | 1 << k),
             due: Vec::new(),
             finished: Vec::new(),
             told: BTreeMap::new(),

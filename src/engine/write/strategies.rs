@@ -15,6 +15,10 @@ use crate::model::{
     Write,
 };
 
+/// The most writes in flight a plain write is checked against; with more,
+/// writes take the full path.
+const PLAIN_BESIDE: usize = 64;
+
 /// What a direct or saga write makes next.
 enum Next {
     /// Its next call, at this instant.
@@ -36,14 +40,14 @@ impl Writes {
         totals: &mut Totals,
     ) -> Written {
         self.written += 1;
-        let mut f = Flight::new(
-            what,
-            now,
-            self.written,
-            begun,
-            write.strategy,
-            write.sinks.len(),
-        );
+        let (number, strategy, sinks) = (self.written, write.strategy, write.sinks.len());
+        let mut f = match self.spare.pop() {
+            Some(mut spare) => {
+                spare.renew(what, now, number, begun, strategy, sinks);
+                spare
+            }
+            None => Box::new(Flight::new(what, now, number, begun, strategy, sinks)),
+        };
         if self.tracer.open() {
             f.trace = Some(Box::new(TraceBuf::new(self.written == 1)));
         }
@@ -63,7 +67,7 @@ impl Writes {
             }
             Strategy::Outbox => {
                 f.stage = Stage::Relay;
-                f.relay_calls = vec![0; write.sinks.len()];
+                f.relay_calls.resize(write.sinks.len(), 0);
                 for k in 0..write.sinks.len() {
                     f.relay_open |= 1 << k;
                     self.relay(write, id, &mut f, k, now, repaired, totals);
@@ -149,18 +153,20 @@ impl Writes {
 
     /// Write `id` is done: its time partly visible is added, its trace
     /// kept if worth it, its slot freed.
-    fn close_flight(&mut self, id: FlightId, mut f: Flight) {
+    fn close_flight(&mut self, id: FlightId, mut f: Box<Flight>) {
         self.close_write(&mut f);
         if let Some(trace) = f.trace.take() {
             self.tracer.finish(*trace, f.number, f.message, f.commit);
         }
         self.flights[id as usize] = None;
         self.free.push(id);
+        // Its buffers serve the next write.
+        self.spare.push(f);
     }
 
     /// An outbox row with calls still to make waits for them; one whose
     /// every sink is done is closed.
-    fn park_or_close(&mut self, id: FlightId, f: Flight) {
+    fn park_or_close(&mut self, id: FlightId, f: Box<Flight>) {
         if f.relay_open == 0 {
             self.close_flight(id, f);
         } else {
@@ -175,7 +181,7 @@ impl Writes {
         &mut self,
         write: &Write,
         id: FlightId,
-        mut f: Flight,
+        mut f: Box<Flight>,
         now: Millis,
         repaired: bool,
         totals: &mut Totals,
@@ -652,25 +658,29 @@ impl Writes {
         }
     }
 
-    /// How long a plain write of `intent` at `t` takes, if it is one: a
-    /// direct or saga write, not the run's first (which is traced), whose
-    /// every call, in file order, would be heard to succeed at once. Such
-    /// a write is its calls' latencies one after another, and nothing in
-    /// it is worth a note or a trace. Nothing is changed.
+    /// How long a plain write of `intent` under `key` at `t` takes, if it
+    /// is one: a direct or saga write, not the run's first (which is
+    /// traced), whose every call, in file order, would be heard to
+    /// succeed at once, and whose calls, made now ahead of their
+    /// instants, cannot change places with a call of another write in
+    /// flight that matters (decision 27.35): no such write has its
+    /// intent or its key, nor a call still to make to a sink whose
+    /// `every` selector numbers intents in call order. Such a write is
+    /// its calls' latencies one after another, and nothing in it is worth
+    /// a note or a trace. Nothing is changed.
     #[inline(always)]
     pub(in crate::engine) fn plain_took(
         &self,
         write: &Write,
         intent: IntentIndex,
+        key: KeyRef,
         t: Millis,
         repaired: bool,
     ) -> Option<Millis> {
-        // Another write in flight could make a call between this one's
-        // calls, or count before them (decision 27.35).
-        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga)
-            || self.written == 0
-            || self.in_flight() > 0
-        {
+        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga) || self.written == 0 {
+            return None;
+        }
+        if self.in_flight() > 0 && !self.beside_flights(intent, key) {
             return None;
         }
         let mut at = t;
@@ -681,6 +691,22 @@ impl Writes {
             at = at.saturating_add(calls.latency);
         }
         Some(at - t)
+    }
+
+    /// Whether a write of `intent` under `key` made now ahead of its
+    /// instants keeps its calls' order with every write in flight (at
+    /// most [`PLAIN_BESIDE`] of them, else it is not looked at).
+    fn beside_flights(&self, intent: IntentIndex, key: KeyRef) -> bool {
+        if self.in_flight() > PLAIN_BESIDE {
+            return false;
+        }
+        self.flights.iter().flatten().all(|f| {
+            let still = match f.stage {
+                Stage::Step { k, .. } => self.every_sinks & !((1u64 << k) - 1),
+                _ => 0,
+            };
+            f.intent != intent && f.key != key && still == 0
+        })
     }
 
     /// A write that [`plain_took`](Self::plain_took) found plain, made:
