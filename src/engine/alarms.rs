@@ -62,6 +62,12 @@ pub(super) struct Alarms {
     /// Read only when an alarm measures `oldest_age`.
     oldest_read: Option<Millis>,
     wants_oldest: bool,
+    /// Per alarm on `outbox_dead_letter_arrivals`: the instants of its
+    /// sink's (or every sink's) dead letters within its window; empty for
+    /// the others.
+    dead_letters: Vec<VecDeque<Millis>>,
+    /// Whether an alarm counts outbox dead letters in a window.
+    pub(super) wants_dead_letters: bool,
 }
 
 impl Alarms {
@@ -81,7 +87,21 @@ impl Alarms {
                     _ => None,
                 })
                 .max(),
+            dead_letters: vec![VecDeque::new(); scenario.alarms.len()],
+            wants_dead_letters: (scenario.alarms.iter())
+                .any(|a| matches!(a.metric, Metric::OutboxDeadLetterArrivals { .. })),
             ..Alarms::default()
+        }
+    }
+
+    /// An outbox row was dead-lettered for `sink` at `t`.
+    pub(super) fn dead_lettered(&mut self, scenario: &Scenario, t: Millis, sink: u32) {
+        for (a, alarm) in scenario.alarms.iter().enumerate() {
+            if let Metric::OutboxDeadLetterArrivals { sink: wanted, .. } = alarm.metric
+                && wanted.is_none_or(|w| w == sink)
+            {
+                self.dead_letters[a].push_back(t);
+            }
         }
     }
 
@@ -98,18 +118,22 @@ impl Alarms {
     /// a message enters at the clock's time, and alarms are read at the
     /// clock's time or later.
     #[inline]
-    fn in_window(&self, t: Millis, window: Millis) -> std::ops::Range<usize> {
-        debug_assert!(self.entries.back().is_none_or(|&e| e <= t));
+    fn in_window(entries: &VecDeque<Millis>, t: Millis, window: Millis) -> std::ops::Range<usize> {
+        debug_assert!(entries.back().is_none_or(|&e| e <= t));
         let start = match t.checked_sub(window) {
-            Some(from) => self.entries.partition_point(|&e| e <= from),
+            Some(from) => entries.partition_point(|&e| e <= from),
             None => 0,
         };
-        start..self.entries.len()
+        start..entries.len()
     }
 
-    #[inline]
-    fn arrivals(&self, t: Millis, window: Millis) -> u64 {
-        self.in_window(t, window).len() as u64
+    /// The entries alarm `a` counts in a window: the quarantine's, or its
+    /// outbox dead letters.
+    fn entries_of(&self, alarms: &[Alarm], a: usize) -> &VecDeque<Millis> {
+        match alarms[a].metric {
+            Metric::OutboxDeadLetterArrivals { .. } => &self.dead_letters[a],
+            _ => &self.entries,
+        }
     }
 }
 
@@ -127,6 +151,8 @@ pub(super) struct Readings<'a> {
     pub(super) consumer_lag: u64,
     /// The source, for one partition's lag.
     pub(super) source: &'a super::source::Source,
+    /// Per sink, the outbox rows dead-lettered so far.
+    pub(super) outbox_dead_letters: &'a [u64],
 }
 
 /// Where an alarm's changes are written: the transcript, with the
@@ -191,6 +217,16 @@ impl Alarms {
                 self.entries.pop_front();
             }
         }
+        for (a, alarm) in alarms.iter().enumerate() {
+            if let Metric::OutboxDeadLetterArrivals { window, .. } = alarm.metric
+                && let Some(from) = now.checked_sub(window)
+            {
+                let entries = &mut self.dead_letters[a];
+                while entries.front().is_some_and(|&e| e <= from) {
+                    entries.pop_front();
+                }
+            }
+        }
     }
 
     /// Alarm `a`'s metric at `t` (`None`: no value, below any threshold).
@@ -206,7 +242,19 @@ impl Alarms {
             Metric::QueueDepth => Some(readings.queue_depth),
             Metric::ConsumerLag { partition: None } => Some(readings.consumer_lag),
             Metric::ConsumerLag { partition: Some(p) } => Some(readings.source.partition_lag(p)),
-            Metric::DlqArrivals { window } => Some(self.arrivals(t, window)),
+            Metric::DlqArrivals { window } | Metric::OutboxDeadLetterArrivals { window, .. } => {
+                Some(Self::in_window(self.entries_of(alarms, a), t, window).len() as u64)
+            }
+            Metric::OutboxDeadLetters { sink: None } => {
+                Some(readings.outbox_dead_letters.iter().sum())
+            }
+            Metric::OutboxDeadLetters { sink: Some(k) } => Some(
+                readings
+                    .outbox_dead_letters
+                    .get(k as usize)
+                    .copied()
+                    .unwrap_or(0),
+            ),
             Metric::OldestAge => self.oldest_read.map(|e| t.saturating_sub(e)),
         }
     }
@@ -232,10 +280,13 @@ impl Alarms {
         let alarm = &alarms[a];
         match alarm.metric {
             Metric::OldestAge if !holds => self.oldest_read?.checked_add(alarm.at_least),
-            Metric::DlqArrivals { window } if holds => {
-                let range = self.in_window(now, window);
+            Metric::DlqArrivals { window } | Metric::OutboxDeadLetterArrivals { window, .. }
+                if holds =>
+            {
+                let entries = self.entries_of(alarms, a);
+                let range = Self::in_window(entries, now, window);
                 let k = (range.len() as u64).checked_sub(alarm.at_least)? as usize;
-                self.entries.get(range.start + k)?.checked_add(window)
+                entries.get(range.start + k)?.checked_add(window)
             }
             _ => None,
         }

@@ -253,6 +253,7 @@ impl<'s> Engine<'s> {
         let telling = !engine.observers.recording.quiet();
         if let Some(writes) = &mut engine.downstream.writes {
             writes.tell_transitions(telling);
+            writes.watch_dead_letters = engine.alarms.wants_dead_letters;
         }
         // A log's restarts are its own events, after the others of their
         // instant (a resume due then included, decision 27.32), in file

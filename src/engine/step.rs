@@ -420,6 +420,8 @@ impl Engine<'_> {
                 .and_then(|m| self.messages.get(m).last_quarantined_at()),
             consumer_lag: self.source.lag(),
             source: &self.source,
+            outbox_dead_letters: (self.downstream.writes.as_ref())
+                .map_or(&[], |w| w.dead_letters()),
         };
         let out = alarms::Written {
             recording: &mut self.observers.recording,

@@ -265,11 +265,29 @@ pub fn note_line(scenario: &Scenario, write: &Write, n: &WriteNote) -> String {
             message,
             prepared_at,
             decided_at,
-        } => format!(
-            "{}: the coordinator crashed after every sink prepared at {}; every lock held until it recovered and committed at {}",
-            id(message),
-            dur(prepared_at),
-            dur(decided_at)
-        ),
+            committed,
+        } => {
+            let then = match (decided_at, committed) {
+                (Some(d), true) => {
+                    format!(
+                        "every lock held until it recovered and committed at {}",
+                        dur(d)
+                    )
+                }
+                (Some(d), false) => format!(
+                    "every lock held until it recovered at {}, found no decision in its log and aborted",
+                    dur(d)
+                ),
+                (None, _) => {
+                    "it never recovered: the write stayed in doubt, every lock held, to the end"
+                        .to_string()
+                }
+            };
+            format!(
+                "{}: the coordinator crashed after every sink prepared at {}; {then}",
+                id(message),
+                dur(prepared_at)
+            )
+        }
     }
 }

@@ -44,6 +44,11 @@ pub enum Metric {
     /// partitions (each partition's log end minus its position), or of
     /// one partition.
     ConsumerLag { partition: Option<u32> },
+    /// Outbox rows dead-lettered so far (they never leave), for every
+    /// sink or one (section 28.16).
+    OutboxDeadLetters { sink: Option<u32> },
+    /// Outbox rows dead-lettered in (t - window, t], for every sink or one.
+    OutboxDeadLetterArrivals { window: Millis, sink: Option<u32> },
 }
 
 impl Metric {
@@ -54,6 +59,8 @@ impl Metric {
             Metric::OldestAge => "oldest_age",
             Metric::QueueDepth => "queue_depth",
             Metric::ConsumerLag { .. } => "consumer_lag",
+            Metric::OutboxDeadLetters { .. } => "outbox_dead_letters",
+            Metric::OutboxDeadLetterArrivals { .. } => "outbox_dead_letter_arrivals",
         }
     }
 

@@ -46,6 +46,10 @@ pub enum Part {
     /// Section 28.6: listed for files with `[producer]` or a
     /// `lose_append_ack` fault.
     Producer,
+    /// Section 28.15: listed for files whose coordinator never recovers.
+    Coordinator,
+    /// Section 28.16: listed for files with a `corrective_notice` sink.
+    Corrective,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -196,6 +200,10 @@ macro_rules! for_each_measure {
                 "the longest two-phase lock of one write in one sink";
             max_in_doubt MaxInDoubt Count Write $crate::model::Story::Writes,
                 "the most writes prepared everywhere and not yet decided, after an instant";
+            in_doubt_at_end InDoubtAtEnd Count Coordinator $crate::model::Story::Writes,
+                "two-phase writes whose coordinator crashed and never recovered: in doubt at the end";
+            blocked_at_end BlockedAtEnd Count Coordinator $crate::model::Story::Writes,
+                "two-phase writes still waiting at the end for a lock such a write holds";
             compensations Compensations Count Write $crate::model::Story::Writes,
                 "saga compensations applied (a repeated one counts again)";
             over_compensations OverCompensations Count Write $crate::model::Story::Writes,
@@ -204,6 +212,10 @@ macro_rules! for_each_measure {
                 "saga compensations whose relay_attempts calls all failed: the write stays visible there";
             false_notices FalseNotices Count Write $crate::model::Story::Writes,
                 "irreversible sends of writes a saga then compensated";
+            corrective_notices CorrectiveNotices Count Corrective $crate::model::Story::Writes,
+                "corrective notices heard to succeed after a false notice (corrective_notice)";
+            uncorrected_false_notices UncorrectedFalseNotices Count Corrective $crate::model::Story::Writes,
+                "false notices without a corrective notice";
             partial_visible PartialVisible Time Write $crate::model::Story::Writes,
                 "summed over writes, the time some sinks and not all showed the write";
             elapsed_exhausted ElapsedExhausted Count Elapsed $crate::model::Story::QuarantineEntries,
@@ -305,6 +317,11 @@ impl Total {
         let store = !scenario.store_restarts.is_empty();
         let checkpoint = scenario.log.as_ref().is_some_and(|l| l.checkpoint_events);
         let producer = scenario.log.as_ref().is_some_and(|l| l.producer.written);
+        let corrective =
+            (scenario.write.as_ref()).is_some_and(|w| w.sinks.iter().any(|s| s.corrective_notice));
+        let coordinator = (scenario.write.as_ref())
+            .and_then(|w| w.coordinator.as_ref())
+            .is_some_and(|c| c.crash.is_some() && c.recovers_after.is_none());
         Total::ALL.iter().copied().filter(move |t| match t.part() {
             Part::Core => true,
             Part::Flow => flow,
@@ -316,6 +333,8 @@ impl Total {
             Part::Store => store,
             Part::Checkpoint => checkpoint,
             Part::Producer => producer,
+            Part::Coordinator => coordinator,
+            Part::Corrective => corrective,
         })
     }
 }
@@ -399,10 +418,14 @@ mod tests {
                 Total::LockHeld => totals.lock_held = i as u64 + 1,
                 Total::MaxLock => totals.max_lock = i as u64 + 1,
                 Total::MaxInDoubt => totals.max_in_doubt = i as u64 + 1,
+                Total::InDoubtAtEnd => totals.in_doubt_at_end = i as u64 + 1,
+                Total::BlockedAtEnd => totals.blocked_at_end = i as u64 + 1,
                 Total::Compensations => totals.compensations = i as u64 + 1,
                 Total::OverCompensations => totals.over_compensations = i as u64 + 1,
                 Total::CompensationsGivenUp => totals.compensations_given_up = i as u64 + 1,
                 Total::FalseNotices => totals.false_notices = i as u64 + 1,
+                Total::CorrectiveNotices => totals.corrective_notices = i as u64 + 1,
+                Total::UncorrectedFalseNotices => totals.uncorrected_false_notices = i as u64 + 1,
                 Total::PartialVisible => totals.partial_visible = i as u64 + 1,
                 Total::ElapsedExhausted => totals.elapsed_exhausted = i as u64 + 1,
                 Total::Archived => totals.archived = i as u64 + 1,

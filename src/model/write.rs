@@ -75,14 +75,26 @@ pub struct SinkCalls {
     pub outage: Option<(Millis, Millis)>,
     /// Whether the sink can take part in two-phase commit.
     pub prepare: bool,
+    /// An irreversible sink under saga: a compensated write's false
+    /// notice is followed by a corrective notice (section 28.16).
+    pub corrective_notice: bool,
 }
 
-/// `[coordinator]`: the two-phase coordinator's crash after prepare.
+/// `[coordinator]`: the two-phase coordinator (section 24, 28.15).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Coordinator {
-    pub crash: CallSelector,
-    /// The decision waits this long after the prepare.
-    pub recovers_after: Millis,
+    /// The writes it crashes on, after every sink prepared.
+    pub crash: Option<CallSelector>,
+    /// How long after the prepare a crashed coordinator recovers and
+    /// decides; `None`: it never does.
+    pub recovers_after: Option<Millis>,
+    /// `crash_at = "before_log"`: the crash came before the decision was
+    /// logged, so the recovered coordinator aborts, the delivery failing
+    /// with this reason.
+    pub before_log: Option<ReasonIndex>,
+    /// The decision is a second call to every prepared sink, each lock
+    /// released when its reply is heard.
+    pub commit_round_trip: bool,
 }
 
 /// `[write]` and the sinks' calls.

@@ -21,19 +21,25 @@ pub struct AlarmTable {
     #[schemars(with = "String")]
     pub name: S<String>,
     /// dlq_depth | dlq_arrivals (with window) | oldest_age | queue_depth
-    /// (a queue) | consumer_lag (a log).
+    /// (a queue) | consumer_lag (a log) | outbox_dead_letters |
+    /// outbox_dead_letter_arrivals (with window; both need an outbox).
     #[schemars(with = "MetricName")]
     pub metric: S<MetricName>,
     /// The threshold: a count, or a duration for oldest_age.
     #[schemars(with = "AtLeast")]
     pub at_least: S<toml::Value>,
-    /// With dlq_arrivals: entries counted over this long, e.g. "1m".
+    /// With dlq_arrivals and outbox_dead_letter_arrivals: entries counted
+    /// over this long, e.g. "1m".
     #[schemars(with = "Option<Duration>")]
     pub window: Option<S<Duration>>,
     /// With consumer_lag: the one partition whose lag is read (0-based;
     /// default: the sum over the partitions).
     #[schemars(with = "Option<u32>")]
     pub partition: Option<S<i64>>,
+    /// With outbox_dead_letters and outbox_dead_letter_arrivals: the one
+    /// outbox sink whose dead letters are counted (default: every sink).
+    #[schemars(with = "Option<String>")]
+    pub sink: Option<S<String>>,
     /// Fire only once the metric has stayed at least the threshold this
     /// long, e.g. "30s" (default "0s": at once).
     #[serde(rename = "for")]
@@ -53,6 +59,8 @@ pub enum MetricName {
     OldestAge,
     QueueDepth,
     ConsumerLag,
+    OutboxDeadLetters,
+    OutboxDeadLetterArrivals,
 }
 
 /// The JSON Schema of a threshold: a count of at least 1 or a duration.
@@ -80,10 +88,13 @@ pub const MAX_ALARMS: usize = 100;
 /// `log`: the file has `[log]`, whose backlog is `consumer_lag` (a log
 /// has no ready set, so `queue_depth` would stay 0 whatever the lag).
 /// `partitions`: the log's, with `[log]`.
+/// `outbox_sinks`: the sinks' names when the write's strategy is outbox
+/// (`None`: no outbox, whose dead letters the outbox metrics count).
 pub(super) fn alarms(
     problems: &mut Problems,
     raw: &[S<AlarmTable>],
     partitions: Option<u32>,
+    outbox_sinks: Option<&[&str]>,
 ) -> Vec<Alarm> {
     let log = partitions.is_some();
     if let Some(extra) = raw.get(MAX_ALARMS) {
@@ -107,11 +118,16 @@ pub(super) fn alarms(
                 "name used again",
             );
         }
+        let windowed = matches!(
+            a.metric.get_ref(),
+            MetricName::DlqArrivals | MetricName::OutboxDeadLetterArrivals
+        );
+        let metric_name = metric_name(*a.metric.get_ref());
         let metric = match (*a.metric.get_ref(), &a.window) {
-            (MetricName::DlqArrivals, Some(w)) if w.get_ref().0 == 0 => {
+            (_, Some(w)) if windowed && w.get_ref().0 == 0 => {
                 problems.error_help(
                     Some(w.span()),
-                    "a dlq_arrivals window cannot be 0s long",
+                    format!("a {metric_name} window cannot be 0s long"),
                     "empty window",
                     "entries are counted in (t - window, t]: e.g. window = \"1m\"",
                 );
@@ -120,24 +136,34 @@ pub(super) fn alarms(
             (MetricName::DlqArrivals, Some(w)) => Some(Metric::DlqArrivals {
                 window: w.get_ref().0,
             }),
-            (MetricName::DlqArrivals, None) => {
+            (MetricName::OutboxDeadLetterArrivals, Some(w)) => {
+                Some(Metric::OutboxDeadLetterArrivals {
+                    window: w.get_ref().0,
+                    sink: None,
+                })
+            }
+            (MetricName::DlqArrivals | MetricName::OutboxDeadLetterArrivals, None) => {
                 problems.error_help(
                     Some(a.metric.span()),
-                    "metric \"dlq_arrivals\" needs a `window`",
+                    format!("metric \"{metric_name}\" needs a `window`"),
                     "over how long?",
-                    "add e.g. window = \"1m\": the alarm counts quarantine entries in the last minute",
+                    match *a.metric.get_ref() {
+                        MetricName::DlqArrivals => "add e.g. window = \"1m\": the alarm counts quarantine entries in the last minute",
+                        _ => "add e.g. window = \"1m\": the alarm counts outbox dead letters in the last minute",
+                    },
                 );
                 None
             }
             (_, Some(w)) => {
                 problems.error_help(
                     Some(w.span()),
-                    "`window` goes with metric = \"dlq_arrivals\"",
+                    "`window` goes with metric = \"dlq_arrivals\" or \"outbox_dead_letter_arrivals\"",
                     "not used by this metric",
-                    "remove `window`, or use metric = \"dlq_arrivals\"",
+                    "remove `window`, or use a metric that counts arrivals in a window",
                 );
                 None
             }
+            (MetricName::OutboxDeadLetters, None) => Some(Metric::OutboxDeadLetters { sink: None }),
             (MetricName::DlqDepth, None) => Some(Metric::DlqDepth),
             (MetricName::OldestAge, None) => Some(Metric::OldestAge),
             (MetricName::QueueDepth, None) if log => {
@@ -179,6 +205,7 @@ pub(super) fn alarms(
                 None
             }
         };
+        let metric = outbox_metric(problems, a, metric, outbox_sinks);
         let at_least = threshold(problems, &a.at_least, *a.metric.get_ref());
         // An alarm with a problem is kept under its name (the run never
         // starts), so that an expectation naming it is checked in the same
@@ -192,6 +219,75 @@ pub(super) fn alarms(
         });
     }
     out
+}
+
+/// The name a metric is written with.
+fn metric_name(m: MetricName) -> &'static str {
+    match m {
+        MetricName::DlqDepth => "dlq_depth",
+        MetricName::DlqArrivals => "dlq_arrivals",
+        MetricName::OldestAge => "oldest_age",
+        MetricName::QueueDepth => "queue_depth",
+        MetricName::ConsumerLag => "consumer_lag",
+        MetricName::OutboxDeadLetters => "outbox_dead_letters",
+        MetricName::OutboxDeadLetterArrivals => "outbox_dead_letter_arrivals",
+    }
+}
+
+/// The outbox metrics (section 28.16): they need an outbox, and `sink`
+/// (which goes with them only) names one of its sinks.
+fn outbox_metric(
+    problems: &mut Problems,
+    a: &AlarmTable,
+    metric: Option<Metric>,
+    outbox_sinks: Option<&[&str]>,
+) -> Option<Metric> {
+    let outbox = matches!(
+        metric,
+        Some(Metric::OutboxDeadLetters { .. } | Metric::OutboxDeadLetterArrivals { .. })
+    );
+    if outbox && outbox_sinks.is_none() {
+        problems.error_help(
+            Some(a.metric.span()),
+            format!(
+                "metric \"{}\" needs an outbox",
+                metric_name(*a.metric.get_ref())
+            ),
+            "no outbox sink here",
+            "it counts outbox rows dead-lettered for a sink: set [write] strategy = \"outbox\"",
+        );
+        return None;
+    }
+    let Some(sink) = &a.sink else {
+        return metric;
+    };
+    if !outbox {
+        problems.error_help(
+            Some(sink.span()),
+            "`sink` goes with metric = \"outbox_dead_letters\" or \"outbox_dead_letter_arrivals\"",
+            "not used by this metric",
+            "remove `sink`, or count one sink's outbox dead letters",
+        );
+        return None;
+    }
+    let names = outbox_sinks.unwrap_or_default();
+    let Some(k) = names.iter().position(|n| n == sink.get_ref()) else {
+        problems.error_help(
+            Some(sink.span()),
+            format!("no outbox sink is named \"{}\"", sink.get_ref()),
+            "unknown sink",
+            format!("the outbox sinks are {}", names.join(", ")),
+        );
+        return None;
+    };
+    let sink = Some(k as u32);
+    match metric {
+        Some(Metric::OutboxDeadLetters { .. }) => Some(Metric::OutboxDeadLetters { sink }),
+        Some(Metric::OutboxDeadLetterArrivals { window, .. }) => {
+            Some(Metric::OutboxDeadLetterArrivals { window, sink })
+        }
+        m => m,
+    }
 }
 
 /// `at_least`: a count of at least 1, or for `oldest_age` a duration of at

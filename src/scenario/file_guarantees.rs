@@ -30,6 +30,9 @@ pub struct SinkTable {
     /// Whether the sink can take part in two-phase commit (default false).
     #[schemars(with = "Option<bool>")]
     pub prepare: Option<S<bool>>,
+    /// true: a saga that compensates a write sent to this irreversible sink sends it a corrective notice, a call retried like a compensation (section 28.16).
+    #[schemars(with = "Option<bool>")]
+    pub corrective_notice: Option<S<bool>>,
 }
 
 /// A sink fault: `{ fail = SELECTOR, reason, class }` or
@@ -102,16 +105,72 @@ pub enum StrategyName {
     Saga,
 }
 
-/// `[coordinator]`: two-phase commit's coordinator crashing after prepare.
+/// `[coordinator]`: two-phase commit's coordinator.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CoordinatorTable {
-    /// Which writes it crashes on: { first = N }, { every = N }, { intents = [...] } or { until = "repair" }.
-    #[schemars(with = "SinkSelector")]
-    pub crash: S<SinkSelector>,
-    /// How long after the prepare the recovered coordinator decides.
-    #[schemars(with = "Option<Duration>")]
-    pub recovers_after: Option<S<Duration>>,
+    /// Which writes it crashes on after every sink prepared: { first = N }, { every = N }, { intents = [...] } or { until = "repair" }.
+    #[schemars(with = "Option<SinkSelector>")]
+    pub crash: Option<S<SinkSelector>>,
+    /// How long after the prepare the crashed coordinator recovers and decides, or "never" (the write stays in doubt to the end). Required with `crash`.
+    #[schemars(with = "Option<Recovery>")]
+    pub recovers_after: Option<S<Recovery>>,
+    /// "after_log" (default: the decision was logged, the recovered coordinator commits) or "before_log" (presumed abort: it aborts and the delivery fails). Only with `crash`.
+    #[schemars(with = "Option<LogPoint>")]
+    pub crash_at: Option<S<LogPoint>>,
+    /// true: the decision is a second call to every prepared sink, each sink's lock released when its reply is heard; the delivery ends with the last reply.
+    #[schemars(with = "Option<bool>")]
+    pub commit_round_trip: Option<S<bool>>,
+}
+
+/// When a crashed coordinator recovers: a duration, or "never".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    After(Duration),
+    Never,
+}
+
+impl<'de> Deserialize<'de> for Recovery {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Recovery;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration string such as \"30s\", or \"never\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Recovery, E> {
+                if v == "never" {
+                    return Ok(Recovery::Never);
+                }
+                crate::duration::parse(v)
+                    .map(|ms| Recovery::After(Duration(ms)))
+                    .map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for Recovery {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Recovery".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let duration = generator.subschema_for::<Duration>();
+        schemars::json_schema!({
+            "oneOf": [duration, { "const": "never" }]
+        })
+    }
+}
+
+/// The coordinator's `crash_at`: whether it logged its decision before
+/// it crashed.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogPoint {
+    AfterLog,
+    BeforeLog,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

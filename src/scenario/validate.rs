@@ -59,6 +59,7 @@ pub(super) fn validate(
     let limits = limits(&mut problems, raw.limits);
 
     let mut reasons: Vec<String> = FIXED_REASONS.iter().map(|s| s.to_string()).collect();
+    let outbox = outbox_sinks(raw.write.as_ref(), &raw.sink);
     let (messages, ids) = explicit_messages(&mut problems, raw.message, &mut reasons);
     let mut kinds = Vec::new();
     let traffic = generators(
@@ -103,7 +104,15 @@ pub(super) fn validate(
         limits,
         flow,
         kinds,
-        alarms: super::alarms::alarms(&mut problems, &raw.alarm, log_partitions(&raw.log)),
+        alarms: super::alarms::alarms(
+            &mut problems,
+            &raw.alarm,
+            log_partitions(&raw.log),
+            outbox
+                .as_ref()
+                .map(|names| names.iter().map(String::as_str).collect::<Vec<_>>())
+                .as_deref(),
+        ),
         guarantees,
         reasons,
         intents: Intents::default(),
@@ -136,6 +145,27 @@ pub(super) fn validate(
     scenario.intents = intents(&scenario);
     scenario.flow.groups = super::flow::groups(&scenario);
     Ok(scenario)
+}
+
+/// The sinks' names, when the write's strategy is outbox (the implicit
+/// counter's when the file lists none).
+fn outbox_sinks(
+    write: Option<&file::S<file::WriteTable>>,
+    sinks: &[file::S<file::SinkTable>],
+) -> Option<Vec<String>> {
+    let strategy = write?.get_ref().strategy.as_ref()?;
+    if *strategy.get_ref() != file::StrategyName::Outbox {
+        return None;
+    }
+    if sinks.is_empty() {
+        return Some(vec!["counter".to_string()]);
+    }
+    Some(
+        sinks
+            .iter()
+            .map(|s| s.get_ref().name.get_ref().clone())
+            .collect(),
+    )
 }
 
 /// Problems are listed in the order of the file (stable: problems at one

@@ -4,7 +4,9 @@
 
 use std::ops::Range;
 
-use super::file::{self, CoordinatorTable, S, SinkFaultTable, SinkSelector, StrategyName};
+use super::file::{
+    self, CoordinatorTable, LogPoint, Recovery, S, SinkFaultTable, SinkSelector, StrategyName,
+};
 use super::messages::intern;
 use super::problems::{MAX_REASON, Problems, unknown_message};
 use crate::model::*;
@@ -160,12 +162,13 @@ fn write_keys(problems: &mut Problems, w: &file::WriteTable, write: &mut Write) 
     }
 }
 
-/// `[coordinator]`: only with two_phase; `recovers_after` required.
+/// `[coordinator]`: only with two_phase; `recovers_after` required with
+/// `crash` and refused without it, as `crash_at` is (section 28.15).
 fn coordinator(
     problems: &mut Problems,
     raw: Option<&S<CoordinatorTable>>,
     strategy: Strategy,
-    scenario: &Scenario,
+    scenario: &mut Scenario,
 ) -> Option<Coordinator> {
     let raw = raw?;
     if strategy != Strategy::TwoPhase {
@@ -178,19 +181,66 @@ fn coordinator(
         return None;
     }
     let c = raw.get_ref();
-    let crash = selector(problems, &c.crash, scenario);
+    let commit_round_trip = c.commit_round_trip.as_ref().is_some_and(|b| *b.get_ref());
+    let Some(crash) = &c.crash else {
+        for (key, span) in [
+            (
+                "recovers_after",
+                c.recovers_after.as_ref().map(|r| r.span()),
+            ),
+            ("crash_at", c.crash_at.as_ref().map(|r| r.span())),
+        ] {
+            if let Some(span) = span {
+                problems.error_help(
+                    Some(span),
+                    format!("`{key}` goes with `crash`"),
+                    "no crash",
+                    "only a coordinator that crashes recovers: add crash = { first = 1 }, or remove the key",
+                );
+            }
+        }
+        return Some(Coordinator {
+            crash: None,
+            recovers_after: None,
+            before_log: None,
+            commit_round_trip,
+        });
+    };
+    let crash = selector(problems, crash, scenario);
     let Some(recovers_after) = &c.recovers_after else {
         problems.error_help(
             Some(raw.span()),
             "[coordinator] needs `recovers_after`",
             "recovers_after missing",
-            "how long after the prepare does the recovered coordinator read its log and decide? e.g. recovers_after = \"30s\"",
+            "how long after the prepare does the recovered coordinator read its log and decide? e.g. recovers_after = \"30s\", or \"never\"",
         );
         return None;
     };
+    let recovers_after = match recovers_after.get_ref() {
+        Recovery::After(d) => Some(d.0),
+        Recovery::Never => None,
+    };
+    let before_log = match (&c.crash_at, recovers_after) {
+        (Some(at), None) if *at.get_ref() == LogPoint::BeforeLog => {
+            problems.error_help(
+                Some(at.span()),
+                "`crash_at` needs a coordinator that recovers",
+                "recovers_after = \"never\"",
+                "a coordinator that never recovers decides nothing, logged or not: give recovers_after a duration, or remove crash_at",
+            );
+            None
+        }
+        (Some(at), Some(_)) if *at.get_ref() == LogPoint::BeforeLog => Some(intern(
+            &mut scenario.reasons,
+            "coordinator crashed before deciding",
+        )),
+        _ => None,
+    };
     Some(Coordinator {
-        crash: crash?,
-        recovers_after: recovers_after.get_ref().0,
+        crash: Some(crash?),
+        recovers_after,
+        before_log,
+        commit_round_trip,
     })
 }
 
@@ -225,6 +275,25 @@ fn sink_calls(
     let faults = (s.faults.iter().take(MAX_SINK_FAULTS))
         .filter_map(|f| sink_fault(problems, f, strategy, scenario, reasons))
         .collect();
+    let corrective_notice = match &s.corrective_notice {
+        Some(c) if *c.get_ref() => {
+            let irreversible = *s.kind.get_ref() == file::SinkKindName::Irreversible;
+            if !irreversible || strategy != Strategy::Saga {
+                problems.error_help(
+                    Some(c.span()),
+                    "`corrective_notice` goes with an irreversible sink under strategy = \"saga\"",
+                    if irreversible {
+                        format!("the strategy is {}", strategy.as_str())
+                    } else {
+                        "not an irreversible sink".to_string()
+                    },
+                    "a corrective notice follows a notice a saga cannot take back: only an irreversible sink of a saga sends one",
+                );
+            }
+            irreversible && strategy == Strategy::Saga
+        }
+        _ => false,
+    };
     SinkCalls {
         latency: s.latency.as_ref().map_or(0, |l| l.get_ref().0),
         faults,
@@ -233,6 +302,7 @@ fn sink_calls(
             (o.from.get_ref().0, o.duration.get_ref().0)
         }),
         prepare,
+        corrective_notice,
     }
 }
 

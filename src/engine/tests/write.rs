@@ -865,3 +865,234 @@ fn r27_35_a_write_waiting_for_a_lock_when_its_delivery_is_abandoned_sends_nothin
     // One lock each for a and for b's second write.
     assert_eq!(outcome.totals.lock_held, 200);
 }
+
+/// The two sinks of 28.15's worked examples (both prepare), with `[coordinator]`
+/// `coordinator` and messages `messages`.
+fn coordinated(
+    delivery: &str,
+    ledger: &str,
+    olap: &str,
+    coordinator: &str,
+    messages: &str,
+) -> (Scenario, Outcome) {
+    sim(&format!(
+        "[delivery]\n{delivery}\n[write]\nstrategy = \"two_phase\"\n[coordinator]\n{coordinator}\n\
+         [[sink]]\nname = \"ledger\"\nkind = \"upsert\"\nprepare = true\nlatency = \"{ledger}\"\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nprepare = true\nlatency = \"{olap}\"\n{messages}"
+    ))
+}
+
+/// 28.15, the commit round trip: the decision at 50ms is a second call to
+/// each sink; ledger's lock is released when its reply comes (100ms),
+/// olap's at 70ms; the delivery acks with the last reply.
+#[test]
+fn s28_15_the_commit_round_trip_holds_each_lock_until_its_reply() {
+    let once = "max_receives = 1\nretry_interval = \"1s\"";
+    let message = "[[message]]\nid = \"pay-1\"\n";
+    let (scenario, outcome) =
+        coordinated(once, "50ms", "20ms", "commit_round_trip = true", message);
+    assert_eq!(outcome.totals.lock_held, 170);
+    assert_eq!(outcome.totals.max_lock, 100);
+    let pay = scenario.find_message("pay-1").unwrap();
+    assert_eq!(outcome.messages.acked_at(pay), Some(100));
+    assert_eq!(outcome.totals.max_in_doubt, 1);
+    // Without it: both locks until the decision at 50ms.
+    let (scenario, outcome) =
+        coordinated(once, "50ms", "20ms", "commit_round_trip = false", message);
+    assert_eq!(outcome.totals.lock_held, 100);
+    assert_eq!(outcome.totals.max_lock, 50);
+    let pay = scenario.find_message("pay-1").unwrap();
+    assert_eq!(outcome.messages.acked_at(pay), Some(50));
+}
+
+/// 28.15, a coordinator that never recovers: pay-1 stays in doubt holding
+/// acct's locks to the end; pay-2 waits for them and never starts; pay-3
+/// (another key) commits at 20s50ms, the last event.
+#[test]
+fn s28_15_a_coordinator_that_never_recovers_holds_its_locks_to_the_end() {
+    let (scenario, outcome) = coordinated(
+        "max_receives = 1\nretry_interval = \"1s\"",
+        "50ms",
+        "50ms",
+        "crash = { first = 1 }\nrecovers_after = \"never\"",
+        "[[message]]\nid = \"pay-1\"\nkey = \"acct\"\n\
+         [[message]]\nid = \"pay-2\"\nkey = \"acct\"\nat = \"10s\"\n\
+         [[message]]\nid = \"pay-3\"\nkey = \"other\"\nat = \"20s\"\n",
+    );
+    assert_eq!(outcome.totals.end_time, 20_050);
+    assert_eq!(outcome.totals.lock_held, 2 * 20_050 + 2 * 50);
+    assert_eq!(outcome.totals.max_lock, 20_050);
+    assert_eq!(outcome.totals.in_doubt_at_end, 1);
+    assert_eq!(outcome.totals.blocked_at_end, 1);
+    assert_eq!(outcome.totals.acked, 1);
+    assert_eq!(outcome.totals.max_in_doubt, 2);
+    for id in ["pay-1", "pay-2"] {
+        assert_eq!(msg(&scenario, &outcome, id).state, State::InFlight, "{id}");
+    }
+    assert!(Total::listed(&scenario).any(|t| t == Total::InDoubtAtEnd));
+}
+
+/// 28.15, a crash before the decision was logged: the recovered
+/// coordinator aborts at 30s (presumed abort), the delivery fails and its
+/// retry at 40s commits at 40s50ms. After the log, recovery commits.
+#[test]
+fn s28_15_a_crash_before_the_log_aborts_at_recovery() {
+    let retries = "max_receives = 3\nretry_interval = \"10s\"";
+    let message = "[[message]]\nid = \"pay-1\"\n";
+    let crash = "crash = { first = 1 }\nrecovers_after = \"30s\"\n";
+    let (scenario, outcome) = coordinated(
+        retries,
+        "50ms",
+        "50ms",
+        &format!("{crash}crash_at = \"before_log\""),
+        message,
+    );
+    assert_eq!(outcome.totals.effects, 2);
+    assert_eq!(value(&outcome, 0), 1);
+    assert_eq!(value(&outcome, 1), 1);
+    assert_eq!(outcome.totals.lock_held, 2 * 30_000 + 2 * 50);
+    let pay = scenario.find_message("pay-1").unwrap();
+    assert_eq!(outcome.messages.acked_at(pay), Some(40_050));
+    let reasons = msg(&scenario, &outcome, "pay-1");
+    assert_eq!(reasons.total_receives, 2);
+    let (scenario, outcome) = coordinated(
+        retries,
+        "50ms",
+        "50ms",
+        &format!("{crash}crash_at = \"after_log\""),
+        message,
+    );
+    assert_eq!(outcome.totals.effects, 1);
+    assert_eq!(outcome.totals.lock_held, 60_000);
+    let pay = scenario.find_message("pay-1").unwrap();
+    assert_eq!(outcome.messages.acked_at(pay), Some(30_000));
+}
+
+/// 28.15's keys refused where they cannot apply, each at its key.
+#[test]
+fn s28_15_coordinator_keys_that_cannot_apply_are_refused() {
+    let file = |coordinator: &str| {
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[write]\nstrategy = \"two_phase\"\n\
+             [coordinator]\n{coordinator}\n[[sink]]\nname = \"a\"\nkind = \"upsert\"\nprepare = true\n"
+        )
+    };
+    refused(
+        &file("recovers_after = \"30s\""),
+        "`recovers_after` goes with `crash`",
+    );
+    refused(
+        &file("crash_at = \"before_log\""),
+        "`crash_at` goes with `crash`",
+    );
+    refused(
+        &file("crash = { first = 1 }\nrecovers_after = \"never\"\ncrash_at = \"before_log\""),
+        "`crash_at` needs a coordinator that recovers",
+    );
+    refused(
+        &file("crash = { first = 1 }\nrecovers_after = \"soon\""),
+        "is not a duration",
+    );
+    refused(&file("crash = { first = 1 }"), "needs `recovers_after`");
+}
+
+/// 28.16, an alarm on outbox dead letters: bad's calls to olap at 0,
+/// 1s5ms and 2s10ms all fail; dead-lettered at 2s10ms, when the alarm
+/// fires, still firing at the end (dead letters never leave). A window
+/// of 1s counts it until 3s10ms (good, at 5s, keeps the run going); an
+/// alarm on the other sink never fires.
+#[test]
+fn s28_16_an_alarm_on_outbox_dead_letters_fires_at_the_last_call() {
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"outbox\"\nrelay_retry = \"1s\"\nrelay_attempts = 3\n\
+         [[sink]]\nname = \"lake\"\nkind = \"upsert\"\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+         faults = [{ fail = { intents = [\"bad\"] }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"bad\"\n[[message]]\nid = \"good\"\nat = \"5s\"\n\
+         [[alarm]]\nname = \"dead\"\nmetric = \"outbox_dead_letters\"\nat_least = 1\n\
+         [[alarm]]\nname = \"olap\"\nmetric = \"outbox_dead_letters\"\nsink = \"olap\"\nat_least = 1\n\
+         [[alarm]]\nname = \"lake\"\nmetric = \"outbox_dead_letters\"\nsink = \"lake\"\nat_least = 1\n\
+         [[alarm]]\nname = \"recent\"\nmetric = \"outbox_dead_letter_arrivals\"\nwindow = \"1s\"\nat_least = 1\n");
+    assert_eq!(outcome.totals.outbox_dead_letters, 1);
+    let [dead, olap, lake, recent] = &outcome.alarms[..] else {
+        panic!("four alarms")
+    };
+    for a in [dead, olap] {
+        assert_eq!(a.first_fired_at, Some(2_010));
+        assert!(a.firing);
+    }
+    assert_eq!(lake.times_fired, 0);
+    assert_eq!(recent.first_fired_at, Some(2_010));
+    assert!(!recent.firing);
+    let cleared: Vec<_> = recent.changes.iter().map(|c| (c.time, c.fired)).collect();
+    assert_eq!(cleared, [(2_010, true), (3_010, false)]);
+}
+
+/// 28.16's alarm metrics refused where they cannot count.
+#[test]
+fn s28_16_outbox_alarm_metrics_need_an_outbox() {
+    let file = |strategy: &str, alarm: &str| {
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[write]\nstrategy = \"{strategy}\"\n\
+             [[sink]]\nname = \"a\"\nkind = \"upsert\"\n[[alarm]]\nname = \"x\"\nat_least = 1\n{alarm}\n"
+        )
+    };
+    refused(
+        &file("saga", "metric = \"outbox_dead_letters\""),
+        "metric \"outbox_dead_letters\" needs an outbox",
+    );
+    refused(
+        &file("outbox", "metric = \"outbox_dead_letter_arrivals\""),
+        "needs a `window`",
+    );
+    refused(
+        &file("outbox", "metric = \"outbox_dead_letters\"\nsink = \"b\""),
+        "no outbox sink is named \"b\"",
+    );
+    refused(
+        &file("outbox", "metric = \"dlq_depth\"\nsink = \"a\""),
+        "`sink` goes with metric",
+    );
+}
+
+/// 28.16, a corrective notice (scenario 52's shape): order-5's sms is sent
+/// at 4s, olap's rejection heard at 4s5ms, and the saga sends sms a
+/// corrective notice then. Its sends stay 5. When every corrective call
+/// fails it is given up and the false notice stays uncorrected.
+#[test]
+fn s28_16_a_corrective_notice_follows_a_false_notice() {
+    let file = |sms_faults: &str| {
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [write]\nstrategy = \"saga\"\nrelay_retry = \"1s\"\nrelay_attempts = 3\n\
+             [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\ncorrective_notice = true\nfaults = [{sms_faults}]\n\
+             [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5ms\"\n\
+             faults = [{{ fail = {{ every = 5 }}, class = \"permanent\" }}]\n\
+             [[traffic]]\ncount = 5\nover = \"5s\"\nid_prefix = \"order-\"\n"
+        )
+    };
+    let (scenario, outcome) = sim(&file(""));
+    assert_eq!(outcome.totals.false_notices, 1);
+    assert_eq!(outcome.totals.corrective_notices, 1);
+    assert_eq!(outcome.totals.uncorrected_false_notices, 0);
+    assert_eq!(outcome.totals.compensations, 0);
+    assert_eq!(value(&outcome, 0), 5);
+    assert_eq!(outcome.totals.end_time, 4_005);
+    assert!(Total::listed(&scenario).any(|t| t == Total::CorrectiveNotices));
+    let (_, outcome) = sim(&file("{ fail = { first = 3 }, compensation = true }"));
+    assert_eq!(outcome.totals.corrective_notices, 0);
+    assert_eq!(outcome.totals.uncorrected_false_notices, 1);
+    assert_eq!(outcome.totals.compensations_given_up, 1);
+    // Corrective calls at 4s5ms, 5s5ms and 6s5ms (0ms each): given up then.
+    assert_eq!(outcome.totals.end_time, 6_005);
+    refused(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[write]\nstrategy = \"direct\"\n\
+         [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\ncorrective_notice = true\n",
+        "`corrective_notice` goes with an irreversible sink under strategy = \"saga\"",
+    );
+    refused(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[write]\nstrategy = \"saga\"\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\ncorrective_notice = true\n",
+        "`corrective_notice` goes with an irreversible sink",
+    );
+}

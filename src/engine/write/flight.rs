@@ -21,6 +21,12 @@ pub(super) enum Stage {
     Waiting { since: Millis },
     /// Two-phase: prepared, its decision due.
     Deciding,
+    /// Two-phase with `commit_round_trip`: decided, the key's lock held
+    /// until the last decision call's reply.
+    Releasing,
+    /// Two-phase: its coordinator crashed and never recovers; in doubt to
+    /// the end of the run (section 28.15).
+    InDoubt,
     /// Outbox: the relay's calls, each sink on its own.
     Relay,
 }
@@ -58,6 +64,9 @@ pub(super) struct Flight {
     pub(super) prepared: u64,
     pub(super) crashed: bool,
     pub(super) decision: Millis,
+    /// With `commit_round_trip`: when the last decision call's reply is
+    /// heard (the key's lock released then).
+    pub(super) released: Millis,
     /// Outbox: per sink, the relay's calls so far; the sinks still called.
     pub(super) relay_calls: Vec<u32>,
     pub(super) relay_open: u64,
@@ -100,6 +109,7 @@ impl Flight {
             prepared: 0,
             crashed: false,
             decision: commit,
+            released: commit,
             relay_calls: Vec::new(),
             relay_open: 0,
             shows: vec![None; sinks],

@@ -135,6 +135,8 @@ pub(super) struct Writes {
     /// write call: a call made ahead of its instant must not pass another
     /// write's call there.
     every_sinks: u64,
+    /// The irreversible sinks that take a corrective notice (28.16).
+    corrective: u64,
     /// Calls to make, for the engine to schedule: (instant, write, sink).
     pub(super) due: Vec<(Millis, FlightId, u32)>,
     /// Writes in flight that are done, for the engine to end their
@@ -149,6 +151,12 @@ pub(super) struct Writes {
     telling: bool,
     /// Per sink, the compensations given up there.
     given_up: Vec<u64>,
+    /// Per sink, the outbox rows dead-lettered there.
+    dead_letters: Vec<u64>,
+    /// Outbox dead letters (instant, sink) since the engine last told the
+    /// alarms, when an alarm counts them in a window (`watch`).
+    pub(super) dead_lettered: Vec<(Millis, u32)>,
+    pub(super) watch_dead_letters: bool,
 }
 
 impl Writes {
@@ -157,7 +165,7 @@ impl Writes {
         let sinks = (0..write.sinks.len())
             .map(|k| SinkState::new(scenario, k, write))
             .collect();
-        let crash_intents = match write.coordinator.as_ref().map(|c| &c.crash) {
+        let crash_intents = match write.coordinator.as_ref().and_then(|c| c.crash.as_ref()) {
             Some(CallSelector::Intents(ms)) => {
                 Some(ms.iter().map(|&m| scenario.intent(m)).collect())
             }
@@ -189,12 +197,18 @@ impl Writes {
                         .any(|f| !f.compensation && matches!(f.selector, CallSelector::Every(_)))
                 })
                 .fold(0, |mask, (k, _)| mask | 1 << k),
+            corrective: (write.sinks.iter().enumerate())
+                .filter(|(_, s)| s.corrective_notice)
+                .fold(0, |mask, (k, _)| mask | 1 << k),
             due: Vec::new(),
             finished: Vec::new(),
             told: BTreeMap::new(),
             told_so_far: 0,
             telling: false,
             given_up: vec![0; write.sinks.len()],
+            dead_letters: vec![0; write.sinks.len()],
+            dead_lettered: Vec::new(),
+            watch_dead_letters: false,
         })
     }
 
@@ -455,14 +469,16 @@ impl Writes {
         end: Millis,
         totals: &mut Totals,
     ) -> (Vec<[i64; 4]>, Vec<Millis>, Vec<u64>) {
-        // Writes still in flight (a run stopped at a limit): their time
-        // so far.
+        self.never_decided(end, totals);
+        // Writes still in flight (a run stopped at a limit, or in doubt):
+        // their time so far.
         for id in 0..self.flights.len() {
             if let Some(mut f) = self.flights[id].take() {
                 self.close_write(&mut f);
             }
         }
         self.fold_in_doubt(Millis::MAX, totals);
+        totals.uncorrected_false_notices = totals.false_notices - totals.corrective_notices;
         let open =
             (self.partial_open as u128 * end as u128).saturating_sub(self.partial_open_starts);
         totals.partial_visible = self
@@ -477,6 +493,11 @@ impl Writes {
         let values = self.sinks.iter().map(|s| s.finish(&arrived)).collect();
         let lags = self.sinks.iter().map(|s| s.max_lag).collect();
         (values, lags, self.given_up.clone())
+    }
+
+    /// Per sink, the outbox rows dead-lettered so far.
+    pub(super) fn dead_letters(&self) -> &[u64] {
+        &self.dead_letters
     }
 
     /// When the latest outbox relay call's reply is heard, if any.
@@ -556,6 +577,9 @@ impl Engine<'_> {
         // compensations cannot make a run's work unbounded.
         self.core.clock.add_events(writes.take_calls_made());
         let finished = std::mem::take(&mut writes.finished);
+        for (t, sink) in writes.dead_lettered.drain(..) {
+            self.alarms.dead_lettered(self.scenario, t, sink);
+        }
         while let Some((at, m, detail)) = writes.told_until(now) {
             self.observers
                 .recording

@@ -66,6 +66,10 @@ pub enum WriteNote {
     Crashed {
         message: MessageIndex,
         prepared_at: Millis,
-        decided_at: Millis,
+        /// When it recovered and decided; `None`: it never did.
+        decided_at: Option<Millis>,
+        /// Whether it found its decision logged and committed (else it
+        /// aborted: `crash_at = "before_log"`).
+        committed: bool,
     },
 }

@@ -89,17 +89,15 @@ impl Writes {
                     return Written::InFlight(id);
                 }
                 self.prepare(write, &mut f, id, now, repaired, totals);
-                match f.stage {
-                    Stage::Deciding if f.decision == now => {
-                        let wrote = self.decide(write, &mut f, now);
-                        self.close_flight(id, f);
-                        Written::Done(wrote)
-                    }
-                    _ => {
-                        self.flights[id as usize] = Some(f);
-                        Written::InFlight(id)
-                    }
+                if f.stage == Stage::Deciding
+                    && f.decision == now
+                    && let Some(wrote) = self.decide(write, &mut f, id, now)
+                {
+                    self.close_flight(id, f);
+                    return Written::Done(wrote);
                 }
+                self.flights[id as usize] = Some(f);
+                Written::InFlight(id)
             }
         }
     }
@@ -134,7 +132,14 @@ impl Writes {
                 self.park_or_close(id, f);
             }
             Strategy::TwoPhase => {
-                let wrote = self.decide(write, &mut f, now);
+                let wrote = match f.stage {
+                    Stage::Releasing => Some(self.release(&mut f, now)),
+                    _ => self.decide(write, &mut f, id, now),
+                };
+                let Some(wrote) = wrote else {
+                    self.flights[id as usize] = Some(f);
+                    return;
+                };
                 let (key, releaser) = (f.key, (f.message, f.crashed.then_some(f.start)));
                 self.finished_flight(&f, wrote);
                 self.close_flight(id, f);
@@ -330,7 +335,10 @@ impl Writes {
                     failed_sink: f.failed_sink,
                 };
                 self.note(f, note);
-                continue;
+                if self.corrective & (1 << k) == 0 {
+                    continue;
+                }
+                // Its compensation is a corrective notice (28.16).
             }
             f.stage = Stage::Compensate {
                 k: k as u32,
@@ -357,6 +365,9 @@ impl Writes {
         totals: &mut Totals,
     ) -> Next {
         let heard = self.call(write, f, k, now, true, repaired);
+        if self.sinks[k].kind == SinkKind::Irreversible {
+            return self.corrective_call(write, f, k, attempt, heard, now, totals);
+        }
         let applies = !matches!(heard, Heard::Failed(..))
             && (!f.compensation_applied || !write.idempotent_compensation);
         let reply = match heard {
@@ -421,6 +432,63 @@ impl Writes {
         self.next_compensation(f, k, heard_at, totals)
     }
 
+    /// A corrective notice to the irreversible sink `k`, try `attempt`,
+    /// made now and heard as `heard`: counted when heard to succeed,
+    /// retried like a compensation until `relay_attempts`, then given up.
+    /// What the sink holds (its sends) does not change.
+    #[allow(clippy::too_many_arguments)]
+    fn corrective_call(
+        &mut self,
+        write: &Write,
+        f: &mut Flight,
+        k: usize,
+        attempt: u32,
+        heard: Heard,
+        now: Millis,
+        totals: &mut Totals,
+    ) -> Next {
+        let reply = match heard {
+            Heard::Ok => Reply::Ok,
+            Heard::Failed(reason, _) => Reply::Failed(reason),
+            Heard::Lost => Reply::Lost,
+        };
+        let sent = Detail::CompensationSent {
+            sink: k as u32,
+            reply,
+            applied: heard == Heard::Ok,
+        };
+        self.tell(f, now, sent);
+        let heard_at = now.saturating_add(write.sinks[k].latency);
+        if heard == Heard::Ok {
+            totals.corrective_notices += 1;
+            return self.next_compensation(f, k, heard_at, totals);
+        }
+        if attempt < write.relay_attempts {
+            f.stage = Stage::Compensate {
+                k: k as u32,
+                attempt: attempt + 1,
+            };
+            return Next::At(heard_at.saturating_add(write.relay_retry));
+        }
+        let note = WriteNote::CompensationExhausted {
+            at: heard_at,
+            message: f.message,
+            sink: k as u32,
+        };
+        self.note(f, note);
+        self.given_up(k, totals);
+        let calls = write.relay_attempts;
+        self.tell(
+            f,
+            heard_at,
+            Detail::CompensationGivenUp {
+                sink: k as u32,
+                calls,
+            },
+        );
+        self.next_compensation(f, k, heard_at, totals)
+    }
+
     /// Outbox: the relay's call of row `f` to sink `k` now, retried until
     /// one is heard to succeed or `relay_attempts` are made (then the row
     /// is dead-lettered there); the next is scheduled.
@@ -458,6 +526,10 @@ impl Writes {
         }
         f.relay_open &= !(1 << k);
         totals.outbox_dead_letters += 1;
+        self.dead_letters[k] += 1;
+        if self.watch_dead_letters {
+            self.dead_lettered.push((now, k as u32));
+        }
         self.tell(
             f,
             now,
@@ -478,7 +550,8 @@ impl Writes {
 
     /// Two-phase: the prepares to every sink now (the key's lock is
     /// free); the decision comes with the last reply, or at the
-    /// coordinator's recovery when it crashes, and is scheduled.
+    /// coordinator's recovery when it crashes (never, when it never
+    /// recovers), and is scheduled.
     fn prepare(
         &mut self,
         write: &Write,
@@ -502,8 +575,10 @@ impl Writes {
             }
         }
         let number = f.number;
+        let coordinator = write.coordinator.as_ref();
+        let crash = coordinator.and_then(|c| c.crash.as_ref());
         f.crashed = f.failed.is_none()
-            && write.coordinator.as_ref().is_some_and(|c| match &c.crash {
+            && crash.is_some_and(|crash| match crash {
                 CallSelector::First(n) => number <= *n,
                 CallSelector::Every(n) => number.is_multiple_of(*n),
                 CallSelector::Intents(_) => {
@@ -511,39 +586,60 @@ impl Writes {
                 }
                 CallSelector::UntilRepair => !repaired,
             });
-        let wait = match (f.crashed, &write.coordinator) {
-            (true, Some(c)) => largest.max(c.recovers_after),
-            _ => largest,
-        };
-        let decision = now.saturating_add(wait);
+        if f.crashed
+            && let Some(trace) = f.trace.as_deref_mut()
+        {
+            trace.crashed();
+        }
         if f.prepared != 0 {
-            let held = decision - now;
-            let prepared = f.prepared.count_ones() as u64;
-            totals.lock_held = totals
-                .lock_held
-                .saturating_add(held.saturating_mul(prepared));
-            totals.max_lock = totals.max_lock.max(held);
             self.locks.insert(f.key);
-            for k in 0..write.sinks.len() {
-                if f.prepared & (1 << k) != 0 {
-                    self.tracer.lock(LockSpan {
-                        sink: k as u32,
-                        message: f.message,
-                        from: now,
-                        until: decision,
-                        crashed: f.crashed,
-                    });
-                }
+        }
+        let recovers_after = coordinator.and_then(|c| c.recovers_after);
+        let decision = match (f.crashed, recovers_after) {
+            (false, _) => now.saturating_add(largest),
+            (true, Some(after)) => now.saturating_add(largest.max(after)),
+            (true, None) => {
+                // Never recovers: in doubt, its locks held, to the end.
+                let note = WriteNote::Crashed {
+                    message: f.message,
+                    prepared_at: now,
+                    decided_at: None,
+                    committed: false,
+                };
+                self.note(f, note);
+                *self.in_doubt_changes.entry(now).or_default() += 1;
+                f.stage = Stage::InDoubt;
+                return;
             }
+        };
+        let round_trip = coordinator.is_some_and(|c| c.commit_round_trip);
+        let release = |k: usize| match round_trip {
+            true => decision.saturating_add(write.sinks[k].latency),
+            false => decision,
+        };
+        f.released = decision;
+        for k in 0..write.sinks.len() {
+            if f.prepared & (1 << k) == 0 {
+                continue;
+            }
+            let until = release(k);
+            f.released = f.released.max(until);
+            totals.lock_held = totals.lock_held.saturating_add(until - now);
+            totals.max_lock = totals.max_lock.max(until - now);
+            self.tracer.lock(LockSpan {
+                sink: k as u32,
+                message: f.message,
+                from: now,
+                until,
+                crashed: f.crashed,
+            });
         }
         if f.crashed {
-            if let Some(trace) = f.trace.as_deref_mut() {
-                trace.crashed();
-            }
             let note = WriteNote::Crashed {
                 message: f.message,
                 prepared_at: now,
-                decided_at: decision,
+                decided_at: Some(decision),
+                committed: coordinator.is_none_or(|c| c.before_log.is_none()),
             };
             self.note(f, note);
         }
@@ -559,11 +655,34 @@ impl Writes {
     }
 
     /// Two-phase: the decision now, commit when every prepare was heard
-    /// to succeed, else abort; the key's lock is released.
-    fn decide(&mut self, write: &Write, f: &mut Flight, now: Millis) -> Wrote {
+    /// to succeed (and the coordinator logged it), else abort. Done then,
+    /// or, with `commit_round_trip`, when the last decision call's reply
+    /// releases the key's lock.
+    fn decide(
+        &mut self,
+        write: &Write,
+        f: &mut Flight,
+        id: FlightId,
+        now: Millis,
+    ) -> Option<Wrote> {
+        let coordinator = write.coordinator.as_ref();
+        if f.crashed
+            && let Some(reason) = coordinator.and_then(|c| c.before_log)
+        {
+            // Presumed abort: no decision in the log (28.15).
+            f.failed = Some((reason, Class::Transient));
+        }
+        let round_trip = coordinator.is_some_and(|c| c.commit_round_trip);
         let commit = f.failed.is_none();
         for k in 0..write.sinks.len() {
             let was_prepared = f.prepared & (1 << k) != 0;
+            if round_trip && was_prepared {
+                self.calls_made += 1;
+            }
+            let heard_at = match round_trip && was_prepared {
+                true => now.saturating_add(write.sinks[k].latency),
+                false => now,
+            };
             if (commit || was_prepared)
                 && let Some(trace) = f.trace.as_deref_mut()
             {
@@ -575,7 +694,7 @@ impl Writes {
                         CallKind::Abort
                     },
                     at: now,
-                    heard_at: now,
+                    heard_at,
                     reply: Reply::Decided,
                     applied: commit,
                 });
@@ -585,13 +704,60 @@ impl Writes {
                 f.shown(k, now);
             }
         }
+        if f.released > now {
+            f.stage = Stage::Releasing;
+            self.due.push((f.released, id, 0));
+            return None;
+        }
+        Some(self.release(f, now))
+    }
+
+    /// Two-phase: the key's lock is released now; the write is done.
+    fn release(&mut self, f: &mut Flight, now: Millis) -> Wrote {
         if f.prepared != 0 {
             self.locks.remove(&f.key);
         }
         Wrote {
             took: now - f.commit,
             failed: f.failed,
-            stores_result: commit,
+            stores_result: f.failed.is_none(),
+        }
+    }
+
+    /// Two-phase writes whose coordinator never recovers, at the run's
+    /// end `end`: their locks held until then, counted in doubt; and the
+    /// writes still waiting for a lock, blocked.
+    pub(super) fn never_decided(&mut self, end: Millis, totals: &mut Totals) {
+        let n = self.flights.len();
+        for id in 0..n {
+            let Some(f) = self.flights[id].as_ref() else {
+                continue;
+            };
+            match f.stage {
+                Stage::InDoubt => {
+                    let held = end.saturating_sub(f.start);
+                    let prepared = f.prepared.count_ones() as u64;
+                    totals.lock_held = totals
+                        .lock_held
+                        .saturating_add(held.saturating_mul(prepared));
+                    totals.max_lock = totals.max_lock.max(held);
+                    totals.in_doubt_at_end += 1;
+                    let (message, from, prepared) = (f.message, f.start, f.prepared);
+                    for k in 0..64 {
+                        if prepared & (1 << k) != 0 {
+                            self.tracer.lock(LockSpan {
+                                sink: k,
+                                message,
+                                from,
+                                until: end,
+                                crashed: true,
+                            });
+                        }
+                    }
+                }
+                Stage::Waiting { .. } => totals.blocked_at_end += 1,
+                _ => {}
+            }
         }
     }
 
@@ -647,9 +813,11 @@ impl Writes {
                 trace.waited(now);
             }
             self.prepare(write, &mut f, id, now, repaired, totals);
-            if f.decision == now {
+            if f.stage == Stage::Deciding
+                && f.decision == now
+                && let Some(wrote) = self.decide(write, &mut f, id, now)
+            {
                 // Its decision is this instant's too.
-                let wrote = self.decide(write, &mut f, now);
                 self.finished_flight(&f, wrote);
                 self.close_flight(id, f);
             } else {
