@@ -475,6 +475,10 @@ impl Writes {
         for id in 0..self.flights.len() {
             if let Some(mut f) = self.flights[id].take() {
                 self.close_write(&mut f);
+                // Its calls so far are worth a look (a write in doubt).
+                if let Some(trace) = f.trace.take() {
+                    self.tracer.finish(*trace, f.number, f.message, f.commit);
+                }
             }
         }
         self.fold_in_doubt(Millis::MAX, totals);
