@@ -181,6 +181,13 @@ pub enum Detail {
         sink: u32,
         calls: u32,
     },
+    /// The two-phase coordinator that crashed after this write's prepares
+    /// (at `prepared_at`) recovered and decided: commit when its decision
+    /// was logged, abort otherwise (section 28.15).
+    CoordinatorRecovered {
+        prepared_at: Millis,
+        committed: bool,
+    },
     /// An outbox row's `calls` to sink `sink` were all used up: the row is
     /// dead-lettered for that sink.
     OutboxDeadLettered {
@@ -298,6 +305,7 @@ impl Detail {
             Detail::CheckpointCompleted { .. } => EventKind::CheckpointCompleted,
             Detail::CheckpointFailed { .. } => EventKind::CheckpointFailed,
             Detail::AppendRetried { .. } => EventKind::AppendRetried,
+            Detail::CoordinatorRecovered { .. } => EventKind::CoordinatorRecovered,
         }
     }
 }

@@ -134,6 +134,7 @@ define_event_kinds! {
     CheckpointCompleted "checkpoint_completed" Log Log "a log checkpoint committed every partition's position (written with checkpoint_events or [[checkpoint_failure]])";
     CheckpointFailed "checkpoint_failed" Log Log "a log checkpoint failed or was aborted: nothing committed";
     AppendRetried "append_retried" Message Log "the producer appended the message again, its acknowledgement lost: a duplicate record, or deduplicated by the broker";
+    CoordinatorRecovered "coordinator_recovered" Message Write "a two-phase coordinator that crashed after the prepares recovered and decided: commit (its decision logged) or abort (none logged)";
 }
 
 impl EventKind {

@@ -199,6 +199,18 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             Dur(entered).write_plain(out)?;
             out.write_str(" (it stays there, redrivable until it expires)")
         }
+        Detail::CoordinatorRecovered {
+            prepared_at,
+            committed,
+        } => {
+            out.write_str("coordinator recovered (crashed after the prepares at ")?;
+            Dur(prepared_at).write_plain(out)?;
+            out.write_str(if committed {
+                "): its decision was logged; committed everywhere"
+            } else {
+                "): no decision in its log; aborted everywhere (presumed abort)"
+            })
+        }
         Detail::CompensationGivenUp { sink, calls } => write!(
             out,
             "compensation given up: its {calls} calls to sink \"{}\" all failed; the write stays visible there",

@@ -54,6 +54,7 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::CheckpointCompleted { .. } => 3,
         Detail::CheckpointFailed { .. } => 2,
         Detail::AppendRetried { .. } => 3,
+        Detail::CoordinatorRecovered { .. } => 2,
     }
 }
 
@@ -171,6 +172,13 @@ impl Serialize for TransitionJson<'_> {
             Detail::StoreRestarted { live, lost } => {
                 fields.serialize_field("live_entries", &live)?;
                 fields.serialize_field("lost", &lost)?;
+            }
+            Detail::CoordinatorRecovered {
+                prepared_at,
+                committed,
+            } => {
+                fields.serialize_field("prepared_at", &prepared_at)?;
+                fields.serialize_field("decision", if committed { "commit" } else { "abort" })?;
             }
             Detail::CompensationGivenUp { sink, calls }
             | Detail::OutboxDeadLettered { sink, calls } => {

@@ -394,6 +394,7 @@ fn event_expectation(
     let needs = match kind {
         EventKind::CompensationSent | EventKind::CompensationGivenUp => Some(Strategy::Saga),
         EventKind::OutboxDeadLettered => Some(Strategy::Outbox),
+        EventKind::CoordinatorRecovered => Some(Strategy::TwoPhase),
         _ => None,
     };
     if let Some(needed) = needs

@@ -1096,3 +1096,49 @@ fn s28_16_a_corrective_notice_follows_a_false_notice() {
         "`corrective_notice` goes with an irreversible sink",
     );
 }
+
+/// 28.15's transition: a coordinator that crashed after the prepares and
+/// recovers tells it at the recovery, with its decision; an event
+/// expectation takes the kind (two-phase files only).
+#[test]
+fn s28_15_the_coordinator_s_recovery_is_told_with_its_decision() {
+    let text = |crash_at: &str| {
+        format!(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n[write]\nstrategy = \"two_phase\"\n\
+             [coordinator]\ncrash = {{ first = 1 }}\nrecovers_after = \"30s\"\ncrash_at = \"{crash_at}\"\n\
+             [[sink]]\nname = \"ledger\"\nkind = \"upsert\"\nprepare = true\nlatency = \"50ms\"\n\
+             [[message]]\nid = \"pay-1\"\n\
+             [[expect.event]]\nkind = \"coordinator_recovered\"\nmessage = \"pay-1\"\nat = \"30s\"\n"
+        )
+    };
+    for (crash_at, said) in [
+        ("after_log", "its decision was logged; committed everywhere"),
+        (
+            "before_log",
+            "no decision in its log; aborted everywhere (presumed abort)",
+        ),
+    ] {
+        let (scenario, _) = crate::scenario::load_str("t.toml", &text(crash_at)).unwrap();
+        let outcome = run(&scenario, Recorder::All).unwrap();
+        let verdicts = crate::expect::judge(&scenario, &outcome);
+        assert!(verdicts.iter().all(|v| v.passed), "{crash_at}");
+        let told: Vec<_> = (outcome.transitions.iter())
+            .filter(|t| t.detail.kind() == EventKind::CoordinatorRecovered)
+            .map(|t| {
+                (
+                    t.time,
+                    crate::report::sentence::describe(&scenario, &t.detail),
+                )
+            })
+            .collect();
+        assert_eq!(told.len(), 1, "{crash_at}");
+        assert_eq!(told[0].0, 30_000);
+        assert!(told[0].1.contains(said), "{}", told[0].1);
+    }
+    refused(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n[write]\nstrategy = \"saga\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"upsert\"\n\
+         [[expect.event]]\nkind = \"coordinator_recovered\"\n",
+        "two_phase",
+    );
+}

@@ -674,6 +674,13 @@ impl Writes {
         }
         let round_trip = coordinator.is_some_and(|c| c.commit_round_trip);
         let commit = f.failed.is_none();
+        if f.crashed {
+            let recovered = Detail::CoordinatorRecovered {
+                prepared_at: f.start,
+                committed: commit,
+            };
+            self.tell(f, now, recovered);
+        }
         for k in 0..write.sinks.len() {
             let was_prepared = f.prepared & (1 << k) != 0;
             if round_trip && was_prepared {
