@@ -309,11 +309,7 @@ impl Writes {
             (false, Strategy::Outbox) => CallKind::Relay,
             (false, Strategy::TwoPhase) => CallKind::Prepare,
         };
-        let reply = match heard {
-            Heard::Ok => Reply::Ok,
-            Heard::Failed(reason, _) => Reply::Failed(reason),
-            Heard::Lost => Reply::Lost,
-        };
+        let reply = reply_of(heard);
         trace.call(TracedCall {
             sink: k as u32,
             kind,
@@ -607,5 +603,14 @@ fn failure(heard: Heard, write: &Write) -> Option<(ReasonIndex, Class)> {
         Heard::Ok => None,
         Heard::Failed(reason, class) => Some((reason, class)),
         Heard::Lost => Some((write.reasons.reply_lost, Class::Transient)),
+    }
+}
+
+/// What a trace and a transition say the caller heard.
+fn reply_of(heard: Heard) -> Reply {
+    match heard {
+        Heard::Ok => Reply::Ok,
+        Heard::Failed(reason, _) => Reply::Failed(reason),
+        Heard::Lost => Reply::Lost,
     }
 }

@@ -8,7 +8,7 @@
 use super::flight::{Flight, FlightId, Stage};
 use super::{
     CallKind, Detail, Finished, Heard, LockSpan, Reply, TraceBuf, TracedCall, WriteNote, Writes,
-    Written, Wrote, failure,
+    Written, Wrote, failure, reply_of,
 };
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, SinkKind, Strategy, Totals,
@@ -18,6 +18,19 @@ use crate::model::{
 /// The most writes in flight a plain write is checked against; with more,
 /// writes take the full path.
 const PLAIN_BESIDE: usize = 64;
+
+/// After step `k` of `sinks` was heard to succeed at `reply`: the next
+/// step's call then, or the write done.
+fn next_step(f: &mut Flight, k: usize, sinks: usize, reply: Millis) -> Next {
+    if k + 1 < sinks {
+        f.stage = Stage::Step {
+            k: k as u32 + 1,
+            attempt: 1,
+        };
+        return Next::At(reply);
+    }
+    Next::Done(reply)
+}
 
 /// What a direct or saga write makes next.
 enum Next {
@@ -234,14 +247,7 @@ impl Writes {
             f.failed = Some(failed);
             return Next::Done(reply);
         }
-        if k + 1 < write.sinks.len() {
-            f.stage = Stage::Step {
-                k: k as u32 + 1,
-                attempt: 1,
-            };
-            return Next::At(reply);
-        }
-        Next::Done(reply)
+        next_step(f, k, write.sinks.len(), reply)
     }
 
     /// Saga: calls in file order, each step tried `step_attempts` times on
@@ -263,14 +269,7 @@ impl Writes {
                 match failure(heard, write) {
                     None => {
                         f.heard_ok |= 1 << k;
-                        if k + 1 < write.sinks.len() {
-                            f.stage = Stage::Step {
-                                k: k as u32 + 1,
-                                attempt: 1,
-                            };
-                            return Next::At(reply);
-                        }
-                        Next::Done(reply)
+                        next_step(f, k, write.sinks.len(), reply)
                     }
                     Some(failed @ (_, Class::Permanent)) => {
                         self.saga_failed(f, k, failed, reply, totals)
@@ -370,11 +369,7 @@ impl Writes {
         }
         let applies = !matches!(heard, Heard::Failed(..))
             && (!f.compensation_applied || !write.idempotent_compensation);
-        let reply = match heard {
-            Heard::Ok => Reply::Ok,
-            Heard::Failed(reason, _) => Reply::Failed(reason),
-            Heard::Lost => Reply::Lost,
-        };
+        let reply = reply_of(heard);
         let sent = Detail::CompensationSent {
             sink: k as u32,
             reply,
@@ -447,11 +442,7 @@ impl Writes {
         now: Millis,
         totals: &mut Totals,
     ) -> Next {
-        let reply = match heard {
-            Heard::Ok => Reply::Ok,
-            Heard::Failed(reason, _) => Reply::Failed(reason),
-            Heard::Lost => Reply::Lost,
-        };
+        let reply = reply_of(heard);
         let sent = Detail::CompensationSent {
             sink: k as u32,
             reply,
