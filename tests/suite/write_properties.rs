@@ -311,15 +311,34 @@ proptest! {
         calls in long_sink_calls(),
         strategy in 0usize..4,
         around in surroundings(),
+        extra in 0usize..5,
     ) {
         let strategy = STRATEGIES[strategy];
         let retry = match strategy {
             "outbox" | "saga" => "relay_retry = \"1s\"\n",
             _ => "",
         };
+        let mut sinks = sink_tables(&calls, strategy == "two_phase", |_| Some(false));
+        // Section 28.15 and 28.16's keys: a coordinator's round trip,
+        // crashes that never recover or recover without a logged
+        // decision, corrective notices, outbox dead-letter alarms.
+        let extra = match (strategy, extra) {
+            ("two_phase", 1) => "[coordinator]\ncommit_round_trip = true\n",
+            ("two_phase", 2) => "[coordinator]\ncrash = { first = 1 }\nrecovers_after = \"never\"\n",
+            ("two_phase", 3) => "[coordinator]\ncrash = { every = 2 }\nrecovers_after = \"2s\"\ncrash_at = \"before_log\"\ncommit_round_trip = true\n",
+            ("two_phase", 4) => "[coordinator]\ncrash = { first = 2 }\nrecovers_after = \"1s\"\n",
+            ("saga", e) if e % 2 == 1 => {
+                sinks = sinks.replace(
+                    "kind = \"irreversible\"\n",
+                    "kind = \"irreversible\"\ncorrective_notice = true\n",
+                );
+                ""
+            }
+            ("outbox", e) if e > 0 => "[[alarm]]\nname = \"dead\"\nmetric = \"outbox_dead_letter_arrivals\"\nwindow = \"2s\"\nat_least = 1\n",
+            _ => "",
+        };
         let text = format!(
-            "{t}{around}[write]\nstrategy = \"{strategy}\"\n{retry}{}",
-            sink_tables(&calls, strategy == "two_phase", |_| Some(false))
+            "{t}{around}[write]\nstrategy = \"{strategy}\"\n{retry}{sinks}{extra}"
         );
         let (scenario, _) = load_str("p.toml", &text)
             .unwrap_or_else(|e| panic!("generated scenarios are valid: {e:?}\n{text}"));
