@@ -144,7 +144,11 @@ impl<'de> Deserialize<'de> for Recovery {
                 }
                 crate::duration::parse(v)
                     .map(|ms| Recovery::After(Duration(ms)))
-                    .map_err(E::custom)
+                    .map_err(|e| {
+                        E::custom(format!(
+                            "{e}; or \"never\", for a coordinator that never recovers"
+                        ))
+                    })
             }
         }
         d.deserialize_any(V)
