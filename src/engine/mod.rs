@@ -251,8 +251,8 @@ impl<'s> Engine<'s> {
             alarms: alarms::Alarms::new(scenario),
         };
         let telling = !engine.observers.recording.quiet();
-        if let Some(writes) = &mut engine.downstream.writes {
-            writes.tell_transitions(telling);
+        if let (Some(writes), Some(write)) = (&mut engine.downstream.writes, &scenario.write) {
+            writes.tell_transitions(telling, write);
             writes.watch_dead_letters = engine.alarms.wants_dead_letters;
         }
         // A log's restarts are its own events, after the others of their
@@ -419,7 +419,7 @@ impl<'s> Engine<'s> {
         while let Some((at, m, detail)) = writes.told_until(t) {
             self.observers
                 .recording
-                .transition(at, Some(m), detail, &self.messages);
+                .transition(at, m, detail, &self.messages);
         }
     }
 
@@ -497,6 +497,8 @@ impl<'s> Engine<'s> {
                 (sinks, Vec::new(), Vec::new())
             }
         };
+        let sink_becomes =
+            (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.becomes_at_end(end));
         let write_notes = self
             .downstream
             .writes
@@ -535,6 +537,7 @@ impl<'s> Engine<'s> {
             sinks,
             sink_lags,
             sink_given_up,
+            sink_becomes,
             dead_letters: DeadLetters {
                 first_deliveries: std::mem::take(&mut self.consumer.first_deliveries),
                 ..std::mem::take(&mut self.operator.dead_letters)

@@ -71,6 +71,9 @@ pub struct Outcome {
     /// With `[write]`, per sink: the compensations given up there (empty
     /// otherwise).
     pub sink_given_up: Vec<u64>,
+    /// Per sink with `becomes` (section 28.8), its kind at the end and
+    /// the write calls applied after the change; empty without one.
+    pub sink_becomes: Vec<(crate::model::SinkKind, u64)>,
     /// What the run keeps of each message's time in quarantine beyond its
     /// state: its envelope's record and cause, and its archive.
     pub dead_letters: DeadLetters,
@@ -138,6 +141,11 @@ impl Outcome {
                 let n = outcome.sink_value(sink, field);
                 match field {
                     SinkField::MaxLag => Value::Time(n as Millis),
+                    SinkField::KindAtEnd => Value::Text(
+                        (outcome.sink_becomes.get(sink as usize))
+                            .map_or("", |(kind, _)| kind.as_str())
+                            .to_string(),
+                    ),
                     // Compensations can take a fan-out's counts below zero.
                     SinkField::Value | SinkField::VisibleDuplicates if scenario.write.is_some() => {
                         Value::Int(n)
@@ -339,6 +347,17 @@ impl Outcome {
         if field == SinkField::MaxLag {
             let lag = self.sink_lags.get(sink as usize).copied().unwrap_or(0);
             return lag.min(i64::MAX as Millis) as i64;
+        }
+        if matches!(field, SinkField::WritesAfterChange | SinkField::KindAtEnd) {
+            let (kind, after) = self
+                .sink_becomes
+                .get(sink as usize)
+                .copied()
+                .unwrap_or((crate::model::SinkKind::Increment, 0));
+            return match field {
+                SinkField::KindAtEnd => kind as i64,
+                _ => after.min(i64::MAX as u64) as i64,
+            };
         }
         if field == SinkField::CompensationsGivenUp {
             let n = self.sink_given_up.get(sink as usize).copied().unwrap_or(0);

@@ -181,6 +181,12 @@ pub enum Detail {
         sink: u32,
         calls: u32,
     },
+    /// Sink `sink` applies writes by `kind` from now on (`becomes`,
+    /// section 28.8).
+    SinkChanged {
+        sink: u32,
+        kind: crate::model::SinkKind,
+    },
     /// The two-phase coordinator that crashed after this write's prepares
     /// (at `prepared_at`) recovered and decided: commit when its decision
     /// was logged, abort otherwise (section 28.15).
@@ -259,7 +265,8 @@ impl Detail {
         match *self {
             Detail::CompensationSent { sink, .. }
             | Detail::CompensationGivenUp { sink, .. }
-            | Detail::OutboxDeadLettered { sink, .. } => Some(sink),
+            | Detail::OutboxDeadLettered { sink, .. }
+            | Detail::SinkChanged { sink, .. } => Some(sink),
             _ => None,
         }
     }
@@ -306,6 +313,7 @@ impl Detail {
             Detail::CheckpointFailed { .. } => EventKind::CheckpointFailed,
             Detail::AppendRetried { .. } => EventKind::AppendRetried,
             Detail::CoordinatorRecovered { .. } => EventKind::CoordinatorRecovered,
+            Detail::SinkChanged { .. } => EventKind::SinkChanged,
         }
     }
 }

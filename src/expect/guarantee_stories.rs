@@ -161,7 +161,11 @@ fn listed_intents(
             }
             false
         }
-        SinkField::Value | SinkField::MaxLag | SinkField::CompensationsGivenUp => return None,
+        SinkField::Value
+        | SinkField::MaxLag
+        | SinkField::CompensationsGivenUp
+        | SinkField::WritesAfterChange
+        | SinkField::KindAtEnd => return None,
     };
     let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
         if missing {

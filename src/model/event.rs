@@ -68,6 +68,7 @@ pub enum About {
     Log,
     Store,
     Operator,
+    Sink,
 }
 
 impl About {
@@ -78,6 +79,7 @@ impl About {
             About::Alarm => "alarm",
             About::Log => "log",
             About::Store => "store",
+            About::Sink => "sink",
             About::Message | About::Operator => "operator",
         }
     }
@@ -134,6 +136,7 @@ define_event_kinds! {
     CheckpointCompleted "checkpoint_completed" Log Log "a log checkpoint committed every partition's position (written with checkpoint_events or [[checkpoint_failure]])";
     CheckpointFailed "checkpoint_failed" Log Log "a log checkpoint failed or was aborted: nothing committed";
     AppendRetried "append_retried" Message Log "the producer appended the message again, its acknowledgement lost: a duplicate record, or deduplicated by the broker";
+    SinkChanged "sink_changed" Sink Write "a sink began to apply writes by another kind (becomes): an upsert downgraded to an append, or the reverse";
     CoordinatorRecovered "coordinator_recovered" Message Write "a two-phase coordinator that crashed after the prepares recovered and decided: commit (its decision logged) or abort (none logged)";
 }
 

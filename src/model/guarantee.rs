@@ -225,6 +225,12 @@ pub enum SinkField {
     /// Saga: the compensations given up in this sink (not in
     /// [`SinkField::ALL`]: listed for saga files).
     CompensationsGivenUp,
+    /// `becomes` (section 28.8): write calls applied at or after the
+    /// change (not in [`SinkField::ALL`]).
+    WritesAfterChange,
+    /// `becomes`: the kind the sink applies writes by at the end, a text
+    /// (not in [`SinkField::ALL`]).
+    KindAtEnd,
 }
 
 impl SinkField {
@@ -233,10 +239,12 @@ impl SinkField {
     pub fn takes(self) -> super::Takes {
         match self {
             SinkField::Value | SinkField::VisibleDuplicates => super::Takes::Signed,
-            SinkField::Missing | SinkField::MaxPerIntent | SinkField::CompensationsGivenUp => {
-                super::Takes::Count
-            }
+            SinkField::Missing
+            | SinkField::MaxPerIntent
+            | SinkField::CompensationsGivenUp
+            | SinkField::WritesAfterChange => super::Takes::Count,
             SinkField::MaxLag => super::Takes::Time,
+            SinkField::KindAtEnd => super::Takes::Text,
         }
     }
 
@@ -255,6 +263,8 @@ impl SinkField {
             SinkField::MaxPerIntent => "max_per_intent",
             SinkField::MaxLag => "max_lag",
             SinkField::CompensationsGivenUp => "compensations_given_up",
+            SinkField::WritesAfterChange => "writes_after_change",
+            SinkField::KindAtEnd => "kind_at_end",
         }
     }
 }

@@ -78,6 +78,9 @@ pub struct SinkCalls {
     /// An irreversible sink under saga: a compensated write's false
     /// notice is followed by a corrective notice (section 28.16).
     pub corrective_notice: bool,
+    /// `becomes`: from this instant on, writes apply by this kind
+    /// (section 28.8).
+    pub becomes: Option<(Millis, super::SinkKind)>,
 }
 
 /// `[coordinator]`: the two-phase coordinator (section 24, 28.15).

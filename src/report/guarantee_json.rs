@@ -67,6 +67,10 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
                 if saga {
                     sink["compensations_given_up"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::CompensationsGivenUp));
                 }
+                if let Some((kind, after)) = outcome.sink_becomes.get(k) {
+                    sink["kind_at_end"] = json!(kind.as_str());
+                    sink["writes_after_change"] = json!(after);
+                }
                 sink
             })
             .collect(),

@@ -199,6 +199,19 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             Dur(entered).write_plain(out)?;
             out.write_str(" (it stays there, redrivable until it expires)")
         }
+        Detail::SinkChanged { sink, kind } => write!(
+            out,
+            "sink \"{}\" now applies writes as {} (becomes): {}",
+            scenario.guarantees.sinks[sink as usize].name,
+            match kind {
+                crate::model::SinkKind::Increment => "an append",
+                _ => "an upsert",
+            },
+            match kind {
+                crate::model::SinkKind::Increment => "every write adds one, even to a key with a row",
+                _ => "a write of a key already written changes nothing",
+            }
+        ),
         Detail::CoordinatorRecovered {
             prepared_at,
             committed,

@@ -55,6 +55,7 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::CheckpointFailed { .. } => 2,
         Detail::AppendRetried { .. } => 3,
         Detail::CoordinatorRecovered { .. } => 2,
+        Detail::SinkChanged { .. } => 2,
     }
 }
 
@@ -172,6 +173,10 @@ impl Serialize for TransitionJson<'_> {
             Detail::StoreRestarted { live, lost } => {
                 fields.serialize_field("live_entries", &live)?;
                 fields.serialize_field("lost", &lost)?;
+            }
+            Detail::SinkChanged { sink, kind } => {
+                fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;
+                fields.serialize_field("becomes", kind.as_str())?;
             }
             Detail::CoordinatorRecovered {
                 prepared_at,

@@ -242,6 +242,22 @@ fn sink_expectations(
             "only a saga compensates",
         );
     }
+    let changes = (scenario.write.as_ref())
+        .and_then(|w| w.sinks.get(index as usize))
+        .is_some_and(|s| s.becomes.is_some());
+    for (field, name) in [
+        (&k.writes_after_change, "writes_after_change"),
+        (&k.kind_at_end, "kind_at_end"),
+    ] {
+        if let (Some(v), false) = (field, changes) {
+            problems.error_help(
+                Some(v.span()),
+                format!("a sink's `{name}` goes with its `becomes`"),
+                "this sink never changes its write mode",
+                "add becomes = { kind = \"increment\", at = \"...\" } to the sink, or remove the expectation",
+            );
+        }
+    }
     // Compensations can take a fan-out's counts below zero.
     let signed = if scenario.write.is_some() {
         Kind::Int
@@ -259,6 +275,12 @@ fn sink_expectations(
             SinkField::CompensationsGivenUp,
             Kind::Count,
         ),
+        (
+            &k.writes_after_change,
+            SinkField::WritesAfterChange,
+            Kind::Count,
+        ),
+        (&k.kind_at_end, SinkField::KindAtEnd, Kind::Text),
     ];
     let fields = fields.map(|(v, f, kind)| (v, Target::Sink(index, f), kind, f.name()));
     table_expectations(problems, fields, &k.description)

@@ -212,6 +212,12 @@ pub struct ExpectSink {
     /// Saga: the compensations given up in this sink.
     #[schemars(with = "Option<CheckSchema>")]
     pub compensations_given_up: CheckValue,
+    /// With `becomes`: write calls applied at or after the change.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub writes_after_change: CheckValue,
+    /// With `becomes`: the kind writes apply by at the end, "increment" or "upsert".
+    #[schemars(with = "Option<CheckSchema>")]
+    pub kind_at_end: CheckValue,
 }
 
 /// `[expect.partition.N]`: a log partition, numbered from 0.

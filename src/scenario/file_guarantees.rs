@@ -33,6 +33,9 @@ pub struct SinkTable {
     /// true: a saga that compensates a write sent to this irreversible sink sends it a corrective notice, a call retried like a compensation (section 28.16).
     #[schemars(with = "Option<bool>")]
     pub corrective_notice: Option<S<bool>>,
+    /// { kind = "increment" | "upsert", at = "3h" }: from `at` on, the sink applies writes by the new kind (section 28.8: an upsert silently downgraded to an append, or the reverse).
+    #[schemars(with = "Option<BecomesTable>")]
+    pub becomes: Option<S<BecomesTable>>,
 }
 
 /// A sink fault: `{ fail = SELECTOR, reason, class }` or
@@ -121,6 +124,18 @@ pub struct CoordinatorTable {
     /// true: the decision is a second call to every prepared sink, each sink's lock released when its reply is heard; the delivery ends with the last reply.
     #[schemars(with = "Option<bool>")]
     pub commit_round_trip: Option<S<bool>>,
+}
+
+/// A sink's `becomes`: the kind it applies writes by from `at` on.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BecomesTable {
+    /// "increment" or "upsert" (not the sink's own kind).
+    #[schemars(with = "SinkKindName")]
+    pub kind: S<SinkKindName>,
+    /// When the change takes effect: writes applied at or after it.
+    #[schemars(with = "Duration")]
+    pub at: S<Duration>,
 }
 
 /// When a crashed coordinator recovers: a duration, or "never".

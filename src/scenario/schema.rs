@@ -184,6 +184,21 @@ fn tighten(schema: &mut serde_json::Value) {
         "description": "Saga: the compensations given up in this sink.",
         "$ref": check(given_up.takes()),
     });
+    for (field, description) in [
+        (
+            crate::model::SinkField::WritesAfterChange,
+            "With `becomes`: write calls applied at or after the change.",
+        ),
+        (
+            crate::model::SinkField::KindAtEnd,
+            "With `becomes`: the kind writes apply by at the end, \"increment\" or \"upsert\".",
+        ),
+    ] {
+        defs["ExpectSink"]["properties"][field.name()] = json!({
+            "description": description,
+            "$ref": check(field.takes()),
+        });
+    }
     if let Some(defs) = defs.as_object_mut() {
         defs.remove("Check");
     }

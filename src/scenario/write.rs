@@ -37,7 +37,7 @@ pub(super) fn write(
     }
     let calls_written = raw.sink.iter().any(|s| {
         let s = s.get_ref();
-        s.latency.is_some() || !s.faults.is_empty() || s.outage.is_some()
+        s.latency.is_some() || !s.faults.is_empty() || s.outage.is_some() || s.becomes.is_some()
     });
     if raw.write.is_none() && !calls_written {
         if let Some(c) = raw.coordinator {
@@ -303,7 +303,50 @@ fn sink_calls(
         }),
         prepare,
         corrective_notice,
+        becomes: becomes(problems, s),
     }
+}
+
+/// A sink's `becomes` (section 28.8): towards an increment or an upsert,
+/// from a kind that can change (not irreversible) and is not the new one.
+fn becomes(problems: &mut Problems, s: &file::SinkTable) -> Option<(Millis, SinkKind)> {
+    let b = s.becomes.as_ref()?;
+    let (own, to) = (*s.kind.get_ref(), *b.get_ref().kind.get_ref());
+    let refuse = |problems: &mut Problems, message: &str, label: &str, help: &str| {
+        problems.error_help(Some(b.span()), message, label, help);
+    };
+    if own == file::SinkKindName::Irreversible {
+        refuse(
+            problems,
+            "an irreversible sink cannot change its write mode",
+            "irreversible",
+            "`becomes` models an upsert downgraded to an append (or the reverse): use it on an increment or upsert sink",
+        );
+        return None;
+    }
+    let kind = match to {
+        file::SinkKindName::Irreversible => {
+            refuse(
+                problems,
+                "a sink cannot become irreversible",
+                "kind = \"irreversible\"",
+                "`becomes` takes kind = \"increment\" or \"upsert\"",
+            );
+            return None;
+        }
+        _ if to == own => {
+            refuse(
+                problems,
+                "`becomes` names the sink's own kind",
+                "no change",
+                "give the kind it changes to, or remove `becomes`",
+            );
+            return None;
+        }
+        file::SinkKindName::Increment => SinkKind::Increment,
+        file::SinkKindName::Upsert => SinkKind::Upsert,
+    };
+    Some((b.get_ref().at.get_ref().0, kind))
 }
 
 fn sink_fault(

@@ -1142,3 +1142,111 @@ fn s28_15_the_coordinator_s_recovery_is_told_with_its_decision() {
         "two_phase",
     );
 }
+
+/// 28.8's worked example: an upsert silently downgraded to an append at
+/// 5s. m1 at 0 writes a row, m2 at 1s a second; m1's redelivery at 10s
+/// adds one to the append: value 3, one visible duplicate, one write after
+/// the change. Without `becomes`: 2 and 0.
+#[test]
+fn s28_8_an_upsert_downgraded_to_an_append_counts_later_writes_again() {
+    let file = |becomes: &str| {
+        format!(
+            "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
+             [[sink]]\nname = \"orders\"\nkind = \"upsert\"\n{becomes}\
+             [[message]]\nid = \"m1\"\nfaults = [{{ lose_ack = {{ first = 1 }} }}]\n\
+             [[message]]\nid = \"m2\"\nat = \"1s\"\n"
+        )
+    };
+    let (scenario, outcome) = sim(&file("becomes = { kind = \"increment\", at = \"5s\" }\n"));
+    assert_eq!(value(&outcome, 0), 3);
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), 1);
+    assert_eq!(sinkf(&outcome, 0, SinkField::WritesAfterChange), 1);
+    let kind = Target::Sink(0, SinkField::KindAtEnd);
+    assert_eq!(
+        outcome.value(&scenario, &kind),
+        Value::Text("increment".into())
+    );
+    let changed: Vec<_> = (outcome.transitions.iter())
+        .filter(|t| t.detail.kind() == EventKind::SinkChanged)
+        .map(|t| {
+            (
+                t.time,
+                crate::report::sentence::describe(&scenario, &t.detail),
+            )
+        })
+        .collect();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].0, 5_000);
+    assert!(
+        changed[0].1.contains("now applies writes as an append"),
+        "{}",
+        changed[0].1
+    );
+    let (_, outcome) = sim(&file(""));
+    assert_eq!(value(&outcome, 0), 2);
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), 0);
+    assert!(outcome.sink_becomes.is_empty());
+}
+
+/// 28.8 the other way: an increment that becomes an upsert at 5s. m1's
+/// count at 0 stays; its redelivery at 10s finds its key counted and
+/// changes nothing; m2's new key at 6s adds a row.
+#[test]
+fn s28_8_an_increment_that_becomes_an_upsert_writes_new_keys_once() {
+    let (_, outcome) = sim("[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
+         [[sink]]\nname = \"counter\"\nkind = \"increment\"\n\
+         becomes = { kind = \"upsert\", at = \"5s\" }\n\
+         [[message]]\nid = \"m1\"\nfaults = [{ lose_ack = { first = 1 } }]\n\
+         [[message]]\nid = \"m2\"\nat = \"6s\"\n");
+    assert_eq!(value(&outcome, 0), 2);
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), 0);
+    assert_eq!(sinkf(&outcome, 0, SinkField::WritesAfterChange), 2);
+    assert_eq!(sinkf(&outcome, 0, SinkField::MaxPerIntent), 1);
+}
+
+/// 28.8: a compensation removes what the write added by the kind in force
+/// when it applied. bad's row (1s, an upsert then) is compensated at 6s,
+/// after the change to an append: the row is deleted, not a count taken
+/// away; g's write at 7s adds one.
+#[test]
+fn s28_8_a_compensation_removes_by_the_kind_in_force_when_the_write_applied() {
+    let (_, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [write]\nstrategy = \"saga\"\n\
+         [[sink]]\nname = \"orders\"\nkind = \"upsert\"\n\
+         becomes = { kind = \"increment\", at = \"5s\" }\n\
+         [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nlatency = \"5s\"\n\
+         faults = [{ fail = { intents = [\"bad\"] }, class = \"permanent\" }]\n\
+         [[message]]\nid = \"bad\"\nat = \"1s\"\n[[message]]\nid = \"g\"\nat = \"7s\"\n");
+    assert_eq!(outcome.totals.compensations, 1);
+    assert_eq!(value(&outcome, 0), 1);
+    assert_eq!(sinkf(&outcome, 0, SinkField::VisibleDuplicates), 0);
+    assert_eq!(sinkf(&outcome, 0, SinkField::Missing), 0);
+}
+
+/// 28.8's refusals, each at the key.
+#[test]
+fn s28_8_becomes_is_refused_where_it_cannot_apply() {
+    let file = |kind: &str, becomes: &str| {
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [[sink]]\nname = \"s\"\nkind = \"{kind}\"\nbecomes = {{ kind = \"{becomes}\", at = \"1s\" }}\n"
+        )
+    };
+    refused(
+        &file("irreversible", "increment"),
+        "an irreversible sink cannot change its write mode",
+    );
+    refused(
+        &file("upsert", "irreversible"),
+        "a sink cannot become irreversible",
+    );
+    refused(
+        &file("upsert", "upsert"),
+        "`becomes` names the sink's own kind",
+    );
+    refused(
+        "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[sink]]\nname = \"s\"\nkind = \"upsert\"\n[expect.sink.s]\nkind_at_end = \"upsert\"\n",
+        "a sink's `kind_at_end` goes with its `becomes`",
+    );
+}

@@ -146,7 +146,7 @@ pub(super) struct Writes {
     /// call, a compensation given up, an outbox dead letter), by instant
     /// and order told: the core records each when the run reaches its
     /// instant. Empty unless something records (`telling`).
-    told: BTreeMap<(Millis, u64), (MessageIndex, Detail)>,
+    told: BTreeMap<(Millis, u64), (Option<MessageIndex>, Detail)>,
     told_so_far: u64,
     telling: bool,
     /// Per sink, the compensations given up there.
@@ -212,22 +212,42 @@ impl Writes {
         })
     }
 
-    /// Whether the write transitions are told (something records them).
-    pub(super) fn tell_transitions(&mut self, telling: bool) {
+    /// Whether the write transitions are told (something records them):
+    /// then each sink's change of write mode (section 28.8) is told at its
+    /// instant, recorded if the run reaches it.
+    pub(super) fn tell_transitions(&mut self, telling: bool, write: &Write) {
         self.telling = telling;
+        for (k, calls) in write.sinks.iter().enumerate() {
+            if let Some((at, kind)) = calls.becomes {
+                self.tell_about(
+                    None,
+                    at,
+                    Detail::SinkChanged {
+                        sink: k as u32,
+                        kind,
+                    },
+                );
+            }
+        }
     }
 
     /// A transition of `f`'s message at `at`.
     fn tell(&mut self, f: &Flight, at: Millis, detail: Detail) {
+        self.tell_about(Some(f.message), at, detail);
+    }
+
+    fn tell_about(&mut self, message: Option<MessageIndex>, at: Millis, detail: Detail) {
         if self.telling {
             self.told_so_far += 1;
-            self.told
-                .insert((at, self.told_so_far), (f.message, detail));
+            self.told.insert((at, self.told_so_far), (message, detail));
         }
     }
 
     /// The next told transition at or before `t`, if any.
-    pub(super) fn told_until(&mut self, t: Millis) -> Option<(Millis, MessageIndex, Detail)> {
+    pub(super) fn told_until(
+        &mut self,
+        t: Millis,
+    ) -> Option<(Millis, Option<MessageIndex>, Detail)> {
         let entry = self.told.first_entry()?;
         if entry.key().0 > t {
             return None;
@@ -336,8 +356,8 @@ impl Writes {
     ) -> Heard {
         let heard = self.call(write, f, k, at, false, repaired);
         if !matches!(heard, Heard::Failed(..)) {
-            self.sinks[k].apply(f.key, f.intent);
-            f.applied(self.sinks[k].kind, k, at);
+            self.sinks[k].apply(f.key, f.intent, at);
+            f.applied(self.sinks[k].kind_at(at), k, at);
         }
         if noted {
             self.note_heard(f, heard, k, at);
@@ -495,6 +515,17 @@ impl Writes {
         (values, lags, self.given_up.clone())
     }
 
+    /// Per sink, its kind at `end` and the write calls applied after its
+    /// change, when some sink has `becomes` (empty otherwise).
+    pub(super) fn becomes_at_end(&self, end: Millis) -> Vec<(crate::model::SinkKind, u64)> {
+        if !self.sinks.iter().any(|s| s.changes()) {
+            return Vec::new();
+        }
+        (self.sinks.iter())
+            .map(|s| (s.kind_at_end(end), s.writes_after_change))
+            .collect()
+    }
+
     /// Per sink, the outbox rows dead-lettered so far.
     pub(super) fn dead_letters(&self) -> &[u64] {
         &self.dead_letters
@@ -583,7 +614,7 @@ impl Engine<'_> {
         while let Some((at, m, detail)) = writes.told_until(now) {
             self.observers
                 .recording
-                .transition(at, Some(m), detail, &self.messages);
+                .transition(at, m, detail, &self.messages);
         }
         for done in &finished {
             if let Some(slot) = done.owner {

@@ -59,6 +59,14 @@ pub(super) struct SinkState {
     selected: Vec<Option<HashSet<IntentIndex>>>,
     /// Outbox: the latest application minus its row's time, at most.
     pub(super) max_lag: Millis,
+    /// `becomes` (section 28.8): from this instant, writes apply by this
+    /// kind; both the counts and the rows are kept then.
+    change: Option<(Millis, SinkKind)>,
+    /// Increment to upsert: the keys counted before the change (a later
+    /// write of one changes nothing).
+    counted_keys: Option<HashSet<KeyRef>>,
+    /// Write calls applied at or after the change.
+    pub(super) writes_after_change: u64,
 }
 
 impl SinkState {
@@ -77,10 +85,15 @@ impl SinkState {
             });
             crate::engine::pages::zeroed(if n { intents } else { 0 })
         };
-        let upsert = kind == SinkKind::Upsert;
+        let change = calls.becomes;
+        let (counts, upsert) = match change {
+            // Both kinds in one run: both kept.
+            Some(_) => (true, true),
+            None => (kind != SinkKind::Upsert, kind == SinkKind::Upsert),
+        };
         SinkState {
             kind,
-            net: crate::engine::pages::zeroed(if upsert { 0 } else { intents }),
+            net: crate::engine::pages::zeroed(if counts { intents } else { 0 }),
             rows: upsert.then(|| Rows::new(intents)),
             ever: IntentSet::new(intents),
             value: 0,
@@ -96,7 +109,30 @@ impl SinkState {
                 })
                 .collect(),
             max_lag: 0,
+            change,
+            counted_keys: (change.map(|(_, to)| to) == Some(SinkKind::Upsert))
+                .then(HashSet::default),
+            writes_after_change: 0,
         }
+    }
+
+    /// The kind writes apply by at `at`.
+    #[inline(always)]
+    pub(super) fn kind_at(&self, at: Millis) -> SinkKind {
+        match self.change {
+            Some((from, to)) if at >= from => to,
+            _ => self.kind,
+        }
+    }
+
+    /// Whether the sink has `becomes`.
+    pub(super) fn changes(&self) -> bool {
+        self.change.is_some()
+    }
+
+    /// The kind at the run's end (`end`).
+    pub(super) fn kind_at_end(&self, end: Millis) -> SinkKind {
+        self.kind_at(end)
     }
 
     /// Counts a call of `intent` (a compensation or a write): its number
@@ -188,12 +224,13 @@ impl SinkState {
         self.heard(calls, call, 0) == Heard::Ok
     }
 
-    /// A write call of `intent` that [`would_succeed`](Self::would_succeed):
-    /// counted and applied under `key`.
+    /// A write call of `intent` at `at` that
+    /// [`would_succeed`](Self::would_succeed): counted and applied under
+    /// `key`.
     #[inline(always)]
-    pub(super) fn succeed(&mut self, key: KeyRef, intent: IntentIndex) {
+    pub(super) fn succeed(&mut self, key: KeyRef, intent: IntentIndex, at: Millis) {
         self.count(intent, false);
-        self.apply(key, intent);
+        self.apply(key, intent, at);
     }
 
     /// How the sink answers `call`, counted already.
@@ -241,26 +278,57 @@ impl SinkState {
         Heard::Ok
     }
 
-    /// The write of `intent` under `key` is applied.
+    /// The write of `intent` under `key` is applied at `at`, by the kind
+    /// in force then (section 28.8): an upsert writes the key's row
+    /// unless it has one (or, after a change from increment, a count); an
+    /// increment or an irreversible send adds one to the intent.
     #[inline(always)]
-    pub(super) fn apply(&mut self, key: KeyRef, intent: IntentIndex) {
+    pub(super) fn apply(&mut self, key: KeyRef, intent: IntentIndex, at: Millis) {
         self.ever.insert(intent);
-        match &mut self.rows {
-            Some(rows) => rows.insert(key, intent),
-            None => {
-                let n = &mut self.net[intent as usize];
-                *n = n.saturating_add(1);
-                self.value += 1;
+        if self.change.is_none() {
+            match &mut self.rows {
+                Some(rows) => rows.insert(key, intent),
+                None => self.count_one(intent),
+            }
+            return;
+        }
+        let changed = self.change.is_some_and(|(from, _)| at >= from);
+        if changed {
+            self.writes_after_change += 1;
+        }
+        match self.kind_at(at) {
+            SinkKind::Upsert => {
+                if self.counted_keys.as_ref().is_some_and(|k| k.contains(&key)) {
+                    return;
+                }
+                if let Some(rows) = &mut self.rows {
+                    rows.insert(key, intent);
+                }
+            }
+            _ => {
+                self.count_one(intent);
+                if !changed && let Some(keys) = &mut self.counted_keys {
+                    keys.insert(key);
+                }
             }
         }
     }
 
-    /// A compensation of `intent`'s write under `key` is applied: an
-    /// increment decremented, an upsert's row deleted if `intent` owns it.
-    pub(super) fn compensate(&mut self, key: KeyRef, intent: IntentIndex) {
-        match &mut self.rows {
-            Some(rows) => rows.delete(key, intent),
-            None => {
+    #[inline(always)]
+    fn count_one(&mut self, intent: IntentIndex) {
+        let n = &mut self.net[intent as usize];
+        *n = n.saturating_add(1);
+        self.value += 1;
+    }
+
+    /// A compensation of `intent`'s write under `key`, applied at
+    /// `applied_at`, is applied: what the write added removed by the kind
+    /// in force when it applied: an increment decremented, an upsert's
+    /// row deleted if `intent` owns it.
+    pub(super) fn compensate(&mut self, key: KeyRef, intent: IntentIndex, applied_at: Millis) {
+        match (self.kind_at(applied_at), &mut self.rows) {
+            (SinkKind::Upsert, Some(rows)) => rows.delete(key, intent),
+            _ => {
                 let n = &mut self.net[intent as usize];
                 *n = n.saturating_sub(1);
                 self.value -= 1;
@@ -272,6 +340,17 @@ impl SinkState {
     /// intents that `arrived`.
     pub(super) fn finish(&self, arrived: &IntentSet) -> [i64; 4] {
         let missing = arrived.count_not_in(&self.ever) as i64;
+        if let (Some(_), Some(r)) = (self.change, &self.rows) {
+            // Rows and counts together: per intent its rows plus its count.
+            let (mut present, mut most) = (0i64, 0i64);
+            for (i, &n) in self.net.iter().enumerate() {
+                let holds = r.rows_of(i as IntentIndex) as i64 + n.max(0) as i64;
+                present += (holds > 0) as i64;
+                most = most.max(holds);
+            }
+            let value = r.rows as i64 + self.value;
+            return [value, value - present, missing, most];
+        }
         if let Some(r) = &self.rows {
             let most = r.most() as i64;
             let (rows, owners) = (r.rows as i64, r.owners as i64);

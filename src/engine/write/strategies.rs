@@ -388,7 +388,8 @@ impl Writes {
                 self.note(f, note);
             }
             totals.compensations += 1;
-            self.sinks[k].compensate(f.key, f.intent);
+            let applied_at = f.shows[k].map_or(now, |(from, _)| from);
+            self.sinks[k].compensate(f.key, f.intent, applied_at);
             f.compensated(k, now);
             f.compensation_applied = true;
         } else if let Some(trace) = f.trace.as_deref_mut() {
@@ -698,7 +699,7 @@ impl Writes {
                 });
             }
             if commit {
-                self.sinks[k].apply(f.key, f.intent);
+                self.sinks[k].apply(f.key, f.intent, now);
                 f.shown(k, now);
             }
         }
@@ -891,7 +892,7 @@ impl Writes {
         let mut at = t;
         let mut last = t;
         for (sink, calls) in self.sinks.iter_mut().zip(&write.sinks) {
-            sink.succeed(key, intent);
+            sink.succeed(key, intent, at);
             last = at;
             at = at.saturating_add(calls.latency);
         }
