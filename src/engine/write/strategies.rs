@@ -403,6 +403,24 @@ impl Writes {
         if heard == Heard::Ok {
             return self.next_compensation(f, k, heard_at, totals);
         }
+        let gives_up = !f.compensation_applied;
+        self.retry_or_give_up(write, f, (k, attempt), heard_at, gives_up, totals)
+    }
+
+    /// After compensation call `attempt` to sink `k` was not heard to
+    /// succeed, its reply at `heard_at`: tried again `relay_retry` later
+    /// while tries are left; else given up (`gives_up`: counted, noted and
+    /// told; a compensation that applied through a lost reply is not) and
+    /// the saga goes on.
+    fn retry_or_give_up(
+        &mut self,
+        write: &Write,
+        f: &mut Flight,
+        (k, attempt): (usize, u32),
+        heard_at: Millis,
+        gives_up: bool,
+        totals: &mut Totals,
+    ) -> Next {
         if attempt < write.relay_attempts {
             f.stage = Stage::Compensate {
                 k: k as u32,
@@ -410,7 +428,7 @@ impl Writes {
             };
             return Next::At(heard_at.saturating_add(write.relay_retry));
         }
-        if !f.compensation_applied {
+        if gives_up {
             let note = WriteNote::CompensationExhausted {
                 at: heard_at,
                 message: f.message,
@@ -455,30 +473,7 @@ impl Writes {
             totals.corrective_notices += 1;
             return self.next_compensation(f, k, heard_at, totals);
         }
-        if attempt < write.relay_attempts {
-            f.stage = Stage::Compensate {
-                k: k as u32,
-                attempt: attempt + 1,
-            };
-            return Next::At(heard_at.saturating_add(write.relay_retry));
-        }
-        let note = WriteNote::CompensationExhausted {
-            at: heard_at,
-            message: f.message,
-            sink: k as u32,
-        };
-        self.note(f, note);
-        self.given_up(k, totals);
-        let calls = write.relay_attempts;
-        self.tell(
-            f,
-            heard_at,
-            Detail::CompensationGivenUp {
-                sink: k as u32,
-                calls,
-            },
-        );
-        self.next_compensation(f, k, heard_at, totals)
+        self.retry_or_give_up(write, f, (k, attempt), heard_at, true, totals)
     }
 
     /// Outbox: the relay's call of row `f` to sink `k` now, retried until
