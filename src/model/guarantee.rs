@@ -255,6 +255,19 @@ impl SinkField {
         SinkField::MaxPerIntent,
     ];
 
+    /// Every field a `[[question]]` may ask of a sink: the counts, and the
+    /// fields listed only for some files.
+    pub const ASKED: [SinkField; 8] = [
+        SinkField::Value,
+        SinkField::VisibleDuplicates,
+        SinkField::Missing,
+        SinkField::MaxPerIntent,
+        SinkField::MaxLag,
+        SinkField::CompensationsGivenUp,
+        SinkField::WritesAfterChange,
+        SinkField::KindAtEnd,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             SinkField::Value => "value",

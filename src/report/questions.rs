@@ -146,4 +146,25 @@ mod section_28 {
         refused("message.bad.v2.envelope.offst", "offst");
         refused("checkpoint.0.status", "no checkpoint");
     }
+
+    /// A question may ask a sink's fields listed only for some files: a
+    /// changed write mode (28.8), compensations given up.
+    #[test]
+    fn answers_name_a_sink_s_changed_write_mode() {
+        let text = "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
+             [[sink]]\nname = \"orders\"\nkind = \"upsert\"\n\
+             becomes = { kind = \"increment\", at = \"5s\" }\n\
+             [[message]]\nid = \"m1\"\nfaults = [{ lose_ack = { first = 1 } }]\n\
+             [[message]]\nid = \"m2\"\nat = \"1s\"\n\
+             [[question]]\nask = \"a\"\nanswer = \"sink.orders.kind_at_end\"\n\
+             [[question]]\nask = \"b\"\nanswer = \"sink.orders.writes_after_change\"\n\
+             [[question]]\nask = \"c\"\nanswer = \"sink.orders.visible_duplicates\"\n";
+        let (scenario, _) = crate::scenario::load_str("q.toml", text).unwrap();
+        let outcome = run(&scenario, Recorder::Off).unwrap();
+        let all = answers(&scenario, &outcome, &[]);
+        let texts: Vec<&str> = (all.as_array().unwrap().iter())
+            .map(|a| a["value_text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["increment", "1", "1"]);
+    }
 }

@@ -209,7 +209,7 @@ fn answer(problems: &mut Problems, scenario: &Scenario, raw: &S<String>) -> Opti
             let f = named_field(
                 problems,
                 &span,
-                &SinkField::ALL,
+                &SinkField::ASKED,
                 SinkField::name,
                 field,
                 "sink",
