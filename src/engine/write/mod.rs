@@ -17,9 +17,11 @@
 
 mod flight;
 mod note;
+mod plain;
 mod sink;
 mod strategies;
 mod trace;
+mod two_phase;
 
 use std::collections::{BTreeMap, VecDeque};
 
