@@ -1250,3 +1250,36 @@ fn s28_8_becomes_is_refused_where_it_cannot_apply() {
         "a sink's `kind_at_end` goes with its `becomes`",
     );
 }
+
+/// A visibility timer scheduled when a write delivery starts (its end is
+/// not known while its calls are in flight: `b` is called when `a`'s
+/// reply comes, at 1s) that turns out not to be wanted is no event: w
+/// acks at 1s, its 5s timer does nothing, and the queue drains at 1s, so
+/// the operator's inspection (wait 0s) redrives p at 1s, not after the
+/// timer. The run's 9 events fit `max_events = 9`: the timer is not a
+/// tenth.
+#[test]
+fn a_visibility_timer_not_wanted_after_a_write_is_no_event() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         visibility_timeout = \"5s\"\npermanent = \"quarantine\"\n\
+         [[sink]]\nname = \"a\"\nkind = \"increment\"\nlatency = \"1s\"\n\
+         [[sink]]\nname = \"b\"\nkind = \"increment\"\n\
+         [[message]]\nid = \"w\"\n\
+         [[message]]\nid = \"p\"\nfaults = [{ fail = { until = \"repair\" }, class = \"permanent\" }]\n\
+         [[operator]]\nwait = \"0s\"\nrepair = true\naction = \"redrive_all\"\n\
+         [limits]\non_limit = \"stop\"\nmax_events = 9\n");
+    assert_eq!(outcome.totals.stopped_by, StoppedBy::Drained as u64);
+    let at = |id: &str| {
+        outcome
+            .messages
+            .acked_at(scenario.find_message(id).unwrap())
+    };
+    assert_eq!(at("w"), Some(1_000));
+    // p's redriven delivery writes at 1s and is heard at 2s.
+    assert_eq!(at("p"), Some(2_000));
+    assert_eq!(outcome.totals.end_time, 2_000);
+    assert!(
+        !(outcome.transitions.iter()).any(|t| t.detail.kind() == EventKind::VisibleAgain),
+        "no timer fired"
+    );
+}
