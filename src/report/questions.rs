@@ -126,13 +126,7 @@ mod section_28 {
              [[question]]\nask = \"a\"\nanswer = \"message.bad.v2.envelope.offset\"\n\
              [[question]]\nask = \"b\"\nanswer = \"checkpoint.2.status\"\n\
              [[question]]\nask = \"c\"\nanswer = \"checkpoint.9.status\"\n";
-        let (scenario, _) = crate::scenario::load_str("q.toml", text).unwrap();
-        let outcome = run(&scenario, Recorder::Off).unwrap();
-        let all = answers(&scenario, &outcome, &[]);
-        let texts: Vec<&str> = (all.as_array().unwrap().iter())
-            .map(|a| a["value_text"].as_str().unwrap())
-            .collect();
-        assert_eq!(texts, ["1", "failed", "-"]);
+        assert_eq!(answer_texts(text), ["1", "failed", "-"]);
         let refused = |answer: &str, says: &str| {
             let text = format!("{text}[[question]]\nask = \"d\"\nanswer = \"{answer}\"\n");
             let problems = crate::scenario::load_str("q.toml", &text)
@@ -159,12 +153,16 @@ mod section_28 {
              [[question]]\nask = \"a\"\nanswer = \"sink.orders.kind_at_end\"\n\
              [[question]]\nask = \"b\"\nanswer = \"sink.orders.writes_after_change\"\n\
              [[question]]\nask = \"c\"\nanswer = \"sink.orders.visible_duplicates\"\n";
+        assert_eq!(answer_texts(text), ["increment", "1", "1"]);
+    }
+
+    /// The answers' texts of the file `text`, run to its end.
+    fn answer_texts(text: &str) -> Vec<String> {
         let (scenario, _) = crate::scenario::load_str("q.toml", text).unwrap();
         let outcome = run(&scenario, Recorder::Off).unwrap();
         let all = answers(&scenario, &outcome, &[]);
-        let texts: Vec<&str> = (all.as_array().unwrap().iter())
-            .map(|a| a["value_text"].as_str().unwrap())
-            .collect();
-        assert_eq!(texts, ["increment", "1", "1"]);
+        (all.as_array().unwrap().iter())
+            .map(|a| a["value_text"].as_str().unwrap().to_string())
+            .collect()
     }
 }
