@@ -256,6 +256,10 @@ impl Writes {
                 self.waiting.remove(&key);
                 return;
             };
+            if line.is_empty() {
+                // A key's line lives only while writes wait in it.
+                self.waiting.remove(&key);
+            }
             let Some(mut f) = self.flights[id as usize].take() else {
                 continue;
             };
