@@ -499,6 +499,8 @@ impl<'s> Engine<'s> {
         };
         let sink_becomes =
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.becomes_at_end(end));
+        let sink_rows =
+            (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.versioned_at_end());
         let write_notes = self
             .downstream
             .writes
@@ -538,6 +540,7 @@ impl<'s> Engine<'s> {
             sink_lags,
             sink_given_up,
             sink_becomes,
+            sink_rows,
             dead_letters: DeadLetters {
                 first_deliveries: std::mem::take(&mut self.consumer.first_deliveries),
                 ..std::mem::take(&mut self.operator.dead_letters)

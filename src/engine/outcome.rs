@@ -74,6 +74,9 @@ pub struct Outcome {
     /// Per sink with `becomes` (section 28.8), its kind at the end and
     /// the write calls applied after the change; empty without one.
     pub sink_becomes: Vec<(crate::model::SinkKind, u64)>,
+    /// Per sink, its versioned rows at the end (section 28.9; `None` for
+    /// an unversioned sink); empty without a versioned sink.
+    pub sink_rows: Vec<Option<super::write::VersionedRowsAtEnd>>,
     /// What the run keeps of each message's time in quarantine beyond its
     /// state: its envelope's record and cause, and its archive.
     pub dead_letters: DeadLetters,
@@ -136,6 +139,23 @@ impl Outcome {
                 }
             }
             Target::Envelope(m, field) => outcome.envelope_value(scenario, m, field),
+            Target::Row {
+                sink,
+                ref row,
+                field,
+            } => {
+                let rows = outcome
+                    .sink_rows
+                    .get(sink as usize)
+                    .and_then(Option::as_ref);
+                match rows.and_then(|r| r.row(row)) {
+                    None => Value::Never,
+                    Some(r) => Value::Int(match field {
+                        crate::model::RowField::Value => r.value,
+                        crate::model::RowField::Version => r.version.min(i64::MAX as u64) as i64,
+                    }),
+                }
+            }
             Target::Kind(kind, field) => Value::Count(outcome.kind_count(kind, field)),
             Target::Sink(sink, field) => {
                 let n = outcome.sink_value(sink, field);
@@ -358,6 +378,17 @@ impl Outcome {
                 SinkField::KindAtEnd => kind as i64,
                 _ => after.min(i64::MAX as u64) as i64,
             };
+        }
+        if matches!(
+            field,
+            SinkField::StaleOverwrites | SinkField::StaleRejections
+        ) {
+            let rows = self.sink_rows.get(sink as usize).and_then(Option::as_ref);
+            let n = rows.map_or(0, |r| match field {
+                SinkField::StaleOverwrites => r.stale_overwrites,
+                _ => r.stale_rejections,
+            });
+            return n.min(i64::MAX as u64) as i64;
         }
         if field == SinkField::CompensationsGivenUp {
             let n = self.sink_given_up.get(sink as usize).copied().unwrap_or(0);

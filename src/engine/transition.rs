@@ -187,6 +187,17 @@ pub enum Detail {
         sink: u32,
         kind: crate::model::SinkKind,
     },
+    /// A versioned sink took the write of `message` (this transition's)
+    /// of version `written` over its row's newer `held` (section 28.9);
+    /// the row is the message's under `key`
+    /// ([`crate::model::Scenario::row_name`]).
+    StaleOverwrite {
+        sink: u32,
+        message: MessageIndex,
+        key: KeyRef,
+        written: u64,
+        held: u64,
+    },
     /// The two-phase coordinator that crashed after this write's prepares
     /// (at `prepared_at`) recovered and decided: commit when its decision
     /// was logged, abort otherwise (section 28.15).
@@ -266,7 +277,8 @@ impl Detail {
             Detail::CompensationSent { sink, .. }
             | Detail::CompensationGivenUp { sink, .. }
             | Detail::OutboxDeadLettered { sink, .. }
-            | Detail::SinkChanged { sink, .. } => Some(sink),
+            | Detail::SinkChanged { sink, .. }
+            | Detail::StaleOverwrite { sink, .. } => Some(sink),
             _ => None,
         }
     }
@@ -314,6 +326,7 @@ impl Detail {
             Detail::AppendRetried { .. } => EventKind::AppendRetried,
             Detail::CoordinatorRecovered { .. } => EventKind::CoordinatorRecovered,
             Detail::SinkChanged { .. } => EventKind::SinkChanged,
+            Detail::StaleOverwrite { .. } => EventKind::StaleOverwrite,
         }
     }
 }

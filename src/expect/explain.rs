@@ -72,6 +72,9 @@ pub fn explain(
         Target::Kind(k, _) => super::flow_stories::kind_story(scenario, outcome, k),
         Target::Alarm(a, _) => super::flow_stories::alarm_story(scenario, outcome, a),
         Target::Sink(k, field) => super::guarantee_stories::sink_story(scenario, outcome, k, field),
+        Target::Row { sink, ref row, .. } => {
+            super::write_stories::row_story(scenario, outcome, sink, row)
+        }
         Target::Partition(p, _) => super::log_stories::partition_story(scenario, outcome, p),
         Target::Restart(r, _) => super::log_stories::restart_story(scenario, outcome, r),
         Target::Checkpoint(k, _) => super::log_stories::checkpoint_story(scenario, outcome, k),

@@ -165,7 +165,9 @@ fn listed_intents(
         | SinkField::MaxLag
         | SinkField::CompensationsGivenUp
         | SinkField::WritesAfterChange
-        | SinkField::KindAtEnd => return None,
+        | SinkField::KindAtEnd
+        | SinkField::StaleOverwrites
+        | SinkField::StaleRejections => return None,
     };
     let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
         if missing {

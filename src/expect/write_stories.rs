@@ -118,6 +118,60 @@ pub(super) fn sink_story(
             mine.len() - EXAMPLES
         ));
     }
+    out.push_str(&versioned_story(scenario, outcome, k, None));
+    out
+}
+
+/// A versioned sink's stale writes (section 28.9), and the stale
+/// overwrites the transcript holds (of `row` only, when given).
+fn versioned_story(scenario: &Scenario, outcome: &Outcome, k: u32, row: Option<&str>) -> String {
+    let Some(rows) = outcome.sink_rows.get(k as usize).and_then(Option::as_ref) else {
+        return String::new();
+    };
+    let reject = (scenario.write.as_ref())
+        .and_then(|w| w.sinks.get(k as usize))
+        .is_some_and(|s| s.versioned == Some(StaleWrites::Reject));
+    let mut out = format!(
+        "  versioned, stale_writes = \"{}\": {}, {} in all; {}.\n",
+        if reject { "reject" } else { "overwrite" },
+        plural(rows.stale_overwrites, "stale overwrite", "stale overwrites"),
+        plural(rows.stale_rejections, "stale rejection", "stale rejections"),
+        plural(rows.rows.len() as u64, "row", "rows"),
+    );
+    let overwrites = (outcome.transitions.iter()).filter(|t| match t.detail {
+        crate::engine::Detail::StaleOverwrite {
+            sink, message, key, ..
+        } => sink == k && row.is_none_or(|r| scenario.row_name(message, key) == r),
+        _ => false,
+    });
+    for t in overwrites.take(EXAMPLES) {
+        out.push_str(&format!(
+            "  at {}: {}\n",
+            dur(t.time),
+            crate::report::sentence::Sentence(scenario, &t.detail)
+        ));
+    }
+    out
+}
+
+/// A versioned sink's row (section 28.9): what it holds at the end, the
+/// write that put it there, and the stale overwrites of it.
+pub(super) fn row_story(scenario: &Scenario, outcome: &Outcome, k: u32, row: &str) -> String {
+    let sink = &scenario.guarantees.sinks[k as usize].name;
+    let rows = outcome.sink_rows.get(k as usize).and_then(Option::as_ref);
+    let mut out = match rows.and_then(|r| r.row(row)) {
+        None => format!(
+            "sink \"{sink}\" holds no row \"{row}\" at the end: no write of it applied, or a compensation deleted it.\n"
+        ),
+        Some(r) => format!(
+            "sink \"{sink}\" row \"{row}\": value {}, version {}, written by intent \"{}\"; {} on it.\n",
+            r.value,
+            r.version,
+            scenario.intent_name(r.intent),
+            plural(r.stale as u64, "stale write", "stale writes"),
+        ),
+    };
+    out.push_str(&versioned_story(scenario, outcome, k, Some(row)));
     out
 }
 

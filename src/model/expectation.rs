@@ -35,6 +35,13 @@ pub enum Target {
     /// `[expect.message.ID.envelope]` (section 28.2): a field of the
     /// message's dead-letter envelope.
     Envelope(MessageIndex, EnvelopeField),
+    /// `[expect.sink."NAME".row."ROW"]` (section 28.9): a field of a
+    /// versioned sink's row.
+    Row {
+        sink: u32,
+        row: String,
+        field: RowField,
+    },
     Event {
         kind: EventKind,
         message: Option<MessageIndex>,
@@ -45,6 +52,22 @@ pub enum Target {
         sink: Option<u32>,
         never: bool,
     },
+}
+
+/// A field of a versioned sink's row (section 28.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RowField {
+    Value,
+    Version,
+}
+
+impl RowField {
+    pub fn name(self) -> &'static str {
+        match self {
+            RowField::Value => "value",
+            RowField::Version => "version",
+        }
+    }
 }
 
 /// A field of a dead-letter envelope (sections 5 and 28.2).
@@ -345,6 +368,12 @@ pub fn describe(scenario: &Scenario, e: &Expectation) -> String {
             "message \"{}\" envelope {} {}",
             scenario.message_id(*m),
             f.name(),
+            check_words(&e.check)
+        ),
+        Target::Row { sink, row, field } => format!(
+            "sink \"{}\" row \"{row}\" {} {}",
+            scenario.guarantees.sinks[*sink as usize].name,
+            field.name(),
             check_words(&e.check)
         ),
         Target::Alarm(a, f) => format!(

@@ -231,6 +231,12 @@ pub enum SinkField {
     /// `becomes`: the kind the sink applies writes by at the end, a text
     /// (not in [`SinkField::ALL`]).
     KindAtEnd,
+    /// `versioned` (section 28.9): writes older than their row that
+    /// overwrote it (not in [`SinkField::ALL`]).
+    StaleOverwrites,
+    /// `versioned`: writes older than their row that it rejected (not in
+    /// [`SinkField::ALL`]).
+    StaleRejections,
 }
 
 impl SinkField {
@@ -242,7 +248,9 @@ impl SinkField {
             SinkField::Missing
             | SinkField::MaxPerIntent
             | SinkField::CompensationsGivenUp
-            | SinkField::WritesAfterChange => super::Takes::Count,
+            | SinkField::WritesAfterChange
+            | SinkField::StaleOverwrites
+            | SinkField::StaleRejections => super::Takes::Count,
             SinkField::MaxLag => super::Takes::Time,
             SinkField::KindAtEnd => super::Takes::Text,
         }
@@ -257,7 +265,7 @@ impl SinkField {
 
     /// Every field a `[[question]]` may ask of a sink: the counts, and the
     /// fields listed only for some files.
-    pub const ASKED: [SinkField; 8] = [
+    pub const ASKED: [SinkField; 10] = [
         SinkField::Value,
         SinkField::VisibleDuplicates,
         SinkField::Missing,
@@ -266,6 +274,8 @@ impl SinkField {
         SinkField::CompensationsGivenUp,
         SinkField::WritesAfterChange,
         SinkField::KindAtEnd,
+        SinkField::StaleOverwrites,
+        SinkField::StaleRejections,
     ];
 
     pub fn name(self) -> &'static str {
@@ -278,6 +288,8 @@ impl SinkField {
             SinkField::CompensationsGivenUp => "compensations_given_up",
             SinkField::WritesAfterChange => "writes_after_change",
             SinkField::KindAtEnd => "kind_at_end",
+            SinkField::StaleOverwrites => "stale_overwrites",
+            SinkField::StaleRejections => "stale_rejections",
         }
     }
 }

@@ -24,8 +24,8 @@ pub use checkpoint::{
 };
 pub use event::{About, EventKind, KindPart, State};
 pub use expectation::{
-    Check, EnvelopeField, Expectation, KindField, MessageField, Takes, Target, Value, Verdict,
-    describe,
+    Check, EnvelopeField, Expectation, KindField, MessageField, RowField, Takes, Target, Value,
+    Verdict, describe,
 };
 pub use faults::{Asked, Faults};
 pub use flow::{Downstream, Flow, Groups, OnLimit, Ordering, Overlap, StoppedBy, Workers};
@@ -45,7 +45,8 @@ pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
 pub use write::{
     CallSelector, Coordinator, DEFAULT_RELAY_ATTEMPTS, DEFAULT_RELAY_RETRY, MAX_ATTEMPTS,
-    MAX_SINK_FAULTS, MAX_SINKS, SinkCalls, SinkFault, SinkFaultKind, Strategy, Write, WriteReasons,
+    MAX_SINK_FAULTS, MAX_SINKS, ROWS_LISTED, RowWrite, SinkCalls, SinkFault, SinkFaultKind,
+    StaleWrites, Strategy, VersionedRows, Write, WriteReasons,
 };
 
 /// Milliseconds of modeled time.

@@ -81,6 +81,43 @@ pub struct SinkCalls {
     /// `becomes`: from this instant on, writes apply by this kind
     /// (section 28.8).
     pub becomes: Option<(Millis, super::SinkKind)>,
+    /// `versioned = true` (section 28.9): an upsert holding a value and a
+    /// version per row, and what it does with a stale write.
+    pub versioned: Option<StaleWrites>,
+}
+
+/// What a versioned sink does with a write older than its row
+/// (`[[sink]] stale_writes`, section 28.9).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StaleWrites {
+    /// Last writer wins: the row takes the stale write (a stale overwrite).
+    #[default]
+    Overwrite,
+    /// A conditional write: the row keeps its contents (a stale rejection);
+    /// the call still succeeds.
+    Reject,
+}
+
+/// What the messages write in versioned sinks (section 28.9), as the file
+/// gives it: `row`, `version` and `value` of each explicit message, `row`
+/// of each traffic block. Defaults are the engine's: the row is the
+/// message's current key, the version its first arrival in ms, the value
+/// its version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionedRows {
+    /// Per explicit message, in file order.
+    pub messages: Vec<RowWrite>,
+    /// Per `[[traffic]]` block, in file order: the row every message of
+    /// the block writes.
+    pub blocks: Vec<Option<String>>,
+}
+
+/// One explicit message's `row`, `version` and `value`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowWrite {
+    pub row: Option<String>,
+    pub version: Option<u64>,
+    pub value: Option<i64>,
 }
 
 /// `[coordinator]`: the two-phase coordinator (section 24, 28.15).
@@ -118,6 +155,9 @@ pub struct Write {
     pub sinks: Vec<SinkCalls>,
     /// "sink error", "reply lost", "sink unavailable" (interned).
     pub reasons: WriteReasons,
+    /// When some sink is versioned: the rows, versions and values the
+    /// messages write (section 28.9).
+    pub rows: Option<VersionedRows>,
 }
 
 /// The reasons of section 24, interned in the scenario's reasons.
@@ -137,3 +177,37 @@ pub const MAX_SINK_FAULTS: usize = 100;
 /// The most sinks a file may have (a saga keeps the sinks it heard
 /// succeed in one 64-bit mask).
 pub const MAX_SINKS: usize = 64;
+
+/// The most rows a versioned sink lists in the JSON report (by name).
+pub const ROWS_LISTED: usize = 1_000;
+
+impl super::Scenario {
+    /// The row message `m` writes under `key` in a versioned sink: its
+    /// `row` (or its block's), else the key's name (section 28.9).
+    pub fn row_name(&self, m: MessageIndex, key: super::KeyRef) -> std::borrow::Cow<'_, str> {
+        let rows = self.write.as_ref().and_then(|w| w.rows.as_ref());
+        let named = rows.and_then(|rows| match self.generated(m) {
+            None => rows.messages.get(m as usize)?.row.as_deref(),
+            Some((g, _)) => rows.blocks.get(g.stream as usize - 1)?.as_deref(),
+        });
+        match named {
+            Some(row) => std::borrow::Cow::Borrowed(row),
+            None => std::borrow::Cow::Owned(self.key_name(key)),
+        }
+    }
+
+    /// The version and value message `m` writes in a versioned sink: its
+    /// `version` (default its first arrival `arrival`, in ms) and its
+    /// `value` (default the version).
+    pub fn row_version(&self, m: MessageIndex, arrival: Millis) -> (u64, i64) {
+        let given = (self.write.as_ref())
+            .and_then(|w| w.rows.as_ref())
+            .filter(|_| self.generated(m).is_none())
+            .and_then(|rows| rows.messages.get(m as usize));
+        let version = given.and_then(|r| r.version).unwrap_or(arrival);
+        let value = given
+            .and_then(|r| r.value)
+            .unwrap_or(version.min(i64::MAX as u64) as i64);
+        (version, value)
+    }
+}

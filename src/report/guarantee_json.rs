@@ -71,6 +71,23 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
                     sink["kind_at_end"] = json!(kind.as_str());
                     sink["writes_after_change"] = json!(after);
                 }
+                if let Some(Some(rows)) = outcome.sink_rows.get(k) {
+                    sink["stale_overwrites"] = json!(rows.stale_overwrites);
+                    sink["stale_rejections"] = json!(rows.stale_rejections);
+                    sink["rows_held"] = json!(rows.rows.len());
+                    let listed: Vec<Json> = (rows.rows.iter().take(crate::model::ROWS_LISTED))
+                        .map(|(name, r)| {
+                            json!({
+                                "row": name,
+                                "value": r.value,
+                                "version": r.version,
+                                "intent": scenario.name_of_intent(r.intent),
+                                "stale_writes": r.stale,
+                            })
+                        })
+                        .collect();
+                    sink["rows"] = Json::Array(listed);
+                }
                 sink
             })
             .collect(),

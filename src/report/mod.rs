@@ -19,6 +19,7 @@ pub mod page;
 pub mod parameters;
 pub mod playback;
 pub mod questions;
+pub mod row_text;
 pub mod rows;
 pub mod scale;
 pub mod sentence;

@@ -199,6 +199,18 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             Dur(entered).write_plain(out)?;
             out.write_str(" (it stays there, redrivable until it expires)")
         }
+        Detail::StaleOverwrite {
+            sink,
+            message,
+            key,
+            written,
+            held,
+        } => write!(
+            out,
+            "sink \"{}\" wrote version {written} over version {held} of row \"{}\": a stale overwrite, the row now holds older data",
+            scenario.guarantees.sinks[sink as usize].name,
+            scenario.row_name(message, key),
+        ),
         Detail::SinkChanged { sink, kind } => write!(
             out,
             "sink \"{}\" now applies writes as {} (becomes): {}",

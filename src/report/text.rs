@@ -219,6 +219,7 @@ pub fn write_transcript(
         out.write_str("\ntotals:\n")?;
         out.write_str(&totals(scenario, outcome))?;
         out.write_str(&super::log_text::log_section(scenario, outcome))?;
+        out.write_str(&super::row_text::versioned_section(scenario, outcome))?;
     }
     Ok(())
 }
@@ -266,7 +267,8 @@ pub fn write_golden_transcript(
     out.write_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS))?;
     out.write_str("\ntotals:\n")?;
     out.write_str(&totals(scenario, outcome))?;
-    out.write_str(&super::log_text::log_section(scenario, outcome))
+    out.write_str(&super::log_text::log_section(scenario, outcome))?;
+    out.write_str(&super::row_text::versioned_section(scenario, outcome))
 }
 
 /// A measure's value as the transcript writes it (`1m30s`, `12`, `-`).

@@ -56,6 +56,7 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::AppendRetried { .. } => 3,
         Detail::CoordinatorRecovered { .. } => 2,
         Detail::SinkChanged { .. } => 2,
+        Detail::StaleOverwrite { .. } => 4,
     }
 }
 
@@ -173,6 +174,18 @@ impl Serialize for TransitionJson<'_> {
             Detail::StoreRestarted { live, lost } => {
                 fields.serialize_field("live_entries", &live)?;
                 fields.serialize_field("lost", &lost)?;
+            }
+            Detail::StaleOverwrite {
+                sink,
+                message,
+                key,
+                written,
+                held,
+            } => {
+                fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;
+                fields.serialize_field("row", &s.row_name(message, key))?;
+                fields.serialize_field("version", &written)?;
+                fields.serialize_field("held", &held)?;
             }
             Detail::SinkChanged { sink, kind } => {
                 fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;

@@ -258,6 +258,46 @@ fn sink_expectations(
             );
         }
     }
+    let versioned = (scenario.write.as_ref())
+        .and_then(|w| w.sinks.get(index as usize))
+        .is_some_and(|s| s.versioned.is_some());
+    for (field, name) in [
+        (&k.stale_overwrites, "stale_overwrites"),
+        (&k.stale_rejections, "stale_rejections"),
+    ] {
+        if let (Some(v), false) = (field, versioned) {
+            problems.error_help(
+                Some(v.span()),
+                format!("a sink's `{name}` goes with versioned = true"),
+                "this sink holds no versions",
+                "add versioned = true to the (upsert) sink, or remove the expectation",
+            );
+        }
+    }
+    let mut rows = Vec::new();
+    for (row, r) in &k.row {
+        if !versioned {
+            problems.error_help(
+                Some(row.span()),
+                "`[expect.sink.NAME.row.ROW]` goes with versioned = true",
+                "this sink holds no versions",
+                "add versioned = true to the (upsert) sink, or remove the expectation",
+            );
+            continue;
+        }
+        let r = r.get_ref();
+        let fields = [(&r.value, RowField::Value), (&r.version, RowField::Version)];
+        let fields = fields.map(|(v, field)| {
+            let target = Target::Row {
+                sink: index,
+                row: row.get_ref().clone(),
+                field,
+            };
+            (v, target, Kind::IntOrNever, field.name())
+        });
+        let description = r.description.clone().or_else(|| k.description.clone());
+        rows.extend(table_expectations(problems, fields, &description));
+    }
     // Compensations can take a fan-out's counts below zero.
     let signed = if scenario.write.is_some() {
         Kind::Int
@@ -281,9 +321,13 @@ fn sink_expectations(
             Kind::Count,
         ),
         (&k.kind_at_end, SinkField::KindAtEnd, Kind::Text),
+        (&k.stale_overwrites, SinkField::StaleOverwrites, Kind::Count),
+        (&k.stale_rejections, SinkField::StaleRejections, Kind::Count),
     ];
     let fields = fields.map(|(v, f, kind)| (v, Target::Sink(index, f), kind, f.name()));
-    table_expectations(problems, fields, &k.description)
+    let mut out = table_expectations(problems, fields, &k.description);
+    out.extend(rows);
+    out
 }
 
 /// `[expect.partition.N]`: each field written, against that partition.

@@ -538,6 +538,15 @@ pub struct Message {
     /// characters).
     #[schemars(with = "Option<String>")]
     pub schema_version: Option<S<String>>,
+    /// The row the message writes in versioned sinks (default: its current key).
+    #[schemars(with = "Option<String>")]
+    pub row: Option<S<String>>,
+    /// The version it writes in versioned sinks (default: its first arrival in ms).
+    #[schemars(with = "Option<i64>", range(min = 0))]
+    pub version: Option<S<i64>>,
+    /// The value it writes in versioned sinks (default: its version).
+    #[schemars(with = "Option<i64>")]
+    pub value: Option<S<i64>>,
     #[serde(default)]
     /// What goes wrong, checked in file order at each delivery.
     #[schemars(with = "Vec<Fault>")]
@@ -631,6 +640,9 @@ pub struct Traffic {
     /// envelope (1 to 64 characters).
     #[schemars(with = "Option<String>")]
     pub schema_version: Option<S<String>>,
+    /// The row every generated message writes in versioned sinks (default: each message's key).
+    #[schemars(with = "Option<String>")]
+    pub row: Option<S<String>>,
     #[serde(default)]
     /// Faults of every generated message.
     #[schemars(with = "Vec<Fault>")]

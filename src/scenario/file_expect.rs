@@ -218,6 +218,30 @@ pub struct ExpectSink {
     /// With `becomes`: the kind writes apply by at the end, "increment" or "upsert".
     #[schemars(with = "Option<CheckSchema>")]
     pub kind_at_end: CheckValue,
+    /// With `versioned`: writes older than their row that overwrote it.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub stale_overwrites: CheckValue,
+    /// With `versioned`: writes older than their row that it rejected.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub stale_rejections: CheckValue,
+    /// With `versioned`: `[expect.sink."NAME".row."ROW"]`, a row's value and version at the end.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectRow>")]
+    pub row: BTreeMap<S<String>, S<ExpectRow>>,
+}
+
+/// `[expect.sink."NAME".row."ROW"]`: a versioned sink's row at the end;
+/// "never" for a row it does not hold.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectRow {
+    pub description: Option<String>,
+    /// The value the row holds.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub value: CheckValue,
+    /// The version the row holds.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub version: CheckValue,
 }
 
 /// `[expect.partition.N]`: a log partition, numbered from 0.

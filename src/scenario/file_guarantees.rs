@@ -36,6 +36,20 @@ pub struct SinkTable {
     /// { kind = "increment" | "upsert", at = "3h" }: from `at` on, the sink applies writes by the new kind (section 28.8: an upsert silently downgraded to an append, or the reverse).
     #[schemars(with = "Option<BecomesTable>")]
     pub becomes: Option<S<BecomesTable>>,
+    /// true: an upsert that holds a value and a version per row; a write older than its row is stale (section 28.9).
+    #[schemars(with = "Option<bool>")]
+    pub versioned: Option<S<bool>>,
+    /// With `versioned`: "overwrite" (default: last writer wins) or "reject" (a conditional write keeps the newer row).
+    #[schemars(with = "Option<StaleWritesName>")]
+    pub stale_writes: Option<S<StaleWritesName>>,
+}
+
+/// `[[sink]] stale_writes`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StaleWritesName {
+    Overwrite,
+    Reject,
 }
 
 /// A sink fault: `{ fail = SELECTOR, reason, class }` or

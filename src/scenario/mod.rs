@@ -16,6 +16,7 @@ pub(crate) mod points;
 pub(crate) mod problems;
 pub(crate) mod questions;
 pub(crate) mod reading;
+mod rows;
 pub mod schema;
 pub(crate) mod sweep;
 pub(crate) mod toml_errors;

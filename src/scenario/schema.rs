@@ -193,6 +193,14 @@ fn tighten(schema: &mut serde_json::Value) {
             crate::model::SinkField::KindAtEnd,
             "With `becomes`: the kind writes apply by at the end, \"increment\" or \"upsert\".",
         ),
+        (
+            crate::model::SinkField::StaleOverwrites,
+            "With `versioned`: writes older than their row that overwrote it.",
+        ),
+        (
+            crate::model::SinkField::StaleRejections,
+            "With `versioned`: writes older than their row that it rejected.",
+        ),
     ] {
         defs["ExpectSink"]["properties"][field.name()] = json!({
             "description": description,

@@ -60,6 +60,7 @@ pub(super) fn validate(
 
     let mut reasons: Vec<String> = FIXED_REASONS.iter().map(|s| s.to_string()).collect();
     let outbox = outbox_sinks(raw.write.as_ref(), &raw.sink);
+    let rows = super::rows::rows(&mut problems, &raw.message, &raw.traffic, &raw.sink);
     let (messages, ids) = explicit_messages(&mut problems, raw.message, &mut reasons);
     let mut kinds = Vec::new();
     let traffic = generators(
@@ -130,6 +131,9 @@ pub(super) fn validate(
         coordinator: raw.coordinator.as_ref(),
     };
     scenario.write = super::write::write(&mut problems, write, &mut scenario);
+    if let Some(w) = &mut scenario.write {
+        w.rows = rows;
+    }
     scenario.operators = operators(&mut problems, raw.operator, &scenario);
     if let Some(e) = raw.expect {
         scenario.expectations = super::expect::expectations(&mut problems, e, &scenario);

@@ -37,7 +37,12 @@ pub(super) fn write(
     }
     let calls_written = raw.sink.iter().any(|s| {
         let s = s.get_ref();
-        s.latency.is_some() || !s.faults.is_empty() || s.outage.is_some() || s.becomes.is_some()
+        s.latency.is_some()
+            || !s.faults.is_empty()
+            || s.outage.is_some()
+            || s.becomes.is_some()
+            || s.versioned.is_some()
+            || s.stale_writes.is_some()
     });
     if raw.write.is_none() && !calls_written {
         if let Some(c) = raw.coordinator {
@@ -67,7 +72,14 @@ pub(super) fn write(
             .and_then(|w| w.strategy.as_ref().map(|s| s.span()))
             .or_else(|| raw.write.map(|w| w.span()))
             .or_else(|| raw.sink.first().map(|s| s.span()));
-        let message = if strategy == Strategy::Direct {
+        let versioned = (raw.sink.iter())
+            .find(|s| (s.get_ref().versioned.as_ref()).is_some_and(|v| *v.get_ref()));
+        let span = versioned
+            .and_then(|s| s.get_ref().versioned.as_ref().map(|v| v.span()))
+            .or(span);
+        let message = if versioned.is_some() {
+            "a versioned sink is not modeled inside an exactly_once transaction"
+        } else if strategy == Strategy::Direct {
             "sink latency, faults and outages are not modeled inside an exactly_once transaction"
         } else {
             "only strategy = \"direct\" works with guarantee = \"exactly_once\""
@@ -93,6 +105,7 @@ pub(super) fn write(
         coordinator: None,
         sinks: Vec::new(),
         reasons,
+        rows: None,
     };
     if let Some(w) = table {
         write_keys(problems, w, &mut write);
@@ -304,7 +317,46 @@ fn sink_calls(
         prepare,
         corrective_notice,
         becomes: becomes(problems, s),
+        versioned: versioned(problems, s),
     }
+}
+
+/// A sink's `versioned` and `stale_writes` (section 28.9): an upsert that
+/// keeps its write mode; `stale_writes` only with `versioned`.
+fn versioned(problems: &mut Problems, s: &file::SinkTable) -> Option<StaleWrites> {
+    let on = s.versioned.as_ref().filter(|v| *v.get_ref());
+    let stale = match s.stale_writes.as_ref().map(|w| (w.span(), *w.get_ref())) {
+        Some((_, file::StaleWritesName::Reject)) => StaleWrites::Reject,
+        _ => StaleWrites::Overwrite,
+    };
+    if let (Some(w), None) = (&s.stale_writes, on) {
+        problems.error_help(
+            Some(w.span()),
+            "`stale_writes` goes with versioned = true",
+            "this sink holds no versions",
+            "only a versioned sink can tell a stale write: add versioned = true, or remove stale_writes",
+        );
+    }
+    let on = on?;
+    if *s.kind.get_ref() != file::SinkKindName::Upsert {
+        problems.error_help(
+            Some(on.span()),
+            "`versioned` goes with kind = \"upsert\"",
+            "not an upsert sink",
+            "only an upsert holds a row per key to version; an increment or a send has none",
+        );
+        return None;
+    }
+    if let Some(b) = &s.becomes {
+        problems.error_help(
+            Some(b.span()),
+            "a versioned sink cannot change its write mode",
+            "with versioned = true",
+            "a versioned upsert keeps its rows' versions; `becomes` models an upsert that loses its key: remove one of them",
+        );
+        return None;
+    }
+    Some(stale)
 }
 
 /// A sink's `becomes` (section 28.8): towards an increment or an upsert,

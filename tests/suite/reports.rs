@@ -128,7 +128,7 @@ fn the_flow_counts_match_the_transitions() {
         checked += 1;
     }
     // The bundled scenarios of at most 10,000 messages.
-    assert_eq!(checked, 47);
+    assert_eq!(checked, 49);
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -1283,3 +1283,174 @@ fn a_visibility_timer_not_wanted_after_a_write_is_no_event() {
         "no timer fired"
     );
 }
+
+/// 28.9's worked example: v2 is dead-lettered at 1s, v3..v5 write
+/// acct-1 up to version 5 at 4s, and the redrive at 1m4s writes version 2
+/// over it. "overwrite": one stale overwrite, the row holds 120 at version
+/// 2; "reject": one stale rejection, the row keeps 150 at version 5.
+#[test]
+fn s28_9_a_redriven_old_version_overwrites_the_row_or_is_rejected() {
+    let file = |stale: &str| {
+        let mut text = String::from(
+            "[log]\npartitions = 1\ncheckpoint_interval = \"1s\"\n\
+             [delivery]\nmax_receives = 1\nretry_interval = \"1s\"\npermanent = \"quarantine\"\n",
+        );
+        text.push_str(&format!(
+            "[[sink]]\nname = \"balances\"\nkind = \"upsert\"\nversioned = true\n{stale}"
+        ));
+        text.push_str(
+            "[[message]]\nid = \"v2\"\nat = \"1s\"\nrow = \"acct-1\"\nversion = 2\nvalue = 120\n\
+             faults = [{ fail = { until = \"repair\" }, class = \"permanent\" }]\n",
+        );
+        for (n, at) in [(3, 2), (4, 3), (5, 4)] {
+            text.push_str(&format!(
+                "[[message]]\nid = \"v{n}\"\nat = \"{at}s\"\nrow = \"acct-1\"\nversion = {n}\nvalue = {}\n",
+                100 + 10 * n
+            ));
+        }
+        text.push_str("[[operator]]\nwait = \"1m\"\nrepair = true\naction = \"redrive_all\"\n");
+        text
+    };
+    let row = |scenario: &Scenario, outcome: &Outcome, field| {
+        let target = Target::Row {
+            sink: 0,
+            row: "acct-1".into(),
+            field,
+        };
+        outcome.value(scenario, &target)
+    };
+    let (scenario, outcome) = sim(&file(""));
+    assert_eq!(outcome.totals.drain_time, 4_000);
+    assert_eq!(sinkf(&outcome, 0, SinkField::StaleOverwrites), 1);
+    assert_eq!(sinkf(&outcome, 0, SinkField::StaleRejections), 0);
+    assert_eq!(row(&scenario, &outcome, RowField::Value), Value::Int(120));
+    assert_eq!(row(&scenario, &outcome, RowField::Version), Value::Int(2));
+    assert_eq!(
+        [value(&outcome, 0), sinkf(&outcome, 0, SinkField::Missing)],
+        [1, 0]
+    );
+    let told: Vec<_> = (outcome.transitions.iter())
+        .filter(|t| t.detail.kind() == EventKind::StaleOverwrite)
+        .map(|t| {
+            (
+                t.time,
+                crate::report::sentence::describe(&scenario, &t.detail),
+            )
+        })
+        .collect();
+    assert_eq!(told.len(), 1);
+    assert_eq!(told[0].0, 64_000);
+    assert!(
+        told[0]
+            .1
+            .contains("wrote version 2 over version 5 of row \"acct-1\""),
+        "{}",
+        told[0].1
+    );
+    let (scenario, outcome) = sim(&file("stale_writes = \"reject\"\n"));
+    assert_eq!(sinkf(&outcome, 0, SinkField::StaleOverwrites), 0);
+    assert_eq!(sinkf(&outcome, 0, SinkField::StaleRejections), 1);
+    assert_eq!(row(&scenario, &outcome, RowField::Value), Value::Int(150));
+    assert_eq!(row(&scenario, &outcome, RowField::Version), Value::Int(5));
+    // 29.2.4: v2's only write was rejected: missing there.
+    assert_eq!(sinkf(&outcome, 0, SinkField::Missing), 1);
+    assert!(!(outcome.transitions.iter()).any(|t| t.detail.kind() == EventKind::StaleOverwrite));
+    let absent = Target::Row {
+        sink: 0,
+        row: "acct-2".into(),
+        field: RowField::Value,
+    };
+    assert_eq!(outcome.value(&scenario, &absent), Value::Never);
+}
+
+/// 28.9's defaults and decision 29.12: the row is the current key, the
+/// version the first arrival in ms, the value the version; an equal
+/// version overwrites without being stale. A lost ack redelivers "a" at
+/// 10s with version 0 (its first arrival) after "b" wrote row "k" at 5s
+/// (version 5000): a stale overwrite. Each message's row is its key.
+#[test]
+fn s28_9_versions_default_to_the_first_arrival_and_rows_to_the_key() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\n\
+         [[sink]]\nname = \"rows\"\nkind = \"upsert\"\nversioned = true\n\
+         [[message]]\nid = \"a\"\nkey = \"k\"\nfaults = [{ lose_ack = { first = 1 } }]\n\
+         [[message]]\nid = \"b\"\nkey = \"k\"\nat = \"5s\"\n\
+         [[message]]\nid = \"c\"\nat = \"6s\"\n\
+         [[message]]\nid = \"d\"\nat = \"7s\"\nrow = \"c\"\nversion = 6000\nvalue = -4\n");
+    let row = |name: &str, field| {
+        let target = Target::Row {
+            sink: 0,
+            row: name.into(),
+            field,
+        };
+        outcome.value(&scenario, &target)
+    };
+    // a at 0 (v0), b at 5s (v5000), a again at 10s: v0 over v5000.
+    assert_eq!(row("k", RowField::Version), Value::Int(0));
+    assert_eq!(row("k", RowField::Value), Value::Int(0));
+    // d writes c's row with an equal version at 7s: not stale.
+    assert_eq!(row("c", RowField::Version), Value::Int(6_000));
+    assert_eq!(row("c", RowField::Value), Value::Int(-4));
+    assert_eq!(sinkf(&outcome, 0, SinkField::StaleOverwrites), 1);
+    // Rows k and c, held by a and d: b and c were overwritten, not missing.
+    assert_eq!(value(&outcome, 0), 2);
+    assert_eq!(sinkf(&outcome, 0, SinkField::Missing), 0);
+}
+
+/// 28.9's refusals, each located.
+#[test]
+fn s28_9_versioned_keys_are_refused_where_they_mean_nothing() {
+    let base = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n";
+    refused(
+        &format!("{base}[[sink]]\nname = \"a\"\nkind = \"increment\"\nversioned = true\n"),
+        "`versioned` goes with kind = \"upsert\"",
+    );
+    refused(
+        &format!("{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\nstale_writes = \"reject\"\n"),
+        "`stale_writes` goes with versioned = true",
+    );
+    refused(
+        &format!(
+            "{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\nversioned = true\n\
+             becomes = {{ kind = \"increment\", at = \"1s\" }}\n"
+        ),
+        "a versioned sink cannot change its write mode",
+    );
+    for key in ["row = \"r\"", "version = 3", "value = 3"] {
+        refused(
+            &format!(
+                "{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\n[[message]]\nid = \"m\"\n{key}\n"
+            ),
+            "goes with a versioned sink",
+        );
+    }
+    refused(
+        &format!("{base}[[traffic]]\ncount = 2\nover = \"1s\"\nrow = \"r\"\n"),
+        "`row` goes with a versioned sink",
+    );
+    refused(
+        &format!(
+            "{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\nversioned = true\n\
+             [[message]]\nid = \"m\"\nversion = -1\n"
+        ),
+        "version",
+    );
+    refused(
+        &format!(
+            "{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\n\
+             [expect.sink.a]\nstale_overwrites = 0\n"
+        ),
+        "a sink's `stale_overwrites` goes with versioned = true",
+    );
+    refused(
+        &format!(
+            "{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\n\
+             [expect.sink.a.row.r]\nvalue = 1\n"
+        ),
+        "goes with versioned = true",
+    );
+    refused(
+        "[log]\npartitions = 1\nguarantee = \"exactly_once\"\n[delivery]\nmax_receives = 1\n\
+         retry_interval = \"1s\"\n[[sink]]\nname = \"a\"\nkind = \"upsert\"\nversioned = true\n",
+        "a versioned sink is not modeled inside an exactly_once transaction",
+    );
+}

@@ -2,6 +2,7 @@
 //! heard so far and what it makes next (docs/model.md section 24,
 //! decisions 27.18 and 27.35).
 
+use super::rows::RowWrite;
 use super::trace::TraceBuf;
 use crate::model::{
     Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, SinkKind, Strategy,
@@ -9,6 +10,10 @@ use crate::model::{
 
 /// A write in flight's number among the writes in flight now (its slot).
 pub(in crate::engine) type FlightId = u32;
+
+/// What a commit writes: its message, key and intent, and its row in the
+/// versioned sinks (section 28.9), if any.
+pub(in crate::engine) type What = (MessageIndex, KeyRef, IntentIndex, Option<RowWrite>);
 
 /// What a write in flight makes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +42,8 @@ pub(super) struct Flight {
     pub(super) message: MessageIndex,
     pub(super) key: KeyRef,
     pub(super) intent: IntentIndex,
+    /// Its row, version and value in the versioned sinks.
+    pub(super) row: Option<RowWrite>,
     /// The commit instant.
     pub(super) commit: Millis,
     /// The write's number in ledger order.
@@ -83,7 +90,7 @@ pub(super) struct Flight {
 
 impl Flight {
     pub(super) fn new(
-        (message, key, intent): (MessageIndex, KeyRef, IntentIndex),
+        (message, key, intent, row): What,
         commit: Millis,
         number: u64,
         begun: u64,
@@ -94,6 +101,7 @@ impl Flight {
             message,
             key,
             intent,
+            row,
             commit,
             number,
             begun,
@@ -121,7 +129,7 @@ impl Flight {
     /// This flight's buffers reused for a new write (as [`Flight::new`]).
     pub(super) fn renew(
         &mut self,
-        what: (MessageIndex, KeyRef, IntentIndex),
+        what: What,
         commit: Millis,
         number: u64,
         begun: u64,

@@ -18,6 +18,7 @@
 mod flight;
 mod note;
 mod plain;
+mod rows;
 mod sink;
 mod strategies;
 mod trace;
@@ -37,6 +38,8 @@ use crate::model::{
 use flight::Flight;
 pub(super) use flight::FlightId;
 pub use note::{WRITE_NOTES_KEPT, WriteNote};
+pub use rows::VersionedRowsAtEnd;
+use rows::{Applied, RowNames, RowWrite};
 use sink::{Heard, SinkState};
 pub use trace::{
     CallKind, LOCK_SPANS_KEPT, LockSpan, Reply, TRACE_CALLS_KEPT, TracedCall, WRITE_TRACES_KEPT,
@@ -159,6 +162,8 @@ pub(super) struct Writes {
     /// alarms, when an alarm counts them in a window (`watch`).
     pub(super) dead_lettered: Vec<(Millis, u32)>,
     pub(super) watch_dead_letters: bool,
+    /// With a versioned sink: the names of the rows written.
+    row_names: Option<RowNames>,
 }
 
 impl Writes {
@@ -211,6 +216,7 @@ impl Writes {
             dead_letters: vec![0; write.sinks.len()],
             dead_lettered: Vec::new(),
             watch_dead_letters: false,
+            row_names: write.rows.is_some().then(RowNames::default),
         })
     }
 
@@ -357,14 +363,36 @@ impl Writes {
         noted: bool,
     ) -> Heard {
         let heard = self.call(write, f, k, at, false, repaired);
-        if !matches!(heard, Heard::Failed(..)) {
-            self.sinks[k].apply(f.key, f.intent, at);
+        if !matches!(heard, Heard::Failed(..)) && self.apply(f, k, at) {
             f.applied(self.sinks[k].kind_at(at), k, at);
         }
         if noted {
             self.note_heard(f, heard, k, at);
         }
         heard
+    }
+
+    /// `f`'s write is applied to sink `k` at `at`; false when a
+    /// versioned sink rejected it as stale (the sink does not show it). A
+    /// stale overwrite is told.
+    #[inline(always)]
+    fn apply(&mut self, f: &Flight, k: usize, at: Millis) -> bool {
+        match self.sinks[k].apply(f.key, f.intent, at, f.row) {
+            Applied::Fresh => true,
+            Applied::StaleRejected => false,
+            Applied::StaleOverwrite { held } => {
+                let written = f.row.map_or(0, |r| r.version);
+                let detail = Detail::StaleOverwrite {
+                    sink: k as u32,
+                    message: f.message,
+                    key: f.key,
+                    written,
+                    held,
+                };
+                self.tell(f, at, detail);
+                true
+            }
+        }
     }
 
     /// Sink calls made since the last time this was asked.
@@ -528,6 +556,17 @@ impl Writes {
             .collect()
     }
 
+    /// Per sink, its versioned rows at the end (`None` for an unversioned
+    /// sink), when some sink is versioned (empty otherwise).
+    pub(super) fn versioned_at_end(&self) -> Vec<Option<VersionedRowsAtEnd>> {
+        let Some(names) = &self.row_names else {
+            return Vec::new();
+        };
+        (self.sinks.iter())
+            .map(|s| s.versioned.as_ref().map(|v| v.at_end(names)))
+            .collect()
+    }
+
     /// Per sink, the outbox rows dead-lettered so far.
     pub(super) fn dead_letters(&self) -> &[u64] {
         &self.dead_letters
@@ -554,9 +593,18 @@ impl Engine<'_> {
         let now = self.core.clock.now;
         let repaired = self.operator.repaired;
         let begun = self.core.schedule.take_sequence();
+        let row = writes.row_names.as_mut().map(|names| {
+            let arrival = self.source.draws.arrival(scenario, m);
+            let (version, value) = scenario.row_version(m, arrival);
+            RowWrite {
+                row: names.id(&scenario.row_name(m, key)),
+                version,
+                value,
+            }
+        });
         let written = writes.begin(
             write,
-            (m, key, intent),
+            (m, key, intent, row),
             now,
             begun,
             repaired,

@@ -31,7 +31,11 @@ impl Writes {
         t: Millis,
         repaired: bool,
     ) -> Option<Millis> {
-        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga) || self.written == 0 {
+        // A versioned sink's write knows its row: made in flight.
+        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga)
+            || self.written == 0
+            || write.rows.is_some()
+        {
             return None;
         }
         if self.in_flight() > 0 && !self.beside_flights(intent, key) {

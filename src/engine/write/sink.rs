@@ -6,6 +6,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use super::super::intents::IntentSet;
 use super::super::sinks::Rows;
+use super::rows::{Applied, RowWrite, VersionedSink};
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, Millis, ReasonIndex, Scenario, SinkCalls,
     SinkFaultKind, SinkKind, Write,
@@ -67,6 +68,9 @@ pub(super) struct SinkState {
     counted_keys: Option<HashSet<KeyRef>>,
     /// Write calls applied at or after the change.
     pub(super) writes_after_change: u64,
+    /// `versioned` (section 28.9): its rows with their values and
+    /// versions, instead of `rows`.
+    pub(super) versioned: Option<Box<VersionedSink>>,
 }
 
 impl SinkState {
@@ -86,10 +90,11 @@ impl SinkState {
             crate::engine::pages::zeroed(if n { intents } else { 0 })
         };
         let change = calls.becomes;
-        let (counts, upsert) = match change {
+        let (counts, upsert) = match (change, calls.versioned) {
             // Both kinds in one run: both kept.
-            Some(_) => (true, true),
-            None => (kind != SinkKind::Upsert, kind == SinkKind::Upsert),
+            (Some(_), _) => (true, true),
+            (None, Some(_)) => (false, false),
+            (None, None) => (kind != SinkKind::Upsert, kind == SinkKind::Upsert),
         };
         SinkState {
             kind,
@@ -113,6 +118,7 @@ impl SinkState {
             counted_keys: (change.map(|(_, to)| to) == Some(SinkKind::Upsert))
                 .then(HashSet::default),
             writes_after_change: 0,
+            versioned: calls.versioned.map(|s| Box::new(VersionedSink::new(s))),
         }
     }
 
@@ -230,7 +236,7 @@ impl SinkState {
     #[inline(always)]
     pub(super) fn succeed(&mut self, key: KeyRef, intent: IntentIndex, at: Millis) {
         self.count(intent, false);
-        self.apply(key, intent, at);
+        self.apply(key, intent, at, None);
     }
 
     /// How the sink answers `call`, counted already.
@@ -281,16 +287,32 @@ impl SinkState {
     /// The write of `intent` under `key` is applied at `at`, by the kind
     /// in force then (section 28.8): an upsert writes the key's row
     /// unless it has one (or, after a change from increment, a count); an
-    /// increment or an irreversible send adds one to the intent.
+    /// increment or an irreversible send adds one to the intent. A
+    /// versioned sink writes `row` by its version (section 28.9): what it
+    /// did is returned (a rejected stale write never shows the intent).
     #[inline(always)]
-    pub(super) fn apply(&mut self, key: KeyRef, intent: IntentIndex, at: Millis) {
+    pub(super) fn apply(
+        &mut self,
+        key: KeyRef,
+        intent: IntentIndex,
+        at: Millis,
+        row: Option<RowWrite>,
+    ) -> Applied {
+        if let Some(v) = &mut self.versioned {
+            let w = row.expect("a write to a versioned sink knows its row");
+            let applied = v.apply(w, intent);
+            if applied != Applied::StaleRejected {
+                self.ever.insert(intent);
+            }
+            return applied;
+        }
         self.ever.insert(intent);
         if self.change.is_none() {
             match &mut self.rows {
                 Some(rows) => rows.insert(key, intent),
                 None => self.count_one(intent),
             }
-            return;
+            return Applied::Fresh;
         }
         let changed = self.change.is_some_and(|(from, _)| at >= from);
         if changed {
@@ -299,7 +321,7 @@ impl SinkState {
         match self.kind_at(at) {
             SinkKind::Upsert => {
                 if self.counted_keys.as_ref().is_some_and(|k| k.contains(&key)) {
-                    return;
+                    return Applied::Fresh;
                 }
                 if let Some(rows) = &mut self.rows {
                     rows.insert(key, intent);
@@ -312,6 +334,7 @@ impl SinkState {
                 }
             }
         }
+        Applied::Fresh
     }
 
     #[inline(always)]
@@ -325,7 +348,17 @@ impl SinkState {
     /// `applied_at`, is applied: what the write added removed by the kind
     /// in force when it applied: an increment decremented, an upsert's
     /// row deleted if `intent` owns it.
-    pub(super) fn compensate(&mut self, key: KeyRef, intent: IntentIndex, applied_at: Millis) {
+    pub(super) fn compensate(
+        &mut self,
+        key: KeyRef,
+        intent: IntentIndex,
+        applied_at: Millis,
+        row: Option<RowWrite>,
+    ) {
+        if let Some(v) = &mut self.versioned {
+            v.delete(row.expect("a versioned write knows its row").row, intent);
+            return;
+        }
         match (self.kind_at(applied_at), &mut self.rows) {
             (SinkKind::Upsert, Some(rows)) => rows.delete(key, intent),
             _ => {
@@ -340,6 +373,10 @@ impl SinkState {
     /// intents that `arrived`.
     pub(super) fn finish(&self, arrived: &IntentSet) -> [i64; 4] {
         let missing = arrived.count_not_in(&self.ever) as i64;
+        if let Some(v) = &self.versioned {
+            let [rows, duplicates, most] = v.counts();
+            return [rows, duplicates, missing, most];
+        }
         if let (Some(_), Some(r)) = (self.change, &self.rows) {
             // Rows and counts together: per intent its rows plus its count.
             let (mut present, mut most) = (0i64, 0i64);

@@ -5,13 +5,11 @@
 //! and the outbox relay. Two-phase commit is `two_phase.rs`, the plain
 //! write `plain.rs`.
 
-use super::flight::{Flight, FlightId, Stage};
+use super::flight::{Flight, FlightId, Stage, What};
 use super::{
     Detail, Finished, Heard, TraceBuf, WriteNote, Writes, Written, Wrote, failure, reply_of,
 };
-use crate::model::{
-    Class, IntentIndex, KeyRef, MessageIndex, Millis, SinkKind, Strategy, Totals, Write,
-};
+use crate::model::{Class, MessageIndex, Millis, SinkKind, Strategy, Totals, Write};
 
 /// After step `k` of `sinks` was heard to succeed at `reply`: the next
 /// step's call then, or the write done.
@@ -40,7 +38,7 @@ impl Writes {
     pub(super) fn begin(
         &mut self,
         write: &Write,
-        what: (MessageIndex, KeyRef, IntentIndex),
+        what: What,
         now: Millis,
         begun: u64,
         repaired: bool,
@@ -383,7 +381,7 @@ impl Writes {
             }
             totals.compensations += 1;
             let applied_at = f.shows[k].map_or(now, |(from, _)| from);
-            self.sinks[k].compensate(f.key, f.intent, applied_at);
+            self.sinks[k].compensate(f.key, f.intent, applied_at, f.row);
             f.compensated(k, now);
             f.compensation_applied = true;
         } else if let Some(trace) = f.trace.as_deref_mut() {

@@ -169,8 +169,7 @@ impl Writes {
                     applied: commit,
                 });
             }
-            if commit {
-                self.sinks[k].apply(f.key, f.intent, now);
+            if commit && self.apply(f, k, now) {
                 f.shown(k, now);
             }
         }
