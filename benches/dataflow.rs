@@ -12,7 +12,7 @@
 mod cpu;
 
 use scenario_run::dataflow::model::{
-    Channel, Dataflow, Limits, Markers, Node, Send, SendKind, Snapshot,
+    Channel, Dataflow, Limits, Markers, Node, Send, SendKind, Snapshot, TimeoutFrom,
 };
 
 const NODES: u32 = 100;
@@ -62,6 +62,8 @@ fn build() -> Dataflow {
             initiators: vec![(k * 7 % NODES as u64) as u32],
             timeout: Some(2_000),
             markers: Markers::EveryPartition,
+            participants: None,
+            timeout_from: TimeoutFrom::Attempt,
         })
         .collect();
     Dataflow {
@@ -74,6 +76,7 @@ fn build() -> Dataflow {
             .map(|n| Node {
                 name: format!("n{n}"),
                 state: 1_000_000,
+                participates: true,
             })
             .collect(),
         channels,
@@ -93,6 +96,8 @@ fn channel(from: u32, to: u32, latency: u64) -> Channel {
         partitions: 2,
         lose_markers: 0,
         down: None,
+        lose_data: 0,
+        late_data: None,
     }
 }
 

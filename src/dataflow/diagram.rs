@@ -53,7 +53,7 @@ pub fn graph(flow: &Dataflow) -> serde_json::Value {
             left_out += 1;
             continue;
         }
-        channels.push(serde_json::json!({
+        let mut channel = serde_json::json!({
             "channel": flow.channel_name(c as u32),
             "from": ch.from,
             "to": ch.to,
@@ -61,7 +61,14 @@ pub fn graph(flow: &Dataflow) -> serde_json::Value {
             "partitions": ch.partitions,
             "lose_markers": ch.lose_markers,
             "down": ch.down.map(|w| serde_json::json!({ "from": w.from, "until": w.until })),
-        }));
+        });
+        if ch.lose_data > 0 {
+            channel["lose_data"] = serde_json::json!(ch.lose_data);
+        }
+        if let Some((first, by)) = ch.late_data {
+            channel["late_data"] = serde_json::json!({ "first": first, "by": by });
+        }
+        channels.push(channel);
     }
     serde_json::json!({
         "nodes": flow.nodes.iter().take(nodes).enumerate()

@@ -12,9 +12,9 @@ use crate::scenario::expect::{Kind, check};
 use crate::scenario::problems::Problems;
 
 /// The forms a dataflow answer can take, for help texts.
-const FORMS: &str = "`snapshot.N.outcome` (or completed_at, consistent, max_recorded), \
-    `snapshot.N.node.NAME.recorded_state` (or status), `snapshot.N.channel.FROM->TO.recorded`, \
-    `node.NAME.state`";
+const FORMS: &str = "`snapshot.N.outcome` (or completed_at, consistent, max_recorded, \
+    aborted_at, missing_participants), `snapshot.N.node.NAME.recorded_state` (or status), \
+    `snapshot.N.channel.FROM->TO.recorded`, `node.NAME.state`, `channel.FROM->TO.lost` (or late)";
 
 pub(super) fn questions(
     problems: &mut Problems,
@@ -76,6 +76,22 @@ fn answer(
         };
         return node(problems, name).map(Target::State);
     }
+    if let Some(rest) = text.strip_prefix("channel.") {
+        let (name, field) = match rest.rsplit_once('.') {
+            Some((name, "lost")) => (name, Target::Lost as fn(ChannelIndex) -> Target),
+            Some((name, "late")) => (name, Target::Late as fn(ChannelIndex) -> Target),
+            _ => {
+                return wrong(
+                    problems,
+                    format!(
+                        "`{text}` names no field of a channel: write channel.FROM->TO.lost or .late"
+                    ),
+                );
+            }
+        };
+        let name = S::new(raw.span(), unquote(name));
+        return channel_named(problems, flow, &name, broken).map(field);
+    }
     let Some(rest) = text.strip_prefix("snapshot.") else {
         return wrong(problems, format!("unknown {what} `{text}`"));
     };
@@ -89,6 +105,8 @@ fn answer(
         "completed_at" => return Some(Target::CompletedAt(attempt)),
         "consistent" => return Some(Target::Consistent(attempt)),
         "max_recorded" => return Some(Target::MaxRecorded(attempt)),
+        "aborted_at" => return Some(Target::AbortedAt(attempt)),
+        "missing_participants" => return Some(Target::MissingParticipants(attempt)),
         _ => {}
     }
     if let Some(rest) = rest.strip_prefix("node.") {
@@ -195,6 +213,32 @@ pub(super) fn expectations(
             Kind::Count,
             "max_recorded",
         );
+        add(
+            problems,
+            Target::AbortedAt(attempt),
+            &t.aborted_at,
+            Kind::TimeOrNever,
+            "aborted_at",
+        );
+        if let (Some(v), None) = (
+            &t.missing_participants,
+            &flow.snapshots[attempt as usize].participants,
+        ) {
+            problems.error_help(
+                Some(v.span()),
+                "`missing_participants` goes with `participants`",
+                "this attempt has no registry",
+                "without a registry the coordinator knows only the participating nodes, and misses none: add participants = [...] to the [[snapshot]], or remove the expectation",
+            );
+        } else {
+            add(
+                problems,
+                Target::MissingParticipants(attempt),
+                &t.missing_participants,
+                Kind::Names,
+                "missing_participants",
+            );
+        }
         for (name, nt) in &t.node {
             let Some(node) = node_named(problems, name) else {
                 continue;
@@ -229,6 +273,14 @@ pub(super) fn expectations(
                 "recorded",
             );
         }
+    }
+    for (name, ct) in &raw.channel {
+        let Some(c) = channel_named(problems, flow, name, broken) else {
+            continue;
+        };
+        let ct = ct.get_ref();
+        add(problems, Target::Lost(c), &ct.lost, Kind::Count, "lost");
+        add(problems, Target::Late(c), &ct.late, Kind::Count, "late");
     }
     for (name, nt) in &raw.node {
         if let Some(node) = node_named(problems, name) {
@@ -291,6 +343,30 @@ fn words(problems: &mut Problems, v: &Option<S<toml::Value>>, allowed: &[&str], 
             help,
         );
     }
+}
+
+/// "B->C": a channel of the file (a partition's name is refused: lost and
+/// late data count every partition together).
+fn channel_named(
+    problems: &mut Problems,
+    flow: &Dataflow,
+    name: &S<String>,
+    broken: &[(String, String)],
+) -> Option<ChannelIndex> {
+    let (c, p) = partition_named(problems, flow, name, broken)?;
+    if p > 0 {
+        problems.error_help(
+            Some(name.span()),
+            format!("\"{}\" names a partition", name.get_ref()),
+            "a partition, not a channel",
+            format!(
+                "lost and late data count every partition of a channel together: name the channel, \"{}\"",
+                flow.channel_name(c)
+            ),
+        );
+        return None;
+    }
+    Some(c)
 }
 
 /// "B->C" or "B->C.p1": a channel of the file and one of its partitions.

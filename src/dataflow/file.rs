@@ -61,6 +61,9 @@ pub struct NodeTable {
     /// Default 0.
     #[schemars(with = "Option<i64>")]
     pub state: Option<S<i64>>,
+    /// Default true; false: a service that does not understand markers (it applies data and sends as usual, never records, drops every marker).
+    #[schemars(with = "Option<bool>")]
+    pub participates: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -84,6 +87,23 @@ pub struct ChannelTable {
     /// Hold everything sent in the window until its end.
     #[schemars(with = "Option<DownTable>")]
     pub down: Option<S<DownTable>>,
+    /// Lose the channel's first N data messages (every partition, in send order): they never arrive.
+    #[schemars(with = "Option<LoseMarkers>")]
+    pub lose_data: Option<S<LoseMarkers>>,
+    /// The channel's first N data messages arrive `by` later than their latency says: a marker sent after one can overtake it.
+    #[schemars(with = "Option<LateData>")]
+    pub late_data: Option<S<LateData>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LateData {
+    /// How many data messages, at least 1.
+    #[schemars(with = "i64")]
+    pub first: S<i64>,
+    /// How much later, at least "1ms".
+    #[schemars(with = "Duration")]
+    pub by: S<Duration>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -155,6 +175,21 @@ pub struct SnapshotTable {
     /// every_partition (default) or first_partition.
     #[schemars(with = "Option<MarkersName>")]
     pub markers: Option<S<MarkersName>>,
+    /// A registry: the nodes the coordinator waits for (every initiator among them); without it, every participating node.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub participants: Option<S<Vec<S<String>>>>,
+    /// With `timeout`: "attempt" (default: one deadline from the start) or "first_marker" (each node's own, from when it recorded).
+    #[schemars(with = "Option<TimeoutFromName>")]
+    pub timeout_from: Option<S<TimeoutFromName>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutFromName {
+    /// One deadline for the attempt, from its start.
+    Attempt,
+    /// Each node aborts on its own clock, from when it recorded.
+    FirstMarker,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -180,6 +215,21 @@ pub struct ExpectTable {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, ExpectNode>")]
     pub node: BTreeMap<S<String>, S<ExpectNode>>,
+    /// `[expect.channel."A->B"]`: a channel's lost and late data messages.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExpectChannelData>")]
+    pub channel: BTreeMap<S<String>, S<ExpectChannelData>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectChannelData {
+    /// Data messages the channel lost (`lose_data`).
+    #[schemars(with = "Option<CheckSchema>")]
+    pub lost: CheckValue,
+    /// Data messages the channel delivered late (`late_data`).
+    #[schemars(with = "Option<CheckSchema>")]
+    pub late: CheckValue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -195,6 +245,12 @@ pub struct ExpectSnapshot {
     pub consistent: CheckValue,
     #[schemars(with = "Option<CheckSchema>")]
     pub max_recorded: CheckValue,
+    /// When the attempt aborted (with `timeout_from = "first_marker"`: its first node's abort), or "never".
+    #[schemars(with = "Option<CheckSchema>")]
+    pub aborted_at: CheckValue,
+    /// With `participants`: the listed nodes that never recorded, in the registry's order (a list of names).
+    #[schemars(with = "Option<Vec<String>>")]
+    pub missing_participants: CheckValue,
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, ExpectSnapshotNode>")]
     pub node: BTreeMap<S<String>, S<ExpectSnapshotNode>>,
@@ -210,7 +266,7 @@ pub struct ExpectSnapshotNode {
     /// A whole number, "never", or a comparison table.
     #[schemars(with = "Option<IntCheckSchema>")]
     pub recorded_state: CheckValue,
-    /// complete, aborted, not_recorded or waiting.
+    /// complete, aborted, not_recorded, waiting or not_participating.
     #[schemars(with = "Option<StatusName>")]
     pub status: CheckValue,
 }
@@ -251,6 +307,7 @@ enum StatusName {
     Aborted,
     NotRecorded,
     Waiting,
+    NotParticipating,
 }
 
 /// The JSON Schema of an expected channel recording: a list of whole

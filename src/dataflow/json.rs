@@ -63,12 +63,18 @@ pub fn parameters(flow: &Dataflow) -> Json {
     let nodes: Vec<Json> = flow
         .nodes
         .iter()
-        .map(|n| json!({ "name": n.name, "state": n.state }))
+        .map(|n| {
+            let mut node = json!({ "name": n.name, "state": n.state });
+            if !n.participates {
+                node["participates"] = json!(false);
+            }
+            node
+        })
         .collect();
     let channels: Vec<Json> = (0..flow.channels.len() as u32)
         .map(|c| {
             let ch = &flow.channels[c as usize];
-            json!({
+            let mut channel = json!({
                 "channel": flow.channel_name(c),
                 "from": flow.nodes[ch.from as usize].name,
                 "to": flow.nodes[ch.to as usize].name,
@@ -76,19 +82,33 @@ pub fn parameters(flow: &Dataflow) -> Json {
                 "partitions": ch.partitions,
                 "lose_markers": ch.lose_markers,
                 "down": ch.down.map(|w| json!({ "from": w.from, "until": w.until })),
-            })
+            });
+            if ch.lose_data > 0 {
+                channel["lose_data"] = json!(ch.lose_data);
+            }
+            if let Some((first, by)) = ch.late_data {
+                channel["late_data"] = json!({ "first": first, "by": by });
+            }
+            channel
         })
         .collect();
     let snapshots: Vec<Json> = flow
         .snapshots
         .iter()
         .map(|s| {
-            json!({
+            let mut snap = json!({
                 "at": s.at,
                 "initiators": s.initiators.iter().map(|&n| &flow.nodes[n as usize].name).collect::<Vec<_>>(),
                 "timeout": s.timeout,
                 "markers": s.markers.as_str(),
-            })
+            });
+            if let Some(listed) = &s.participants {
+                snap["participants"] = json!(listed.iter().map(|&n| &flow.nodes[n as usize].name).collect::<Vec<_>>());
+            }
+            if s.timeout_from == super::model::TimeoutFrom::FirstMarker {
+                snap["timeout_from"] = json!("first_marker");
+            }
+            snap
         })
         .collect();
     json!({
@@ -140,6 +160,12 @@ pub fn snapshots(flow: &Dataflow, outcome: &Outcome) -> Json {
         .enumerate()
         .map(|(k, a)| {
             let mut m = brief(k, a, true);
+            if flow.snapshots[k].participants.is_some() {
+                let missing: Vec<&str> = (a.missing_participants.iter())
+                    .map(|&n| flow.nodes[n as usize].name.as_str())
+                    .collect();
+                m.insert("missing_participants".into(), json!(missing));
+            }
             let nodes: Vec<Json> = flow
                 .nodes
                 .iter()
@@ -186,6 +212,9 @@ pub fn log(flow: &Dataflow, outcome: &Outcome) -> Json {
         .map(|e| {
             let kind = match e.what {
                 Happened::Sent { .. } => "sent",
+                Happened::DataLost { .. } => "data_lost",
+                Happened::MarkerDropped { .. } => "marker_dropped",
+                Happened::NodeAborted { .. } => "node_aborted",
                 Happened::Received { .. } => "received",
                 Happened::Started { .. } => "started",
                 Happened::Recorded { .. } => "recorded",
@@ -265,6 +294,20 @@ pub fn document(file: &str, ran: &Ran, problems: &[Located]) -> Json {
             .map(|(n, s)| (n.name.clone(), json!(s)))
             .collect();
         doc["states"] = Json::Object(states);
+        let faulty = |c: &super::model::Channel| c.lose_data > 0 || c.late_data.is_some();
+        if flow.channels.iter().any(faulty) {
+            let data: Vec<Json> = (0..flow.channels.len())
+                .filter(|&c| faulty(&flow.channels[c]))
+                .map(|c| {
+                    json!({
+                        "channel": flow.channel_name(c as u32),
+                        "lost": outcome.lost[c],
+                        "late": outcome.late[c],
+                    })
+                })
+                .collect();
+            doc["channel_data"] = Json::Array(data);
+        }
         doc["log"] = log(flow, outcome);
         doc["log_dropped"] = json!(outcome.log_dropped);
         if !flow.questions.is_empty() {

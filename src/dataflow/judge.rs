@@ -2,7 +2,7 @@
 //! failure from the run: which markers never came and why, which transfer
 //! a cut counted twice or missed, what arrived around a recording window.
 
-use super::model::{Dataflow, Expectation, Markers, Target};
+use super::model::{Dataflow, Expectation, Markers, SendKind, Target, TimeoutFrom};
 use super::outcome::{AttemptOutcome, MarkerFate, NodeStatus, Outcome, Recording, Watch};
 use super::world;
 use crate::diagnostic::{Problem, Source};
@@ -25,6 +25,14 @@ pub fn actual(flow: &Dataflow, outcome: &Outcome, target: Target) -> Value {
             .recorded(flow, a, c, p)
             .map_or(Value::Never, |v| Value::Ints(v.to_vec())),
         Target::State(n) => Value::Int(outcome.states[n as usize]),
+        Target::AbortedAt(a) => attempt(a).aborted_at.map_or(Value::Never, Value::Time),
+        Target::MissingParticipants(a) => Value::Texts(
+            (attempt(a).missing_participants.iter())
+                .map(|&n| flow.nodes[n as usize].name.clone())
+                .collect(),
+        ),
+        Target::Lost(c) => Value::Count(outcome.lost[c as usize]),
+        Target::Late(c) => Value::Count(outcome.late[c as usize]),
     }
 }
 
@@ -99,7 +107,11 @@ fn not_rerun() -> String {
 /// whether it may run the file again to show what the run did not keep.
 pub fn explain(flow: &Dataflow, outcome: &Outcome, e: &Expectation, rerun: bool) -> String {
     match e.target {
-        Target::Outcome(a) | Target::CompletedAt(a) => attempt_story(flow, outcome, a),
+        Target::Outcome(a)
+        | Target::CompletedAt(a)
+        | Target::AbortedAt(a)
+        | Target::MissingParticipants(a) => attempt_story(flow, outcome, a),
+        Target::Lost(c) | Target::Late(c) => channel_data_story(flow, outcome, c),
         Target::Status(a, n) | Target::RecordedState(a, n) => {
             if outcome.attempts[a as usize].status(n) == NodeStatus::NotRecorded {
                 return attempt_story(flow, outcome, a);
@@ -152,6 +164,13 @@ fn attempt_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
             dur(snap.at),
             dur(at.completed_at.unwrap_or(0))
         ),
+        AttemptOutcome::Aborted if snap.timeout_from == TimeoutFrom::FirstMarker => format!(
+            "snapshot {} started at {} and aborted at {}, when a node was not complete at its own deadline ({} after it recorded, timeout_from = \"first_marker\")",
+            a + 1,
+            dur(snap.at),
+            dur(at.aborted_at.unwrap_or(0)),
+            dur(snap.timeout.unwrap_or(0))
+        ),
         AttemptOutcome::Aborted => format!(
             "snapshot {} started at {} and aborted at its timeout, {}",
             a + 1,
@@ -165,6 +184,24 @@ fn attempt_story(flow: &Dataflow, outcome: &Outcome, a: u32) -> String {
             dur(outcome.end)
         ),
     };
+    if let Some(listed) = &snap.participants {
+        let names: Vec<String> = (at.missing_participants.iter())
+            .map(|&n| {
+                let node = &flow.nodes[n as usize];
+                match node.participates {
+                    false => format!("{} (it does not take part in snapshots)", node.name),
+                    true => node.name.clone(),
+                }
+            })
+            .collect();
+        if !names.is_empty() {
+            s.push_str(&format!(
+                "; of the registry's {} nodes, never recorded: {}",
+                listed.len(),
+                names.join(", ")
+            ));
+        }
+    }
     if at.outcome == AttemptOutcome::Complete {
         return s;
     }
@@ -202,8 +239,11 @@ fn missing_markers(flow: &Dataflow, outcome: &Outcome, a: u32) -> Vec<String> {
     let mut out = Vec::new();
     for (c, ch) in flow.channels.iter().enumerate() {
         let c = c as u32;
-        // Nodes not recorded are told by the nodes that wait for them.
-        if at.status(ch.to) != NodeStatus::Waiting && at.status(ch.to) != NodeStatus::Aborted {
+        // Nodes not recorded are told by the nodes that wait for them; a
+        // non-participant's channel is not waited for.
+        if at.status(ch.to) != NodeStatus::Waiting && at.status(ch.to) != NodeStatus::Aborted
+            || !flow.participates(ch.from)
+        {
             continue;
         }
         let waited = match snap.markers {
@@ -229,6 +269,11 @@ fn fate(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> Option<St
     let pr = &at.partitions[outcome.partition(c, p)];
     Some(match pr.marker {
         MarkerFate::Arrived { .. } => return None,
+        MarkerFate::Dropped { at: t } => format!(
+            "{} does not take part in snapshots and dropped it at {}",
+            flow.nodes[ch.to as usize].name,
+            dur(t)
+        ),
         MarkerFate::NotSent => match at.status(ch.from) {
             NodeStatus::NotRecorded if flow.incoming(ch.from).next().is_none() => format!(
                 "{from} never recorded: it is not an initiator and no channel leads to it, so no marker can reach it"
@@ -238,6 +283,9 @@ fn fate(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32) -> Option<St
                     "{from} never recorded: no marker reached it by {}",
                     dur(end)
                 )
+            }
+            NodeStatus::NotParticipating => {
+                format!("{from} does not take part in snapshots: it sends no marker")
             }
             _ => format!("{from} sent no marker on it (markers = \"first_partition\")"),
         },
@@ -312,6 +360,9 @@ fn node_story(flow: &Dataflow, outcome: &Outcome, a: u32, n: u32) -> String {
             node.discarded_state.unwrap_or(0),
             dur(node.recorded_at.unwrap_or(0))
         ),
+        NodeStatus::NotParticipating => format!(
+            "{name} does not take part in snapshots (participates = false): it never records and drops every marker"
+        ),
     }
 }
 
@@ -336,6 +387,38 @@ fn cut_story(flow: &Dataflow, outcome: &Outcome, a: u32, rerun: bool) -> String 
         at.recorded_total,
         flow.total()
     );
+    let outside: Vec<&str> = (flow.nodes.iter())
+        .filter(|n| !n.participates)
+        .map(|n| n.name.as_str())
+        .collect();
+    match outside.as_slice() {
+        [] => {}
+        [one] => s.push_str(&format!(": node {one} is not in the cut")),
+        many => s.push_str(&format!(": nodes {} are not in the cut", many.join(", "))),
+    }
+    let lost = lost_transfers(flow);
+    if !lost.is_empty() {
+        let gone: i128 = lost.iter().map(|&i| flow.sends[i].value as i128).sum();
+        s.push_str(&format!(
+            "; the channels lost transfers worth {gone}, so the system now holds {}:",
+            flow.total() - gone
+        ));
+        for &i in lost.iter().take(10) {
+            let send = &flow.sends[i];
+            let ch = &flow.channels[send.channel as usize];
+            s.push_str(&format!(
+                "\n  the transfer of {} from {} at {} on {} was lost (lose_data): it left {} and reached nobody",
+                send.value,
+                flow.nodes[ch.from as usize].name,
+                dur(send.at),
+                flow.partition_name(send.channel, send.partition),
+                flow.nodes[ch.from as usize].name,
+            ));
+        }
+        if lost.len() > 10 {
+            s.push_str(&format!("\n  and {} more lost", lost.len() - 10));
+        }
+    }
     if !rerun {
         s.push('\n');
         s.push_str(&not_rerun());
@@ -460,5 +543,52 @@ fn window_story(flow: &Dataflow, outcome: &Outcome, a: u32, c: u32, p: u32, reru
     if more > 0 {
         s.push_str(&format!("\n  and {more} more"));
     }
+    s
+}
+
+/// The transfers the channels lose (`lose_data`), as indexes into the
+/// sends, in send order: each channel's first N data messages.
+fn lost_transfers(flow: &Dataflow) -> Vec<usize> {
+    if flow.channels.iter().all(|c| c.lose_data == 0) {
+        return Vec::new();
+    }
+    let mut order: Vec<usize> = (0..flow.sends.len()).collect();
+    order.sort_by_key(|&i| flow.sends[i].at);
+    let mut sent = vec![0u64; flow.channels.len()];
+    let mut lost = Vec::new();
+    for i in order {
+        let c = flow.sends[i].channel as usize;
+        if sent[c] < flow.channels[c].lose_data && flow.sends[i].kind == SendKind::Transfer {
+            lost.push(i);
+        }
+        sent[c] += 1;
+    }
+    lost
+}
+
+/// A channel's lost and late data messages.
+fn channel_data_story(flow: &Dataflow, outcome: &Outcome, c: u32) -> String {
+    let ch = &flow.channels[c as usize];
+    let mut s = format!(
+        "{} lost {} and delivered {} late",
+        flow.channel_name(c),
+        crate::expect::words::plural(outcome.lost[c as usize], "data message", "data messages"),
+        outcome.late[c as usize]
+    );
+    if ch.lose_data > 0 {
+        s.push_str(&format!(
+            "; lose_data = {{ first = {} }} loses its first {} data messages, every partition together, in send order",
+            ch.lose_data, ch.lose_data
+        ));
+    }
+    if let Some((first, by)) = ch.late_data {
+        s.push_str(&format!(
+            "; late_data = {{ first = {first}, by = \"{}\" }} delays its first {first} by {}",
+            dur(by),
+            dur(by)
+        ));
+    }
+    let sent = flow.sends.iter().filter(|x| x.channel == c).count();
+    s.push_str(&format!("; the file sends {sent} on it"));
     s
 }

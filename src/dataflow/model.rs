@@ -81,6 +81,9 @@ pub struct Node {
     pub name: String,
     /// The state before the run.
     pub state: i64,
+    /// `participates = false`: never records, sends no marker, drops
+    /// every marker (section 28.14).
+    pub participates: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -95,6 +98,12 @@ pub struct Channel {
     /// `down = { from, duration }`: what is sent in [from, until) leaves at
     /// `until`, in send order.
     pub down: Option<Window>,
+    /// `lose_data = { first = N }`: the channel's first N data messages
+    /// (every partition, in send order) never arrive.
+    pub lose_data: u64,
+    /// `late_data = { first = N, by = D }`: the channel's first N data
+    /// messages arrive D later than their latency says.
+    pub late_data: Option<(u64, Millis)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +171,20 @@ pub struct Snapshot {
     pub initiators: Vec<NodeIndex>,
     pub timeout: Option<Millis>,
     pub markers: Markers,
+    /// `participants`: the registry, distinct, every initiator among
+    /// them; `None`: the participating nodes.
+    pub participants: Option<Vec<NodeIndex>>,
+    pub timeout_from: TimeoutFrom,
+}
+
+/// Where a snapshot's timeout counts from (section 28.14).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TimeoutFrom {
+    /// One deadline for the attempt, from its start (section 25).
+    #[default]
+    Attempt,
+    /// Each node's own, from when it recorded.
+    FirstMarker,
 }
 
 impl Dataflow {
@@ -195,6 +218,11 @@ impl Dataflow {
         self.nodes.iter().map(|n| n.state as i128).sum()
     }
 
+    /// Whether node `n` takes part in snapshots.
+    pub fn participates(&self, n: NodeIndex) -> bool {
+        self.nodes[n as usize].participates
+    }
+
     /// Channels into `node`, in file order.
     pub fn incoming(&self, node: NodeIndex) -> impl Iterator<Item = ChannelIndex> + '_ {
         (0..self.channels.len() as u32).filter(move |&c| self.channels[c as usize].to == node)
@@ -217,16 +245,40 @@ pub enum Target {
     Recorded(u32, ChannelIndex, u32),
     /// `[expect.node.NAME] state`: the node's state at the end.
     State(NodeIndex),
+    /// `[expect.snapshot.N] aborted_at`.
+    AbortedAt(u32),
+    /// `[expect.snapshot.N] missing_participants`: names, in the
+    /// registry's order.
+    MissingParticipants(u32),
+    /// `[expect.channel."A->B"] lost`.
+    Lost(ChannelIndex),
+    /// `[expect.channel."A->B"] late`.
+    Late(ChannelIndex),
 }
 
 /// The keys of `[expect.snapshot.N]`.
-pub const SNAPSHOT_KEYS: [&str; 4] = ["outcome", "completed_at", "consistent", "max_recorded"];
+pub const SNAPSHOT_KEYS: [&str; 6] = [
+    "outcome",
+    "completed_at",
+    "consistent",
+    "max_recorded",
+    "aborted_at",
+    "missing_participants",
+];
+/// The keys of `[expect.channel."A->B"]`.
+pub const CHANNEL_KEYS: [&str; 2] = ["lost", "late"];
 /// The keys of `[expect.snapshot.N.node.NAME]`.
 pub const SNAPSHOT_NODE_KEYS: [&str; 2] = ["recorded_state", "status"];
 /// The words of `outcome`.
 pub const OUTCOMES: [&str; 3] = ["complete", "aborted", "incomplete"];
 /// The words of a node's `status`.
-pub const STATUSES: [&str; 4] = ["complete", "aborted", "not_recorded", "waiting"];
+pub const STATUSES: [&str; 5] = [
+    "complete",
+    "aborted",
+    "not_recorded",
+    "waiting",
+    "not_participating",
+];
 
 /// What an expectation says, e.g. `snapshot 1 node "C" recorded_state = 2`.
 pub fn describe(flow: &Dataflow, e: &Expectation) -> String {
@@ -255,5 +307,11 @@ pub fn describe(flow: &Dataflow, e: &Expectation) -> String {
             flow.partition_name(c, p)
         ),
         Target::State(n) => format!("node \"{}\" state {check}", flow.nodes[n as usize].name),
+        Target::AbortedAt(a) => format!("snapshot {} aborted_at {check}", a + 1),
+        Target::MissingParticipants(a) => {
+            format!("snapshot {} missing_participants {check}", a + 1)
+        }
+        Target::Lost(c) => format!("channel \"{}\" lost {check}", flow.channel_name(c)),
+        Target::Late(c) => format!("channel \"{}\" late {check}", flow.channel_name(c)),
     }
 }

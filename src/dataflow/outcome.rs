@@ -40,6 +40,8 @@ pub enum NodeStatus {
     Complete,
     /// Recorded, not complete at the timeout: its recording was discarded.
     Aborted,
+    /// `participates = false`: it never records (section 28.14).
+    NotParticipating,
 }
 
 impl NodeStatus {
@@ -49,6 +51,7 @@ impl NodeStatus {
             NodeStatus::Waiting => "waiting",
             NodeStatus::Complete => "complete",
             NodeStatus::Aborted => "aborted",
+            NodeStatus::NotParticipating => "not_participating",
         }
     }
 }
@@ -102,6 +105,10 @@ pub enum MarkerFate {
     Arrived {
         at: Millis,
     },
+    /// Arrived at a node that does not participate, which dropped it.
+    Dropped {
+        at: Millis,
+    },
     /// Arrived after the attempt had ended: ignored (`held`: the end of
     /// the down window that held it).
     Late {
@@ -136,14 +143,21 @@ pub struct Attempt {
     pub consistent: Option<bool>,
     /// Recorded node states plus recorded channel values.
     pub recorded_total: i128,
+    /// With `participants`: the listed nodes that never recorded, in the
+    /// registry's order.
+    pub missing_participants: Vec<NodeIndex>,
     pub(super) started: bool,
-    /// Nodes not complete yet: the attempt completes when none is left.
+    /// Whether it has ended: complete, or aborted with no node left
+    /// waiting (recordings stop; later markers are ignored).
+    pub(super) ended: bool,
+    /// Nodes waited for and not complete yet: the attempt completes when
+    /// none is left.
     pub(super) incomplete: usize,
 }
 
 impl Attempt {
     pub(super) fn final_(&self) -> bool {
-        self.completed_at.is_some() || self.aborted_at.is_some()
+        self.ended
     }
 
     pub fn status(&self, node: NodeIndex) -> NodeStatus {
@@ -159,6 +173,13 @@ pub enum Happened {
         partition: u32,
         arrives: Millis,
         held: bool,
+        /// Delayed by the channel's `late_data`.
+        late: bool,
+    },
+    /// Lost by the channel's `lose_data`: it never arrives.
+    DataLost {
+        send: u32,
+        partition: u32,
     },
     Received {
         send: u32,
@@ -191,6 +212,17 @@ pub enum Happened {
     MarkerIgnored {
         attempt: u32,
         partition: u32,
+    },
+    /// A node that does not participate dropped the marker.
+    MarkerDropped {
+        attempt: u32,
+        partition: u32,
+    },
+    /// With `timeout_from = "first_marker"`: the node was not complete at
+    /// its own deadline and discarded its recording.
+    NodeAborted {
+        attempt: u32,
+        node: NodeIndex,
     },
     NodeComplete {
         attempt: u32,
@@ -228,6 +260,10 @@ pub struct Outcome {
     /// Happenings past [`MAX_LOG`], counted.
     pub log_dropped: u64,
     pub watched: Watched,
+    /// Per channel: the data messages it lost (`lose_data`) and delivered
+    /// late (`late_data`).
+    pub lost: Vec<u64>,
+    pub late: Vec<u64>,
 }
 
 impl Outcome {
@@ -241,7 +277,7 @@ impl Outcome {
     }
 
     /// The values a partition recorded in an attempt, when its receiver
-    /// recorded and kept its recording.
+    /// recorded and kept its recording and its sender participates.
     pub fn recorded(
         &self,
         flow: &Dataflow,
@@ -250,12 +286,17 @@ impl Outcome {
         p: u32,
     ) -> Option<&[i64]> {
         let a = &self.attempts[attempt as usize];
-        let to = flow.channels[c as usize].to;
+        let ch = &flow.channels[c as usize];
+        // A non-participant's channel is an outside input: never recorded.
+        if !flow.participates(ch.from) {
+            return None;
+        }
+        let to = ch.to;
         match a.status(to) {
             NodeStatus::Waiting | NodeStatus::Complete => {
                 Some(&a.partitions[self.partition(c, p)].values)
             }
-            NodeStatus::NotRecorded | NodeStatus::Aborted => None,
+            NodeStatus::NotRecorded | NodeStatus::Aborted | NodeStatus::NotParticipating => None,
         }
     }
 }

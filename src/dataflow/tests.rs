@@ -20,6 +20,7 @@ pub(crate) fn flow(nodes: &[(&str, i64)], channels: &[(&str, &str, u64, u32)]) -
             .map(|&(name, state)| Node {
                 name: name.into(),
                 state,
+                participates: true,
             })
             .collect(),
         channels: channels
@@ -31,6 +32,8 @@ pub(crate) fn flow(nodes: &[(&str, i64)], channels: &[(&str, &str, u64, u32)]) -
                 partitions,
                 lose_markers: 0,
                 down: None,
+                lose_data: 0,
+                late_data: None,
             })
             .collect(),
         sends: Vec::new(),
@@ -87,6 +90,8 @@ impl Dataflow {
             initiators,
             timeout,
             markers,
+            participants: None,
+            timeout_from: TimeoutFrom::Attempt,
         });
         self
     }
@@ -471,5 +476,269 @@ fn only_a_files_first_failures_run_it_again_to_explain() {
             .as_deref()
             .unwrap()
             .contains("first 4 such failures")
+    );
+}
+
+/// A dataflow file read as a user writes it.
+fn file(text: &str) -> Dataflow {
+    match super::load_one("t.toml", text, &[]) {
+        Ok((flow, _)) => flow,
+        Err(invalid) => panic!("{:?}", invalid.problems),
+    }
+}
+
+/// `text` is refused, one of its problems saying `says`.
+fn refused(text: &str, says: &str) {
+    let Err(invalid) = super::load_one("t.toml", text, &[]) else {
+        panic!("{text} is refused");
+    };
+    let problems: Vec<&String> = invalid.problems.iter().map(|p| &p.message).collect();
+    assert!(
+        problems.iter().any(|p| p.contains(says)),
+        "{text}: {problems:?}"
+    );
+}
+
+/// 28.14's first worked example: the seed's topology with B, a legacy
+/// service that does not understand markers.
+fn legacy(snapshot: &str) -> Dataflow {
+    file(&format!(
+        "[[node]]\nname = \"A\"\nstate = 10\n[[node]]\nname = \"B\"\nstate = 5\nparticipates = false\n\
+         [[node]]\nname = \"C\"\nstate = 2\n\
+         [[channel]]\nfrom = \"A\"\nto = \"B\"\n[[channel]]\nfrom = \"A\"\nto = \"C\"\n\
+         [[channel]]\nfrom = \"B\"\nto = \"C\"\n\
+         [[send]]\nfrom = \"A\"\nto = \"B\"\nvalue = 3\nkind = \"transfer\"\n\
+         [[snapshot]]\ninitiators = [\"A\"]\n{snapshot}"
+    ))
+}
+
+#[test]
+fn s28_14_a_non_participant_is_left_out_of_a_cut_that_completes_without_it() {
+    let f = legacy("");
+    let o = run(&f).unwrap();
+    let a = &o.attempts[0];
+    assert_eq!(a.outcome, O::Complete);
+    assert_eq!(a.completed_at, Some(1));
+    assert_eq!(node(&f, &o, 0, "B"), (N::NotParticipating, None));
+    assert_eq!(node(&f, &o, 0, "A"), (N::Complete, Some(7)));
+    assert_eq!(node(&f, &o, 0, "C"), (N::Complete, Some(2)));
+    // B got the 3 and dropped the marker; C waited on A->C only.
+    assert_eq!(o.states[f.node("B") as usize], 8);
+    assert_eq!(recorded(&f, &o, 0, "B", "C", 0), None, "an outside input");
+    assert_eq!(a.recorded_total, 9);
+    assert_eq!(a.consistent, Some(false));
+    let pr = &a.partitions[o.partition(f.chan("A", "B"), 0)];
+    assert_eq!(pr.marker, MarkerFate::Dropped { at: 1 });
+    assert!(a.missing_participants.is_empty());
+    let story = super::judge::explain(
+        &f,
+        &o,
+        &Expectation {
+            target: Target::Consistent(0),
+            check: crate::model::Check::Equals(crate::model::Value::Bool(true)),
+            span: 0..0,
+            description: None,
+        },
+        false,
+    );
+    assert!(
+        story.contains("recorded 9, the system holds 17: node B is not in the cut"),
+        "{story}"
+    );
+}
+
+#[test]
+fn s28_14_a_registry_naming_a_non_participant_never_completes() {
+    let f = legacy("participants = [\"A\", \"B\", \"C\"]\n");
+    let o = run(&f).unwrap();
+    let a = &o.attempts[0];
+    assert_eq!(a.outcome, O::Incomplete);
+    assert_eq!(a.missing_participants, vec![f.node("B")]);
+    assert_eq!(node(&f, &o, 0, "A").0, N::Complete);
+    assert_eq!(node(&f, &o, 0, "C").0, N::Complete);
+    let value = super::judge::actual(&f, &o, Target::MissingParticipants(0));
+    assert_eq!(value, crate::model::Value::Texts(vec!["B".into()]));
+    // With a timeout: aborted at it, though no recorded node is left
+    // incomplete (29.2.12).
+    let f = legacy("participants = [\"A\", \"B\", \"C\"]\ntimeout = \"5ms\"\n");
+    let o = run(&f).unwrap();
+    let a = &o.attempts[0];
+    assert_eq!((a.outcome, a.aborted_at), (O::Aborted, Some(5)));
+    assert_eq!(a.missing_participants, vec![f.node("B")]);
+    assert_eq!(node(&f, &o, 0, "C").0, N::Complete, "C was complete: kept");
+    // A participating node not listed is not waited for: with A alone
+    // listed, the attempt completes at 0, before A's marker reaches C.
+    let f = legacy("participants = [\"A\"]\n");
+    let o = run(&f).unwrap();
+    assert_eq!(o.attempts[0].completed_at, Some(0));
+    assert_eq!(node(&f, &o, 0, "C"), (N::NotRecorded, None));
+}
+
+/// 28.14's second worked example: a reordering channel, and a lossy one.
+fn reordering(channel: &str) -> Dataflow {
+    file(&format!(
+        "[[node]]\nname = \"A\"\nstate = 100\n[[node]]\nname = \"B\"\n\
+         [[channel]]\nfrom = \"A\"\nto = \"B\"\n{channel}\
+         [[send]]\nfrom = \"A\"\nto = \"B\"\nvalue = 10\nkind = \"transfer\"\n\
+         [[snapshot]]\ninitiators = [\"A\"]\n"
+    ))
+}
+
+#[test]
+fn s28_14_late_data_is_overtaken_by_a_marker_and_lost_data_never_arrives() {
+    let f = reordering("late_data = { first = 1, by = \"5ms\" }\n");
+    let o = run(&f).unwrap();
+    let a = &o.attempts[0];
+    assert_eq!((a.outcome, a.completed_at), (O::Complete, Some(1)));
+    assert_eq!(node(&f, &o, 0, "B"), (N::Complete, Some(0)));
+    assert_eq!((a.recorded_total, a.consistent), (90, Some(false)));
+    assert_eq!(o.states[1], 10, "the 10 arrives at 6ms");
+    assert_eq!((o.lost[0], o.late[0]), (0, 1));
+    let received = o
+        .log
+        .iter()
+        .find(|e| matches!(e.what, super::outcome::Happened::Received { .. }));
+    assert_eq!(received.map(|e| e.at), Some(6));
+    // On time, the 10 arrives at 1ms ahead of the marker.
+    let f = reordering("");
+    let o = run(&f).unwrap();
+    assert_eq!(node(&f, &o, 0, "B"), (N::Complete, Some(10)));
+    assert_eq!(o.attempts[0].consistent, Some(true));
+    // Lost: B ends at 0, the system holds 90.
+    let f = reordering("lose_data = { first = 1 }\n");
+    let o = run(&f).unwrap();
+    assert_eq!((o.states[0], o.states[1]), (90, 0));
+    assert_eq!((o.lost[0], o.late[0]), (1, 0));
+    assert_eq!(o.attempts[0].consistent, Some(false));
+    let story = super::judge::explain(
+        &f,
+        &o,
+        &Expectation {
+            target: Target::Consistent(0),
+            check: crate::model::Check::Equals(crate::model::Value::Bool(true)),
+            span: 0..0,
+            description: None,
+        },
+        false,
+    );
+    assert!(story.contains("so the system now holds 90"), "{story}");
+    assert!(
+        story.contains("the transfer of 10 from A at 0s on A->B was lost"),
+        "{story}"
+    );
+}
+
+/// A late message at the instant another message sent after it arrives on
+/// time comes after it (28.14: after anything not late).
+#[test]
+fn s28_14_late_data_comes_after_what_arrives_on_time_at_its_instant() {
+    let f = file(
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n\
+         [[channel]]\nfrom = \"A\"\nto = \"B\"\nlate_data = { first = 1, by = \"2ms\" }\n\
+         [[send]]\nfrom = \"A\"\nto = \"B\"\nvalue = 1\n\
+         [[send]]\nat = \"2ms\"\nfrom = \"A\"\nto = \"B\"\nvalue = 2\n",
+    );
+    let o = run(&f).unwrap();
+    let order: Vec<(u64, i64)> = (o.log.iter())
+        .filter_map(|e| match e.what {
+            super::outcome::Happened::Received { send, .. } => {
+                Some((e.at, f.sends[send as usize].value))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, vec![(3, 2), (3, 1)]);
+}
+
+/// 28.14's third worked example: per-node clocks.
+fn clocks(timeout_from: &str) -> Dataflow {
+    file(&clocks_text(timeout_from))
+}
+
+fn clocks_text(timeout_from: &str) -> String {
+    format!(
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[node]]\nname = \"C\"\n\
+         [[channel]]\nfrom = \"A\"\nto = \"B\"\nlatency = \"10ms\"\n\
+         [[channel]]\nfrom = \"B\"\nto = \"C\"\nlatency = \"10ms\"\n\
+         [[channel]]\nfrom = \"A\"\nto = \"C\"\nlatency = \"8ms\"\n\
+         [[snapshot]]\ninitiators = [\"A\"]\ntimeout = \"15ms\"\n{timeout_from}"
+    )
+}
+
+#[test]
+fn s28_14_with_per_node_clocks_each_node_times_out_from_when_it_recorded() {
+    let f = clocks("");
+    let o = run(&f).unwrap();
+    assert_eq!(
+        (o.attempts[0].outcome, o.attempts[0].aborted_at),
+        (O::Aborted, Some(15))
+    );
+    assert_eq!(node(&f, &o, 0, "C").0, N::Aborted);
+    let f = clocks("timeout_from = \"first_marker\"\n");
+    let o = run(&f).unwrap();
+    let a = &o.attempts[0];
+    assert_eq!(
+        (a.outcome, a.completed_at, a.aborted_at),
+        (O::Complete, Some(20), None)
+    );
+    // With 5ms: C's deadline is 8 + 5 = 13ms, before B's marker at
+    // 20ms: C aborts then, and the attempt is aborted from then; B
+    // records at 10ms (complete at once), so nothing is left waiting.
+    let text = |t: &str| t.replace("timeout = \"15ms\"", "timeout = \"5ms\"");
+    let f = file(&text(&clocks_text("timeout_from = \"first_marker\"\n")));
+    let o = run(&f).unwrap();
+    let a = &o.attempts[0];
+    assert_eq!((a.outcome, a.aborted_at), (O::Aborted, Some(13)));
+    assert_eq!(node(&f, &o, 0, "C").0, N::Aborted);
+    assert_eq!(node(&f, &o, 0, "B").0, N::Complete);
+    let pr = &a.partitions[o.partition(f.chan("B", "C"), 0)];
+    assert_eq!(
+        pr.marker,
+        MarkerFate::Late { at: 20, held: None },
+        "ended at 13ms"
+    );
+}
+
+#[test]
+fn s28_14_refusals_are_located() {
+    let two =
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[channel]]\nfrom = \"A\"\nto = \"B\"\n";
+    refused(
+        &format!("{two}[[snapshot]]\ninitiators = [\"A\"]\ntimeout_from = \"first_marker\"\n"),
+        "`timeout_from` goes with `timeout`",
+    );
+    refused(
+        "[[node]]\nname = \"A\"\nparticipates = false\n[[snapshot]]\ninitiators = [\"A\"]\n",
+        "node A does not take part in snapshots",
+    );
+    refused(
+        &format!("{two}[[snapshot]]\ninitiators = [\"A\"]\nparticipants = [\"B\"]\n"),
+        "the registry leaves out the initiator \"A\"",
+    );
+    refused(
+        &format!("{two}[[snapshot]]\ninitiators = [\"A\"]\nparticipants = [\"A\", \"A\"]\n"),
+        "\"A\" is named twice",
+    );
+    refused(
+        &format!("{two}[[snapshot]]\ninitiators = [\"A\"]\nparticipants = [\"A\", \"Z\"]\n"),
+        "names no node",
+    );
+    refused(
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[channel]]\nfrom = \"A\"\nto = \"B\"\nlose_data = { first = 0 }\n",
+        "lose_data.first",
+    );
+    refused(
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[channel]]\nfrom = \"A\"\nto = \"B\"\nlate_data = { first = 1, by = \"0ms\" }\n",
+        "late data is at least 1ms late",
+    );
+    refused(
+        &format!(
+            "{two}[[snapshot]]\ninitiators = [\"A\"]\n[expect.snapshot.1]\nmissing_participants = []\n"
+        ),
+        "`missing_participants` goes with `participants`",
+    );
+    refused(
+        "[[node]]\nname = \"A\"\n[[node]]\nname = \"B\"\n[[channel]]\nfrom = \"A\"\nto = \"B\"\npartitions = 2\n[expect.channel.\"A->B.p1\"]\nlost = 0\n",
+        "names a partition",
     );
 }

@@ -20,6 +20,7 @@ pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {
             partition,
             arrives,
             held: h,
+            late,
         } => {
             let s = &flow.sends[send as usize];
             let verb = match s.kind {
@@ -27,12 +28,30 @@ pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {
                 SendKind::Transfer => "transfers",
             };
             format!(
-                "{} {verb} {} on {}, arriving at {}{}",
+                "{} {verb} {} on {}, arriving at {}{}{}",
                 flow.nodes[flow.channels[s.channel as usize].from as usize].name,
                 s.value,
                 part(partition),
                 dur(arrives),
-                held(h)
+                held(h),
+                if late {
+                    " (late: late_data delays it)"
+                } else {
+                    ""
+                }
+            )
+        }
+        Happened::DataLost { send, partition } => {
+            let s = &flow.sends[send as usize];
+            let verb = match s.kind {
+                SendKind::Add => "sends",
+                SendKind::Transfer => "transfers",
+            };
+            format!(
+                "{} {verb} {} on {}, and the channel loses it (lose_data): it never arrives",
+                flow.nodes[flow.channels[s.channel as usize].from as usize].name,
+                s.value,
+                part(partition),
             )
         }
         Happened::Received {
@@ -93,6 +112,20 @@ pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {
             "marker {} arrives on {} after its attempt ended: ignored",
             attempt + 1,
             part(partition)
+        ),
+        Happened::MarkerDropped { attempt, partition } => {
+            let (c, _) = outcome.channel_of(partition);
+            format!(
+                "marker {} arrives on {} at {}, which does not take part in snapshots: dropped",
+                attempt + 1,
+                part(partition),
+                flow.nodes[flow.channels[c as usize].to as usize].name
+            )
+        }
+        Happened::NodeAborted { attempt, node } => format!(
+            "{} is not complete at its own deadline and aborts, discarding its recording (snapshot {})",
+            flow.nodes[node as usize].name,
+            attempt + 1
         ),
         Happened::NodeComplete { attempt, node } => format!(
             "{} is complete (snapshot {})",
@@ -209,6 +242,15 @@ pub fn cuts(flow: &Dataflow, outcome: &Outcome, as_of: u64) -> String {
             .collect();
         let header = ["node", "status", "recorded_state", "recorded_at"].map(String::from);
         out.push_str(&indent(&table(&header, &rows)));
+        if flow.snapshots[k].participants.is_some() && !a.missing_participants.is_empty() {
+            let names: Vec<&str> = (a.missing_participants.iter())
+                .map(|&n| flow.nodes[n as usize].name.as_str())
+                .collect();
+            out.push_str(&format!(
+                "  missing participants (listed, never recorded): {}\n",
+                names.join(", ")
+            ));
+        }
         let mut rows = Vec::new();
         for (c, ch) in flow.channels.iter().enumerate() {
             for p in 0..ch.partitions {
@@ -231,6 +273,16 @@ pub fn cuts(flow: &Dataflow, outcome: &Outcome, as_of: u64) -> String {
             )));
         }
         out.push('\n');
+    }
+    for (c, ch) in flow.channels.iter().enumerate() {
+        if ch.lose_data > 0 || ch.late_data.is_some() {
+            out.push_str(&format!(
+                "channel {}: {} lost, {} late\n",
+                flow.channel_name(c as u32),
+                outcome.lost[c],
+                outcome.late[c]
+            ));
+        }
     }
     let states: Vec<String> = flow
         .nodes

@@ -197,8 +197,35 @@ fn validate(
                 until: from.saturating_add(d.duration.get_ref().0),
             }
         });
-        let (Some(from), Some(to), Some(partitions), Some(lose_markers)) =
-            (from, to, partitions, lose_markers)
+        let lose_data = match &t.lose_data {
+            Some(l) => problems.count(&l.get_ref().first, "lose_data.first", 1, i64::MAX),
+            None => Some(0),
+        };
+        let late_data = match &t.late_data {
+            Some(l) => {
+                let l = l.get_ref();
+                let first = problems.count(&l.first, "late_data.first", 1, i64::MAX);
+                let by = l.by.get_ref().0;
+                if by == 0 {
+                    problems.error_help(
+                        Some(l.by.span()),
+                        "late data is at least 1ms late",
+                        "zero",
+                        "give `by` a duration such as \"5ms\", or remove late_data",
+                    );
+                }
+                first.filter(|_| by > 0).map(|n| Some((n, by)))
+            }
+            None => Some(None),
+        };
+        let (
+            Some(from),
+            Some(to),
+            Some(partitions),
+            Some(lose_markers),
+            Some(lose_data),
+            Some(late_data),
+        ) = (from, to, partitions, lose_markers, lose_data, late_data)
         else {
             broken.push((t.from.get_ref().clone(), t.to.get_ref().clone()));
             continue;
@@ -236,6 +263,8 @@ fn validate(
             partitions,
             lose_markers,
             down,
+            lose_data,
+            late_data,
         });
         channel_spans.push(c.span());
     }
@@ -378,7 +407,14 @@ fn validate(
         }
         for name in t.initiators.get_ref() {
             if let Some(n) = node_of(problems, name, "an initiator") {
-                if initiators.contains(&n) {
+                if !nodes[n as usize].participates {
+                    problems.error_help(
+                        Some(name.span()),
+                        format!("node {} does not take part in snapshots", name.get_ref()),
+                        "participates = false",
+                        "an initiator records first and sends the markers: name a participating node, or remove participates = false",
+                    );
+                } else if initiators.contains(&n) {
                     problems.error(
                         name.span(),
                         format!("\"{}\" is named twice", name.get_ref()),
@@ -402,9 +438,57 @@ fn validate(
             Some(d) => Some(d.get_ref().0),
             None => None,
         };
+        let participants = t.participants.as_ref().map(|list| {
+            let mut named: Vec<NodeIndex> = Vec::new();
+            for name in list.get_ref() {
+                let Some(n) = node_of(problems, name, "a participant") else {
+                    continue;
+                };
+                if named.contains(&n) {
+                    problems.error(
+                        name.span(),
+                        format!("\"{}\" is named twice", name.get_ref()),
+                        "named twice",
+                    );
+                } else {
+                    named.push(n);
+                }
+            }
+            for &i in &initiators {
+                if !named.contains(&i) {
+                    problems.error_help(
+                        Some(list.span()),
+                        format!(
+                            "the registry leaves out the initiator \"{}\"",
+                            nodes[i as usize].name
+                        ),
+                        "an initiator missing",
+                        "the coordinator's registry lists every node it waits for, the initiators first among them",
+                    );
+                }
+            }
+            named
+        });
+        let timeout_from = match &t.timeout_from {
+            Some(f) if t.timeout.is_none() => {
+                problems.error_help(
+                    Some(f.span()),
+                    "`timeout_from` goes with `timeout`",
+                    "no timeout",
+                    "give the attempt a timeout, or remove timeout_from",
+                );
+                TimeoutFrom::Attempt
+            }
+            Some(f) if *f.get_ref() == file::TimeoutFromName::FirstMarker => {
+                TimeoutFrom::FirstMarker
+            }
+            _ => TimeoutFrom::Attempt,
+        };
         snapshots.push(Snapshot {
             at,
             initiators,
+            participants,
+            timeout_from,
             timeout,
             markers: match t.markers.as_ref().map(|m| *m.get_ref()) {
                 Some(file::MarkersName::FirstPartition) => Markers::FirstPartition,
@@ -491,6 +575,7 @@ fn nodes(problems: &mut Problems, raw: &[S<file::NodeTable>]) -> Vec<Node> {
         nodes.push(Node {
             name: name.clone(),
             state,
+            participates: t.participates.as_ref().is_none_or(|p| *p.get_ref()),
         });
     }
     nodes

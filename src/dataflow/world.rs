@@ -8,7 +8,9 @@
 //! other event of its instant. Nothing here reads a clock or draws a
 //! random number, so a file gives the same run everywhere.
 
-use super::model::{ChannelIndex, Dataflow, MAX_RECORDED_VALUES, Markers, NodeIndex, SendKind};
+use super::model::{
+    ChannelIndex, Dataflow, MAX_RECORDED_VALUES, Markers, NodeIndex, SendKind, TimeoutFrom,
+};
 use super::outcome::{
     Arrival, Attempt, AttemptOutcome, Defect, Entry, Happened, MAX_LOG, MarkerFate, NodeRecord,
     NodeStatus, Outcome, PartitionRecord, Recording, Stop, Watch, Watched, channel_of,
@@ -35,6 +37,11 @@ enum What {
     Timeout {
         attempt: u32,
     },
+    /// `timeout_from = "first_marker"`: node `node`'s own deadline.
+    NodeTimeout {
+        attempt: u32,
+        node: NodeIndex,
+    },
 }
 
 /// Runs a dataflow file.
@@ -60,9 +67,12 @@ pub fn run_until(flow: &Dataflow, until: Millis) -> Result<Outcome, Stop> {
 
 /// What is due, of one instant in this order: the file's sends
 /// (`Send`), its snapshot attempts (`Start`), both in file order, then
-/// what the run scheduled (class 0), then snapshot timeouts (class 1).
+/// what the run scheduled (class 0), then late data (class 1: after
+/// anything on time at its instant, section 28.14), then snapshot
+/// timeouts (class 2).
 const SCHEDULED: u8 = 0;
-const TIMEOUTS: u8 = 1;
+const LATE: u8 = 1;
+const TIMEOUTS: u8 = 2;
 
 /// The next thing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +113,13 @@ struct World<'a> {
     log_dropped: u64,
     watch: Watch,
     watched: Watched,
+    /// Per channel: data messages sent so far, lost, delivered late.
+    data_sent: Vec<u64>,
+    lost: Vec<u64>,
+    late: Vec<u64>,
+    /// Per attempt, per node: whether the attempt waits for it to
+    /// complete (the registry's nodes, or every participating node).
+    waited: Vec<Vec<bool>>,
 }
 
 impl<'a> World<'a> {
@@ -129,8 +146,10 @@ impl<'a> World<'a> {
                 max_recorded: 0,
                 consistent: None,
                 recorded_total: 0,
+                missing_participants: Vec::new(),
                 started: false,
-                incomplete: flow.nodes.len(),
+                ended: false,
+                incomplete: 0,
             })
             .collect();
         let mut sends: Vec<u32> = (0..flow.sends.len() as u32).collect();
@@ -158,6 +177,10 @@ impl<'a> World<'a> {
             log_dropped: 0,
             watch,
             watched: Watched::default(),
+            data_sent: vec![0; flow.channels.len()],
+            lost: vec![0; flow.channels.len()],
+            late: vec![0; flow.channels.len()],
+            waited: vec![Vec::new(); flow.snapshots.len()],
         }
     }
 
@@ -189,10 +212,18 @@ impl<'a> World<'a> {
                 .flatten()
                 .min_by_key(|n| n.0)?;
             if next == Next::Scheduled
-                && let Some((_, _, What::Timeout { attempt })) = self.schedule.peek()
-                && self.attempts[*attempt as usize].final_()
+                && let Some((_, _, what)) = self.schedule.peek()
+                && match *what {
+                    What::Timeout { attempt } => self.attempts[attempt as usize].final_(),
+                    What::NodeTimeout { attempt, node } => {
+                        let a = &self.attempts[attempt as usize];
+                        a.final_() || a.status(node) != NodeStatus::Waiting
+                    }
+                    _ => false,
+                }
             {
-                // The attempt ended before its timeout: nothing happens.
+                // The attempt (or the node) ended before its timeout:
+                // nothing happens.
                 self.schedule.take();
                 continue;
             }
@@ -232,6 +263,7 @@ impl<'a> World<'a> {
                 } => self.data(part, value, send, debited)?,
                 What::Marker { part, attempt } => self.marker(part, attempt)?,
                 What::Timeout { attempt } => self.timeout(attempt),
+                What::NodeTimeout { attempt, node } => self.node_timeout(attempt, node),
             },
         }
         Ok(true)
@@ -239,15 +271,29 @@ impl<'a> World<'a> {
 
     fn finish(mut self) -> Outcome {
         for &a in &self.live {
-            self.attempts[a as usize].outcome = AttemptOutcome::Incomplete;
+            // An attempt a node's own deadline aborted stays aborted.
+            let a = &mut self.attempts[a as usize];
+            if a.aborted_at.is_none() {
+                a.outcome = AttemptOutcome::Incomplete;
+            }
         }
         let flow = self.flow;
-        for a in self.attempts.iter_mut() {
+        for (k, a) in self.attempts.iter_mut().enumerate() {
             if !a.started {
                 // Never started (the run stopped before it): every node
                 // not recorded.
                 a.nodes = vec![NodeRecord::default(); flow.nodes.len()];
                 a.partitions = vec![PartitionRecord::default(); self.partitions];
+            }
+            if let Some(listed) = &flow.snapshots[k].participants {
+                a.missing_participants = (listed.iter().copied())
+                    .filter(|&n| {
+                        matches!(
+                            a.status(n),
+                            NodeStatus::NotRecorded | NodeStatus::NotParticipating
+                        )
+                    })
+                    .collect();
             }
         }
         Outcome {
@@ -259,6 +305,8 @@ impl<'a> World<'a> {
             log: self.log,
             log_dropped: self.log_dropped,
             watched: self.watched,
+            lost: self.lost,
+            late: self.late,
         }
     }
 
@@ -287,10 +335,29 @@ impl<'a> World<'a> {
                 .is_none_or(|n| n.status == NodeStatus::NotRecorded)
         });
         let part = self.base[s.channel as usize] + s.partition;
-        let (departs, arrives) = self.departure(s.channel);
+        let c = s.channel as usize;
+        let nth = self.data_sent[c];
+        self.data_sent[c] += 1;
+        if nth < ch.lose_data {
+            // Lost: a transfer's value left its sender and reaches nobody.
+            self.lost[c] += 1;
+            self.note(Happened::DataLost {
+                send: i,
+                partition: part,
+            });
+            return;
+        }
+        let (departs, mut arrives) = self.departure(s.channel);
+        let mut class = SCHEDULED;
+        let late = ch.late_data.filter(|&(first, _)| nth < first);
+        if let Some((_, by)) = late {
+            self.late[c] += 1;
+            arrives = arrives.saturating_add(by);
+            class = LATE;
+        }
         self.schedule.add(
             arrives,
-            SCHEDULED,
+            class,
             What::Data {
                 part,
                 value: s.value,
@@ -303,6 +370,7 @@ impl<'a> World<'a> {
             partition: part,
             arrives,
             held: departs > self.clock.now,
+            late: late.is_some(),
         });
     }
 
@@ -315,10 +383,31 @@ impl<'a> World<'a> {
             a.started = true;
             a.nodes = vec![NodeRecord::default(); flow.nodes.len()];
             a.partitions = vec![PartitionRecord::default(); partitions];
+            for (n, node) in flow.nodes.iter().enumerate() {
+                if !node.participates {
+                    a.nodes[n].status = NodeStatus::NotParticipating;
+                }
+            }
+            // The coordinator waits for its registry, else for every
+            // node that participates.
+            let waited = match &snap.participants {
+                Some(listed) => {
+                    let mut w = vec![false; flow.nodes.len()];
+                    for &n in listed {
+                        w[n as usize] = true;
+                    }
+                    w
+                }
+                None => flow.nodes.iter().map(|n| n.participates).collect(),
+            };
+            a.incomplete = waited.iter().filter(|&&w| w).count();
+            self.waited[k as usize] = waited;
         }
         self.live.push(k);
         self.note(Happened::Started { attempt: k });
-        if let Some(t) = snap.timeout {
+        if let Some(t) = snap.timeout
+            && snap.timeout_from == TimeoutFrom::Attempt
+        {
             self.schedule.add(
                 self.clock.now.saturating_add(t),
                 TIMEOUTS,
@@ -432,6 +521,14 @@ impl<'a> World<'a> {
             });
             return Ok(());
         }
+        if !flow.participates(to) {
+            a.partitions[part as usize].marker = MarkerFate::Dropped { at: now };
+            self.note(Happened::MarkerDropped {
+                attempt: k,
+                partition: part,
+            });
+            return Ok(());
+        }
         a.partitions[part as usize].marker = MarkerFate::Arrived { at: now };
         self.note(Happened::MarkerReceived {
             attempt: k,
@@ -467,6 +564,11 @@ impl<'a> World<'a> {
             let a = &mut self.attempts[k as usize];
             for &c in &self.incoming[n as usize] {
                 let ch = &flow.channels[c as usize];
+                if !flow.participates(ch.from) {
+                    // An outside input to the protocol: not recorded, no
+                    // marker waited for.
+                    continue;
+                }
                 for p in 0..ch.partitions {
                     let gi = self.base[c as usize] + p;
                     let pr = &mut a.partitions[gi as usize];
@@ -502,6 +604,19 @@ impl<'a> World<'a> {
             }
         }
         self.check_node(n, k);
+        let snap = &flow.snapshots[k as usize];
+        if let (Some(t), TimeoutFrom::FirstMarker) = (snap.timeout, snap.timeout_from)
+            && self.attempts[k as usize].status(n) == NodeStatus::Waiting
+        {
+            self.schedule.add(
+                now.saturating_add(t),
+                TIMEOUTS,
+                What::NodeTimeout {
+                    attempt: k,
+                    node: n,
+                },
+            );
+        }
         Ok(())
     }
 
@@ -541,37 +656,79 @@ impl<'a> World<'a> {
             return;
         }
         node.status = NodeStatus::Complete;
-        a.incomplete -= 1;
-        let done = a.incomplete == 0;
+        if self.waited[k as usize][n as usize] {
+            a.incomplete -= 1;
+        }
         self.note(Happened::NodeComplete {
             attempt: k,
             node: n,
         });
-        if done {
+        let a = &self.attempts[k as usize];
+        if a.aborted_at.is_some() {
+            // A node's own deadline aborted the attempt: it ends when no
+            // node that recorded is left waiting.
+            if !a.nodes.iter().any(|n| n.status == NodeStatus::Waiting) {
+                self.finalize(k, AttemptOutcome::Aborted);
+            }
+        } else if a.incomplete == 0 {
             self.finalize(k, AttemptOutcome::Complete);
         }
     }
 
-    fn timeout(&mut self, k: u32) {
+    /// `timeout_from = "first_marker"`: node `n` of attempt `k` is not
+    /// complete at its own deadline: it discards its recording. The first
+    /// such abort aborts the attempt, which ends when no node that
+    /// recorded is left waiting.
+    fn node_timeout(&mut self, k: u32, n: NodeIndex) {
+        let now = self.clock.now;
+        let freed = self.discard(k, n);
+        self.held -= freed;
+        self.note(Happened::NodeAborted {
+            attempt: k,
+            node: n,
+        });
+        let a = &mut self.attempts[k as usize];
+        if a.aborted_at.is_none() {
+            a.aborted_at = Some(now);
+            a.outcome = AttemptOutcome::Aborted;
+        }
+        if !a.nodes.iter().any(|n| n.status == NodeStatus::Waiting) {
+            self.finalize(k, AttemptOutcome::Aborted);
+        }
+    }
+
+    /// Node `n`, waiting in attempt `k`, aborts: its recorded state and
+    /// its incoming partitions' recordings are discarded. Returns the
+    /// values freed.
+    fn discard(&mut self, k: u32, n: NodeIndex) -> u64 {
         let flow = self.flow;
-        let mut discarded = 0u32;
         let mut freed = 0u64;
         let a = &mut self.attempts[k as usize];
-        for (n, node) in a.nodes.iter_mut().enumerate() {
-            if node.status != NodeStatus::Waiting {
-                continue;
-            }
-            node.status = NodeStatus::Aborted;
-            node.discarded_state = node.recorded_state.take();
-            discarded += 1;
-            for &c in &self.incoming[n] {
-                for p in 0..flow.channels[c as usize].partitions {
-                    let pr = &mut a.partitions[(self.base[c as usize] + p) as usize];
-                    freed += pr.values.len() as u64;
-                    pr.values = Vec::new();
+        let node = &mut a.nodes[n as usize];
+        node.status = NodeStatus::Aborted;
+        node.discarded_state = node.recorded_state.take();
+        for &c in &self.incoming[n as usize] {
+            for p in 0..flow.channels[c as usize].partitions {
+                let pr = &mut a.partitions[(self.base[c as usize] + p) as usize];
+                freed += pr.values.len() as u64;
+                pr.values = Vec::new();
+                if pr.recording != Recording::Not {
                     pr.recording = Recording::Discarded;
                 }
             }
+        }
+        freed
+    }
+
+    fn timeout(&mut self, k: u32) {
+        let mut discarded = 0u32;
+        let mut freed = 0u64;
+        for n in 0..self.flow.nodes.len() as NodeIndex {
+            if self.attempts[k as usize].status(n) != NodeStatus::Waiting {
+                continue;
+            }
+            discarded += 1;
+            freed += self.discard(k, n);
         }
         self.held -= freed;
         self.note(Happened::Aborted {
@@ -589,9 +746,13 @@ impl<'a> World<'a> {
         self.live.retain(|&a| a != k);
         let a = &mut self.attempts[k as usize];
         a.outcome = outcome;
+        a.ended = true;
         match outcome {
             AttemptOutcome::Complete => a.completed_at = Some(now),
-            _ => a.aborted_at = Some(now),
+            // With per-node deadlines, aborted from the first abort.
+            _ => {
+                a.aborted_at.get_or_insert(now);
+            }
         }
         for pr in a.partitions.iter_mut() {
             if pr.recording == Recording::On {

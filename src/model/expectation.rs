@@ -274,6 +274,8 @@ pub enum Value {
     Int(i64),
     /// A list of numbers: a dataflow channel's recorded values.
     Ints(Vec<i64>),
+    /// A list of names: a dataflow snapshot's missing participants.
+    Texts(Vec<String>),
 }
 
 impl Value {
@@ -288,6 +290,7 @@ impl Value {
             Value::Bool(b) => serde_json::json!(b),
             Value::Int(n) => serde_json::json!(n),
             Value::Ints(v) => serde_json::json!(v),
+            Value::Texts(v) => serde_json::json!(v),
         }
     }
 }
@@ -303,6 +306,10 @@ impl std::fmt::Display for Value {
             Value::Int(n) => write!(f, "{n}"),
             Value::Ints(v) => {
                 let items: Vec<String> = v.iter().map(i64::to_string).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+            Value::Texts(v) => {
+                let items: Vec<String> = v.iter().map(|s| format!("\"{s}\"")).collect();
                 write!(f, "[{}]", items.join(", "))
             }
         }

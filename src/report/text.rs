@@ -285,7 +285,7 @@ pub fn shown(value: Value) -> String {
         Value::Text(s) => s,
         Value::Never => "-".to_string(),
         Value::Bool(b) => b.to_string(),
-        v @ (Value::Int(_) | Value::Ints(_)) => v.to_string(),
+        v @ (Value::Int(_) | Value::Ints(_) | Value::Texts(_)) => v.to_string(),
     }
 }
 

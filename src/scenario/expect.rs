@@ -20,6 +20,8 @@ pub(crate) enum Kind {
     Ints,
     /// A list of whole numbers, or the word "never" (nothing recorded).
     IntsOrNever,
+    /// A list of names.
+    Names,
     Time,
     Text,
     State,
@@ -571,6 +573,7 @@ fn kind_hint(kind: Kind) -> &'static str {
         Kind::IntOrNever => "a whole number such as -4, or \"never\"",
         Kind::Ints => "a list of whole numbers such as [7] or []",
         Kind::IntsOrNever => "a list of whole numbers such as [7] or [], or \"never\"",
+        Kind::Names => "a list of names such as [\"B\"] or []",
         Kind::Time => "a duration such as \"40s\", or a table such as { at_most = \"1m\" }",
         Kind::Text => "a string",
         Kind::State => {
@@ -632,6 +635,7 @@ fn comparison(
                         | Kind::Bool
                         | Kind::Ints
                         | Kind::IntsOrNever
+                        | Kind::Names
                 ) =>
             {
                 problems.error(
@@ -784,6 +788,21 @@ fn scalar(
         (Kind::Int | Kind::IntOrNever, toml::Value::Integer(n)) => Some(Value::Int(*n)),
         (Kind::IntOrNever, toml::Value::String(s)) if s == "never" => Some(Value::Never),
         (Kind::IntsOrNever, toml::Value::String(s)) if s == "never" => Some(Value::Never),
+        (Kind::Names, toml::Value::Array(items)) => {
+            let names: Option<Vec<String>> =
+                items.iter().map(|v| v.as_str().map(String::from)).collect();
+            match names {
+                Some(names) => {
+                    let what = format!("an expected `{field}`");
+                    let before = problems.list.len();
+                    for name in &names {
+                        problems.plain(name, span.clone(), &what, false, super::problems::MAX_ID);
+                    }
+                    (problems.list.len() == before).then_some(Value::Texts(names))
+                }
+                None => wrong(problems),
+            }
+        }
         (Kind::Ints | Kind::IntsOrNever, toml::Value::Array(items)) => {
             let values: Option<Vec<i64>> = items.iter().map(toml::Value::as_integer).collect();
             match values {
