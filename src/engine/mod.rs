@@ -501,6 +501,8 @@ impl<'s> Engine<'s> {
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.becomes_at_end(end));
         let sink_rows =
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.versioned_at_end());
+        let sink_compensations =
+            (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.compensations_per_sink());
         let write_notes = self
             .downstream
             .writes
@@ -541,6 +543,7 @@ impl<'s> Engine<'s> {
             sink_given_up,
             sink_becomes,
             sink_rows,
+            sink_compensations,
             dead_letters: DeadLetters {
                 first_deliveries: std::mem::take(&mut self.consumer.first_deliveries),
                 ..std::mem::take(&mut self.operator.dead_letters)

@@ -77,6 +77,9 @@ pub struct Outcome {
     /// Per sink, its versioned rows at the end (section 28.9; `None` for
     /// an unversioned sink); empty without a versioned sink.
     pub sink_rows: Vec<Option<super::write::VersionedRowsAtEnd>>,
+    /// With `[write]`, per sink: the compensations applied there
+    /// (section 28.1); empty otherwise.
+    pub sink_compensations: Vec<u64>,
     /// What the run keeps of each message's time in quarantine beyond its
     /// state: its envelope's record and cause, and its archive.
     pub dead_letters: DeadLetters,
@@ -388,6 +391,14 @@ impl Outcome {
                 SinkField::StaleOverwrites => r.stale_overwrites,
                 _ => r.stale_rejections,
             });
+            return n.min(i64::MAX as u64) as i64;
+        }
+        if field == SinkField::Compensations {
+            let n = self
+                .sink_compensations
+                .get(sink as usize)
+                .copied()
+                .unwrap_or(0);
             return n.min(i64::MAX as u64) as i64;
         }
         if field == SinkField::CompensationsGivenUp {

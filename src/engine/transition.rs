@@ -187,6 +187,12 @@ pub enum Detail {
         sink: u32,
         kind: crate::model::SinkKind,
     },
+    /// The outbox row of this message's mixed write was dead-lettered for
+    /// sink `sink` under `outbox_dead_letter = "compensate"`: the write
+    /// failed, and the relay compensates its saga sinks (section 28.1).
+    WriteFailedLate {
+        sink: u32,
+    },
     /// A versioned sink took the write of `message` (this transition's)
     /// of version `written` over its row's newer `held` (section 28.9);
     /// the row is the message's under `key`
@@ -278,7 +284,8 @@ impl Detail {
             | Detail::CompensationGivenUp { sink, .. }
             | Detail::OutboxDeadLettered { sink, .. }
             | Detail::SinkChanged { sink, .. }
-            | Detail::StaleOverwrite { sink, .. } => Some(sink),
+            | Detail::StaleOverwrite { sink, .. }
+            | Detail::WriteFailedLate { sink } => Some(sink),
             _ => None,
         }
     }
@@ -327,6 +334,7 @@ impl Detail {
             Detail::CoordinatorRecovered { .. } => EventKind::CoordinatorRecovered,
             Detail::SinkChanged { .. } => EventKind::SinkChanged,
             Detail::StaleOverwrite { .. } => EventKind::StaleOverwrite,
+            Detail::WriteFailedLate { .. } => EventKind::WriteFailedLate,
         }
     }
 }

@@ -500,7 +500,7 @@ fn drains_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>)
     if scenario
         .write
         .as_ref()
-        .is_some_and(|w| w.strategy == crate::model::Strategy::Outbox)
+        .is_some_and(|w| w.uses(crate::model::Strategy::Outbox))
     {
         lines.push(
             "the outbox relay: a call is pending until its reply is heard, so the run ends no earlier than the last reply"

@@ -167,7 +167,8 @@ fn listed_intents(
         | SinkField::WritesAfterChange
         | SinkField::KindAtEnd
         | SinkField::StaleOverwrites
-        | SinkField::StaleRejections => return None,
+        | SinkField::StaleRejections
+        | SinkField::Compensations => return None,
     };
     let (count, examples) = intent_examples(scenario, outcome, |writes, arrived| {
         if missing {

@@ -17,6 +17,17 @@ pub(super) fn writes_story(scenario: &Scenario, outcome: &Outcome) -> (String, V
     };
     let t = &outcome.totals;
     let title = match write.strategy {
+        _ if write.strategy_name() == "mixed" => format!(
+            "strategies per sink: synchronous steps in order, then an outbox row for the outbox sinks; {}, {} dead-lettered, {} withheld; {} visible in some sinks and not all; noted writes:",
+            plural(t.compensations, "compensation", "compensations"),
+            plural(t.outbox_dead_letters, "row", "rows"),
+            plural(
+                t.notices_withheld,
+                "irreversible send",
+                "irreversible sends"
+            ),
+            dur(t.partial_visible)
+        ),
         Strategy::Direct => format!(
             "strategy direct: calls in file order inside the delivery; {} visible in some sinks and not all; noted writes:",
             dur(t.partial_visible)
@@ -95,7 +106,7 @@ pub(super) fn sink_story(
             // A failed call ends (direct) or fails (saga) the write before
             // the sinks after it, and aborts it everywhere (two_phase).
             WriteNote::Failed { sink, .. } if missing => {
-                *sink <= k || write.strategy == Strategy::TwoPhase
+                *sink <= k || write.strategy_of(*sink as usize) == Strategy::TwoPhase
             }
             WriteNote::DeadLettered { sink, .. } => *sink == k,
             _ if missing => false,
@@ -106,7 +117,7 @@ pub(super) fn sink_story(
         out.push_str(&format!(
             "  the calls that kept writes from \"{}\" ({} strategy):\n",
             sink.name,
-            write.strategy.as_str()
+            write.strategy_of(k as usize).as_str()
         ));
     }
     for n in mine.iter().take(EXAMPLES) {
@@ -202,7 +213,7 @@ pub fn note_line(scenario: &Scenario, write: &Write, n: &WriteNote) -> String {
             reason,
             class,
         } => {
-            let next = match (write.strategy, class) {
+            let next = match (write.strategy_of(k as usize), class) {
                 (Strategy::Direct, _) => {
                     "direct: the write ends there (later sinks not called) and the delivery fails"
                 }

@@ -137,6 +137,7 @@ define_event_kinds! {
     CheckpointFailed "checkpoint_failed" Log Log "a log checkpoint failed or was aborted: nothing committed";
     AppendRetried "append_retried" Message Log "the producer appended the message again, its acknowledgement lost: a duplicate record, or deduplicated by the broker";
     SinkChanged "sink_changed" Sink Write "a sink began to apply writes by another kind (becomes): an upsert downgraded to an append, or the reverse";
+    WriteFailedLate "write_failed_late" Message Write "an outbox row was dead-lettered for a sink under outbox_dead_letter = \"compensate\": the write failed, and the relay compensates its saga sinks";
     StaleOverwrite "stale_overwrite" Message Write "a versioned sink took a write older than its row's version (stale_writes = \"overwrite\"): the row now holds stale data";
     CoordinatorRecovered "coordinator_recovered" Message Write "a two-phase coordinator that crashed after the prepares recovered and decided: commit (its decision logged) or abort (none logged)";
 }

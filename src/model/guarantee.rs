@@ -237,6 +237,9 @@ pub enum SinkField {
     /// `versioned`: writes older than their row that it rejected (not in
     /// [`SinkField::ALL`]).
     StaleRejections,
+    /// A mixed write (section 28.1): the compensations applied to this
+    /// sink (not in [`SinkField::ALL`]).
+    Compensations,
 }
 
 impl SinkField {
@@ -250,7 +253,8 @@ impl SinkField {
             | SinkField::CompensationsGivenUp
             | SinkField::WritesAfterChange
             | SinkField::StaleOverwrites
-            | SinkField::StaleRejections => super::Takes::Count,
+            | SinkField::StaleRejections
+            | SinkField::Compensations => super::Takes::Count,
             SinkField::MaxLag => super::Takes::Time,
             SinkField::KindAtEnd => super::Takes::Text,
         }
@@ -265,7 +269,7 @@ impl SinkField {
 
     /// Every field a `[[question]]` may ask of a sink: the counts, and the
     /// fields listed only for some files.
-    pub const ASKED: [SinkField; 10] = [
+    pub const ASKED: [SinkField; 11] = [
         SinkField::Value,
         SinkField::VisibleDuplicates,
         SinkField::Missing,
@@ -276,6 +280,7 @@ impl SinkField {
         SinkField::KindAtEnd,
         SinkField::StaleOverwrites,
         SinkField::StaleRejections,
+        SinkField::Compensations,
     ];
 
     pub fn name(self) -> &'static str {
@@ -290,6 +295,7 @@ impl SinkField {
             SinkField::KindAtEnd => "kind_at_end",
             SinkField::StaleOverwrites => "stale_overwrites",
             SinkField::StaleRejections => "stale_rejections",
+            SinkField::Compensations => "compensations",
         }
     }
 }

@@ -50,6 +50,8 @@ pub enum Part {
     Coordinator,
     /// Section 28.16: listed for files with a `corrective_notice` sink.
     Corrective,
+    /// Section 28.1: listed for files with `irreversible_last`.
+    Withheld,
 }
 
 /// A `MaybeTime` measure's raw number when it has no value.
@@ -216,6 +218,8 @@ macro_rules! for_each_measure {
                 "corrective notices heard to succeed after a false notice (corrective_notice)";
             uncorrected_false_notices UncorrectedFalseNotices Count Corrective $crate::model::Story::Writes,
                 "false notices without a corrective notice";
+            notices_withheld NoticesWithheld Count Withheld $crate::model::Story::Writes,
+                "irreversible relay calls never made because another outbox sink dead-lettered the row (irreversible_last)";
             partial_visible PartialVisible Time Write $crate::model::Story::Writes,
                 "summed over writes, the time some sinks and not all showed the write";
             elapsed_exhausted ElapsedExhausted Count Elapsed $crate::model::Story::QuarantineEntries,
@@ -319,6 +323,9 @@ impl Total {
         let producer = scenario.log.as_ref().is_some_and(|l| l.producer.written);
         let corrective =
             (scenario.write.as_ref()).is_some_and(|w| w.sinks.iter().any(|s| s.corrective_notice));
+        let withheld = (scenario.write.as_ref())
+            .and_then(|w| w.plan.as_ref())
+            .is_some_and(|p| p.gated != 0);
         let coordinator = (scenario.write.as_ref())
             .and_then(|w| w.coordinator.as_ref())
             .is_some_and(|c| c.crash.is_some() && c.recovers_after.is_none());
@@ -335,6 +342,7 @@ impl Total {
             Part::Producer => producer,
             Part::Coordinator => coordinator,
             Part::Corrective => corrective,
+            Part::Withheld => withheld,
         })
     }
 }
@@ -426,6 +434,7 @@ mod tests {
                 Total::FalseNotices => totals.false_notices = i as u64 + 1,
                 Total::CorrectiveNotices => totals.corrective_notices = i as u64 + 1,
                 Total::UncorrectedFalseNotices => totals.uncorrected_false_notices = i as u64 + 1,
+                Total::NoticesWithheld => totals.notices_withheld = i as u64 + 1,
                 Total::PartialVisible => totals.partial_visible = i as u64 + 1,
                 Total::ElapsedExhausted => totals.elapsed_exhausted = i as u64 + 1,
                 Total::Archived => totals.archived = i as u64 + 1,

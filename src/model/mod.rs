@@ -45,8 +45,8 @@ pub use measure::{NO_TIME, Part, STATE_COUNT, Story, Total, Totals, Unit};
 pub use question::Question;
 pub use write::{
     CallSelector, Coordinator, DEFAULT_RELAY_ATTEMPTS, DEFAULT_RELAY_RETRY, MAX_ATTEMPTS,
-    MAX_SINK_FAULTS, MAX_SINKS, ROWS_LISTED, RowWrite, SinkCalls, SinkFault, SinkFaultKind,
-    StaleWrites, Strategy, VersionedRows, Write, WriteReasons,
+    MAX_SINK_FAULTS, MAX_SINKS, Plan, PlanStep, ROWS_LISTED, RowWrite, SinkCalls, SinkFault,
+    SinkFaultKind, StaleWrites, Strategy, VersionedRows, Write, WriteReasons,
 };
 
 /// Milliseconds of modeled time.

@@ -67,6 +67,8 @@ pub struct SinkFault {
 /// A `[[sink]]`'s calls: section 24's keys of one sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SinkCalls {
+    /// `[[sink]] strategy` (section 28.1), default `[write] strategy`.
+    pub strategy: Strategy,
     /// A call's round trip.
     pub latency: Millis,
     /// In file order: the first that selects a call decides it.
@@ -158,6 +160,61 @@ pub struct Write {
     /// When some sink is versioned: the rows, versions and values the
     /// messages write (section 28.9).
     pub rows: Option<VersionedRows>,
+    /// A write whose sinks do not share one strategy, or that asks for
+    /// `irreversible_last` or `outbox_dead_letter = "compensate"`: its
+    /// steps (section 28.1). `None`: section 24 by `strategy`.
+    pub plan: Option<Plan>,
+}
+
+/// How a mixed write is made (section 28.1): its synchronous steps in
+/// order, then one outbox row for its outbox sinks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// The steps in order: a direct or saga sink's call, or every
+    /// two_phase sink together (at the first one's place).
+    pub steps: Vec<PlanStep>,
+    /// The sinks in the order their calls are made (irreversible ones
+    /// last with `irreversible_last`): compensations go in reverse.
+    pub order: Vec<u32>,
+    /// Bits of the two_phase sinks.
+    pub two_phase: u64,
+    /// Bits of the outbox sinks.
+    pub outbox: u64,
+    /// Bits of the outbox sinks the relay calls only once every other
+    /// outbox sink was heard to succeed (`irreversible_last`).
+    pub gated: u64,
+    /// `outbox_dead_letter = "compensate"`.
+    pub compensate_on_dead_letter: bool,
+}
+
+/// One synchronous step of a mixed write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanStep {
+    /// A direct or saga sink's call.
+    Call(u32),
+    /// Every two_phase sink: prepares, then the decision.
+    TwoPhase,
+}
+
+impl Write {
+    /// Whether some sink has strategy `s`.
+    pub fn uses(&self, s: Strategy) -> bool {
+        self.sinks.iter().any(|k| k.strategy == s)
+    }
+
+    /// Sink `k`'s strategy.
+    pub fn strategy_of(&self, k: usize) -> Strategy {
+        self.sinks.get(k).map_or(self.strategy, |s| s.strategy)
+    }
+
+    /// What the report calls the write's strategy: the one every sink
+    /// has, or "mixed".
+    pub fn strategy_name(&self) -> &'static str {
+        match self.plan {
+            Some(_) if self.sinks.iter().any(|k| k.strategy != self.strategy) => "mixed",
+            _ => self.strategy.as_str(),
+        }
+    }
 }
 
 /// The reasons of section 24, interned in the scenario's reasons.

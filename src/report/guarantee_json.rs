@@ -43,9 +43,9 @@ pub fn add(doc: &mut Json, scenario: &Scenario, outcome: &Outcome) {
 /// most writes of one intent and, under an outbox, `max_lag` (ms); under
 /// a saga, its compensations given up.
 pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
-    let strategy = scenario.write.as_ref().map(|w| w.strategy);
-    let outbox = strategy == Some(crate::model::Strategy::Outbox);
-    let saga = strategy == Some(crate::model::Strategy::Saga);
+    let write = scenario.write.as_ref();
+    let mixed = write.is_some_and(|w| w.plan.is_some());
+    let strategy_of = |k: usize| write.map(|w| w.strategy_of(k));
     Json::Array(
         scenario
             .guarantees
@@ -61,10 +61,14 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
                     "missing": outcome.sink_value(k as u32, crate::model::SinkField::Missing),
                     "max_per_intent": outcome.sink_value(k as u32, crate::model::SinkField::MaxPerIntent),
                 });
-                if outbox {
+                if strategy_of(k) == Some(crate::model::Strategy::Outbox) {
                     sink["max_lag"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::MaxLag));
                 }
-                if saga {
+                if mixed && let Some(w) = write {
+                    sink["strategy"] = json!(w.strategy_of(k).as_str());
+                    sink["compensations"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::Compensations));
+                }
+                if strategy_of(k) == Some(crate::model::Strategy::Saga) {
                     sink["compensations_given_up"] = json!(outcome.sink_value(k as u32, crate::model::SinkField::CompensationsGivenUp));
                 }
                 if let Some((kind, after)) = outcome.sink_becomes.get(k) {
@@ -150,7 +154,7 @@ fn writes(scenario: &Scenario, write: &Write, outcome: &Outcome) -> Json {
         })
         .collect();
     json!({
-        "strategy": write.strategy.as_str(),
+        "strategy": write.strategy_name(),
         "traces": traces,
         "locks": locks,
     })

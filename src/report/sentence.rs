@@ -199,6 +199,11 @@ fn say<O: Write + ?Sized>(out: &mut O, scenario: &Scenario, d: &Detail) -> fmt::
             Dur(entered).write_plain(out)?;
             out.write_str(" (it stays there, redrivable until it expires)")
         }
+        Detail::WriteFailedLate { sink } => write!(
+            out,
+            "the outbox row was dead-lettered for sink \"{}\": the write failed (outbox_dead_letter = \"compensate\"), and the relay compensates its saga sinks",
+            scenario.guarantees.sinks[sink as usize].name,
+        ),
         Detail::StaleOverwrite {
             sink,
             message,

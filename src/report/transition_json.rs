@@ -57,6 +57,7 @@ fn detail_fields(d: &Detail) -> usize {
         Detail::CoordinatorRecovered { .. } => 2,
         Detail::SinkChanged { .. } => 2,
         Detail::StaleOverwrite { .. } => 4,
+        Detail::WriteFailedLate { .. } => 1,
     }
 }
 
@@ -186,6 +187,9 @@ impl Serialize for TransitionJson<'_> {
                 fields.serialize_field("row", &s.row_name(message, key))?;
                 fields.serialize_field("version", &written)?;
                 fields.serialize_field("held", &held)?;
+            }
+            Detail::WriteFailedLate { sink } => {
+                fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;
             }
             Detail::SinkChanged { sink, kind } => {
                 fields.serialize_field("sink", &s.guarantees.sinks[sink as usize].name)?;

@@ -220,10 +220,8 @@ fn sink_expectations(
     let Some(index) = find_sink(problems, scenario, name) else {
         return Vec::new();
     };
-    let outbox = scenario
-        .write
-        .as_ref()
-        .is_some_and(|w| w.strategy == Strategy::Outbox);
+    let strategy = (scenario.write.as_ref()).map(|w| w.strategy_of(index as usize));
+    let outbox = strategy == Some(Strategy::Outbox);
     if let (Some(lag), false) = (&k.max_lag, outbox) {
         problems.error_help(
             Some(lag.span()),
@@ -232,17 +230,19 @@ fn sink_expectations(
             "only an outbox relay applies a write after its row's time",
         );
     }
-    let saga = scenario
-        .write
-        .as_ref()
-        .is_some_and(|w| w.strategy == Strategy::Saga);
-    if let (Some(given_up), false) = (&k.compensations_given_up, saga) {
-        problems.error_help(
-            Some(given_up.span()),
-            "a sink's `compensations_given_up` goes with [write] strategy = \"saga\"",
-            "no saga",
-            "only a saga compensates",
-        );
+    let saga = strategy == Some(Strategy::Saga);
+    for (field, name) in [
+        (&k.compensations_given_up, "compensations_given_up"),
+        (&k.compensations, "compensations"),
+    ] {
+        if let (Some(v), false) = (field, saga) {
+            problems.error_help(
+                Some(v.span()),
+                format!("a sink's `{name}` goes with [write] strategy = \"saga\""),
+                "no saga",
+                "only a saga compensates",
+            );
+        }
     }
     let changes = (scenario.write.as_ref())
         .and_then(|w| w.sinks.get(index as usize))
@@ -325,6 +325,7 @@ fn sink_expectations(
         (&k.kind_at_end, SinkField::KindAtEnd, Kind::Text),
         (&k.stale_overwrites, SinkField::StaleOverwrites, Kind::Count),
         (&k.stale_rejections, SinkField::StaleRejections, Kind::Count),
+        (&k.compensations, SinkField::Compensations, Kind::Count),
     ];
     let fields = fields.map(|(v, f, kind)| (v, Target::Sink(index, f), kind, f.name()));
     let mut out = table_expectations(problems, fields, &k.description);
@@ -458,15 +459,14 @@ fn event_expectation(
         );
         return None;
     }
-    let strategy = scenario.write.as_ref().map(|w| w.strategy);
     let needs = match kind {
         EventKind::CompensationSent | EventKind::CompensationGivenUp => Some(Strategy::Saga),
-        EventKind::OutboxDeadLettered => Some(Strategy::Outbox),
+        EventKind::OutboxDeadLettered | EventKind::WriteFailedLate => Some(Strategy::Outbox),
         EventKind::CoordinatorRecovered => Some(Strategy::TwoPhase),
         _ => None,
     };
     if let Some(needed) = needs
-        && strategy != Some(needed)
+        && !scenario.write.as_ref().is_some_and(|w| w.uses(needed))
     {
         problems.error_help(
             Some(ev.kind.span()),

@@ -212,6 +212,9 @@ pub struct ExpectSink {
     /// Saga: the compensations given up in this sink.
     #[schemars(with = "Option<CheckSchema>")]
     pub compensations_given_up: CheckValue,
+    /// Saga: the compensations applied to this sink.
+    #[schemars(with = "Option<CheckSchema>")]
+    pub compensations: CheckValue,
     /// With `becomes`: write calls applied at or after the change.
     #[schemars(with = "Option<CheckSchema>")]
     pub writes_after_change: CheckValue,

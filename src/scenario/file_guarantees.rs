@@ -27,6 +27,9 @@ pub struct SinkTable {
     /// A window in which every call fails with "sink unavailable".
     #[schemars(with = "Option<super::file::Outage>")]
     pub outage: Option<S<super::file::Outage>>,
+    /// direct | outbox | two_phase | saga: how a write reaches this sink (default: [write] strategy, section 28.1).
+    #[schemars(with = "Option<StrategyName>")]
+    pub strategy: Option<S<StrategyName>>,
     /// Whether the sink can take part in two-phase commit (default false).
     #[schemars(with = "Option<bool>")]
     pub prepare: Option<S<bool>>,
@@ -111,6 +114,19 @@ pub struct WriteTable {
     /// saga: compensations applied once however often retried (default true).
     #[schemars(with = "Option<bool>")]
     pub idempotent_compensation: Option<S<bool>>,
+    /// "keep" (default) or "compensate": an outbox row dead-lettered for an outbox sink fails the write, and the relay compensates its saga sinks (section 28.1).
+    #[schemars(with = "Option<OutboxDeadLetterName>")]
+    pub outbox_dead_letter: Option<S<OutboxDeadLetterName>>,
+    /// true: irreversible sinks are called last (the relay calls an irreversible outbox sink only once every other outbox sink succeeded).
+    #[schemars(with = "Option<bool>")]
+    pub irreversible_last: Option<S<bool>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutboxDeadLetterName {
+    Keep,
+    Compensate,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]

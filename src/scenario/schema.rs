@@ -194,6 +194,10 @@ fn tighten(schema: &mut serde_json::Value) {
             "With `becomes`: the kind writes apply by at the end, \"increment\" or \"upsert\".",
         ),
         (
+            crate::model::SinkField::Compensations,
+            "Saga: the compensations applied to this sink.",
+        ),
+        (
             crate::model::SinkField::StaleOverwrites,
             "With `versioned`: writes older than their row that overwrote it.",
         ),

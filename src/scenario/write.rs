@@ -43,6 +43,7 @@ pub(super) fn write(
             || s.becomes.is_some()
             || s.versioned.is_some()
             || s.stale_writes.is_some()
+            || s.strategy.is_some()
     });
     if raw.write.is_none() && !calls_written {
         if let Some(c) = raw.coordinator {
@@ -65,6 +66,18 @@ pub(super) fn write(
         Some(StrategyName::TwoPhase) => Strategy::TwoPhase,
         Some(StrategyName::Saga) => Strategy::Saga,
     };
+    // Each sink's strategy (section 28.1), the file's by default.
+    let strategies: Vec<Strategy> = match raw.sink.is_empty() {
+        true => vec![strategy],
+        false => (raw.sink.iter())
+            .map(|s| {
+                s.get_ref()
+                    .strategy
+                    .as_ref()
+                    .map_or(strategy, |n| of(*n.get_ref()))
+            })
+            .collect(),
+    };
     if let Some(log) = &scenario.log
         && log.guarantee == Guarantee::ExactlyOnce
     {
@@ -76,10 +89,16 @@ pub(super) fn write(
             .find(|s| (s.get_ref().versioned.as_ref()).is_some_and(|v| *v.get_ref()));
         let span = versioned
             .and_then(|s| s.get_ref().versioned.as_ref().map(|v| v.span()))
+            .or_else(|| {
+                (raw.sink.iter())
+                    .filter_map(|s| s.get_ref().strategy.as_ref())
+                    .find(|n| of(*n.get_ref()) != Strategy::Direct)
+                    .map(|n| n.span())
+            })
             .or(span);
         let message = if versioned.is_some() {
             "a versioned sink is not modeled inside an exactly_once transaction"
-        } else if strategy == Strategy::Direct {
+        } else if strategies.iter().all(|&s| s == Strategy::Direct) {
             "sink latency, faults and outages are not modeled inside an exactly_once transaction"
         } else {
             "only strategy = \"direct\" works with guarantee = \"exactly_once\""
@@ -106,33 +125,138 @@ pub(super) fn write(
         sinks: Vec::new(),
         reasons,
         rows: None,
+        plan: None,
     };
     if let Some(w) = table {
-        write_keys(problems, w, &mut write);
+        write_keys(problems, w, &mut write, &strategies);
     }
-    write.coordinator = coordinator(problems, raw.coordinator, strategy, scenario);
+    write.coordinator = coordinator(problems, raw.coordinator, &strategies, scenario);
     write.sinks = if raw.sink.is_empty() {
         // The implicit counter can prepare (decision 27.28).
         vec![SinkCalls {
+            strategy,
             prepare: true,
             ..SinkCalls::default()
         }]
     } else {
-        (raw.sink.iter())
-            .map(|s| sink_calls(problems, s, strategy, scenario, &reasons))
+        (raw.sink.iter().zip(&strategies))
+            .map(|(s, &k)| sink_calls(problems, s, k, scenario, &reasons))
             .collect()
     };
+    write.plan = plan(problems, table, raw.sink, &write);
     Some(write)
 }
 
-/// The `[write]` keys, each refused where the strategy does not use it.
-fn write_keys(problems: &mut Problems, w: &file::WriteTable, write: &mut Write) {
-    let strategy = write.strategy;
-    let uses = |key: &str| match key {
-        "relay_retry" | "relay_attempts" => {
-            matches!(strategy, Strategy::Outbox | Strategy::Saga)
+fn of(name: StrategyName) -> Strategy {
+    match name {
+        StrategyName::Direct => Strategy::Direct,
+        StrategyName::Outbox => Strategy::Outbox,
+        StrategyName::TwoPhase => Strategy::TwoPhase,
+        StrategyName::Saga => Strategy::Saga,
+    }
+}
+
+/// `outbox_dead_letter` and `irreversible_last`, and the steps of a write
+/// whose sinks do not share one strategy or that asks for either
+/// (section 28.1); `None` for section 24 as it is.
+fn plan(
+    problems: &mut Problems,
+    table: Option<&file::WriteTable>,
+    raw: &[S<file::SinkTable>],
+    write: &Write,
+) -> Option<Plan> {
+    let compensate = table
+        .and_then(|w| w.outbox_dead_letter.as_ref())
+        .filter(|d| *d.get_ref() == file::OutboxDeadLetterName::Compensate);
+    if let Some(d) = compensate
+        && !(write.uses(Strategy::Outbox) && write.uses(Strategy::Saga))
+    {
+        problems.error_help(
+            Some(d.span()),
+            "outbox_dead_letter = \"compensate\" needs an outbox sink and a saga sink",
+            "nothing to compensate, or no dead letter",
+            "an outbox row's dead letter fails the write only for the saga sinks to compensate: give one sink strategy = \"outbox\" and one strategy = \"saga\"",
+        );
+    }
+    let last = table
+        .and_then(|w| w.irreversible_last.as_ref())
+        .filter(|l| *l.get_ref());
+    let irreversible = |k: usize| {
+        raw.get(k)
+            .is_some_and(|s| *s.get_ref().kind.get_ref() == file::SinkKindName::Irreversible)
+    };
+    if let Some(l) = last {
+        let n = write.sinks.len();
+        if !(0..n).any(irreversible) {
+            problems.error_help(
+                Some(l.span()),
+                "irreversible_last needs an irreversible sink",
+                "no irreversible sink",
+                "it moves irreversible sinks after the others; give a sink kind = \"irreversible\", or remove it",
+            );
+        } else if write.uses(Strategy::Outbox)
+            && (0..n).any(|k| irreversible(k) && write.sinks[k].strategy != Strategy::Outbox)
+        {
+            problems.error_help(
+                Some(l.span()),
+                "with an outbox sink, irreversible_last needs every irreversible sink to be outbox too",
+                "an irreversible sink called before the outbox row",
+                "a synchronous step comes before the outbox row is written: give the irreversible sinks strategy = \"outbox\", so the relay can call them last",
+            );
         }
-        _ => strategy == Strategy::Saga,
+    }
+    let mixed = write.sinks.iter().any(|k| k.strategy != write.strategy);
+    if !mixed && compensate.is_none() && last.is_none() {
+        return None;
+    }
+    let n = write.sinks.len();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    if last.is_some() {
+        // Irreversible sinks last, in their file order.
+        order.sort_by_key(|&k| irreversible(k as usize));
+    }
+    let (mut steps, mut two_phase, mut outbox, mut gated) = (Vec::new(), 0u64, 0u64, 0u64);
+    for &k in &order {
+        match write.sinks[k as usize].strategy {
+            Strategy::Direct | Strategy::Saga => steps.push(PlanStep::Call(k)),
+            Strategy::TwoPhase => {
+                if two_phase == 0 {
+                    steps.push(PlanStep::TwoPhase);
+                }
+                two_phase |= 1 << k;
+            }
+            Strategy::Outbox => {
+                outbox |= 1 << k;
+                if last.is_some() && irreversible(k as usize) {
+                    gated |= 1 << k;
+                }
+            }
+        }
+    }
+    Some(Plan {
+        steps,
+        order,
+        two_phase,
+        outbox,
+        gated,
+        compensate_on_dead_letter: compensate.is_some(),
+    })
+}
+
+/// The `[write]` keys, each refused where no sink's strategy uses it
+/// (decision 27.28, read over the sinks' strategies).
+fn write_keys(
+    problems: &mut Problems,
+    w: &file::WriteTable,
+    write: &mut Write,
+    strategies: &[Strategy],
+) {
+    let strategy = write.strategy;
+    let any = |s: Strategy| strategies.contains(&s);
+    let mixed = strategies.iter().any(|&s| s != strategy);
+    let uses = |key: &str| match key {
+        "relay_retry" | "relay_attempts" => any(Strategy::Outbox) || any(Strategy::Saga),
+        _ => any(Strategy::Saga),
     };
     let unused = |problems: &mut Problems, span: Range<usize>, key: &str| {
         if uses(key) {
@@ -145,7 +269,10 @@ fn write_keys(problems: &mut Problems, w: &file::WriteTable, write: &mut Write) 
         problems.error_help(
             Some(span),
             format!("`{key}` goes with {goes_with}"),
-            format!("not used by {}", strategy.as_str()),
+            match mixed {
+                true => "no sink's strategy uses it".to_string(),
+                false => format!("not used by {}", strategy.as_str()),
+            },
             "remove it, or choose a strategy that uses it",
         );
         true
@@ -180,16 +307,26 @@ fn write_keys(problems: &mut Problems, w: &file::WriteTable, write: &mut Write) 
 fn coordinator(
     problems: &mut Problems,
     raw: Option<&S<CoordinatorTable>>,
-    strategy: Strategy,
+    strategies: &[Strategy],
     scenario: &mut Scenario,
 ) -> Option<Coordinator> {
     let raw = raw?;
-    if strategy != Strategy::TwoPhase {
+    if !strategies.contains(&Strategy::TwoPhase) {
+        let (label, help) = match strategies {
+            [first, rest @ ..] if rest.iter().all(|s| s == first) => (
+                format!("the strategy is {}", first.as_str()),
+                "only two-phase commit has a coordinator; remove [coordinator] or set strategy = \"two_phase\"",
+            ),
+            _ => (
+                "no two_phase sink".to_string(),
+                "only two-phase commit has a coordinator; remove [coordinator] or give a sink strategy = \"two_phase\"",
+            ),
+        };
         problems.error_help(
             Some(raw.span()),
             "[coordinator] goes with strategy = \"two_phase\"",
-            format!("the strategy is {}", strategy.as_str()),
-            "only two-phase commit has a coordinator; remove [coordinator] or set strategy = \"two_phase\"",
+            label,
+            help,
         );
         return None;
     }
@@ -308,6 +445,7 @@ fn sink_calls(
         _ => false,
     };
     SinkCalls {
+        strategy,
         latency: s.latency.as_ref().map_or(0, |l| l.get_ref().0),
         faults,
         outage: s.outage.as_ref().map(|o| {

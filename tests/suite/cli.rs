@@ -794,10 +794,10 @@ fn shards_split_a_batch_without_overlap() {
             }
         }
     }
-    // Every bundled file but the 13 sweeps runs whole on one shard.
+    // Every bundled file but the 14 sweeps runs whole on one shard.
     let bundled = bundled_files();
-    assert_eq!(seen.len(), bundled - 13, "{seen:?}");
-    assert_eq!(points.len(), 13, "{points:?}");
+    assert_eq!(seen.len(), bundled - 14, "{seen:?}");
+    assert_eq!(points.len(), 14, "{points:?}");
     for (file, (ran, total)) in &points {
         assert_eq!(ran, total, "{file}: every point runs on exactly one shard");
         seen.push(file.clone());

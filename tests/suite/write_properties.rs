@@ -309,16 +309,39 @@ proptest! {
     fn settling_writes_at_their_start_never_changes_the_outcome(
         t in traffic(),
         calls in long_sink_calls(),
-        strategy in 0usize..4,
+        strategy in 0usize..5,
         around in surroundings(),
         extra in 0usize..5,
+        mix in proptest::collection::vec(0usize..4, 3),
     ) {
-        let strategy = STRATEGIES[strategy];
+        // 4: a strategy per sink (section 28.1).
+        let mixed = strategy == 4;
+        let strategy = STRATEGIES.get(strategy).copied().unwrap_or("direct");
+        let relayed = mix.iter().any(|&i| matches!(STRATEGIES[i], "outbox" | "saga"));
         let retry = match strategy {
             "outbox" | "saga" => "relay_retry = \"1s\"\n",
+            _ if mixed && relayed => "relay_retry = \"1s\"\nrelay_attempts = 3\n",
             _ => "",
         };
-        let mut sinks = sink_tables(&calls, strategy == "two_phase", |_| Some(false));
+        let mut sinks = sink_tables(&calls, strategy == "two_phase" || mixed, |_| Some(false));
+        let mut extra_mixed = String::new();
+        if mixed {
+            // Each sink its own strategy; a compensating dead letter and
+            // irreversible sinks last where the file allows them.
+            let mine: Vec<&str> = mix.iter().map(|&i| STRATEGIES[i]).collect();
+            let mut parts: Vec<String> = sinks.split("[[sink]]\n").map(String::from).collect();
+            for (part, s) in parts.iter_mut().skip(1).zip(&mine) {
+                part.push_str(&format!("strategy = \"{s}\"\n"));
+            }
+            sinks = parts.join("[[sink]]\n");
+            if mine.contains(&"outbox") && mine.contains(&"saga") && extra % 2 == 1 {
+                extra_mixed.push_str("outbox_dead_letter = \"compensate\"\n");
+            }
+            let irreversible = SINKS.iter().zip(&mine).filter(|((_, kind), _)| *kind == "irreversible");
+            if extra >= 3 && irreversible.clone().all(|(_, s)| !mine.contains(&"outbox") || *s == "outbox") {
+                extra_mixed.push_str("irreversible_last = true\n");
+            }
+        }
         // Section 28.15 and 28.16's keys: a coordinator's round trip,
         // crashes that never recover or recover without a logged
         // decision, corrective notices, outbox dead-letter alarms.
@@ -338,7 +361,7 @@ proptest! {
             _ => "",
         };
         let text = format!(
-            "{t}{around}[write]\nstrategy = \"{strategy}\"\n{retry}{sinks}{extra}"
+            "{t}{around}[write]\nstrategy = \"{strategy}\"\n{retry}{extra_mixed}{sinks}{extra}"
         );
         let (scenario, _) = load_str("p.toml", &text)
             .unwrap_or_else(|e| panic!("generated scenarios are valid: {e:?}\n{text}"));

@@ -1454,3 +1454,313 @@ fn s28_9_versioned_keys_are_refused_where_they_mean_nothing() {
         "a versioned sink is not modeled inside an exactly_once transaction",
     );
 }
+
+/// 28.1's first worked example: one write through every strategy.
+/// metrics (saga) at 0; ledger's prepare at 0, decided and committed at
+/// 10ms; audit (direct) at 10ms, heard at 15ms; sms (direct) at 15ms; the
+/// outbox row at 15ms, when the delivery acks and the relay applies it to
+/// the lake.
+fn every_strategy(audit_faults: &str, ledger_after_audit: bool) -> String {
+    let ledger = "[[sink]]\nname = \"ledger\"\nkind = \"upsert\"\nstrategy = \"two_phase\"\n\
+                  prepare = true\nlatency = \"10ms\"\n";
+    let audit = format!(
+        "[[sink]]\nname = \"audit\"\nkind = \"increment\"\nstrategy = \"direct\"\n\
+         latency = \"5ms\"\n{audit_faults}"
+    );
+    let (second, third) = match ledger_after_audit {
+        false => (ledger.to_string(), audit),
+        true => (audit, ledger.to_string()),
+    };
+    format!(
+        "[delivery]\nmax_receives = 3\nretry_interval = \"10s\"\npermanent = \"quarantine\"\n\
+         [[sink]]\nname = \"metrics\"\nkind = \"increment\"\nstrategy = \"saga\"\n\
+         {second}{third}\
+         [[sink]]\nname = \"lake\"\nkind = \"upsert\"\nstrategy = \"outbox\"\n\
+         [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\nstrategy = \"direct\"\n\
+         [[message]]\nid = \"order-1\"\n"
+    )
+}
+
+fn by_name(scenario: &Scenario, outcome: &Outcome, name: &str, field: SinkField) -> i64 {
+    let k = (scenario.guarantees.sinks.iter()).position(|s| s.name == name);
+    sinkf(outcome, k.unwrap() as u32, field)
+}
+
+#[test]
+fn s28_1_one_write_through_every_strategy() {
+    let (scenario, outcome) = sim(&every_strategy("", false));
+    let values: Vec<i64> = ["metrics", "ledger", "audit", "lake", "sms"]
+        .iter()
+        .map(|n| by_name(&scenario, &outcome, n, SinkField::Value))
+        .collect();
+    assert_eq!(values, [1, 1, 1, 1, 1]);
+    assert_eq!(msg(&scenario, &outcome, "order-1").acked_at(), Some(15));
+    assert_eq!(outcome.totals.lock_held, 10);
+    assert_eq!(outcome.totals.partial_visible, 15);
+    assert_eq!(scenario.write.as_ref().unwrap().strategy_name(), "mixed");
+}
+
+/// The variant: audit's call fails for good at 10ms, heard at 15ms.
+/// metrics is compensated then; ledger keeps its committed row; sms is
+/// never called; no outbox row; the failing step is direct: quarantined
+/// at 15ms. With ledger after audit, its step is never made.
+#[test]
+fn s28_1_a_failed_step_compensates_saga_sinks_only_and_writes_no_row() {
+    let fails =
+        "faults = [{ fail = { first = 1 }, reason = \"constraint\", class = \"permanent\" }]\n";
+    let (scenario, outcome) = sim(&every_strategy(fails, false));
+    let value = |n| by_name(&scenario, &outcome, n, SinkField::Value);
+    assert_eq!(
+        ["metrics", "ledger", "audit", "lake", "sms"].map(value),
+        [0, 1, 0, 0, 0]
+    );
+    assert_eq!(outcome.totals.compensations, 1);
+    assert_eq!(
+        by_name(&scenario, &outcome, "metrics", SinkField::Compensations),
+        1
+    );
+    assert_eq!(by_name(&scenario, &outcome, "lake", SinkField::Missing), 1);
+    assert_eq!(outcome.totals.false_notices, 0);
+    let order = msg(&scenario, &outcome, "order-1");
+    assert_eq!(order.state, State::Quarantined);
+    assert_eq!(order.last_quarantined_at(), Some(15));
+    let (scenario, outcome) = sim(&every_strategy(fails, true));
+    assert_eq!(by_name(&scenario, &outcome, "ledger", SinkField::Value), 0);
+    assert_eq!(outcome.totals.lock_held, 0, "its step was never made");
+}
+
+/// 28.1's second worked example, at 2,000 events: event-1000 and
+/// event-2000's olap rows fail three times and are dead-lettered at
+/// t + 2s10ms, heard at t + 2s15ms, when metrics is compensated (with
+/// "compensate"). Every event acks at its arrival; the lake keeps every
+/// write.
+#[test]
+fn s28_1_a_dead_lettered_outbox_row_compensates_the_saga_sink_late() {
+    let file = |dead_letter: &str| {
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [write]\nrelay_retry = \"1s\"\nrelay_attempts = 3\noutbox_dead_letter = \"{dead_letter}\"\n\
+             [[sink]]\nname = \"metrics\"\nkind = \"increment\"\nstrategy = \"saga\"\n\
+             [[sink]]\nname = \"olap\"\nkind = \"upsert\"\nstrategy = \"outbox\"\nlatency = \"5ms\"\n\
+             faults = [{{ fail = {{ every = 1000 }}, reason = \"constraint violation\", class = \"permanent\" }}]\n\
+             [[sink]]\nname = \"lake\"\nkind = \"upsert\"\nstrategy = \"outbox\"\n\
+             [[traffic]]\ncount = 2000\nover = \"2s\"\nid_prefix = \"event-\"\n"
+        )
+    };
+    let (scenario, outcome) = sim(&file("compensate"));
+    let value = |n| by_name(&scenario, &outcome, n, SinkField::Value);
+    assert_eq!(
+        ["metrics", "olap", "lake"].map(value),
+        [1_998, 1_998, 2_000]
+    );
+    assert_eq!(outcome.totals.acked, 2_000);
+    assert_eq!(
+        (
+            outcome.totals.compensations,
+            outcome.totals.outbox_dead_letters
+        ),
+        (2, 2)
+    );
+    assert_eq!(by_name(&scenario, &outcome, "olap", SinkField::Missing), 2);
+    // event-2000 arrives at 1s999ms: compensated at 4s14ms, the last event.
+    assert_eq!(outcome.totals.end_time, 1_999 + 2_015);
+    // Failed write k (t_k = 1000k - 1) is partial from t_k to the end.
+    assert_eq!(outcome.totals.partial_visible, 2 * 4_014 - (999 + 1_999));
+    let late: Vec<_> = (outcome.transitions.iter())
+        .filter(|t| t.detail.kind() == EventKind::WriteFailedLate)
+        .map(|t| (t.time, scenario.message_id(t.message.unwrap()).into_owned()))
+        .collect();
+    assert_eq!(
+        late,
+        [(3_014, "event-1000".into()), (4_014, "event-2000".into())]
+    );
+    let (scenario, outcome) = sim(&file("keep"));
+    let value = |n| by_name(&scenario, &outcome, n, SinkField::Value);
+    assert_eq!(
+        ["metrics", "olap", "lake"].map(value),
+        [2_000, 1_998, 2_000]
+    );
+    assert_eq!(outcome.totals.compensations, 0);
+    // The last olap call at 4s9ms is pending until its reply (27.36).
+    assert_eq!(outcome.totals.end_time, 4_014);
+}
+
+/// 28.1 step 6: with `irreversible_last`, the relay calls the SMS only
+/// once the lake's call is heard to succeed (at 7ms); a dead letter of
+/// the lake's row withholds it.
+#[test]
+fn s28_1_irreversible_last_waits_for_the_other_outbox_sinks() {
+    let file = |lake_faults: &str| {
+        format!(
+            "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+             [write]\nstrategy = \"outbox\"\nrelay_retry = \"1s\"\nrelay_attempts = 2\nirreversible_last = true\n\
+             [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\n\
+             [[sink]]\nname = \"lake\"\nkind = \"upsert\"\nlatency = \"7ms\"\n{lake_faults}\
+             [[message]]\nid = \"m\"\n"
+        )
+    };
+    let (scenario, outcome) = sim(&file(""));
+    assert_eq!(by_name(&scenario, &outcome, "sms", SinkField::Value), 1);
+    assert_eq!(outcome.totals.notices_withheld, 0);
+    // Both shown from 7ms and 0ms: partial from the lake's call to the sms.
+    assert_eq!(outcome.totals.partial_visible, 7);
+    let (scenario, outcome) = sim(&file("faults = [{ fail = { first = 2 } }]\n"));
+    assert_eq!(by_name(&scenario, &outcome, "sms", SinkField::Value), 0);
+    assert_eq!(outcome.totals.notices_withheld, 1);
+    assert_eq!(outcome.totals.outbox_dead_letters, 1);
+    let listed: Vec<Total> = Total::listed(&scenario).collect();
+    assert!(listed.contains(&Total::NoticesWithheld));
+}
+
+/// 28.1's refusals, each located.
+#[test]
+fn s28_1_per_sink_strategies_are_refused_where_they_mean_nothing() {
+    let base = "[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n";
+    let sink = |name: &str, strategy: &str| {
+        format!("[[sink]]\nname = \"{name}\"\nkind = \"increment\"\nstrategy = \"{strategy}\"\n")
+    };
+    refused(
+        &format!("{base}{}", sink("a", "two_phase")),
+        "sink \"a\" cannot take part in two-phase commit",
+    );
+    refused(
+        &format!(
+            "{base}{}{}[coordinator]\n",
+            sink("a", "saga"),
+            sink("b", "outbox")
+        ),
+        "[coordinator] goes with strategy = \"two_phase\"",
+    );
+    refused(
+        &format!(
+            "{base}[write]\nstep_attempts = 2\n{}{}",
+            sink("a", "direct"),
+            sink("b", "outbox")
+        ),
+        "`step_attempts` goes with strategy = \"saga\"",
+    );
+    refused(
+        &format!(
+            "{base}[write]\nrelay_retry = \"2s\"\n{}{}",
+            sink("a", "direct"),
+            sink("b", "two_phase") + "prepare = true\n"
+        ),
+        "`relay_retry` goes with",
+    );
+    refused(
+        &format!(
+            "{base}[[sink]]\nname = \"a\"\nkind = \"increment\"\nstrategy = \"outbox\"\n\
+             faults = [{{ fail = {{ first = 1 }}, compensation = true }}]\n{}",
+            sink("b", "saga")
+        ),
+        "a compensation fault goes with strategy = \"saga\"",
+    );
+    refused(
+        &format!(
+            "{base}[write]\noutbox_dead_letter = \"compensate\"\n{}{}",
+            sink("a", "direct"),
+            sink("b", "outbox")
+        ),
+        "outbox_dead_letter = \"compensate\" needs an outbox sink and a saga sink",
+    );
+    refused(
+        &format!(
+            "{base}[write]\nirreversible_last = true\n{}",
+            sink("a", "saga")
+        ),
+        "irreversible_last needs an irreversible sink",
+    );
+    refused(
+        &format!(
+            "{base}[write]\nirreversible_last = true\n{}\
+             [[sink]]\nname = \"sms\"\nkind = \"irreversible\"\nstrategy = \"saga\"\n",
+            sink("a", "outbox")
+        ),
+        "every irreversible sink to be outbox too",
+    );
+    refused(
+        &format!(
+            "[log]\npartitions = 1\nguarantee = \"exactly_once\"\n{base}{}{}",
+            sink("a", "direct"),
+            sink("b", "saga")
+        ),
+        "only strategy = \"direct\" works with guarantee = \"exactly_once\"",
+    );
+    refused(
+        &format!(
+            "{base}{}{}[expect.sink.a]\ncompensations = 0\n",
+            sink("a", "direct"),
+            sink("b", "saga")
+        ),
+        "a sink's `compensations` goes with [write] strategy = \"saga\"",
+    );
+    refused(
+        &format!(
+            "{base}{}{}[expect.sink.a]\nmax_lag = \"0s\"\n",
+            sink("a", "direct"),
+            sink("b", "outbox")
+        ),
+        "a sink's `max_lag` goes with [write] strategy = \"outbox\"",
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// A mixed write's steps (28.1) agree with section 24's direct and saga
+    /// writes where they must: a file whose irreversible sink is already
+    /// last runs the same with `irreversible_last` (which takes the mixed
+    /// path) as without, whatever its faults, latencies and strategy.
+    #[test]
+    fn s28_1_a_plan_of_one_strategy_runs_as_section_24(
+        saga in proptest::bool::ANY,
+        faults in proptest::collection::vec((0usize..3, 0usize..6), 0..4),
+        latencies in proptest::collection::vec(0u64..20, 3),
+        lose_ack in proptest::bool::ANY,
+    ) {
+        let strategy = if saga { "saga" } else { "direct" };
+        let fault = |n: usize| match n {
+            0 => "{ fail = { first = 1 } }",
+            1 => "{ fail = { first = 1 }, class = \"permanent\" }",
+            2 => "{ lose_reply = { first = 1 } }",
+            3 => "{ fail = { every = 2 } }",
+            4 => "{ fail = { intents = [\"m2\"] }, class = \"permanent\" }",
+            _ => "{ fail = { first = 2 } }",
+        };
+        let mut text = format!(
+            "[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\npermanent = \"quarantine\"\n\
+             [write]\nstrategy = \"{strategy}\"\n{}",
+            if saga { "step_attempts = 2\nrelay_attempts = 2\n" } else { "" }
+        );
+        for (k, (name, kind)) in [("a", "increment"), ("b", "upsert"), ("c", "irreversible")]
+            .iter()
+            .enumerate()
+        {
+            let mine: Vec<&str> = (faults.iter()).filter(|f| f.0 == k).map(|f| fault(f.1)).collect();
+            text.push_str(&format!(
+                "[[sink]]\nname = \"{name}\"\nkind = \"{kind}\"\nlatency = \"{}ms\"\nfaults = [{}]\n",
+                latencies[k],
+                mine.join(", ")
+            ));
+        }
+        for (m, at) in [("m1", 0), ("m2", 3), ("m3", 5)] {
+            text.push_str(&format!("[[message]]\nid = \"{m}\"\nat = \"{at}ms\"\n"));
+            if lose_ack && m == "m1" {
+                text.push_str("faults = [{ lose_ack = { first = 1 } }]\n");
+            }
+        }
+        let (s1, plain) = sim(&text);
+        let (s2, planned) = sim(&text.replace("[write]\n", "[write]\nirreversible_last = true\n"));
+        proptest::prop_assert!(s1.write.as_ref().unwrap().plan.is_none());
+        proptest::prop_assert!(s2.write.as_ref().unwrap().plan.is_some());
+        for &t in Total::ALL.iter() {
+            if t != Total::NoticesWithheld {
+                proptest::prop_assert_eq!(plain.totals.get(t), planned.totals.get(t), "{}", t.name());
+            }
+        }
+        proptest::prop_assert_eq!(&plain.sinks, &planned.sinks);
+        let lines = |s: &Scenario, o: &Outcome| -> Vec<String> {
+            o.transitions.iter().map(|t| crate::report::text::line(s, t, 8)).collect()
+        };
+        proptest::prop_assert_eq!(lines(&s1, &plain), lines(&s2, &planned));
+    }
+}

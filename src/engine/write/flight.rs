@@ -86,6 +86,22 @@ pub(super) struct Flight {
     pub(super) nets: Vec<i64>,
     /// Its calls, while the run keeps traces.
     pub(super) trace: Option<Box<TraceBuf>>,
+    /// A mixed write (section 28.1): its steps follow the write's plan.
+    pub(super) mixed: bool,
+    /// Its outbox row is written: what is left is the relay's (its
+    /// delivery no longer waits for it).
+    pub(super) relayed: bool,
+    /// Mixed: the step in hand, an index into the plan's steps.
+    pub(super) step: u32,
+    /// Mixed: the strategy of the step that failed, which decides the
+    /// delivery (28.1 step 4).
+    pub(super) fail_strategy: Strategy,
+    /// Mixed, `outbox_dead_letter = "compensate"`: a dead letter failed
+    /// the write after its delivery acked.
+    pub(super) failed_late: bool,
+    /// Mixed, `irreversible_last`: the outbox sinks whose relay call
+    /// waits for every other outbox sink to succeed.
+    pub(super) gated_open: u64,
 }
 
 impl Flight {
@@ -123,6 +139,12 @@ impl Flight {
             shows: vec![None; sinks],
             nets: vec![0; sinks],
             trace: None,
+            mixed: false,
+            relayed: false,
+            step: 0,
+            fail_strategy: strategy,
+            failed_late: false,
+            gated_open: 0,
         }
     }
 
@@ -158,6 +180,11 @@ impl Flight {
     /// direct or saga write): a restart that abandons the delivery
     /// cancels them (decisions 26.6, 27.35).
     pub(super) fn consumer_calls(&self) -> bool {
+        if self.mixed {
+            // Inside the delivery, but for the coordinator's two-phase step.
+            return !self.relayed
+                && matches!(self.stage, Stage::Step { .. } | Stage::Compensate { .. });
+        }
         matches!(self.strategy, Strategy::Direct | Strategy::Saga)
     }
 

@@ -16,6 +16,7 @@
 //! intents are numbered for `every` in the order of their first call.
 
 mod flight;
+mod mixed;
 mod note;
 mod plain;
 mod rows;
@@ -164,6 +165,20 @@ pub(super) struct Writes {
     pub(super) watch_dead_letters: bool,
     /// With a versioned sink: the names of the rows written.
     row_names: Option<RowNames>,
+    /// The sinks that take part in two-phase commit: every sink under
+    /// two_phase, the two_phase sinks of a mixed write.
+    tp_mask: u64,
+    /// The sinks in the order their calls are made, and each sink's place
+    /// in it (file order, but for a mixed write's `irreversible_last`):
+    /// compensations go in reverse.
+    order: Vec<u32>,
+    pos_of: Vec<u32>,
+    /// Per sink, the compensations applied there.
+    compensations: Vec<u64>,
+    /// Keys a mixed write released inside an event, and who released
+    /// them: the writes waiting for them take them once the event's
+    /// driving is done.
+    released: Vec<(KeyRef, (MessageIndex, Option<Millis>))>,
 }
 
 impl Writes {
@@ -217,6 +232,30 @@ impl Writes {
             dead_lettered: Vec::new(),
             watch_dead_letters: false,
             row_names: write.rows.is_some().then(RowNames::default),
+            tp_mask: match &write.plan {
+                Some(plan) => plan.two_phase,
+                None if write.strategy == Strategy::TwoPhase => {
+                    (0..write.sinks.len()).fold(0, |mask, k| mask | 1 << k)
+                }
+                None => 0,
+            },
+            order: match &write.plan {
+                Some(plan) => plan.order.clone(),
+                None => (0..write.sinks.len() as u32).collect(),
+            },
+            pos_of: {
+                let mut pos = vec![0u32; write.sinks.len()];
+                let order: Vec<u32> = match &write.plan {
+                    Some(plan) => plan.order.clone(),
+                    None => (0..write.sinks.len() as u32).collect(),
+                };
+                for (i, &k) in order.iter().enumerate() {
+                    pos[k as usize] = i as u32;
+                }
+                pos
+            },
+            compensations: vec![0; write.sinks.len()],
+            released: Vec::new(),
         })
     }
 
@@ -331,7 +370,7 @@ impl Writes {
         let Some(trace) = f.trace.as_deref_mut() else {
             return heard;
         };
-        let kind = match (compensation, write.strategy) {
+        let kind = match (compensation, write.sinks[k].strategy) {
             (true, _) => CallKind::Compensation,
             (false, Strategy::Direct | Strategy::Saga) => CallKind::Call,
             (false, Strategy::Outbox) => CallKind::Relay,
@@ -567,6 +606,12 @@ impl Writes {
             .collect()
     }
 
+    /// Per sink, the compensations applied there (none but a saga
+    /// sink's).
+    pub(super) fn compensations_per_sink(&self) -> Vec<u64> {
+        self.compensations.clone()
+    }
+
     /// Per sink, the outbox rows dead-lettered so far.
     pub(super) fn dead_letters(&self) -> &[u64] {
         &self.dead_letters
@@ -626,9 +671,11 @@ impl Engine<'_> {
             .expect("a file with [write]");
         let now = self.core.clock.now;
         let repaired = self.operator.repaired;
+        // The relay's entries: an outbox row's calls, and a mixed write's
+        // once its row is written (its calls and late compensations).
         let relay = writes.flights[id as usize]
             .as_ref()
-            .is_some_and(|f| f.strategy == Strategy::Outbox);
+            .is_some_and(|f| f.relayed);
         if relay {
             writes.relay_scheduled -= 1;
         }

@@ -31,10 +31,12 @@ impl Writes {
         t: Millis,
         repaired: bool,
     ) -> Option<Millis> {
-        // A versioned sink's write knows its row: made in flight.
+        // A versioned sink's write knows its row, and a mixed write
+        // (section 28.1) follows its plan: both made in flight.
         if !matches!(write.strategy, Strategy::Direct | Strategy::Saga)
             || self.written == 0
             || write.rows.is_some()
+            || write.plan.is_some()
         {
             return None;
         }

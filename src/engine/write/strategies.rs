@@ -25,7 +25,7 @@ fn next_step(f: &mut Flight, k: usize, sinks: usize, reply: Millis) -> Next {
 }
 
 /// What a direct or saga write makes next.
-enum Next {
+pub(super) enum Next {
     /// Its next call, at this instant.
     At(Millis),
     /// Nothing: its last reply is heard at this instant.
@@ -63,6 +63,9 @@ impl Writes {
                 (self.flights.len() - 1) as FlightId
             }
         };
+        if write.plan.is_some() {
+            return self.begin_mixed(write, id, f, now, repaired, totals);
+        }
         match write.strategy {
             Strategy::Direct | Strategy::Saga => {
                 match self.run_steps(write, id, f, now, repaired, totals) {
@@ -72,6 +75,7 @@ impl Writes {
             }
             Strategy::Outbox => {
                 f.stage = Stage::Relay;
+                f.relayed = true;
                 f.relay_calls.resize(write.sinks.len(), 0);
                 for k in 0..write.sinks.len() {
                     f.relay_open |= 1 << k;
@@ -124,6 +128,10 @@ impl Writes {
         let Some(mut f) = self.flights[id as usize].take() else {
             return;
         };
+        if f.mixed {
+            self.resume_mixed(write, id, f, sink, now, repaired, totals, cancelled);
+            return;
+        }
         match f.strategy {
             Strategy::Direct | Strategy::Saga => {
                 let mut done = Finished::of(&f);
@@ -176,7 +184,7 @@ impl Writes {
 
     /// An outbox row with calls still to make waits for them; one whose
     /// every sink is done is closed.
-    fn park_or_close(&mut self, id: FlightId, f: Box<Flight>) {
+    pub(super) fn park_or_close(&mut self, id: FlightId, f: Box<Flight>) {
         if f.relay_open == 0 {
             self.close_flight(id, f);
         } else {
@@ -300,16 +308,18 @@ impl Writes {
         self.next_compensation(f, self.sinks.len(), heard, totals)
     }
 
-    /// The next sink below `below` to compensate, from `at`: irreversible
-    /// sinks that sent count a false notice each and are passed over.
-    fn next_compensation(
+    /// The next sink to compensate, from `at`, among those called before
+    /// place `below` in call order: irreversible sinks that sent count a
+    /// false notice each and are passed over.
+    pub(super) fn next_compensation(
         &mut self,
         f: &mut Flight,
         below: usize,
         at: Millis,
         totals: &mut Totals,
     ) -> Next {
-        for k in (0..below).rev() {
+        for pos in (0..below).rev() {
+            let k = self.order[pos] as usize;
             if f.heard_ok & (1 << k) == 0 {
                 continue;
             }
@@ -345,7 +355,7 @@ impl Writes {
     /// Sink `k`'s compensation call, try `attempt`, now: retried until one
     /// is heard to succeed or `relay_attempts` are made (then given up).
     #[allow(clippy::too_many_arguments)]
-    fn compensation_call(
+    pub(super) fn compensation_call(
         &mut self,
         write: &Write,
         f: &mut Flight,
@@ -380,6 +390,7 @@ impl Writes {
                 self.note(f, note);
             }
             totals.compensations += 1;
+            self.compensations[k] += 1;
             let applied_at = f.shows[k].map_or(now, |(from, _)| from);
             self.sinks[k].compensate(f.key, f.intent, applied_at, f.row);
             f.compensated(k, now);
@@ -393,7 +404,8 @@ impl Writes {
         }
         let heard_at = now.saturating_add(write.sinks[k].latency);
         if heard == Heard::Ok {
-            return self.next_compensation(f, k, heard_at, totals);
+            let below = self.pos_of[k] as usize;
+            return self.next_compensation(f, below, heard_at, totals);
         }
         let gives_up = !f.compensation_applied;
         self.retry_or_give_up(write, f, (k, attempt), heard_at, gives_up, totals)
@@ -435,7 +447,8 @@ impl Writes {
             };
             self.tell(f, heard_at, detail);
         }
-        self.next_compensation(f, k, heard_at, totals)
+        let below = self.pos_of[k] as usize;
+        self.next_compensation(f, below, heard_at, totals)
     }
 
     /// A corrective notice to the irreversible sink `k`, try `attempt`,
@@ -463,7 +476,8 @@ impl Writes {
         let heard_at = now.saturating_add(write.sinks[k].latency);
         if heard == Heard::Ok {
             totals.corrective_notices += 1;
-            return self.next_compensation(f, k, heard_at, totals);
+            let below = self.pos_of[k] as usize;
+            return self.next_compensation(f, below, heard_at, totals);
         }
         self.retry_or_give_up(write, f, (k, attempt), heard_at, true, totals)
     }
@@ -472,7 +486,7 @@ impl Writes {
     /// one is heard to succeed or `relay_attempts` are made (then the row
     /// is dead-lettered there); the next is scheduled.
     #[allow(clippy::too_many_arguments)]
-    fn relay(
+    pub(super) fn relay(
         &mut self,
         write: &Write,
         id: FlightId,
@@ -481,7 +495,7 @@ impl Writes {
         now: Millis,
         repaired: bool,
         totals: &mut Totals,
-    ) {
+    ) -> Relayed {
         f.relay_calls[k] += 1;
         let calls = f.relay_calls[k];
         // Each failed relay call is not noted: a dead letter is.
@@ -495,13 +509,13 @@ impl Writes {
         self.relay_end = Some(self.relay_end.map_or(heard_at, |e| e.max(heard_at)));
         if heard == Heard::Ok {
             f.relay_open &= !(1 << k);
-            return;
+            return Relayed::Ok(heard_at);
         }
         if calls < write.relay_attempts {
             let at = heard_at.saturating_add(write.relay_retry);
             self.relay_scheduled += 1;
             self.due.push((at, id, k as u32));
-            return;
+            return Relayed::Retry;
         }
         f.relay_open &= !(1 << k);
         totals.outbox_dead_letters += 1;
@@ -525,5 +539,18 @@ impl Writes {
             attempts: calls,
         };
         self.note(f, note);
+        Relayed::DeadLettered(heard_at)
     }
+}
+
+/// How a relay call went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Relayed {
+    /// Heard to succeed at this instant.
+    Ok(Millis),
+    /// Failed; the next call is scheduled.
+    Retry,
+    /// The last call failed: the row is dead-lettered there, its failure
+    /// heard at this instant.
+    DeadLettered(Millis),
 }

@@ -27,6 +27,9 @@ impl Writes {
         f.start = now;
         let mut largest = 0;
         for k in 0..write.sinks.len() {
+            if self.tp_mask & (1 << k) == 0 {
+                continue;
+            }
             let heard = self.call(write, f, k, now, false, repaired);
             self.note_heard(f, heard, k, now);
             largest = largest.max(write.sinks[k].latency);
@@ -145,6 +148,9 @@ impl Writes {
             self.tell(f, now, recovered);
         }
         for k in 0..write.sinks.len() {
+            if self.tp_mask & (1 << k) == 0 {
+                continue;
+            }
             let was_prepared = f.prepared & (1 << k) != 0;
             if round_trip && was_prepared {
                 self.calls_made += 1;
@@ -284,6 +290,10 @@ impl Writes {
             self.note(&f, waited);
             if let Some(trace) = f.trace.as_deref_mut() {
                 trace.waited(now);
+            }
+            if f.mixed {
+                self.take_lock_mixed(write, id, f, now, repaired, totals, cancelled);
+                continue;
             }
             self.prepare(write, &mut f, id, now, repaired, totals);
             if f.stage == Stage::Deciding
