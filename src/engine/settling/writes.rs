@@ -128,6 +128,11 @@ impl Engine<'_> {
         let (Some(write), Some(writes)) = (&scenario.write, &mut self.downstream.writes) else {
             return false;
         };
+        // A delivery that takes no time is never settled (below): not
+        // looked at.
+        if self.consumer.service_time == 0 && writes.least_took == 0 {
+            return false;
+        }
         let Some(took) = writes.plain_took(write, intent, key, now, self.operator.repaired) else {
             return false;
         };

@@ -1705,7 +1705,7 @@ fn s28_1_per_sink_strategies_are_refused_where_they_mean_nothing() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
     /// A mixed write's steps (28.1) agree with section 24's direct and saga
     /// writes where they must: a file whose irreversible sink is already
     /// last runs the same with `irreversible_last` (which takes the mixed

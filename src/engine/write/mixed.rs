@@ -131,7 +131,9 @@ impl Writes {
             let next = match f.stage {
                 Stage::Step { k: step, attempt } => match plan.steps.get(step as usize) {
                     None => {
-                        return Some(self.row_written(write, plan, id, f, now, repaired, totals));
+                        let wrote =
+                            self.row_written(write, plan, id, f, now, now, repaired, totals);
+                        return Some(wrote);
                     }
                     Some(&PlanStep::Call(k)) => self.step_call(
                         write, &mut f, step, k as usize, attempt, now, repaired, totals,
@@ -183,6 +185,13 @@ impl Writes {
             }
             match next {
                 Next::At(at) if at == now => continue,
+                // The last step is heard at `at`: the delivery learns now
+                // that its write is done then (as a direct or saga write
+                // does), and the relay's calls are scheduled then.
+                Next::At(at) if matches!(f.stage, Stage::Step { k, .. } if k as usize == plan.steps.len()) =>
+                {
+                    return Some(self.row_written(write, plan, id, f, at, now, repaired, totals));
+                }
                 Next::At(at) => {
                     self.due.push((at, id, OWN));
                     self.flights[id as usize] = Some(f);
@@ -274,9 +283,10 @@ impl Writes {
         Next::At(now)
     }
 
-    /// Every step succeeded, the last heard now: the outbox row is
-    /// written, the delivery acks, and the relay calls each outbox sink
-    /// (an irreversible one last, with `irreversible_last`).
+    /// Every step succeeded, the last heard at `s` (now or later): the
+    /// outbox row is written then, the delivery acks then, and the relay
+    /// calls each outbox sink from then (an irreversible one last, with
+    /// `irreversible_last`).
     #[allow(clippy::too_many_arguments)]
     fn row_written(
         &mut self,
@@ -284,12 +294,13 @@ impl Writes {
         plan: &Plan,
         id: FlightId,
         mut f: Box<Flight>,
+        s: Millis,
         now: Millis,
         repaired: bool,
         totals: &mut Totals,
     ) -> Wrote {
         let wrote = Wrote {
-            took: now - f.commit,
+            took: s - f.commit,
             failed: None,
             stores_result: true,
         };
@@ -300,12 +311,18 @@ impl Writes {
         let first = plan.outbox & !plan.gated;
         f.relay_open = first;
         for k in 0..write.sinks.len() {
-            if first & (1 << k) != 0 {
+            if first & (1 << k) == 0 {
+                continue;
+            }
+            if s == now {
                 self.relay_step(write, plan, id, &mut f, k, now, repaired, totals);
+            } else {
+                self.relay_scheduled += 1;
+                self.due.push((s, id, k as u32));
             }
         }
         if first == 0 {
-            self.ungate(write, plan, id, &mut f, now, now, repaired, totals);
+            self.ungate(write, plan, id, &mut f, s, now, repaired, totals);
         }
         self.park_or_close_mixed(id, f);
         wrote

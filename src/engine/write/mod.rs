@@ -175,6 +175,13 @@ pub(super) struct Writes {
     pos_of: Vec<u32>,
     /// Per sink, the compensations applied there.
     compensations: Vec<u64>,
+    /// A mixed write without a two-phase step whose every call is made
+    /// at its commit instant (its steps take no time, and no irreversible
+    /// outbox sink waits for a reply that takes time).
+    plan_at_once: bool,
+    /// The least time a write's delivery waits for its calls (the
+    /// latencies of the calls it makes before it is done).
+    pub(super) least_took: Millis,
     /// Keys a mixed write released inside an event, and who released
     /// them: the writes waiting for them take them once the event's
     /// driving is done.
@@ -256,6 +263,32 @@ impl Writes {
             },
             compensations: vec![0; write.sinks.len()],
             released: Vec::new(),
+            least_took: match &write.plan {
+                Some(plan) => (plan.steps.iter())
+                    .map(|s| match *s {
+                        crate::model::PlanStep::Call(k) => write.sinks[k as usize].latency,
+                        crate::model::PlanStep::TwoPhase => 0,
+                    })
+                    .sum(),
+                None => write.sinks.iter().map(|s| s.latency).sum(),
+            },
+            plan_at_once: write.plan.as_ref().is_some_and(|plan| {
+                let latency = |mask: u64| {
+                    (0..write.sinks.len())
+                        .filter(|k| mask & (1 << k) != 0)
+                        .map(|k| write.sinks[k].latency)
+                        .sum::<Millis>()
+                };
+                let steps: u64 = (plan.steps.iter())
+                    .map(|s| match *s {
+                        crate::model::PlanStep::Call(k) => 1 << k,
+                        crate::model::PlanStep::TwoPhase => u64::MAX,
+                    })
+                    .fold(0, |m, b| m | b);
+                plan.two_phase == 0
+                    && latency(steps) == 0
+                    && (plan.gated == 0 || latency(plan.outbox & !plan.gated) == 0)
+            }),
         })
     }
 

@@ -5,7 +5,7 @@
 
 use super::Writes;
 use super::flight::Stage;
-use crate::model::{IntentIndex, KeyRef, Millis, Strategy, Write};
+use crate::model::{IntentIndex, KeyRef, Millis, Plan, PlanStep, Strategy, Write};
 
 /// The most writes in flight a plain write is checked against; with more,
 /// writes take the full path.
@@ -31,13 +31,17 @@ impl Writes {
         t: Millis,
         repaired: bool,
     ) -> Option<Millis> {
-        // A versioned sink's write knows its row, and a mixed write
-        // (section 28.1) follows its plan: both made in flight.
-        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga)
-            || self.written == 0
-            || write.rows.is_some()
-            || write.plan.is_some()
-        {
+        // A versioned sink's write knows its row: made in flight.
+        if self.written == 0 || write.rows.is_some() {
+            return None;
+        }
+        if let Some(plan) = &write.plan {
+            if plan.two_phase != 0 || (self.in_flight() > 0 && !self.beside_flights(intent, key)) {
+                return None;
+            }
+            return self.plan_took(write, plan, intent, t, repaired);
+        }
+        if !matches!(write.strategy, Strategy::Direct | Strategy::Saga) {
             return None;
         }
         if self.in_flight() > 0 && !self.beside_flights(intent, key) {
@@ -62,6 +66,9 @@ impl Writes {
         }
         self.flights.iter().flatten().all(|f| {
             let still = match f.stage {
+                // A mixed write with a first call still to make (a step,
+                // or a gated outbox sink): any `every` sink, to be safe.
+                _ if f.mixed && (!f.relayed || f.gated_open != 0) => self.every_sinks,
                 Stage::Step { k, .. } => self.every_sinks & !((1u64 << k) - 1),
                 _ => 0,
             };
@@ -81,6 +88,10 @@ impl Writes {
         intent: IntentIndex,
         t: Millis,
     ) {
+        if let Some(plan) = &write.plan {
+            self.write_plan_plain(write, plan, key, intent, t);
+            return;
+        }
         self.written += 1;
         let mut at = t;
         let mut last = t;
@@ -93,6 +104,94 @@ impl Writes {
         self.calls_made += n as u64;
         if n >= 2 {
             self.partial_closed += last - t;
+        }
+    }
+
+    /// A mixed write (section 28.1) without a two-phase step whose every
+    /// call would succeed at once: its steps one after another from `t`,
+    /// its outbox row at their end `s` (the relay's calls then, an
+    /// irreversible one gated by `irreversible_last` when the others are
+    /// heard). Its delivery takes `s - t`.
+    fn plan_took(
+        &self,
+        write: &Write,
+        plan: &Plan,
+        intent: IntentIndex,
+        t: Millis,
+        repaired: bool,
+    ) -> Option<Millis> {
+        let ok = |k: usize, at: Millis| {
+            self.sinks[k].would_succeed(&write.sinks[k], intent, at, repaired)
+        };
+        let mut at = t;
+        for step in &plan.steps {
+            let PlanStep::Call(k) = *step else {
+                return None;
+            };
+            if !ok(k as usize, at) {
+                return None;
+            }
+            at = at.saturating_add(write.sinks[k as usize].latency);
+        }
+        let (s, mut gate) = (at, at);
+        for k in 0..write.sinks.len() {
+            if plan.outbox & !plan.gated & (1 << k) != 0 {
+                if !ok(k, s) {
+                    return None;
+                }
+                gate = gate.max(s.saturating_add(write.sinks[k].latency));
+            }
+        }
+        for k in 0..write.sinks.len() {
+            if plan.gated & (1 << k) != 0 && !ok(k, gate) {
+                return None;
+            }
+        }
+        Some(s - t)
+    }
+
+    /// A mixed write that [`plan_took`](Self::plan_took) found plain,
+    /// made: each call counted and applied at its instant, the relay's
+    /// lag and end kept, its partial visibility added.
+    fn write_plan_plain(
+        &mut self,
+        write: &Write,
+        plan: &Plan,
+        key: KeyRef,
+        intent: IntentIndex,
+        t: Millis,
+    ) {
+        self.written += 1;
+        let (mut first, mut last) = (Millis::MAX, t);
+        let mut at = t;
+        for step in &plan.steps {
+            if let PlanStep::Call(k) = *step {
+                let k = k as usize;
+                self.sinks[k].succeed(key, intent, at);
+                (first, last) = (first.min(at), last.max(at));
+                at = at.saturating_add(write.sinks[k].latency);
+            }
+        }
+        let (s, mut gate) = (at, at);
+        for pass in [plan.outbox & !plan.gated, plan.gated] {
+            let called = if pass == plan.gated { gate } else { s };
+            for k in 0..write.sinks.len() {
+                if pass & (1 << k) == 0 {
+                    continue;
+                }
+                self.sinks[k].succeed(key, intent, called);
+                (first, last) = (first.min(called), last.max(called));
+                let lag = &mut self.sinks[k].max_lag;
+                *lag = (*lag).max(called - t);
+                let heard = called.saturating_add(write.sinks[k].latency);
+                self.relay_end = Some(self.relay_end.map_or(heard, |e| e.max(heard)));
+                gate = gate.max(heard);
+            }
+        }
+        let n = self.sinks.len();
+        self.calls_made += n as u64;
+        if n >= 2 && first != Millis::MAX {
+            self.partial_closed += last - first;
         }
     }
 }

@@ -44,6 +44,16 @@ impl Writes {
         repaired: bool,
         totals: &mut Totals,
     ) -> Written {
+        // A mixed write whose every call is made now and would succeed:
+        // made now, as its steps would make it within this event.
+        if self.plan_at_once && self.plain_took(write, what.2, what.1, now, repaired) == Some(0) {
+            self.write_plain(write, what.1, what.2, now);
+            return Written::Done(Wrote {
+                took: 0,
+                failed: None,
+                stores_result: true,
+            });
+        }
         self.written += 1;
         let (number, strategy, sinks) = (self.written, write.strategy, write.sinks.len());
         let mut f = match self.spare.pop() {
