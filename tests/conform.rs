@@ -119,7 +119,7 @@ fn every_rabbitmq_conformance_scenario_conforms_to_the_real_broker() {
     let Some(_live) = live(Target::Amqp, "every_rabbitmq_conformance_scenario_conforms") else {
         return;
     };
-    let checked = all_conform(Target::Amqp, "rabbitmq", 12);
+    let checked = all_conform(Target::Amqp, "rabbitmq", 14);
     // What the broker did, not only that it agreed: the poison message
     // of the limit scenario, delivered L + 1 = 6 times with its count.
     let poison = &checked[0].broker[0];
@@ -188,6 +188,29 @@ fn a_model_whose_dead_letters_expire_sooner_differs_from_the_broker() {
         "{text}"
     );
     assert!(d[0].rule.contains("section 5"), "{text}");
+}
+
+/// A limit the file leaves to the profile's default is left to the
+/// broker's default (no `x-delivery-limit`): a model whose 3.10 default
+/// were 4.x's 20 would dead-letter rabbitmq-09's poison message at its
+/// 21st delivery, where RabbitMQ 3.10.8 delivers it a 22nd time.
+#[test]
+fn a_default_left_to_the_broker_is_checked_not_imposed() {
+    let Some(_live) = live(Target::Amqp, "a_default_left_to_the_broker_is_checked") else {
+        return;
+    };
+    let (checked, text) = against_another_model(
+        "scenarios/conformance/rabbitmq-09-requeue-to-the-back-without-a-limit.toml",
+        Target::Amqp,
+        "broker_version = \"3.10\"",
+        "broker_version = \"4.0\"",
+    );
+    let d = &checked[0].differences;
+    assert!(
+        d.iter().any(|d| d.message == "poison" && d.what == "end"),
+        "{text}"
+    );
+    assert_eq!(checked[0].broker[0].deliveries.len(), 22, "{text}");
 }
 
 #[test]

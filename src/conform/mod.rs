@@ -291,7 +291,8 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
         let tolerance = |broker: &mut Broker| {
             broker.notes.push(format!(
                 "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \
-                 latency ({:.0} ms) + the message's publish lag",
+                 latency ({:.0} ms) + the message's publish lag + max(3 ms, twice the latency) \
+                 per round trip before the time",
                 2.0 * broker.latency_ms
             ))
         };

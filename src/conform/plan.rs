@@ -46,8 +46,13 @@ impl Action {
 /// The queue a conformance run declares on the broker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Queue {
-    /// `x-delivery-limit`; `None`: no limit.
+    /// The model's delivery limit; `None`: no limit.
     pub delivery_limit: Option<u32>,
+    /// Whether the queue is declared with `x-delivery-limit`: only when
+    /// the file writes `max_receives`. A limit the file leaves to the
+    /// profile's default is left to the broker's default too, so that
+    /// the model's default is what the run checks.
+    pub declare_limit: bool,
     /// Whether a dead-letter exchange routes to a dead-letter queue.
     pub dead_letter: bool,
     /// A classic queue (rabbitmq-classic) rather than a quorum queue.
@@ -267,6 +272,7 @@ pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
     Ok(Plan {
         queue: Queue {
             delivery_limit: (max != UNLIMITED_RECEIVES).then_some(max),
+            declare_limit: scenario.delivery.max_receives_written,
             dead_letter: scenario.guarantees.quarantine_enabled,
             classic: scenario.guarantees.profile == Profile::RabbitmqClassic,
         },
@@ -368,6 +374,7 @@ pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
     Ok(Plan {
         queue: Queue {
             delivery_limit: None,
+            declare_limit: false,
             dead_letter: false,
             classic: false,
         },
@@ -529,6 +536,7 @@ mod tests {
             plan.queue,
             Queue {
                 delivery_limit: Some(3),
+                declare_limit: true,
                 dead_letter: true,
                 classic: false,
             }
@@ -542,6 +550,7 @@ mod tests {
             plan.queue,
             Queue {
                 delivery_limit: None,
+                declare_limit: true,
                 dead_letter: false,
                 classic: false,
             }
@@ -555,11 +564,22 @@ mod tests {
             plan.queue,
             Queue {
                 delivery_limit: None,
+                declare_limit: false,
                 dead_letter: true,
                 classic: true,
             }
         );
         assert_eq!(plan.rules(), Rules::Classic);
+        // A limit left to the profile's default is left to the broker's:
+        // the model's 20 is checked, not declared.
+        let plan = amqp(&load(&format!(
+            "[delivery]\nprofile = \"rabbitmq-quorum\"\n{one}"
+        )))
+        .unwrap();
+        assert_eq!(
+            (plan.queue.delivery_limit, plan.queue.declare_limit),
+            (Some(20), false)
+        );
     }
 
     #[test]

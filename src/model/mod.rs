@@ -139,6 +139,9 @@ pub const UNLIMITED_RECEIVES: u32 = u32::MAX;
 pub struct Delivery {
     pub queue: String,
     pub max_receives: u32,
+    /// Whether the file wrote `max_receives` (else it is the profile's
+    /// default): a live check leaves a default to the broker's own.
+    pub max_receives_written: bool,
     pub retry: Retry,
     pub permanent: Permanent,
     /// A retry budget by elapsed time (section 28.3): a retry due more

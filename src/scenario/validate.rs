@@ -285,6 +285,7 @@ fn log_partitions(log: &Option<S<file::LogTable>>) -> Option<u32> {
 const PLACEHOLDER_DELIVERY: Delivery = Delivery {
     queue: String::new(),
     max_receives: 1,
+    max_receives_written: true,
     retry: Retry::Fixed(0),
     permanent: Permanent::Retry,
     max_elapsed: None,
@@ -474,6 +475,7 @@ fn delivery(
     Some(Delivery {
         queue: d.queue.unwrap_or_else(|| "source".to_string()),
         max_receives: max_receives?,
+        max_receives_written: d.max_receives.is_some(),
         retry: retry?,
         permanent,
         max_elapsed,

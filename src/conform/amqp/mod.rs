@@ -72,7 +72,11 @@ pub async fn run(
     let queue = queue_name("");
     let dlq = format!("{queue}.dlq");
     let mut arguments = FieldTable::default();
-    if let Some(limit) = plan.queue.delivery_limit {
+    if let Some(limit) = plan
+        .queue
+        .delivery_limit
+        .filter(|_| plan.queue.declare_limit)
+    {
         arguments.insert(
             "x-delivery-limit".into(),
             AMQPValue::LongLongInt(limit.into()),
