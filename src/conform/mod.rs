@@ -9,6 +9,7 @@
 //! an async runtime.
 
 pub mod compare;
+pub mod diagnosis;
 pub mod modeled;
 pub mod output;
 pub mod plan;
@@ -139,11 +140,24 @@ pub struct Checked {
     /// store's.
     pub store: Vec<store::Row>,
     pub differences: Vec<Difference>,
+    /// What the file's run was checked with, for the diagnosis's hints.
+    pub settings: diagnosis::Settings,
 }
 
 impl Checked {
     pub fn conforms(&self) -> bool {
         self.differences.is_empty()
+    }
+
+    /// Why it differs, on a broker of `version`, if it does.
+    pub fn diagnosis(&self, version: &str) -> Option<diagnosis::Diagnosis> {
+        diagnosis::diagnose(
+            &self.model,
+            &self.broker,
+            &self.differences,
+            self.settings,
+            version,
+        )
     }
 }
 
@@ -233,9 +247,14 @@ pub fn prepare(path: &str, target: Target, time_scale: Option<u64>) -> Result<Pr
 pub const TIMING_ATTEMPTS: u32 = 2;
 
 /// Whether a file differs, and only in the times of its deliveries and
-/// ends (never in counts, ends or reasons).
+/// ends (never in counts, ends, reasons or the order of deliveries).
 pub fn only_times_differ(c: &Checked) -> bool {
-    !c.differences.is_empty() && c.differences.iter().all(|d| d.what.ends_with(": time"))
+    // Times that differ because the deliveries came in another order are
+    // the order's, not the timing's: such a run is not run again.
+    !c.differences.is_empty()
+        && c.differences.iter().all(|d| d.what.ends_with(": time"))
+        && c.diagnosis("")
+            .is_some_and(|d| d.cause == diagnosis::Cause::Time)
 }
 
 /// Compares a live run's messages with the model's, the broker's
@@ -252,6 +271,14 @@ pub fn checked(
         Kind::Store(_) => (Vec::new(), compare::Rules::Quorum),
     };
     let differences = compare::compare(&model, &broker, 2.0 * latency, rules);
+    let settings = match &prepared.kind {
+        Kind::Queue { plan, .. } => diagnosis::Settings {
+            rules: Some(rules),
+            broker_version: plan.broker_version,
+            limit_written: plan.queue.declare_limit,
+        },
+        Kind::Store(_) => diagnosis::Settings::default(),
+    };
     Checked {
         file: prepared.file.clone(),
         name: prepared.name.clone(),
@@ -261,6 +288,7 @@ pub fn checked(
         broker,
         store: Vec::new(),
         differences,
+        settings,
     }
 }
 
@@ -275,6 +303,7 @@ pub fn checked_store(prepared: &Prepared, rows: Vec<store::Row>, elapsed_ms: f64
         broker: Vec::new(),
         differences: store::compare(&rows, prepared.scale),
         store: rows,
+        settings: diagnosis::Settings::default(),
     }
 }
 
@@ -412,6 +441,7 @@ mod tests {
             broker: Vec::new(),
             store: Vec::new(),
             differences,
+            settings: diagnosis::Settings::default(),
         };
         assert!(only_times_differ(&with(vec![
             difference("delivery 2: time"),

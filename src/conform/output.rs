@@ -32,11 +32,28 @@ pub fn render(broker: &Broker, url: &str, checked: &[Checked]) -> String {
             c.time_scale.0,
             c.elapsed_ms / 1000.0,
         );
-        for d in &c.differences {
+        let Some(why) = c.diagnosis(&broker.version) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "  first cause, {}: {}\n    rule: {}",
+            why.cause.words(),
+            why.what,
+            why.rule
+        );
+        if let Some(key) = &why.key {
+            let _ = writeln!(out, "    {key}");
+        }
+        if !why.following.is_empty() {
+            let _ = writeln!(out, "  following from it:");
+        }
+        for &i in &why.following {
+            let d = &c.differences[i];
             let _ = writeln!(
                 out,
-                "  message {:?}, {}: model {}, broker {}\n    rule: {}",
-                d.message, d.what, d.model, d.broker, d.rule
+                "    message {:?}, {}: model {}, broker {}",
+                d.message, d.what, d.model, d.broker
             );
         }
     }
@@ -83,6 +100,7 @@ pub fn document(broker: &Broker, url: &str, checked: &[Checked]) -> serde_json::
                 "redis": r.redis,
             })).collect::<Vec<_>>(),
             "differences": c.differences,
+            "first_cause": c.diagnosis(&broker.version),
         })).collect::<Vec<_>>(),
     })
 }
@@ -210,6 +228,7 @@ mod tests {
                 model,
                 broker,
                 store: Vec::new(),
+                settings: Default::default(),
             }
         };
         (
@@ -287,6 +306,7 @@ mod tests {
             broker: Vec::new(),
             differences: store::compare(&rows, TimeScale(1)),
             store: rows,
+            settings: Default::default(),
         };
         let xml = junit(std::slice::from_ref(&checked));
         let doc = roxmltree::Document::parse(&xml).unwrap();
