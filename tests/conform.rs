@@ -505,6 +505,52 @@ fn a_broker_that_is_not_there_is_named_and_nothing_runs() {
     }
 }
 
+/// A URL at another kind of server than its scheme names is refused
+/// within 2 s, naming what is there and the scheme to use.
+#[test]
+fn a_url_at_the_wrong_kind_of_server_is_named_as_such() {
+    let Some(_live) = live(Target::Amqp, "a_url_at_the_wrong_kind_of_server") else {
+        return;
+    };
+    let ports = |t: Target| url(t).rsplit(':').next().unwrap().to_string();
+    for (target, scheme, file, at, there) in [
+        (
+            Target::Amqp,
+            "amqp",
+            "rabbitmq-01-quorum-delivery-limit.toml",
+            Target::Redis,
+            "a Redis server",
+        ),
+        (
+            Target::Nats,
+            "nats",
+            "nats-01-max-deliver-with-backoff.toml",
+            Target::Amqp,
+            "an AMQP broker",
+        ),
+        (
+            Target::Redis,
+            "redis",
+            "redis-01-write-intent-lease-expiry.toml",
+            Target::Nats,
+            "a NATS server",
+        ),
+    ] {
+        if !broker_up(at, "a_url_at_the_wrong_kind_of_server") {
+            continue;
+        }
+        let prepared = conform::prepare(&format!("scenarios/conformance/{file}"), target, None)
+            .expect("prepared");
+        let url = format!("{scheme}://127.0.0.1:{}", ports(at));
+        let began = std::time::Instant::now();
+        let Err(LiveError::Failed(why)) = conform::live(&url, &[prepared]) else {
+            panic!("{url} is not the server its scheme names");
+        };
+        assert!(began.elapsed() < std::time::Duration::from_secs(2), "{url}");
+        assert!(why.contains(there), "{why}");
+    }
+}
+
 #[test]
 fn the_command_exits_0_when_every_file_conforms_and_prints_one_line_per_file() {
     let Some(_live) = live(Target::Amqp, "the_command_exits_0_when_every_file_conforms") else {

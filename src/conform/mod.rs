@@ -21,6 +21,8 @@ pub mod amqp;
 pub mod nats;
 #[cfg(feature = "conform")]
 pub mod redis;
+#[cfg(feature = "conform")]
+pub mod server;
 
 use serde::Serialize;
 
@@ -317,6 +319,8 @@ pub fn live(url: &str, files: &[Prepared]) -> Result<(Broker, Vec<Checked>), Liv
         .build()
         .map_err(|e| LiveError::Failed(format!("an async runtime: {e}")))?;
     runtime.block_on(async {
+        // The kind of server at the URL first: a wrong one is named at once.
+        server::check(url, target).await?;
         let tolerance = |broker: &mut Broker| {
             broker.notes.push(format!(
                 "times are compared within max(20 ms, 5% of the time) + 10 ms + twice the \

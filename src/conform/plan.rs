@@ -226,6 +226,21 @@ impl std::fmt::Display for Unsupported {
     }
 }
 
+/// A profile no live check exists for (SQS: conform drives no SQS, and
+/// a local stand-in would check the stand-in, not SQS).
+fn no_live_check(scenario: &Scenario) -> Result<(), Unsupported> {
+    if scenario.guarantees.profile == Profile::SqsStandard {
+        return Err(Unsupported {
+            what: "[delivery] profile".to_string(),
+            why: "\"sqs-standard\" has no live check: conform drives RabbitMQ (rabbitmq-quorum, \
+                  rabbitmq-classic), NATS JetStream (nats-jetstream) and a Redis write-intent \
+                  store; an SQS file is checked by its model alone (`scenario-run FILE`)"
+                .to_string(),
+        });
+    }
+    Ok(())
+}
+
 fn refuse(what: &str, why: &str) -> Result<Plan, Unsupported> {
     Err(Unsupported {
         what: what.to_string(),
@@ -238,6 +253,7 @@ fn refuse(what: &str, why: &str) -> Result<Plan, Unsupported> {
 /// those of a quorum queue: a file under another profile has no
 /// RabbitMQ to compare with.
 pub fn amqp(scenario: &Scenario) -> Result<Plan, Unsupported> {
+    no_live_check(scenario)?;
     if !scenario.guarantees.profile.is_rabbitmq() {
         return refuse(
             "[delivery] profile",
@@ -332,6 +348,7 @@ fn inspection(scenario: &Scenario) -> Result<Option<Inspection>, Unsupported> {
 /// The conformance run of `scenario` against NATS JetStream: a stream and
 /// a durable pull consumer with the file's MaxDeliver, AckWait and BackOff.
 pub fn jetstream(scenario: &Scenario) -> Result<Plan, Unsupported> {
+    no_live_check(scenario)?;
     let Some(js) = &scenario.guarantees.jetstream else {
         return refuse(
             "[delivery] profile",
@@ -526,6 +543,21 @@ mod tests {
         )))
         .unwrap();
         assert_eq!(routed.messages[0].action(1), Action::Reject);
+    }
+
+    #[test]
+    fn an_sqs_file_is_told_it_has_no_live_check() {
+        let sqs = load(
+            "[delivery]\nprofile = \"sqs-standard\"\nmax_receives = 2\n[[message]]\nid = \"m\"\n",
+        );
+        for refused in [amqp(&sqs).unwrap_err(), jetstream(&sqs).unwrap_err()] {
+            assert!(
+                refused
+                    .to_string()
+                    .contains("\"sqs-standard\" has no live check"),
+                "{refused}"
+            );
+        }
     }
 
     #[test]
