@@ -370,12 +370,33 @@ async fn drive(
             return Err(e);
         }
     }
+    // A message given up after MaxDeliver stays in the stream (docs/model.md
+    // section 21, nats-jetstream 6): read it back by its sequence, and one
+    // the stream no longer has is gone (dropped), which differs.
+    let given_up: Vec<(String, u64)> = {
+        let seen = seen.lock().expect("not poisoned");
+        (seen.ids.iter())
+            .filter(|(_, id)| {
+                matches!(seen.ends.get(*id), Some((End::Advisory { advisory }, _)) if advisory == "max_deliveries")
+            })
+            .map(|(&sequence, id)| (id.clone(), sequence))
+            .collect()
+    };
+    let mut gone = std::collections::BTreeSet::new();
+    for (id, sequence) in given_up {
+        let read =
+            tokio::time::timeout(Duration::from_secs(2), stream.get_raw_message(sequence)).await;
+        if !matches!(read, Ok(Ok(_))) {
+            gone.insert(id);
+        }
+    }
     let seen = seen.lock().expect("not poisoned");
     Ok(plan
         .messages
         .iter()
         .map(|p| {
             let (end, end_at) = match seen.ends.get(&p.id) {
+                Some(_) if gone.contains(&p.id) => (End::Dropped, None),
                 Some((end, at)) => (end.clone(), Some(*at)),
                 None => (End::Queued, None),
             };
