@@ -9,7 +9,7 @@
 //! called only once every other outbox sink succeeded.
 
 use super::flight::{Flight, FlightId, Stage};
-use super::strategies::{Next, Relayed};
+use super::strategies::{Next, Relayed, done_at};
 use super::{Detail, Finished, Writes, Written, Wrote, failure};
 use crate::model::{Class, MessageIndex, Millis, Plan, PlanStep, Strategy, Totals, Write};
 
@@ -64,10 +64,7 @@ impl Writes {
             }
             return;
         }
-        let waiting = Finished::of(&f);
-        if let Some(wrote) = self.drive(write, id, f, now, repaired, totals, cancelled) {
-            self.finished.push(Finished { wrote, ..waiting });
-        }
+        self.drive_to_finish(write, id, f, now, repaired, totals, cancelled);
         self.hand_over_released(write, now, repaired, totals, cancelled);
     }
 
@@ -88,6 +85,22 @@ impl Writes {
             k: f.step,
             attempt: 1,
         };
+        self.drive_to_finish(write, id, f, now, repaired, totals, cancelled);
+    }
+
+    /// [`drive`](Self::drive), the delivery waiting for the write told how
+    /// it ends once that is known.
+    #[allow(clippy::too_many_arguments)]
+    fn drive_to_finish(
+        &mut self,
+        write: &Write,
+        id: FlightId,
+        f: Box<Flight>,
+        now: Millis,
+        repaired: bool,
+        totals: &mut Totals,
+        cancelled: &dyn Fn(MessageIndex, u64) -> bool,
+    ) {
         let waiting = Finished::of(&f);
         if let Some(wrote) = self.drive(write, id, f, now, repaired, totals, cancelled) {
             self.finished.push(Finished { wrote, ..waiting });
@@ -200,15 +213,7 @@ impl Writes {
                 Next::Done(heard) => {
                     // Failed, its saga sinks compensated: no row; the
                     // failing step's strategy decides the delivery.
-                    let failed = match (f.fail_strategy, f.failed) {
-                        (Strategy::Saga, Some((_, Class::Permanent))) => None,
-                        (_, failed) => failed,
-                    };
-                    let wrote = Wrote {
-                        took: heard - f.commit,
-                        failed,
-                        stores_result: false,
-                    };
+                    let wrote = done_at(&f, f.fail_strategy, heard);
                     self.close_flight(id, f);
                     return Some(wrote);
                 }

@@ -24,6 +24,21 @@ fn next_step(f: &mut Flight, k: usize, sinks: usize, reply: Millis) -> Next {
     Next::Done(reply)
 }
 
+/// How the delivery of write `f`, last heard at `heard`, ends: by the
+/// strategy that decides it; compensated after a permanent failure, a
+/// saga is finished and the delivery acks.
+pub(super) fn done_at(f: &Flight, strategy: Strategy, heard: Millis) -> Wrote {
+    let failed = match (strategy, f.failed) {
+        (Strategy::Saga, Some((_, Class::Permanent))) => None,
+        (_, failed) => failed,
+    };
+    Wrote {
+        took: heard - f.commit,
+        failed,
+        stores_result: f.failed.is_none(),
+    }
+}
+
 /// What a direct or saga write makes next.
 pub(super) enum Next {
     /// Its next call, at this instant.
@@ -227,17 +242,7 @@ impl Writes {
                     return None;
                 }
                 Next::Done(heard) => {
-                    let failed = match (f.strategy, f.failed) {
-                        // Compensated after a permanent failure, the saga
-                        // is finished and the delivery acks.
-                        (Strategy::Saga, Some((_, Class::Permanent))) => None,
-                        (_, failed) => failed,
-                    };
-                    let wrote = Wrote {
-                        took: heard - f.commit,
-                        failed,
-                        stores_result: f.failed.is_none(),
-                    };
+                    let wrote = done_at(&f, f.strategy, heard);
                     self.close_flight(id, f);
                     return Some(wrote);
                 }
