@@ -130,7 +130,7 @@ impl Engine<'_> {
         };
         // A delivery that takes no time is never settled (below): not
         // looked at.
-        if self.consumer.service_time == 0 && writes.least_took == 0 {
+        if self.consumer.service_time == 0 && writes.least_took() == 0 {
             return false;
         }
         let Some(took) = writes.plain_took(write, intent, key, now, self.operator.repaired) else {

@@ -117,9 +117,15 @@ impl Writes {
         totals: &mut Totals,
         cancelled: &dyn Fn(MessageIndex, u64) -> bool,
     ) {
-        while !self.released.is_empty() {
-            let (key, releaser) = self.released.remove(0);
-            self.hand_over(write, key, releaser, now, repaired, totals, cancelled);
+        // Keys released while handing over are handed over after these.
+        loop {
+            let released = std::mem::take(&mut self.released);
+            if released.is_empty() {
+                return;
+            }
+            for (key, releaser) in released {
+                self.hand_over(write, key, releaser, now, repaired, totals, cancelled);
+            }
         }
     }
 

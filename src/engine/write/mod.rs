@@ -16,6 +16,7 @@
 //! intents are numbered for `every` in the order of their first call.
 
 mod flight;
+mod layout;
 mod mixed;
 mod note;
 mod plain;
@@ -38,6 +39,7 @@ use crate::model::{
 };
 use flight::Flight;
 pub(super) use flight::FlightId;
+use layout::Layout;
 pub use note::{WRITE_NOTES_KEPT, WriteNote};
 pub use rows::VersionedRowsAtEnd;
 use rows::{Applied, RowNames, RowWrite};
@@ -137,12 +139,8 @@ pub(super) struct Writes {
     tracer: Tracer,
     /// Outbox relay calls scheduled and not yet made.
     relay_scheduled: usize,
-    /// The sinks whose `every` selector numbers intents by their first
-    /// write call: a call made ahead of its instant must not pass another
-    /// write's call there.
-    every_sinks: u64,
-    /// The irreversible sinks that take a corrective notice (28.16).
-    corrective: u64,
+    /// What the write's shape fixes for the run (`layout.rs`).
+    layout: Layout,
     /// Calls to make, for the engine to schedule: (instant, write, sink).
     pub(super) due: Vec<(Millis, FlightId, u32)>,
     /// Writes in flight that are done, for the engine to end their
@@ -165,23 +163,8 @@ pub(super) struct Writes {
     pub(super) watch_dead_letters: bool,
     /// With a versioned sink: the names of the rows written.
     row_names: Option<RowNames>,
-    /// The sinks that take part in two-phase commit: every sink under
-    /// two_phase, the two_phase sinks of a mixed write.
-    tp_mask: u64,
-    /// The sinks in the order their calls are made, and each sink's place
-    /// in it (file order, but for a mixed write's `irreversible_last`):
-    /// compensations go in reverse.
-    order: Vec<u32>,
-    pos_of: Vec<u32>,
     /// Per sink, the compensations applied there.
     compensations: Vec<u64>,
-    /// A mixed write without a two-phase step whose every call is made
-    /// at its commit instant (its steps take no time, and no irreversible
-    /// outbox sink waits for a reply that takes time).
-    plan_at_once: bool,
-    /// The least time a write's delivery waits for its calls (the
-    /// latencies of the calls it makes before it is done).
-    pub(super) least_took: Millis,
     /// Keys a mixed write released inside an event, and who released
     /// them: the writes waiting for them take them once the event's
     /// driving is done.
@@ -220,15 +203,7 @@ impl Writes {
             changes: Vec::with_capacity(2 * write.sinks.len()),
             tracer: Tracer::default(),
             relay_scheduled: 0,
-            every_sinks: (write.sinks.iter().enumerate())
-                .filter(|(_, s)| {
-                    (s.faults.iter())
-                        .any(|f| !f.compensation && matches!(f.selector, CallSelector::Every(_)))
-                })
-                .fold(0, |mask, (k, _)| mask | 1 << k),
-            corrective: (write.sinks.iter().enumerate())
-                .filter(|(_, s)| s.corrective_notice)
-                .fold(0, |mask, (k, _)| mask | 1 << k),
+            layout: Layout::of(write),
             due: Vec::new(),
             finished: Vec::new(),
             told: BTreeMap::new(),
@@ -239,56 +214,8 @@ impl Writes {
             dead_lettered: Vec::new(),
             watch_dead_letters: false,
             row_names: write.rows.is_some().then(RowNames::default),
-            tp_mask: match &write.plan {
-                Some(plan) => plan.two_phase,
-                None if write.strategy == Strategy::TwoPhase => {
-                    (0..write.sinks.len()).fold(0, |mask, k| mask | 1 << k)
-                }
-                None => 0,
-            },
-            order: match &write.plan {
-                Some(plan) => plan.order.clone(),
-                None => (0..write.sinks.len() as u32).collect(),
-            },
-            pos_of: {
-                let mut pos = vec![0u32; write.sinks.len()];
-                let order: Vec<u32> = match &write.plan {
-                    Some(plan) => plan.order.clone(),
-                    None => (0..write.sinks.len() as u32).collect(),
-                };
-                for (i, &k) in order.iter().enumerate() {
-                    pos[k as usize] = i as u32;
-                }
-                pos
-            },
             compensations: vec![0; write.sinks.len()],
             released: Vec::new(),
-            least_took: match &write.plan {
-                Some(plan) => (plan.steps.iter())
-                    .map(|s| match *s {
-                        crate::model::PlanStep::Call(k) => write.sinks[k as usize].latency,
-                        crate::model::PlanStep::TwoPhase => 0,
-                    })
-                    .sum(),
-                None => write.sinks.iter().map(|s| s.latency).sum(),
-            },
-            plan_at_once: write.plan.as_ref().is_some_and(|plan| {
-                let latency = |mask: u64| {
-                    (0..write.sinks.len())
-                        .filter(|k| mask & (1 << k) != 0)
-                        .map(|k| write.sinks[k].latency)
-                        .sum::<Millis>()
-                };
-                let steps: u64 = (plan.steps.iter())
-                    .map(|s| match *s {
-                        crate::model::PlanStep::Call(k) => 1 << k,
-                        crate::model::PlanStep::TwoPhase => u64::MAX,
-                    })
-                    .fold(0, |m, b| m | b);
-                plan.two_phase == 0
-                    && latency(steps) == 0
-                    && (plan.gated == 0 || latency(plan.outbox & !plan.gated) == 0)
-            }),
         })
     }
 
@@ -637,6 +564,11 @@ impl Writes {
         (self.sinks.iter())
             .map(|s| s.versioned.as_ref().map(|v| v.at_end(names)))
             .collect()
+    }
+
+    /// The least time a write's delivery waits for its calls.
+    pub(in crate::engine) fn least_took(&self) -> Millis {
+        self.layout.least_took
     }
 
     /// Per sink, the compensations applied there (none but a saga

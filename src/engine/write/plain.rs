@@ -68,8 +68,8 @@ impl Writes {
             let still = match f.stage {
                 // A mixed write with a first call still to make (a step,
                 // or a gated outbox sink): any `every` sink, to be safe.
-                _ if f.mixed && (!f.relayed || f.gated_open != 0) => self.every_sinks,
-                Stage::Step { k, .. } => self.every_sinks & !((1u64 << k) - 1),
+                _ if f.mixed && (!f.relayed || f.gated_open != 0) => self.layout.every_sinks,
+                Stage::Step { k, .. } => self.layout.every_sinks & !((1u64 << k) - 1),
                 _ => 0,
             };
             f.intent != intent && f.key != key && still == 0

@@ -61,7 +61,9 @@ impl Writes {
     ) -> Written {
         // A mixed write whose every call is made now and would succeed:
         // made now, as its steps would make it within this event.
-        if self.plan_at_once && self.plain_took(write, what.2, what.1, now, repaired) == Some(0) {
+        if self.layout.plan_at_once
+            && self.plain_took(write, what.2, what.1, now, repaired) == Some(0)
+        {
             self.write_plain(write, what.1, what.2, now);
             return Written::Done(Wrote {
                 took: 0,
@@ -334,7 +336,7 @@ impl Writes {
         totals: &mut Totals,
     ) -> Next {
         for pos in (0..below).rev() {
-            let k = self.order[pos] as usize;
+            let k = self.layout.order[pos] as usize;
             if f.heard_ok & (1 << k) == 0 {
                 continue;
             }
@@ -351,7 +353,7 @@ impl Writes {
                     failed_sink: f.failed_sink,
                 };
                 self.note(f, note);
-                if self.corrective & (1 << k) == 0 {
+                if self.layout.corrective & (1 << k) == 0 {
                     continue;
                 }
                 // Its compensation is a corrective notice (28.16).
@@ -419,7 +421,7 @@ impl Writes {
         }
         let heard_at = now.saturating_add(write.sinks[k].latency);
         if heard == Heard::Ok {
-            let below = self.pos_of[k] as usize;
+            let below = self.layout.pos_of[k] as usize;
             return self.next_compensation(f, below, heard_at, totals);
         }
         let gives_up = !f.compensation_applied;
@@ -462,7 +464,7 @@ impl Writes {
             };
             self.tell(f, heard_at, detail);
         }
-        let below = self.pos_of[k] as usize;
+        let below = self.layout.pos_of[k] as usize;
         self.next_compensation(f, below, heard_at, totals)
     }
 
@@ -491,7 +493,7 @@ impl Writes {
         let heard_at = now.saturating_add(write.sinks[k].latency);
         if heard == Heard::Ok {
             totals.corrective_notices += 1;
-            let below = self.pos_of[k] as usize;
+            let below = self.layout.pos_of[k] as usize;
             return self.next_compensation(f, below, heard_at, totals);
         }
         self.retry_or_give_up(write, f, (k, attempt), heard_at, true, totals)

@@ -27,7 +27,7 @@ impl Writes {
         f.start = now;
         let mut largest = 0;
         for k in 0..write.sinks.len() {
-            if self.tp_mask & (1 << k) == 0 {
+            if self.layout.tp_mask & (1 << k) == 0 {
                 continue;
             }
             let heard = self.call(write, f, k, now, false, repaired);
@@ -148,7 +148,7 @@ impl Writes {
             self.tell(f, now, recovered);
         }
         for k in 0..write.sinks.len() {
-            if self.tp_mask & (1 << k) == 0 {
+            if self.layout.tp_mask & (1 << k) == 0 {
                 continue;
             }
             let was_prepared = f.prepared & (1 << k) != 0;
