@@ -499,8 +499,8 @@ impl<'s> Engine<'s> {
         };
         let sink_becomes =
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.becomes_at_end(end));
-        let sink_rows =
-            (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.versioned_at_end());
+        let sink_rows = (self.downstream.writes.as_ref())
+            .map_or(Vec::new(), |w| w.versioned_at_end(self.scenario));
         let sink_compensations =
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.compensations_per_sink());
         let write_notes = self

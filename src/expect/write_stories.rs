@@ -147,7 +147,7 @@ fn versioned_story(scenario: &Scenario, outcome: &Outcome, k: u32, row: Option<&
         if reject { "reject" } else { "overwrite" },
         plural(rows.stale_overwrites, "stale overwrite", "stale overwrites"),
         plural(rows.stale_rejections, "stale rejection", "stale rejections"),
-        plural(rows.rows.len() as u64, "row", "rows"),
+        plural(rows.rows_held, "row", "rows"),
     );
     let overwrites = (outcome.transitions.iter()).filter(|t| match t.detail {
         crate::engine::Detail::StaleOverwrite {

@@ -78,7 +78,7 @@ pub fn sinks(scenario: &Scenario, outcome: &Outcome) -> Json {
                 if let Some(Some(rows)) = outcome.sink_rows.get(k) {
                     sink["stale_overwrites"] = json!(rows.stale_overwrites);
                     sink["stale_rejections"] = json!(rows.stale_rejections);
-                    sink["rows_held"] = json!(rows.rows.len());
+                    sink["rows_held"] = json!(rows.rows_held);
                     let listed: Vec<Json> = (rows.rows.iter().take(crate::model::ROWS_LISTED))
                         .map(|(name, r)| {
                             json!({

@@ -34,8 +34,8 @@ pub fn versioned_section(scenario: &Scenario, outcome: &Outcome) -> String {
                 ]
             })
             .collect();
-        if rows.rows.len() > ROWS_SHOWN {
-            let more = format!("... {} more", rows.rows.len() - ROWS_SHOWN);
+        if rows.rows_held > ROWS_SHOWN as u64 {
+            let more = format!("... {} more", rows.rows_held - ROWS_SHOWN as u64);
             lines.push(vec![
                 more,
                 String::new(),

@@ -287,6 +287,8 @@ fn sink_expectations(
             );
             continue;
         }
+        // Echoed in diagnostics and reports: plain text, as a row is.
+        problems.plain_spanned(row, "a row", super::problems::MAX_ID);
         let r = r.get_ref();
         let fields = [(&r.value, RowField::Value), (&r.version, RowField::Version)];
         let fields = fields.map(|(v, field)| {

@@ -1453,6 +1453,13 @@ fn s28_9_versioned_keys_are_refused_where_they_mean_nothing() {
          retry_interval = \"1s\"\n[[sink]]\nname = \"a\"\nkind = \"upsert\"\nversioned = true\n",
         "a versioned sink is not modeled inside an exactly_once transaction",
     );
+    refused(
+        &format!(
+            "{base}[[sink]]\nname = \"a\"\nkind = \"upsert\"\nversioned = true\n\
+             [expect.sink.a.row.\"r\\u0007\"]\nvalue = 1\n"
+        ),
+        "a row",
+    );
 }
 
 /// 28.1's first worked example: one write through every strategy.
@@ -1763,4 +1770,31 @@ proptest::proptest! {
         };
         proptest::prop_assert_eq!(lines(&s1, &plain), lines(&s2, &planned));
     }
+}
+
+/// 28.9: a traffic block's `row` makes every message of the block write
+/// that row, each at its first arrival as version and value: the last
+/// arrival holds it, and nothing is stale in arrival order.
+#[test]
+fn s28_9_a_traffic_block_writes_one_row() {
+    let (scenario, outcome) = sim("[delivery]\nmax_receives = 1\nretry_interval = \"1s\"\n\
+         [[sink]]\nname = \"rows\"\nkind = \"upsert\"\nversioned = true\n\
+         [[traffic]]\ncount = 5\nover = \"5s\"\nrow = \"total\"\n");
+    let row = |field| {
+        let target = Target::Row {
+            sink: 0,
+            row: "total".into(),
+            field,
+        };
+        outcome.value(&scenario, &target)
+    };
+    assert_eq!(row(RowField::Version), Value::Int(4_000));
+    assert_eq!(row(RowField::Value), Value::Int(4_000));
+    assert_eq!(value(&outcome, 0), 1);
+    assert_eq!(sinkf(&outcome, 0, SinkField::StaleOverwrites), 0);
+    assert_eq!(
+        sinkf(&outcome, 0, SinkField::Missing),
+        0,
+        "overwritten, not missing"
+    );
 }

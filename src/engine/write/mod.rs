@@ -556,13 +556,28 @@ impl Writes {
     }
 
     /// Per sink, its versioned rows at the end (`None` for an unversioned
-    /// sink), when some sink is versioned (empty otherwise).
-    pub(super) fn versioned_at_end(&self) -> Vec<Option<VersionedRowsAtEnd>> {
+    /// sink), when some sink is versioned (empty otherwise): the first
+    /// [`ROWS_LISTED`](crate::model::ROWS_LISTED) by name, and the rows
+    /// the file's expectations name.
+    pub(super) fn versioned_at_end(&self, scenario: &Scenario) -> Vec<Option<VersionedRowsAtEnd>> {
         let Some(names) = &self.row_names else {
             return Vec::new();
         };
-        (self.sinks.iter())
-            .map(|s| s.versioned.as_ref().map(|v| v.at_end(names)))
+        (self.sinks.iter().enumerate())
+            .map(|(k, s)| {
+                let wanted: Vec<&str> = (scenario.expectations.iter())
+                    .filter_map(|e| match &e.target {
+                        crate::model::Target::Row { sink, row, .. } if *sink as usize == k => {
+                            Some(row.as_str())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let listed = crate::model::ROWS_LISTED;
+                s.versioned
+                    .as_ref()
+                    .map(|v| v.at_end(names, listed, &wanted))
+            })
             .collect()
     }
 

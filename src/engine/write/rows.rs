@@ -73,7 +73,10 @@ pub(super) enum Applied {
 pub struct VersionedRowsAtEnd {
     pub stale_overwrites: u64,
     pub stale_rejections: u64,
-    /// Every row, by name.
+    /// Rows the sink holds.
+    pub rows_held: u64,
+    /// By name: the first [`crate::model::ROWS_LISTED`] rows, and any other
+    /// row an expectation names (the run keeps no more than that).
     pub rows: Vec<(String, Row)>,
 }
 
@@ -162,15 +165,26 @@ impl VersionedSink {
         [rows, rows - owned.len() as i64, most]
     }
 
-    /// What it holds at the end, its rows by name.
-    pub(super) fn at_end(&self, names: &RowNames) -> VersionedRowsAtEnd {
-        let mut rows: Vec<(String, Row)> = (self.rows.iter())
-            .map(|(&id, &row)| (names.name(id).to_string(), row))
+    /// What it holds at the end: its first `listed` rows by name, and
+    /// those of `wanted` it holds.
+    pub(super) fn at_end(
+        &self,
+        names: &RowNames,
+        listed: usize,
+        wanted: &[&str],
+    ) -> VersionedRowsAtEnd {
+        let mut all: Vec<(&str, Row)> = (self.rows.iter())
+            .map(|(&id, &row)| (names.name(id), row))
             .collect();
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let rows = (all.iter().enumerate())
+            .filter(|(i, (name, _))| *i < listed || wanted.contains(name))
+            .map(|(_, &(name, row))| (name.to_string(), row))
+            .collect();
         VersionedRowsAtEnd {
             stale_overwrites: self.stale_overwrites,
             stale_rejections: self.stale_rejections,
+            rows_held: all.len() as u64,
             rows,
         }
     }
@@ -216,6 +230,21 @@ mod tests {
             }
             assert_eq!(row.stale, 1);
         }
+    }
+
+    #[test]
+    fn the_end_keeps_the_first_rows_by_name_and_those_asked_for() {
+        let mut names = RowNames::default();
+        let mut sink = VersionedSink::new(StaleWrites::Overwrite);
+        for name in ["d", "b", "a", "c"] {
+            let row = names.id(name);
+            sink.apply(w(row, 1, 1), 0);
+        }
+        let end = sink.at_end(&names, 2, &["d"]);
+        let kept: Vec<&str> = end.rows.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(kept, ["a", "b", "d"]);
+        assert_eq!(end.rows_held, 4);
+        assert!(end.row("d").is_some() && end.row("c").is_none());
     }
 
     #[test]
