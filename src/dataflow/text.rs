@@ -14,6 +14,20 @@ pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {
         flow.partition_name(c, k)
     };
     let held = |h: bool| if h { " (held by a down window)" } else { "" };
+    // "A transfers 3 on A->B": a send's sender, verb, value and partition.
+    let sent = |send: u32, partition: u32| {
+        let s = &flow.sends[send as usize];
+        let verb = match s.kind {
+            SendKind::Add => "sends",
+            SendKind::Transfer => "transfers",
+        };
+        format!(
+            "{} {verb} {} on {}",
+            flow.nodes[flow.channels[s.channel as usize].from as usize].name,
+            s.value,
+            part(partition)
+        )
+    };
     match *what {
         Happened::Sent {
             send,
@@ -21,39 +35,21 @@ pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {
             arrives,
             held: h,
             late,
-        } => {
-            let s = &flow.sends[send as usize];
-            let verb = match s.kind {
-                SendKind::Add => "sends",
-                SendKind::Transfer => "transfers",
-            };
-            format!(
-                "{} {verb} {} on {}, arriving at {}{}{}",
-                flow.nodes[flow.channels[s.channel as usize].from as usize].name,
-                s.value,
-                part(partition),
-                dur(arrives),
-                held(h),
-                if late {
-                    " (late: late_data delays it)"
-                } else {
-                    ""
-                }
-            )
-        }
-        Happened::DataLost { send, partition } => {
-            let s = &flow.sends[send as usize];
-            let verb = match s.kind {
-                SendKind::Add => "sends",
-                SendKind::Transfer => "transfers",
-            };
-            format!(
-                "{} {verb} {} on {}, and the channel loses it (lose_data): it never arrives",
-                flow.nodes[flow.channels[s.channel as usize].from as usize].name,
-                s.value,
-                part(partition),
-            )
-        }
+        } => format!(
+            "{}, arriving at {}{}{}",
+            sent(send, partition),
+            dur(arrives),
+            held(h),
+            if late {
+                " (late: late_data delays it)"
+            } else {
+                ""
+            }
+        ),
+        Happened::DataLost { send, partition } => format!(
+            "{}, and the channel loses it (lose_data): it never arrives",
+            sent(send, partition)
+        ),
         Happened::Received {
             send,
             partition,
