@@ -248,8 +248,8 @@ fn everything(text: &str) -> Result<(), TestCaseError> {
     };
     let batch = match app::run_batch(&request, &|| {}) {
         Ok(b) => b,
-        Err(app::BatchError::Usage(u)) => return check_output("usage error", &u),
-        Err(app::BatchError::Output(e)) => return check_output("output error", &e.render(false)),
+        Err(e @ app::BatchError::Usage(_)) => return check_output("usage error", &e.to_string()),
+        Err(e) => return check_output("output error", &e.render(false)),
     };
     check_output(
         "terminal",

@@ -22,9 +22,10 @@ pub enum Loaded {
 }
 
 /// Why a scenario file could not be loaded.
+#[derive(Debug)]
 pub enum LoadError {
-    /// The file could not be read: the reason.
-    Unreadable(String),
+    /// The file could not be read.
+    Unreadable(std::io::Error),
     /// The file is not a valid scenario.
     Invalid(Box<Invalid>),
 }
@@ -57,13 +58,12 @@ impl LoadError {
 /// [`scenario::MAX_FILE_BYTES`] (so that a device, a pipe or a FIFO that
 /// never ends cannot fill memory; [`scenario::text_of`] refuses the
 /// extra byte), or why it cannot be read.
-pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
+pub fn read_file(path: &str) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
     file.take(scenario::MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

@@ -57,8 +57,9 @@ impl Side {
 }
 
 /// Why a side cannot be compared.
+#[derive(Debug)]
 pub enum SideError {
-    Unreadable(String),
+    Unreadable(std::io::Error),
     Invalid(Vec<Problem>),
     /// A sweep of more than one point: which paths to fix.
     Sweep {
@@ -72,6 +73,18 @@ pub enum SideError {
 }
 
 impl SideError {
+    /// How `compare` ends: an unreadable or invalid file is invalid input,
+    /// a sweep not fixed to one point or a dataflow is not what the
+    /// command takes, a run stopped at a limit is stopped.
+    pub fn exit(&self) -> super::Exit {
+        use super::Exit;
+        match self {
+            SideError::Unreadable(_) | SideError::Invalid(_) => Exit::Invalid,
+            SideError::Sweep { .. } | SideError::Dataflow => Exit::Usage,
+            SideError::Stopped(_) => Exit::Stopped,
+        }
+    }
+
     /// What keeps side `name` (`A` or `B`, file `file`) from a comparison,
     /// colour-free.
     pub fn describe(&self, name: &str, file: &str) -> String {

@@ -49,17 +49,53 @@ pub struct Merged {
     pub written: Vec<PathBuf>,
 }
 
+/// Why `merge` wrote nothing (or stopped writing), as printed.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A shard's result that cannot be used: unreadable, not a result of
+    /// this version, shards of different batches, a shard missing.
+    #[error("{0}")]
+    Shards(String),
+    /// Templates that do not load or render: their located problems,
+    /// rendered colour-free.
+    #[error("{0}")]
+    Templates(String),
+    /// A file that cannot be copied or written.
+    #[error("{0}")]
+    Write(String),
+}
+
+impl MergeError {
+    /// A report error, rendered colour-free.
+    fn of(e: reports::ReportError) -> MergeError {
+        match e {
+            reports::ReportError::Template(_) => MergeError::Templates(e.render(false)),
+            _ => MergeError::Write(e.to_string()),
+        }
+    }
+
+    /// How `merge` ends.
+    pub fn exit(&self) -> super::Exit {
+        match self {
+            MergeError::Shards(_) | MergeError::Templates(_) => super::Exit::Invalid,
+            MergeError::Write(_) => super::Exit::Io,
+        }
+    }
+}
+
 /// Reads, checks and combines the shards' results, then writes the index
 /// files and `junit.xml` into `out_dir` (and appends the step summary).
 /// Nothing is written unless every input is a shard of one batch and
 /// every shard is there.
-pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
+pub fn merge(request: &MergeRequest) -> Result<Merged, MergeError> {
     let templates = Templates::load(request.templates.as_deref()).map_err(|problems| {
-        problems
-            .iter()
-            .map(|p| crate::diagnostic::render(p, false))
-            .collect::<Vec<_>>()
-            .join("\n")
+        MergeError::Templates(
+            problems
+                .iter()
+                .map(|p| crate::diagnostic::render(p, false))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
     })?;
     let mut records = Vec::new();
     let mut parts: BTreeMap<String, Vec<Json>> = BTreeMap::new();
@@ -70,9 +106,9 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
         request.inputs.par_iter().map(|p| read(p)).collect()
     };
     for (path, shard) in request.inputs.iter().zip(read_all) {
-        let shard = shard?;
+        let shard = shard.map_err(MergeError::Shards)?;
         if let Some(dir) = &shard.reports {
-            copies.extend(reports_to_copy(dir, &shard.record)?);
+            copies.extend(reports_to_copy(dir, &shard.record).map_err(MergeError::Shards)?);
         }
         for doc in shard.sweep_parts {
             let file = doc["file"].as_str().unwrap_or_default().to_string();
@@ -80,15 +116,16 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
         }
         records.push((path.clone(), shard.record));
     }
-    check_shards(&records)?;
+    check_shards(&records).map_err(MergeError::Shards)?;
     let record = combine(
         records.into_iter().map(|(_, r)| r).collect(),
         request.golden.as_deref(),
-    )?;
+    )
+    .map_err(MergeError::Shards)?;
     let mut formats = request.formats.clone();
     formats.sort();
     formats.dedup();
-    let template_error = |problems| reports::ReportError::Template(problems).render(false);
+    let template_error = |problems| MergeError::of(reports::ReportError::Template(problems));
     // Rendered first, written only when all rendered; the index last.
     // A killed run's temporaries go first (not the index's, staged now).
     crate::output::remove_stale_temporaries(&request.out_dir);
@@ -99,29 +136,29 @@ pub fn merge(request: &MergeRequest) -> Result<Merged, String> {
             if !existed {
                 let _ = std::fs::remove_dir(&request.out_dir);
             }
-            e.render(false)
+            MergeError::of(e)
         })?;
     let mut outputs = Vec::new();
     for entry in &record.scenarios {
         let (Some(name), Some(docs)) = (&entry.report, parts.remove(&entry.file)) else {
             continue;
         };
-        let doc = join_docs(docs, entry)?;
+        let doc = join_docs(docs, entry).map_err(MergeError::Shards)?;
         for &format in &formats {
             let text = reports::sweep_report(&templates, format, &doc)
                 .map_err(|p| template_error(vec![*p]))?;
             outputs.push((format!("{name}.{}", format.extension()), text));
         }
     }
-    let mut written = copy_reports(&request.out_dir, &copies)?;
+    let mut written = copy_reports(&request.out_dir, &copies).map_err(MergeError::Write)?;
     outputs.push((
         "junit.xml".to_string(),
         super::junit::junit_xml(&record.scenarios),
     ));
-    written.extend(reports::write_all(&request.out_dir, outputs).map_err(|e| e.render(false))?);
-    written.extend(reports::commit_all(index).map_err(|e| e.render(false))?);
+    written.extend(reports::write_all(&request.out_dir, outputs).map_err(MergeError::of)?);
+    written.extend(reports::commit_all(index).map_err(MergeError::of)?);
     if let Some(path) = &request.summary_markdown {
-        reports::append_summary(path, &templates, &record).map_err(|e| e.render(false))?;
+        reports::append_summary(path, &templates, &record).map_err(MergeError::of)?;
     }
     Ok(Merged { record, written })
 }

@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod compare;
 pub mod entry;
+mod exit;
 pub mod golden;
 pub mod junit;
 pub mod merge;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 pub use batch::{
     FileResult, LoadError, Loaded, Options, Ran, expand, load_file, run_all, run_file,
 };
+pub use exit::Exit;
 pub use reports::{ReportError, ReportFormat};
 pub use result::Transcript;
 
@@ -71,11 +73,53 @@ pub struct Batch {
 }
 
 /// Why a batch could not be completed.
+#[derive(Debug, thiserror::Error)]
 pub enum BatchError {
-    /// A request that cannot be carried out (two files sharing a golden file).
-    Usage(String),
-    /// Templates that do not load or render, or a file that cannot be written.
-    Output(ReportError),
+    /// A request that cannot be carried out.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// An output folder that cannot be used (a link to nothing).
+    #[error(transparent)]
+    Folder(std::io::Error),
+    /// Templates that do not load or render, or a file that cannot be
+    /// written.
+    #[error(transparent)]
+    Output(#[from] ReportError),
+}
+
+impl BatchError {
+    /// How the command ends.
+    pub fn exit(&self) -> Exit {
+        match self {
+            BatchError::Usage(_) => Exit::Usage,
+            BatchError::Output(ReportError::Template(_)) => Exit::Invalid,
+            BatchError::Folder(_) | BatchError::Output(_) => Exit::Io,
+        }
+    }
+
+    /// The error as printed: located template problems, or one line.
+    pub fn render(&self, color: bool) -> String {
+        match self {
+            BatchError::Output(e) => e.render(color),
+            e => format!("error: {e}\n"),
+        }
+    }
+}
+
+/// A batch request that cannot be carried out as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// A `--filter` or `--tag` that selects none of the valid files.
+    #[error(
+        "{what} selects none of the {filtered} scenarios; --filter matches names and paths, --tag the scenarios' tags (both ignore case)"
+    )]
+    NothingSelected { what: String, filtered: usize },
+    /// `--report` names a file.
+    #[error("--report {} is a file, not a folder", .0.display())]
+    ReportIsAFile(PathBuf),
+    /// Two files whose golden transcripts would have the same name.
+    #[error("{0} and {1} would share one golden file; give them different file names")]
+    SharedGolden(String, String),
 }
 
 /// A `--filter` or `--tag` that selects none of the valid files is a
@@ -108,10 +152,11 @@ fn nothing_selected(options: &Options, results: &[FileResult]) -> Result<(), Bat
     if !options.tag.is_empty() {
         what.push(format!("--tag {:?}", options.tag.join(",")));
     }
-    Err(BatchError::Usage(format!(
-        "{} selects none of the {filtered} scenarios; --filter matches names and paths, --tag the scenarios' tags (both ignore case)",
-        what.join(" with ")
-    )))
+    Err(UsageError::NothingSelected {
+        what: what.join(" with "),
+        filtered,
+    }
+    .into())
 }
 
 /// Runs a batch: every file (in parallel, results in input order), then
@@ -132,10 +177,7 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         && report.dir.exists()
         && !report.dir.is_dir()
     {
-        return Err(BatchError::Usage(format!(
-            "--report {} is a file, not a folder",
-            report.dir.display()
-        )));
+        return Err(UsageError::ReportIsAFile(report.dir.clone()).into());
     }
     let folders = [
         request.report.as_ref().map(|r| &r.dir),
@@ -146,14 +188,12 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
         .flatten()
         .find_map(|d| crate::output::dangling(d))
     {
-        return Err(BatchError::Usage(e.to_string()));
+        return Err(BatchError::Folder(e));
     }
     if let Some(g) = &request.golden
         && let Some((a, b)) = golden::collision(&g.dir, files)
     {
-        return Err(BatchError::Usage(format!(
-            "{a} and {b} would share one golden file; give them different file names"
-        )));
+        return Err(UsageError::SharedGolden(a, b).into());
     }
     // More threads than CPUs would only cost memory: the work is CPU-bound.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -188,12 +228,7 @@ pub fn run_batch(request: &BatchRequest, done: &(dyn Fn() + Sync)) -> Result<Bat
     let record = entry::Record::new(entry::entries(files, &results, &goldens, &names), shard);
     if let Some(path) = &request.junit {
         let xml = junit::junit_xml(&record.scenarios);
-        crate::output::write_atomic(path, &xml).map_err(|e| {
-            BatchError::Output(ReportError::Io(format!(
-                "cannot write {}: {e}",
-                path.display()
-            )))
-        })?;
+        crate::output::write_atomic(path, &xml).map_err(|e| ReportError::write(path, e))?;
     }
     let mut reports_written = Vec::new();
     if let (Some(report), Some(t)) = (&request.report, &templates) {

@@ -51,9 +51,28 @@ impl ReportFormat {
 }
 
 /// What went wrong while producing reports.
+#[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// Templates that do not load or render: each problem located.
+    #[error("{} template problem(s)", .0.len())]
     Template(Vec<Problem>),
-    Io(String),
+    /// A report's name that is not a plain file name in its folder.
+    #[error(transparent)]
+    Named(std::io::Error),
+    /// A file that cannot be written (a full disk, a link planted at its
+    /// name, a file-size limit).
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The step summary that cannot be opened or appended to.
+    #[error("cannot {} {}: {source}", if *.opening { "open" } else { "append to" }, path.display())]
+    Summary {
+        path: PathBuf,
+        opening: bool,
+        source: std::io::Error,
+    },
 }
 
 impl ReportError {
@@ -64,7 +83,15 @@ impl ReportError {
                 .iter()
                 .map(|p| format!("{}\n", render(p, color)))
                 .collect(),
-            ReportError::Io(e) => format!("error: {e}\n"),
+            e => format!("error: {e}\n"),
+        }
+    }
+
+    /// A file that cannot be written at `path`.
+    pub fn write(path: &Path, source: std::io::Error) -> ReportError {
+        ReportError::Write {
+            path: path.to_path_buf(),
+            source,
         }
     }
 }
@@ -108,13 +135,13 @@ pub fn write_reports(
         };
         for &format in formats {
             let path = inside(dir, &format!("{name}.{}", format.extension()))
-                .map_err(|e| ReportError::Io(e.to_string()))?;
-            let mut out = Staged::in_folder(&path).map_err(|e| cannot_write(&path, e))?;
+                .map_err(ReportError::Named)?;
+            let mut out = Staged::in_folder(&path).map_err(|e| ReportError::write(&path, e))?;
             let made = render_report(templates, format, r, &doc, out.writer());
             match made.and_then(|()| out.finish().map_err(RenderFailure::Io)) {
                 Ok(finished) => staged.push((path, finished)),
                 Err(RenderFailure::Template(p)) => broken.push(*p),
-                Err(RenderFailure::Io(e)) => return Err(cannot_write(&path, e)),
+                Err(RenderFailure::Io(e)) => return Err(ReportError::write(&path, e)),
             }
         }
         if !broken.is_empty() {
@@ -195,10 +222,6 @@ pub fn render_report(
     }
 }
 
-fn cannot_write(path: &Path, e: std::io::Error) -> ReportError {
-    ReportError::Io(format!("cannot write {}: {e}", path.display()))
-}
-
 /// The index files of a batch, one per format, rendered from its record
 /// straight into staged files of `dir` (`index.json` serialized as it
 /// goes, never whole in memory), to be committed last. A template
@@ -215,9 +238,9 @@ pub fn index_files(
     let mut staged = Vec::new();
     let mut broken = Vec::new();
     for &format in formats {
-        let path = inside(dir, &format!("index.{}", format.extension()))
-            .map_err(|e| ReportError::Io(e.to_string()))?;
-        let mut out = Staged::in_folder(&path).map_err(|e| cannot_write(&path, e))?;
+        let path =
+            inside(dir, &format!("index.{}", format.extension())).map_err(ReportError::Named)?;
+        let mut out = Staged::in_folder(&path).map_err(|e| ReportError::write(&path, e))?;
         let template = match format {
             ReportFormat::Markdown => Some(INDEX_MARKDOWN),
             ReportFormat::Html => Some(INDEX_HTML),
@@ -239,7 +262,7 @@ pub fn index_files(
         match made.and_then(|()| out.finish().map_err(RenderFailure::Io)) {
             Ok(finished) => staged.push((path, finished)),
             Err(RenderFailure::Template(p)) => broken.push(*p),
-            Err(RenderFailure::Io(e)) => return Err(cannot_write(&path, e)),
+            Err(RenderFailure::Io(e)) => return Err(ReportError::write(&path, e)),
         }
     }
     if broken.is_empty() {
@@ -253,7 +276,7 @@ pub fn index_files(
 pub fn commit_all(staged: Vec<(PathBuf, Finished)>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     for (path, out) in staged {
-        out.commit().map_err(|e| cannot_write(&path, e))?;
+        out.commit().map_err(|e| ReportError::write(&path, e))?;
         written.push(path);
     }
     Ok(written)
@@ -266,8 +289,8 @@ pub fn commit_all(staged: Vec<(PathBuf, Finished)>) -> Result<Vec<PathBuf>, Repo
 pub fn write_all(dir: &Path, outputs: Vec<(String, String)>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     for (file, text) in outputs {
-        let path = inside(dir, &file).map_err(|e| ReportError::Io(e.to_string()))?;
-        write_in_folder(&path, &text).map_err(|e| cannot_write(&path, e))?;
+        let path = inside(dir, &file).map_err(ReportError::Named)?;
+        write_in_folder(&path, &text).map_err(|e| ReportError::write(&path, e))?;
         written.push(path);
     }
     Ok(written)
@@ -406,7 +429,15 @@ pub fn append_summary(
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| ReportError::Io(format!("cannot open {}: {e}", path.display())))?;
+        .map_err(|source| ReportError::Summary {
+            path: path.to_path_buf(),
+            opening: true,
+            source,
+        })?;
     f.write_all(text.as_bytes())
-        .map_err(|e| ReportError::Io(format!("cannot append to {}: {e}", path.display())))
+        .map_err(|source| ReportError::Summary {
+            path: path.to_path_buf(),
+            opening: false,
+            source,
+        })
 }

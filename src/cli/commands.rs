@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::Format;
 use super::print::{annotation, emit, paint};
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
+use crate::app::Exit;
 use crate::app::Loaded;
 use crate::app::result::{FileResult, Options};
 use crate::app::{LoadError, batch, load_file, sweep};
@@ -22,7 +22,7 @@ pub(super) fn check(
     sets: &[(String, String)],
     format: Format,
     color: bool,
-) -> u8 {
+) -> Exit {
     let files = match super::files(patterns) {
         Ok(f) => f,
         Err(code) => return code,
@@ -85,9 +85,9 @@ pub(super) fn check(
     };
     emit(&out);
     if invalid > 0 {
-        EXIT_INVALID
+        Exit::Invalid
     } else {
-        EXIT_PASSED
+        Exit::Passed
     }
 }
 
@@ -99,7 +99,7 @@ pub(super) fn show(
     at: Option<u64>,
     seed: Option<u64>,
     color: bool,
-) -> u8 {
+) -> Exit {
     let (mut scenario, source) = match load_file(path, sets) {
         Ok((Loaded::One(scenario), source)) => (*scenario, source),
         Ok((Loaded::Dataflow(flow), source)) => return show_dataflow(&source, &flow, at, color),
@@ -126,13 +126,13 @@ pub(super) fn show(
         }
         Err(LoadError::Unreadable(e)) => {
             eprintln!("error: cannot read {path}: {e}");
-            return EXIT_INVALID;
+            return Exit::Invalid;
         }
         Err(LoadError::Invalid(inv)) => {
             for p in &inv.problems {
                 eprintln!("{}", render(p, color));
             }
-            return EXIT_INVALID;
+            return Exit::Invalid;
         }
     };
     if let Some(seed) = seed {
@@ -145,14 +145,14 @@ pub(super) fn show(
             let mut out = super::print::Stdout::new();
             let _ = text::write_golden_transcript(&mut out, &scenario, &outcome);
             out.flush();
-            EXIT_PASSED
+            Exit::Passed
         }
         Err(limit) => {
             eprintln!(
                 "{}",
                 render(&batch::limit_problem(&source, &scenario, &limit), color)
             );
-            EXIT_INVALID
+            Exit::Stopped
         }
     }
 }
@@ -163,7 +163,7 @@ fn show_dataflow(
     flow: &crate::dataflow::Dataflow,
     at: Option<u64>,
     color: bool,
-) -> u8 {
+) -> Exit {
     let run = match at {
         Some(t) => crate::dataflow::world::run_until(flow, t),
         None => crate::dataflow::run(flow),
@@ -171,14 +171,14 @@ fn show_dataflow(
     match run {
         Ok(outcome) => {
             super::print::emit(&crate::dataflow::text::transcript(flow, &outcome, at));
-            EXIT_PASSED
+            Exit::Passed
         }
         Err(stop) => {
             eprintln!(
                 "{}",
                 render(&crate::dataflow::stop_problem(source, &stop), color)
             );
-            EXIT_INVALID
+            Exit::Stopped
         }
     }
 }
@@ -192,7 +192,7 @@ fn to_fix(
     values: &[&[String]],
     sets: &[(String, String)],
     at: Option<u64>,
-) -> Result<String, u8> {
+) -> Result<String, Exit> {
     let fix: Vec<String> = (keys.iter().enumerate())
         .filter(|&(i, _)| values.iter().any(|v| v[i] != values[0][i]))
         .map(|(_, k)| format!("--set {k}=VALUE"))
@@ -203,7 +203,7 @@ fn to_fix(
             values.len(),
             fix.join(" ")
         );
-        return Err(EXIT_INVALID);
+        return Err(Exit::Usage);
     }
     let given = sets.iter().map(|(k, v)| format!("--set {k}={v} "));
     Ok(format!("{}{}", given.collect::<String>(), fix.join(" ")))
@@ -214,10 +214,10 @@ fn to_fix(
 /// Exits as the batch would for this file.
 fn show_sweep(
     path: &str,
-    command: Result<String, u8>,
+    command: Result<String, Exit>,
     seed: Option<u64>,
     run: impl FnOnce(&Options) -> FileResult,
-) -> u8 {
+) -> Exit {
     let sets = match command {
         Ok(command) => command,
         Err(code) => return code,
@@ -228,7 +228,7 @@ fn show_sweep(
     };
     let result = run(&opts);
     let FileResult::Swept(run) = &result else {
-        return EXIT_INVALID;
+        return Exit::Invalid;
     };
     use std::fmt::Write as _;
     let mut out = super::print::Stdout::new();
@@ -239,11 +239,11 @@ fn show_sweep(
     );
     out.flush();
     if run.stopped() {
-        EXIT_INVALID
+        Exit::Stopped
     } else if run.passed() {
-        EXIT_PASSED
+        Exit::Passed
     } else {
-        EXIT_FAILED
+        Exit::Failed
     }
 }
 
@@ -259,13 +259,13 @@ fn starter(kind: super::Starter) -> &'static str {
 
 /// `new NAME [--kind KIND]`: a commented starter scenario that passes as
 /// written.
-pub(super) fn new_scenario(name: &str, kind: super::Starter) -> u8 {
+pub(super) fn new_scenario(name: &str, kind: super::Starter) -> Exit {
     let stem = std::path::Path::new(name).file_stem();
     if name.trim().is_empty() || name.chars().any(char::is_control) || stem.is_none() {
         eprintln!(
             "error: {name:?} is not a usable file name: give a name such as incident or scenarios/incident.toml, without control characters"
         );
-        return EXIT_INVALID;
+        return Exit::Usage;
     }
     let path = if std::path::Path::new(name).extension().is_some() {
         PathBuf::from(name)
@@ -290,11 +290,11 @@ pub(super) fn new_scenario(name: &str, kind: super::Starter) -> u8 {
                 path.display(),
                 shell_quoted(&path.display().to_string())
             ));
-            EXIT_PASSED
+            Exit::Passed
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             eprintln!("error: {} already exists; not overwritten", path.display());
-            EXIT_INVALID
+            Exit::Usage
         }
         Err(e) => {
             eprintln!("error: cannot write {}: {e}", path.display());
@@ -307,7 +307,7 @@ pub(super) fn new_scenario(name: &str, kind: super::Starter) -> u8 {
                     shell_quoted(&folder.display().to_string())
                 );
             }
-            EXIT_INVALID
+            Exit::Io
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use minijinja::value::{Serde, Value};
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
+use crate::app::Exit;
 use crate::app::compare::{self, SideError};
 use crate::diagnostic::render;
 use crate::report::templates::{COMPARE_HTML, COMPARE_MARKDOWN, Templates};
@@ -19,15 +19,14 @@ pub(super) struct Request<'a> {
 }
 
 /// Runs both sides and prints their differences; exit 0 when there are
-/// none, 1 when there are, 2 when a side cannot run or an output cannot
-/// be written.
-pub(super) fn compare(request: &Request) -> u8 {
+/// none, 1 when there are, else as docs/cli.md's "Exit codes" says.
+pub(super) fn compare(request: &Request) -> Exit {
     let templates = match request.report.map(|_| Templates::load(request.templates)) {
         Some(Err(problems)) => {
             for p in &problems {
                 eprintln!("{}", render(p, request.color));
             }
-            return EXIT_INVALID;
+            return Exit::Invalid;
         }
         Some(Ok(t)) => Some(t),
         None => None,
@@ -37,13 +36,14 @@ pub(super) fn compare(request: &Request) -> u8 {
         match compare::side(file, sets, request.seed) {
             Ok(side) => sides.push(side),
             Err(e) => {
+                let exit = e.exit();
                 refused(name, file, e, request.color);
-                return EXIT_INVALID;
+                return exit;
             }
         }
     }
     let (Some(b), Some(a)) = (sides.pop(), sides.pop()) else {
-        return EXIT_INVALID;
+        return Exit::Invalid;
     };
     let comparison = compare::compare(a, b);
     let json = comparison.json();
@@ -71,7 +71,7 @@ pub(super) fn compare(request: &Request) -> u8 {
                 Ok(page) => files.push((file, page)),
                 Err(p) => {
                     eprintln!("{}", render(p.as_ref(), request.color));
-                    return EXIT_INVALID;
+                    return Exit::Invalid;
                 }
             }
         }
@@ -81,13 +81,13 @@ pub(super) fn compare(request: &Request) -> u8 {
             .try_for_each(|(file, text)| crate::output::write_in_folder(&dir.join(file), text));
         if let Err(e) = written {
             eprintln!("error: cannot write into {}: {e}", dir.display());
-            return EXIT_INVALID;
+            return Exit::Io;
         }
     }
     if comparison.compared.differences == 0 {
-        EXIT_PASSED
+        Exit::Passed
     } else {
-        EXIT_FAILED
+        Exit::Failed
     }
 }
 

@@ -1,8 +1,8 @@
 //! `scenario-run conform`: the command (the comparison itself is
 //! `crate::conform`).
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_PASSED};
-use crate::conform::{self, NotReady};
+use crate::app::Exit;
+use crate::conform::{self, LiveError, NotReady};
 use crate::diagnostic::render;
 
 /// What `conform` was asked.
@@ -18,9 +18,11 @@ pub(super) struct Request<'a> {
 }
 
 /// Prepares every file, then runs them against the broker; exit 0 when
-/// every file conforms, 1 when one differs, 2 when a file or the broker
-/// keeps the run from happening, or an output cannot be written.
-pub(super) fn conform(request: &Request) -> u8 {
+/// every file conforms, 1 when one differs, else as docs/cli.md's
+/// "Exit codes" says (an invalid file 3, one conform cannot drive or a
+/// URL it cannot use 2, a broker that does not answer or an output that
+/// cannot be written 5).
+pub(super) fn conform(request: &Request) -> Exit {
     let Request {
         url,
         patterns,
@@ -38,7 +40,7 @@ pub(super) fn conform(request: &Request) -> u8 {
             for p in &problems {
                 eprintln!("{}", render(p, color));
             }
-            return EXIT_INVALID;
+            return Exit::Invalid;
         }
         Some(Ok(t)) => Some(t),
         None => None,
@@ -55,17 +57,17 @@ pub(super) fn conform(request: &Request) -> u8 {
             "error: --broker {}: a broker's URL holds no control characters",
             crate::diagnostic::one_line(url)
         );
-        return EXIT_INVALID;
+        return Exit::Usage;
     }
     let target = match conform::Target::of(url) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_INVALID;
+            return Exit::Usage;
         }
     };
     let mut prepared = Vec::new();
-    let mut refused = false;
+    let mut refused = Exit::Passed;
     for file in &files {
         match conform::prepare(file, target, time_scale) {
             Ok(p) => prepared.push(p),
@@ -73,22 +75,27 @@ pub(super) fn conform(request: &Request) -> u8 {
                 for p in &invalid.problems {
                     eprintln!("{}", render(p, color));
                 }
-                refused = true;
+                refused = refused.max(Exit::Invalid);
             }
             Err(NotReady::Unsupported(why)) => {
                 eprintln!("error: {file}: conform cannot check this file: {why}");
-                refused = true;
+                refused = refused.max(Exit::Usage);
             }
         }
     }
-    if refused {
-        return EXIT_INVALID;
+    if refused != Exit::Passed {
+        return refused;
     }
     let (broker, checked) = match conform::live(url, &prepared) {
         Ok(done) => done,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_INVALID;
+            // A build without the clients or a scheme conform does not
+            // drive is the command line's; the rest is the broker's.
+            return match e {
+                LiveError::NotBuilt | LiveError::Scheme(_) => Exit::Usage,
+                _ => Exit::Io,
+            };
         }
     };
     let text = if json {
@@ -101,7 +108,7 @@ pub(super) fn conform(request: &Request) -> u8 {
         && let Err(e) = crate::output::write_atomic(path, &conform::output::junit(&checked))
     {
         eprintln!("error: cannot write {}: {e}", path.display());
-        return EXIT_INVALID;
+        return Exit::Io;
     }
     if let (Some(dir), Some(templates)) = (report, &templates) {
         let document = conform::output::document(&broker, url, &checked);
@@ -109,7 +116,7 @@ pub(super) fn conform(request: &Request) -> u8 {
             Ok(page) => page,
             Err(p) => {
                 eprintln!("{}", render(p.as_ref(), color));
-                return EXIT_INVALID;
+                return Exit::Invalid;
             }
         };
         let mut json_text = serde_json::to_string_pretty(&document).unwrap_or_default();
@@ -121,12 +128,12 @@ pub(super) fn conform(request: &Request) -> u8 {
             });
         if let Err(e) = written {
             eprintln!("error: cannot write into {}: {e}", dir.display());
-            return EXIT_INVALID;
+            return Exit::Io;
         }
     }
     if checked.iter().all(|c| c.conforms()) {
-        EXIT_PASSED
+        Exit::Passed
     } else {
-        EXIT_FAILED
+        Exit::Failed
     }
 }

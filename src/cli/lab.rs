@@ -1,7 +1,7 @@
 //! `scenario-run lab`: the command that starts the lab's server (the lab
 //! itself is `crate::lab`).
 
-use super::{EXIT_INVALID, EXIT_PASSED};
+use crate::app::Exit;
 use crate::diagnostic::render;
 
 /// `lab`: serves the files on 127.0.0.1 until Ctrl-C.
@@ -12,7 +12,7 @@ pub(super) fn lab(
     seed: Option<u64>,
     templates: Option<&std::path::Path>,
     color: bool,
-) -> u8 {
+) -> Exit {
     let files = match super::files(patterns) {
         Ok(f) => f,
         Err(code) => return code,
@@ -23,7 +23,7 @@ pub(super) fn lab(
             for p in &problems {
                 eprintln!("{}", render(p, color));
             }
-            return EXIT_INVALID;
+            return Exit::Invalid;
         }
     };
     let count = files.len();
@@ -45,11 +45,11 @@ pub(super) fn lab(
     match started {
         Ok(()) => {
             say("lab: stopped");
-            EXIT_PASSED
+            Exit::Passed
         }
         Err(e) => {
             eprintln!("error: {e}");
-            EXIT_INVALID
+            Exit::Io
         }
     }
 }

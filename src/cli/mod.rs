@@ -1,6 +1,5 @@
-//! The command line: arguments and the batch run. Exit codes: 0 all
-//! passed, 1 an expectation failed, 2 invalid input, a run stopped at a
-//! limit, or a usage error.
+//! The command line: arguments and the batch run. How a command ends is
+//! an [`Exit`] (docs/cli.md, "Exit codes").
 
 mod commands;
 mod compare;
@@ -16,8 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::app::{
-    BatchError, BatchRequest, GoldenRequest, Options, ReportFormat, ReportRequest, Transcript,
-    expand,
+    BatchRequest, Exit, GoldenRequest, Options, ReportFormat, ReportRequest, Transcript, expand,
 };
 use commands::{check, new_scenario, show};
 use merge::merge;
@@ -26,17 +24,13 @@ use print::{batch_github, batch_human, with_goldens, write_batch_json};
 pub use crate::scenario::schema::schema;
 
 /// The files that files or quoted globs name, or the exit code of a
-/// pattern that names none (said on standard error).
-fn files(patterns: &[String]) -> Result<Vec<String>, u8> {
+/// pattern that names none (said on standard error): a usage error.
+fn files(patterns: &[String]) -> Result<Vec<String>, Exit> {
     expand(patterns).map_err(|e| {
         eprintln!("error: {e}");
-        EXIT_INVALID
+        Exit::Usage
     })
 }
-
-pub const EXIT_PASSED: u8 = 0;
-pub const EXIT_FAILED: u8 = 1;
-pub const EXIT_INVALID: u8 = 2;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -387,11 +381,14 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                EXIT_INVALID
-            } else {
-                EXIT_PASSED
-            });
+            return ExitCode::from(
+                if e.use_stderr() {
+                    Exit::Usage
+                } else {
+                    Exit::Passed
+                }
+                .code(),
+            );
         }
     };
     let color = match cli.color {
@@ -474,7 +471,7 @@ pub fn main() -> ExitCode {
         }) => {
             let inputs = match files(&inputs) {
                 Ok(files) => files.into_iter().map(PathBuf::from).collect(),
-                Err(code) => return ExitCode::from(code),
+                Err(exit) => return ExitCode::from(exit.code()),
             };
             let request = crate::app::merge::MergeRequest {
                 out_dir,
@@ -488,7 +485,7 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Schema) => {
             print::emit(&format!("{}\n", schema()));
-            EXIT_PASSED
+            Exit::Passed
         }
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
@@ -504,15 +501,15 @@ pub fn main() -> ExitCode {
                 script = script.replace("scenario__subcmd__run", "scenario__run");
             }
             print::emit(&script);
-            EXIT_PASSED
+            Exit::Passed
         }
         None => run(&cli.run, color),
     };
     if let Some(e) = print::write_failure() {
         eprintln!("error: cannot write to standard output: {e}");
-        return ExitCode::from(EXIT_INVALID);
+        return ExitCode::from(Exit::Io.code());
     }
-    ExitCode::from(code)
+    ExitCode::from(code.code())
 }
 
 /// The starters `new` writes, each a commented file that passes as
@@ -610,10 +607,10 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
 
 /// Runs a batch: the arguments become a request, the application runs it,
 /// and what it returns is printed.
-fn run(args: &RunArgs, color: bool) -> u8 {
+fn run(args: &RunArgs, color: bool) -> Exit {
     if args.templates.is_some() && args.report.is_none() && args.summary_markdown.is_none() {
         eprintln!("error: --templates does nothing without --report or --summary-markdown");
-        return EXIT_INVALID;
+        return Exit::Usage;
     }
     let files = match files(&args.files) {
         Ok(f) => f,
@@ -625,13 +622,9 @@ fn run(args: &RunArgs, color: bool) -> u8 {
     progress.finish_and_clear();
     let batch = match outcome {
         Ok(batch) => batch,
-        Err(BatchError::Usage(e)) => {
-            eprintln!("error: {e}");
-            return EXIT_INVALID;
-        }
-        Err(BatchError::Output(e)) => {
+        Err(e) => {
             eprint!("{}", e.render(color));
-            return EXIT_INVALID;
+            return e.exit();
         }
     };
     if let Some(report) = &request.report

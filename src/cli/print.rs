@@ -14,7 +14,7 @@ use crate::report::document::Document;
 use crate::report::json as rjson;
 
 /// The first failed write to standard output, other than to a reader that
-/// has gone away: `main` reports it and exits 2, so that output cut short
+/// has gone away: `main` reports it and exits 5, so that output cut short
 /// by a full disk or a file-size limit is never taken for a whole one.
 static WRITE_FAILED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 

@@ -71,7 +71,8 @@ impl Target {
     }
 }
 
-/// Why a live run could not happen (exit code 2).
+/// Why a live run could not happen (exit code 5; 2 for a build without
+/// the clients or a scheme conform does not drive).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiveError {
     /// No broker answers at the URL.

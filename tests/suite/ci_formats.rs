@@ -158,14 +158,14 @@ fn failed_expectations_are_junit_testcases_on_their_lines() {
 #[test]
 fn github_annotations_put_each_problem_on_its_line() {
     let o = run(&["--format", "github", WRONG_FLOW, UNKNOWN_KEY, PURGE]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     insta::assert_snapshot!(stdout(&o));
 }
 
 #[test]
 fn check_prints_problems_as_json_or_as_annotations() {
     let o = run(&["check", "--format", "json", UNKNOWN_KEY, PURGE]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!((&doc["valid"], &doc["invalid"]), (&json!(1), &json!(1)));
     assert_eq!(doc["files"][0]["status"], "invalid");
@@ -186,6 +186,6 @@ fn check_prints_problems_as_json_or_as_annotations() {
     );
 
     let o = run(&["check", "--format", "github", UNKNOWN_KEY, "missing.toml"]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     insta::assert_snapshot!(stdout(&o));
 }

@@ -58,7 +58,7 @@ const BAD_INPUTS: [&str; 45] = [
 const THREE_FIRST: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
 
 #[test]
-fn every_kind_of_bad_input_is_a_located_diagnostic_and_exit_2() {
+fn every_kind_of_bad_input_is_a_located_diagnostic_and_exit_3() {
     let listed: Vec<String> =
         std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad"))
             .unwrap()
@@ -79,7 +79,7 @@ fn every_kind_of_bad_input_is_a_located_diagnostic_and_exit_2() {
     for name in BAD_INPUTS {
         let path = format!("tests/bad/{name}.toml");
         let o = run(&["--color", "never", &path]);
-        assert_eq!(code(&o), 2, "{name}");
+        assert_eq!(code(&o), 3, "{name}");
         let out = stdout(&o);
         assert!(out.ends_with("0 passed, 1 failed\n"), "{name}: {out}");
         insta::assert_snapshot!(format!("bad_{name}"), out);
@@ -130,7 +130,7 @@ fn an_invalid_file_counts_as_failed_and_wins_the_exit_code() {
         "tests/failing/wrong-totals.toml",
         "tests/bad/empty.toml",
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let out = stdout(&o);
     assert!(out.ends_with("1 passed, 2 failed\n"), "{out}");
     // Output follows input order.
@@ -144,18 +144,36 @@ fn an_invalid_file_counts_as_failed_and_wins_the_exit_code() {
 }
 
 #[test]
-fn usage_errors_exit_2() {
+fn each_kind_of_ending_has_its_own_exit_code() {
+    // 2: the command line.
     assert_eq!(code(&run(&[])), 2);
     assert_eq!(code(&run(&["--jobs", "x", "a.toml"])), 2);
     assert_eq!(code(&run(&["nothing/*.toml"])), 2);
-    assert_eq!(code(&run(&["no-such-file.toml"])), 2);
+    assert_eq!(code(&run(&["--filter", "no-such-name", THREE_FIRST])), 2);
+    // 3: an input that cannot be read or is invalid.
+    assert_eq!(code(&run(&["no-such-file.toml"])), 3);
+    assert_eq!(code(&run(&["tests/bad/unknown-key.toml"])), 3);
+    // 4: a run stopped at a limit; with a failed file, the stop wins.
+    let stopped = ["--set", "limits.max_events=3", THREE_FIRST];
+    assert_eq!(code(&run(&stopped)), 4);
+    let failed = "tests/failing/wrong-message.toml";
+    let both = ["--set", "limits.max_events=3", THREE_FIRST, failed];
+    assert_eq!(code(&run(&both)), 4);
+    // 1: an expectation failed.
+    assert_eq!(code(&run(&[failed])), 1);
+    // 3 over 4 and 1: an invalid file with the others.
+    let all = [THREE_FIRST, failed, "tests/bad/unknown-key.toml"];
+    assert_eq!(code(&run(&all)), 3);
+    // 5: an output that cannot be written.
+    let o = run(&["--junit", "Cargo.toml/junit.xml", THREE_FIRST]);
+    assert_eq!(code(&o), 5, "{}", stderr(&o));
     assert_eq!(code(&run(&["--help"])), 0);
 }
 
 #[test]
 fn a_folder_argument_suggests_a_glob_and_no_argument_shows_the_usage() {
     let o = run(&["--color", "never", "scenarios"]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert!(
         stdout(&o).contains("scenarios is a folder: to run its scenarios, give a quoted glob such as 'scenarios/*.toml'"),
         "{}",
@@ -270,7 +288,7 @@ fn options_without_their_partner_are_usage_errors() {
         d.to_str().unwrap(),
         THREE_FIRST,
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let err = stderr(&o);
     assert!(
         err.contains("overrides no template and no template"),
@@ -320,7 +338,7 @@ fn small_faults_of_the_command_line_are_clear_errors() {
     // An input that never ends is read only up to the file size limit.
     if std::path::Path::new("/dev/zero").exists() {
         let o = run(&["/dev/zero"]);
-        assert_eq!(code(&o), 2);
+        assert_eq!(code(&o), 3);
         assert!(
             stdout(&o).contains("larger than 16777216 bytes"),
             "{}",
@@ -456,7 +474,7 @@ fn check_validates_without_running() {
         "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
         "tests/bad/unknown-key.toml",
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let out = stdout(&o);
     assert!(out.contains("OK  scenarios/01"));
     assert!(out.contains("did you mean `payload`?"));
@@ -565,7 +583,7 @@ fn a_scenario_that_cannot_drain_stops_at_its_limit() {
     )
     .unwrap();
     let o = run(&["--color", "never", path.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 4);
     let out = stdout(&o);
     assert!(
         out.contains("the run stopped at the event limit ([limits] max_events = 5000)"),
@@ -586,7 +604,7 @@ fn deliveries_piling_up_in_flight_stop_with_what_to_change() {
     )
     .unwrap();
     let o = run(&["--color", "never", path.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 4);
     let out = stdout(&o);
     assert!(
         out.contains("the run stopped with more than 1000001 deliveries in flight at once"),
@@ -721,7 +739,7 @@ fn junit_has_a_suite_per_file_and_a_case_per_expectation() {
         "tests/failing/wrong-message.toml",
         "tests/bad/unknown-key.toml",
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let xml = std::fs::read_to_string(&path).unwrap();
     let doc = roxmltree::Document::parse(&xml).expect("well-formed JUnit XML");
     let suites: Vec<_> = doc
@@ -845,7 +863,7 @@ fn invalid_and_stopped_files_read_alike_in_json_junit_and_the_index() {
         "tests/bad/unknown-key.toml",
         forever.to_str().unwrap(),
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let (invalid, stopped) = (&doc["scenarios"][0], &doc["scenarios"][1]);
     assert_eq!(invalid["status"], "invalid");
@@ -937,7 +955,7 @@ fn a_file_with_thousands_of_problems_shows_the_first_hundred_and_counts_the_rest
     let file = dir.join("many.toml");
     std::fs::write(&file, text).unwrap();
     let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let problems = doc["files"][0]["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 101);

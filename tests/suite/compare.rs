@@ -171,7 +171,7 @@ fn a_run_compared_with_itself_has_no_difference_and_exits_0() {
 }
 
 #[test]
-fn what_cannot_be_compared_is_said_with_exit_2() {
+fn what_cannot_be_compared_is_said_with_its_exit_code() {
     // A sweep names the paths to fix.
     let o = run(&["compare", "scenarios/28-poison-lab-sweep.toml"]);
     assert_eq!(code(&o), 2);
@@ -194,7 +194,7 @@ fn what_cannot_be_compared_is_said_with_exit_2() {
         "--color",
         "never",
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert!(
         stderr(&o).contains("`max_receives` must be at least 1"),
         "{}",

@@ -528,7 +528,7 @@ fn a_point_stopped_at_a_limit_is_a_row_of_dashes_and_stops_the_sweep() {
     std::fs::write(&file, text).unwrap();
     let o = run(&["--color", "never", "show", file.to_str().unwrap()]);
     let out = stdout(&o);
-    assert_eq!(code(&o), 2, "{out}");
+    assert_eq!(code(&o), 4, "{out}");
     let stopped = out.lines().filter(|l| l.contains(" stopped ")).count();
     assert_eq!(stopped, 6, "{out}");
     assert!(
@@ -629,7 +629,7 @@ fn an_aborted_nodes_channel_is_expected_as_recorded_never() {
     assert!(out.contains("got never"), "{out}");
     // Any other word is still refused, located.
     let (c, out) = run_as("word.toml", attempt_1("\"none\""));
-    assert_eq!(c, 2, "{out}");
+    assert_eq!(c, 3, "{out}");
     assert!(out.contains("or \"never\""), "{out}");
     // A completed node's channel is not "never".
     let complete = base.replacen(

@@ -100,7 +100,7 @@ fn a_bad_value_gets_the_message_set_gives_next_to_its_control() {
         "delivery.max_receives=0",
         REDRIVE,
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert!(stdout(&o).contains("`max_receives` must be at least 1"));
     // The page still shows the file's own run.
     assert!(page.contains("Repair, then redrive everything under stable keys"));
@@ -355,12 +355,12 @@ fn a_closed_standard_output_does_not_stop_or_crash_the_lab() {
 
 #[cfg(unix)]
 #[test]
-fn a_port_in_use_is_an_error_and_exit_2() {
+fn a_port_in_use_is_an_error_and_exit_5() {
     let (mut first, _out, port) = started(&[]);
     let o = run(&["lab", "--port", &port.to_string(), REDRIVE]);
     unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
     let _ = first.wait();
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 5);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert!(
         err.starts_with(&format!("error: cannot listen on 127.0.0.1:{port}:")),

@@ -62,7 +62,7 @@ fn a_golden_file_that_is_a_link_is_refused_not_followed() {
     for extra in [&[][..], &["--format", "json"], &["--format", "github"]] {
         let o = golden_run(&golden, extra);
         let said = both(&o);
-        assert_eq!(common::code(&o), 2, "{said}");
+        assert_eq!(common::code(&o), 5, "{said}");
         assert!(
             !said.contains("hunter2"),
             "the link's target leaked: {said}"
@@ -72,13 +72,13 @@ fn a_golden_file_that_is_a_link_is_refused_not_followed() {
     // The JUnit file does not carry it either.
     let junit = d.join("junit.xml");
     let o = golden_run(&golden, &["--junit", s(&junit)]);
-    assert_eq!(common::code(&o), 2);
+    assert_eq!(common::code(&o), 5);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(!xml.contains("hunter2"), "{xml}");
     assert!(xml.contains("symbolic link"), "{xml}");
     // Blessing does not write through it.
     let o = golden_run(&golden, &["--bless"]);
-    assert_eq!(common::code(&o), 2, "{}", both(&o));
+    assert_eq!(common::code(&o), 5, "{}", both(&o));
     assert_eq!(
         std::fs::read_to_string(d.join("credentials")).unwrap(),
         "token=hunter2\n"
@@ -104,7 +104,7 @@ fn a_golden_fifo_is_refused_without_waiting() {
     // harness would time out rather than pass.
     let o = golden_run(&d, &[]);
     let said = both(&o);
-    assert_eq!(common::code(&o), 2, "{said}");
+    assert_eq!(common::code(&o), 5, "{said}");
     assert!(said.contains("it is a FIFO, not a regular file"), "{said}");
 }
 
@@ -115,7 +115,7 @@ fn a_golden_link_to_a_device_is_refused_without_reading() {
     std::os::unix::fs::symlink("/dev/zero", d.join(GOLDEN_NAME)).unwrap();
     let o = golden_run(&d, &[]);
     let said = both(&o);
-    assert_eq!(common::code(&o), 2, "{said}");
+    assert_eq!(common::code(&o), 5, "{said}");
     assert!(said.contains("symbolic link"), "{said}");
 }
 
@@ -129,7 +129,7 @@ fn an_oversized_golden_file_is_refused_not_read() {
     drop(f);
     let o = golden_run(&d, &[]);
     let said = both(&o);
-    assert_eq!(common::code(&o), 2, "{said}");
+    assert_eq!(common::code(&o), 5, "{said}");
     assert!(
         said.contains("more than the 256 MiB a golden file may hold"),
         "{said}"
@@ -138,13 +138,13 @@ fn an_oversized_golden_file_is_refused_not_read() {
 
 #[cfg(unix)]
 #[test]
-fn a_golden_write_that_fails_exits_2() {
+fn a_golden_write_that_fails_exits_5() {
     let d = common::scratch("planted-golden-unwritable");
     // A folder where the golden file would go: it cannot be replaced.
     std::fs::create_dir_all(d.join(GOLDEN_NAME)).unwrap();
     let o = golden_run(&d, &["--bless"]);
     let said = both(&o);
-    assert_eq!(common::code(&o), 2, "{said}");
+    assert_eq!(common::code(&o), 5, "{said}");
     assert!(
         said.contains("it is a folder, not a regular file"),
         "{said}"
@@ -170,7 +170,7 @@ fn a_link_planted_in_a_report_folder_is_never_written_through() {
         std::os::unix::fs::symlink("../hooks/pre-commit", &link).unwrap();
         let o = common::report(&reports, "markdown,html,json", &[SCENARIO]);
         let said = both(&o);
-        assert_eq!(common::code(&o), 2, "{planted}: {said}");
+        assert_eq!(common::code(&o), 5, "{planted}: {said}");
         assert!(
             said.contains("it is a symbolic link, not a regular file"),
             "{planted}: {said}"
@@ -185,7 +185,7 @@ fn a_link_planted_in_a_report_folder_is_never_written_through() {
     std::fs::create_dir_all(&golden).unwrap();
     std::os::unix::fs::symlink("../hooks/pre-commit", golden.join(GOLDEN_NAME)).unwrap();
     let o = golden_run(&golden, &["--bless"]);
-    assert_eq!(common::code(&o), 2, "{}", both(&o));
+    assert_eq!(common::code(&o), 5, "{}", both(&o));
     assert_eq!(common::listing(&hooks), Vec::<String>::new());
 }
 
@@ -197,7 +197,7 @@ fn a_report_folder_that_is_a_dangling_link_says_so() {
     std::os::unix::fs::symlink("elsewhere/reports", &reports).unwrap();
     let o = common::report(&reports, "markdown", &[SCENARIO]);
     let said = both(&o);
-    assert_eq!(common::code(&o), 2, "{said}");
+    assert_eq!(common::code(&o), 5, "{said}");
     assert!(
         said.contains("is a symbolic link to elsewhere/reports, which does not exist"),
         "{said}"
@@ -240,7 +240,7 @@ fn a_diagnostic_quotes_a_bounded_window_of_a_long_line() {
         let said = both(&o);
         assert_eq!(
             common::code(&o),
-            2,
+            3,
             "{name}: {}",
             &said[..said.len().min(2000)]
         );
@@ -249,7 +249,7 @@ fn a_diagnostic_quotes_a_bounded_window_of_a_long_line() {
         assert!(said.contains('…'), "{name}: {said}");
         let reports = d.join(format!("reports-{name}"));
         let o = common::report(&reports, "json,html,markdown", &[s(&file)]);
-        assert_eq!(common::code(&o), 2, "{name}");
+        assert_eq!(common::code(&o), 3, "{name}");
         for f in common::listing(&reports) {
             let size = std::fs::metadata(reports.join(&f)).unwrap().len();
             assert!(size < 100_000, "{name}: {f} is {size} bytes");

@@ -195,7 +195,7 @@ fn an_undefined_variable_is_a_located_error_and_nothing_is_written() {
         "scenario.md.j2",
         "# {{ report.name }}\n\nEffects: {{ report.totals.efects }}\n",
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, 3);
     assert!(left.is_empty(), "wrote {left:?}");
     insta::assert_snapshot!("template_undefined", err);
 }
@@ -208,7 +208,7 @@ fn a_template_that_builds_gigabytes_stops_at_the_size_limit_and_nothing_is_writt
         "scenario.md.j2",
         "{% set big = \"x\" * 1000000 %}{% for i in range(100000) %}{{ big }}{% endfor %}\n",
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, 3);
     assert!(left.is_empty(), "wrote {left:?}");
     assert!(
         err.contains("the template scenario.md.j2 wrote more than 256 MiB; rendering stopped"),
@@ -223,7 +223,7 @@ fn a_template_syntax_error_is_located_before_anything_runs() {
         "index.html.j2",
         "<ul>\n{% for s in batch.scenarios %}\n<li>{{ s.name }</li>\n{% endfor %}\n</ul>\n",
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, 3);
     assert!(left.is_empty());
     insta::assert_snapshot!("template_syntax", err);
 }
@@ -362,7 +362,7 @@ fn the_index_lists_invalid_files_and_the_rest_still_get_reports() {
         "json,markdown",
         &[THREE[0], "tests/bad/unknown-key.toml"],
     );
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert_eq!(
         listing(&d),
         [
@@ -425,7 +425,7 @@ fn unusable_report_and_template_folders_are_clear_errors() {
         missing.to_str().unwrap(),
         THREE[0],
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert!(
         stderr(&o).contains("cannot read the templates folder"),
         "{}",
@@ -556,7 +556,7 @@ fn bad_report_options_are_clear_errors() {
         "/nonexistent-folder/summary.md",
         THREE[0],
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 5);
     assert!(
         stderr(&o).contains("cannot open /nonexistent-folder/summary.md"),
         "{}",
@@ -573,7 +573,7 @@ fn bad_report_options_are_clear_errors() {
         t.to_str().unwrap(),
         THREE[0],
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert!(stderr(&o).contains("scenario.md.j2"), "{}", stderr(&o));
     assert!(!d.join("out").exists());
     let _ = std::fs::remove_dir_all(&d);
@@ -700,7 +700,7 @@ fn a_template_that_doubles_a_string_stops_at_its_work_budget() {
         templates.to_str().unwrap(),
         THREE[0],
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     assert!(
         stderr(&o).contains("the template did too much work"),
         "{}",

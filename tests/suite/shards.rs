@@ -76,7 +76,7 @@ fn assert_merge_equals_whole(dir: &Path, n: usize, files: &[&str], golden: &str)
         ];
         args.extend(files);
         let o = run(&args);
-        assert!(code(&o) <= 2, "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(code(&o) <= 4, "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::write(&out, &o.stdout).unwrap();
         shard_files.push(out);
     }
@@ -242,7 +242,7 @@ fn a_failing_batch_merges_to_the_same_failures() {
     )
     .unwrap();
     let code = assert_merge_equals_whole(&dir, 3, &[&pattern], s(&golden));
-    assert_eq!(code, 2);
+    assert_eq!(code, 3);
 }
 
 #[test]
@@ -268,7 +268,7 @@ fn merge_refuses_what_is_not_one_whole_batch() {
         args.extend(inputs.iter().map(|p| s(p)));
         let o = run(&args);
         let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert_eq!(code(&o), 2, "{err}");
+        assert_eq!(code(&o), 3, "{err}");
         assert!(err.contains(says), "{err}");
         assert!(!out.exists(), "nothing is written");
     };
@@ -442,10 +442,10 @@ fn merge_reads_no_path_that_a_shard_names() {
     assert_eq!(c, 0, "{said}");
     assert!(!elsewhere.exists() && !dir.join("elsewhere").exists());
     // Without --golden the split tables cannot be compared: a golden file
-    // that cannot be used (exit 2) that says so, not a read of the
+    // that cannot be used (exit 5) that says so, not a read of the
     // shard's path.
     let (c, said, _) = merge_of(&dir, &[], &[&f, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 5, "{said}");
     assert!(said.contains("golden transcript cannot be used"), "{said}");
     // A missing golden file is missing, never written by merge.
     let empty = dir.join("empty-golden");
@@ -460,7 +460,7 @@ fn merge_reads_no_path_that_a_shard_names() {
         }
     });
     let (c, said, out) = merge_of(&dir, &golden, &[&f, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("is not a plain file name"), "{said}");
     assert!(!out.exists(), "nothing written");
     let _ = std::fs::remove_dir_all(&dir);
@@ -482,7 +482,7 @@ fn merge_reads_no_link_fifo_or_broken_part() {
         .unwrap();
     assert!(made.success());
     let (c, said, out) = merge_of(&dir, &golden, &[&fifo, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("not a regular file"), "{said}");
     assert!(!out.exists());
     // A truncated part: refused, never dropped while the status line
@@ -491,7 +491,7 @@ fn merge_reads_no_link_fifo_or_broken_part() {
     let text = read(&cut.join(part));
     std::fs::write(cut.join(part), &text[..text.len() / 2]).unwrap();
     let (c, said, _) = merge_of(&dir, &golden, &[&cut, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("is not a sweep's JSON report"), "{said}");
     // A part shaped wrongly (`"sweep": 5`): refused, not a panic.
     let odd = forged(&dir, &a, "odd", |_| {});
@@ -499,7 +499,7 @@ fn merge_reads_no_link_fifo_or_broken_part() {
     doc["sweep"] = serde_json::json!(5);
     std::fs::write(odd.join(part), doc.to_string()).unwrap();
     let (c, said, _) = merge_of(&dir, &golden, &[&odd, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("is not a sweep's"), "{said}");
     // A report that is a link (to /etc/passwd) is not copied.
     let whole = dir.join("whole");
@@ -518,7 +518,7 @@ fn merge_reads_no_link_fifo_or_broken_part() {
     std::fs::remove_file(&report).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", &report).unwrap();
     let (c, said, out) = merge_of(&dir, &[], &[&whole]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("is not a regular file"), "{said}");
     assert!(
         !out.join("01-dlq-is-not-proof-nothing-happened.json")
@@ -541,7 +541,7 @@ fn merge_checks_every_shard_is_of_one_batch() {
             i["shard"]["count"] = serde_json::json!(count);
         });
         let (c, said, _) = merge_of(&dir, &golden, &[&f, &b]);
-        assert_eq!(c, 2, "{said}");
+        assert_eq!(c, 3, "{said}");
         assert!(said.contains(says), "{said}");
     }
     // Another --seed, or other files in the same number: another batch.
@@ -565,7 +565,7 @@ fn merge_checks_every_shard_is_of_one_batch() {
         all.extend(args);
         assert!(code(&run(&all)) <= 1);
         let (c, said, _) = merge_of(&dir, &golden, &[&a, &other]);
-        assert_eq!(c, 2, "{name}: {said}");
+        assert_eq!(c, 3, "{name}: {said}");
         assert!(
             said.contains("are shards of different batches"),
             "{name}: {said}"
@@ -583,7 +583,7 @@ fn merge_checks_every_shard_is_of_one_batch() {
         i["shard"]["count"] = serde_json::json!(10_000);
     });
     let (c, said, _) = merge_of(&dir, &golden, &[&f, &g]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(
         said.contains("and 9978 more (9998 in all) are missing"),
         "{said}"
@@ -600,7 +600,7 @@ fn merge_refuses_control_characters_in_a_shards_data() {
         i["scenarios"][0]["name"] = serde_json::json!("\u{1b}[2J\u{1b}[31mPASS");
     });
     let (c, said, out) = merge_of(&dir, &golden, &[&f, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(
         said.contains("holds a control character in a string"),
         "{said}"
@@ -614,7 +614,7 @@ fn merge_refuses_control_characters_in_a_shards_data() {
     doc["name"] = serde_json::json!("a\u{0}b");
     std::fs::write(&part, doc.to_string()).unwrap();
     let (c, said, _) = merge_of(&dir, &golden, &[&f, &b]);
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("holds a control character"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -678,7 +678,7 @@ fn merge_prints_no_line_a_shard_did_not_earn() {
     for (name, forge, says) in forgeries {
         let f = forged(&dir, &a, name, forge);
         let (c, said, out) = merge_of(&dir, &golden, &[&f, &b]);
-        assert_eq!(c, 2, "{name}: {said}");
+        assert_eq!(c, 3, "{name}: {said}");
         assert!(said.contains(says), "{name}: {said}");
         assert!(said.contains("not the result of a run"), "{name}: {said}");
         assert!(
@@ -709,7 +709,7 @@ fn a_broken_index_template_leaves_no_merged_folder() {
         &["--golden", "reports/golden", "--templates", s(&templates)],
         &[&a, &b],
     );
-    assert_eq!(c, 2, "{said}");
+    assert_eq!(c, 3, "{said}");
     assert!(said.contains("index.md.j2"), "{said}");
     assert!(!out.exists(), "{} was made", out.display());
     let _ = std::fs::remove_dir_all(&dir);

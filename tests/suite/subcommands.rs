@@ -135,7 +135,7 @@ fn completions_cover_the_options_and_subcommands() {
 #[test]
 fn new_into_a_missing_folder_is_a_clear_error() {
     let o = run(&["new", "/nonexistent-folder/incident"]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 5);
     assert!(
         stderr(&o).contains("cannot write /nonexistent-folder/incident.toml"),
         "{}",

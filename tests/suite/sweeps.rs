@@ -185,7 +185,7 @@ fn a_wrong_set_is_located_on_the_set_line() {
         "delivery.retry_interval=10",
         "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     insta::assert_snapshot!(stdout(&o));
     // In a pull request, the annotation is on the file, not on a line past
     // its end, and says which argument.
@@ -198,7 +198,7 @@ fn a_wrong_set_is_located_on_the_set_line() {
         "delivery.max_receives=0",
         "scenarios/01-dlq-is-not-proof-nothing-happened.toml",
     ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let annotations = stdout(&o);
     let error = annotations
         .lines()
@@ -302,7 +302,7 @@ fn a_path_of_thousands_of_keys_is_refused_not_a_stack_overflow() {
         ],
     ] {
         let o = run(&args);
-        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert_eq!(code(&o), 3, "{}", stderr(&o));
         let all = stdout(&o) + &stderr(&o);
         assert!(
             all.contains("has at most 32"),
@@ -322,7 +322,7 @@ fn a_path_of_thousands_of_keys_is_refused_not_a_stack_overflow() {
     )
     .unwrap();
     let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let message = doc["files"][0]["problems"][0]["message"].as_str().unwrap();
     assert!(message.contains("a path has at most 32 keys"), "{message}");
@@ -345,7 +345,7 @@ fn a_sweep_is_bounded_by_the_bytes_its_points_copy_and_alarms_by_number() {
     )
     .unwrap();
     let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let message = doc["files"][0]["problems"][0]["message"].as_str().unwrap();
     assert!(
@@ -363,7 +363,7 @@ fn a_sweep_is_bounded_by_the_bytes_its_points_copy_and_alarms_by_number() {
     )
     .unwrap();
     let o = run(&["check", "--format", "json", file.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 3);
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(
         doc["files"][0]["problems"][0]["message"],

@@ -45,7 +45,7 @@ fn a_file_size_limit_is_an_error_not_a_killed_process() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "killed by a signal? {err}");
+    assert_eq!(o.status.code(), Some(5), "killed by a signal? {err}");
     assert!(err.contains("File too large"), "{err}");
     let left = listing(&reports);
     assert!(
@@ -113,7 +113,7 @@ fn junit_through_a_link_or_to_a_device() {
     // A full device: a clear error, exit 2.
     if Path::new("/dev/full").exists() {
         let o = run(Path::new("/dev/full"));
-        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(o.status.code(), Some(5));
         assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write /dev/full"));
     }
 }
@@ -143,7 +143,7 @@ fn a_failed_write_to_standard_output_is_an_error() {
         vec!["completions", "bash"],
     ] {
         let o = to_full_disk(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(o.status.code(), Some(5), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             err.contains("error: cannot write to standard output: No space left on device"),
@@ -168,7 +168,7 @@ fn output_cut_by_a_file_size_limit_is_an_error_and_a_closed_pipe_is_not() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&o.stderr).contains("File too large"));
     // A reader that stops early (`| head -1`) ends the output quietly.
     let o = Command::new("bash")
