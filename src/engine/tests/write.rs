@@ -1798,3 +1798,69 @@ fn s28_9_a_traffic_block_writes_one_row() {
         "overwritten, not missing"
     );
 }
+
+/// Section 28.1 with an `every` selector (it numbers intents in the order
+/// of their first call to the sink): m2's outbox row is written at 16s,
+/// its first relay call to "rows" still ahead, when m3's write commits.
+/// m3's calls may not be made ahead of that call (decision 27.35): m2 is
+/// the second intent to call "rows", m3 the third, so m3's row is the one
+/// dead-lettered, after calls at 18.5s, 19.5s and 20.5s, and the run ends
+/// at the last reply. Settled or stepped, the same.
+#[test]
+fn s28_1_a_relayed_rows_first_call_ahead_keeps_its_place_in_every_numbering() {
+    let text = r#"
+[delivery]
+max_receives = 2
+retry_interval = "2s"
+[[message]]
+id = "m0"
+at = "0s"
+[[message]]
+id = "m1"
+at = "0s"
+[[message]]
+id = "m2"
+at = "12s"
+faults = [{ fail = { first = 1 }, class = "transient" }]
+[[message]]
+id = "m3"
+at = "16s"
+[write]
+strategy = "direct"
+relay_retry = "1s"
+relay_attempts = 3
+[[sink]]
+name = "rows"
+kind = "upsert"
+latency = "0ms"
+prepare = true
+faults = [{ fail = { every = 3 } }]
+strategy = "outbox"
+[[sink]]
+name = "counts"
+kind = "increment"
+latency = "0ms"
+strategy = "direct"
+[[sink]]
+name = "texts"
+kind = "irreversible"
+latency = "2500ms"
+faults = [{ fail = { intents = ["m0"] } }]
+strategy = "direct"
+"#;
+    let (scenario, all) = sim(text);
+    let off = run(&scenario, Recorder::Off).expect("run finishes");
+    assert_eq!(all.totals, off.totals);
+    assert_eq!(off.totals.end_time, 20_500);
+    assert_eq!(off.totals.outbox_dead_letters, 1);
+    assert_eq!(off.totals.partial_visible, 46_000);
+    // The dead letter is m3's (message 3), for "rows" (sink 0).
+    let notes: Vec<String> = all.write_notes.iter().map(|n| format!("{n:?}")).collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("DeadLettered { message: 3, sink: 0,")
+                && n.contains("last_at: 20500")),
+        "{notes:?}"
+    );
+}

@@ -69,6 +69,10 @@ impl Writes {
                 // A mixed write with a first call still to make (a step,
                 // or a gated outbox sink): any `every` sink, to be safe.
                 _ if f.mixed && (!f.relayed || f.gated_open != 0) => self.layout.every_sinks,
+                // A relayed one: the outbox sinks the relay still calls
+                // (its first call to one may be ahead, and numbers its
+                // intent there).
+                _ if f.mixed => self.layout.every_sinks & f.relay_open,
                 Stage::Step { k, .. } => self.layout.every_sinks & !((1u64 << k) - 1),
                 _ => 0,
             };
