@@ -27,6 +27,12 @@ pub use result::Transcript;
 
 use crate::report::templates::Templates;
 
+/// The JSON Schema of every file the tool reads: a queue scenario or a
+/// dataflow (`scenario-run schema`, and the lab's controls).
+pub fn schema() -> String {
+    crate::scenario::schema::combined(crate::scenario::schema::queue(), crate::dataflow::schema())
+}
+
 /// A batch run, as the command line asked for it.
 #[derive(Debug, Clone, Default)]
 pub struct BatchRequest {

@@ -27,7 +27,7 @@ pub(super) fn lab(
         }
     };
     let count = files.len();
-    let schema = serde_json::from_str(&crate::scenario::schema::schema()).unwrap_or_default();
+    let schema = serde_json::from_str(&crate::app::schema()).unwrap_or_default();
     let lab = crate::lab::Lab::new(files, templates, seed, schema);
     // A closed standard output (the lab started by a script that went
     // away) is no reason to stop serving, or to panic.

@@ -21,7 +21,7 @@ use commands::{check, new_scenario, show};
 use merge::merge;
 use print::{batch_github, batch_human, with_goldens, write_batch_json};
 
-pub use crate::scenario::schema::schema;
+pub use crate::app::schema;
 
 /// The files that files or quoted globs name, or the exit code of a
 /// pattern that names none (said on standard error): a usage error.

@@ -99,6 +99,24 @@ pub fn run_and_judge(source: Source, flow: Dataflow) -> Ran {
     }
 }
 
+/// The JSON Schema of a dataflow file (one with `[[node]]` entries, at
+/// least one), with `[sweep]` and `[[expect.point]]`: a swept column names
+/// a value as a question's answer does.
+pub fn schema() -> serde_json::Value {
+    let answer = serde_json::json!({
+        "type": "string",
+        "pattern": "^(snapshot\\.[0-9]+\\..+|node\\..+\\.state)$"
+    });
+    let mut flow = crate::scenario::schema::of_file::<file::File>(
+        answer,
+        "ExpectTable",
+        "DataflowExpectPoint",
+    );
+    flow["required"] = serde_json::json!(["node"]);
+    flow["properties"]["node"]["minItems"] = serde_json::json!(1);
+    flow
+}
+
 /// The diagnostic of a run stopped at a limit or the recording budget.
 pub fn stop_problem(source: &Source, stop: &Stop) -> Problem {
     let span = source

@@ -363,8 +363,7 @@ mod words_tests {
 
     #[test]
     fn the_schema_gives_the_words_of_a_path() {
-        let schema: serde_json::Value =
-            serde_json::from_str(&crate::scenario::schema::schema()).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(&crate::app::schema()).unwrap();
         assert_eq!(
             words(&schema, "delivery.backoff.jitter"),
             ["none", "full", "equal", "decorrelated"]

@@ -1,7 +1,8 @@
 //! The JSON Schema of the scenario format, for editors and for
 //! `scenario-run schema`: derived by schemars from the file's types
-//! (`file.rs`, `file_expect.rs`, `file_guarantees.rs`, and the dataflow's
-//! `dataflow/file.rs`), then given what the types cannot say: the keys a
+//! (`file.rs`, `file_expect.rs`, `file_guarantees.rs`; the dataflow's
+//! part is `dataflow::schema`, and `app::schema` joins the two), then
+//! given what the types cannot say: the keys a
 //! profile requires or refuses, a fault's or a store's shape, each
 //! expected value's kind, `[sweep]` and `[[expect.point]]`. The tool's own
 //! validation stays the judge; this schema refuses what it can of what the
@@ -10,9 +11,9 @@
 
 use serde_json::json;
 
-/// The JSON Schema of the scenario format: a queue scenario or a dataflow
-/// file (one with `[[node]]` entries).
-pub fn schema() -> String {
+/// The JSON Schema of a queue scenario file, tightened, with `[sweep]`
+/// and `[[expect.point]]`.
+pub fn queue() -> serde_json::Value {
     let schema = schemars::schema_for!(crate::scenario::file::File);
     let mut queue = serde_json::to_value(&schema).unwrap_or_default();
     drop_null(&mut queue);
@@ -24,17 +25,28 @@ pub fn schema() -> String {
         "Expect",
         "ExpectPoint",
     );
-    let mut flow = serde_json::to_value(schemars::schema_for!(crate::dataflow::file::File))
-        .unwrap_or_default();
-    drop_null(&mut flow);
-    flow["required"] = json!(["node"]);
-    flow["properties"]["node"]["minItems"] = json!(1);
-    // A dataflow's column names a value in the form of a question's answer.
-    let answer = json!({
-        "type": "string",
-        "pattern": "^(snapshot\\.[0-9]+\\..+|node\\..+\\.state)$"
-    });
-    sweep_schema(&mut flow, answer, "ExpectTable", "DataflowExpectPoint");
+    queue
+}
+
+/// The JSON Schema of another kind of file (the dataflow's), as schemars
+/// derives it from `T`, without nulls, with `[sweep]` and points: a
+/// swept column names a value as `answer` does, and the point's table
+/// and its type are `expect` and `point`.
+pub fn of_file<T: schemars::JsonSchema>(
+    answer: serde_json::Value,
+    expect: &str,
+    point: &str,
+) -> serde_json::Value {
+    let mut file = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    drop_null(&mut file);
+    sweep_schema(&mut file, answer, expect, point);
+    file
+}
+
+/// The JSON Schema of the scenario format: a queue scenario (`queue`) or
+/// a dataflow file (`flow`, one with `[[node]]` entries), their shared
+/// definitions the queue's.
+pub fn combined(mut queue: serde_json::Value, mut flow: serde_json::Value) -> String {
     let mut defs = queue
         .as_object_mut()
         .and_then(|q| q.remove("$defs"))

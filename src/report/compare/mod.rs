@@ -9,8 +9,8 @@ use serde_json::{Value as Json, json};
 
 pub mod differences;
 
-use differences::{Comparison, DIFFERENCES_KEPT, Difference, Section, Side};
 use crate::model::{Total, Unit};
+use differences::{Comparison, DIFFERENCES_KEPT, Difference, Section, Side};
 
 /// A value of a difference as the transcript writes it: a measure by its
 /// unit, a time field (`..._at`, `quarantine_age`, `max_lag`) as a
@@ -235,10 +235,8 @@ pub fn context(c: &Comparison) -> Json {
             })
         })
         .collect();
-    let (chart_a, chart_b) = super::chart::shared(
-        (&c.a.scenario, &c.a.outcome),
-        (&c.b.scenario, &c.b.outcome),
-    );
+    let (chart_a, chart_b) =
+        super::chart::shared((&c.a.scenario, &c.a.outcome), (&c.b.scenario, &c.b.outcome));
     json!({
         "a": side(&c.a),
         "b": side(&c.b),
