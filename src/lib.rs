@@ -19,3 +19,4 @@ pub mod report;
 pub mod scenario;
 pub mod shell;
 pub mod sim;
+pub mod words;

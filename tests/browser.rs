@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::{available, chromium, code, page_cells, report, scratch, stderr};
 use scenario_run::engine::{Recorder, run_until};
-use scenario_run::report::text::row;
+use scenario_run::words::line::row;
 
 const SCENARIO: &str = "scenarios/16-two-operator-steps.toml";
 const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";

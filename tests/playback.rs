@@ -26,7 +26,7 @@ use common::{Scratch, available, bin, chromium, code, page_cells, report, scratc
 use scenario_run::duration::format as dur;
 use scenario_run::engine::{Recorder, run, run_until};
 use scenario_run::report::history::{row_at_step, versions};
-use scenario_run::report::sentence::describe;
+use scenario_run::words::sentence::describe;
 
 const STEPS: &str = "scenarios/16-two-operator-steps.toml";
 const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
@@ -202,7 +202,7 @@ impl Engine {
     }
 
     fn id(&self, m: u32) -> String {
-        scenario_run::report::text::row(&self.scenario, &self.outcome, m as usize).id
+        scenario_run::words::line::row(&self.scenario, &self.outcome, m as usize).id
     }
 
     fn rows_at_step(&self, step: usize) -> Vec<Vec<String>> {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use crate::diagnostic::{Located, Problem, Source};
 use crate::engine::{LimitReached, Outcome};
 use crate::expect::Verdict;
-use crate::expect::words::plural;
 use crate::model::Scenario;
 use crate::scenario::Invalid;
+use crate::words::plural;
 
 /// What to run and how.
 #[derive(Debug, Clone, Default)]

@@ -572,7 +572,7 @@ fn channel_data_story(flow: &Dataflow, outcome: &Outcome, c: u32) -> String {
     let mut s = format!(
         "{} lost {} and delivered {} late",
         flow.channel_name(c),
-        crate::expect::words::plural(outcome.lost[c as usize], "data message", "data messages"),
+        crate::words::plural(outcome.lost[c as usize], "data message", "data messages"),
         outcome.late[c as usize]
     );
     if ch.lose_data > 0 {

@@ -4,8 +4,8 @@
 use super::model::{Dataflow, SendKind};
 use super::outcome::{Happened, Outcome};
 use crate::duration::format as dur;
-use crate::expect::words::plural;
 use crate::padded::table;
+use crate::words::plural;
 
 /// One happening as a sentence.
 pub fn sentence(flow: &Dataflow, outcome: &Outcome, what: &Happened) -> String {

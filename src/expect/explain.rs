@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::Verdict;
-use super::words::plural;
 use crate::duration::format as dur;
 use crate::engine::{Detail, FULL_TRANSCRIPT_MESSAGES, Outcome, Recorder};
 use crate::model::*;
-use crate::report::text;
+use crate::words::line as text;
+use crate::words::plural;
 
 /// Lines of contributors or transitions shown in one explanation.
 const MAX_LINES: usize = 24;

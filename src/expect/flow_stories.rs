@@ -7,7 +7,7 @@ use crate::duration::format as dur;
 use crate::engine::Outcome;
 use crate::model::*;
 
-use super::words::plural;
+use crate::words::plural;
 
 /// The acked message at latency rank `p` (100: the maximum), and how its
 /// latency splits.
@@ -215,7 +215,7 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
         alarm.name,
         alarm.metric.name(),
         shown(alarm.at_least),
-        crate::report::sentence::held(alarm.fire_for),
+        crate::words::sentence::held(alarm.fire_for),
         if alarm.clear_for == 0 {
             String::new()
         } else {
@@ -252,7 +252,7 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
         }
         out.push_str(".\n");
     }
-    let w = crate::report::text::id_width(scenario, outcome);
+    let w = crate::words::line::id_width(scenario, outcome);
     let related: Vec<&crate::engine::Transition> = outcome
         .transitions
         .iter()
@@ -277,7 +277,7 @@ pub(super) fn alarm_story(scenario: &Scenario, outcome: &Outcome, a: u32) -> Str
         for t in &related[start..end] {
             out.push_str(&format!(
                 "  {}\n",
-                crate::report::text::line(scenario, t, w).trim_end()
+                crate::words::line::line(scenario, t, w).trim_end()
             ));
         }
     }

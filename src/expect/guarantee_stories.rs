@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::engine::{Detail, Outcome};
 use crate::model::*;
 
-use super::words::plural;
+use crate::words::plural;
 
 /// A sink's value and how many of it are duplicates, from the ledger;
 /// for `missing`, `visible_duplicates` and `max_per_intent`, the intents
@@ -334,7 +334,7 @@ pub(super) fn overlaps_story(scenario: &Scenario, outcome: &Outcome) -> (String,
             format!(
                 "{} {who}{}",
                 crate::duration::format(tr.time),
-                crate::report::sentence::describe(scenario, &tr.detail)
+                crate::words::sentence::describe(scenario, &tr.detail)
             )
         })
         .collect();

@@ -6,7 +6,7 @@ use crate::duration::format as dur;
 use crate::engine::{Outcome, RestartRecord};
 use crate::model::*;
 
-use super::words::plural;
+use crate::words::plural;
 
 /// Where restart `record` (the `r`-th, 0-based) resumed each partition, and
 /// why: the checkpoint it restored, or the reset.

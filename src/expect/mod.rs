@@ -5,7 +5,6 @@ mod explain;
 mod flow_stories;
 mod guarantee_stories;
 mod log_stories;
-pub mod words;
 mod write_stories;
 
 use crate::diagnostic::{Problem, Source};

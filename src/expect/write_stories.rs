@@ -8,7 +8,7 @@ use crate::duration::format as dur;
 use crate::engine::{Outcome, WRITE_NOTES_KEPT, WriteNote};
 use crate::model::*;
 
-use super::words::plural;
+use crate::words::plural;
 
 /// The measures of section 24 and every noted write.
 pub(super) fn writes_story(scenario: &Scenario, outcome: &Outcome) -> (String, Vec<String>) {
@@ -159,7 +159,7 @@ fn versioned_story(scenario: &Scenario, outcome: &Outcome, k: u32, row: Option<&
         out.push_str(&format!(
             "  at {}: {}\n",
             dur(t.time),
-            crate::report::sentence::Sentence(scenario, &t.detail)
+            crate::words::sentence::Sentence(scenario, &t.detail)
         ));
     }
     out

@@ -10,7 +10,7 @@ use crate::engine::{Detail, Outcome, STATE_COUNT};
 use crate::model::{EventKind, Millis, Scenario, State};
 use crate::report::history::Version;
 use crate::report::scale::{LEFT, RIGHT, Scale, round};
-use crate::report::sentence::describe;
+use crate::words::sentence::describe;
 
 /// Runs with more messages than this get the aggregate view.
 pub const LANE_LIMIT: usize = crate::engine::HISTORY_MESSAGES as usize;

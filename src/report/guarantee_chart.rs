@@ -6,10 +6,10 @@
 
 use serde_json::{Value as Json, json};
 
-use super::sentence::describe;
 use crate::duration::format as dur;
 use crate::engine::{Detail, Outcome};
 use crate::model::{MessageIndex, Millis, Scenario};
+use crate::words::sentence::describe;
 
 /// At most this many tracks of overlapping deliveries on one lane.
 const TRACKS: usize = 3;

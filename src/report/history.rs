@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::{HISTORY_MESSAGES, MessageState, Outcome, Recorder};
 use crate::model::{Millis, Scenario, State};
-use crate::report::text::{Row, row_of};
+use crate::words::line::{Row, row_of};
 
 /// A row as of `time` and until the next version; `time` `None` is the
 /// row before the run starts. `step` is the number of transitions recorded
@@ -132,7 +132,7 @@ pub fn json(all: &[Vec<Version>]) -> Json {
 mod tests {
     use super::*;
     use crate::engine::run;
-    use crate::report::text::row;
+    use crate::words::line::row;
 
     /// Every bundled scenario small enough to keep its history, run and
     /// recorded, with each message's versions.

@@ -22,7 +22,6 @@ pub mod questions;
 pub mod row_text;
 pub mod rows;
 pub mod scale;
-pub mod sentence;
 pub mod sweep_chart;
 pub mod templates;
 pub mod text;

@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::Outcome;
 use crate::model::Scenario;
-use crate::report::sentence::describe;
+use crate::words::sentence::describe;
 
 /// At most this many transitions are listed in a page for its first
 /// paint (the transitions table shows as many); the page steps through

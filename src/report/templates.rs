@@ -414,7 +414,7 @@ mod tests;
 fn actors() -> BTreeMap<&'static str, &'static str> {
     (crate::model::EventKind::ALL.iter())
         .filter(|k| !k.has_message())
-        .map(|&k| (k.as_str(), super::text::actor_of(k)))
+        .map(|&k| (k.as_str(), crate::words::line::actor_of(k)))
         .collect()
 }
 

@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::engine::{Detail, Transition};
 use crate::model::Scenario;
-use crate::report::sentence::Sentence;
+use crate::words::sentence::Sentence;
 
 /// A transition ready to be written.
 pub struct TransitionJson<'a> {

@@ -597,19 +597,6 @@ pub struct Selector {
     pub until: Option<S<Until>>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Until {
-    Repair,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    Transient,
-    Permanent,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Traffic {
@@ -700,17 +687,6 @@ impl<'de> Deserialize<'de> for Share {
 pub enum Arrival {
     Even,
     Poisson,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Outage {
-    /// Start of the window (included).
-    #[schemars(with = "Duration")]
-    pub from: S<Duration>,
-    /// Length of the window (its end is excluded).
-    #[schemars(with = "Duration")]
-    pub duration: S<Duration>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

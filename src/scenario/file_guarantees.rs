@@ -25,8 +25,8 @@ pub struct SinkTable {
     #[schemars(with = "Vec<SinkFaultTable>")]
     pub faults: Vec<S<SinkFaultTable>>,
     /// A window in which every call fails with "sink unavailable".
-    #[schemars(with = "Option<super::file::Outage>")]
-    pub outage: Option<S<super::file::Outage>>,
+    #[schemars(with = "Option<Outage>")]
+    pub outage: Option<S<Outage>>,
     /// direct | outbox | two_phase | saga: how a write reaches this sink (default: [write] strategy, section 28.1).
     #[schemars(with = "Option<StrategyName>")]
     pub strategy: Option<S<StrategyName>>,
@@ -70,8 +70,8 @@ pub struct SinkFaultTable {
     #[schemars(with = "Option<String>")]
     pub reason: Option<S<String>>,
     /// With `fail`: transient (default) | permanent.
-    #[schemars(with = "Option<super::file::Class>")]
-    pub class: Option<S<super::file::Class>>,
+    #[schemars(with = "Option<Class>")]
+    pub class: Option<S<Class>>,
     /// Select a saga's compensation calls instead of its writes.
     #[schemars(with = "Option<bool>")]
     pub compensation: Option<S<bool>>,
@@ -91,8 +91,8 @@ pub struct SinkSelector {
     #[schemars(with = "Option<i64>", range(min = 1))]
     pub every: Option<S<i64>>,
     /// Every call until an operator step repairs.
-    #[schemars(with = "Option<super::file::Until>")]
-    pub until: Option<S<super::file::Until>>,
+    #[schemars(with = "Option<Until>")]
+    pub until: Option<S<Until>>,
 }
 
 /// `[write]`: how one write reaches several sinks.
@@ -261,4 +261,32 @@ pub enum CrashAtName {
     BeforeEffect,
     AfterEffect,
     AfterDone,
+}
+
+// Until when a fault selects (a message's or a sink's).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Until {
+    Repair,
+}
+
+// A fault's class: a transient failure is retried, a permanent one
+// quarantines at once.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Transient,
+    Permanent,
+}
+
+// A window in which the downstream (or a sink) fails every call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    /// Start of the window (included).
+    #[schemars(with = "Duration")]
+    pub from: S<Duration>,
+    /// Length of the window (its end is excluded).
+    #[schemars(with = "Duration")]
+    pub duration: S<Duration>,
 }

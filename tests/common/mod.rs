@@ -121,7 +121,7 @@ pub fn available<T>(tool: Option<T>, what: &str) -> Option<T> {
 }
 
 /// A snapshot row as the HTML table's cells show it.
-pub fn cells(r: scenario_run::report::text::Row) -> Vec<String> {
+pub fn cells(r: scenario_run::words::line::Row) -> Vec<String> {
     let d = |v: Option<u64>| v.map_or("-".to_string(), scenario_run::duration::format);
     vec![
         r.id,
@@ -141,7 +141,7 @@ pub fn cells(r: scenario_run::report::text::Row) -> Vec<String> {
 /// The cells of a row as the HTML page shows them: a waiting message is
 /// "not arrived" before its first delivery and "waiting for retry" after.
 #[allow(dead_code)]
-pub fn page_cells(r: scenario_run::report::text::Row) -> Vec<String> {
+pub fn page_cells(r: scenario_run::words::line::Row) -> Vec<String> {
     let shown = match (r.state.as_str(), r.total_receives) {
         ("waiting", 0) => "not arrived",
         ("waiting", _) => "waiting for retry",

@@ -22,6 +22,7 @@ mod dataflow;
 mod flow_properties;
 mod flow_reports;
 mod lab;
+mod layering;
 mod log_properties;
 mod planted;
 mod properties;

@@ -281,7 +281,7 @@ proptest! {
 
     #[test]
     fn history_and_census_agree_with_a_run_stopped_at_any_time(text in scenario(), at in 0u64..400_000) {
-        use scenario_run::report::{history, text::row};
+        use scenario_run::{report::history, words::line::row};
         let (scenario, _) = load_str("p.toml", &text).unwrap();
         let o = engine::run_with_census(&scenario, Recorder::All).unwrap();
         let t = at.min(o.totals.end_time);

@@ -172,7 +172,7 @@ fn s28_13_checkpoints_are_transitions_at_their_instants() {
         kinds(&failed),
         vec![(10_000, EventKind::CheckpointFailed), (20_000, completed)]
     );
-    let line = |t: &Transition| crate::report::sentence::describe(&scenario, &t.detail);
+    let line = |t: &Transition| crate::words::sentence::describe(&scenario, &t.detail);
     let lines: Vec<String> = failed
         .transitions
         .iter()

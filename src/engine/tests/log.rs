@@ -461,7 +461,7 @@ fn s23_a_redriven_record_is_appended_again() {
     let p = partition_of("a~r1", 4);
     let at = |kind| {
         let t = outcome.transitions.iter().find(|t| t.detail.kind() == kind);
-        crate::report::sentence::describe(&scenario, &t.unwrap().detail)
+        crate::words::sentence::describe(&scenario, &t.unwrap().detail)
     };
     let first = partition_of("a", 4);
     let offset = u64::from(first == p);
@@ -579,7 +579,7 @@ fn s28_13_a_restart_is_told_in_the_transcript() {
         .transitions
         .iter()
         .filter(|t| t.time == 25_000)
-        .map(|t| crate::report::sentence::describe(&scenario, &t.detail))
+        .map(|t| crate::words::sentence::describe(&scenario, &t.detail))
         .collect();
     assert_eq!(
         at_25s[..4],
@@ -613,7 +613,7 @@ fn s28_13_a_restart_is_told_in_the_transcript() {
         .iter()
         .filter(|t| (1_000..=4_000).contains(&t.time))
         .map(|t| {
-            let says = crate::report::sentence::describe(&scenario, &t.detail);
+            let says = crate::words::sentence::describe(&scenario, &t.detail);
             (t.time, t.message, says)
         })
         .collect();
@@ -719,7 +719,7 @@ fn s28_4_a_carried_attempt_count_stops_a_poison_record_across_restarts() {
         .transitions
         .iter()
         .find(|t| t.time == 25_000 && t.detail.kind() == EventKind::Delivered)
-        .map(|t| crate::report::sentence::describe(&scenario, &t.detail));
+        .map(|t| crate::words::sentence::describe(&scenario, &t.detail));
     assert_eq!(
         delivered_at_25s.as_deref(),
         Some("delivered (cycle 1, receive 4 of the cycle, 4 in all, partition 0, offset 0)")
@@ -777,7 +777,7 @@ fn s28_10_a_replay_of_exactly_the_gap_recovers_it_without_duplicates() {
         .unwrap();
     assert_eq!(jump.time, 45_000);
     assert_eq!(
-        crate::report::sentence::describe(&scenario, &jump.detail),
+        crate::words::sentence::describe(&scenario, &jump.detail),
         "replay ended: partition 0 reached offset 31 and goes on from 46, where it was before the restart"
     );
     // Without replay_until: 21 .. 45 at 45s, 15 of them done before.

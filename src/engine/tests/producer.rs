@@ -59,7 +59,7 @@ fn s28_6_a_retry_without_idempotence_appends_a_duplicate_record() {
         .expect("a retry");
     assert_eq!(retried.time, 100);
     assert_eq!(
-        crate::report::sentence::describe(&scenario, &retried.detail),
+        crate::words::sentence::describe(&scenario, &retried.detail),
         "append retried by the producer, its acknowledgement lost: a duplicate record (partition 0, offset 2)"
     );
 }

@@ -143,7 +143,7 @@ fn s21c_the_transcript_says_where_a_returned_message_goes() {
             .transitions
             .iter()
             .filter(|t| t.detail.kind() == EventKind::RetryScheduled)
-            .map(|t| crate::report::sentence::describe(&scenario, &t.detail))
+            .map(|t| crate::words::sentence::describe(&scenario, &t.detail))
             .collect()
     };
     let classic = one_consumer("", "{ first = 1 }");

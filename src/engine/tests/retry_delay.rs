@@ -163,7 +163,7 @@ fn s28_3_a_retry_due_past_max_elapsed_quarantines_instead() {
         .find(|t| t.detail.kind() == EventKind::Quarantined)
         .unwrap();
     assert_eq!(
-        crate::report::sentence::describe(&scenario, &quarantined.detail),
+        crate::words::sentence::describe(&scenario, &quarantined.detail),
         "quarantined: handler error (transient); DLQ depth 1; \
          max_elapsed 20s: next retry due at 31s (31s after the cycle began)"
     );

@@ -634,7 +634,7 @@ fn s28_16_a_compensation_that_gives_up_is_counted_and_told() {
         .map(|t| {
             (
                 t.time,
-                crate::report::sentence::describe(&scenario, &t.detail),
+                crate::words::sentence::describe(&scenario, &t.detail),
             )
         })
         .collect();
@@ -1127,7 +1127,7 @@ fn s28_15_the_coordinator_s_recovery_is_told_with_its_decision() {
             .map(|t| {
                 (
                     t.time,
-                    crate::report::sentence::describe(&scenario, &t.detail),
+                    crate::words::sentence::describe(&scenario, &t.detail),
                 )
             })
             .collect();
@@ -1171,7 +1171,7 @@ fn s28_8_an_upsert_downgraded_to_an_append_counts_later_writes_again() {
         .map(|t| {
             (
                 t.time,
-                crate::report::sentence::describe(&scenario, &t.detail),
+                crate::words::sentence::describe(&scenario, &t.detail),
             )
         })
         .collect();
@@ -1334,7 +1334,7 @@ fn s28_9_a_redriven_old_version_overwrites_the_row_or_is_rejected() {
         .map(|t| {
             (
                 t.time,
-                crate::report::sentence::describe(&scenario, &t.detail),
+                crate::words::sentence::describe(&scenario, &t.detail),
             )
         })
         .collect();
@@ -1766,7 +1766,7 @@ proptest::proptest! {
         }
         proptest::prop_assert_eq!(&plain.sinks, &planned.sinks);
         let lines = |s: &Scenario, o: &Outcome| -> Vec<String> {
-            o.transitions.iter().map(|t| crate::report::text::line(s, t, 8)).collect()
+            o.transitions.iter().map(|t| crate::words::line::line(s, t, 8)).collect()
         };
         proptest::prop_assert_eq!(lines(&s1, &plain), lines(&s2, &planned));
     }

@@ -3,7 +3,7 @@
 use super::*;
 
 fn version(time: Option<Millis>, state: State) -> Version {
-    let row = crate::report::text::Row {
+    let row = crate::words::line::Row {
         id: "m".into(),
         key: "m".into(),
         state,
