@@ -36,7 +36,7 @@ pub(super) fn lab(
         let mut out = std::io::stdout();
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     };
-    let started = crate::lab::server::serve(&lab, port, |url| {
+    let started = crate::lab::server::serve(lab, port, |url| {
         say(&format!("lab: {url} ({count} scenarios; Ctrl-C stops)"));
         if open {
             open_browser(&format!("{url}index.html"));

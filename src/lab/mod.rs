@@ -16,13 +16,14 @@ pub mod controls;
 pub mod pages;
 pub mod server;
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::app::reports::{ReportFormat, render_report, report_document};
 use crate::app::{FileResult, Options, Transcript, run_file};
 use crate::diagnostic::{Problem, render};
-use crate::output::report_names;
+use crate::output::report_names_reserving;
 use crate::report::templates::Templates;
 
 /// At most this many rendered pages are kept for a repeated request.
@@ -31,22 +32,49 @@ pub const CACHED_PAGES: usize = 32;
 pub const CACHED_BYTES: usize = 256 << 20;
 /// A query longer than this is refused (414).
 pub const MAX_QUERY: usize = 16 << 10;
+/// How long a request waits for its rerun: past it, the client is told
+/// the run is still going (503, `Retry-After`), and the page is kept when
+/// it is done, for the next request.
+pub const RERUN_BUDGET: Duration = Duration::from_secs(20);
+
+/// Names a file's page may not take: the lab's own pages.
+const RESERVED: [&str; 3] = ["index", "compare", "favicon"];
 
 /// A scenario the lab serves.
+#[derive(Clone)]
 struct LabFile {
     path: String,
     /// Its report name: `NAME.html`, `NAME.json`, `NAME.toml`.
     name: String,
 }
 
-/// What the lab serves, and the pages it has rendered.
+/// What the lab serves, and the pages it has rendered: shared by the
+/// threads that answer requests (cloning it is cheap).
+#[derive(Clone)]
 pub struct Lab {
+    shared: Arc<Shared>,
+}
+
+/// What every request reads.
+pub struct Shared {
     files: Vec<LabFile>,
     templates: Templates,
     seed: Option<u64>,
     /// The JSON Schema of the format: the words a text control offers.
     schema: serde_json::Value,
-    cache: Mutex<VecDeque<(String, std::sync::Arc<Vec<u8>>)>>,
+    cache: Mutex<VecDeque<(String, Arc<Vec<u8>>)>>,
+    /// The pages being made (their cache keys): a request for one waits
+    /// for nothing and is told to come back.
+    making: Mutex<BTreeSet<String>>,
+    /// How long a request waits for its page ([`RERUN_BUDGET`]).
+    budget: Duration,
+}
+
+impl std::ops::Deref for Lab {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
 }
 
 /// An answer: its status, content type, headers and body.
@@ -55,7 +83,7 @@ pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub headers: Vec<(String, String)>,
-    pub body: std::sync::Arc<Vec<u8>>,
+    pub body: Arc<Vec<u8>>,
 }
 
 impl Reply {
@@ -64,7 +92,7 @@ impl Reply {
             status,
             content_type,
             headers: Vec::new(),
-            body: std::sync::Arc::new(body),
+            body: Arc::new(body),
         }
     }
 
@@ -79,6 +107,19 @@ impl Reply {
 
 const HTML: &str = "text/html; charset=utf-8";
 
+/// Gives back to the system what a finished rerun freed: glibc keeps
+/// freed memory in the thread's arena otherwise, so a lab that ran a few
+/// large runs on a few threads would hold their peak long after (the
+/// lab's lasting memory is its page cache, [`CACHED_BYTES`]).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of the allocator's
+    // arenas to the system; it touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 impl Lab {
     /// A lab of these files; `schema` (the format's JSON Schema, as
     /// `scenario-run schema` prints it) gives the words a text control
@@ -89,8 +130,8 @@ impl Lab {
         seed: Option<u64>,
         schema: serde_json::Value,
     ) -> Lab {
-        let names = report_names(&paths);
-        Lab {
+        let names = report_names_reserving(&paths, &RESERVED);
+        let shared = Shared {
             files: paths
                 .into_iter()
                 .zip(names)
@@ -100,7 +141,22 @@ impl Lab {
             seed,
             schema,
             cache: Mutex::new(VecDeque::new()),
+            making: Mutex::new(BTreeSet::new()),
+            budget: RERUN_BUDGET,
+        };
+        Lab {
+            shared: Arc::new(shared),
         }
+    }
+
+    /// The same lab, a request waiting `budget` for its page instead of
+    /// [`RERUN_BUDGET`] (before it serves: a lab already shared keeps its
+    /// budget).
+    pub fn with_rerun_budget(mut self, budget: Duration) -> Lab {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.budget = budget;
+        }
+        self
     }
 
     /// The answer to a GET of `target` (a path and its query).
@@ -122,6 +178,9 @@ impl Lab {
         }
         if path == "/compare.html" {
             return self.compare_two(&query);
+        }
+        if path == "/favicon.ico" {
+            return Reply::new(200, "image/x-icon", pages::favicon());
         }
         let Some(rest) = path.strip_prefix('/') else {
             return Reply::text(404, "not found");
@@ -174,11 +233,14 @@ impl Lab {
         // swept path fixed); a dataflow does not.
         let comparable = !crate::scenario::is_dataflow(&text) && point.len() == axes;
         match extension {
-            "html" => self.cached(
-                &format!("{name}.html{}", pages::query(&sets)),
-                &text,
-                || Ok(self.page(file, &controls, more, &sets, comparable)),
-            ),
+            "html" => {
+                let file = file.clone();
+                self.cached(
+                    &format!("{name}.html{}", pages::query(&sets)),
+                    &text,
+                    move |lab| Ok(lab.page(&file, &controls, more, &sets, comparable)),
+                )
+            }
             "json" => self.json(file, &sets),
             "toml" => match pages::changed_file(&text, &sets) {
                 Ok(changed) => {
@@ -198,44 +260,74 @@ impl Lab {
 
     /// A page from the cache (keyed by its request and the file's text),
     /// or made and kept; a reply that is not a page (`make`'s error) is
-    /// given as it is, and not kept.
+    /// given as it is, and not kept. The page is made on a thread of its
+    /// own: a request waits for it [`RERUN_BUDGET`] at most, then is told
+    /// it is still being made (and so is a request for it meanwhile).
+    /// Pages being made are bounded by the requests in flight
+    /// (`server::MAX_IN_FLIGHT`): each was started by one.
     fn cached(
         &self,
         key: &str,
         text: &str,
-        make: impl FnOnce() -> Result<Vec<u8>, Reply>,
+        make: impl FnOnce(&Shared) -> Result<Vec<u8>, Reply> + Send + 'static,
     ) -> Reply {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         let key = format!("{key}#{:x}", h.finish());
-        if let Ok(cache) = self.cache.lock()
-            && let Some((_, body)) = cache.iter().find(|(k, _)| *k == key)
-        {
+        if let Some(body) = self.kept(&key) {
             return Reply {
                 status: 200,
                 content_type: HTML,
                 headers: Vec::new(),
-                body: body.clone(),
+                body,
             };
         }
-        let body = match make() {
-            Ok(body) => std::sync::Arc::new(body),
-            Err(reply) => return reply,
+        let still = || {
+            let mut r = Reply::text(
+                503,
+                &format!(
+                    "this run takes longer than the lab waits ({}); it goes on, and its page is kept: reload in a while, or run it with scenario-run",
+                    crate::duration::format(self.budget.as_millis() as u64)
+                ),
+            );
+            r.headers.push(("Retry-After".into(), "10".into()));
+            r
         };
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.push_back((key, body.clone()));
-            while cache.len() > CACHED_PAGES
-                || cache.iter().map(|(_, b)| b.len()).sum::<usize>() > CACHED_BYTES
-            {
-                cache.pop_front();
-            }
+        if !self.making.lock().is_ok_and(|mut m| m.insert(key.clone())) {
+            return still();
         }
-        Reply {
-            status: 200,
-            content_type: HTML,
-            headers: Vec::new(),
-            body,
+        let (sent, made) = std::sync::mpsc::channel();
+        let lab = self.clone();
+        let kept = key.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lab-rerun".into())
+            .spawn(move || {
+                let result = make(&lab).map(Arc::new);
+                release_freed_memory();
+                if let Ok(body) = &result {
+                    lab.keep(kept.clone(), Arc::clone(body));
+                }
+                if let Ok(mut m) = lab.making.lock() {
+                    m.remove(&kept);
+                }
+                let _ = sent.send(result);
+            });
+        if spawned.is_err() {
+            if let Ok(mut m) = self.making.lock() {
+                m.remove(&key);
+            }
+            return Reply::text(503, "the lab cannot start a run now");
+        }
+        match made.recv_timeout(self.budget) {
+            Ok(Ok(body)) => Reply {
+                status: 200,
+                content_type: HTML,
+                headers: Vec::new(),
+                body,
+            },
+            Ok(Err(reply)) => reply,
+            Err(_) => still(),
         }
     }
 
@@ -299,24 +391,47 @@ impl Lab {
     ) -> Reply {
         use crate::app::compare;
         let [(fa, sa), (fb, sb)] = sides;
-        self.cached(key, text, || {
+        let (fa, sa, fb, sb) = (fa.to_string(), sa.to_vec(), fb.to_string(), sb.to_vec());
+        self.cached(key, text, move |lab| {
             let side = |name: &str, file: &str, sets: &[(String, String)]| {
-                compare::side(file, sets, self.seed)
+                compare::side(file, sets, lab.seed)
                     .map_err(|e| Reply::text(400, &e.describe(name, file)))
             };
-            let (a, b) = (side("A", fa, sa)?, side("B", fb, sb)?);
+            let (a, b) = (side("A", &fa, &sa)?, side("B", &fb, &sb)?);
             let context = crate::report::compare::context(&compare::compare(a, b));
             let mut nav = vec![("index.html".to_string(), "All scenarios".to_string())];
-            nav.extend(back.clone());
+            nav.extend(back);
             let ctx = minijinja::context! {
                 compare => minijinja::Value::from(minijinja::value::Serde(&context)),
                 nav => nav,
             };
-            self.templates
+            lab.templates
                 .render(crate::report::templates::COMPARE_HTML, ctx)
                 .map(String::into_bytes)
                 .map_err(|p| Reply::text(500, &crate::diagnostic::render(p.as_ref(), false)))
         })
+    }
+}
+
+impl Shared {
+    /// A page kept for `key`.
+    fn kept(&self, key: &str) -> Option<Arc<Vec<u8>>> {
+        let cache = self.cache.lock().ok()?;
+        cache.iter().find(|(k, _)| k == key).map(|(_, b)| b.clone())
+    }
+
+    /// Keeps a page, the oldest going past [`CACHED_PAGES`] or
+    /// [`CACHED_BYTES`].
+    fn keep(&self, key: String, body: Arc<Vec<u8>>) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.retain(|(k, _)| *k != key);
+            cache.push_back((key, body));
+            while cache.len() > CACHED_PAGES
+                || cache.iter().map(|(_, b)| b.len()).sum::<usize>() > CACHED_BYTES
+            {
+                cache.pop_front();
+            }
+        }
     }
 
     fn options(&self, sets: &[(String, String)], transcript: Transcript) -> Options {
@@ -376,6 +491,7 @@ impl Lab {
     /// with status 400, when a value makes it invalid).
     fn json(&self, file: &LabFile, sets: &[(String, String)]) -> Reply {
         let result = run_file(&file.path, 0, &self.options(sets, Transcript::Replayed));
+        release_freed_memory();
         let entry = crate::app::entry::entry(0, &file.path, &result, None, Some(file.name.clone()));
         match report_document(&file.path, &result, &entry.problems, &entry.status) {
             Some(doc) => {

@@ -320,9 +320,10 @@ pub fn changed_file(text: &str, sets: &[(String, String)]) -> Result<String, Str
             DeValue::Table(t) => t.iter().find(|(k, _)| k.get_ref() == path.as_str()),
             _ => None,
         });
+        let value = toml_value(value);
         let (span, written) = match axis {
             Some((_, list)) => (list.span(), format!("[{value}]")),
-            None => (find(doc.get_ref(), path)?, value.clone()),
+            None => (find(doc.get_ref(), path)?, value),
         };
         edits.push((span, written));
     }
@@ -332,6 +333,58 @@ pub fn changed_file(text: &str, sets: &[(String, String)]) -> Result<String, Str
         out.replace_range(span, &written);
     }
     Ok(out)
+}
+
+/// A `--set` value as the changed file writes it: a TOML value as TOML
+/// writes it (on one line, without a comment), anything else as a TOML
+/// string, as `--set` reads it. Whatever a query holds, it is one value in
+/// place of one: it never adds a key or ends a line.
+fn toml_value(value: &str) -> String {
+    let one = format!("x = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .filter(|t| t.len() == 1 && !value.contains(['\n', '\r']))
+        .and_then(|t| t.get("x").map(toml::Value::to_string));
+    one.unwrap_or_else(|| toml::Value::String(value.to_string()).to_string())
+}
+
+/// The lab's icon: 16 by 16, three bars (a queue) on blue, as an ICO file
+/// made here (a 32-bit bitmap and its mask).
+pub fn favicon() -> Vec<u8> {
+    const N: u32 = 16;
+    let (pixels, mask) = (N * N * 4, N * 4);
+    let size = 40 + pixels + mask;
+    let mut out = Vec::with_capacity(22 + size as usize);
+    // The directory: reserved, type 1 (icon), one image.
+    out.extend([0, 0, 1, 0, 1, 0]);
+    out.extend([N as u8, N as u8, 0, 0]);
+    out.extend(1u16.to_le_bytes());
+    out.extend(32u16.to_le_bytes());
+    out.extend(size.to_le_bytes());
+    out.extend(22u32.to_le_bytes());
+    // The bitmap's header: its height counts the mask too.
+    out.extend(40u32.to_le_bytes());
+    out.extend(N.to_le_bytes());
+    out.extend((2 * N).to_le_bytes());
+    out.extend(1u16.to_le_bytes());
+    out.extend(32u16.to_le_bytes());
+    out.extend(0u32.to_le_bytes());
+    out.extend(pixels.to_le_bytes());
+    out.extend([0u8; 16]);
+    // Rows bottom up, blue, green, red, alpha.
+    for y in 0..N {
+        let row = N - 1 - y;
+        for x in 0..N {
+            let bar = (3..=12).contains(&x) && matches!(row, 4 | 5 | 7 | 8 | 10 | 11);
+            out.extend(if bar {
+                [255, 255, 255, 255]
+            } else {
+                [0xb0, 0x6c, 0x2b, 255]
+            });
+        }
+    }
+    out.extend(std::iter::repeat_n(0u8, mask as usize));
+    out
 }
 
 /// The span of the value at a path of a parsed document.
@@ -394,6 +447,27 @@ mod tests {
             "# a comment\n[delivery]\nmax_receives = 2   # the budget\nretry_interval = \"1m\"\n\n[[message]]\nid = \"a\"\nfaults = [{ fail = { first = 3 } }]\n\n[sweep]\n\"dedup.enabled\" = [false]\n"
         );
         assert!(changed_file(text, &sets(&[("delivery.nope", "1")])).is_err());
+        // A value with a line break or a comment stays one value: a query
+        // cannot add keys to the file.
+        let forged = changed_file(
+            text,
+            &sets(&[(
+                "delivery.retry_interval",
+                "\"1m\"\n[limits]\nmax_events = 1",
+            )]),
+        )
+        .unwrap();
+        assert_eq!(
+            forged.parse::<toml::Table>().unwrap()["delivery"]["retry_interval"].as_str(),
+            Some("\"1m\"\n[limits]\nmax_events = 1")
+        );
+        assert!(!forged.contains("\n[limits]\n"));
+        let commented =
+            changed_file(text, &sets(&[("message.1.faults.1.fail.first", "3 # x")])).unwrap();
+        assert!(
+            commented.contains("faults = [{ fail = { first = 3 } }]"),
+            "{commented}"
+        );
         assert!(changed_file(text, &sets(&[("message.2.id", "1")])).is_err());
     }
 

@@ -240,6 +240,13 @@ const RESERVED: [&str; 1] = ["index"];
 /// with a dot, and hold no folder, so `DIR/<name>.<ext>` is always directly
 /// inside DIR.
 pub fn report_names(paths: &[String]) -> Vec<String> {
+    report_names_reserving(paths, &RESERVED)
+}
+
+/// [`report_names`], none of them one of `reserved` (a name that would be
+/// one takes `-scenario` after it: the lab's `compare.toml` is
+/// `compare-scenario`, as a batch's `index.toml` is `index-scenario`).
+pub fn report_names_reserving(paths: &[String], reserved: &[&str]) -> Vec<String> {
     let parts: Vec<Vec<String>> = paths
         .iter()
         .map(|p| {
@@ -267,17 +274,17 @@ pub fn report_names(paths: &[String]) -> Vec<String> {
             owners.entry(tail(i, k)).or_default().insert(p.as_str());
         }
     }
-    let mut taken: BTreeSet<String> = RESERVED.iter().map(|r| r.to_string()).collect();
+    let mut taken: BTreeSet<String> = reserved.iter().map(|r| r.to_string()).collect();
     let mut names = Vec::with_capacity(paths.len());
     for (i, own) in parts.iter().enumerate() {
         // The shortest tail no other path of the batch shares.
         let base = (1..=own.len())
             .map(|k| tail(i, k))
             .find(|name| {
-                !RESERVED.contains(&name.as_str()) && owners.get(name).is_some_and(|o| o.len() == 1)
+                !reserved.contains(&name.as_str()) && owners.get(name).is_some_and(|o| o.len() == 1)
             })
             .unwrap_or_else(|| tail(i, longest));
-        let base = if RESERVED.contains(&base.as_str()) {
+        let base = if reserved.contains(&base.as_str()) {
             format!("{base}-scenario")
         } else {
             base

@@ -313,8 +313,9 @@ fn the_server_binds_loopback_serves_and_stops_on_ctrl_c() {
     use std::io::{Read, Write};
     let (mut child, mut out, port) = started(&[]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    let get =
+        format!("GET /index.html HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    s.write_all(get.as_bytes()).unwrap();
     let mut reply = String::new();
     s.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -369,4 +370,182 @@ fn a_port_in_use_is_an_error_and_exit_5() {
     // A glob that names nothing, likewise.
     let o = run(&["lab", "no-such-folder/*.toml"]);
     assert_eq!(code(&o), 2);
+}
+
+/// One request to the lab at `port`, its whole answer (headers and body).
+#[cfg(unix)]
+fn ask(port: u16, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // A lab that does not answer fails the test, not hangs it.
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+/// A header's value in an answer.
+#[cfg(unix)]
+fn header<'a>(reply: &'a str, name: &str) -> Option<&'a str> {
+    let head = reply.split("\r\n\r\n").next()?;
+    head.lines().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// Another site's name pointed at 127.0.0.1 (DNS rebinding), or a page
+/// of another site, reads nothing; the lab's own names and pages do; HEAD
+/// says the length GET sends; the icon is there.
+#[cfg(unix)]
+#[test]
+fn the_server_answers_its_own_host_and_pages_only_and_head_tells_the_length() {
+    let (mut child, _out, port) = started(&[]);
+    let get = |path: &str, host: &str, extra: &str| {
+        ask(
+            port,
+            &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"),
+        )
+    };
+    let ours = format!("127.0.0.1:{port}");
+    let page = "/02-repair-and-redrive.html";
+    assert!(get(page, &ours, "").starts_with("HTTP/1.1 200"));
+    assert!(get(page, &format!("localhost:{port}"), "").starts_with("HTTP/1.1 200"));
+    let rebound = get(page, &format!("attacker.example:{port}"), "");
+    assert!(rebound.starts_with("HTTP/1.1 403"), "{rebound}");
+    assert!(!rebound.contains("<html"), "{rebound}");
+    let elsewhere = get(page, &ours, "Origin: http://attacker.example\r\n");
+    assert!(elsewhere.starts_with("HTTP/1.1 403"), "{elsewhere}");
+    let own = get(page, &ours, &format!("Origin: http://127.0.0.1:{port}\r\n"));
+    assert!(
+        own.starts_with("HTTP/1.1 200"),
+        "{}",
+        &own[..200.min(own.len())]
+    );
+    // HEAD: the length of what GET sends, and no body.
+    let full = get(page, &ours, "");
+    let head = ask(
+        port,
+        &format!("HEAD {page} HTTP/1.1\r\nHost: {ours}\r\nConnection: close\r\n\r\n"),
+    );
+    let body_len = full.len() - full.find("\r\n\r\n").unwrap() - 4;
+    assert_eq!(
+        header(&head, "Content-Length"),
+        Some(body_len.to_string().as_str())
+    );
+    assert!(head.ends_with("\r\n\r\n"), "{head}");
+    // The icon: an ICO of one 16-pixel image.
+    let icon = get("/favicon.ico", &ours, "");
+    assert!(icon.starts_with("HTTP/1.1 200"), "{icon}");
+    assert_eq!(header(&icon, "Content-Type"), Some("image/x-icon"));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let _ = child.wait();
+}
+
+/// A client that asks for a large answer and never reads it holds only
+/// its own: another client is answered meanwhile. The answer is a 9 MB
+/// file (a scenario with a long comment) as the `.toml` download gives
+/// it, more than the socket buffers hold, so its write waits on the
+/// client.
+#[cfg(unix)]
+#[test]
+fn a_client_that_does_not_read_holds_up_no_other() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let dir = common::scratch("lab-stalled");
+    let padded = dir.join("padded.toml");
+    let mut text = std::fs::read_to_string(REDRIVE).unwrap();
+    for _ in 0..90_000 {
+        text.push_str(&format!("# {}\n", "x".repeat(98)));
+    }
+    std::fs::write(&padded, text).unwrap();
+    let (mut child, _out, port) = started(&[padded.to_str().unwrap()]);
+    let mut stalled = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // A small window, and nothing read.
+    let small: libc::c_int = 4096;
+    unsafe {
+        libc::setsockopt(
+            stalled.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+    let big = format!("GET /padded.toml HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    stalled.write_all(big.as_bytes()).unwrap();
+    // Once the answer is made, its write is stuck on that client.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let other = ask(
+        port,
+        &format!("GET /index.html HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(other.starts_with("HTTP/1.1 200"), "{other}");
+    drop(stalled);
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let _ = child.wait();
+}
+
+/// A file named `compare.toml` (or `index.toml`) is served under a name of
+/// its own: the lab's own pages keep theirs.
+#[test]
+fn a_file_named_like_a_page_of_the_lab_is_served_under_its_own_name() {
+    let dir = common::scratch("lab-compare-name");
+    let compare = dir.join("compare.toml");
+    std::fs::copy(
+        format!("{}/{REDRIVE}", env!("CARGO_MANIFEST_DIR")),
+        &compare,
+    )
+    .unwrap();
+    let schema = serde_json::from_str(&scenario_run::cli::schema()).unwrap();
+    let lab = Lab::new(
+        vec![compare.to_string_lossy().into_owned()],
+        Templates::load(None).ok().unwrap(),
+        None,
+        schema,
+    );
+    let index = body(&lab.respond("/index.html"));
+    // The page's name: the file's path tail that is not a page of the lab.
+    let name = index
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|h| h.split('"').next())
+        .find(|h| h.ends_with("compare.html") && *h != "compare.html")
+        .unwrap_or_else(|| panic!("a link to the file's page in {index}"));
+    let page = lab.respond(&format!("/{name}"));
+    assert_eq!(page.status, 200);
+    assert!(body(&page).contains("<html"));
+    // /compare.html stays the comparison of two files.
+    assert_eq!(lab.respond("/compare.html").status, 404);
+}
+
+/// A run longer than the lab waits: the request is told so (503, with
+/// when to come back), the run goes on, and a later request gets its page.
+#[test]
+fn a_run_longer_than_the_lab_waits_is_said_so_and_its_page_kept() {
+    let lab = lab(&["scenarios/17-outage-100k-per-hour.toml"])
+        .with_rerun_budget(std::time::Duration::from_millis(1));
+    let page = "/17-outage-100k-per-hour.html";
+    let first = lab.respond(page);
+    assert_eq!(first.status, 503, "{}", body(&first));
+    assert!(body(&first).contains("takes longer than the lab waits (1ms)"));
+    assert!(
+        first
+            .headers
+            .iter()
+            .any(|(n, v)| n == "Retry-After" && v == "10")
+    );
+    // The page is made meanwhile, and kept: asked again, it is there.
+    let mut later = lab.respond(page);
+    for _ in 0..600 {
+        if later.status == 200 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        later = lab.respond(page);
+    }
+    assert_eq!(later.status, 200);
+    assert!(body(&later).contains("<html"));
 }
