@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 14] = [
+pub const BUILT_IN: [(&str, &str); 15] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -48,6 +48,7 @@ pub const BUILT_IN: [(&str, &str); 14] = [
         TIMELINE_HTML,
         include_str!("../../templates/timeline.html.j2"),
     ),
+    (PROSE, include_str!("../../templates/prose.j2")),
     (
         COMPARE_HTML,
         include_str!("../../templates/compare.html.j2"),
@@ -72,6 +73,8 @@ pub const DATAFLOW_HTML: &str = "dataflow.html.j2";
 pub const CONFORMANCE_HTML: &str = "conformance.html.j2";
 /// The timeline's macros, imported by the scenario and comparison pages.
 pub const TIMELINE_HTML: &str = "timeline.html.j2";
+/// The prose the Markdown and HTML reports share: macros, one a paragraph.
+pub const PROSE: &str = "prose.j2";
 pub const COMPARE_HTML: &str = "compare.html.j2";
 pub const COMPARE_MARKDOWN: &str = "compare.md.j2";
 

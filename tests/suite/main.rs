@@ -26,6 +26,7 @@ mod layering;
 mod log_properties;
 mod planted;
 mod properties;
+mod prose;
 mod readme;
 mod reports;
 mod settling;
