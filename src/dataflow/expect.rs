@@ -2,7 +2,7 @@
 //! (an attempt, a node, a channel partition) checked against the file,
 //! every problem located.
 
-use toml::Spanned as S;
+use crate::scenario::spanned::S;
 
 use super::file;
 use super::model::*;

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::scenario::spanned::S;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toml::Spanned as S;
 
 use crate::duration::Duration;
 use crate::scenario::file::{CheckSchema, CheckValue, ScenarioMeta};
@@ -21,48 +21,37 @@ pub const TABLES: [&str; 9] = [
 #[serde(deny_unknown_fields)]
 pub struct File {
     /// Name, summary, description (Markdown), tags and seed.
-    #[schemars(with = "Option<ScenarioMeta>")]
     pub scenario: Option<S<ScenarioMeta>>,
     /// The nodes, each with a state (an integer).
-    #[schemars(with = "Vec<NodeTable>")]
     pub node: Vec<S<NodeTable>>,
     #[serde(default)]
     /// FIFO channels between nodes, each of one or more partitions.
-    #[schemars(with = "Vec<ChannelTable>")]
     pub channel: Vec<S<ChannelTable>>,
     #[serde(default)]
     /// Values sent on a channel at a time.
-    #[schemars(with = "Vec<SendTable>")]
     pub send: Vec<S<SendTable>>,
     #[serde(default)]
     /// Snapshot attempts, in time order.
-    #[schemars(with = "Vec<SnapshotTable>")]
     pub snapshot: Vec<S<SnapshotTable>>,
     /// Where a run stops.
-    #[schemars(with = "Option<LimitsTable>")]
     pub limits: Option<S<LimitsTable>>,
     /// What the run must show.
-    #[schemars(with = "Option<ExpectTable>")]
     pub expect: Option<S<ExpectTable>>,
     #[serde(default)]
     /// Questions a report asks before revealing the answer, computed from
     /// the run: `answer` names `snapshot.N.FIELD`,
     /// `snapshot.N.node.NAME.FIELD`, `snapshot.N.channel.NAME.recorded` or
     /// `node.NAME.state`.
-    #[schemars(with = "Vec<crate::scenario::questions::QuestionTable>")]
     pub question: Vec<S<crate::scenario::questions::QuestionTable>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeTable {
-    #[schemars(with = "String")]
     pub name: S<String>,
     /// Default 0.
-    #[schemars(with = "Option<i64>")]
     pub state: Option<S<i64>>,
     /// Default true; false: a service that does not understand markers (it applies data and sends as usual, never records, drops every marker).
-    #[schemars(with = "Option<bool>")]
     pub participates: Option<S<bool>>,
 }
 
@@ -70,28 +59,20 @@ pub struct NodeTable {
 #[serde(deny_unknown_fields)]
 pub struct ChannelTable {
     /// The sending node.
-    #[schemars(with = "String")]
     pub from: S<String>,
     /// The receiving node.
-    #[schemars(with = "String")]
     pub to: S<String>,
     /// Default "1ms"; may be "0ms".
-    #[schemars(with = "Option<Duration>")]
     pub latency: Option<S<Duration>>,
     /// Default 1: each partition is FIFO on its own.
-    #[schemars(with = "Option<i64>")]
     pub partitions: Option<S<i64>>,
     /// Drop the channel's first N markers (every partition and attempt together).
-    #[schemars(with = "Option<LoseMarkers>")]
     pub lose_markers: Option<S<LoseMarkers>>,
     /// Hold everything sent in the window until its end.
-    #[schemars(with = "Option<DownTable>")]
     pub down: Option<S<DownTable>>,
     /// Lose the channel's first N data messages (every partition, in send order): they never arrive.
-    #[schemars(with = "Option<LoseMarkers>")]
     pub lose_data: Option<S<LoseMarkers>>,
     /// The channel's first N data messages arrive `by` later than their latency says: a marker sent after one can overtake it.
-    #[schemars(with = "Option<LateData>")]
     pub late_data: Option<S<LateData>>,
 }
 
@@ -99,26 +80,21 @@ pub struct ChannelTable {
 #[serde(deny_unknown_fields)]
 pub struct LateData {
     /// How many data messages, at least 1.
-    #[schemars(with = "i64")]
     pub first: S<i64>,
     /// How much later, at least "1ms".
-    #[schemars(with = "Duration")]
     pub by: S<Duration>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoseMarkers {
-    #[schemars(with = "i64")]
     pub first: S<i64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DownTable {
-    #[schemars(with = "Duration")]
     pub from: S<Duration>,
-    #[schemars(with = "Duration")]
     pub duration: S<Duration>,
 }
 
@@ -135,19 +111,13 @@ pub enum SendKindName {
 #[serde(deny_unknown_fields)]
 pub struct SendTable {
     /// Default "0s".
-    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
-    #[schemars(with = "String")]
     pub from: S<String>,
-    #[schemars(with = "String")]
     pub to: S<String>,
-    #[schemars(with = "i64")]
     pub value: S<i64>,
     /// Default 0.
-    #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
     /// add (default) or transfer.
-    #[schemars(with = "Option<SendKindName>")]
     pub kind: Option<S<SendKindName>>,
 }
 
@@ -164,22 +134,16 @@ pub enum MarkersName {
 #[serde(deny_unknown_fields)]
 pub struct SnapshotTable {
     /// Default "0s".
-    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
     /// The nodes that record first, distinct.
-    #[schemars(with = "Vec<String>")]
     pub initiators: S<Vec<S<String>>>,
     /// At least "1ms": when it passes, the attempt aborts and nodes not complete discard their recording.
-    #[schemars(with = "Option<Duration>")]
     pub timeout: Option<S<Duration>>,
     /// every_partition (default) or first_partition.
-    #[schemars(with = "Option<MarkersName>")]
     pub markers: Option<S<MarkersName>>,
     /// A registry: the nodes the coordinator waits for (every initiator among them); without it, every participating node.
-    #[schemars(with = "Option<Vec<String>>")]
     pub participants: Option<S<Vec<S<String>>>>,
     /// With `timeout`: "attempt" (default: one deadline from the start) or "first_marker" (each node's own, from when it recorded).
-    #[schemars(with = "Option<TimeoutFromName>")]
     pub timeout_from: Option<S<TimeoutFromName>>,
 }
 
@@ -196,10 +160,8 @@ pub enum TimeoutFromName {
 #[serde(deny_unknown_fields)]
 pub struct LimitsTable {
     /// Default 100,000,000.
-    #[schemars(with = "Option<i64>")]
     pub max_events: Option<S<i64>>,
     /// Modeled time; default "365d".
-    #[schemars(with = "Option<Duration>")]
     pub max_time: Option<S<Duration>>,
 }
 
@@ -209,15 +171,12 @@ pub struct ExpectTable {
     pub description: Option<String>,
     /// `[expect.snapshot.N]`, N from 1 in file order.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectSnapshot>")]
     pub snapshot: BTreeMap<S<String>, S<ExpectSnapshot>>,
     /// `[expect.node.NAME]`: a node's state at the end.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectNode>")]
     pub node: BTreeMap<S<String>, S<ExpectNode>>,
     /// `[expect.channel."A->B"]`: a channel's lost and late data messages.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectChannelData>")]
     pub channel: BTreeMap<S<String>, S<ExpectChannelData>>,
 }
 
@@ -252,11 +211,9 @@ pub struct ExpectSnapshot {
     #[schemars(with = "Option<Vec<String>>")]
     pub missing_participants: CheckValue,
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectSnapshotNode>")]
     pub node: BTreeMap<S<String>, S<ExpectSnapshotNode>>,
     /// By channel name, "A->B", with ".pK" for partition K > 0.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectChannel>")]
     pub channel: BTreeMap<S<String>, S<ExpectChannel>>,
 }
 

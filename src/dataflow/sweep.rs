@@ -8,7 +8,7 @@
 
 use std::ops::{ControlFlow, Range};
 
-use toml::Spanned as S;
+use crate::scenario::spanned::S;
 
 use super::model::{Dataflow, Target};
 use super::outcome::Outcome;
@@ -78,7 +78,7 @@ pub(super) fn points(
         );
         return Err(problems.list);
     }
-    let mut names: Vec<S<String>> = spec.columns.clone();
+    let mut names: Vec<S<String>> = spec.columns.iter().cloned().map(S).collect();
     let read = |n: usize, point_root, extra, found: &mut Problems| {
         let flow = match validate::read(source, point_root, stem, extra) {
             Ok(flow) => flow,

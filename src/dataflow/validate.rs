@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use toml::Spanned as S;
+use crate::scenario::spanned::S;
 
 use super::file::{self, File};
 use super::model::*;

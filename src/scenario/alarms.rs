@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use toml::Spanned as S;
+use crate::scenario::spanned::S;
 
 use super::problems::{MAX_ID, Problems};
 use crate::duration::Duration;
@@ -18,19 +18,16 @@ use crate::model::{Alarm, Metric};
 #[serde(deny_unknown_fields)]
 pub struct AlarmTable {
     /// Unique; `[expect.alarm."NAME"]` names it.
-    #[schemars(with = "String")]
     pub name: S<String>,
     /// dlq_depth | dlq_arrivals (with window) | oldest_age | queue_depth
     /// (a queue) | consumer_lag (a log) | outbox_dead_letters |
     /// outbox_dead_letter_arrivals (with window; both need an outbox).
-    #[schemars(with = "MetricName")]
     pub metric: S<MetricName>,
     /// The threshold: a count, or a duration for oldest_age.
     #[schemars(with = "AtLeast")]
     pub at_least: S<toml::Value>,
     /// With dlq_arrivals and outbox_dead_letter_arrivals: entries counted
     /// over this long, e.g. "1m".
-    #[schemars(with = "Option<Duration>")]
     pub window: Option<S<Duration>>,
     /// With consumer_lag: the one partition whose lag is read (0-based;
     /// default: the sum over the partitions).
@@ -38,16 +35,13 @@ pub struct AlarmTable {
     pub partition: Option<S<i64>>,
     /// With outbox_dead_letters and outbox_dead_letter_arrivals: the one
     /// outbox sink whose dead letters are counted (default: every sink).
-    #[schemars(with = "Option<String>")]
     pub sink: Option<S<String>>,
     /// Fire only once the metric has stayed at least the threshold this
     /// long, e.g. "30s" (default "0s": at once).
     #[serde(rename = "for")]
-    #[schemars(with = "Option<Duration>")]
     pub fire_for: Option<S<Duration>>,
     /// Clear only once the metric has stayed below the threshold this long
     /// (default "0s": at once).
-    #[schemars(with = "Option<Duration>")]
     pub clear_for: Option<S<Duration>>,
 }
 

@@ -4,11 +4,10 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toml::Spanned;
 
 use crate::duration::Duration;
 
-pub type S<T> = Spanned<T>;
+pub use super::spanned::S;
 
 /// The top-level keys of a scenario file, as in [`File`].
 pub const TABLES: [&str; 22] = [
@@ -40,76 +39,55 @@ pub const TABLES: [&str; 22] = [
 #[serde(deny_unknown_fields)]
 pub struct File {
     /// Name, summary, description (Markdown), tags and seed.
-    #[schemars(with = "Option<ScenarioMeta>")]
     pub scenario: Option<S<ScenarioMeta>>,
     /// The source queue: receives per cycle and the wait between them.
-    #[schemars(with = "Option<Delivery>")]
     pub delivery: Option<S<Delivery>>,
     /// The dead-letter queue (quarantine).
-    #[schemars(with = "Option<Quarantine>")]
     pub quarantine: Option<S<Quarantine>>,
     /// The deduplication store of committed results.
-    #[schemars(with = "Option<Dedup>")]
     pub dedup: Option<S<Dedup>>,
     #[serde(default)]
     /// Operator steps, in order; each runs `wait` after the previous cycle drains.
-    #[schemars(with = "Vec<Operator>")]
     pub operator: Vec<S<Operator>>,
     #[serde(default)]
     /// Explicit messages, delivered in file order when they arrive together.
-    #[schemars(with = "Vec<Message>")]
     pub message: Vec<S<Message>>,
     #[serde(default)]
     /// Generated messages, evenly spaced.
-    #[schemars(with = "Vec<Traffic>")]
     pub traffic: Vec<S<Traffic>>,
     #[serde(default)]
     /// Windows in which every delivery fails with "downstream unavailable".
-    #[schemars(with = "Vec<Outage>")]
     pub outage: Vec<S<Outage>>,
     /// A pool of workers with a service time (default: unlimited, zero).
-    #[schemars(with = "Option<WorkersTable>")]
     pub workers: Option<S<WorkersTable>>,
     /// A downstream that accepts at most `limit` calls per window.
-    #[schemars(with = "Option<DownstreamTable>")]
     pub downstream: Option<S<DownstreamTable>>,
     #[serde(default)]
     /// Alarms on the queues: each fires when its metric reaches `at_least`.
-    #[schemars(with = "Vec<super::alarms::AlarmTable>")]
     pub alarm: Vec<S<super::alarms::AlarmTable>>,
     #[serde(default)]
     /// Where effects land: increment, upsert or irreversible (default: one increment sink, "counter").
-    #[schemars(with = "Vec<SinkTable>")]
     pub sink: Vec<S<SinkTable>>,
     /// How one write reaches several sinks: direct, outbox, two_phase or saga.
-    #[schemars(with = "Option<WriteTable>")]
     pub write: Option<S<WriteTable>>,
     /// Two-phase commit's coordinator: a crash after prepare.
-    #[schemars(with = "Option<CoordinatorTable>")]
     pub coordinator: Option<S<CoordinatorTable>>,
     /// The source is a partitioned log: partitions, guarantee, checkpoints.
-    #[schemars(with = "Option<LogTable>")]
     pub log: Option<S<LogTable>>,
     #[serde(default)]
     /// Restarts of the log's consumer, in time order.
-    #[schemars(with = "Vec<RestartTable>")]
     pub restart: Vec<S<RestartTable>>,
     /// With `[log]`: the producer that appends the records, and its retries.
-    #[schemars(with = "Option<ProducerTable>")]
     pub producer: Option<S<ProducerTable>>,
     #[serde(default)]
     /// Log checkpoints that fail: a window of time, or checkpoint numbers.
-    #[schemars(with = "Vec<CheckpointFailureTable>")]
     pub checkpoint_failure: Vec<S<CheckpointFailureTable>>,
     #[serde(default)]
     /// Questions a report asks before revealing the answer, computed from the run.
-    #[schemars(with = "Vec<super::questions::QuestionTable>")]
     pub question: Vec<S<super::questions::QuestionTable>>,
     /// Where a run that would not end is stopped.
-    #[schemars(with = "Option<Limits>")]
     pub limits: Option<S<Limits>>,
     /// Expected outcomes: totals, per message (`[expect.message.ID]`) and events.
-    #[schemars(with = "Option<Expect>")]
     pub expect: Option<S<Expect>>,
 }
 
@@ -117,7 +95,6 @@ pub struct File {
 #[serde(deny_unknown_fields)]
 pub struct ScenarioMeta {
     /// Shown in output and reports (default: the file name).
-    #[schemars(with = "Option<String>")]
     pub name: Option<S<String>>,
     /// One line shown under the name.
     pub summary: Option<String>,
@@ -127,7 +104,6 @@ pub struct ScenarioMeta {
     /// Select scenarios with --tag.
     pub tags: Vec<String>,
     /// Seed of the scenario's one RNG (jitter draws). Default 0.
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 0))]
     pub seed: Option<S<i64>>,
 }
@@ -140,56 +116,43 @@ pub struct Delivery {
     pub queue: Option<String>,
     /// Receives per cycle, the first delivery included (at least 1), or
     /// "unlimited"; under rabbitmq-quorum the delivery limit (0 allowed).
-    #[schemars(with = "Option<Receives>")]
     pub max_receives: Option<S<Receives>>,
     /// A fixed wait between receives, e.g. "10s". Or use `backoff`.
-    #[schemars(with = "Option<Duration>")]
     pub retry_interval: Option<S<Duration>>,
     /// A retry budget by elapsed time: a retry due more than this after
     /// the cycle's first delivery started is not scheduled, the message is
     /// quarantined instead (at least 1ms; default none).
-    #[schemars(with = "Option<Duration>")]
     pub max_elapsed: Option<S<Duration>>,
     /// Exponential backoff: base * 2^(n-1), capped, with jitter.
-    #[schemars(with = "Option<Backoff>")]
     pub backoff: Option<S<Backoff>>,
     /// "retry" (default): permanent failures use the budget; "quarantine": they go straight to quarantine.
-    #[schemars(with = "Option<Permanent>")]
     pub permanent: Option<S<Permanent>>,
     /// none (default) | fifo (one group) | per_key (a group per key or `group`).
-    #[schemars(with = "Option<Ordering>")]
     pub ordering: Option<S<Ordering>>,
     /// A delivery still running this long after it started: the message is visible again.
-    #[schemars(with = "Option<Duration>")]
     pub visibility_timeout: Option<S<Duration>>,
     /// model (default) | sqs-standard | rabbitmq-quorum | rabbitmq-classic |
     /// nats-jetstream.
-    #[schemars(with = "Option<ProfileName>")]
     pub profile: Option<S<ProfileName>>,
     /// nats-jetstream: the consumer's BackOff, e.g. ["1s", "5s", "30s"]:
     /// the ack wait of a cycle's n-th delivery, the last value repeating.
-    #[schemars(with = "Option<Vec<Duration>>")]
     #[schemars(length(min = 1, max = crate::model::MAX_ACK_BACKOFF))]
     pub ack_backoff: Option<S<Vec<Duration>>>,
     /// nats-jetstream: "nak" (default; redelivered at the delivery's end
     /// plus the retry delay) or "no_ack" (redelivered when the ack wait
     /// ends); sqs-standard: "no_ack" (default) or "change_visibility" (the
     /// visibility set to the retry delay at the failure).
-    #[schemars(with = "Option<OnFailureName>")]
     pub on_failure: Option<S<OnFailureName>>,
     /// nats-jetstream: the consumer's MaxAckPending, how many messages may
     /// be delivered and not yet acked or given up at once (default 1000),
     /// or "unlimited"; 1 delivers the stream one message at a time.
-    #[schemars(with = "Option<Receives>")]
     pub max_ack_pending: Option<S<Receives>>,
     /// sqs-standard: while the handler runs it extends the visibility
     /// timeout every this long (ChangeMessageVisibility), e.g. "10s".
-    #[schemars(with = "Option<Duration>")]
     pub visibility_heartbeat: Option<S<Duration>>,
     /// rabbitmq-quorum: the RabbitMQ version whose rules apply, "3.8" and
     /// later, e.g. "3.10": where a requeued message goes and the default
     /// delivery limit. Without it: section 21 as written.
-    #[schemars(with = "Option<String>")]
     #[schemars(regex(pattern = r"^[0-9]{1,4}\.[0-9]{1,4}(\.[0-9]{1,4})?$"))]
     pub broker_version: Option<S<String>>,
 }
@@ -251,11 +214,9 @@ pub enum Ordering {
 #[serde(deny_unknown_fields)]
 pub struct WorkersTable {
     /// How many deliveries run at once (at least 1).
-    #[schemars(with = "i64")]
     #[schemars(range(min = 1))]
     pub count: S<i64>,
     /// How long a delivery holds its worker (default "0s").
-    #[schemars(with = "Option<Duration>")]
     pub service_time: Option<S<Duration>>,
 }
 
@@ -263,16 +224,12 @@ pub struct WorkersTable {
 #[serde(deny_unknown_fields)]
 pub struct LogTable {
     /// How many partitions (default 1, at most 1024).
-    #[schemars(with = "Option<i64>")]
     pub partitions: Option<S<i64>>,
     /// at_least_once (default) | at_most_once | exactly_once.
-    #[schemars(with = "Option<GuaranteeName>")]
     pub guarantee: Option<S<GuaranteeName>>,
     /// How often positions are committed (required unless at_most_once).
-    #[schemars(with = "Option<Duration>")]
     pub checkpoint_interval: Option<S<Duration>>,
     /// How long processing one record takes (default "0s").
-    #[schemars(with = "Option<Duration>")]
     pub service_time: Option<S<Duration>>,
     /// A record not done when a restart comes keeps its receive count
     /// (default false: a fresh attempt).
@@ -291,7 +248,6 @@ pub struct ProducerTable {
     /// and appends nothing; false: each retry appends a duplicate record.
     pub idempotence: Option<bool>,
     /// How long the producer waits before appending again (default "100ms").
-    #[schemars(with = "Option<Duration>")]
     pub retry_backoff: Option<S<Duration>>,
 }
 
@@ -300,15 +256,11 @@ pub struct ProducerTable {
 #[serde(deny_unknown_fields)]
 pub struct CheckpointFailureTable {
     /// With `duration`: every checkpoint instant in [from, from + duration) fails.
-    #[schemars(with = "Option<Duration>")]
     pub from: Option<S<Duration>>,
-    #[schemars(with = "Option<Duration>")]
     pub duration: Option<S<Duration>>,
     /// Instead of a window: the checkpoints that fail, numbered from 1.
-    #[schemars(with = "Option<Vec<i64>>")]
     pub numbers: Option<S<Vec<i64>>>,
     /// failed (default) | aborted: a label; both commit nothing.
-    #[schemars(with = "Option<CheckpointStatusName>")]
     pub status: Option<S<CheckpointStatusName>>,
 }
 
@@ -331,30 +283,22 @@ pub enum GuaranteeName {
 #[serde(deny_unknown_fields)]
 pub struct RestartTable {
     /// When the consumer restarts.
-    #[schemars(with = "Duration")]
     pub at: S<Duration>,
     /// How long it stays down (default "0s").
-    #[schemars(with = "Option<Duration>")]
     pub down_for: Option<S<Duration>>,
     /// committed (default) | stale | earliest | latest.
-    #[schemars(with = "Option<ResumeName>")]
     pub resume: Option<S<ResumeName>>,
     /// With resume = "stale": how old the restored checkpoint is.
-    #[schemars(with = "Option<Duration>")]
     pub checkpoint_age: Option<S<Duration>>,
     /// Records skipped past the resume position (an offset-tracking bug).
-    #[schemars(with = "Option<i64>")]
     pub skip: Option<S<i64>>,
     /// Only this partition restarts (default: every partition).
-    #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
     /// With resume = "offsets": the offset each restarted partition
     /// resumes at, in partition order.
-    #[schemars(with = "Option<Vec<i64>>")]
     pub offsets: Option<S<Vec<i64>>>,
     /// With resume = "offsets": where each partition's replay ends, above
     /// its offset; it then goes on where it was before the restart.
-    #[schemars(with = "Option<Vec<i64>>")]
     pub replay_until: Option<S<Vec<i64>>>,
 }
 
@@ -372,11 +316,9 @@ pub enum ResumeName {
 #[serde(deny_unknown_fields)]
 pub struct DownstreamTable {
     /// Calls accepted per window (at least 1).
-    #[schemars(with = "i64")]
     #[schemars(range(min = 1))]
     pub limit: S<i64>,
     /// The window's length (default "1s").
-    #[schemars(with = "Option<Duration>")]
     pub per: Option<S<Duration>>,
 }
 
@@ -384,13 +326,10 @@ pub struct DownstreamTable {
 #[serde(deny_unknown_fields)]
 pub struct Backoff {
     /// The first wait, e.g. "1s".
-    #[schemars(with = "Duration")]
     pub base: S<Duration>,
     /// The longest wait.
-    #[schemars(with = "Option<Duration>")]
     pub cap: Option<S<Duration>>,
     /// none (default) | full | equal | decorrelated.
-    #[schemars(with = "Option<Jitter>")]
     pub jitter: Option<S<Jitter>>,
 }
 
@@ -414,18 +353,15 @@ pub enum Permanent {
 #[serde(deny_unknown_fields)]
 pub struct Quarantine {
     /// How long a message stays in quarantine, measured from entering it. Absent: forever.
-    #[schemars(with = "Option<Duration>")]
     pub retention: Option<S<Duration>>,
     /// false: no dead-letter queue; a message that exhausts its budget is dropped.
     pub enabled: Option<bool>,
     /// at_inspection (default): retention is applied when the operator
     /// looks; continuous: a message expires the instant its age reaches
     /// the retention (needs `retention`).
-    #[schemars(with = "Option<ExpiryName>")]
     pub expiry: Option<S<ExpiryName>>,
     /// A message still in quarantine this long after entering it is copied
     /// to an archive (it stays in quarantine); below `retention`.
-    #[schemars(with = "Option<Duration>")]
     pub archive_after: Option<S<Duration>>,
 }
 
@@ -443,23 +379,17 @@ pub struct Dedup {
     /// Whether the store is used (default true when the table is present).
     pub enabled: Option<bool>,
     /// How long a committed result is kept; valid strictly before it expires.
-    #[schemars(with = "Option<Duration>")]
     pub result_retention: Option<S<Duration>>,
     /// result (default) | write_intent (INTENT claims with a lease, then DONE).
-    #[schemars(with = "Option<DedupModeName>")]
     pub mode: Option<S<DedupModeName>>,
     /// write_intent: how long an INTENT claim lives.
-    #[schemars(with = "Option<Duration>")]
     pub lease: Option<S<Duration>>,
     /// write_intent: renew the claim this often while its delivery runs.
-    #[schemars(with = "Option<Duration>")]
     pub renew: Option<S<Duration>>,
     /// durable (default): a store restart loses nothing; none: it loses
     /// every result, claim and DONE (a Redis without persistence).
-    #[schemars(with = "Option<PersistenceName>")]
     pub persistence: Option<S<PersistenceName>>,
     /// When the store restarts: durations, strictly increasing, at most 100.
-    #[schemars(with = "Option<Vec<Duration>>")]
     pub restarts: Option<S<Vec<S<Duration>>>>,
 }
 
@@ -474,25 +404,19 @@ pub enum PersistenceName {
 #[serde(deny_unknown_fields)]
 pub struct Operator {
     /// Wait after the previous cycle drains before inspecting.
-    #[schemars(with = "Option<Duration>")]
     pub wait: Option<S<Duration>>,
     /// Repair the handler: `until = "repair"` faults stop applying.
     pub repair: Option<bool>,
     /// hold | redrive_all | redrive (with `only`) | purge.
-    #[schemars(with = "Option<Action>")]
     pub action: Option<S<Action>>,
     /// With action = "redrive": the message ids to redrive.
-    #[schemars(with = "Option<Vec<String>>")]
     pub only: Option<S<Vec<S<String>>>>,
     /// stable (keep the key) | new (a fresh key `<key>~rN`).
-    #[schemars(with = "Option<Identity>")]
     pub identity: Option<S<Identity>>,
     /// Redrive the first N retained messages first; the rest follow only if all N are acked.
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 1))]
     pub canary: Option<S<i64>>,
     /// sqs-standard: messages a redrive moves per second (default 500).
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 1))]
     pub redrive_rate: Option<S<i64>>,
 }
@@ -517,39 +441,30 @@ pub enum Identity {
 #[serde(deny_unknown_fields)]
 pub struct Message {
     /// Unique message id.
-    #[schemars(with = "String")]
     pub id: S<String>,
     /// Deduplication key (default: the id).
-    #[schemars(with = "Option<String>")]
     pub key: Option<S<String>>,
     /// Arrival time (default "0s").
-    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
     /// Ordering group under ordering = "per_key" (default: the key).
-    #[schemars(with = "Option<String>")]
     pub group: Option<S<String>>,
     /// With `[log]`: the partition (0-based; default: Kafka's partition of the key).
-    #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
     /// Shown in the quarantine envelope.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub payload: Option<toml::Table>,
     /// Carried untouched into every envelope, like `payload` (1 to 64
     /// characters).
-    #[schemars(with = "Option<String>")]
     pub schema_version: Option<S<String>>,
     /// The row the message writes in versioned sinks (default: its current key).
-    #[schemars(with = "Option<String>")]
     pub row: Option<S<String>>,
     /// The version it writes in versioned sinks (default: its first arrival in ms).
-    #[schemars(with = "Option<i64>", range(min = 0))]
+    #[schemars(range(min = 0))]
     pub version: Option<S<i64>>,
     /// The value it writes in versioned sinks (default: its version).
-    #[schemars(with = "Option<i64>")]
     pub value: Option<S<i64>>,
     #[serde(default)]
     /// What goes wrong, checked in file order at each delivery.
-    #[schemars(with = "Vec<Fault>")]
     pub faults: Vec<S<Fault>>,
 }
 
@@ -558,29 +473,21 @@ pub struct Message {
 #[schemars(transform = super::file_shapes::fault_kinds)]
 pub struct Fault {
     /// The handler fails: { first = N } or { until = "repair" }.
-    #[schemars(with = "Option<Selector>")]
     pub fail: Option<S<Selector>>,
     /// The handler commits but the acknowledgement is lost: { first = N } or { until = "repair" }.
-    #[schemars(with = "Option<Selector>")]
     pub lose_ack: Option<S<Selector>>,
     /// The consumer is killed during the delivery: { first = N } or { until = "repair" }, with `at`.
-    #[schemars(with = "Option<Selector>")]
     pub crash: Option<S<Selector>>,
     /// With `[log]`: the message's first N appends lose their acknowledgement
     /// and the producer appends again: { first = N }.
-    #[schemars(with = "Option<Selector>")]
     pub lose_append_ack: Option<S<Selector>>,
     /// With `crash`: before_effect | after_effect | after_done.
-    #[schemars(with = "Option<CrashAtName>")]
     pub at: Option<S<CrashAtName>>,
     /// Failure reason (default "handler error").
-    #[schemars(with = "Option<String>")]
     pub reason: Option<S<String>>,
     /// transient (default) | permanent.
-    #[schemars(with = "Option<Class>")]
     pub class: Option<S<Class>>,
     /// With `fail`: how long the failing delivery holds its worker, e.g. "30s".
-    #[schemars(with = "Option<Duration>")]
     pub takes: Option<S<Duration>>,
 }
 
@@ -589,11 +496,9 @@ pub struct Fault {
 #[schemars(transform = super::file_shapes::selector_kinds)]
 pub struct Selector {
     /// The first N deliveries over the message's whole life.
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 0))]
     pub first: Option<S<i64>>,
     /// Every delivery until an operator step repairs.
-    #[schemars(with = "Option<Until>")]
     pub until: Option<S<Until>>,
 }
 
@@ -601,42 +506,31 @@ pub struct Selector {
 #[serde(deny_unknown_fields)]
 pub struct Traffic {
     /// How many messages.
-    #[schemars(with = "i64")]
     #[schemars(range(min = 0))]
     pub count: S<i64>,
     /// The first arrival (default "0s").
-    #[schemars(with = "Option<Duration>")]
     pub start: Option<S<Duration>>,
     /// The messages arrive over this long.
-    #[schemars(with = "Duration")]
     pub over: S<Duration>,
     /// Ids are `<prefix>1` .. `<prefix>N`.
-    #[schemars(with = "Option<String>")]
     pub id_prefix: Option<S<String>>,
     /// even (default) | poisson.
-    #[schemars(with = "Option<Arrival>")]
     pub arrival: Option<S<Arrival>>,
     /// With ordering = "per_key": the messages share N groups `<prefix>g1` .. `<prefix>gN`.
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 1))]
     pub groups: Option<S<i64>>,
     /// With `[log]`: every record of the block goes to this partition (default: the partition of each key).
-    #[schemars(with = "Option<i64>")]
     pub partition: Option<S<i64>>,
     /// Every generated message's schema version, carried into its
     /// envelope (1 to 64 characters).
-    #[schemars(with = "Option<String>")]
     pub schema_version: Option<S<String>>,
     /// The row every generated message writes in versioned sinks (default: each message's key).
-    #[schemars(with = "Option<String>")]
     pub row: Option<S<String>>,
     #[serde(default)]
     /// Faults of every generated message.
-    #[schemars(with = "Vec<Fault>")]
     pub faults: Vec<S<Fault>>,
     #[serde(default)]
     /// Kinds of message, each drawn with its share and given its faults.
-    #[schemars(with = "Vec<Mix>")]
     pub mix: Vec<S<Mix>>,
 }
 
@@ -644,7 +538,6 @@ pub struct Traffic {
 #[serde(deny_unknown_fields)]
 pub struct Mix {
     /// The kind's name, for `[expect.kind."NAME"]` and reports.
-    #[schemars(with = "String")]
     pub name: S<String>,
     /// The fraction of the block's messages, in [0, 1].
     #[schemars(with = "f64")]
@@ -652,7 +545,6 @@ pub struct Mix {
     pub share: S<Share>,
     #[serde(default)]
     /// Faults of this kind, after the block's own.
-    #[schemars(with = "Vec<Fault>")]
     pub faults: Vec<S<Fault>>,
 }
 
@@ -693,18 +585,14 @@ pub enum Arrival {
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Default 100,000,000.
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 0))]
     pub max_events: Option<S<i64>>,
     /// Modeled time; default "365d".
-    #[schemars(with = "Option<Duration>")]
     pub max_time: Option<S<Duration>>,
     /// Default 20,000,000.
-    #[schemars(with = "Option<i64>")]
     #[schemars(range(min = 0))]
     pub max_messages: Option<S<i64>>,
     /// fail (default): a run that hits a limit is an error; stop: it ends there and is judged.
-    #[schemars(with = "Option<OnLimit>")]
     pub on_limit: Option<S<OnLimit>>,
 }
 

@@ -2,10 +2,10 @@
 //! that validation can say precisely what is wrong with it. Part of the
 //! file format (see `file.rs`).
 
+use crate::scenario::spanned::S;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use toml::Spanned as S;
 
 use crate::duration::Duration;
 use crate::model::EventKind;
@@ -65,28 +65,20 @@ macro_rules! define_expect {
                 pub $field: CheckValue,
             )*
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectMessage>")]
             pub message: BTreeMap<S<String>, S<ExpectMessage>>,
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectKind>")]
             pub kind: BTreeMap<S<String>, S<ExpectKind>>,
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectAlarm>")]
             pub alarm: BTreeMap<S<String>, S<ExpectAlarm>>,
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectSink>")]
             pub sink: BTreeMap<S<String>, S<ExpectSink>>,
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectPartition>")]
             pub partition: BTreeMap<S<String>, S<ExpectPartition>>,
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectRestart>")]
             pub restart: BTreeMap<S<String>, S<ExpectRestart>>,
             #[serde(default)]
-            #[schemars(with = "BTreeMap<String, ExpectCheckpoint>")]
             pub checkpoint: BTreeMap<S<String>, S<ExpectCheckpoint>>,
             #[serde(default)]
-            #[schemars(with = "Vec<ExpectEvent>")]
             pub event: Vec<S<ExpectEvent>>,
         }
 
@@ -229,7 +221,6 @@ pub struct ExpectSink {
     pub stale_rejections: CheckValue,
     /// With `versioned`: `[expect.sink."NAME".row."ROW"]`, a row's value and version at the end.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ExpectRow>")]
     pub row: BTreeMap<S<String>, S<ExpectRow>>,
 }
 
@@ -305,21 +296,16 @@ pub struct ExpectKind {
 #[serde(deny_unknown_fields)]
 pub struct ExpectEvent {
     /// The transition kind.
-    #[schemars(with = "EventKind")]
     pub kind: S<EventKind>,
     /// The message it concerns (any message if absent).
-    #[schemars(with = "Option<String>")]
     pub message: Option<S<String>>,
     /// The exact modeled time.
-    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
     /// The log partition the transition names (log kinds and deliveries
     /// of a log record).
-    #[schemars(with = "Option<u32>")]
     pub partition: Option<S<u32>>,
     /// The sink the transition names (compensation_sent,
     /// compensation_given_up, outbox_dead_lettered).
-    #[schemars(with = "Option<String>")]
     pub sink: Option<S<String>>,
     #[serde(default)]
     /// The transition must not occur.

@@ -2,9 +2,9 @@
 //! mode` and a crash's `at`. Part of the file format (see `file.rs`);
 //! validated in `guarantees.rs`.
 
+use crate::scenario::spanned::S;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toml::Spanned as S;
 
 use crate::duration::Duration;
 
@@ -12,38 +12,27 @@ use crate::duration::Duration;
 #[serde(deny_unknown_fields)]
 pub struct SinkTable {
     /// Unique; `[expect.sink."NAME"]` names it.
-    #[schemars(with = "String")]
     pub name: S<String>,
     /// increment | upsert | irreversible.
-    #[schemars(with = "SinkKindName")]
     pub kind: S<SinkKindName>,
     /// A call's round trip, e.g. "5ms" (default 0ms).
-    #[schemars(with = "Option<Duration>")]
     pub latency: Option<S<Duration>>,
     /// Calls that fail or lose their reply, in file order.
     #[serde(default)]
-    #[schemars(with = "Vec<SinkFaultTable>")]
     pub faults: Vec<S<SinkFaultTable>>,
     /// A window in which every call fails with "sink unavailable".
-    #[schemars(with = "Option<Outage>")]
     pub outage: Option<S<Outage>>,
     /// direct | outbox | two_phase | saga: how a write reaches this sink (default: [write] strategy, section 28.1).
-    #[schemars(with = "Option<StrategyName>")]
     pub strategy: Option<S<StrategyName>>,
     /// Whether the sink can take part in two-phase commit (default false).
-    #[schemars(with = "Option<bool>")]
     pub prepare: Option<S<bool>>,
     /// true: a saga that compensates a write sent to this irreversible sink sends it a corrective notice, a call retried like a compensation (section 28.16).
-    #[schemars(with = "Option<bool>")]
     pub corrective_notice: Option<S<bool>>,
     /// { kind = "increment" | "upsert", at = "3h" }: from `at` on, the sink applies writes by the new kind (section 28.8: an upsert silently downgraded to an append, or the reverse).
-    #[schemars(with = "Option<BecomesTable>")]
     pub becomes: Option<S<BecomesTable>>,
     /// true: an upsert that holds a value and a version per row; a write older than its row is stale (section 28.9).
-    #[schemars(with = "Option<bool>")]
     pub versioned: Option<S<bool>>,
     /// With `versioned`: "overwrite" (default: last writer wins) or "reject" (a conditional write keeps the newer row).
-    #[schemars(with = "Option<StaleWritesName>")]
     pub stale_writes: Option<S<StaleWritesName>>,
 }
 
@@ -61,19 +50,14 @@ pub enum StaleWritesName {
 #[serde(deny_unknown_fields)]
 pub struct SinkFaultTable {
     /// The call fails and nothing is applied.
-    #[schemars(with = "Option<SinkSelector>")]
     pub fail: Option<S<SinkSelector>>,
     /// The write is applied and the caller hears a failure.
-    #[schemars(with = "Option<SinkSelector>")]
     pub lose_reply: Option<S<SinkSelector>>,
     /// With `fail`: the reason (default "sink error").
-    #[schemars(with = "Option<String>")]
     pub reason: Option<S<String>>,
     /// With `fail`: transient (default) | permanent.
-    #[schemars(with = "Option<Class>")]
     pub class: Option<S<Class>>,
     /// Select a saga's compensation calls instead of its writes.
-    #[schemars(with = "Option<bool>")]
     pub compensation: Option<S<bool>>,
 }
 
@@ -82,16 +66,13 @@ pub struct SinkFaultTable {
 #[serde(deny_unknown_fields)]
 pub struct SinkSelector {
     /// Each intent's first N calls to the sink.
-    #[schemars(with = "Option<i64>")]
     pub first: Option<S<i64>>,
     /// Every call for the intents of these message ids.
-    #[schemars(with = "Option<Vec<String>>")]
     pub intents: Option<S<Vec<S<String>>>>,
     /// Every call for each N-th intent (in the order of their first call).
-    #[schemars(with = "Option<i64>", range(min = 1))]
+    #[schemars(range(min = 1))]
     pub every: Option<S<i64>>,
     /// Every call until an operator step repairs.
-    #[schemars(with = "Option<Until>")]
     pub until: Option<S<Until>>,
 }
 
@@ -100,25 +81,18 @@ pub struct SinkSelector {
 #[serde(deny_unknown_fields)]
 pub struct WriteTable {
     /// direct (default) | outbox | two_phase | saga.
-    #[schemars(with = "Option<StrategyName>")]
     pub strategy: Option<S<StrategyName>>,
     /// outbox and saga: the wait after a failed call's reply (default "1s").
-    #[schemars(with = "Option<Duration>")]
     pub relay_retry: Option<S<Duration>>,
     /// outbox and saga: the most calls per sink for a row or a compensation (default 10).
-    #[schemars(with = "Option<i64>")]
     pub relay_attempts: Option<S<i64>>,
     /// saga: a step's tries in a row on transient failures (default 1).
-    #[schemars(with = "Option<i64>")]
     pub step_attempts: Option<S<i64>>,
     /// saga: compensations applied once however often retried (default true).
-    #[schemars(with = "Option<bool>")]
     pub idempotent_compensation: Option<S<bool>>,
     /// "keep" (default) or "compensate": an outbox row dead-lettered for an outbox sink fails the write, and the relay compensates its saga sinks (section 28.1).
-    #[schemars(with = "Option<OutboxDeadLetterName>")]
     pub outbox_dead_letter: Option<S<OutboxDeadLetterName>>,
     /// true: irreversible sinks are called last (the relay calls an irreversible outbox sink only once every other outbox sink succeeded).
-    #[schemars(with = "Option<bool>")]
     pub irreversible_last: Option<S<bool>>,
 }
 
@@ -143,16 +117,12 @@ pub enum StrategyName {
 #[serde(deny_unknown_fields)]
 pub struct CoordinatorTable {
     /// Which writes it crashes on after every sink prepared: { first = N }, { every = N }, { intents = [...] } or { until = "repair" }.
-    #[schemars(with = "Option<SinkSelector>")]
     pub crash: Option<S<SinkSelector>>,
     /// How long after the prepare the crashed coordinator recovers and decides, or "never" (the write stays in doubt to the end). Required with `crash`.
-    #[schemars(with = "Option<Recovery>")]
     pub recovers_after: Option<S<Recovery>>,
     /// "after_log" (default: the decision was logged, the recovered coordinator commits) or "before_log" (presumed abort: it aborts and the delivery fails). Only with `crash`.
-    #[schemars(with = "Option<LogPoint>")]
     pub crash_at: Option<S<LogPoint>>,
     /// true: the decision is a second call to every prepared sink, each sink's lock released when its reply is heard; the delivery ends with the last reply.
-    #[schemars(with = "Option<bool>")]
     pub commit_round_trip: Option<S<bool>>,
 }
 
@@ -161,10 +131,8 @@ pub struct CoordinatorTable {
 #[serde(deny_unknown_fields)]
 pub struct BecomesTable {
     /// "increment" or "upsert" (not the sink's own kind).
-    #[schemars(with = "SinkKindName")]
     pub kind: S<SinkKindName>,
     /// When the change takes effect: writes applied at or after it.
-    #[schemars(with = "Duration")]
     pub at: S<Duration>,
 }
 
@@ -284,9 +252,7 @@ pub enum Class {
 #[serde(deny_unknown_fields)]
 pub struct Outage {
     /// Start of the window (included).
-    #[schemars(with = "Duration")]
     pub from: S<Duration>,
     /// Length of the window (its end is excluded).
-    #[schemars(with = "Duration")]
     pub duration: S<Duration>,
 }

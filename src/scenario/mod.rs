@@ -18,6 +18,7 @@ pub(crate) mod questions;
 pub(crate) mod reading;
 mod rows;
 pub mod schema;
+pub mod spanned;
 pub(crate) mod sweep;
 pub(crate) mod toml_errors;
 pub(crate) mod validate;

@@ -120,7 +120,7 @@ pub(super) fn load_points(
             let mut read = Vec::new();
             for fields in extra {
                 match file::Expect::deserialize(toml::de::ValueDeserializer::from(fields.clone())) {
-                    Ok(e) => read.push(Spanned::new(fields.span(), e)),
+                    Ok(e) => read.push(file::S::new(fields.span(), e)),
                     Err(e) => found
                         .list
                         .push(super::toml_errors::toml_problem(found.source, &e)),

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::diagnostic::{Problem, Source, did_you_mean};
 use crate::model::Scenario;
-use toml::Spanned as S;
+use crate::scenario::spanned::S;
 
 /// The problems found so far in one file; validation reports them all.
 pub(crate) struct Problems<'a> {

@@ -5,9 +5,9 @@
 
 use std::ops::Range;
 
+use crate::scenario::spanned::S;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toml::Spanned as S;
 
 use super::problems::{
     MAX_DESCRIPTION, MAX_SUMMARY, Problems, find_alarm, find_kind, find_sink, unknown_message,
@@ -27,19 +27,16 @@ pub const MAX_QUESTIONS: usize = 20;
 #[serde(deny_unknown_fields)]
 pub struct QuestionTable {
     /// What the reader is asked, e.g. "How many effects have committed?".
-    #[schemars(with = "String", length(min = 1))]
+    #[schemars(length(min = 1))]
     pub ask: S<String>,
     /// The modeled time the question is about; playback shows it there.
     /// Without it: the end of the run.
-    #[schemars(with = "Option<Duration>")]
     pub at: Option<S<Duration>>,
     /// What answers it, named as in [expect]: a measure (`effects`), or
     /// `message.ID.FIELD`, `kind.NAME.FIELD`, `alarm.NAME.FIELD`,
     /// `sink.NAME.FIELD`, `partition.N.FIELD`, `restart.N.FIELD`.
-    #[schemars(with = "String")]
     pub answer: S<String>,
     /// Words shown with the computed answer (Markdown).
-    #[schemars(with = "Option<String>")]
     pub explain: Option<S<String>>,
 }
 
