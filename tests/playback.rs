@@ -369,6 +369,31 @@ fn playback_stops_when_the_page_is_hidden_and_restart_keeps_the_speed() {
     });
 }
 
+/// Space after a button was clicked with the mouse plays or pauses; it
+/// never clicks that button again. Play goes as slow as a transition
+/// every 3 s.
+#[test]
+#[ignore = "needs Chromium; run with --ignored"]
+fn space_after_a_click_plays_and_play_goes_as_slow_as_three_seconds_a_step() {
+    let Some(s) = Session::start("space") else {
+        return;
+    };
+    let tab = s.open(STEPS, "#step=0");
+    s.check(&tab, || {
+        let step = || js(&tab, "location.hash");
+        click(&tab, "#p-next");
+        assert_eq!(step(), json!("#step=1"));
+        tab.press_key(" ").unwrap();
+        assert_eq!(playing(&tab), json!("true"), "Space clicked Next again");
+        tab.press_key(" ").unwrap();
+        assert_eq!(playing(&tab), json!("false"));
+        let slowest = js(
+            &tab,
+            "Array.from(document.querySelectorAll('#p-speed option')).map(o => +o.value).reduce((a, b) => Math.max(a, b))",
+        );
+        assert_eq!(slowest, json!(3000));
+    });
+}
 #[test]
 #[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
 fn a_baseline_survives_a_reload_and_shows_what_differs() {
