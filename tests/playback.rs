@@ -371,6 +371,63 @@ fn playback_stops_when_the_page_is_hidden_and_restart_keeps_the_speed() {
 
 /// Space after a button was clicked with the mouse plays or pauses; it
 /// never clicks that button again. Play goes as slow as a transition
+
+/// A rerun in the lab opens at its start (`#step=0`), whatever the page:
+/// an aggregate page at its first census sample, a dataflow at 0s. In
+/// presenter mode nothing of the outcome shows before playback reaches
+/// it: the messages worth a look are veiled, and so is the calls chart
+/// past the playback's time.
+#[test]
+#[ignore = "needs Chromium; run with --ignored"]
+fn a_rerun_opens_at_its_start_and_presenter_mode_veils_the_outcome_of_every_chart() {
+    let Some(s) = Session::start("rewind") else {
+        return;
+    };
+    let rerun = s.open(LARGE, "#step=0");
+    s.check(&rerun, || {
+        assert_eq!(
+            js(&rerun, "document.getElementById('scrub').value"),
+            json!("0"),
+            "an aggregate page at its first sample"
+        );
+        assert_eq!(playing(&rerun), json!("false"));
+    });
+    let storm = s.open(STORM, "#step=0&present");
+    s.check(&storm, || {
+        assert_eq!(
+            js(&storm, "document.getElementById('interesting-section').hidden"),
+            json!(true)
+        );
+        let veiled = js(
+            &storm,
+            "Array.from(document.querySelectorAll('svg.flow-chart .future-veil')).map(v => v.getAttribute('visibility'))",
+        );
+        assert!(
+            veiled.as_array().is_some_and(|v| !v.is_empty() && v.iter().all(|x| x == "visible")),
+            "{veiled}"
+        );
+        // At the end, everything shows.
+        click(&storm, "#p-end");
+        assert_eq!(
+            js(&storm, "document.getElementById('interesting-section').hidden"),
+            json!(false)
+        );
+    });
+    let flow = s.browser.new_tab().unwrap();
+    flow.set_default_timeout(Duration::from_secs(30));
+    let url = format!("file://{}#step=0", s.page(DATAFLOW).display());
+    flow.navigate_to(&url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    flow.wait_for_element("#df-next").unwrap();
+    s.check(&flow, || {
+        assert_eq!(
+            js(&flow, "document.getElementById('scrub').value"),
+            json!("0")
+        );
+    });
+}
 /// every 3 s.
 #[test]
 #[ignore = "needs Chromium; run with --ignored"]

@@ -32,7 +32,7 @@ pub fn panel(
         escape(name)
     ));
     if !sets.is_empty() {
-        out.push_str("<p class=\"lab-changed\">This run has changed values (marked); the file is unchanged.</p>\n");
+        out.push_str("<p class=\"lab-changed\">This run has changed values (marked); the file is unchanged. The title, summary and lesson of the page describe the file's own values, not this run: the numbers, charts and tables are this run's.</p>\n");
     }
     for message in &problems.other {
         out.push_str(&format!(
