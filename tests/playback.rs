@@ -369,9 +369,6 @@ fn playback_stops_when_the_page_is_hidden_and_restart_keeps_the_speed() {
     });
 }
 
-/// Space after a button was clicked with the mouse plays or pauses; it
-/// never clicks that button again. Play goes as slow as a transition
-
 /// A rerun in the lab opens at its start (`#step=0`), whatever the page:
 /// an aggregate page at its first census sample, a dataflow at 0s. In
 /// presenter mode nothing of the outcome shows before playback reaches
@@ -428,6 +425,8 @@ fn a_rerun_opens_at_its_start_and_presenter_mode_veils_the_outcome_of_every_char
         );
     });
 }
+/// Space after a button was clicked with the mouse plays or pauses; it
+/// never clicks that button again. Play goes as slow as a transition
 /// every 3 s.
 #[test]
 #[ignore = "needs Chromium; run with --ignored"]
