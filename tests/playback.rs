@@ -425,6 +425,7 @@ fn a_rerun_opens_at_its_start_and_presenter_mode_veils_the_outcome_of_every_char
         );
     });
 }
+
 /// Space after a button was clicked with the mouse plays or pauses; it
 /// never clicks that button again. Play goes as slow as a transition
 /// every 3 s.
@@ -978,6 +979,22 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
             );
         }
         assert_eq!(js(&tab, "location.hash"), json!("#step=0"));
+        // The exported notes say which values this run had, and the
+        // file's own version (that of the page without them).
+        let notes = js(&tab, "window.scenarioRunNotes()");
+        let notes = notes.as_str().unwrap_or_default();
+        assert!(
+            notes.contains("Run with: `--set delivery.max_receives=5`"),
+            "{notes}"
+        );
+        let version = js(
+            &tab,
+            "JSON.parse(document.getElementById('page-data').textContent).hash",
+        );
+        assert!(
+            notes.contains(&format!("(file version {})", version.as_str().unwrap())),
+            "{notes}"
+        );
         // A budget of 0: --set's message, next to its control.
         tab.navigate_to(&format!(
             "{url}01-dlq-is-not-proof-nothing-happened.html?delivery.max_receives=0"

@@ -356,7 +356,10 @@ fn scenario_report(
         ),
         ReportFormat::Html => {
             let (chart, scrub) = crate::report::timeline(&ran.scenario, &ran.outcome);
-            let page = crate::report::page::page(&ran.source.text, doc);
+            // The file's own version, whatever `--set` values the run had:
+            // a baseline taken under one set of values is kept under another.
+            let own = crate::scenario::sweep::without_sets(&ran.source.text);
+            let page = crate::report::page::page(own, doc);
             templates.render_to(
                 SCENARIO_HTML,
                 context! {

@@ -301,6 +301,12 @@ pub fn set_table(sets: &[(String, String)]) -> String {
     out
 }
 
+/// The file's own text of a source that has `--set` arguments written
+/// after it (what a diagnostic quotes them from): the text before them.
+pub fn without_sets(text: &str) -> &str {
+    text.split_once(&set_header()).map_or(text, |(own, _)| own)
+}
+
 /// The lines before the `--set` arguments' own (one per argument).
 pub fn set_header() -> String {
     format!("\n\n# scenario-run --set\n[{}]\n", toml_string(SET_TABLE))

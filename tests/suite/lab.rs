@@ -549,3 +549,39 @@ fn a_run_longer_than_the_lab_waits_is_said_so_and_its_page_kept() {
     assert_eq!(later.status, 200);
     assert!(body(&later).contains("<html"));
 }
+
+/// A baseline is kept under the file's name and version: a changed value
+/// runs the same file, so the changed run's page has the version of the
+/// file's own (and its baseline is there to compare with), while an
+/// edited file is another version.
+#[test]
+fn a_changed_run_keeps_the_files_version_so_its_baseline_stays() {
+    let version = |lab: &Lab, target: &str| {
+        let page = body(&lab.respond(target));
+        let data = page
+            .split("id=\"page-data\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</script>").next())
+            .expect("the page's data");
+        let data: serde_json::Value = serde_json::from_str(data).unwrap();
+        data["hash"].as_str().unwrap().to_string()
+    };
+    let lab = lab(&[REDRIVE]);
+    let own = version(&lab, "/02-repair-and-redrive.html");
+    assert_eq!(
+        version(&lab, "/02-repair-and-redrive.html?delivery.max_receives=5"),
+        own
+    );
+    let dir = common::scratch("lab-version");
+    let edited = dir.join("02-repair-and-redrive.toml");
+    let text = std::fs::read_to_string(REDRIVE).unwrap();
+    std::fs::write(&edited, format!("{text}\n# edited\n")).unwrap();
+    let schema = serde_json::from_str(&scenario_run::cli::schema()).unwrap();
+    let other = Lab::new(
+        vec![edited.to_string_lossy().into_owned()],
+        Templates::load(None).ok().unwrap(),
+        None,
+        schema,
+    );
+    assert_ne!(version(&other, "/02-repair-and-redrive.html"), own);
+}
