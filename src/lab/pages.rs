@@ -28,10 +28,14 @@ pub fn panel(
     let mut out = String::new();
     out.push_str(STYLE);
     out.push_str(&format!(
-        "<form id=\"lab-panel\" class=\"lab\" method=\"get\" action=\"{}.html\">\n<h2>Experiment</h2>\n",
+        "<form id=\"lab-panel\" class=\"lab\" method=\"get\" action=\"{}.html\" autocomplete=\"off\">\n<details class=\"lab-fold\" open>\n<summary><h2>Experiment</h2></summary>\n",
         escape(name)
     ));
-    if !sets.is_empty() {
+    let refused = !problems.by_path.is_empty() || !problems.other.is_empty();
+    if refused {
+        // The run shown is the file's own: nothing on the page is changed.
+        out.push_str("<p class=\"lab-refused\" role=\"status\">The changed values were refused (the reason is by each): the page shows the file's own run.</p>\n");
+    } else if !sets.is_empty() {
         out.push_str("<p class=\"lab-changed\">This run has changed values (marked); the file is unchanged. The title, summary and lesson of the page describe the file's own values, not this run: the numbers, charts and tables are this run's.</p>\n");
     }
     for message in &problems.other {
@@ -45,9 +49,16 @@ pub fn panel(
         let value = shown(c, sets);
         let changed = sets.iter().any(|(p, _)| *p == c.path);
         let id = format!("lab-{}", c.path.replace(['.', '"'], "-"));
+        // A changed value of a refused rerun is not in the run shown:
+        // refused (its reason by it), or not applied.
+        let class = match (changed, refused) {
+            (false, _) => "",
+            (true, false) => " lab-set",
+            (true, true) if problems.by_path.iter().any(|(p, _)| *p == c.path) => " lab-refused",
+            (true, true) => " lab-unapplied",
+        };
         out.push_str(&format!(
-            "<div class=\"lab-control{}\"><label for=\"{id}\"><code>{}</code></label>",
-            if changed { " lab-set" } else { "" },
+            "<div class=\"lab-control{class}\"><label for=\"{id}\"><code>{}</code></label>",
             escape(&c.path)
         ));
         let common = format!(
@@ -132,7 +143,7 @@ pub fn panel(
          <a href=\"{0}.html#step=0\">Reset to file</a> \
          <a href=\"{0}.toml{1}\" download>Download the changed file</a> \
          {3}<button type=\"button\" id=\"lab-copy\" hidden>Copy the command</button></p>\n\
-         <p><code id=\"lab-command\">{2}</code></p>\n</form>\n",
+         <p><code id=\"lab-command\">{2}</code></p>\n</details>\n</form>\n",
         escape(name),
         escape(&query),
         escape(&command),
@@ -185,6 +196,11 @@ const STYLE: &str = "<style>
 .lab-control label { display: block; font-size: 0.85rem; }
 .lab-control input, .lab-control select { width: 100%; box-sizing: border-box; }
 .lab-set { background: #fff4cc; }
+.lab-fold > summary { cursor: pointer; }
+.lab-fold > summary h2 { display: inline; }
+.lab-refused { background: #fde2e2; }
+.lab-unapplied { background: #eeeeee; }
+.lab-refused::after { content: ' refused'; color: #8b0000; font-size: 0.8rem; }
 .lab-was { font-size: 0.8rem; color: #444; }
 .lab-error { color: #8b0000; white-space: pre-wrap; font-size: 0.8rem; }
 </style>

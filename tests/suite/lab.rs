@@ -17,6 +17,13 @@ fn lab(files: &[&str]) -> Lab {
     Lab::new(files, Templates::load(None).ok().unwrap(), None, schema)
 }
 
+/// The `<div>` of a control, its class with it.
+fn control_div(page: &str, path: &str) -> String {
+    let at = page.find(&format!("name=\"{path}\"")).unwrap();
+    let start = page[..at].rfind("<div class=\"lab-control").unwrap();
+    page[start..at].to_string()
+}
+
 fn body(r: &scenario_run::lab::Reply) -> String {
     String::from_utf8(r.body.to_vec()).unwrap()
 }
@@ -104,6 +111,15 @@ fn a_bad_value_gets_the_message_set_gives_next_to_its_control() {
     assert!(stdout(&o).contains("`max_receives` must be at least 1"));
     // The page still shows the file's own run.
     assert!(page.contains("Repair, then redrive everything under stable keys"));
+    // ... and says so: the refused values are marked refused, not changed.
+    assert!(page.contains("the page shows the file's own run"));
+    assert!(!page.contains("This run has changed values"));
+    assert!(control_div(&page, "delivery.max_receives").contains("lab-refused"));
+    assert!(!page.contains("lab-control lab-set"));
+    // The panel folds away, and Back shows the values of the run it goes
+    // back to (the browser does not put the later ones back in the form).
+    assert!(page.contains("<details class=\"lab-fold\" open>"));
+    assert!(page.contains("autocomplete=\"off\""));
     let r = lab.respond("/02-repair-and-redrive.json?delivery.max_receives=0");
     assert_eq!(r.status, 400);
 }
