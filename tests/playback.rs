@@ -995,6 +995,24 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
             notes.contains(&format!("(file version {})", version.as_str().unwrap())),
             "{notes}"
         );
+        // Back: the file's run, and the panel shows the file's value again.
+        js(&tab, "history.back()");
+        eventually("back to the file's run", || {
+            js(&tab, "location.search") == json!("")
+                && js(
+                    &tab,
+                    "!!document.querySelector(\"input[name='delivery.max_receives']\")",
+                ) == json!(true)
+        });
+        let shown = js(
+            &tab,
+            "document.querySelector(\"input[name='delivery.max_receives']\").value",
+        );
+        let file_value = js(
+            &tab,
+            "document.querySelector(\"input[name='delivery.max_receives']\").dataset.file",
+        );
+        assert_eq!(shown, file_value, "the panel went back with the run");
         // A budget of 0: --set's message, next to its control.
         tab.navigate_to(&format!(
             "{url}01-dlq-is-not-proof-nothing-happened.html?delivery.max_receives=0"
