@@ -149,6 +149,30 @@ pub fn run_file(path: &str, position: usize, opts: &Options) -> FileResult {
     }
 }
 
+/// One file run as one run where it can be: as [`run_file`], but a sweep
+/// whose `--set` values fix every swept path to one point runs as that
+/// point's scenario (or dataflow), as `show` shows it, so its page is a
+/// run's whole page rather than a table of one point.
+pub fn run_one(path: &str, opts: &Options) -> FileResult {
+    match load_file(path, &opts.sets) {
+        Ok((Loaded::Sweep(mut sweep), source)) if sweep.points.len() == 1 => {
+            let mut scenario = sweep.points.remove(0).scenario;
+            if let Some(seed) = opts.seed {
+                scenario.seed = seed;
+            }
+            run_scenario(source, scenario, opts)
+        }
+        Ok((Loaded::DataflowSweep(mut sweep), source)) if sweep.points.len() == 1 => {
+            let mut flow = sweep.points.remove(0).flow;
+            if let Some(seed) = opts.seed {
+                flow.seed = seed;
+            }
+            FileResult::Dataflow(Box::new(crate::dataflow::run_and_judge(source, flow)))
+        }
+        _ => run_file(path, 0, opts),
+    }
+}
+
 fn selected(scenario: &Scenario, path: &str, opts: &Options) -> bool {
     matches(&scenario.name, &scenario.tags, path, opts)
 }

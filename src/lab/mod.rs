@@ -20,6 +20,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::app::batch::run_one;
 use crate::app::reports::{ReportFormat, render_report, report_document};
 use crate::app::{FileResult, Options, Transcript, run_file};
 use crate::diagnostic::{Problem, render};
@@ -106,6 +107,40 @@ impl Reply {
 }
 
 const HTML: &str = "text/html; charset=utf-8";
+
+/// Each point of a sweep's page, as the lab's page of that one point: the
+/// page's own values with every swept path fixed to the point's.
+fn point_links(
+    name: &str,
+    sweep: &serde_json::Value,
+    sets: &[(String, String)],
+) -> serde_json::Value {
+    let keys: Vec<&str> = (sweep["sweep"]["keys"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k.as_str())
+        .collect();
+    let rows = sweep["sweep"]["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let links: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let mut point: Vec<(String, String)> = sets
+                .iter()
+                .filter(|(p, _)| !keys.contains(&p.as_str()))
+                .cloned()
+                .collect();
+            for (i, key) in keys.iter().enumerate() {
+                let value = row[i].as_str().unwrap_or_default();
+                point.push((key.to_string(), value.to_string()));
+            }
+            format!("{name}.html{}#step=0", pages::query(&point))
+        })
+        .collect();
+    serde_json::json!(links)
+}
 
 /// Gives back to the system what a finished rerun freed: glibc keeps
 /// freed memory in the thread's arena otherwise, so a lab that ran a few
@@ -455,13 +490,14 @@ impl Shared {
         sets: &[(String, String)],
         comparable: bool,
     ) -> Vec<u8> {
-        let result = run_file(&file.path, 0, &self.options(sets, Transcript::Kept));
+        // A sweep fixed to one point is that point's run, its page whole.
+        let result = run_one(&file.path, &self.options(sets, Transcript::Kept));
         let (result, problems) = match result {
             FileResult::Invalid(inv) if !sets.is_empty() => {
                 let problems = self.placed(&inv.problems, sets);
                 // The file as it is, with the problems on the panel.
                 (
-                    run_file(&file.path, 0, &self.options(&[], Transcript::Kept)),
+                    run_one(&file.path, &self.options(&[], Transcript::Kept)),
                     problems,
                 )
             }
@@ -471,13 +507,17 @@ impl Shared {
             &file.name, &file.path, controls, more, sets, &problems, comparable,
         );
         let entry = crate::app::entry::entry(0, &file.path, &result, None, Some(file.name.clone()));
-        let page =
-            report_document(&file.path, &result, &entry.problems, &entry.status).and_then(|doc| {
+        let page = report_document(&file.path, &result, &entry.problems, &entry.status).and_then(
+            |mut doc| {
+                if let FileResult::Swept(_) = &result {
+                    doc.head["point_links"] = point_links(&file.name, &doc.head, sets);
+                }
                 let mut out = Vec::new();
                 render_report(&self.templates, ReportFormat::Html, &result, &doc, &mut out)
                     .ok()
                     .map(|()| out)
-            });
+            },
+        );
         match page {
             Some(html) => pages::inject(&String::from_utf8_lossy(&html), &panel).into_bytes(),
             None => {

@@ -601,3 +601,29 @@ fn a_changed_run_keeps_the_files_version_so_its_baseline_stays() {
     );
     assert_ne!(version(&other, "/02-repair-and-redrive.html"), own);
 }
+
+/// A sweep with every swept value fixed is one run, and its page is that
+/// run's whole page: its timeline, its alarms and when they fired (the
+/// description's 9.5s at 1% poison, 3 receives, 100ms, is 9s549ms;
+/// its 1m24.7s with 10 receives and 1s is 1m24s741ms, as `show` of the
+/// point says). Each row of the sweep's table links to its point's
+/// page.
+#[test]
+fn a_sweep_point_is_a_run_with_its_whole_page_and_each_row_links_to_it() {
+    let lab = lab(&["scenarios/28-poison-lab-sweep.toml"]);
+    let point = |q: &str| body(&lab.respond(&format!("/28-poison-lab-sweep.html?{q}")));
+    let early =
+        point("traffic.1.mix.1.share=0.01&delivery.max_receives=3&delivery.backoff.base=100ms");
+    assert!(early.contains("id=\"timeline\""), "not a run's page");
+    assert!(early.contains("id=\"alarms\""));
+    assert!(early.contains("9s549ms"), "the alarm's time");
+    let late =
+        point("traffic.1.mix.1.share=0.01&delivery.max_receives=10&delivery.backoff.base=1s");
+    assert!(late.contains("1m24s741ms"), "the alarm's time");
+    // Not every path fixed: the table, each row a link to its point.
+    let table = point("delivery.max_receives=3");
+    assert!(!table.contains("id=\"timeline\""));
+    let link = "28-poison-lab-sweep.html?traffic.1.mix.1.share=0.01&amp;delivery.max_receives=3&amp;delivery.backoff.base=100ms#step=0";
+    assert!(table.contains(link), "{table}");
+    assert_eq!(table.matches("title=\"this point's run\"").count(), 6);
+}
