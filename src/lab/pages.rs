@@ -72,10 +72,15 @@ pub fn panel(
                     "<select {common}><option value=\"\">every point</option>"
                 ));
                 for choice in &c.choices {
-                    let selected = if *choice == value { " selected" } else { "" };
+                    // A swept value named without its quotes (`1s` for
+                    // "1s", as links write it) is that choice.
+                    let chosen = *choice == value || unquoted(choice) == value;
+                    let selected = if chosen { " selected" } else { "" };
+                    // Shown as a value, not as TOML: `1s`, not `"1s"`.
                     out.push_str(&format!(
-                        "<option value=\"{0}\"{selected}>{0}</option>",
-                        escape(choice)
+                        "<option value=\"{}\"{selected}>{}</option>",
+                        escape(choice),
+                        escape(&unquoted(choice))
                     ));
                 }
                 out.push_str("</select>");

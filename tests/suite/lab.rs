@@ -626,4 +626,13 @@ fn a_sweep_point_is_a_run_with_its_whole_page_and_each_row_links_to_it() {
     let link = "28-poison-lab-sweep.html?traffic.1.mix.1.share=0.01&amp;delivery.max_receives=3&amp;delivery.backoff.base=100ms#step=0";
     assert!(table.contains(link), "{table}");
     assert_eq!(table.matches("title=\"this point's run\"").count(), 6);
+    // Followed, a link's values are the panel's: each swept value chosen,
+    // shown as a value (`100ms`), not as TOML (`"100ms"`).
+    let linked =
+        point("traffic.1.mix.1.share=0.01&delivery.max_receives=3&delivery.backoff.base=100ms");
+    assert!(
+        linked.contains("<option value=\"&quot;100ms&quot;\" selected>100ms</option>"),
+        "{}",
+        control_div(&linked, "delivery.backoff.base")
+    );
 }
