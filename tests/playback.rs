@@ -81,6 +81,13 @@ impl Session {
     }
 
     fn open(&self, scenario: &str, fragment: &str) -> Arc<Tab> {
+        self.open_until(scenario, fragment, "#p-next")
+    }
+
+    /// A new tab on a scenario's page at `fragment`, once `ready` (a
+    /// selector) is there: `#p-next` for a queue page, `#df-next` for a
+    /// dataflow's.
+    fn open_until(&self, scenario: &str, fragment: &str, ready: &str) -> Arc<Tab> {
         let tab = self.browser.new_tab().expect("tab");
         tab.set_default_timeout(Duration::from_secs(30));
         let url = format!("file://{}{fragment}", self.page(scenario).display());
@@ -88,7 +95,7 @@ impl Session {
             .unwrap()
             .wait_until_navigated()
             .unwrap();
-        tab.wait_for_element("#p-next").unwrap();
+        tab.wait_for_element(ready).unwrap();
         tab
     }
 
@@ -410,14 +417,7 @@ fn a_rerun_opens_at_its_start_and_presenter_mode_veils_the_outcome_of_every_char
             json!(false)
         );
     });
-    let flow = s.browser.new_tab().unwrap();
-    flow.set_default_timeout(Duration::from_secs(30));
-    let url = format!("file://{}#step=0", s.page(DATAFLOW).display());
-    flow.navigate_to(&url)
-        .unwrap()
-        .wait_until_navigated()
-        .unwrap();
-    flow.wait_for_element("#df-next").unwrap();
+    let flow = s.open_until(DATAFLOW, "#step=0", "#df-next");
     s.check(&flow, || {
         assert_eq!(
             js(&flow, "document.getElementById('scrub').value"),
@@ -869,14 +869,7 @@ fn the_dataflow_page_steps_through_the_instants_and_plays_only_when_asked() {
     let Some(s) = Session::start("dataflow") else {
         return;
     };
-    let tab = s.browser.new_tab().unwrap();
-    tab.set_default_timeout(Duration::from_secs(30));
-    let url = format!("file://{}#t=0", s.page(DATAFLOW).display());
-    tab.navigate_to(&url)
-        .unwrap()
-        .wait_until_navigated()
-        .unwrap();
-    tab.wait_for_element("#df-next").unwrap();
+    let tab = s.open_until(DATAFLOW, "#t=0", "#df-next");
     s.check(&tab, || {
         // Opened at 0s, it stays there: nothing plays by itself.
         std::thread::sleep(Duration::from_millis(800));
