@@ -69,10 +69,15 @@ impl Writes {
                 // A mixed write with a first call still to make (a step,
                 // or a gated outbox sink): any `every` sink, to be safe.
                 _ if f.mixed && (!f.relayed || f.gated_open != 0) => self.layout.every_sinks,
-                // A relayed one: the outbox sinks the relay still calls
-                // (its first call to one may be ahead, and numbers its
-                // intent there).
-                _ if f.mixed => self.layout.every_sinks & f.relay_open,
+                // A relayed one: the outbox sinks the relay has not
+                // called yet (its first call to one numbers its intent
+                // there; a retry keeps the number).
+                _ if f.mixed => {
+                    let first_ahead = (0..f.relay_calls.len())
+                        .filter(|&k| f.relay_open & (1 << k) != 0 && f.relay_calls[k] == 0)
+                        .fold(0u64, |m, k| m | 1 << k);
+                    self.layout.every_sinks & first_ahead
+                }
                 Stage::Step { k, .. } => self.layout.every_sinks & !((1u64 << k) - 1),
                 _ => 0,
             };
