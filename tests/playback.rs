@@ -428,7 +428,7 @@ fn a_rerun_opens_at_its_start_and_presenter_mode_veils_the_outcome_of_every_char
 
 /// Space after a button was clicked with the mouse plays or pauses; it
 /// never clicks that button again. Play goes as slow as a transition
-/// every 3 s.
+/// every 3 s. The sticky player covers nothing scrolled into view.
 #[test]
 #[ignore = "needs Chromium; run with --ignored"]
 fn space_after_a_click_plays_and_play_goes_as_slow_as_three_seconds_a_step() {
@@ -449,6 +449,16 @@ fn space_after_a_click_plays_and_play_goes_as_slow_as_three_seconds_a_step() {
             "Array.from(document.querySelectorAll('#p-speed option')).map(o => +o.value).reduce((a, b) => Math.max(a, b))",
         );
         assert_eq!(slowest, json!(3000));
+    });
+    // Scrolled into view (as Tab or a link does), a row of the snapshot
+    // stops below the sticky player, not under it.
+    let large = s.open(LARGE, "");
+    s.check(&large, || {
+        let clear = js(
+            &large,
+            "(() => { const r = document.querySelector('#snapshot tbody tr'); r.scrollIntoView(); return r.getBoundingClientRect().top - document.getElementById('player').getBoundingClientRect().bottom; })()",
+        );
+        assert!(clear.as_f64().unwrap_or(-1.0) >= 0.0, "under the player by {clear}");
     });
 }
 #[test]
