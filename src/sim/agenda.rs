@@ -87,6 +87,7 @@ impl<T: Timed> Agenda<T> {
         self.len
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
