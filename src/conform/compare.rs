@@ -410,17 +410,47 @@ pub fn compare(model: &[Message], broker: &[Message], slack: f64, rules: Rules) 
     out
 }
 
+/// Messages as a side of a comparison shows them, for the tests of the
+/// comparison and of its diagnosis.
 #[cfg(test)]
-mod tests {
+pub(super) mod fixtures {
     use super::*;
 
-    fn delivery(at: f64, delivery_count: u64, action: Action) -> Delivery {
+    pub fn delivery(at: f64, delivery_count: u64, action: Action) -> Delivery {
         Delivery {
             at,
             delivery_count,
             action,
         }
     }
+
+    /// Message `id` delivered at `times` (each delivery requeued),
+    /// ending as `end` 100 ms after its last delivery.
+    pub fn message(id: &str, times: &[f64], end: End) -> Message {
+        Message {
+            id: id.into(),
+            deliveries: (times.iter().enumerate())
+                .map(|(k, &at)| delivery(at, k as u64, Action::Requeue))
+                .collect(),
+            end_at: times.last().map(|t| t + 100.0),
+            end,
+            publish_lag: None,
+            x_death_count: None,
+        }
+    }
+
+    /// Dead-lettered at its delivery limit.
+    pub fn limit() -> End {
+        End::DeadLettered {
+            reason: "delivery_limit".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{delivery, limit};
+    use super::*;
 
     fn poison(deliveries: usize, end: End) -> Message {
         Message {
@@ -432,12 +462,6 @@ mod tests {
             end_at: Some(deliveries as f64 * 2.0),
             publish_lag: None,
             x_death_count: None,
-        }
-    }
-
-    fn limit() -> End {
-        End::DeadLettered {
-            reason: "delivery_limit".into(),
         }
     }
 

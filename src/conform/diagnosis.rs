@@ -243,31 +243,8 @@ const RULE_ORDER: &str = "docs/model.md section 21, nats-jetstream 3, 4 and 9: r
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conform::compare::{Delivery, compare};
-    use crate::conform::plan::Action;
-
-    fn message(id: &str, times: &[f64], end: End) -> Message {
-        Message {
-            id: id.into(),
-            deliveries: (times.iter().enumerate())
-                .map(|(k, &at)| Delivery {
-                    at,
-                    delivery_count: k as u64,
-                    action: Action::Requeue,
-                })
-                .collect(),
-            end_at: times.last().map(|t| t + 100.0),
-            end,
-            publish_lag: None,
-            x_death_count: None,
-        }
-    }
-
-    fn limit() -> End {
-        End::DeadLettered {
-            reason: "delivery_limit".into(),
-        }
-    }
+    use crate::conform::compare::compare;
+    use crate::conform::compare::fixtures::{limit, message};
 
     /// rabbitmq-08 without broker_version against 3.10.8: the model puts
     /// order-2 behind the first nack, the broker returns poison to the

@@ -9,7 +9,7 @@
 //! called only once every other outbox sink succeeded.
 
 use super::flight::{Flight, FlightId, Stage};
-use super::strategies::{Next, Relayed, done_at};
+use super::strategies::{Next, Relayed};
 use super::{Detail, Finished, Writes, Written, Wrote, failure};
 use crate::model::{Class, MessageIndex, Millis, Plan, PlanStep, Strategy, Totals, Write};
 
@@ -212,16 +212,14 @@ impl Writes {
                     return Some(self.row_written(write, plan, id, f, at, now, repaired, totals));
                 }
                 Next::At(at) => {
-                    self.due.push((at, id, OWN));
-                    self.flights[id as usize] = Some(f);
+                    self.park_until(id, f, at, OWN);
                     return None;
                 }
                 Next::Done(heard) => {
                     // Failed, its saga sinks compensated: no row; the
                     // failing step's strategy decides the delivery.
-                    let wrote = done_at(&f, f.fail_strategy, heard);
-                    self.close_flight(id, f);
-                    return Some(wrote);
+                    let strategy = f.fail_strategy;
+                    return Some(self.finish_flight(id, f, strategy, heard));
                 }
             }
         }

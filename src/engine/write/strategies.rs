@@ -209,6 +209,27 @@ impl Writes {
         self.spare.push(f);
     }
 
+    /// A write whose next entry is due at `at` (`entry`: a sink, or the
+    /// write's own step) waits for it.
+    pub(super) fn park_until(&mut self, id: FlightId, f: Box<Flight>, at: Millis, entry: u32) {
+        self.due.push((at, id, entry));
+        self.flights[id as usize] = Some(f);
+    }
+
+    /// A write whose delivery's part ended with its last reply `heard`,
+    /// decided by `strategy`: closed, and how its delivery ends.
+    pub(super) fn finish_flight(
+        &mut self,
+        id: FlightId,
+        f: Box<Flight>,
+        strategy: Strategy,
+        heard: Millis,
+    ) -> Wrote {
+        let wrote = done_at(&f, strategy, heard);
+        self.close_flight(id, f);
+        wrote
+    }
+
     /// An outbox row with calls still to make waits for them; one whose
     /// every sink is done is closed.
     pub(super) fn park_or_close(&mut self, id: FlightId, f: Box<Flight>) {
@@ -239,14 +260,12 @@ impl Writes {
             match next {
                 Next::At(at) if at == now => continue,
                 Next::At(at) => {
-                    self.due.push((at, id, 0));
-                    self.flights[id as usize] = Some(f);
+                    self.park_until(id, f, at, 0);
                     return None;
                 }
                 Next::Done(heard) => {
-                    let wrote = done_at(&f, f.strategy, heard);
-                    self.close_flight(id, f);
-                    return Some(wrote);
+                    let strategy = f.strategy;
+                    return Some(self.finish_flight(id, f, strategy, heard));
                 }
             }
         }
