@@ -33,6 +33,9 @@ pub const CACHED_PAGES: usize = 32;
 pub const CACHED_BYTES: usize = 256 << 20;
 /// A query longer than this is refused (414).
 pub const MAX_QUERY: usize = 16 << 10;
+/// Pages made at once (each its own run, on a thread of its own): one
+/// more is answered 503.
+pub const MAX_RERUNS: usize = 4;
 /// How long a request waits for its rerun: past it, the client is told
 /// the run is still going (503, `Retry-After`), and the page is kept when
 /// it is done, for the next request.
@@ -329,8 +332,24 @@ impl Lab {
             r.headers.push(("Retry-After".into(), "10".into()));
             r
         };
-        if !self.making.lock().is_ok_and(|mut m| m.insert(key.clone())) {
-            return still();
+        // At most MAX_RERUNS pages are made at once: a run past its
+        // budget goes on after its request is answered, so without a
+        // bound a client asking for ever new values would start ever more.
+        let started = match self.making.lock() {
+            Ok(m) if m.contains(&key) => return still(),
+            Ok(mut m) if m.len() < MAX_RERUNS => m.insert(key.clone()),
+            Ok(_) => false,
+            Err(_) => return still(),
+        };
+        if !started {
+            let mut r = Reply::text(
+                503,
+                &format!(
+                    "the lab is making {MAX_RERUNS} pages already; ask again when one is done"
+                ),
+            );
+            r.headers.push(("Retry-After".into(), "10".into()));
+            return r;
         }
         let (sent, made) = std::sync::mpsc::channel();
         let lab = self.clone();

@@ -636,3 +636,39 @@ fn a_sweep_point_is_a_run_with_its_whole_page_and_each_row_links_to_it() {
         control_div(&linked, "delivery.backoff.base")
     );
 }
+
+/// Pages made at once are bounded: a run past its budget goes on after
+/// its request is answered, so ever new values would start ever more
+/// runs; past `MAX_RERUNS` a request is told to ask again.
+#[test]
+fn runs_made_at_once_are_bounded() {
+    use scenario_run::lab::MAX_RERUNS;
+    let lab = lab(&["scenarios/17-outage-100k-per-hour.toml"])
+        .with_rerun_budget(std::time::Duration::from_millis(1));
+    let ask = |receives: usize| {
+        lab.respond(&format!(
+            "/17-outage-100k-per-hour.html?delivery.max_receives={receives}"
+        ))
+    };
+    for receives in 0..MAX_RERUNS {
+        let r = ask(receives + 2);
+        assert_eq!(r.status, 503);
+        assert!(
+            body(&r).contains("takes longer than the lab waits"),
+            "{}",
+            body(&r)
+        );
+    }
+    let r = ask(MAX_RERUNS + 2);
+    assert_eq!(r.status, 503);
+    assert!(
+        body(&r).contains(&format!("the lab is making {MAX_RERUNS} pages already")),
+        "{}",
+        body(&r)
+    );
+    assert!(
+        r.headers
+            .iter()
+            .any(|(n, v)| n == "Retry-After" && v == "10")
+    );
+}
