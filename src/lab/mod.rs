@@ -7,18 +7,24 @@
 //! | `controls.rs` | a control per value a file sets; a query as `--set` values |
 //! | `pages.rs` | the panel, the index, a page of problems, the command, the changed file |
 //! | `server.rs` | the HTTP server: binding, requests, Ctrl-C |
+//! | `cache.rs` | the pages kept, and those being made |
+//! | `changed.rs` | the file with the panel's values written in place |
 //!
 //! Each page is the file's HTML report from the same templates as
 //! `--report`, rerun with the query's values as `--set` would write them.
 //! The files are read, never written; only the files given are served.
 
+mod cache;
+pub mod changed;
 pub mod controls;
 pub mod pages;
 pub mod server;
 
-use std::collections::{BTreeSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
+
+pub use cache::{CACHED_BYTES, CACHED_PAGES, MAX_RERUNS, RERUN_BUDGET};
+use cache::{Pages, Start, release_freed_memory};
 
 use crate::app::batch::run_one;
 use crate::app::reports::{ReportFormat, render_report, report_document};
@@ -27,19 +33,8 @@ use crate::diagnostic::{Problem, render};
 use crate::output::report_names_reserving;
 use crate::report::templates::Templates;
 
-/// At most this many rendered pages are kept for a repeated request.
-pub const CACHED_PAGES: usize = 32;
-/// ...and at most this many bytes of them in all.
-pub const CACHED_BYTES: usize = 256 << 20;
 /// A query longer than this is refused (414).
 pub const MAX_QUERY: usize = 16 << 10;
-/// Pages made at once (each its own run, on a thread of its own): one
-/// more is answered 503.
-pub const MAX_RERUNS: usize = 4;
-/// How long a request waits for its rerun: past it, the client is told
-/// the run is still going (503, `Retry-After`), and the page is kept when
-/// it is done, for the next request.
-pub const RERUN_BUDGET: Duration = Duration::from_secs(20);
 
 /// Names a file's page may not take: the lab's own pages.
 const RESERVED: [&str; 3] = ["index", "compare", "favicon"];
@@ -66,12 +61,8 @@ pub struct Shared {
     seed: Option<u64>,
     /// The JSON Schema of the format: the words a text control offers.
     schema: serde_json::Value,
-    cache: Mutex<VecDeque<(String, Arc<Vec<u8>>)>>,
-    /// The pages being made (their cache keys): a request for one waits
-    /// for nothing and is told to come back.
-    making: Mutex<BTreeSet<String>>,
-    /// How long a request waits for its page ([`RERUN_BUDGET`]).
-    budget: Duration,
+    /// The pages kept, and those being made.
+    pages: Pages,
 }
 
 impl std::ops::Deref for Lab {
@@ -111,53 +102,6 @@ impl Reply {
 
 const HTML: &str = "text/html; charset=utf-8";
 
-/// Each point of a sweep's page, as the lab's page of that one point: the
-/// page's own values with every swept path fixed to the point's.
-fn point_links(
-    name: &str,
-    sweep: &serde_json::Value,
-    sets: &[(String, String)],
-) -> serde_json::Value {
-    let keys: Vec<&str> = (sweep["sweep"]["keys"].as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|k| k.as_str())
-        .collect();
-    let rows = sweep["sweep"]["rows"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let links: Vec<String> = rows
-        .iter()
-        .map(|row| {
-            let mut point: Vec<(String, String)> = sets
-                .iter()
-                .filter(|(p, _)| !keys.contains(&p.as_str()))
-                .cloned()
-                .collect();
-            for (i, key) in keys.iter().enumerate() {
-                let value = row[i].as_str().unwrap_or_default();
-                point.push((key.to_string(), value.to_string()));
-            }
-            format!("{name}.html{}#step=0", pages::query(&point))
-        })
-        .collect();
-    serde_json::json!(links)
-}
-
-/// Gives back to the system what a finished rerun freed: glibc keeps
-/// freed memory in the thread's arena otherwise, so a lab that ran a few
-/// large runs on a few threads would hold their peak long after (the
-/// lab's lasting memory is its page cache, [`CACHED_BYTES`]).
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of the allocator's
-    // arenas to the system; it touches no live allocation.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 impl Lab {
     /// A lab of these files; `schema` (the format's JSON Schema, as
     /// `scenario-run schema` prints it) gives the words a text control
@@ -178,9 +122,7 @@ impl Lab {
             templates,
             seed,
             schema,
-            cache: Mutex::new(VecDeque::new()),
-            making: Mutex::new(BTreeSet::new()),
-            budget: RERUN_BUDGET,
+            pages: Pages::new(),
         };
         Lab {
             shared: Arc::new(shared),
@@ -192,7 +134,7 @@ impl Lab {
     /// budget).
     pub fn with_rerun_budget(mut self, budget: Duration) -> Lab {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            shared.budget = budget;
+            shared.pages.budget = budget;
         }
         self
     }
@@ -280,7 +222,7 @@ impl Lab {
                 )
             }
             "json" => self.json(file, &sets),
-            "toml" => match pages::changed_file(&text, &sets) {
+            "toml" => match changed::changed_file(&text, &sets) {
                 Ok(changed) => {
                     let mut r =
                         Reply::new(200, "application/toml; charset=utf-8", changed.into_bytes());
@@ -300,9 +242,8 @@ impl Lab {
     /// or made and kept; a reply that is not a page (`make`'s error) is
     /// given as it is, and not kept. The page is made on a thread of its
     /// own: a request waits for it [`RERUN_BUDGET`] at most, then is told
-    /// it is still being made (and so is a request for it meanwhile).
-    /// Pages being made are bounded by the requests in flight
-    /// (`server::MAX_IN_FLIGHT`): each was started by one.
+    /// it is still being made (and so is a request for it meanwhile);
+    /// past [`MAX_RERUNS`] pages being made, to ask again.
     fn cached(
         &self,
         key: &str,
@@ -313,7 +254,7 @@ impl Lab {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         let key = format!("{key}#{:x}", h.finish());
-        if let Some(body) = self.kept(&key) {
+        if let Some(body) = self.pages.kept(&key) {
             return Reply {
                 status: 200,
                 content_type: HTML,
@@ -321,35 +262,26 @@ impl Lab {
                 body,
             };
         }
-        let still = || {
-            let mut r = Reply::text(
-                503,
-                &format!(
-                    "this run takes longer than the lab waits ({}); it goes on, and its page is kept: reload in a while, or run it with scenario-run",
-                    crate::duration::format(self.budget.as_millis() as u64)
-                ),
-            );
+        let budget = self.pages.budget;
+        let wait = |text: String| {
+            let mut r = Reply::text(503, &text);
             r.headers.push(("Retry-After".into(), "10".into()));
             r
         };
-        // At most MAX_RERUNS pages are made at once: a run past its
-        // budget goes on after its request is answered, so without a
-        // bound a client asking for ever new values would start ever more.
-        let started = match self.making.lock() {
-            Ok(m) if m.contains(&key) => return still(),
-            Ok(mut m) if m.len() < MAX_RERUNS => m.insert(key.clone()),
-            Ok(_) => false,
-            Err(_) => return still(),
+        let still = || {
+            wait(format!(
+                "this run takes longer than the lab waits ({}); it goes on, and its page is kept: reload in a while, or run it with scenario-run",
+                crate::duration::format(budget.as_millis() as u64)
+            ))
         };
-        if !started {
-            let mut r = Reply::text(
-                503,
-                &format!(
+        match self.pages.start(&key) {
+            Start::Started => {}
+            Start::Making => return still(),
+            Start::Full => {
+                return wait(format!(
                     "the lab is making {MAX_RERUNS} pages already; ask again when one is done"
-                ),
-            );
-            r.headers.push(("Retry-After".into(), "10".into()));
-            return r;
+                ));
+            }
         }
         let (sent, made) = std::sync::mpsc::channel();
         let lab = self.clone();
@@ -360,20 +292,16 @@ impl Lab {
                 let result = make(&lab).map(Arc::new);
                 release_freed_memory();
                 if let Ok(body) = &result {
-                    lab.keep(kept.clone(), Arc::clone(body));
+                    lab.pages.keep(kept.clone(), Arc::clone(body));
                 }
-                if let Ok(mut m) = lab.making.lock() {
-                    m.remove(&kept);
-                }
+                lab.pages.done(&kept);
                 let _ = sent.send(result);
             });
         if spawned.is_err() {
-            if let Ok(mut m) = self.making.lock() {
-                m.remove(&key);
-            }
+            self.pages.done(&key);
             return Reply::text(503, "the lab cannot start a run now");
         }
-        match made.recv_timeout(self.budget) {
+        match made.recv_timeout(budget) {
             Ok(Ok(body)) => Reply {
                 status: 200,
                 content_type: HTML,
@@ -468,26 +396,6 @@ impl Lab {
 }
 
 impl Shared {
-    /// A page kept for `key`.
-    fn kept(&self, key: &str) -> Option<Arc<Vec<u8>>> {
-        let cache = self.cache.lock().ok()?;
-        cache.iter().find(|(k, _)| k == key).map(|(_, b)| b.clone())
-    }
-
-    /// Keeps a page, the oldest going past [`CACHED_PAGES`] or
-    /// [`CACHED_BYTES`].
-    fn keep(&self, key: String, body: Arc<Vec<u8>>) {
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.retain(|(k, _)| *k != key);
-            cache.push_back((key, body));
-            while cache.len() > CACHED_PAGES
-                || cache.iter().map(|(_, b)| b.len()).sum::<usize>() > CACHED_BYTES
-            {
-                cache.pop_front();
-            }
-        }
-    }
-
     fn options(&self, sets: &[(String, String)], transcript: Transcript) -> Options {
         Options {
             seed: self.seed,
@@ -529,7 +437,7 @@ impl Shared {
         let page = report_document(&file.path, &result, &entry.problems, &entry.status).and_then(
             |mut doc| {
                 if let FileResult::Swept(_) = &result {
-                    doc.head["point_links"] = point_links(&file.name, &doc.head, sets);
+                    doc.head["point_links"] = pages::point_links(&file.name, &doc.head, sets);
                 }
                 let mut out = Vec::new();
                 render_report(&self.templates, ReportFormat::Html, &result, &doc, &mut out)
