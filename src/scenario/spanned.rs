@@ -4,7 +4,7 @@
 //! keep the span out of the schema.
 
 use std::borrow::Cow;
-use std::ops::{Deref, DerefMut, Range};
+use std::ops::{Deref, Range};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
@@ -32,18 +32,6 @@ impl<T> Deref for S<T> {
     type Target = toml::Spanned<T>;
     fn deref(&self) -> &toml::Spanned<T> {
         &self.0
-    }
-}
-
-impl<T> DerefMut for S<T> {
-    fn deref_mut(&mut self) -> &mut toml::Spanned<T> {
-        &mut self.0
-    }
-}
-
-impl<T> From<toml::Spanned<T>> for S<T> {
-    fn from(spanned: toml::Spanned<T>) -> S<T> {
-        S(spanned)
     }
 }
 
