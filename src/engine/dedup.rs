@@ -97,6 +97,11 @@ impl DedupStore {
         }
     }
 
+    /// Whether the store keeps results (deduplication is on).
+    pub(super) fn keeps_results(&self) -> bool {
+        self.retention.is_some()
+    }
+
     fn expiry(&self, key: KeyRef) -> Millis {
         if key.generation == 0 {
             self.own.get(key.intent as usize).copied().unwrap_or(0)

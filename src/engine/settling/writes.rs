@@ -133,6 +133,13 @@ impl Engine<'_> {
         if self.consumer.service_time == 0 && writes.least_took() == 0 {
             return false;
         }
+        // Its result stored in its last call's event, ahead of which an
+        // event of that instant (a retry, an arrival) may look the key up
+        // and miss: a pending result seen from that instant would answer
+        // it (decision 27.37 and section 1). The full path takes it.
+        if writes.result_seen_at_a_call() && self.store.keeps_results() {
+            return false;
+        }
         let Some(took) = writes.plain_took(write, intent, key, now, self.operator.repaired) else {
             return false;
         };
@@ -250,6 +257,29 @@ mod tests {
             [[message]]\nid = \"m1\"\nat = \"5s\"\nkey = \"k\"\n";
         let settled = settled_as_stepped(&file("direct", "500ms", messages));
         assert_eq!((settled.totals.effects, settled.totals.dedup_hits), (2, 1));
+    }
+
+    /// A write whose last call takes no time while an earlier one does
+    /// stores its result in that call's event: a retry of the same key due
+    /// at that instant, scheduled before the call, runs first and misses
+    /// it (section 1), also when the run settles what it may.
+    #[test]
+    fn a_retry_due_at_the_instant_of_the_last_call_runs_before_it() {
+        let text = "[delivery]\nmax_receives = 2\nretry_interval = \"1500ms\"\n\
+            [dedup]\nenabled = true\nresult_retention = \"20s\"\n\
+            [[message]]\nid = \"first\"\n\
+            [[message]]\nid = \"a\"\nkey = \"k\"\nfaults = [{ fail = { first = 1 } }]\n\
+            [[message]]\nid = \"b\"\nat = \"1s\"\nkey = \"k\"\n\
+            [write]\nstrategy = \"direct\"\n\
+            [[sink]]\nname = \"x\"\nkind = \"increment\"\nlatency = \"500ms\"\n\
+            [[sink]]\nname = \"y\"\nkind = \"upsert\"\n";
+        let scenario = load_str("t.toml", text).unwrap().0;
+        let settled = run(&scenario, Recorder::Off).unwrap();
+        let stepped = run(&scenario, Recorder::All).unwrap();
+        assert_eq!(settled.totals, stepped.totals);
+        // b's call to y is made at 1.5 s, scheduled at 1 s; a's retry at
+        // 1.5 s was scheduled at 0 s.
+        assert_eq!((settled.totals.effects, settled.totals.dedup_hits), (3, 0));
     }
 
     /// A settled end after `max_time` (or one event past `max_events`) is

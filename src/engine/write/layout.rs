@@ -28,6 +28,11 @@ pub(super) struct Layout {
     /// its commit instant (its steps take no time, and no irreversible
     /// outbox sink waits for a reply that takes time).
     pub(super) plan_at_once: bool,
+    /// Whether the last call a write's delivery waits for takes no time
+    /// while an earlier one does: the result is then stored in that
+    /// call's own event, at the instant it is seen, and an event of that
+    /// instant scheduled before the call does not see it (section 1).
+    pub(super) seen_at_a_call: bool,
 }
 
 impl Layout {
@@ -50,6 +55,14 @@ impl Layout {
         for (i, &k) in order.iter().enumerate() {
             pos_of[k as usize] = i as u32;
         }
+        // The last call the delivery waits for, in the order calls are made.
+        let last_waited = match &write.plan {
+            Some(plan) => plan.steps.iter().rev().find_map(|s| match *s {
+                PlanStep::Call(k) => Some(k as usize),
+                PlanStep::TwoPhase => None,
+            }),
+            None => order.last().map(|&k| k as usize),
+        };
         let (tp_mask, least_took, plan_at_once) = match &write.plan {
             Some(plan) => {
                 let steps = (plan.steps.iter()).fold(0u64, |m, s| match *s {
@@ -80,6 +93,8 @@ impl Layout {
             corrective: mask(&|k| write.sinks[k].corrective_notice),
             least_took,
             plan_at_once,
+            seen_at_a_call: least_took > 0
+                && last_waited.is_some_and(|k| write.sinks[k].latency == 0),
         }
     }
 }

@@ -586,6 +586,14 @@ impl Writes {
         self.layout.least_took
     }
 
+    /// Whether a write's result is stored in the event of its last call,
+    /// made at the instant the result is seen (that call takes no time,
+    /// an earlier one does): an event of that instant scheduled before
+    /// the call does not see it.
+    pub(in crate::engine) fn result_seen_at_a_call(&self) -> bool {
+        self.layout.seen_at_a_call
+    }
+
     /// Per sink, the compensations applied there (none but a saga
     /// sink's).
     pub(super) fn compensations_per_sink(&self) -> Vec<u64> {
