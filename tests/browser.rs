@@ -430,3 +430,132 @@ fn the_log_lanes_show_the_playback_time() {
     let want = left + (right - left) * 12_000_000.0 / end;
     assert!((attr("x1") - want).abs() < 0.01, "{line}");
 }
+
+/// The text of the live counter `name` (`data-counter="name"`), or of
+/// alarm `k` (`data-alarm="k"`), as the page shows it.
+fn live_value(dom: &str, attr: &str) -> String {
+    let start = dom
+        .find(&format!("{attr}\""))
+        .unwrap_or_else(|| panic!("no {attr}"));
+    let after = &dom[start..];
+    let open = after.find('>').unwrap() + 1;
+    strip_tags(&after[open..after.find("</dd>").unwrap()])
+}
+
+/// How many messages the pane with this id says it holds.
+fn pane_count(dom: &str, id: &str) -> u64 {
+    let pane = &dom[dom.find(&format!("id=\"{id}\"")).unwrap()..];
+    let count = &pane[pane.find("data-pane-count").unwrap()..];
+    let text = &count[count.find('>').unwrap() + 1..count.find('<').unwrap()];
+    text.parse().unwrap()
+}
+
+/// At several moments of four bundled runs (a small queue, the retry
+/// storm past its first listed steps, a Poisson hour drawn as an
+/// aggregate, a run with four alarms), the page opened at that moment
+/// shows the counters and both panes of the run stopped there.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test browser -- --ignored"]
+fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
+    use scenario_run::duration::Dur;
+    use scenario_run::report::live;
+    let Some(browser) = available(chromium(), "chromium (apt-get install chromium)") else {
+        return;
+    };
+    let d = scratch("browser-live");
+    let out = d.join("out");
+    let cases: [(&str, &[u64]); 4] = [
+        (
+            "01-dlq-is-not-proof-nothing-happened",
+            &[0, 5_000, 10_000, 40_000],
+        ),
+        ("22-retry-storm-no-jitter", &[1_000, 3_000, 7_000]),
+        ("26-poisson-hour-poison-mix", &[600_000, 1_800_000]),
+        ("27-every-dlq-gets-an-alarm", &[10_000, 20_000, 45_000]),
+    ];
+    let files: Vec<String> = cases
+        .iter()
+        .map(|(stem, _)| format!("scenarios/{stem}.toml"))
+        .collect();
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
+    let o = report(&out, "html", &names);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for ((stem, times), file) in cases.iter().zip(&files) {
+        let text = std::fs::read_to_string(file).unwrap();
+        let (s, _) = scenario_run::scenario::load_str(file, &text).unwrap();
+        let page = out.join(format!("{stem}.html"));
+        for &t in *times {
+            let dom = dump_dom_waiting(
+                &browser,
+                &d.join("profile"),
+                &format!("file://{}#t={t}", page.display()),
+            );
+            let at = run_until(&s, Recorder::All, t).unwrap();
+            let c = live::counters(&s, &at);
+            let shown = ["acked", "deliveries", "retry_delay_paid", "dlq_depth"]
+                .map(|n| live_value(&dom, &format!("data-counter=\"{n}")));
+            let want = [
+                c.acked.to_string(),
+                c.deliveries.to_string(),
+                Dur(c.retry_delay_paid).to_string(),
+                c.dlq_depth.to_string(),
+            ];
+            assert_eq!(shown, want, "{stem} at {t}");
+            for (k, (name, firing)) in c.alarms.iter().enumerate() {
+                let state = live_value(&dom, &format!("data-alarm=\"{k}"));
+                let want = if *firing { "firing" } else { "quiet" };
+                assert_eq!(state, want, "{stem} at {t}: alarm {name}");
+            }
+            let aggregate = !dom.contains("<g class=\"lane\"");
+            let (waiting, count) = live::source_pane(&at);
+            let rows = table_rows(&dom, "pane-source-table");
+            if aggregate {
+                assert!(rows.is_empty());
+            } else {
+                let want: Vec<Vec<String>> = waiting
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            s.message_id(w.m).into_owned(),
+                            if w.ready {
+                                "ready"
+                            } else {
+                                "waiting for retry"
+                            }
+                            .to_string(),
+                            w.total_receives.to_string(),
+                            w.due.map_or("-".into(), |d| Dur(d).to_string()),
+                        ]
+                    })
+                    .collect();
+                assert_eq!(rows, want, "{stem} at {t}: the source");
+            }
+            assert_eq!(pane_count(&dom, "pane-source"), count, "{stem} at {t}");
+            let (quarantined, count) = live::quarantine_pane(&s, &at);
+            let rows = table_rows(&dom, "pane-quarantine-table");
+            if aggregate {
+                assert!(rows.is_empty());
+            } else {
+                let want: Vec<Vec<String>> = quarantined
+                    .iter()
+                    .map(|q| {
+                        vec![
+                            s.message_id(q.m).into_owned(),
+                            q.reason.clone().unwrap_or("-".into()),
+                            q.total_receives.to_string(),
+                            Dur(q.age).to_string(),
+                            live::headers(&s, &at, q.m),
+                        ]
+                    })
+                    .collect();
+                assert_eq!(rows, want, "{stem} at {t}: the quarantine");
+            }
+            assert_eq!(pane_count(&dom, "pane-quarantine"), count, "{stem} at {t}");
+            assert_eq!(
+                c.dlq_depth, count,
+                "{stem} at {t}: the DLQ's depth is the quarantine's count"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -23,10 +23,31 @@ pub struct Census {
     pub not_arrived: Vec<u64>,
     /// The same at the end.
     pub last_not_arrived: u64,
+    /// What the run had done as of each sample (deliveries made, retry
+    /// delay paid): the lab's live counters between two samples.
+    pub progress: Vec<Progress>,
+    /// The same at the end.
+    pub last_progress: Progress,
     /// The counts at the instants where things change that a round time
     /// would miss (each operator inspection, each outage edge), in time
     /// order; at most [`CENSUS_MARKS`].
     pub marks: Vec<Mark>,
+}
+
+/// What a run had done as of a sample, besides the messages per state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub deliveries: u64,
+    pub retry_delay_paid: Millis,
+}
+
+impl Progress {
+    pub(super) fn of(totals: &crate::model::Totals) -> Progress {
+        Progress {
+            deliveries: totals.deliveries,
+            retry_delay_paid: totals.retry_delay_paid,
+        }
+    }
 }
 
 /// The counts as of a marked instant, every event at it included.
@@ -123,6 +144,16 @@ impl Census {
         self.as_of(&self.not_arrived, self.last_not_arrived, t)
     }
 
+    /// What the run had done as of [`Census::sample_time`]`(t)`.
+    pub fn progress_at(&self, t: Millis) -> Progress {
+        self.as_of(&self.progress, self.last_progress, t)
+    }
+
+    /// What the run had done at each of [`Census::points`].
+    pub fn progress_points(&self) -> Vec<(Millis, Progress)> {
+        self.over_time(&self.progress, self.last_progress)
+    }
+
     /// The messages not arrived at each of [`Census::points`].
     pub fn not_arrived_points(&self) -> Vec<(Millis, u64)> {
         self.over_time(&self.not_arrived, self.last_not_arrived)
@@ -138,6 +169,9 @@ pub(super) struct CensusTaker {
     /// Messages waiting that have not arrived, now and at each sample.
     not_arrived: u64,
     not_arrived_samples: Vec<u64>,
+    /// What the run had done, now and at each sample.
+    progress: Progress,
+    progress_samples: Vec<Progress>,
     /// Instants to mark that time has not yet passed, with their labels.
     pending: std::collections::BTreeMap<Millis, String>,
     marks: Vec<Mark>,
@@ -154,6 +188,8 @@ impl CensusTaker {
             samples: Vec::new(),
             not_arrived: messages,
             not_arrived_samples: Vec::new(),
+            progress: Progress::default(),
+            progress_samples: Vec::new(),
             pending: std::collections::BTreeMap::new(),
             marks: Vec::new(),
         }
@@ -172,8 +208,10 @@ impl CensusTaker {
         }
     }
 
-    /// Time is about to reach `t`: every sample and mark before it is final.
-    pub(super) fn advance(&mut self, t: Millis) {
+    /// Time is about to reach `t`, the run having done `progress` so far:
+    /// every sample and mark before it is final.
+    pub(super) fn advance(&mut self, t: Millis, progress: Progress) {
+        self.progress = progress;
         while let Some(entry) = self.pending.first_entry() {
             if *entry.key() >= t {
                 break;
@@ -188,19 +226,21 @@ impl CensusTaker {
         while self.next < t {
             self.samples.push(self.counts);
             self.not_arrived_samples.push(self.not_arrived);
+            self.progress_samples.push(self.progress);
             if self.samples.len() == CENSUS_SAMPLES {
                 let step = census_step_after(self.step);
                 let ratio = (step / self.step) as usize;
                 thin(&mut self.samples, ratio);
                 thin(&mut self.not_arrived_samples, ratio);
+                thin(&mut self.progress_samples, ratio);
                 self.step = step;
             }
             self.next = (self.samples.len() as Millis).saturating_mul(self.step);
         }
     }
 
-    pub(super) fn finish(mut self, end: Millis) -> Census {
-        self.advance(end.saturating_add(1));
+    pub(super) fn finish(mut self, end: Millis, progress: Progress) -> Census {
+        self.advance(end.saturating_add(1), progress);
         Census {
             step: self.step,
             samples: self.samples,
@@ -208,6 +248,8 @@ impl CensusTaker {
             last: self.counts,
             not_arrived: self.not_arrived_samples,
             last_not_arrived: self.not_arrived,
+            progress: self.progress_samples,
+            last_progress: self.progress,
             marks: self.marks,
         }
     }

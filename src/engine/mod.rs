@@ -70,7 +70,7 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
-pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, census_step_after};
+pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, Progress, census_step_after};
 pub use log::{LogOutcome, RestartRecord};
 pub use log::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 pub use messages::Messages;
@@ -516,7 +516,7 @@ impl<'s> Engine<'s> {
         let census = self
             .measures
             .census
-            .map(|c| c.finish(self.core.clock.now.max(end)));
+            .map(|c| c.finish(self.core.clock.now.max(end), census::Progress::of(&totals)));
         Outcome {
             totals,
             messages: self.messages,

@@ -12,6 +12,7 @@ pub mod history;
 pub mod interesting;
 pub mod json;
 pub mod junit_xml;
+pub mod live;
 pub mod log_chart;
 pub mod log_json;
 pub mod log_text;
@@ -53,6 +54,7 @@ pub fn timeline(scenario: &Scenario, outcome: &Outcome) -> (Json, Json) {
             "history": versions.as_deref().map_or(Json::Null, history::json),
             "steps": playback::steps(scenario, outcome),
             "steps_total": playback::total(outcome),
+            "live": live::lanes_data(scenario, outcome),
         }),
         Some(_) => json!({
             "mode": "aggregate",
@@ -61,9 +63,34 @@ pub fn timeline(scenario: &Scenario, outcome: &Outcome) -> (Json, Json) {
             "left": chart["left"],
             "right": chart["right"],
             "segments": chart["pieces"],
-            "samples": chart["samples"],
+            "samples": with_progress(&chart["samples"], live::sample_data(scenario, outcome)),
+            "alarms": scenario.alarms.iter().map(|a| &a.name).collect::<Vec<_>>(),
         }),
         None => Json::Null,
     };
     (chart, scrub)
+}
+
+/// The census samples the aggregate page scrubs, each with what the run
+/// had done then (`progress`, one per sample).
+fn with_progress(samples: &Json, progress: Vec<Json>) -> Json {
+    let Some(samples) = samples.as_array() else {
+        return Json::Null;
+    };
+    let rows = samples.iter().zip(
+        progress
+            .into_iter()
+            .map(Some)
+            .chain(std::iter::repeat(None)),
+    );
+    Json::Array(
+        rows.map(|(sample, done)| {
+            let mut sample = sample.clone();
+            if let (Json::Object(row), Some(Json::Object(done))) = (&mut sample, done) {
+                row.extend(done);
+            }
+            sample
+        })
+        .collect(),
+    )
 }

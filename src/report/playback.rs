@@ -7,6 +7,7 @@ use serde_json::{Value as Json, json};
 
 use crate::engine::Outcome;
 use crate::model::Scenario;
+use crate::report::live;
 use crate::words::sentence::describe;
 
 /// At most this many transitions are listed in a page for its first
@@ -15,7 +16,8 @@ use crate::words::sentence::describe;
 /// transition.
 pub const PLAYBACK_STEPS: usize = 2000;
 
-/// `[time, message index or -1, what happened]` for the first
+/// `[time, message index or -1, what happened]`, and what it counts
+/// when it counts something ([`live::step_count`]), for the first
 /// [`PLAYBACK_STEPS`] transitions.
 pub fn steps(scenario: &Scenario, outcome: &Outcome) -> Json {
     Json::Array(
@@ -24,11 +26,15 @@ pub fn steps(scenario: &Scenario, outcome: &Outcome) -> Json {
             .iter()
             .take(PLAYBACK_STEPS)
             .map(|t| {
-                json!([
+                let mut step = json!([
                     t.time,
                     t.message.map_or(-1, i64::from),
                     describe(scenario, &t.detail)
-                ])
+                ]);
+                if let (Some(count), Json::Array(s)) = (live::step_count(&t.detail), &mut step) {
+                    s.push(count);
+                }
+                step
             })
             .collect(),
     )

@@ -126,6 +126,9 @@ pub fn write_transcript(
     }
     writeln!(out, "\n{}:", snapshot_heading(outcome))?;
     out.write_str(&snapshot(scenario, outcome, usize::MAX))?;
+    if !outcome.finished {
+        out.write_str(&super::live::text(scenario, outcome))?;
+    }
     if outcome.finished {
         out.write_str("\ntotals:\n")?;
         out.write_str(&totals(scenario, outcome))?;
@@ -176,6 +179,9 @@ pub fn write_golden_transcript(
     }
     writeln!(out, "\n\n{} (first messages):", snapshot_heading(outcome))?;
     out.write_str(&snapshot(scenario, outcome, LARGE_SNAPSHOT_ROWS))?;
+    if !outcome.finished {
+        out.write_str(&super::live::text(scenario, outcome))?;
+    }
     out.write_str("\ntotals:\n")?;
     out.write_str(&totals(scenario, outcome))?;
     out.write_str(&super::log_text::log_section(scenario, outcome))?;

@@ -1,0 +1,287 @@
+//! The live counters and panes: what a run has done, and where its
+//! messages wait, as of one moment of it. `show --at` prints them from
+//! the run stopped at that moment (the engine's own state then); the HTML
+//! page's playback draws the same at every position from what this
+//! module gives it: what each transition counts, each alarm's name, each
+//! message's dead-letter headers, and per census sample what the run had
+//! done.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value as Json, json};
+
+use crate::duration::Dur;
+use crate::engine::{Detail, Outcome};
+use crate::model::{MessageIndex, Millis, Scenario, State};
+use crate::padded;
+
+/// A pane shows at most this many messages; the rest are counted.
+pub const PANE_ROWS: usize = 20;
+
+/// The live counters as of a moment of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counters {
+    pub acked: u64,
+    /// Deliveries (attempts) made.
+    pub deliveries: u64,
+    /// The sum of the retry delays scheduled.
+    pub retry_delay_paid: Millis,
+    /// Messages in quarantine (the DLQ's depth).
+    pub dlq_depth: u64,
+    /// Each alarm of the file, in file order: firing or quiet.
+    pub alarms: Vec<(String, bool)>,
+}
+
+/// The counters of `outcome` as of its end, or as of the time it was
+/// stopped at (`run_until`).
+pub fn counters(scenario: &Scenario, outcome: &Outcome) -> Counters {
+    let t = &outcome.totals;
+    Counters {
+        acked: t.acked,
+        deliveries: t.deliveries,
+        retry_delay_paid: t.retry_delay_paid,
+        dlq_depth: t.final_dlq_depth,
+        alarms: (scenario.alarms.iter())
+            .zip(&outcome.alarms)
+            .map(|(a, r)| (a.name.clone(), r.firing))
+            .collect(),
+    }
+}
+
+/// A message waiting in the source: ready to be taken, or waiting for a
+/// retry due at `due` (when the run recorded it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub m: MessageIndex,
+    pub ready: bool,
+    pub total_receives: u32,
+    pub due: Option<Millis>,
+}
+
+/// A message in quarantine: why, after how many receives, since when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantined {
+    pub m: MessageIndex,
+    pub reason: Option<String>,
+    pub total_receives: u32,
+    pub age: Millis,
+}
+
+/// The messages waiting in the source as of the outcome's moment, in
+/// message order: the first [`PANE_ROWS`] and how many there are.
+pub fn source_pane(outcome: &Outcome) -> (Vec<Waiting>, u64) {
+    let mut dues: std::collections::BTreeMap<MessageIndex, Millis> = Default::default();
+    for t in &outcome.transitions {
+        if let (Some(m), Detail::RetryScheduled { due, .. }) = (t.message, t.detail) {
+            dues.insert(m, due);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut count = 0;
+    for m in 0..outcome.messages.len() as MessageIndex {
+        let s = outcome.messages.get(m);
+        let ready = s.state == State::Ready;
+        if !(ready || (s.state == State::Waiting && s.has_arrived())) {
+            continue;
+        }
+        count += 1;
+        if rows.len() < PANE_ROWS {
+            rows.push(Waiting {
+                m,
+                ready,
+                total_receives: s.total_receives,
+                due: if ready { None } else { dues.get(&m).copied() },
+            });
+        }
+    }
+    (rows, count)
+}
+
+/// The messages in quarantine as of the outcome's moment, in message
+/// order: the first [`PANE_ROWS`] and how many there are.
+pub fn quarantine_pane(scenario: &Scenario, outcome: &Outcome) -> (Vec<Quarantined>, u64) {
+    let mut rows = Vec::new();
+    let mut count = 0;
+    for m in 0..outcome.messages.len() as MessageIndex {
+        let s = outcome.messages.get(m);
+        if s.state != State::Quarantined {
+            continue;
+        }
+        count += 1;
+        if rows.len() < PANE_ROWS {
+            rows.push(Quarantined {
+                m,
+                reason: s
+                    .last_reason()
+                    .map(|r| scenario.reasons[r as usize].clone()),
+                total_receives: s.total_receives,
+                age: s.quarantine_age(outcome.as_of).unwrap_or(0),
+            });
+        }
+    }
+    (rows, count)
+}
+
+/// The dead-letter headers message `m` carries in quarantine besides its
+/// reason, receives and age: its queue and first delivery, and a log
+/// record's partition, offset, event time and schema version (section
+/// 28.2), as one line.
+pub fn headers(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
+    let mut out = format!("queue {}", scenario.delivery.queue);
+    if let Some(t) = outcome.first_delivery(scenario, m) {
+        let _ = write!(out, ", first delivery {}", Dur(t));
+    }
+    if let Some(r) = outcome.dead_letters.records.get(&m) {
+        let _ = write!(out, ", partition {}, offset {}", r.partition, r.offset);
+        if let Some(t) = outcome.event_time(scenario, m) {
+            let _ = write!(out, ", event time {}", Dur(t));
+        }
+    }
+    if let Some(v) = scenario.schema_version(m) {
+        let _ = write!(out, ", schema {v}");
+    }
+    out
+}
+
+/// What a transition counts, as the page's playback reads it: `1` a
+/// delivery, `[2, delay]` a retry scheduled `delay` later, `[3, alarm]`
+/// an alarm fired, `[4, alarm]` one cleared; nothing else is counted
+/// (acked and the DLQ's depth are counted from the messages' rows).
+pub fn step_count(detail: &Detail) -> Option<Json> {
+    match *detail {
+        Detail::Delivered { .. } => Some(json!(1)),
+        Detail::RetryScheduled { delay, .. } => Some(json!([2, delay])),
+        Detail::AlarmFired { alarm, .. } => Some(json!([3, alarm])),
+        Detail::AlarmCleared { alarm } => Some(json!([4, alarm])),
+        _ => None,
+    }
+}
+
+/// What the page's playback needs besides the steps: the alarms' names
+/// (the JSON report's transitions name them), and per message the
+/// dead-letter headers it would carry.
+pub fn lanes_data(scenario: &Scenario, outcome: &Outcome) -> Json {
+    let headers: Vec<String> = (0..outcome.messages.len() as MessageIndex)
+        .map(|m| headers(scenario, outcome, m))
+        .collect();
+    json!({
+        "alarms": scenario.alarms.iter().map(|a| &a.name).collect::<Vec<_>>(),
+        "headers": headers,
+    })
+}
+
+/// Per census point (as [`crate::engine::Census::points`]), what the run
+/// had done then and which alarms were firing (`null` for an alarm whose
+/// changes by then were past those kept).
+pub fn sample_data(scenario: &Scenario, outcome: &Outcome) -> Vec<Json> {
+    let Some(census) = &outcome.census else {
+        return Vec::new();
+    };
+    census
+        .progress_points()
+        .into_iter()
+        .map(|(t, p)| {
+            let alarms: Vec<Json> = (outcome.alarms.iter())
+                .take(scenario.alarms.len())
+                .map(|r| firing_at(r, t))
+                .collect();
+            json!({
+                "deliveries": p.deliveries,
+                "retry_delay_paid": p.retry_delay_paid,
+                "alarms": alarms,
+            })
+        })
+        .collect()
+}
+
+/// Whether an alarm was firing as of `t` (every event at `t` included),
+/// from its kept changes; `null` when changes were dropped and `t` lies
+/// past the last one kept.
+fn firing_at(r: &crate::engine::AlarmRecord, t: Millis) -> Json {
+    let last_kept = r.changes.last().map_or(0, |c| c.time);
+    if r.changes_dropped > 0 && t > last_kept {
+        return Json::Null;
+    }
+    let change = r.changes.iter().rev().find(|c| c.time <= t);
+    json!(change.is_some_and(|c| c.fired))
+}
+
+/// The counters and panes as `show --at` prints them after the snapshot.
+pub fn text(scenario: &Scenario, outcome: &Outcome) -> String {
+    let at = Dur(outcome.as_of);
+    let c = counters(scenario, outcome);
+    let mut out = format!("\ncounters as of {at}:\n");
+    let mut lines: Vec<(String, String)> = vec![
+        ("acked".into(), c.acked.to_string()),
+        ("deliveries".into(), c.deliveries.to_string()),
+        (
+            "retry_delay_paid".into(),
+            Dur(c.retry_delay_paid).to_string(),
+        ),
+        ("dlq_depth".into(), c.dlq_depth.to_string()),
+    ];
+    for (name, firing) in &c.alarms {
+        let state = if *firing { "firing" } else { "quiet" };
+        lines.push((format!("alarm {name}"), state.into()));
+    }
+    let w = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in lines {
+        let _ = writeln!(out, "{k:<w$}  {v}");
+    }
+    let (waiting, count) = source_pane(outcome);
+    let _ = writeln!(out, "\nwaiting in the source as of {at}: {count}");
+    let table: Vec<Vec<String>> = waiting
+        .iter()
+        .map(|r| {
+            vec![
+                scenario.message_id(r.m).into_owned(),
+                if r.ready {
+                    "ready"
+                } else {
+                    "waiting for retry"
+                }
+                .into(),
+                r.total_receives.to_string(),
+                r.due.map_or("-".into(), |d| Dur(d).to_string()),
+            ]
+        })
+        .collect();
+    if !table.is_empty() {
+        out.push_str(&padded::table(
+            &header(&["id", "state", "total rcv", "next due"]),
+            &table,
+        ));
+    }
+    more(&mut out, waiting.len(), count);
+    let (quarantined, count) = quarantine_pane(scenario, outcome);
+    let _ = writeln!(out, "\nin quarantine as of {at}: {count}");
+    let table: Vec<Vec<String>> = quarantined
+        .iter()
+        .map(|r| {
+            vec![
+                scenario.message_id(r.m).into_owned(),
+                r.reason.clone().unwrap_or_else(|| "-".into()),
+                r.total_receives.to_string(),
+                Dur(r.age).to_string(),
+                headers(scenario, outcome, r.m),
+            ]
+        })
+        .collect();
+    if !table.is_empty() {
+        let head = header(&["id", "reason", "total rcv", "age", "headers"]);
+        out.push_str(&padded::table(&head, &table));
+    }
+    more(&mut out, quarantined.len(), count);
+    out
+}
+
+/// "... and N more" under a pane that shows `shown` of `count`.
+fn more(out: &mut String, shown: usize, count: u64) {
+    if count > shown as u64 {
+        let _ = writeln!(out, "... and {} more", count - shown as u64);
+    }
+}
+
+fn header(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
