@@ -1,7 +1,8 @@
 //! The census: how many messages are in each state over modeled time, at
 //! any scale, in one pass and O(1) per state change.
 
-use crate::model::{Millis, STATE_COUNT, State};
+use super::messages::Messages;
+use crate::model::{MessageIndex, Millis, ReasonIndex, STATE_COUNT, State};
 
 /// Messages per state over modeled time: `samples[k]` holds the counts as of
 /// `k * step` (every event at that instant included), and `last` the counts
@@ -23,6 +24,12 @@ pub struct Census {
     pub not_arrived: Vec<u64>,
     /// The same at the end.
     pub last_not_arrived: u64,
+    /// The first messages of each pane (the source's: ready or waiting
+    /// for a retry; the quarantine's), in message order, as of each
+    /// sample: at most [`PANE_SAMPLE_ROWS`] each.
+    pub panes: Vec<Panes>,
+    /// The same at the end.
+    pub last_panes: Panes,
     /// What the run had done as of each sample (deliveries made, retry
     /// delay paid): the lab's live counters between two samples.
     pub progress: Vec<Progress>,
@@ -32,6 +39,28 @@ pub struct Census {
     /// would miss (each operator inspection, each outage edge), in time
     /// order; at most [`CENSUS_MARKS`].
     pub marks: Vec<Mark>,
+}
+
+/// The first messages of the two panes as of a sample: the source's
+/// (ready, or waiting for a retry) and the quarantine's.
+pub type Panes = [Vec<PaneRow>; 2];
+
+/// The source's pane ([`Panes`]).
+pub const SOURCE_PANE: usize = 0;
+/// The quarantine's pane ([`Panes`]).
+pub const QUARANTINE_PANE: usize = 1;
+
+/// How many messages of each pane a sample keeps.
+pub const PANE_SAMPLE_ROWS: usize = 5;
+
+/// A message a pane lists as of a sample, as it was then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaneRow {
+    pub message: MessageIndex,
+    pub state: State,
+    pub total_receives: u32,
+    pub reason: Option<ReasonIndex>,
+    pub quarantined_at: Option<Millis>,
 }
 
 /// What a run had done as of a sample, besides the messages per state.
@@ -144,6 +173,26 @@ impl Census {
         self.as_of(&self.not_arrived, self.last_not_arrived, t)
     }
 
+    /// The panes' first rows as of [`Census::sample_time`]`(t)`.
+    pub fn panes_at(&self, t: Millis) -> &Panes {
+        if t >= self.end {
+            return &self.last_panes;
+        }
+        self.panes
+            .get((t / self.step) as usize)
+            .unwrap_or(&self.last_panes)
+    }
+
+    /// The panes' first rows at each of [`Census::points`].
+    pub fn pane_points(&self) -> Vec<(Millis, &Panes)> {
+        let mut points: Vec<(Millis, &Panes)> = (self.panes.iter().enumerate())
+            .map(|(k, p)| (k as Millis * self.step, p))
+            .filter(|(t, _)| *t < self.end)
+            .collect();
+        points.push((self.end, &self.last_panes));
+        points
+    }
+
     /// What the run had done as of [`Census::sample_time`]`(t)`.
     pub fn progress_at(&self, t: Millis) -> Progress {
         self.as_of(&self.progress, self.last_progress, t)
@@ -168,6 +217,10 @@ pub(super) struct CensusTaker {
     samples: Vec<[u64; STATE_COUNT]>,
     /// Messages waiting that have not arrived, now and at each sample.
     not_arrived: u64,
+    /// Which messages are in each pane now, and the panes' first rows at
+    /// each sample.
+    members: [PaneBits; 2],
+    pane_samples: Vec<Panes>,
     not_arrived_samples: Vec<u64>,
     /// What the run had done, now and at each sample.
     progress: Progress,
@@ -188,6 +241,8 @@ impl CensusTaker {
             samples: Vec::new(),
             not_arrived: messages,
             not_arrived_samples: Vec::new(),
+            members: [PaneBits::new(messages), PaneBits::new(messages)],
+            pane_samples: Vec::new(),
             progress: Progress::default(),
             progress_samples: Vec::new(),
             pending: std::collections::BTreeMap::new(),
@@ -208,10 +263,14 @@ impl CensusTaker {
         }
     }
 
-    /// Time is about to reach `t`, the run having done `progress` so far:
-    /// every sample and mark before it is final.
-    pub(super) fn advance(&mut self, t: Millis, progress: Progress) {
+    /// Time is about to reach `t`, the run having done `progress` so far
+    /// and its messages as `messages` holds them: every sample and mark
+    /// before it is final.
+    pub(super) fn advance(&mut self, t: Millis, progress: Progress, messages: &Messages) {
         self.progress = progress;
+        // The panes are read once for the samples this call takes (nothing
+        // changed between them).
+        let mut panes: Option<Panes> = None;
         while let Some(entry) = self.pending.first_entry() {
             if *entry.key() >= t {
                 break;
@@ -227,20 +286,25 @@ impl CensusTaker {
             self.samples.push(self.counts);
             self.not_arrived_samples.push(self.not_arrived);
             self.progress_samples.push(self.progress);
+            let rows =
+                panes.get_or_insert_with(|| self.members.each_mut().map(|b| b.rows(messages)));
+            self.pane_samples.push(rows.clone());
             if self.samples.len() == CENSUS_SAMPLES {
                 let step = census_step_after(self.step);
                 let ratio = (step / self.step) as usize;
                 thin(&mut self.samples, ratio);
                 thin(&mut self.not_arrived_samples, ratio);
                 thin(&mut self.progress_samples, ratio);
+                self.pane_samples = self.pane_samples.iter().step_by(ratio).cloned().collect();
                 self.step = step;
             }
             self.next = (self.samples.len() as Millis).saturating_mul(self.step);
         }
     }
 
-    pub(super) fn finish(mut self, end: Millis, progress: Progress) -> Census {
-        self.advance(end.saturating_add(1), progress);
+    pub(super) fn finish(mut self, end: Millis, progress: Progress, messages: &Messages) -> Census {
+        self.advance(end.saturating_add(1), progress, messages);
+        let last_panes = self.members.each_mut().map(|b| b.rows(messages));
         Census {
             step: self.step,
             samples: self.samples,
@@ -250,6 +314,8 @@ impl CensusTaker {
             last_not_arrived: self.not_arrived,
             progress: self.progress_samples,
             last_progress: self.progress,
+            panes: self.pane_samples,
+            last_panes,
             marks: self.marks,
         }
     }
@@ -261,21 +327,89 @@ fn thin<T: Copy>(samples: &mut Vec<T>, ratio: usize) {
 }
 
 impl CensusTaker {
-    /// A message moves from one state to another.
+    /// Message `m` moves from state `from` (arrived: `was`) to `to`
+    /// (arrived: `now`).
     #[inline]
-    pub(super) fn moved(&mut self, from: State, to: State) {
+    pub(super) fn moved(&mut self, m: MessageIndex, from: State, was: bool, to: State, now: bool) {
         self.counts[from as usize] -= 1;
         self.counts[to as usize] += 1;
-    }
-
-    /// A state change took a message from not arrived to arrived
-    /// (`was` false, `now` true), or back.
-    #[inline]
-    pub(super) fn arrival_changed(&mut self, was: bool, now: bool) {
         match (was, now) {
             (false, true) => self.not_arrived -= 1,
             (true, false) => self.not_arrived += 1,
             _ => {}
         }
+        let in_source =
+            |s: State, arrived: bool| s == State::Ready || (s == State::Waiting && arrived);
+        self.members[SOURCE_PANE].set(m, in_source(to, now), in_source(from, was));
+        self.members[QUARANTINE_PANE].set(m, to == State::Quarantined, from == State::Quarantined);
+    }
+}
+
+/// The messages in one pane, a bit each, with how many there are and the
+/// lowest index that may be in it: reading its first rows skips the
+/// messages below at once and stops at the last member.
+#[derive(Clone)]
+struct PaneBits {
+    words: Vec<u64>,
+    count: u64,
+    low: usize,
+}
+
+impl PaneBits {
+    fn new(messages: u64) -> Self {
+        PaneBits {
+            words: vec![0; (messages as usize).div_ceil(64)],
+            count: 0,
+            low: usize::MAX,
+        }
+    }
+
+    /// `m` is in the pane (`now`) or not, having been (`was`) or not.
+    #[inline]
+    fn set(&mut self, m: MessageIndex, now: bool, was: bool) {
+        if now == was {
+            return;
+        }
+        let (w, bit) = (m as usize / 64, 1u64 << (m % 64));
+        if now {
+            self.words[w] |= bit;
+            self.count += 1;
+            self.low = self.low.min(w);
+        } else {
+            self.words[w] &= !bit;
+            self.count -= 1;
+        }
+    }
+
+    /// The first [`PANE_SAMPLE_ROWS`] members, as `messages` holds them.
+    /// The lowest member's word becomes the next reading's start.
+    fn rows(&mut self, messages: &Messages) -> Vec<PaneRow> {
+        let mut rows = Vec::new();
+        let want = (self.count as usize).min(PANE_SAMPLE_ROWS);
+        if want == 0 {
+            self.low = usize::MAX;
+            return rows;
+        }
+        let first = (self.words.iter().skip(self.low)).position(|&w| w != 0);
+        self.low += first.unwrap_or(0);
+        for (w, &word) in self.words.iter().enumerate().skip(self.low) {
+            let mut bits = word;
+            while bits != 0 {
+                let m = (w * 64) as MessageIndex + bits.trailing_zeros();
+                bits &= bits - 1;
+                let s = messages.get(m);
+                rows.push(PaneRow {
+                    message: m,
+                    state: s.state,
+                    total_receives: s.total_receives,
+                    reason: s.last_reason(),
+                    quarantined_at: s.last_quarantined_at(),
+                });
+                if rows.len() == want {
+                    return rows;
+                }
+            }
+        }
+        rows
     }
 }

@@ -70,7 +70,10 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::model::{STATE_COUNT, Totals};
 pub use alarms::{ALARM_CHANGES_KEPT, AlarmChange, AlarmRecord};
 pub use calls::{CALL_SERIES_ROWS, CallRow, CallSeries};
-pub use census::{CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, Progress, census_step_after};
+pub use census::{
+    CENSUS_MARKS, CENSUS_SAMPLES, Census, Mark, PANE_SAMPLE_ROWS, PaneRow, Panes, Progress,
+    QUARANTINE_PANE, SOURCE_PANE, census_step_after,
+};
 pub use log::{LogOutcome, RestartRecord};
 pub use log::{OFFSET_SAMPLES, OffsetSample, SAMPLED_PARTITIONS};
 pub use messages::Messages;
@@ -365,10 +368,9 @@ impl<'s> Engine<'s> {
     #[inline]
     fn set_state(&mut self, m: MessageIndex, to: State) {
         if let Some(census) = &mut self.measures.census {
-            census.moved(self.messages.state(m), to);
-            let was = self.messages.has_arrived(m);
+            let (from, was) = (self.messages.state(m), self.messages.has_arrived(m));
             self.messages.set_state(m, to);
-            census.arrival_changed(was, self.messages.has_arrived(m));
+            census.moved(m, from, was, to, self.messages.has_arrived(m));
             return;
         }
         self.messages.set_state(m, to);
@@ -513,10 +515,13 @@ impl<'s> Engine<'s> {
             .writes
             .as_mut()
             .map_or((Vec::new(), Vec::new()), |w| w.take_traces());
-        let census = self
-            .measures
-            .census
-            .map(|c| c.finish(self.core.clock.now.max(end), census::Progress::of(&totals)));
+        let census = self.measures.census.map(|c| {
+            c.finish(
+                self.core.clock.now.max(end),
+                census::Progress::of(&totals),
+                &self.messages,
+            )
+        });
         Outcome {
             totals,
             messages: self.messages,

@@ -332,7 +332,11 @@ impl Engine<'_> {
             return Ok(false);
         }
         if let Some(census) = &mut self.measures.census {
-            census.advance(t, super::census::Progress::of(&self.measures.totals));
+            census.advance(
+                t,
+                super::census::Progress::of(&self.measures.totals),
+                &self.messages,
+            );
         }
         // The writes' transitions up to this instant come before its events,
         // and so do the quarantine's archives and expiries.

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use serde_json::{Value as Json, json};
 
 use crate::duration::Dur;
-use crate::engine::{Detail, Outcome};
+use crate::engine::{Detail, Outcome, QUARANTINE_PANE, SOURCE_PANE};
 use crate::model::{MessageIndex, Millis, Scenario, State};
 use crate::padded;
 
@@ -171,27 +171,62 @@ pub fn lanes_data(scenario: &Scenario, outcome: &Outcome) -> Json {
 }
 
 /// Per census point (as [`crate::engine::Census::points`]), what the run
-/// had done then and which alarms were firing (`null` for an alarm whose
-/// changes by then were past those kept).
-pub fn sample_data(scenario: &Scenario, outcome: &Outcome) -> Vec<Json> {
+/// had done then, which alarms were firing (`null` for an alarm whose
+/// changes by then were past those kept), and the panes' first rows when
+/// they differ from the point before (`panes`: the source's rows
+/// `[message, ready (1) or waiting for a retry (0), total receives]`, the
+/// quarantine's `[message, reason index or null, total receives,
+/// quarantined at]`); and the messages those rows name, each as `[id,
+/// dead-letter headers]`.
+pub fn sample_data(scenario: &Scenario, outcome: &Outcome) -> (Vec<Json>, Json) {
     let Some(census) = &outcome.census else {
-        return Vec::new();
+        return (Vec::new(), Json::Null);
     };
-    census
-        .progress_points()
-        .into_iter()
-        .map(|(t, p)| {
+    let mut named = std::collections::BTreeMap::new();
+    let mut before: Option<&crate::engine::Panes> = None;
+    let samples = (census.progress_points().into_iter())
+        .zip(census.pane_points())
+        .map(|((t, p), (_, panes))| {
             let alarms: Vec<Json> = (outcome.alarms.iter())
                 .take(scenario.alarms.len())
                 .map(|r| firing_at(r, t))
                 .collect();
-            json!({
+            let mut sample = json!({
                 "deliveries": p.deliveries,
                 "retry_delay_paid": p.retry_delay_paid,
                 "alarms": alarms,
-            })
+            });
+            if before != Some(panes) {
+                for r in panes.iter().flatten() {
+                    named.entry(r.message).or_insert_with(|| {
+                        json!([
+                            scenario.message_id(r.message),
+                            headers(scenario, outcome, r.message)
+                        ])
+                    });
+                }
+                let source: Vec<Json> = (panes[SOURCE_PANE].iter())
+                    .map(|r| {
+                        json!([
+                            r.message,
+                            u8::from(r.state == State::Ready),
+                            r.total_receives
+                        ])
+                    })
+                    .collect();
+                let quarantine: Vec<Json> = (panes[QUARANTINE_PANE].iter())
+                    .map(|r| json!([r.message, r.reason, r.total_receives, r.quarantined_at]))
+                    .collect();
+                sample["panes"] = json!([source, quarantine]);
+                before = Some(panes);
+            }
+            sample
         })
-        .collect()
+        .collect();
+    let named: serde_json::Map<String, Json> =
+        named.into_iter().map(|(m, v)| (m.to_string(), v)).collect();
+    let pane_data = json!({ "messages": named, "reasons": scenario.reasons });
+    (samples, pane_data)
 }
 
 /// Whether an alarm was firing as of `t` (every event at `t` included),
@@ -284,4 +319,73 @@ fn more(out: &mut String, shown: usize, count: u64) {
 
 fn header(names: &[&str]) -> Vec<String> {
     names.iter().map(|n| n.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{HISTORY_MESSAGES, Recorder, run, run_until};
+
+    /// What the steps count adds up, over every bundled run small enough
+    /// for playback, to the run's deliveries and retry delay paid, and
+    /// leaves each alarm in its state at the end; as of any time, to the
+    /// run stopped then.
+    #[test]
+    fn the_steps_counts_add_up_to_the_run_at_every_time() {
+        let mut checked = 0;
+        for (path, s) in crate::scenario::bundled() {
+            if s.message_count() > HISTORY_MESSAGES {
+                continue;
+            }
+            let Ok(outcome) = run(&s, Recorder::All) else {
+                continue;
+            };
+            if outcome.transitions_dropped > 0 {
+                continue;
+            }
+            let end = outcome.totals.end_time;
+            for t in [end / 3, end / 2, end] {
+                let (mut deliveries, mut paid) = (0u64, 0);
+                let mut alarms = vec![false; s.alarms.len()];
+                for tr in outcome.transitions.iter().filter(|tr| tr.time <= t) {
+                    match step_count(&tr.detail) {
+                        Some(Json::Number(_)) => deliveries += 1,
+                        Some(Json::Array(a)) => {
+                            let (code, n) = (a[0].as_u64().unwrap(), a[1].as_u64().unwrap());
+                            match code {
+                                2 => paid += n,
+                                3 | 4 => alarms[n as usize] = code == 3,
+                                _ => unreachable!(),
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let at = run_until(&s, Recorder::Off, t).unwrap();
+                let c = counters(&s, &at);
+                let name = path.display();
+                assert_eq!(deliveries, c.deliveries, "{name} at {t}");
+                assert_eq!(paid, c.retry_delay_paid, "{name} at {t}");
+                let firing: Vec<bool> = c.alarms.iter().map(|a| a.1).collect();
+                assert_eq!(alarms, firing, "{name} at {t}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 50, "{checked} runs checked");
+    }
+
+    /// `show --at` prints the counters, each alarm, and both panes with
+    /// their first rows, due times and headers.
+    #[test]
+    fn the_text_lists_counters_alarms_and_both_panes() {
+        let text = "[delivery]\nmax_receives = 2\nretry_interval = \"10s\"\n\
+            [[message]]\nid = \"ok\"\n\
+            [[message]]\nid = \"flaky\"\nfaults = [{ fail = { first = 1 } }]\n\
+            [[message]]\nid = \"bad\"\nfaults = [{ fail = { until = \"repair\" }, reason = \"schema\", class = \"permanent\" }]\n\
+            [[message]]\nid = \"late\"\nat = \"12s\"\nfaults = [{ fail = { first = 1 } }]\n\
+            [[alarm]]\nname = \"dlq\"\nmetric = \"dlq_depth\"\nat_least = 1\n";
+        let (s, _) = crate::scenario::load_str("t.toml", text).unwrap();
+        let at = run_until(&s, Recorder::All, 15_000).unwrap();
+        insta::assert_snapshot!(super::text(&s, &at));
+    }
 }

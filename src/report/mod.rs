@@ -56,16 +56,20 @@ pub fn timeline(scenario: &Scenario, outcome: &Outcome) -> (Json, Json) {
             "steps_total": playback::total(outcome),
             "live": live::lanes_data(scenario, outcome),
         }),
-        Some(_) => json!({
-            "mode": "aggregate",
-            "end": outcome.totals.end_time,
-            "step": outcome.census.as_ref().map_or(1, |c| c.step),
-            "left": chart["left"],
-            "right": chart["right"],
-            "segments": chart["pieces"],
-            "samples": with_progress(&chart["samples"], live::sample_data(scenario, outcome)),
-            "alarms": scenario.alarms.iter().map(|a| &a.name).collect::<Vec<_>>(),
-        }),
+        Some(_) => {
+            let (progress, panes) = live::sample_data(scenario, outcome);
+            json!({
+                "mode": "aggregate",
+                "end": outcome.totals.end_time,
+                "step": outcome.census.as_ref().map_or(1, |c| c.step),
+                "left": chart["left"],
+                "right": chart["right"],
+                "segments": chart["pieces"],
+                "samples": with_progress(&chart["samples"], progress),
+                "alarms": scenario.alarms.iter().map(|a| &a.name).collect::<Vec<_>>(),
+                "panes": panes,
+            })
+        }
         None => Json::Null,
     };
     (chart, scrub)

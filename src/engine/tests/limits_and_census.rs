@@ -172,3 +172,68 @@ fn a_run_to_a_time_past_a_stop_ends_at_the_stop() {
     assert_eq!(at.totals.stopped_by, outcome.totals.stopped_by);
     assert_eq!(at.transitions.len(), outcome.transitions.len());
 }
+
+/// Each census sample keeps what the run had done then (deliveries, retry
+/// delay paid) and the first messages of the two panes (the source's:
+/// ready or waiting for a retry; the quarantine's), in message order, as
+/// the run stopped at that time has them: retries, an outage, an
+/// operator who redrives and purges, and a resolution that halves.
+#[test]
+fn each_sample_keeps_the_progress_and_the_panes_first_rows_of_its_time() {
+    use crate::engine::{PANE_SAMPLE_ROWS, QUARANTINE_PANE, SOURCE_PANE};
+    let text = format!(
+        "{}{}[[operator]]\nwait = \"2h\"\naction = \"redrive_all\"\nrepair = true\n\
+         [[operator]]\nwait = \"1h\"\naction = \"purge\"\n\
+         [[traffic]]\ncount = 300\nover = \"3h\"\nid_prefix = \"t-\"\n\
+         faults = [{{ fail = {{ first = 1 }} }}]\n\
+         [[traffic]]\ncount = 40\nover = \"2h\"\nid_prefix = \"bad-\"\n\
+         faults = [{{ fail = {{ until = \"repair\" }} }}]\n\
+         [[outage]]\nfrom = \"1h\"\nduration = \"20m\"\n",
+        DELIVERY, BASE_EXTRA
+    );
+    let (scenario, _) = load_str("t.toml", &fixture("", &text, "")).unwrap();
+    let outcome = run_with_census(&scenario, Recorder::Off).unwrap();
+    let c = outcome.census.as_ref().expect("census taken");
+    assert_eq!(c.progress.len(), c.samples.len());
+    assert_eq!(c.panes.len(), c.samples.len());
+    let firsts = |at: &Outcome, keep: &dyn Fn(&crate::engine::MessageState) -> bool| {
+        (0..at.messages.len() as u32)
+            .filter(|&m| keep(&at.messages.get(m)))
+            .take(PANE_SAMPLE_ROWS)
+            .collect::<Vec<u32>>()
+    };
+    let mut seen = [false; 2];
+    for k in (0..c.samples.len()).step_by(3) {
+        let t = k as Millis * c.step;
+        let at = run_until(&scenario, Recorder::Off, t).unwrap();
+        let p = c.progress[k];
+        assert_eq!(p.deliveries, at.totals.deliveries, "at {t}");
+        assert_eq!(p.retry_delay_paid, at.totals.retry_delay_paid, "at {t}");
+        let source = firsts(&at, &|s| {
+            s.state == State::Ready || (s.state == State::Waiting && s.has_arrived())
+        });
+        let quarantine = firsts(&at, &|s| s.state == State::Quarantined);
+        let rows = &c.panes[k];
+        let ids = |pane: usize| rows[pane].iter().map(|r| r.message).collect::<Vec<u32>>();
+        assert_eq!(ids(SOURCE_PANE), source, "the source at {t}");
+        assert_eq!(ids(QUARANTINE_PANE), quarantine, "the quarantine at {t}");
+        for r in rows.iter().flatten() {
+            let s = at.messages.get(r.message);
+            assert_eq!(
+                (r.state, r.total_receives, r.reason, r.quarantined_at),
+                (
+                    s.state,
+                    s.total_receives,
+                    s.last_reason(),
+                    s.last_quarantined_at()
+                ),
+                "{} at {t}",
+                r.message
+            );
+        }
+        seen[0] |= !source.is_empty();
+        seen[1] |= quarantine.len() == PANE_SAMPLE_ROWS;
+    }
+    assert_eq!(seen, [true, true], "both panes were read while full");
+    assert_eq!(c.last_progress.deliveries, outcome.totals.deliveries);
+}
