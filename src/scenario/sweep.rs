@@ -380,19 +380,25 @@ fn set_in<'i>(
                 return Ok(());
             }
             let missing = !table.keys().any(|k| k.get_ref() == *segment);
-            if missing && rest[0].parse::<usize>().is_ok() {
+            // A list the file does not have starts with its first entry.
+            let list = rest[0].parse::<usize>().is_ok();
+            if missing && list && rest[0] != "1" {
                 return Err(format!(
-                    "`{here}` has no entries; position {} does not exist",
+                    "`{here}` has no entries; position {} does not exist (position 1 adds the first)",
                     rest[0]
                 ));
             }
-            let child = table
-                .entry(key)
-                .or_insert_with(|| Spanned::new(key_span.clone(), DeValue::Table(DeTable::new())));
+            let child = table.entry(key).or_insert_with(|| {
+                let empty = match list {
+                    true => DeValue::Array(DeArray::new()),
+                    false => DeValue::Table(DeTable::new()),
+                };
+                Spanned::new(key_span.clone(), empty)
+            });
             set_in(child.get_mut(), rest, here, key_span, value)
         }
         DeValue::Array(items) => {
-            let entry = position_in(items, segment, &walked)?;
+            let entry = position_in(items, segment, &walked, key_span)?;
             if rest.is_empty() {
                 *entry = value;
                 return Ok(());
@@ -409,16 +415,26 @@ fn position_in<'a, 'i>(
     items: &'a mut DeArray<'i>,
     position: &str,
     walked: &str,
+    key_span: &Range<usize>,
 ) -> Result<&'a mut Value<'i>, String> {
     let n: usize = position
         .parse()
         .map_err(|_| format!("`{walked}` is a list: `{position}` is not a position (1, 2, ...)"))?;
     let len = items.len();
+    // The position after the last adds an entry (a table, as `[[...]]`
+    // writes one), so that a file can gain an operator step or an outage.
+    if n == len + 1 {
+        items.push(Spanned::new(
+            key_span.clone(),
+            DeValue::Table(DeTable::new()),
+        ));
+    }
     match n.checked_sub(1).and_then(|k| items.get_mut(k)) {
         Some(entry) => Ok(entry),
         None => Err(format!(
-            "`{walked}` has {len} {}; position {n} does not exist",
-            if len == 1 { "entry" } else { "entries" }
+            "`{walked}` has {len} {}; position {n} does not exist (position {} adds one)",
+            if len == 1 { "entry" } else { "entries" },
+            len + 1
         )),
     }
 }
@@ -466,14 +482,31 @@ mod tests {
         assert_eq!(v["dedup"]["result_retention"].as_str(), Some("1m"));
     }
 
+    /// The position after a list's last entry adds one, and position 1 of
+    /// a list the file does not have starts it: an operator step or an
+    /// outage can be added from the command line.
+    #[test]
+    fn the_position_after_the_last_adds_an_entry() {
+        let text = "[delivery]\nmax_receives = 2\n[[traffic]]\ncount = 1\n";
+        let mut root = document(text);
+        set(&mut root, "traffic.2.count", 0..0, value("x = 7")).unwrap();
+        set(&mut root, "operator.1.action", 0..0, value("x = \"purge\"")).unwrap();
+        set(&mut root, "operator.1.wait", 0..0, value("x = \"1m\"")).unwrap();
+        let v = written(root);
+        assert_eq!(v["traffic"][1]["count"].as_integer(), Some(7));
+        assert_eq!(v["operator"][0]["action"].as_str(), Some("purge"));
+        assert_eq!(v["operator"][0]["wait"].as_str(), Some("1m"));
+        assert_eq!(v["operator"].as_array().map(Vec::len), Some(1));
+    }
+
     #[test]
     fn a_path_that_leads_nowhere_says_why() {
         let text = "[delivery]\nmax_receives = 2\n[[traffic]]\ncount = 1\n";
         let mut root = document(text);
         let mut why = |path: &str| set(&mut root, path, 0..0, value("x = 1")).unwrap_err();
         assert_eq!(
-            why("traffic.2.count"),
-            "`traffic` has 1 entry; position 2 does not exist"
+            why("traffic.3.count"),
+            "`traffic` has 1 entry; position 3 does not exist (position 2 adds one)"
         );
         assert_eq!(
             why("traffic.first.count"),
@@ -485,8 +518,8 @@ mod tests {
         );
         assert!(why("delivery..x").contains("is not a path"));
         assert_eq!(
-            why("outage.1.from"),
-            "`outage` has no entries; position 1 does not exist"
+            why("outage.2.from"),
+            "`outage` has no entries; position 2 does not exist (position 1 adds the first)"
         );
     }
 

@@ -572,7 +572,7 @@ fn a_sweep_path_that_leads_nowhere_is_located_with_a_dataflow_example() {
     let p = &inv.problems[0];
     assert_eq!(
         p.message,
-        "cannot sweep `channel.7.latency`: `channel` has 3 entries; position 7 does not exist"
+        "cannot sweep `channel.7.latency`: `channel` has 3 entries; position 7 does not exist (position 4 adds one)"
     );
     assert!(
         p.help.as_deref().unwrap().ends_with("node.1.state"),
