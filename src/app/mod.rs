@@ -18,6 +18,8 @@ pub mod sweep;
 
 use std::path::PathBuf;
 
+/// A set's value that removes its path (`--unset PATH`).
+pub use crate::scenario::sweep::UNSET;
 pub use batch::{
     FileResult, LoadError, Loaded, Options, Ran, expand, load_file, run_all, run_file,
 };

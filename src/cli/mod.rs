@@ -84,6 +84,10 @@ struct RunArgs {
     /// On a swept path, fixes the sweep to that value.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
     sets: Vec<(String, String)>,
+    /// Remove PATH, a key the file writes, from every scenario, as if not
+    /// written (repeatable): --unset operator.1.only.
+    #[arg(long = "unset", value_name = "PATH", value_parser = parse_unset)]
+    unsets: Vec<(String, String)>,
     /// Print only failures and the closing line.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -207,6 +211,9 @@ enum Command {
         /// swept path to show one point.
         #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_set)]
         sets: Vec<(String, String)>,
+        /// Remove PATH, a key the file writes, first (repeatable).
+        #[arg(long = "unset", value_name = "PATH", value_parser = parse_unset)]
+        unsets: Vec<(String, String)>,
     },
     /// Run two scenarios (or one with two sets of --set values) and print
     /// how their totals, messages and sinks differ; exit 0 when they do
@@ -364,6 +371,17 @@ fn parse_set(s: &str) -> Result<(String, String), String> {
     Ok((path.to_string(), value.trim().to_string()))
 }
 
+/// `--unset PATH`: a set that removes PATH.
+fn parse_unset(s: &str) -> Result<(String, String), String> {
+    let path = s.trim();
+    if path.is_empty() || path.contains('=') {
+        return Err(format!(
+            "expected a PATH such as operator.1.only, got {s:?}"
+        ));
+    }
+    Ok((path.to_string(), crate::app::UNSET.to_string()))
+}
+
 fn parse_duration(s: &str) -> Result<u64, String> {
     crate::duration::parse(s).map_err(|e| e.to_string())
 }
@@ -410,7 +428,8 @@ pub fn main() -> ExitCode {
             at,
             seed,
             sets,
-        }) => show(&file, &sets, at, seed, color),
+            unsets,
+        }) => show(&file, &[sets, unsets].concat(), at, seed, color),
         Some(Command::New { name, kind }) => new_scenario(&name, kind),
         Some(Command::Lab {
             files,
@@ -587,7 +606,7 @@ fn request(args: &RunArgs, files: Vec<String>) -> BatchRequest {
             fail_fast: args.fail_fast,
             transcript: transcript(args),
             census: args.report.is_some(),
-            sets: args.sets.clone(),
+            sets: [args.sets.clone(), args.unsets.clone()].concat(),
             shard: args.shard,
         },
         jobs: args.jobs.map(usize::from),
@@ -654,7 +673,7 @@ fn run(args: &RunArgs, color: bool) -> Exit {
                     &batch.goldens,
                     args.quiet,
                     args.seed,
-                    &args.sets,
+                    &[args.sets.clone(), args.unsets.clone()].concat(),
                 );
             }
             write!(out, "{text}")

@@ -400,7 +400,10 @@ pub(super) fn with_goldens(
     if !to_bless.is_empty() {
         let mut shaping = seed.map_or(String::new(), |s| format!("--seed {s} "));
         for (path, value) in sets {
-            shaping.push_str(&crate::shell::set(path, value));
+            match value == crate::app::UNSET {
+                true => shaping.push_str(&format!("--unset {}", crate::shell::word(path))),
+                false => shaping.push_str(&crate::shell::set(path, value)),
+            }
             shaping.push(' ');
         }
         out.push_str(&format!(

@@ -38,19 +38,48 @@ pub enum Kind {
     Text,
     /// A swept path: one of the sweep's values, or every point.
     Axis,
+    /// An operator step's choice (`operator.N.action`): hold, redrive
+    /// all, redrive only one message (the action and its `only`), purge;
+    /// for a step the file does not have, also none.
+    Action,
 }
+
+/// An operator step's choice that redrives one message: `redrive only ID`.
+const REDRIVE_ONLY: &str = "redrive only ";
+
+/// At most this many messages get a `redrive only` choice.
+const ONLY_CHOICES: usize = 20;
+
+/// The choice of an operator step the file does not have.
+pub const NO_STEP: &str = "none";
+
+use crate::scenario::sweep::UNSET;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Control {
     /// The path `--set` takes: `delivery.max_receives`, `traffic.1.count`.
     pub path: String,
+    /// What the panel calls it: the thing's name (`message poison: fault
+    /// 1: fail first`), the path being its tooltip.
+    pub label: String,
     pub kind: Kind,
     /// The file's value as the control shows it (a string without quotes;
     /// empty for an axis: every point).
     pub file_value: String,
     /// An axis's values, as TOML writes them; a word's allowed words.
     pub choices: Vec<String>,
+    /// Keys the file writes beside this value that only one of its values
+    /// takes (`checkpoint_age` goes with `resume = "stale"` alone): each
+    /// key's path and that value. Another value removes the key.
+    pub goes_with: Vec<(String, String)>,
 }
+
+/// Keys a restart takes with one value of its `resume` only.
+const RESUME_KEYS: [(&str, &str); 3] = [
+    ("checkpoint_age", "stale"),
+    ("offsets", "offsets"),
+    ("replay_until", "offsets"),
+];
 
 /// The words the JSON Schema allows at a path of a file (`delivery.backoff.jitter`:
 /// none, full, equal, decorrelated), where it lists them.
@@ -136,9 +165,11 @@ pub fn controls(text: &str) -> (Vec<Control>, bool) {
             if let toml::Value::Array(values) = values {
                 out.push(Control {
                     path: path.clone(),
+                    label: label(&doc, path),
                     kind: Kind::Axis,
                     file_value: String::new(),
                     choices: values.iter().map(toml::Value::to_string).collect(),
+                    goes_with: Vec::new(),
                 });
             }
         }
@@ -151,19 +182,147 @@ pub fn controls(text: &str) -> (Vec<Control>, bool) {
     {
         out.push(Control {
             path: "scenario.seed".into(),
+            label: "seed".into(),
             kind: Kind::Integer,
             file_value: seed.to_string(),
             choices: Vec::new(),
+            goes_with: Vec::new(),
         });
     }
+    // The values a trainer would add come before the file's many others.
+    offer(&doc, &swept, &mut out);
+    let offered: Vec<String> = out.iter().map(|c| c.path.clone()).collect();
+    let mut skipped = swept.clone();
+    // An operator step's action and `only` are its choice.
+    skipped.extend(offered.iter().map(|p| p.replace(".action", ".only")));
+    skipped.extend(offered);
     let mut more = false;
     for (key, value) in doc
         .iter()
         .filter(|(k, _)| !NOT_VARIED.contains(&k.as_str()))
     {
-        walk(key, value, &swept, &mut out, &mut more);
+        walk(key, value, &skipped, &mut out, &mut more);
+    }
+    for c in &mut out {
+        if c.label.is_empty() {
+            c.label = label(&doc, &c.path);
+        }
     }
     (out, more)
+}
+
+/// The values a trainer would add that the file does not write: each
+/// operator step's choice (with a redrive of one message), an operator
+/// step after the first pass where the file has none, and the
+/// deduplication store where the file has no `[dedup]`.
+fn offer(doc: &toml::Table, swept: &[String], out: &mut Vec<Control>) {
+    let ids: Vec<String> = (doc.get("message").and_then(toml::Value::as_array))
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("id").and_then(toml::Value::as_str))
+        .take(ONLY_CHOICES)
+        .map(str::to_string)
+        .collect();
+    let choices = |none: bool| {
+        let mut c: Vec<String> = Vec::new();
+        if none {
+            c.push(NO_STEP.into());
+        }
+        c.extend(["hold", "redrive_all"].map(String::from));
+        c.extend(ids.iter().map(|id| format!("{REDRIVE_ONLY}{id}")));
+        c.push("purge".into());
+        c
+    };
+    let steps = doc.get("operator").and_then(toml::Value::as_array);
+    let mut action_at = |path: String, file_value: String, none: bool| {
+        if !swept.contains(&path) {
+            out.push(Control {
+                path,
+                label: String::new(),
+                kind: Kind::Action,
+                file_value,
+                choices: choices(none),
+                goes_with: Vec::new(),
+            });
+        }
+    };
+    match steps {
+        Some(steps) if !steps.is_empty() => {
+            for (i, step) in steps.iter().enumerate() {
+                let action = step
+                    .get("action")
+                    .and_then(toml::Value::as_str)
+                    .unwrap_or("hold");
+                let only = step.get("only").and_then(toml::Value::as_array);
+                let file_value = match only.map(Vec::as_slice) {
+                    Some([one]) if action == "redrive" => {
+                        format!("{REDRIVE_ONLY}{}", one.as_str().unwrap_or_default())
+                    }
+                    Some(_) if action == "redrive" => "redrive".into(),
+                    _ => action.to_string(),
+                };
+                action_at(format!("operator.{}.action", i + 1), file_value, false);
+            }
+        }
+        _ => action_at("operator.1.action".into(), NO_STEP.into(), true),
+    }
+    if doc.get("dedup").is_none() && !swept.iter().any(|p| p.starts_with("dedup.")) {
+        out.push(Control {
+            path: "dedup.enabled".into(),
+            label: String::new(),
+            kind: Kind::Bool,
+            file_value: "false".into(),
+            choices: Vec::new(),
+            goes_with: Vec::new(),
+        });
+    }
+}
+
+/// What the panel calls the value at `path` of the file: each table by
+/// its key, each entry of a list by its `id` or `name` (else its
+/// position), underscores as spaces: `message poison: faults 1: fail
+/// first`, `operator step 1: action`.
+pub fn label(doc: &toml::Table, path: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut node: Option<&toml::Value> = None;
+    let mut segments = path.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let child = match node {
+            None => doc.get(segment),
+            Some(v) => v.get(segment),
+        };
+        let list = child.and_then(toml::Value::as_array);
+        let word = segment.replace('_', " ");
+        match (list, segments.peek().and_then(|n| n.parse::<usize>().ok())) {
+            (Some(items), Some(n)) => {
+                let position = segments.next().unwrap_or_default();
+                let entry = n.checked_sub(1).and_then(|k| items.get(k));
+                let name = (entry.and_then(|e| e.get("id").or_else(|| e.get("name"))))
+                    .and_then(toml::Value::as_str);
+                parts.push(match (segment, name) {
+                    ("operator", _) => format!("operator step {position}"),
+                    (_, Some(name)) => format!("{word} {name}"),
+                    (_, None) => format!("{word} {position}"),
+                });
+                node = entry;
+            }
+            (None, Some(_)) if segment == "operator" => {
+                let position = segments.next().unwrap_or_default();
+                parts.push(format!(
+                    "operator step {position} (added after the first pass)"
+                ));
+                node = None;
+            }
+            _ => {
+                parts.push(word);
+                node = child;
+            }
+        }
+    }
+    if parts.first().is_some_and(|p| p == "scenario") {
+        parts.remove(0);
+    }
+    parts.join(": ")
 }
 
 fn walk(
@@ -175,15 +334,28 @@ fn walk(
 ) {
     let leaf = |kind: Kind, shown: String| Control {
         path: path.to_string(),
+        label: String::new(),
         kind,
         file_value: shown,
         choices: Vec::new(),
+        goes_with: Vec::new(),
     };
     let last = path.rsplit('.').next().unwrap_or(path);
     let control = match value {
         toml::Value::Table(t) => {
+            let at = out.len();
             for (k, v) in t {
                 walk(&format!("{path}.{k}"), v, swept, out, more);
+            }
+            // A restart's `resume` and the keys one of its values takes.
+            if let Some(resume) = out[at..]
+                .iter_mut()
+                .find(|c| c.path == format!("{path}.resume"))
+            {
+                resume.goes_with = (RESUME_KEYS.iter())
+                    .filter(|(key, _)| t.contains_key(*key))
+                    .map(|(key, with)| (format!("{path}.{key}"), with.to_string()))
+                    .collect();
             }
             return;
         }
@@ -224,7 +396,37 @@ pub fn sets(controls: &[Control], query: &[(String, String)]) -> Vec<(String, St
         if value.is_empty() || value == c.file_value {
             continue;
         }
+        if c.kind == Kind::Action {
+            let only = path.replace(".action", ".only");
+            out.retain(|(p, _)| p != path && *p != only);
+            match value.strip_prefix(REDRIVE_ONLY) {
+                Some(id) => {
+                    out.push((path.clone(), "\"redrive\"".into()));
+                    out.push((only, toml::Value::Array(vec![id.into()]).to_string()));
+                }
+                None if value == NO_STEP => {}
+                None => {
+                    out.push((path.clone(), toml::Value::String(value.into()).to_string()));
+                    // A step that redrove one message names it no more.
+                    if c.file_value.starts_with(REDRIVE_ONLY) || c.file_value == "redrive" {
+                        out.push((only, UNSET.into()));
+                    }
+                }
+            }
+            continue;
+        }
+        for (key, with) in &c.goes_with {
+            out.retain(|(p, _)| p != key);
+            if value != with {
+                out.push((key.clone(), UNSET.into()));
+            }
+        }
         let written = match c.kind {
+            // A word of a field that also takes a number (`max_receives =
+            // "unlimited"`): a number typed there is one.
+            Kind::Text if !c.choices.is_empty() && value.parse::<i64>().is_ok() => {
+                value.to_string()
+            }
             Kind::Text => toml::Value::String(value.to_string()).to_string(),
             _ => value.to_string(),
         };
@@ -244,8 +446,49 @@ pub fn unquoted(v: &str) -> String {
         .unwrap_or_else(|| v.to_string())
 }
 
+/// A value of a sweep's list as the panel shows it: a string without
+/// quotes (`1s`), a list as its values, a table as its keys and values
+/// (`base 1s, cap 30s, jitter full`), never as TOML.
+pub fn readable(v: &str) -> String {
+    fn show(v: &toml::Value) -> String {
+        match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(", "),
+            toml::Value::Table(t) => (t.iter())
+                .map(|(k, v)| format!("{} {}", k.replace('_', " "), show(v)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        }
+    }
+    format!("x = {v}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("x").map(show))
+        .unwrap_or_else(|| v.to_string())
+}
+
 /// The value a control shows under these sets: the set one, or the file's.
 pub fn shown(control: &Control, sets: &[(String, String)]) -> String {
+    if control.kind == Kind::Action {
+        let only = control.path.replace(".action", ".only");
+        let set = |p: &str| sets.iter().find(|(q, _)| q == p).map(|(_, v)| v.as_str());
+        return match (set(&control.path), set(&only)) {
+            (Some(_), Some(ids)) if ids != UNSET => {
+                let list = format!("x = {ids}").parse::<toml::Table>().ok();
+                let first = (list.as_ref()).and_then(|t| {
+                    t.get("x")?
+                        .as_array()?
+                        .first()?
+                        .as_str()
+                        .map(str::to_string)
+                });
+                format!("{REDRIVE_ONLY}{}", first.unwrap_or_default())
+            }
+            (Some(v), _) => unquoted(v),
+            (None, _) => control.file_value.clone(),
+        };
+    }
     match sets.iter().find(|(p, _)| *p == control.path) {
         Some((_, v)) if control.kind == Kind::Text => unquoted(v),
         Some((_, v)) => v.clone(),
@@ -295,6 +538,7 @@ acked = 2
             [
                 "delivery.max_receives",
                 "scenario.seed",
+                "operator.1.action",
                 "dedup.enabled",
                 "dedup.result_retention",
                 "delivery.backoff.base",
@@ -306,8 +550,26 @@ acked = 2
         );
         assert_eq!(controls[0].kind, Kind::Axis);
         assert_eq!(controls[0].choices, ["3", "5"]);
-        assert_eq!(controls[2].kind, Kind::Bool);
-        assert_eq!(controls[3].file_value, "1h");
+        assert_eq!(controls[2].kind, Kind::Action);
+        assert_eq!(controls[2].file_value, NO_STEP);
+        assert_eq!(
+            controls[2].choices,
+            [
+                "none",
+                "hold",
+                "redrive_all",
+                "redrive only a",
+                "redrive only b",
+                "purge"
+            ]
+        );
+        assert_eq!(
+            controls[2].label,
+            "operator step 1 (added after the first pass): action"
+        );
+        assert_eq!(controls[3].kind, Kind::Bool);
+        assert_eq!(controls[4].file_value, "1h");
+        assert_eq!(controls[9].label, "message a: faults 1: fail: first");
         assert_eq!(controls[1].file_value, "7");
     }
 
@@ -343,6 +605,120 @@ acked = 2
             .iter()
             .find(|c| c.path == "delivery.retry_interval");
         assert_eq!(shown(retry.unwrap(), &sets), "5s");
+    }
+
+    /// An operator step's choice is its action and `only` together: a
+    /// redrive of one message writes both, another choice drops `only`,
+    /// none adds no step; a number typed in a field of words that also
+    /// takes one (`max_receives = "unlimited"`) is a number.
+    #[test]
+    fn a_step_choice_writes_its_action_and_only() {
+        let file = "[delivery]\nmax_receives = \"unlimited\"\nretry_interval = \"1s\"\n\
+            [[message]]\nid = \"poison\"\n[[message]]\nid = \"ok\"\n\
+            [[operator]]\naction = \"redrive\"\nonly = [\"poison\"]\n";
+        let (mut controls, _) = controls(file);
+        let step = controls
+            .iter()
+            .find(|c| c.path == "operator.1.action")
+            .unwrap();
+        assert_eq!(step.file_value, "redrive only poison");
+        assert!(!controls.iter().any(|c| c.path == "operator.1.only"));
+        let budget = controls
+            .iter_mut()
+            .find(|c| c.path == "delivery.max_receives")
+            .unwrap();
+        budget.choices = vec!["unlimited".into()];
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            (pairs.iter())
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let to_all = sets(&controls, &q(&[("operator.1.action", "redrive_all")]));
+        assert_eq!(
+            to_all,
+            q(&[
+                ("operator.1.action", "\"redrive_all\""),
+                ("operator.1.only", UNSET)
+            ])
+        );
+        let to_ok = sets(&controls, &q(&[("operator.1.action", "redrive only ok")]));
+        assert_eq!(
+            to_ok,
+            q(&[
+                ("operator.1.action", "\"redrive\""),
+                ("operator.1.only", "[\"ok\"]")
+            ])
+        );
+        let step = controls
+            .iter()
+            .find(|c| c.path == "operator.1.action")
+            .unwrap();
+        assert_eq!(shown(step, &to_ok), "redrive only ok");
+        assert_eq!(shown(step, &to_all), "redrive_all");
+        let budget = sets(&controls, &q(&[("delivery.max_receives", "5")]));
+        assert_eq!(budget, q(&[("delivery.max_receives", "5")]));
+        // A file without a step: none adds nothing, a choice adds one.
+        let (controls, _) = controls_of_plain();
+        assert!(sets(&controls, &q(&[("operator.1.action", "none")])).is_empty());
+        assert_eq!(
+            sets(
+                &controls,
+                &q(&[("operator.1.action", "purge"), ("dedup.enabled", "true")])
+            ),
+            q(&[
+                ("operator.1.action", "\"purge\""),
+                ("dedup.enabled", "true")
+            ])
+        );
+    }
+
+    /// A restart's `resume` changed to a value that refuses a key the
+    /// file writes beside it removes that key; back to its value, keeps it.
+    #[test]
+    fn a_new_resume_removes_the_keys_it_refuses() {
+        let file = "[log]\npartitions = 1\n[[restart]]\nat = \"1m\"\nresume = \"stale\"\ncheckpoint_age = \"15m\"\n";
+        let (controls, _) = controls(file);
+        let resume = controls
+            .iter()
+            .find(|c| c.path == "restart.1.resume")
+            .unwrap();
+        assert_eq!(
+            resume.goes_with,
+            [("restart.1.checkpoint_age".to_string(), "stale".to_string())]
+        );
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            (pairs.iter())
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            sets(&controls, &q(&[("restart.1.resume", "latest")])),
+            q(&[
+                ("restart.1.checkpoint_age", UNSET),
+                ("restart.1.resume", "\"latest\"")
+            ])
+        );
+        assert_eq!(
+            sets(&controls, &q(&[("restart.1.checkpoint_age", "5m")])),
+            q(&[("restart.1.checkpoint_age", "\"5m\"")])
+        );
+    }
+
+    fn controls_of_plain() -> (Vec<Control>, bool) {
+        controls("[delivery]\nmax_receives = 2\nretry_interval = \"1s\"\n[[message]]\nid = \"a\"\n")
+    }
+
+    /// A swept value is shown as a value: a string without quotes, a table
+    /// as its keys and values.
+    #[test]
+    fn swept_values_read_as_values() {
+        assert_eq!(readable("\"1s\""), "1s");
+        assert_eq!(readable("5"), "5");
+        assert_eq!(
+            readable("{ base = \"1s\", cap = \"30s\", jitter = \"full\" }"),
+            "base 1s, cap 30s, jitter full"
+        );
+        assert_eq!(readable("[\"a\", \"b\"]"), "a, b");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the top of a report page, the index of the scenarios, a page for a file
 //! that did not run, the equivalent command line and the changed file.
 
-use super::controls::{Control, Kind, MAX_CONTROLS, shown, unquoted};
+use super::controls::{Control, Kind, MAX_CONTROLS, readable, shown, unquoted};
 use crate::report::junit_xml::escape;
 
 /// The problems of a rerun, as the panel shows them: by the control whose
@@ -58,8 +58,9 @@ pub fn panel(
             (true, true) => " lab-unapplied",
         };
         out.push_str(&format!(
-            "<div class=\"lab-control{class}\"><label for=\"{id}\"><code>{}</code></label>",
-            escape(&c.path)
+            "<div class=\"lab-control{class}\"><label for=\"{id}\" title=\"{}\">{}</label>",
+            escape(&c.path),
+            escape(&c.label)
         ));
         let common = format!(
             "id=\"{id}\" name=\"{}\" data-file=\"{}\"",
@@ -80,7 +81,7 @@ pub fn panel(
                     out.push_str(&format!(
                         "<option value=\"{}\"{selected}>{}</option>",
                         escape(choice),
-                        escape(&unquoted(choice))
+                        escape(&readable(choice))
                     ));
                 }
                 out.push_str("</select>");
@@ -101,7 +102,21 @@ pub fn panel(
                 "<input type=\"number\" step=\"any\" {common} value=\"{}\">",
                 escape(&value)
             )),
-            Kind::Text if !c.choices.is_empty() => {
+            Kind::Action => {
+                out.push_str(&format!("<select {common}>"));
+                for w in &c.choices {
+                    let selected = if *w == value { " selected" } else { "" };
+                    let text = w.replace('_', " ");
+                    out.push_str(&format!(
+                        "<option value=\"{}\"{selected}>{}</option>",
+                        escape(w),
+                        escape(&text)
+                    ));
+                }
+                out.push_str("</select>");
+            }
+            // A select only where there is something to choose.
+            Kind::Text if c.choices.iter().any(|w| *w != value) => {
                 out.push_str(&format!("<select {common}>"));
                 let mut words = c.choices.clone();
                 if !words.contains(&value) {
@@ -313,6 +328,10 @@ pub fn query(sets: &[(String, String)]) -> String {
 pub fn command(file: &str, sets: &[(String, String)]) -> String {
     let mut out = format!("scenario-run {}", crate::shell::word(file));
     for (p, v) in sets {
+        if v == crate::scenario::sweep::UNSET {
+            out.push_str(&format!(" --unset {}", crate::shell::word(p)));
+            continue;
+        }
         // `--set` reads a value that is not TOML as a string: `1m`, not
         // `"1m"`, where that is the same.
         let word = unquoted(v);

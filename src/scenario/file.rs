@@ -430,6 +430,18 @@ pub enum Action {
     Purge,
 }
 
+impl Action {
+    /// The word the file writes.
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Hold => "hold",
+            Action::RedriveAll => "redrive_all",
+            Action::Redrive => "redrive",
+            Action::Purge => "purge",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Identity {

@@ -56,6 +56,16 @@ pub(crate) fn prepare<'i>(source: &Source, mut root: Root<'i>, example: &str) ->
             axis.values = vec![value];
             continue;
         }
+        if sweep::is_unset(&value) {
+            if let Err(why) = sweep::unset(root.get_mut(), path.get_ref()) {
+                problems.error(
+                    path.span(),
+                    format!("--unset {}: {why}", sweep::shown_path(path.get_ref())),
+                    "nothing to remove",
+                );
+            }
+            continue;
+        }
         if let Err(why) = sweep::set(root.get_mut(), path.get_ref(), path.span(), value) {
             problems.error_help(
                 Some(path.span()),

@@ -289,6 +289,13 @@ pub(crate) fn take_sets<'i>(root: &mut DeTable<'i>) -> Vec<(Spanned<String>, Val
 pub fn set_table(sets: &[(String, String)]) -> String {
     let mut out = set_header();
     for (path, value) in sets {
+        if value == UNSET {
+            out.push_str(&format!(
+                "{} = {{ {UNSET_KEY} = true }}\n",
+                toml_string(path)
+            ));
+            continue;
+        }
         let is_toml =
             format!("x = {value}").parse::<toml::Table>().is_ok() && !value.contains('\n');
         let value = if is_toml {
@@ -305,6 +312,58 @@ pub fn set_table(sets: &[(String, String)]) -> String {
 /// after it (what a diagnostic quotes them from): the text before them.
 pub fn without_sets(text: &str) -> &str {
     text.split_once(&set_header()).map_or(text, |(own, _)| own)
+}
+
+/// A set's value that removes the key at its path (`--unset PATH`): a
+/// key another value refuses, such as `only` when an operator step stops
+/// redriving named messages.
+pub const UNSET: &str = "\u{0}unset";
+
+/// How an `--unset` is written among the sets: a table of this one key.
+const UNSET_KEY: &str = "unset";
+
+/// Whether a set's value, as read back, removes its path.
+pub(crate) fn is_unset(value: &Value<'_>) -> bool {
+    match value.get_ref() {
+        DeValue::Table(t) => t.len() == 1 && t.keys().any(|k| k.get_ref() == UNSET_KEY),
+        _ => false,
+    }
+}
+
+/// Removes the key at `path` of the document; why not, when the file
+/// does not write it.
+pub(crate) fn unset(root: &mut DeTable<'_>, path: &str) -> Result<(), String> {
+    let segments: Vec<&str> = path.split('.').collect();
+    let (last, parents) = segments.split_last().ok_or("no path")?;
+    let none = || format!("the file has no `{path}`");
+    let mut node: &mut DeTable<'_> = root;
+    let mut rest = parents.iter();
+    while let Some(segment) = rest.next() {
+        let child = (node.iter_mut())
+            .find(|(k, _)| k.get_ref() == *segment)
+            .map(|(_, v)| v.get_mut())
+            .ok_or_else(none)?;
+        node = match child {
+            DeValue::Table(t) => t,
+            // A list: the next key is the entry's position.
+            DeValue::Array(items) => {
+                let n = (rest.next()).and_then(|p| p.parse::<usize>().ok()?.checked_sub(1));
+                match n.and_then(|k| items.get_mut(k)).map(|v| v.get_mut()) {
+                    Some(DeValue::Table(t)) => t,
+                    _ => return Err(none()),
+                }
+            }
+            _ => return Err(none()),
+        };
+    }
+    let key = node.keys().find(|k| k.get_ref() == *last).cloned();
+    match key {
+        Some(k) => {
+            node.remove(&k);
+            Ok(())
+        }
+        None => Err(none()),
+    }
 }
 
 /// The lines before the `--set` arguments' own (one per argument).

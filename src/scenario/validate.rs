@@ -663,8 +663,10 @@ fn operators(
                     Some(only.span()),
                     "`only` goes with action = \"redrive\"",
                     "not used by this action",
-                    format!("remove `only`, or change the action from {other:?} to \"redrive\"")
-                        .to_lowercase(),
+                    format!(
+                        "remove `only`, or change the action from \"{}\" to \"redrive\"",
+                        other.word()
+                    ),
                 );
                 continue;
             }
