@@ -24,7 +24,7 @@ pub fn changed_file(text: &str, sets: &[(String, String)]) -> Result<String, Str
             edits.push((line_of(text, span)?, String::new()));
             continue;
         }
-        if find(doc.get_ref(), path).is_err() && !on_axis(doc.get_ref(), path) {
+        if find_any(doc.get_ref(), path).is_err() && !on_axis(doc.get_ref(), path) {
             let (parent, key) = path
                 .rsplit_once('.')
                 .ok_or_else(|| format!("the file has no `{path}`"))?;
@@ -151,11 +151,20 @@ fn toml_value(value: &str) -> String {
     one.unwrap_or_else(|| toml::Value::String(value.to_string()).to_string())
 }
 
-/// The span of the single value at a path of a parsed document.
+/// The span of the single value at a path of a parsed document: a value,
+/// or a list of values (`only = ["poison"]`), never a table or a list of
+/// tables.
 fn find(table: &toml::de::DeTable<'_>, path: &str) -> Result<std::ops::Range<usize>, String> {
     use toml::de::DeValue;
     let value = find_any(table, path)?;
     match value.get_ref() {
+        DeValue::Array(items)
+            if !items
+                .iter()
+                .any(|i| matches!(i.get_ref(), DeValue::Table(_))) =>
+        {
+            Ok(value.span())
+        }
         DeValue::Table(_) | DeValue::Array(_) => Err(format!("`{path}` is not a single value")),
         _ => Ok(value.span()),
     }

@@ -672,3 +672,103 @@ fn runs_made_at_once_are_bounded() {
             .any(|(n, v)| n == "Retry-After" && v == "10")
     );
 }
+
+/// The values a trainer adds run as `--set` and `--unset` run them: the
+/// seed's four operator choices on one page (redrive only one message is
+/// one of them), a step added to a file without one, a receive budget
+/// typed where the file says "unlimited", the store switched on, and a
+/// restart's new `resume` without the key it refuses. None is refused,
+/// and each page's JSON is the command's.
+#[test]
+fn values_a_trainer_adds_run_as_the_command_the_panel_shows() {
+    let files = [
+        "scenarios/10-redrive-only-poison.toml",
+        "scenarios/18-fifo-poison-crash-loop.toml",
+        "scenarios/43-stale-checkpoint-duplicates-and-gaps.toml",
+    ];
+    let lab = lab(&files);
+    let cases: [(&str, &str, &[&str]); 4] = [
+        (
+            "10-redrive-only-poison",
+            "operator.1.action=redrive_all",
+            &[
+                "--set",
+                "operator.1.action=redrive_all",
+                "--unset",
+                "operator.1.only",
+            ],
+        ),
+        (
+            "10-redrive-only-poison",
+            "operator.1.action=redrive+only+uncertain",
+            &[
+                "--set",
+                "operator.1.action=redrive",
+                "--set",
+                "operator.1.only=[\"uncertain\"]",
+            ],
+        ),
+        (
+            "18-fifo-poison-crash-loop",
+            "delivery.max_receives=5&operator.1.action=purge&dedup.enabled=true",
+            &[
+                "--set",
+                "delivery.max_receives=5",
+                "--set",
+                "operator.1.action=purge",
+                "--set",
+                "dedup.enabled=true",
+            ],
+        ),
+        (
+            "43-stale-checkpoint-duplicates-and-gaps",
+            "restart.1.resume=committed",
+            &[
+                "--set",
+                "restart.1.resume=committed",
+                "--unset",
+                "restart.1.checkpoint_age",
+            ],
+        ),
+    ];
+    for (name, query, args) in cases {
+        let page = body(&lab.respond(&format!("/{name}.html?{query}")));
+        assert!(page.contains("<p class=\"lab-changed\">"), "{name}?{query}");
+        assert!(!page.contains("<p class=\"lab-refused\""), "{name}?{query}");
+        let served: serde_json::Value =
+            serde_json::from_str(&body(&lab.respond(&format!("/{name}.json?{query}")))).unwrap();
+        let file = files.iter().find(|f| f.contains(name)).unwrap();
+        let mut argv = vec!["--format", "json"];
+        argv.extend(args);
+        argv.push(file);
+        let cli: serde_json::Value = serde_json::from_str(&stdout(&run(&argv))).unwrap();
+        assert_eq!(
+            served["totals"], cli["scenarios"][0]["totals"],
+            "{name}?{query}"
+        );
+        // The changed file, run as it is, is the same run.
+        let changed = body(&lab.respond(&format!("/{name}.toml?{query}")));
+        let (s, _) = scenario_run::scenario::load_str(file, &changed).unwrap();
+        let outcome = scenario_run::engine::run(&s, scenario_run::engine::Recorder::Off).unwrap();
+        assert_eq!(
+            served["totals"]["acked"].as_u64(),
+            Some(outcome.totals.acked),
+            "{name}?{query}"
+        );
+    }
+    // The operator choice: one select, the file's choice selected.
+    let page = body(&lab.respond("/10-redrive-only-poison.html"));
+    let choice = &page[page.find("name=\"operator.1.action\"").unwrap()..];
+    let choice = &choice[..choice.find("</select>").unwrap()];
+    for option in ["hold", "redrive all", "redrive only poison", "purge"] {
+        assert!(
+            choice.contains(&format!(">{option}</option>")),
+            "{option}: {choice}"
+        );
+    }
+    assert!(
+        choice.contains("value=\"redrive only poison\" selected"),
+        "{choice}"
+    );
+    assert!(!page.contains("name=\"operator.1.only\""));
+}
