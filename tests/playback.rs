@@ -736,11 +736,21 @@ fn axe_finds_no_serious_violation_on_the_pages() {
         return;
     };
     let source = std::fs::read_to_string(axe).unwrap();
-    let mut pages: Vec<PathBuf> = [STEPS, QUESTIONS, LARGE, DATAFLOW, STORM]
-        .iter()
-        .map(|p| s.page(p))
+    // Every bundled scenario's page, and their index.
+    let all = s.out.join("all");
+    let o = report(&all, "html", &["scenarios/*.toml"]);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(&all)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "html"))
         .collect();
-    pages.push(s.out.join("index.html"));
+    pages.sort();
+    assert!(pages.len() >= 76, "{} pages", pages.len());
+    // To look at some pages only: SCENARIO_RUN_AXE_ONLY=TEXT (in the path).
+    if let Ok(only) = std::env::var("SCENARIO_RUN_AXE_ONLY") {
+        pages.retain(|p| p.to_string_lossy().contains(&only));
+    }
     // A sweep's page too.
     let sweeps = s.out.join("sweep");
     let sweep = "scenarios/29-retry-storm-jitter-sweep.toml";
@@ -770,12 +780,18 @@ fn axe_finds_no_serious_violation_on_the_pages() {
         assert_eq!(code(&o), 1, "{}", stderr(&o));
         pages.push(dir.join("compare.html"));
     }
-    let mut found = Vec::new();
     let checked = pages.len();
-    for page in pages {
+    // Each page on a desktop window (1280 px) and on a phone (390 px), in
+    // two tabs at once (the pages take 2 to 10 s each).
+    let runs: Vec<(&PathBuf, bool)> = pages.iter().flat_map(|p| [(p, false), (p, true)]).collect();
+    let check = |(page, phone): (&PathBuf, bool)| -> Option<String> {
         assert!(page.is_file(), "{}", page.display());
+        let started = std::time::Instant::now();
         let tab = s.browser.new_tab().unwrap();
         tab.set_default_timeout(Duration::from_secs(60));
+        if phone {
+            phone_viewport(&tab).unwrap();
+        }
         tab.navigate_to(&format!("file://{}", page.display()))
             .unwrap()
             .wait_until_navigated()
@@ -783,7 +799,7 @@ fn axe_finds_no_serious_violation_on_the_pages() {
         tab.evaluate(&source, false).unwrap();
         let result = tab
             .evaluate(
-                "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } }).then(function (r) { return JSON.stringify(r.violations.filter(function (v) { return v.impact === 'serious' || v.impact === 'critical'; }).map(function (v) { return [v.id, v.impact, v.nodes.length, v.nodes.slice(0, 3).map(function (n) { return n.target.join(' ') + ': ' + n.failureSummary; })]; })); })",
+                "axe.run(document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } }).then(function (r) { return JSON.stringify(r.violations.filter(function (v) { return v.impact === 'serious' || v.impact === 'critical'; }).map(function (v) { return [v.id, v.impact, v.nodes.length, v.nodes.slice(0, 3).map(function (n) { return n.target.join(' ') + ': ' + n.failureSummary; })]; })); })",
                 true,
             )
             .unwrap();
@@ -791,13 +807,29 @@ fn axe_finds_no_serious_violation_on_the_pages() {
             .value
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
-        let violations: Json = serde_json::from_str(&text).unwrap_or(Json::Null);
-        if violations.as_array().is_none_or(|v| !v.is_empty()) {
-            found.push(format!("{}: {violations:#}", page.display()));
+        let _ = tab.close(true);
+        if std::env::var_os("SCENARIO_RUN_AXE_TIMES").is_some() {
+            eprintln!(
+                "{:>6} ms  {}",
+                started.elapsed().as_millis(),
+                page.display()
+            );
         }
-    }
+        let violations: Json = serde_json::from_str(&text).unwrap_or(Json::Null);
+        let width = if phone { 390 } else { 1280 };
+        (violations.as_array().is_none_or(|v| !v.is_empty()))
+            .then(|| format!("{} at {width} px: {violations:#}", page.display()))
+    };
+    let (first, second) = runs.split_at(runs.len() / 2);
+    let found: Vec<String> = std::thread::scope(|scope| {
+        let other = scope.spawn(|| second.iter().filter_map(|&r| check(r)).collect::<Vec<_>>());
+        let mut found: Vec<String> = first.iter().filter_map(|&r| check(r)).collect();
+        found.extend(other.join().unwrap());
+        found
+    });
+    // The extra pages above are checked whatever the filter.
     assert!(found.is_empty(), "{}", found.join("\n"));
-    eprintln!("axe-core: no serious or critical violation on {checked} pages");
+    eprintln!("axe-core: no serious or critical violation on {checked} pages, at 1280 and 390 px");
 }
 
 #[test]

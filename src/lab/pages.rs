@@ -187,6 +187,12 @@ const SCRIPT: &str = r##"<script>
   if (!location.hash && history.replaceState) { history.replaceState(null, "", "#step=0"); }
   var form = document.getElementById("lab-panel");
   if (!form) { return; }
+  // On a phone the panel starts folded, so that the player and the
+  // timeline come first; a refused value keeps it open.
+  var fold = form.querySelector(".lab-fold");
+  if (fold && window.matchMedia && window.matchMedia("(max-width: 700px)").matches && !form.querySelector(".lab-refused")) {
+    fold.open = false;
+  }
   function submit() {
     var fields = form.querySelectorAll("[data-file]");
     for (var i = 0; i < fields.length; i++) {

@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 15] = [
+pub const BUILT_IN: [(&str, &str); 16] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -49,6 +49,7 @@ pub const BUILT_IN: [(&str, &str); 15] = [
         include_str!("../../templates/timeline.html.j2"),
     ),
     (PROSE, include_str!("../../templates/prose.j2")),
+    (PAGE_HTML, include_str!("../../templates/page.html.j2")),
     (
         COMPARE_HTML,
         include_str!("../../templates/compare.html.j2"),
@@ -75,6 +76,9 @@ pub const CONFORMANCE_HTML: &str = "conformance.html.j2";
 pub const TIMELINE_HTML: &str = "timeline.html.j2";
 /// The prose the Markdown and HTML reports share: macros, one a paragraph.
 pub const PROSE: &str = "prose.j2";
+/// What every HTML page shares (macros): its tables that scroll sideways
+/// take focus.
+pub const PAGE_HTML: &str = "page.html.j2";
 pub const COMPARE_HTML: &str = "compare.html.j2";
 pub const COMPARE_MARKDOWN: &str = "compare.md.j2";
 
