@@ -1060,6 +1060,41 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
             message.contains("`max_receives` must be at least 1"),
             "{message}"
         );
+        // On a phone the panel starts folded: it takes a line, and the
+        // page goes on with the run; a refused value keeps it open.
+        let phone = s.browser.new_tab().unwrap();
+        phone.set_default_timeout(Duration::from_secs(30));
+        phone_viewport(&phone).unwrap();
+        for (query, open) in [("", false), ("?delivery.max_receives=0", true)] {
+            phone
+                .navigate_to(&format!(
+                    "{url}01-dlq-is-not-proof-nothing-happened.html{query}"
+                ))
+                .unwrap()
+                .wait_until_navigated()
+                .unwrap();
+            phone.wait_for_element("#lab-panel").unwrap();
+            assert_eq!(js(&phone, "window.innerWidth"), json!(390));
+            assert_eq!(
+                js(&phone, "document.querySelector('.lab-fold').open"),
+                json!(open),
+                "{query}"
+            );
+        }
+        phone
+            .navigate_to(&format!("{url}01-dlq-is-not-proof-nothing-happened.html"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        phone.wait_for_element("#lab-panel").unwrap();
+        let panel = js(
+            &phone,
+            "document.getElementById('lab-panel').getBoundingClientRect().height / window.innerHeight",
+        );
+        assert!(
+            panel.as_f64().unwrap() < 0.2,
+            "the folded panel takes {panel} of the screen"
+        );
     }));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success());
