@@ -95,19 +95,7 @@ fn line_of(text: &str, span: std::ops::Range<usize>) -> Result<std::ops::Range<u
 /// Where a new key of the standard table at `parent` goes: after the
 /// line of its last value. None when the file has no such table.
 fn table_end(text: &str, doc: &toml::de::DeTable<'_>, parent: &str) -> Option<usize> {
-    use toml::de::DeValue;
-    let first = parent.split('.').next()?;
-    let mut node: &DeValue<'_> = doc.iter().find(|(k, _)| k.get_ref() == first)?.1.get_ref();
-    for segment in parent.split('.').skip(1) {
-        node = match node {
-            DeValue::Table(t) => t.iter().find(|(k, _)| k.get_ref() == segment)?.1.get_ref(),
-            DeValue::Array(items) => items
-                .get(segment.parse::<usize>().ok()?.checked_sub(1)?)?
-                .get_ref(),
-            _ => return None,
-        };
-    }
-    let DeValue::Table(t) = node else {
+    let toml::de::DeValue::Table(t) = find_any(doc, parent).ok()?.get_ref() else {
         return None;
     };
     let last = t.iter().map(|(_, v)| v.span().end).max()?;

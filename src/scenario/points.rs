@@ -47,6 +47,20 @@ pub(crate) fn prepare<'i>(source: &Source, mut root: Root<'i>, example: &str) ->
         check_wheres(&mut problems, spec, &expect_points);
     }
     for (path, value) in sets {
+        let swept = spec
+            .as_ref()
+            .is_some_and(|s| s.axes.iter().any(|a| a.path.get_ref() == path.get_ref()));
+        if swept && sweep::is_unset(&value) {
+            problems.error(
+                path.span(),
+                format!(
+                    "--unset {}: the path is swept; fix it to one value with --set instead",
+                    sweep::shown_path(path.get_ref())
+                ),
+                "swept",
+            );
+            continue;
+        }
         // A --set of a swept path fixes it to that value.
         if let Some(axis) = spec.as_mut().and_then(|s| {
             s.axes

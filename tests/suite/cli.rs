@@ -1009,3 +1009,53 @@ fn a_file_name_with_a_control_character_is_refused_not_echoed() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--unset PATH` removes a key the file writes, as if not written: with
+/// `--set` it turns the redrive of one message into a redrive of all
+/// (the run `redrive_all` gives). A key the file does not write, or a
+/// swept path, is an invalid scenario located on the argument (exit 3).
+#[test]
+fn unset_removes_a_key_and_refuses_one_that_is_not_there_or_swept() {
+    let only = "scenarios/10-redrive-only-poison.toml";
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = run(args);
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let unset = json(&[
+        "--format",
+        "json",
+        "--set",
+        "operator.1.action=redrive_all",
+        "--unset",
+        "operator.1.only",
+        only,
+    ]);
+    assert_eq!(
+        unset["scenarios"][0]["status"], "failed",
+        "its expectations no longer hold"
+    );
+    assert_eq!(unset["scenarios"][0]["totals"]["acked"], 4);
+    // Without the --unset, `only` is refused with the new action.
+    let o = run(&["--set", "operator.1.action=redrive_all", only]);
+    assert_eq!(code(&o), 3);
+    for (args, said) in [
+        (
+            vec!["--unset", "operator.1.nope", only],
+            "--unset operator.1.nope: the file has no `operator.1.nope`",
+        ),
+        (
+            vec![
+                "--unset",
+                "delivery.max_receives",
+                "scenarios/28-poison-lab-sweep.toml",
+            ],
+            "--unset delivery.max_receives: the path is swept",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 3, "{args:?}");
+        let err = stdout(&o) + &stderr(&o);
+        assert!(err.contains(said), "{err}");
+        assert!(err.contains("--set:1:1"), "located on the argument: {err}");
+    }
+}
