@@ -796,6 +796,17 @@ fn axe_finds_no_serious_violation_on_the_pages() {
             .unwrap()
             .wait_until_navigated()
             .unwrap();
+        // Once the page has looked at every table (when the browser is
+        // idle after loading: `templates/page.html.j2`).
+        let marked = Instant::now();
+        while js(
+            &tab,
+            "document.documentElement.hasAttribute('data-scrollers')",
+        ) != json!(true)
+            && marked.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         tab.evaluate(&source, false).unwrap();
         let result = tab
             .evaluate(
@@ -902,6 +913,157 @@ fn notes_persist_and_the_exported_run_is_the_json_report() {
             .unwrap();
         let file = s.out.join("17-outage-100k-per-hour.json");
         assert_eq!(exported.as_str().unwrap(), std::fs::read_to_string(file).unwrap());
+    });
+}
+
+/// The dataflow page has the queue pages' tools: presenter mode (nothing
+/// of the outcome before the time reaches the end, or `r`), notes kept
+/// and exported with the file's version, the run's export, and a baseline
+/// that a run with another value is compared with.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test playback -- --ignored"]
+fn the_dataflow_page_has_presenter_mode_notes_a_baseline_and_export() {
+    let Some(s) = Session::start("dataflow-tools") else {
+        return;
+    };
+    // The same scenario with a slower channel A->B, in a folder of its
+    // own (file pages share their storage).
+    let slower = s.out.join("slower");
+    let o = common::run(&[
+        "--quiet",
+        "--set",
+        "channel.1.latency=\"3ms\"",
+        "--report",
+        slower.to_str().unwrap(),
+        "--report-format",
+        "html",
+        DATAFLOW,
+    ]);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    let tab = s.open_until(DATAFLOW, "", "#df-next");
+    s.check(&tab, || {
+        let shown = |id: &str| js(&tab, &format!("!document.getElementById('{id}').hidden"));
+        // Presenter mode: back to 0 ms, the outcome veiled.
+        click(&tab, "#present");
+        assert_eq!(text(&tab, "#scrub-at"), "0ms");
+        for id in ["snapshots", "expectations"] {
+            assert_eq!(shown(id), json!(false), "{id}");
+        }
+        assert_eq!(
+            js(&tab, "document.querySelector('.status').hidden"),
+            json!(true)
+        );
+        assert_eq!(
+            js(
+                &tab,
+                "document.querySelectorAll('#log tr[data-at]:not([hidden])').length"
+            ),
+            js(
+                &tab,
+                "document.querySelectorAll('#log tr[data-at=\"0\"]').length"
+            )
+        );
+        assert_eq!(
+            js(
+                &tab,
+                "document.querySelector('.future-veil').getAttribute('visibility')"
+            ),
+            json!("visible")
+        );
+        // One section shown on request; the rest when the time reaches
+        // the end (4 ms).
+        let veiled = || {
+            js(
+                &tab,
+                "document.querySelectorAll('.veiled:not([hidden])').length",
+            )
+            .as_u64()
+            .unwrap()
+        };
+        let before = veiled();
+        assert!(before >= 3, "{before} veiled");
+        js(
+            &tab,
+            "document.querySelector('.veiled:not([hidden]) button').click()",
+        );
+        assert_eq!(veiled(), before - 1);
+        for _ in 0..4 {
+            click(&tab, "#df-next");
+        }
+        assert_eq!(text(&tab, "#scrub-at"), "4ms");
+        for id in ["snapshots", "expectations"] {
+            assert_eq!(shown(id), json!(true), "{id}");
+        }
+        // `p` starts over, `r` reveals before the end.
+        tab.press_key("p").unwrap();
+        tab.press_key("p").unwrap();
+        assert_eq!(shown("snapshots"), json!(false));
+        tab.press_key("r").unwrap();
+        assert_eq!(shown("snapshots"), json!(true));
+        assert_eq!(text(&tab, "#scrub-at"), "0ms");
+
+        // Notes survive a reload and are exported with the file's version;
+        // the exported run is the JSON report.
+        tab.find_element("#notes").unwrap().click().unwrap();
+        tab.type_str("B records 7 in flight.").unwrap();
+        tab.reload(true, None)
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.wait_for_element("#df-next").unwrap();
+        assert_eq!(
+            js(&tab, "document.getElementById('notes').value"),
+            json!("B records 7 in flight.")
+        );
+        let notes = js(&tab, "window.scenarioRunNotes()");
+        let hash = js(
+            &tab,
+            "JSON.parse(document.getElementById('page-data').textContent).hash",
+        );
+        assert!(
+            notes
+                .as_str()
+                .unwrap()
+                .contains(&format!("(file version {})", hash.as_str().unwrap())),
+            "{notes}"
+        );
+        let exported = tab
+            .evaluate("window.scenarioRun.unpackRun()", true)
+            .unwrap()
+            .value
+            .unwrap();
+        let file = s.out.join("37-chandy-lamport-in-flight.json");
+        assert_eq!(
+            exported.as_str().unwrap(),
+            std::fs::read_to_string(file).unwrap()
+        );
+
+        // The baseline: none, captured (no difference), then the slower
+        // run's page compares with it.
+        assert!(text(&tab, "#b-status").starts_with("No baseline"));
+        click(&tab, "#b-capture");
+        assert!(text(&tab, "#b-status").starts_with("No difference from the baseline"));
+        tab.navigate_to(&format!(
+            "file://{}",
+            slower.join("37-chandy-lamport-in-flight.html").display()
+        ))
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+        tab.wait_for_element("#df-next").unwrap();
+        let status = text(&tab, "#b-status");
+        assert!(status.contains("from the baseline"), "{status}");
+        assert!(!status.starts_with("No difference"), "{status}");
+        let diff = text(&tab, "#b-diff");
+        assert!(diff.contains("Snapshot 1"), "{diff}");
+        // The same file's hash: the slower run was made with --set.
+        assert_eq!(
+            js(
+                &tab,
+                "JSON.parse(document.getElementById('page-data').textContent).hash"
+            ),
+            hash
+        );
     });
 }
 

@@ -217,7 +217,7 @@ pub fn render_report(
         (_, ReportFormat::Json) => doc.write_json(out).map_err(RenderFailure::Io),
         (FileResult::Ran(ran), _) => scenario_report(templates, format, ran, doc, out),
         (FileResult::Swept(_), _) => sweep_report_to(templates, format, &doc.head, out),
-        (FileResult::Dataflow(d), _) => dataflow_report(templates, format, d, &doc.head, out),
+        (FileResult::Dataflow(d), _) => dataflow_report(templates, format, d, doc, out),
         _ => Ok(()),
     }
 }
@@ -303,10 +303,10 @@ fn dataflow_report(
     templates: &Templates,
     format: ReportFormat,
     ran: &crate::dataflow::Ran,
-    doc: &Json,
+    doc: &Document,
     out: &mut dyn Write,
 ) -> Result<(), RenderFailure> {
-    let report = Value::from(Serde(doc));
+    let report = Value::from(Serde(&doc.head));
     match format {
         ReportFormat::Json => Ok(()),
         ReportFormat::Markdown => {
@@ -323,6 +323,12 @@ fn dataflow_report(
             };
             let (diagram, left_out) = crate::dataflow::diagram::svg(&ran.flow, outcome);
             let axis = crate::dataflow::diagram::axis(outcome);
+            // As a queue page's: the file's own version (a baseline and
+            // notes outlive a change of values) and the run for export.
+            let own = crate::scenario::sweep::without_sets(&ran.source.text);
+            let mut page = crate::report::page::page(own, doc);
+            page["name"] = doc.head["name"].clone();
+            page["file"] = doc.head["file"].clone();
             templates.render_to(
                 DATAFLOW_HTML,
                 context! {
@@ -333,6 +339,7 @@ fn dataflow_report(
                     max_nodes => crate::dataflow::diagram::MAX_NODES_DRAWN,
                     max_arrows => crate::dataflow::diagram::MAX_ARROWS,
                     axis => vec![Value::from(axis.0), Value::from(axis.1), Value::from(axis.2)],
+                    page => Value::from(Serde(&page)),
                 },
                 out,
             )

@@ -189,8 +189,11 @@ pub fn controls(text: &str) -> (Vec<Control>, bool) {
             goes_with: Vec::new(),
         });
     }
-    // The values a trainer would add come before the file's many others.
-    offer(&doc, &swept, &mut out);
+    // The values a trainer would add come before the file's many others;
+    // a dataflow file has no operator and no deduplication store.
+    if !doc.contains_key("node") {
+        offer(&doc, &swept, &mut out);
+    }
     let offered: Vec<String> = out.iter().map(|c| c.path.clone()).collect();
     let mut skipped = swept.clone();
     // An operator step's action and `only` are its choice.
@@ -719,6 +722,25 @@ acked = 2
             "base 1s, cap 30s, jitter full"
         );
         assert_eq!(readable("[\"a\", \"b\"]"), "a, b");
+    }
+
+    /// A dataflow file is not offered what only a queue has (an operator
+    /// step, the deduplication store): either would be refused.
+    #[test]
+    fn a_dataflow_file_is_offered_no_operator_and_no_store() {
+        let text = "[[node]]\nname = \"A\"\nstate = 10\n[[channel]]\nfrom = \"A\"\nto = \"A\"\nlatency = \"1ms\"\n";
+        let (dataflow, _) = controls(text);
+        let paths: Vec<&str> = dataflow.iter().map(|c| c.path.as_str()).collect();
+        assert!(paths.contains(&"channel.1.latency"), "{paths:?}");
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p.starts_with("operator.") || p.starts_with("dedup.")),
+            "{paths:?}"
+        );
+        let (queue, _) = controls_of_plain();
+        assert!(queue.iter().any(|c| c.path == "operator.1.action"));
+        assert!(queue.iter().any(|c| c.path == "dedup.enabled"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 use crate::diagnostic::{Problem, Source};
 
 /// The built-in templates, by file name.
-pub const BUILT_IN: [(&str, &str); 16] = [
+pub const BUILT_IN: [(&str, &str); 17] = [
     (
         SCENARIO_MARKDOWN,
         include_str!("../../templates/scenario.md.j2"),
@@ -26,6 +26,7 @@ pub const BUILT_IN: [(&str, &str); 16] = [
         SCENARIO_SCRIPT,
         include_str!("../../templates/scenario.js.j2"),
     ),
+    (TOOLS_SCRIPT, include_str!("../../templates/tools.js.j2")),
     (SWEEP_MARKDOWN, include_str!("../../templates/sweep.md.j2")),
     (SWEEP_HTML, include_str!("../../templates/sweep.html.j2")),
     (
@@ -66,6 +67,9 @@ pub const SCENARIO_HTML: &str = "scenario.html.j2";
 pub const INDEX_HTML: &str = "index.html.j2";
 /// The scenario page's script, included into its one file.
 pub const SCENARIO_SCRIPT: &str = "scenario.js.j2";
+/// What the pages that play a run share (storage, notes, exports, full
+/// screen), included into the scenario and dataflow pages.
+pub const TOOLS_SCRIPT: &str = "tools.js.j2";
 pub const SUMMARY_MARKDOWN: &str = "summary.md.j2";
 pub const SWEEP_MARKDOWN: &str = "sweep.md.j2";
 pub const SWEEP_HTML: &str = "sweep.html.j2";
@@ -77,7 +81,7 @@ pub const TIMELINE_HTML: &str = "timeline.html.j2";
 /// The prose the Markdown and HTML reports share: macros, one a paragraph.
 pub const PROSE: &str = "prose.j2";
 /// What every HTML page shares (macros): its tables that scroll sideways
-/// take focus.
+/// take focus; the notes section and the presenter's bar.
 pub const PAGE_HTML: &str = "page.html.j2";
 pub const COMPARE_HTML: &str = "compare.html.j2";
 pub const COMPARE_MARKDOWN: &str = "compare.md.j2";

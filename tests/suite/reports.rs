@@ -255,14 +255,15 @@ fn html_is_escaped_and_the_embedded_data_cannot_close_its_script() {
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let html = std::fs::read_to_string(out.join("hostile.html")).unwrap();
     assert!(html.contains("&lt;script&gt;alert(&#x27;name&#x27;)&lt;&#x2f;script&gt; &amp; co"));
-    // The data, the page's script, the packed run and the script every
+    // The data, the page's script, the packed run, the trainer's tools
+    // (notes, exports: shared with the dataflow page) and the script every
     // page shares (tables that scroll take focus).
     assert_eq!(
         html.matches("<script").count(),
-        4,
+        5,
         "only the report's own scripts"
     );
-    assert_eq!(html.matches("</script>").count(), 4);
+    assert_eq!(html.matches("</script>").count(), 5);
     assert!(!html.contains("<b>poison"));
     assert!(
         !html.contains("<img"),
