@@ -32,6 +32,9 @@ const STEPS: &str = "scenarios/16-two-operator-steps.toml";
 const QUESTIONS: &str = "scenarios/01-dlq-is-not-proof-nothing-happened.toml";
 const LARGE: &str = "scenarios/17-outage-100k-per-hour.toml";
 const DATAFLOW: &str = "scenarios/37-chandy-lamport-in-flight.toml";
+/// An aggregate page (states over time) and a sweep, for the lab.
+const AGGREGATE: &str = "scenarios/26-poisson-hour-poison-mix.toml";
+const SWEEP: &str = "scenarios/28-poison-lab-sweep.toml";
 /// A retry storm: 4,560 transitions, more than a page lists.
 const STORM: &str = "scenarios/22-retry-storm-no-jitter.toml";
 
@@ -1115,7 +1118,7 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
         return;
     };
     let mut child = bin()
-        .args(["lab", QUESTIONS])
+        .args(["lab", QUESTIONS, DATAFLOW, AGGREGATE, SWEEP])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -1243,20 +1246,41 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
                 "{query}"
             );
         }
-        phone
-            .navigate_to(&format!("{url}01-dlq-is-not-proof-nothing-happened.html"))
-            .unwrap()
-            .wait_until_navigated()
-            .unwrap();
-        phone.wait_for_element("#lab-panel").unwrap();
-        let panel = js(
-            &phone,
-            "document.getElementById('lab-panel').getBoundingClientRect().height / window.innerHeight",
-        );
-        assert!(
-            panel.as_f64().unwrap() < 0.2,
-            "the folded panel takes {panel} of the screen"
-        );
+        // Every kind of page: a lane page, a dataflow page, an aggregate
+        // page and a sweep's; the player (a sweep has none: its chart)
+        // starts within the first two screens (after the lesson, which
+        // every page puts first).
+        for (page, player) in [
+            ("01-dlq-is-not-proof-nothing-happened", "#player"),
+            ("37-chandy-lamport-in-flight", "#df-player"),
+            ("26-poisson-hour-poison-mix", "#player"),
+            ("28-poison-lab-sweep", "h2"),
+        ] {
+            phone
+                .navigate_to(&format!("{url}{page}.html"))
+                .unwrap()
+                .wait_until_navigated()
+                .unwrap();
+            phone.wait_for_element("#lab-panel").unwrap();
+            let panel = js(
+                &phone,
+                "document.getElementById('lab-panel').getBoundingClientRect().height / window.innerHeight",
+            );
+            assert!(
+                panel.as_f64().unwrap() < 0.2,
+                "{page}: the folded panel takes {panel} of the screen"
+            );
+            let top = js(
+                &phone,
+                &format!(
+                    "document.querySelector('{player}').getBoundingClientRect().top / window.innerHeight"
+                ),
+            );
+            assert!(
+                top.as_f64().unwrap() < 2.0,
+                "{page}: {player} starts at {top} screens"
+            );
+        }
     }));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success());
