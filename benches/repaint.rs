@@ -11,8 +11,10 @@
 //! only the pages whose names start with those; `REPAINT_TIMES=N` changes
 //! each value N times.
 
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -63,16 +65,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            let o = Command::new("which").arg(name).output().ok()?;
-            let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            (o.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
-        })
-}
-
 fn js(tab: &Tab, expr: &str) -> Json {
     tab.evaluate(expr, false)
         .ok()
@@ -91,7 +83,7 @@ impl Drop for Lab {
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is read.
-    let Some(path) = chromium() else {
+    let Some(path) = common::chromium() else {
         eprintln!("repaint: no chromium (apt-get install chromium); nothing measured");
         return;
     };
@@ -104,13 +96,7 @@ fn main() {
         .expect("scenario-run lab starts");
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let _lab = Lab(child);
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .nth(1)
-        .expect("lab: URL")
-        .to_string();
+    let url = common::lab_url(&mut out);
     let only: Vec<String> = std::env::var("REPAINT_ONLY")
         .map(|s| s.split(',').map(str::to_string).collect())
         .unwrap_or_default();

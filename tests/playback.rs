@@ -1113,7 +1113,6 @@ fn the_dataflow_page_steps_through_the_instants_and_plays_only_when_asked() {
 #[test]
 #[ignore = "needs chromium; .ci/run runs it"]
 fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
-    use std::io::BufRead;
     let Some(s) = Session::start("lab") else {
         return;
     };
@@ -1122,15 +1121,9 @@ fn the_lab_reruns_a_changed_value_and_shows_a_bad_one_by_its_control() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
     // Kept open until the lab stops.
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    out.read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .nth(1)
-        .expect("lab: URL")
-        .to_string();
+    let url = common::lab_url(&mut out);
     let tab = s.browser.new_tab().unwrap();
     tab.set_default_timeout(Duration::from_secs(30));
     tab.navigate_to(&format!("{url}01-dlq-is-not-proof-nothing-happened.html"))

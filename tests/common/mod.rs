@@ -153,6 +153,17 @@ pub fn page_cells(r: scenario_run::words::line::Row) -> Vec<String> {
     cells
 }
 
+/// The address `scenario-run lab` prints on its first line
+/// (`lab: http://127.0.0.1:PORT/ (...)`), read from its output.
+pub fn lab_url(out: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    out.read_line(&mut line).expect("the lab's first line");
+    line.split_whitespace()
+        .nth(1)
+        .expect("lab: URL")
+        .to_string()
+}
+
 /// Chromium: `SCENARIO_RUN_CHROMIUM`, or the first on PATH.
 pub fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SCENARIO_RUN_CHROMIUM") {
