@@ -9,7 +9,9 @@
 //! (the request until the first byte of the page) and the browser's part
 //! (the first byte until the second frame). `REPAINT_ONLY=22,23` measures
 //! only the pages whose names start with those; `REPAINT_TIMES=N` changes
-//! each value N times.
+//! each value N times (at least once); `REPAINT_DETAIL=1` prints each
+//! change's milestones (response end, DOM interactive, DOMContentLoaded,
+//! first and second frame, in ms from the navigation's start).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -32,8 +34,8 @@ const PROBE: &str = r#"(function () {
   document.addEventListener("DOMContentLoaded", function () {
     var dcl = performance.now(), first = 0;
     requestAnimationFrame(function () { first = performance.now(); requestAnimationFrame(function () {
-      var n = performance.getEntriesByType("navigation")[0];
-      window.__repaint = { total: Date.now() - Number(t0), first_byte: n ? n.responseStart : -1,
+      var n = performance.getEntriesByType("navigation")[0] || { responseStart: -1, responseEnd: -1, domInteractive: -1 };
+      window.__repaint = { total: Date.now() - Number(t0), first_byte: n.responseStart,
         detail: [n.responseEnd, n.domInteractive, dcl, first, performance.now()].map(Math.round).join(" ") };
     }); });
   });
@@ -100,10 +102,11 @@ fn main() {
     let only: Vec<String> = std::env::var("REPAINT_ONLY")
         .map(|s| s.split(',').map(str::to_string).collect())
         .unwrap_or_default();
-    let times: i64 = std::env::var("REPAINT_TIMES")
+    let times: u32 = std::env::var("REPAINT_TIMES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(5)
+        .max(1);
     let options = LaunchOptions::default_builder()
         .path(Some(path))
         .sandbox(false)

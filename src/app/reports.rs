@@ -323,12 +323,8 @@ fn dataflow_report(
             };
             let (diagram, left_out) = crate::dataflow::diagram::svg(&ran.flow, outcome);
             let axis = crate::dataflow::diagram::axis(outcome);
-            // As a queue page's: the file's own version (a baseline and
-            // notes outlive a change of values) and the run for export.
             let own = crate::scenario::sweep::without_sets(&ran.source.text);
-            let mut page = crate::report::page::page(own, doc);
-            page["name"] = doc.head["name"].clone();
-            page["file"] = doc.head["file"].clone();
+            let page = crate::report::page::page(own, doc);
             templates.render_to(
                 DATAFLOW_HTML,
                 context! {

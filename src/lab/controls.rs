@@ -191,7 +191,7 @@ pub fn controls(text: &str) -> (Vec<Control>, bool) {
     }
     // The values a trainer would add come before the file's many others;
     // a dataflow file has no operator and no deduplication store.
-    if !doc.contains_key("node") {
+    if !crate::scenario::is_dataflow(text) {
         offer(&doc, &swept, &mut out);
     }
     let offered: Vec<String> = out.iter().map(|c| c.path.clone()).collect();

@@ -40,9 +40,18 @@ pub fn packed(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Stri
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// The `page` the HTML template receives.
+/// The `page` the HTML templates of a scenario and of a dataflow file
+/// receive, and embed for the page's script: the scenario's `name` and
+/// `file`, the `hash` of the file's own text (`file_text`, without the
+/// run's `--set` values: a baseline and notes outlive a change of
+/// values), and the JSON report packed for "Export run".
 pub fn page(file_text: &str, report: &Document) -> Json {
-    json!({ "hash": file_hash(file_text), "run_gz": packed(|w| report.write_json(w)) })
+    json!({
+        "name": report.head["name"],
+        "file": report.head["file"],
+        "hash": file_hash(file_text),
+        "run_gz": packed(|w| report.write_json(w)),
+    })
 }
 
 /// `value` as JSON safe inside `<script type="application/json">`, as
