@@ -11,7 +11,10 @@
 //! only the pages whose names start with those; `REPAINT_TIMES=N` changes
 //! each value N times (at least once); `REPAINT_DETAIL=1` prints each
 //! change's milestones (response end, DOM interactive, DOMContentLoaded,
-//! first and second frame, in ms from the navigation's start).
+//! first and second frame, in ms from the navigation's start);
+//! `REPAINT_TEMPLATES=DIR` serves the pages from the templates in DIR
+//! (the lab's `--templates`), so a template change is measured without a
+//! rebuild.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -90,9 +93,12 @@ fn main() {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scenario-run"))
-        .current_dir(root)
-        .args(["lab", "scenarios/*.toml"])
+    let mut lab = Command::new(env!("CARGO_BIN_EXE_scenario-run"));
+    lab.current_dir(root).args(["lab", "scenarios/*.toml"]);
+    if let Some(dir) = std::env::var_os("REPAINT_TEMPLATES") {
+        lab.arg("--templates").arg(dir);
+    }
+    let mut child = lab
         .stdout(Stdio::piped())
         .spawn()
         .expect("scenario-run lab starts");

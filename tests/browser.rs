@@ -450,10 +450,11 @@ fn pane_count(dom: &str, id: &str) -> u64 {
     text.parse().unwrap()
 }
 
-/// At several moments of four bundled runs (a small queue, the retry
+/// At several moments of five bundled runs (a small queue, the retry
 /// storm past its first listed steps, a Poisson hour drawn as an
-/// aggregate, a run with four alarms), the page opened at that moment
-/// shows the counters and both panes of the run stopped there.
+/// aggregate, a run with four alarms, a RabbitMQ reject with its
+/// `x-death`), the page opened at that moment shows the counters and both
+/// panes of the run stopped there, retries' due times included.
 #[test]
 #[ignore = "needs chromium; .ci/run installs it and runs: cargo test --locked --test browser -- --ignored"]
 fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
@@ -464,7 +465,7 @@ fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
     };
     let d = scratch("browser-live");
     let out = d.join("out");
-    let cases: [(&str, &[u64]); 4] = [
+    let cases: [(&str, &[u64]); 5] = [
         (
             "01-dlq-is-not-proof-nothing-happened",
             &[0, 5_000, 10_000, 40_000],
@@ -472,6 +473,7 @@ fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
         ("22-retry-storm-no-jitter", &[1_000, 3_000, 7_000]),
         ("26-poisson-hour-poison-mix", &[600_000, 1_800_000]),
         ("27-every-dlq-gets-an-alarm", &[10_000, 20_000, 45_000]),
+        ("conformance/rabbitmq-03-nack-versus-reject", &[0]),
     ];
     let files: Vec<String> = cases
         .iter()
@@ -483,7 +485,7 @@ fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
     for ((stem, times), file) in cases.iter().zip(&files) {
         let text = std::fs::read_to_string(file).unwrap();
         let (s, _) = scenario_run::scenario::load_str(file, &text).unwrap();
-        let page = out.join(format!("{stem}.html"));
+        let page = out.join(format!("{}.html", stem.rsplit('/').next().unwrap()));
         for &t in *times {
             let dom = dump_dom_waiting(
                 &browser,
@@ -506,8 +508,7 @@ fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
                 let want = if *firing { "firing" } else { "quiet" };
                 assert_eq!(state, want, "{stem} at {t}: alarm {name}");
             }
-            // An aggregate page keeps a sample's first rows, without the
-            // retries' due times.
+            // An aggregate page keeps a sample's first rows.
             let aggregate = !dom.contains("<g class=\"lane\"");
             let kept = if aggregate {
                 scenario_run::engine::PANE_SAMPLE_ROWS
@@ -518,7 +519,6 @@ fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
             let rows = table_rows(&dom, "pane-source-table");
             let want: Vec<Vec<String>> = (waiting.iter().take(kept))
                 .map(|w| {
-                    let due = w.due.filter(|_| !aggregate);
                     vec![
                         s.message_id(w.m).into_owned(),
                         if w.ready {
@@ -528,7 +528,7 @@ fn the_live_counters_and_panes_are_the_run_stopped_at_that_moment() {
                         }
                         .to_string(),
                         w.total_receives.to_string(),
-                        due.map_or("-".into(), |d| Dur(d).to_string()),
+                        w.due.map_or("-".into(), |d| Dur(d).to_string()),
                     ]
                 })
                 .collect();

@@ -1,8 +1,10 @@
 //! The census: how many messages are in each state over modeled time, at
 //! any scale, in one pass and O(1) per state change.
 
+use std::collections::HashMap;
+
 use super::messages::Messages;
-use crate::model::{MessageIndex, Millis, ReasonIndex, STATE_COUNT, State};
+use crate::model::{Class, MessageIndex, Millis, ReasonIndex, STATE_COUNT, State};
 
 /// Messages per state over modeled time: `samples[k]` holds the counts as of
 /// `k * step` (every event at that instant included), and `last` the counts
@@ -61,6 +63,12 @@ pub struct PaneRow {
     pub total_receives: u32,
     pub reason: Option<ReasonIndex>,
     pub quarantined_at: Option<Millis>,
+    /// A message waiting for a retry: when the retry is due.
+    pub due: Option<Millis>,
+    /// The class of its last failure and its entries into quarantine so
+    /// far (a RabbitMQ dead letter's `x-death` reads them).
+    pub last_class: Class,
+    pub quarantine_entries: u32,
 }
 
 /// What a run had done as of a sample, besides the messages per state.
@@ -220,6 +228,10 @@ pub(super) struct CensusTaker {
     /// Which messages are in each pane now, and the panes' first rows at
     /// each sample.
     members: [PaneBits; 2],
+    /// Each message waiting for a retry: when it is due, and its total
+    /// receives when the retry was scheduled (a later delivery makes the
+    /// entry stale). Dropped when the message stops waiting.
+    dues: HashMap<MessageIndex, (Millis, u32)>,
     pane_samples: Vec<Panes>,
     not_arrived_samples: Vec<u64>,
     /// What the run had done, now and at each sample.
@@ -242,6 +254,7 @@ impl CensusTaker {
             not_arrived: messages,
             not_arrived_samples: Vec::new(),
             members: [PaneBits::new(messages), PaneBits::new(messages)],
+            dues: HashMap::new(),
             pane_samples: Vec::new(),
             progress: Progress::default(),
             progress_samples: Vec::new(),
@@ -286,8 +299,11 @@ impl CensusTaker {
             self.samples.push(self.counts);
             self.not_arrived_samples.push(self.not_arrived);
             self.progress_samples.push(self.progress);
-            let rows =
-                panes.get_or_insert_with(|| self.members.each_mut().map(|b| b.rows(messages)));
+            let rows = panes.get_or_insert_with(|| {
+                self.members
+                    .each_mut()
+                    .map(|b| b.rows(messages, &self.dues))
+            });
             self.pane_samples.push(rows.clone());
             if self.samples.len() == CENSUS_SAMPLES {
                 let step = census_step_after(self.step);
@@ -304,7 +320,10 @@ impl CensusTaker {
 
     pub(super) fn finish(mut self, end: Millis, progress: Progress, messages: &Messages) -> Census {
         self.advance(end.saturating_add(1), progress, messages);
-        let last_panes = self.members.each_mut().map(|b| b.rows(messages));
+        let last_panes = self
+            .members
+            .each_mut()
+            .map(|b| b.rows(messages, &self.dues));
         Census {
             step: self.step,
             samples: self.samples,
@@ -342,6 +361,15 @@ impl CensusTaker {
             |s: State, arrived: bool| s == State::Ready || (s == State::Waiting && arrived);
         self.members[SOURCE_PANE].set(m, in_source(to, now), in_source(from, was));
         self.members[QUARANTINE_PANE].set(m, to == State::Quarantined, from == State::Quarantined);
+        if from == State::Waiting && to != State::Waiting && !self.dues.is_empty() {
+            self.dues.remove(&m);
+        }
+    }
+
+    /// A retry of `m` is scheduled at `due`, `m` having been received
+    /// `total_receives` times.
+    pub(super) fn retry_due(&mut self, m: MessageIndex, due: Millis, total_receives: u32) {
+        self.dues.insert(m, (due, total_receives));
     }
 }
 
@@ -383,7 +411,11 @@ impl PaneBits {
 
     /// The first [`PANE_SAMPLE_ROWS`] members, as `messages` holds them.
     /// The lowest member's word becomes the next reading's start.
-    fn rows(&mut self, messages: &Messages) -> Vec<PaneRow> {
+    fn rows(
+        &mut self,
+        messages: &Messages,
+        dues: &HashMap<MessageIndex, (Millis, u32)>,
+    ) -> Vec<PaneRow> {
         let mut rows = Vec::new();
         let want = (self.count as usize).min(PANE_SAMPLE_ROWS);
         if want == 0 {
@@ -398,12 +430,20 @@ impl PaneBits {
                 let m = (w * 64) as MessageIndex + bits.trailing_zeros();
                 bits &= bits - 1;
                 let s = messages.get(m);
+                let due = (dues.get(&m))
+                    .filter(|&&(_, receives)| {
+                        s.state == State::Waiting && receives == s.total_receives
+                    })
+                    .map(|&(due, _)| due);
                 rows.push(PaneRow {
                     message: m,
                     state: s.state,
                     total_receives: s.total_receives,
                     reason: s.last_reason(),
                     quarantined_at: s.last_quarantined_at(),
+                    due,
+                    last_class: s.last_class(),
+                    quarantine_entries: s.quarantine_entries,
                 });
                 if rows.len() == want {
                     return rows;

@@ -376,6 +376,16 @@ impl<'s> Engine<'s> {
         self.messages.set_state(m, to);
     }
 
+    /// A retry of `m` is scheduled `delay` from now, at `due`: recorded,
+    /// and told to the census (its source pane shows when a message
+    /// waiting for a retry is due).
+    fn retry_scheduled(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
+        self.record(Some(m), Detail::RetryScheduled { delay, due });
+        if let Some(census) = &mut self.measures.census {
+            census.retry_due(m, due, self.messages.get(m).total_receives);
+        }
+    }
+
     /// Records a transition now.
     #[inline]
     fn record(&mut self, message: Option<MessageIndex>, detail: Detail) {

@@ -5,6 +5,7 @@
 
 use serde_json::{Value as Json, json};
 
+use super::rows::XDeath;
 use crate::engine::{HISTORY_MESSAGES, MessageState, Outcome, Recorder};
 use crate::model::{Millis, Scenario, State};
 use crate::words::line::{Row, row_of};
@@ -17,6 +18,9 @@ pub struct Version {
     pub time: Option<Millis>,
     pub step: u32,
     pub row: Row,
+    /// In quarantine under a RabbitMQ profile: the `x-death` entry of its
+    /// latest dead-lettering, as the quarantine pane lists it.
+    pub x_death: Option<String>,
 }
 
 /// The versions of every message's row, oldest first; several changes with
@@ -37,6 +41,7 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
                 time: None,
                 step: 0,
                 row: row_of(scenario, m, &MessageState::new(), 0),
+                x_death: None,
             }]
         })
         .collect();
@@ -47,14 +52,22 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
             age: None,
             ..row_of(scenario, change.message, &change.state, change.time)
         };
+        let s = &change.state;
+        let x_death = (s.state == State::Quarantined)
+            .then(|| s.last_quarantined_at())
+            .flatten()
+            .and_then(|at| XDeath::of(scenario, s.last_class(), s.quarantine_entries, at))
+            .map(|x| x.to_string());
         match versions.last_mut() {
             Some(last) if last.time == Some(change.time) && last.step == change.step => {
-                last.row = row
+                last.row = row;
+                last.x_death = x_death;
             }
             _ => versions.push(Version {
                 time: Some(change.time),
                 step: change.step,
                 row,
+                x_death,
             }),
         }
     }
@@ -94,7 +107,8 @@ fn aged(v: &Version, t: Millis) -> Option<Row> {
 /// The compact JSON the scrubber reads: per message its id and versions
 /// `[time, state, key, cycle, cycle_receives, total_receives, effects,
 /// dedup_hits, last_quarantined_at, last_reason, step]`, time -1 before
-/// the run.
+/// the run; in quarantine under a RabbitMQ profile, with the `x-death`
+/// entry's text last.
 pub fn json(all: &[Vec<Version>]) -> Json {
     Json::Array(
         all.iter()
@@ -107,7 +121,7 @@ pub fn json(all: &[Vec<Version>]) -> Json {
                     .iter()
                     .map(|v| {
                         let r = &v.row;
-                        json!([
+                        let mut version = json!([
                             v.time.map_or(-1, |t| t as i64),
                             r.state.as_str(),
                             r.key,
@@ -119,7 +133,11 @@ pub fn json(all: &[Vec<Version>]) -> Json {
                             r.last_quarantined_at,
                             r.last_reason,
                             v.step,
-                        ])
+                        ]);
+                        if let (Some(x), Json::Array(cells)) = (&v.x_death, &mut version) {
+                            cells.push(json!(x));
+                        }
+                        version
                     })
                     .collect();
                 json!({ "id": id, "versions": vs })

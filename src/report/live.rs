@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
+use super::rows::XDeath;
 use crate::duration::Dur;
 use crate::engine::{Detail, Outcome, QUARANTINE_PANE, SOURCE_PANE};
 use crate::model::{MessageIndex, Millis, Scenario, State};
@@ -122,11 +123,25 @@ pub fn quarantine_pane(scenario: &Scenario, outcome: &Outcome) -> (Vec<Quarantin
     (rows, count)
 }
 
-/// The dead-letter headers message `m` carries in quarantine besides its
-/// reason, receives and age: its queue and first delivery, and a log
-/// record's partition, offset, event time and schema version (section
-/// 28.2), as one line.
+/// The dead-letter headers message `m` carries in quarantine as of the
+/// outcome's moment besides its reason, receives and age, as one line:
+/// those of [`fixed_headers`] and, under a RabbitMQ profile, the
+/// `x-death` entry of its latest dead-lettering.
 pub fn headers(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
+    let mut out = fixed_headers(scenario, outcome, m);
+    let s = outcome.messages.get(m);
+    if let Some(x) = (s.last_quarantined_at())
+        .and_then(|at| XDeath::of(scenario, s.last_class(), s.quarantine_entries, at))
+    {
+        let _ = write!(out, ", {x}");
+    }
+    out
+}
+
+/// The headers of a dead letter that stay the same whenever it is read:
+/// its queue and first delivery, and a log record's partition, offset,
+/// event time and schema version (section 28.2).
+pub fn fixed_headers(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
     let mut out = format!("queue {}", scenario.delivery.queue);
     if let Some(t) = outcome.first_delivery(scenario, m) {
         let _ = write!(out, ", first delivery {}", Dur(t));
@@ -159,10 +174,11 @@ pub fn step_count(detail: &Detail) -> Option<Json> {
 
 /// What the page's playback needs besides the steps: the alarms' names
 /// (the JSON report's transitions name them), and per message the
-/// dead-letter headers it would carry.
+/// dead-letter headers it would carry whenever read (the `x-death` of each
+/// dead-lettering is in the message's history).
 pub fn lanes_data(scenario: &Scenario, outcome: &Outcome) -> Json {
     let headers: Vec<String> = (0..outcome.messages.len() as MessageIndex)
-        .map(|m| headers(scenario, outcome, m))
+        .map(|m| fixed_headers(scenario, outcome, m))
         .collect();
     json!({
         "alarms": scenario.alarms.iter().map(|a| &a.name).collect::<Vec<_>>(),
@@ -174,10 +190,11 @@ pub fn lanes_data(scenario: &Scenario, outcome: &Outcome) -> Json {
 /// had done then, which alarms were firing (`null` for an alarm whose
 /// changes by then were past those kept), and the panes' first rows when
 /// they differ from the point before (`panes`: the source's rows
-/// `[message, ready (1) or waiting for a retry (0), total receives]`, the
-/// quarantine's `[message, reason index or null, total receives,
-/// quarantined at]`); and the messages those rows name, each as `[id,
-/// dead-letter headers]`.
+/// `[message, ready (1) or waiting for a retry (0), total receives, the
+/// retry's due time or null]`, the quarantine's `[message, reason index or
+/// null, total receives, quarantined at, x-death or null]`); and the
+/// messages those rows name, each as `[id, dead-letter headers]` (those
+/// that stay the same: [`fixed_headers`]).
 pub fn sample_data(scenario: &Scenario, outcome: &Outcome) -> (Vec<Json>, Json) {
     let Some(census) = &outcome.census else {
         return (Vec::new(), Json::Null);
@@ -201,7 +218,7 @@ pub fn sample_data(scenario: &Scenario, outcome: &Outcome) -> (Vec<Json>, Json) 
                     named.entry(r.message).or_insert_with(|| {
                         json!([
                             scenario.message_id(r.message),
-                            headers(scenario, outcome, r.message)
+                            fixed_headers(scenario, outcome, r.message)
                         ])
                     });
                 }
@@ -210,12 +227,19 @@ pub fn sample_data(scenario: &Scenario, outcome: &Outcome) -> (Vec<Json>, Json) 
                         json!([
                             r.message,
                             u8::from(r.state == State::Ready),
-                            r.total_receives
+                            r.total_receives,
+                            r.due
                         ])
                     })
                     .collect();
                 let quarantine: Vec<Json> = (panes[QUARANTINE_PANE].iter())
-                    .map(|r| json!([r.message, r.reason, r.total_receives, r.quarantined_at]))
+                    .map(|r| {
+                        let x = (r.quarantined_at).and_then(|at| {
+                            XDeath::of(scenario, r.last_class, r.quarantine_entries, at)
+                        });
+                        let x = x.map(|x| x.to_string());
+                        json!([r.message, r.reason, r.total_receives, r.quarantined_at, x])
+                    })
                     .collect();
                 sample["panes"] = json!([source, quarantine]);
                 before = Some(panes);
@@ -372,6 +396,76 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 50, "{checked} runs checked");
+    }
+
+    /// Under a RabbitMQ profile, a reject and a delivery limit used up,
+    /// both dead-lettered again after a redrive.
+    const DEAD_LETTERED_TWICE: &str = "[delivery]\nprofile = \"rabbitmq-quorum\"\n\
+        max_receives = 2\npermanent = \"quarantine\"\n\
+        [[message]]\nid = \"bad\"\nfaults = [{ fail = { until = \"repair\" }, reason = \"schema\", class = \"permanent\" }]\n\
+        [[message]]\nid = \"tired\"\nat = \"2500ms\"\nfaults = [{ fail = { first = 7 }, reason = \"timeout\" }]\n\
+        [[operator]]\nwait = \"10s\"\naction = \"redrive_all\"\n";
+
+    /// The `x-death` text of each message in quarantine as of `t`, from
+    /// the run stopped then.
+    fn x_deaths_at(s: &Scenario, t: Millis) -> Vec<Option<String>> {
+        let at = run_until(s, Recorder::Off, t).unwrap();
+        (0..at.messages.len() as MessageIndex)
+            .map(|m| {
+                let st = at.messages.get(m);
+                (st.state == State::Quarantined)
+                    .then(|| st.last_quarantined_at())
+                    .flatten()
+                    .and_then(|q| XDeath::of(s, st.last_class(), st.quarantine_entries, q))
+                    .map(|x| x.to_string())
+            })
+            .collect()
+    }
+
+    /// The quarantine pane lists a RabbitMQ dead letter's `x-death` entry
+    /// as of the time shown: `show --at`, an aggregate page's samples and
+    /// a lane page's history each agree with the run stopped then (the
+    /// entry of the latest dead-lettering, its reason and time).
+    #[test]
+    fn the_quarantine_pane_shows_the_x_death_of_its_time() {
+        let (s, _) = crate::scenario::load_str("t.toml", DEAD_LETTERED_TWICE).unwrap();
+        let at = run_until(&s, Recorder::All, 5_000).unwrap();
+        insta::assert_snapshot!(super::text(&s, &at));
+        let outcome = crate::engine::run_with_census(&s, Recorder::All).unwrap();
+        let census = outcome.census.as_ref().unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for (t, panes) in census.pane_points() {
+            let want = x_deaths_at(&s, t);
+            for r in &panes[QUARANTINE_PANE] {
+                let x = (r.quarantined_at)
+                    .and_then(|q| XDeath::of(&s, r.last_class, r.quarantine_entries, q))
+                    .map(|x| x.to_string());
+                assert_eq!(x, want[r.message as usize], "sample at {t}");
+                seen.extend(x);
+            }
+        }
+        let all = super::super::history::versions(&s, &outcome).unwrap();
+        for t in [0, 2_499, 2_500, 5_000, 12_499, outcome.totals.end_time] {
+            let want = x_deaths_at(&s, t);
+            for (m, versions) in all.iter().enumerate() {
+                let v = versions
+                    .iter()
+                    .rev()
+                    .find(|v| v.time.is_none_or(|vt| vt <= t));
+                assert_eq!(v.unwrap().x_death, want[m], "message {m} at {t}");
+                seen.extend(want[m].clone());
+            }
+        }
+        let seen: Vec<String> = seen.into_iter().collect();
+        assert_eq!(
+            seen,
+            [
+                "x-death delivery_limit, count 1, time 12s",
+                "x-death delivery_limit, count 1, time 2s",
+                "x-death rejected, count 1, time 0s",
+                "x-death rejected, count 1, time 12s",
+            ]
+        );
     }
 
     /// `show --at` prints the counters, each alarm, and both panes with

@@ -55,52 +55,91 @@ fn envelope_fields(scenario: &Scenario) -> usize {
 /// client publishes again (a redrive) starts with none.
 const DEATHS_RESTART_ON_PUBLISH: (u32, u32) = (3, 13);
 
-/// What RabbitMQ records on the dead-lettered copy of a message in
-/// quarantine under `rabbitmq-quorum` (docs/model.md, rabbitmq-quorum 4)
-/// and `rabbitmq-classic`, where only a reject dead-letters:
-/// its `x-death` entry for the dead-lettering that put it there, and the
-/// `x-first-death-*` headers. The broker's reason is `rejected` for a
-/// permanent failure routed to quarantine (a reject) and
-/// `delivery_limit` for every other entry (the limit used up); the
-/// handler's own reason, the failure's class, the cycle and the key are
-/// only the application's. The time has the header's resolution, whole
-/// seconds (in milliseconds from the run's start).
-struct DeadLetterHeaders<'a> {
-    scenario: &'a Scenario,
-    state: &'a MessageState,
-    quarantined_at: Millis,
+/// The `x-death` entry RabbitMQ writes on the dead-lettered copy of a
+/// message in quarantine under `rabbitmq-quorum` (docs/model.md,
+/// rabbitmq-quorum 4) and `rabbitmq-classic`, where only a reject
+/// dead-letters: one entry for the dead-lettering that put it there. The
+/// broker's reason is `rejected` for a permanent failure routed to
+/// quarantine (a reject) and `delivery_limit` for every other entry (the
+/// limit used up); the handler's own reason, the failure's class, the
+/// cycle and the key are only the application's. The time has the
+/// header's resolution, whole seconds (in milliseconds from the run's
+/// start).
+pub struct XDeath<'a> {
+    pub queue: &'a str,
+    pub reason: &'static str,
+    /// `None` where the model cannot know it: before 3.13 a redriver that
+    /// copies the headers adds the cycles up per reason, which the model
+    /// does not keep.
+    pub count: Option<u32>,
+    pub time: Millis,
 }
 
-impl Serialize for DeadLetterHeaders<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (scenario, state) = (self.scenario, self.state);
-        let rejected = state.last_class() == Class::Permanent
-            && scenario.delivery.permanent == Permanent::Quarantine;
-        let reason = if rejected {
-            "rejected"
-        } else {
-            "delivery_limit"
-        };
-        let queue = &scenario.delivery.queue;
+impl<'a> XDeath<'a> {
+    /// The entry of a message as `class` (its last failure's class) and
+    /// `quarantine_entries` (so far) say, quarantined at `quarantined_at`;
+    /// `None` under a profile that writes none.
+    pub fn of(
+        scenario: &'a Scenario,
+        class: Class,
+        quarantine_entries: u32,
+        quarantined_at: Millis,
+    ) -> Option<Self> {
+        if !scenario.guarantees.profile.is_rabbitmq() {
+            return None;
+        }
+        let rejected =
+            class == Class::Permanent && scenario.delivery.permanent == Permanent::Quarantine;
         // One entry per cycle's dead-lettering: exact from 3.13 on (a
-        // redrive is a new publish), and for a message dead-lettered
-        // once; before 3.13 a redriver that copies the headers adds the
-        // cycles up per reason, which the model does not keep (null).
+        // redrive is a new publish), and for a message dead-lettered once.
         let restarts = scenario
             .guarantees
             .broker_version
             .is_none_or(|v| v >= DEATHS_RESTART_ON_PUBLISH);
-        let known = restarts || state.quarantine_entries <= 1;
-        let count = known.then_some(1);
+        let known = restarts || quarantine_entries <= 1;
+        Some(XDeath {
+            queue: &scenario.delivery.queue,
+            reason: if rejected {
+                "rejected"
+            } else {
+                "delivery_limit"
+            },
+            count: known.then_some(1),
+            time: quarantined_at - quarantined_at % 1_000,
+        })
+    }
+}
+
+/// As the lab's quarantine pane and `show --at` list it: `x-death
+/// delivery_limit, count 1, time 3s` (`count ?` where unknown).
+impl std::fmt::Display for XDeath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let count = self.count.map_or("?".to_string(), |c| c.to_string());
+        write!(
+            f,
+            "x-death {}, count {count}, time {}",
+            self.reason,
+            crate::duration::Dur(self.time)
+        )
+    }
+}
+
+/// The broker's headers of a dead letter: its `x-death` entry and the
+/// `x-first-death-*` headers (unknown where the count is).
+struct DeadLetterHeaders<'a>(XDeath<'a>);
+
+impl Serialize for DeadLetterHeaders<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let x = &self.0;
         let entry = serde_json::json!({
-            "queue": queue,
-            "reason": reason,
-            "count": count,
-            "time": self.quarantined_at - self.quarantined_at % 1_000,
+            "queue": x.queue,
+            "reason": x.reason,
+            "count": x.count,
+            "time": x.time,
         });
         let mut fields = serializer.serialize_struct("DeadLetterHeaders", 3)?;
         fields.serialize_field("x-death", &[entry])?;
-        let first = known.then_some((queue, reason));
+        let first = x.count.is_some().then_some((x.queue, x.reason));
         fields.serialize_field("x-first-death-queue", &first.map(|f| f.0))?;
         fields.serialize_field("x-first-death-reason", &first.map(|f| f.1))?;
         fields.end()
@@ -197,11 +236,11 @@ impl Serialize for Envelope<'_> {
         if scenario.guarantees.profile.is_rabbitmq() {
             fields.serialize_field(
                 "broker",
-                &state.last_quarantined_at().map(|at| DeadLetterHeaders {
-                    scenario,
-                    state,
-                    quarantined_at: at,
-                }),
+                &(state.last_quarantined_at())
+                    .and_then(|at| {
+                        XDeath::of(scenario, state.last_class(), state.quarantine_entries, at)
+                    })
+                    .map(DeadLetterHeaders),
             )?;
         }
         fields.end()

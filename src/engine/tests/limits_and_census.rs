@@ -177,7 +177,10 @@ fn a_run_to_a_time_past_a_stop_ends_at_the_stop() {
 /// delay paid) and the first messages of the two panes (the source's:
 /// ready or waiting for a retry; the quarantine's), in message order, as
 /// the run stopped at that time has them: retries, an outage, an
-/// operator who redrives and purges, and a resolution that halves.
+/// operator who redrives and purges, and a resolution that halves. A row
+/// waiting for a retry has the retry's due time (the last one scheduled,
+/// as the transcript tells it); every row its last failure's class and
+/// its entries into quarantine so far.
 #[test]
 fn each_sample_keeps_the_progress_and_the_panes_first_rows_of_its_time() {
     use crate::engine::{PANE_SAMPLE_ROWS, QUARANTINE_PANE, SOURCE_PANE};
@@ -202,10 +205,18 @@ fn each_sample_keeps_the_progress_and_the_panes_first_rows_of_its_time() {
             .take(PANE_SAMPLE_ROWS)
             .collect::<Vec<u32>>()
     };
-    let mut seen = [false; 2];
+    let mut seen = [false; 3];
     for k in (0..c.samples.len()).step_by(3) {
         let t = k as Millis * c.step;
-        let at = run_until(&scenario, Recorder::Off, t).unwrap();
+        let at = run_until(&scenario, Recorder::All, t).unwrap();
+        let mut dues = std::collections::BTreeMap::new();
+        for tr in &at.transitions {
+            if let (Some(m), crate::engine::Detail::RetryScheduled { due, .. }) =
+                (tr.message, tr.detail)
+            {
+                dues.insert(m, due);
+            }
+        }
         let p = c.progress[k];
         assert_eq!(p.deliveries, at.totals.deliveries, "at {t}");
         assert_eq!(p.retry_delay_paid, at.totals.retry_delay_paid, "at {t}");
@@ -219,21 +230,34 @@ fn each_sample_keeps_the_progress_and_the_panes_first_rows_of_its_time() {
         assert_eq!(ids(QUARANTINE_PANE), quarantine, "the quarantine at {t}");
         for r in rows.iter().flatten() {
             let s = at.messages.get(r.message);
+            let due = (s.state == State::Waiting).then(|| dues.get(&r.message).copied());
             assert_eq!(
-                (r.state, r.total_receives, r.reason, r.quarantined_at),
+                (r.state, r.total_receives, r.reason, r.quarantined_at, r.due),
                 (
                     s.state,
                     s.total_receives,
                     s.last_reason(),
-                    s.last_quarantined_at()
+                    s.last_quarantined_at(),
+                    due.flatten()
                 ),
                 "{} at {t}",
                 r.message
             );
+            assert_eq!(
+                (r.last_class, r.quarantine_entries),
+                (s.last_class(), s.quarantine_entries),
+                "{} at {t}",
+                r.message
+            );
+            seen[2] |= r.due.is_some();
         }
         seen[0] |= !source.is_empty();
         seen[1] |= quarantine.len() == PANE_SAMPLE_ROWS;
     }
-    assert_eq!(seen, [true, true], "both panes were read while full");
+    assert_eq!(
+        seen,
+        [true, true, true],
+        "both panes were read while full, a retry's due time with them"
+    );
     assert_eq!(c.last_progress.deliveries, outcome.totals.deliveries);
 }

@@ -17,7 +17,12 @@ fn version(time: Option<Millis>, state: State) -> Version {
         last_quarantined_at: None,
         age: None,
     };
-    Version { time, step: 0, row }
+    Version {
+        time,
+        step: 0,
+        row,
+        x_death: None,
+    }
 }
 
 #[test]
