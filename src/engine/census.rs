@@ -1,7 +1,7 @@
 //! The census: how many messages are in each state over modeled time, at
 //! any scale, in one pass and O(1) per state change.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::messages::Messages;
 use crate::model::{Class, MessageIndex, Millis, ReasonIndex, STATE_COUNT, State};
@@ -231,7 +231,7 @@ pub(super) struct CensusTaker {
     /// Each message waiting for a retry: when it is due, and its total
     /// receives when the retry was scheduled (a later delivery makes the
     /// entry stale). Dropped when the message stops waiting.
-    dues: HashMap<MessageIndex, (Millis, u32)>,
+    dues: FxHashMap<MessageIndex, (Millis, u32)>,
     pane_samples: Vec<Panes>,
     not_arrived_samples: Vec<u64>,
     /// What the run had done, now and at each sample.
@@ -254,7 +254,7 @@ impl CensusTaker {
             not_arrived: messages,
             not_arrived_samples: Vec::new(),
             members: [PaneBits::new(messages), PaneBits::new(messages)],
-            dues: HashMap::new(),
+            dues: FxHashMap::default(),
             pane_samples: Vec::new(),
             progress: Progress::default(),
             progress_samples: Vec::new(),
@@ -414,7 +414,7 @@ impl PaneBits {
     fn rows(
         &mut self,
         messages: &Messages,
-        dues: &HashMap<MessageIndex, (Millis, u32)>,
+        dues: &FxHashMap<MessageIndex, (Millis, u32)>,
     ) -> Vec<PaneRow> {
         let mut rows = Vec::new();
         let want = (self.count as usize).min(PANE_SAMPLE_ROWS);
