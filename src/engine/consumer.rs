@@ -594,7 +594,7 @@ impl Engine<'_> {
             let delay = due - now;
             let paid = &mut self.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
-            self.retry_scheduled(m, delay, due);
+            self.record_retry(m, delay, due);
             // A delivery that outlived its timeout left the message
             // visible (ready) already; otherwise it waits until then.
             if visible >= now {
@@ -622,7 +622,7 @@ impl Engine<'_> {
             if at_once && requeue != Requeue::Back && !self.consumer.direct {
                 // rabbitmq-quorum by broker_version: ahead of the queue.
                 self.measures.retries += 1;
-                self.retry_scheduled(m, delay, due);
+                self.record_retry(m, delay, due);
                 self.set_state(m, State::Ready);
                 match requeue {
                     Requeue::Original => self.consumer.ready.add_original(m, self.core.clock.now),
@@ -639,7 +639,7 @@ impl Engine<'_> {
                 self.core.schedule.put_back(self.core.clock.now, due, m);
             }
             self.measures.retries += 1;
-            self.retry_scheduled(m, delay, due);
+            self.record_retry(m, delay, due);
             self.source.retry_scheduled(m, due);
         }
     }

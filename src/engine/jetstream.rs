@@ -155,6 +155,6 @@ impl Engine<'_> {
         self.measures.retries += 1;
         let paid = &mut self.measures.totals.retry_delay_paid;
         *paid = paid.saturating_add(delay);
-        self.retry_scheduled(m, delay, due);
+        self.record_retry(m, delay, due);
     }
 }

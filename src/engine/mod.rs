@@ -379,7 +379,7 @@ impl<'s> Engine<'s> {
     /// A retry of `m` is scheduled `delay` from now, at `due`: recorded,
     /// and told to the census (its source pane shows when a message
     /// waiting for a retry is due).
-    fn retry_scheduled(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
+    fn record_retry(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
         self.record(Some(m), Detail::RetryScheduled { delay, due });
         if let Some(census) = &mut self.measures.census {
             census.retry_due(m, due, self.messages.get(m).total_receives);

@@ -52,11 +52,9 @@ pub fn versions(scenario: &Scenario, outcome: &Outcome) -> Option<Vec<Vec<Versio
             age: None,
             ..row_of(scenario, change.message, &change.state, change.time)
         };
-        let s = &change.state;
-        let x_death = (s.state == State::Quarantined)
-            .then(|| s.last_quarantined_at())
+        let x_death = (change.state.state == State::Quarantined)
+            .then(|| XDeath::of_state(scenario, &change.state))
             .flatten()
-            .and_then(|at| XDeath::of(scenario, s.last_class(), s.quarantine_entries, at))
             .map(|x| x.to_string());
         match versions.last_mut() {
             Some(last) if last.time == Some(change.time) && last.step == change.step => {

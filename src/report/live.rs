@@ -129,10 +129,7 @@ pub fn quarantine_pane(scenario: &Scenario, outcome: &Outcome) -> (Vec<Quarantin
 /// `x-death` entry of its latest dead-lettering.
 pub fn headers(scenario: &Scenario, outcome: &Outcome, m: MessageIndex) -> String {
     let mut out = fixed_headers(scenario, outcome, m);
-    let s = outcome.messages.get(m);
-    if let Some(x) = (s.last_quarantined_at())
-        .and_then(|at| XDeath::of(scenario, s.last_class(), s.quarantine_entries, at))
-    {
+    if let Some(x) = XDeath::of_state(scenario, &outcome.messages.get(m)) {
         let _ = write!(out, ", {x}");
     }
     out
@@ -414,9 +411,8 @@ mod tests {
             .map(|m| {
                 let st = at.messages.get(m);
                 (st.state == State::Quarantined)
-                    .then(|| st.last_quarantined_at())
+                    .then(|| XDeath::of_state(s, &st))
                     .flatten()
-                    .and_then(|q| XDeath::of(s, st.last_class(), st.quarantine_entries, q))
                     .map(|x| x.to_string())
             })
             .collect()
@@ -433,14 +429,20 @@ mod tests {
         insta::assert_snapshot!(super::text(&s, &at));
         let outcome = crate::engine::run_with_census(&s, Recorder::All).unwrap();
         let census = outcome.census.as_ref().unwrap();
+        // The aggregate page's samples, each with its panes' rows when they
+        // changed: a quarantine row is `[message, reason, receives,
+        // quarantined at, x-death]`.
+        let (samples, _) = sample_data(&s, &outcome);
         let mut seen = std::collections::BTreeSet::new();
-        for (t, panes) in census.pane_points() {
+        let mut rows = Json::Null;
+        for ((t, _), sample) in census.pane_points().into_iter().zip(&samples) {
+            if !sample["panes"].is_null() {
+                rows = sample["panes"][QUARANTINE_PANE].clone();
+            }
             let want = x_deaths_at(&s, t);
-            for r in &panes[QUARANTINE_PANE] {
-                let x = (r.quarantined_at)
-                    .and_then(|q| XDeath::of(&s, r.last_class, r.quarantine_entries, q))
-                    .map(|x| x.to_string());
-                assert_eq!(x, want[r.message as usize], "sample at {t}");
+            for r in rows.as_array().unwrap() {
+                let x = r[4].as_str().map(str::to_string);
+                assert_eq!(x, want[r[0].as_u64().unwrap() as usize], "sample at {t}");
                 seen.extend(x);
             }
         }

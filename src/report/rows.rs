@@ -110,6 +110,16 @@ impl<'a> XDeath<'a> {
     }
 }
 
+impl<'a> XDeath<'a> {
+    /// The entry of the latest dead-lettering of a message whose state is
+    /// `state`; `None` if it was never quarantined or the profile writes
+    /// none.
+    pub fn of_state(scenario: &'a Scenario, state: &MessageState) -> Option<Self> {
+        let at = state.last_quarantined_at()?;
+        XDeath::of(scenario, state.last_class(), state.quarantine_entries, at)
+    }
+}
+
 /// As the lab's quarantine pane and `show --at` list it: `x-death
 /// delivery_limit, count 1, time 3s` (`count ?` where unknown).
 impl std::fmt::Display for XDeath<'_> {
@@ -236,11 +246,7 @@ impl Serialize for Envelope<'_> {
         if scenario.guarantees.profile.is_rabbitmq() {
             fields.serialize_field(
                 "broker",
-                &(state.last_quarantined_at())
-                    .and_then(|at| {
-                        XDeath::of(scenario, state.last_class(), state.quarantine_entries, at)
-                    })
-                    .map(DeadLetterHeaders),
+                &XDeath::of_state(scenario, state).map(DeadLetterHeaders),
             )?;
         }
         fields.end()

@@ -289,6 +289,18 @@ fn html_is_self_contained_and_large_runs_get_the_aggregate_view() {
         assert!(!html.contains("href=\"http"));
         assert!(html.contains("<svg id=\"timeline-svg\""));
         assert!(html.contains("<script type=\"application/json\" id=\"run-data\">"));
+        // Painted once, when the whole page is read: the element the head
+        // waits for is the body's last, after every script.
+        let head = &html[..html.find("</head>").unwrap()];
+        assert!(head.contains("<link rel=\"expect\" href=\"#page-end\" blocking=\"render\">"));
+        let end = html
+            .find("<div id=\"page-end\" hidden></div>")
+            .expect("#page-end");
+        assert!(html.rfind("</script>").unwrap() < end);
+        assert_eq!(
+            html[end..].trim(),
+            "<div id=\"page-end\" hidden></div>\n</body>\n</html>"
+        );
     }
     assert_eq!(small.matches("<g class=\"lane\"").count(), 4);
     for kind in [
