@@ -129,9 +129,9 @@ impl Engine<'_> {
     /// decided now; the broker learns the outcome when the service ends.
     pub(super) fn start_delivery(&mut self, m: MessageIndex) {
         let now = self.core.clock.now;
-        self.measures.totals.deliveries += 1;
+        self.core.measures.totals.deliveries += 1;
         // 1. Receive counts.
-        let (cycle, cycle_receives, total_receives) = self.messages.receive(m);
+        let (cycle, cycle_receives, total_receives) = self.core.messages.receive(m);
         self.cycle_starts(m, cycle_receives);
         if total_receives == 1
             && self.consumer.first_deliveries != super::FirstDeliveries::AtArrival
@@ -139,7 +139,7 @@ impl Engine<'_> {
             self.first_delivery_waited(m);
         }
         let record = self.source.record_of(m);
-        self.record(
+        self.core.record(
             Some(m),
             Detail::Delivered {
                 cycle,
@@ -148,27 +148,25 @@ impl Engine<'_> {
                 record,
             },
         );
-        if self.source.log.is_some() {
-            self.log_delivery_starts(m, cycle_receives);
-        }
+        (self.source).delivery_starts(&mut self.core.measures.totals, m, cycle_receives);
 
         if self.consumer.with_receipts {
             return self.start_with_receipt(m, total_receives);
         }
         // 2.-5. The handler, the downstream, the store, the acknowledgement.
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let faults = self.source.draws.faults(scenario, m);
         let (finish, takes) = self.decide(m, faults, total_receives);
         let service = takes.unwrap_or(self.consumer.service_time);
-        let busy = &mut self.measures.totals.worker_busy;
+        let busy = &mut self.core.measures.totals.worker_busy;
         *busy = busy.saturating_add(service);
         if service == 0 && scenario.flow.workers.is_none() {
             // Atomic, as in sections 1-10 (decision 16.3).
             self.end_delivery(m, finish, false, now);
         } else {
-            self.set_state(m, State::InFlight);
+            self.core.set_state(m, State::InFlight);
             self.consumer.in_flight += 1;
-            self.state_changed(m);
+            self.core.state_changed(m);
             let end = now.saturating_add(service);
             self.core.schedule.schedule_end(now, end, m, finish);
         }
@@ -191,27 +189,28 @@ impl Engine<'_> {
             return (Finish::Failed(f.reason, f.class), f.takes);
         }
         // A delivery after the first of its cycle is a retry.
-        let retry = self.messages.cycle_receives(m) > 1;
+        let retry = self.core.messages.cycle_receives(m) > 1;
         if self.downstream.outages.contains(now) {
             self.downstream
                 .calls
-                .offer_during_outage(now, retry, &mut self.measures.totals);
+                .offer_during_outage(now, retry, &mut self.core.measures.totals);
             return (
                 Finish::Failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient),
                 None,
             );
         }
-        let intent = self.scenario.intent(m);
-        let key = self.messages.key(m, intent);
+        let intent = self.core.scenario.intent(m);
+        let key = self.core.messages.key(m, intent);
         if let Some(expires_at) = self.store.live(key, now) {
-            self.messages.add_dedup_hit(m);
-            self.measures.totals.dedup_hits += 1;
-            self.record(Some(m), Detail::DedupHit { key, expires_at });
+            self.core.messages.add_dedup_hit(m);
+            self.core.measures.totals.dedup_hits += 1;
+            self.core
+                .record(Some(m), Detail::DedupHit { key, expires_at });
         } else {
             if self
                 .downstream
                 .calls
-                .offer(now, retry, &mut self.measures.totals)
+                .offer(now, retry, &mut self.core.measures.totals)
                 == Call::Throttled
             {
                 return (Finish::Failed(REASON_THROTTLED, Class::Transient), None);
@@ -278,10 +277,10 @@ impl Engine<'_> {
             calls,
             writing: None,
         };
-        let intent = self.scenario.intent(m);
-        let key = self.messages.key(m, intent);
-        let retry = self.messages.cycle_receives(m) > 1;
-        let lease = match self.scenario.guarantees.dedup_mode {
+        let intent = self.core.scenario.intent(m);
+        let key = self.core.messages.key(m, intent);
+        let retry = self.core.messages.cycle_receives(m) > 1;
+        let lease = match self.core.scenario.guarantees.dedup_mode {
             DedupMode::WriteIntent { lease, renew } => Some((lease, renew)),
             DedupMode::Result => None,
         };
@@ -301,7 +300,7 @@ impl Engine<'_> {
         if self.downstream.outages.contains(now) {
             self.downstream
                 .calls
-                .offer_during_outage(now, retry, &mut self.measures.totals);
+                .offer_during_outage(now, retry, &mut self.core.measures.totals);
             return failed(REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient, None);
         }
         let mut done_key = None;
@@ -313,7 +312,7 @@ impl Engine<'_> {
                     if self
                         .downstream
                         .calls
-                        .offer(now, retry, &mut self.measures.totals)
+                        .offer(now, retry, &mut self.core.measures.totals)
                         == Call::Throttled
                     {
                         return failed(REASON_THROTTLED, Class::Transient, None);
@@ -347,7 +346,7 @@ impl Engine<'_> {
                     if self
                         .downstream
                         .calls
-                        .offer(now, retry, &mut self.measures.totals)
+                        .offer(now, retry, &mut self.core.measures.totals)
                         == Call::Throttled
                     {
                         return failed(REASON_THROTTLED, Class::Transient, None);
@@ -420,9 +419,10 @@ impl Engine<'_> {
         let Some(expires_at) = self.store.live(key, self.core.clock.now) else {
             return false;
         };
-        self.messages.add_dedup_hit(m);
-        self.measures.totals.dedup_hits += 1;
-        self.record(Some(m), Detail::DedupHit { key, expires_at });
+        self.core.messages.add_dedup_hit(m);
+        self.core.measures.totals.dedup_hits += 1;
+        self.core
+            .record(Some(m), Detail::DedupHit { key, expires_at });
         true
     }
 
@@ -432,19 +432,20 @@ impl Engine<'_> {
         let claim = self.store.claim_at(key, self.core.clock.now);
         match claim {
             Claim::Done(expires_at) => {
-                self.messages.add_dedup_hit(m);
-                self.measures.totals.dedup_hits += 1;
-                self.record(Some(m), Detail::DedupHit { key, expires_at });
+                self.core.messages.add_dedup_hit(m);
+                self.core.measures.totals.dedup_hits += 1;
+                self.core
+                    .record(Some(m), Detail::DedupHit { key, expires_at });
             }
             Claim::Intent(lease_expires, holder) => {
-                self.measures.totals.contentions += 1;
+                self.core.measures.totals.contentions += 1;
                 let detail = Detail::Contention {
                     key,
                     lease_expires,
                     holder: holder.message,
                     claimed_at: holder.claimed_at,
                 };
-                self.record(Some(m), detail);
+                self.core.record(Some(m), detail);
             }
             Claim::Free(_) => {}
         }
@@ -475,7 +476,7 @@ impl Engine<'_> {
             crashed: h.crashed,
             expired_at,
         });
-        self.record(
+        self.core.record(
             Some(m),
             Detail::Claimed {
                 key,
@@ -501,60 +502,61 @@ impl Engine<'_> {
         self.core.clock.last_delivery = Some(self.core.clock.now);
         match finish {
             Finish::Acked => {
-                self.set_state(m, State::Acked);
-                self.messages.set_acked_at(m, self.core.clock.now);
-                self.measures.totals.acked += 1;
-                self.record(Some(m), Detail::Acked);
+                self.core.set_state(m, State::Acked);
+                self.core.messages.set_acked_at(m, self.core.clock.now);
+                self.core.measures.totals.acked += 1;
+                self.core.record(Some(m), Detail::Acked);
                 self.leaves(m);
                 self.canary_settled(m, true);
             }
             Finish::AckLost => {
                 // The row after the transition shows its reason.
-                self.messages
+                self.core
+                    .messages
                     .set_failure(m, REASON_ACK_LOST, Class::Transient);
-                self.record(Some(m), Detail::AckLost);
-                match self.scenario.guarantees.jetstream {
+                self.core.record(Some(m), Detail::AckLost);
+                match self.core.scenario.guarantees.jetstream {
                     Some(_) => self.after_jetstream_failure(m, finish, start),
                     None => self.after_failure(m, REASON_ACK_LOST, Class::Transient, start),
                 }
             }
             Finish::Failed(reason, class) => {
-                self.messages.set_failure(m, reason, class);
-                self.record(Some(m), Detail::Failed { reason, class });
-                match self.scenario.guarantees.jetstream {
+                self.core.messages.set_failure(m, reason, class);
+                self.core.record(Some(m), Detail::Failed { reason, class });
+                match self.core.scenario.guarantees.jetstream {
                     Some(_) => self.after_jetstream_failure(m, finish, start),
                     None => self.after_failure(m, reason, class, start),
                 }
             }
         }
-        self.state_changed(m);
+        self.core.state_changed(m);
     }
 
     /// The effect of `m` (of its own `intent`) commits under `key`: the
     /// ledger grows and is never rolled back.
     #[inline(always)]
     fn commit(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) {
-        let cycle = self.messages.add_effect(m);
-        let effect = self.measures.count_effect(intent);
-        if self.downstream.writes.is_none() && !self.log_write(m, key, intent) {
+        let cycle = self.core.messages.add_effect(m);
+        let effect = self.core.measures.count_effect(intent);
+        if self.downstream.writes.is_none() && !self.source.holds_write(m, key, intent) {
             self.downstream.sinks.effect(key, intent);
         }
-        self.observers.recording.effect(Effect {
+        self.core.observers.recording.effect(Effect {
             time: self.core.clock.now,
             message: m,
             key,
             intent,
             cycle,
         });
-        self.record(Some(m), Detail::Committed { key, effect });
+        self.core.record(Some(m), Detail::Committed { key, effect });
     }
 
     /// Whether a failure of `class` is retried: not a permanent failure
     /// routed to quarantine, and within the cycle's budget.
     pub(super) fn retries(&self, m: MessageIndex, class: Class) -> bool {
-        let routed =
-            class == Class::Permanent && self.scenario.delivery.permanent == Permanent::Quarantine;
-        !routed && self.messages.cycle_receives(m) < self.scenario.budget()
+        let routed = class == Class::Permanent
+            && self.core.scenario.delivery.permanent == Permanent::Quarantine;
+        !routed && self.core.messages.cycle_receives(m) < self.core.scenario.budget()
     }
 
     /// Step 5 after the delivery that started at `start` failed (its
@@ -572,7 +574,7 @@ impl Engine<'_> {
             return;
         }
         let now = self.core.clock.now;
-        let guarantees = &self.scenario.guarantees;
+        let guarantees = &self.core.scenario.guarantees;
         let change_visibility = guarantees.sqs.is_some_and(|s| s.change_visibility);
         if let (Profile::SqsStandard, Some(vt), false) = (
             guarantees.profile,
@@ -582,6 +584,7 @@ impl Engine<'_> {
             // Retried when the visibility timeout ends (section 21.1), or
             // with a heartbeat the last extension's timeout.
             let visible = self
+                .core
                 .scenario
                 .visible_again_at(start, now, 1)
                 .unwrap_or(start.saturating_add(vt));
@@ -590,23 +593,23 @@ impl Engine<'_> {
                 self.quarantine(m, reason, class);
                 return;
             }
-            self.measures.retries += 1;
+            self.core.measures.retries += 1;
             let delay = due - now;
-            let paid = &mut self.measures.totals.retry_delay_paid;
+            let paid = &mut self.core.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
-            self.record_retry(m, delay, due);
+            self.core.record_retry(m, delay, due);
             // A delivery that outlived its timeout left the message
             // visible (ready) already; otherwise it waits until then.
             if visible >= now {
-                self.set_state(m, State::Waiting);
+                self.core.set_state(m, State::Waiting);
                 self.core.schedule.put_back(now, due, m);
             }
             return;
         }
         {
-            let delivery = &self.scenario.delivery;
+            let delivery = &self.core.scenario.delivery;
             let previous = self.consumer.prev_delays.get_mut(m as usize);
-            let n = self.messages.cycle_receives(m);
+            let n = self.core.messages.cycle_receives(m);
             let delay = retry_delay(delivery.retry, n, previous, &mut self.core.rng);
             let due = self.core.clock.now.saturating_add(delay);
             if self.over_elapsed(m, due) {
@@ -615,22 +618,22 @@ impl Engine<'_> {
                 self.quarantine(m, reason, class);
                 return;
             }
-            let paid = &mut self.measures.totals.retry_delay_paid;
+            let paid = &mut self.core.measures.totals.retry_delay_paid;
             *paid = paid.saturating_add(delay);
-            let requeue = self.scenario.requeue();
+            let requeue = self.core.scenario.requeue();
             let at_once = delivery.retry == crate::model::Retry::Fixed(0);
             if at_once && requeue != Requeue::Back && !self.consumer.direct {
                 // rabbitmq-quorum by broker_version: ahead of the queue.
-                self.measures.retries += 1;
-                self.record_retry(m, delay, due);
-                self.set_state(m, State::Ready);
+                self.core.measures.retries += 1;
+                self.core.record_retry(m, delay, due);
+                self.core.set_state(m, State::Ready);
                 match requeue {
                     Requeue::Original => self.consumer.ready.add_original(m, self.core.clock.now),
                     _ => self.consumer.ready.add_front(m, self.core.clock.now),
                 }
                 return;
             }
-            self.set_state(m, State::Waiting);
+            self.core.set_state(m, State::Waiting);
             if delivery.retry.is_drawn() {
                 self.core
                     .schedule
@@ -638,8 +641,8 @@ impl Engine<'_> {
             } else {
                 self.core.schedule.put_back(self.core.clock.now, due, m);
             }
-            self.measures.retries += 1;
-            self.record_retry(m, delay, due);
+            self.core.measures.retries += 1;
+            self.core.record_retry(m, delay, due);
             self.source.retry_scheduled(m, due);
         }
     }
@@ -648,7 +651,7 @@ impl Engine<'_> {
     #[cold]
     fn first_delivery_waited(&mut self, m: MessageIndex) {
         let now = self.core.clock.now;
-        if now > self.source.draws.arrival(self.scenario, m) {
+        if now > self.source.draws.arrival(self.core.scenario, m) {
             match &mut self.consumer.first_deliveries {
                 super::FirstDeliveries::Dense(all) => all[m as usize] = now,
                 super::FirstDeliveries::Sparse(some) => {
@@ -675,7 +678,7 @@ impl Engine<'_> {
     /// is within it); if so, the quarantine that follows is told so and
     /// counted.
     pub(super) fn over_elapsed(&mut self, m: MessageIndex, due: Millis) -> bool {
-        let Some(budget) = self.scenario.delivery.max_elapsed else {
+        let Some(budget) = self.core.scenario.delivery.max_elapsed else {
             return false;
         };
         let began = self.consumer.cycle_starts[m as usize];
@@ -683,7 +686,7 @@ impl Engine<'_> {
             return false;
         }
         self.consumer.over_elapsed = Some((due, began));
-        self.measures.totals.elapsed_exhausted += 1;
+        self.core.measures.totals.elapsed_exhausted += 1;
         true
     }
 
@@ -700,33 +703,37 @@ impl Engine<'_> {
         if let Some(record) = self.source.record_of(m) {
             self.operator.dead_letters.records.insert(m, record);
             // A producer's duplicate has its own event time (28.6).
-            let appended = self.duplicate_appended_at(record);
+            let appended = self.source.duplicate_appended_at(record);
             let letters = &mut self.operator.dead_letters;
             match appended {
                 Some(at) => letters.event_times.insert(m, at),
                 None => letters.event_times.remove(&m),
             };
         }
-        if self.scenario.delivery.max_elapsed.is_some() {
+        if self.core.scenario.delivery.max_elapsed.is_some() {
             match elapsed {
                 Some(_) => self.operator.dead_letters.by_elapsed.insert(m),
                 None => self.operator.dead_letters.by_elapsed.remove(&m),
             };
         }
         self.leaves(m);
-        if !self.scenario.guarantees.quarantine_enabled {
+        if !self.core.scenario.guarantees.quarantine_enabled {
             // No dead-letter queue: the message is dropped (final).
-            self.set_state(m, State::Dropped);
-            self.measures.totals.dropped += 1;
-            self.record(Some(m), Detail::Dropped { reason, class });
+            self.core.set_state(m, State::Dropped);
+            self.core.measures.totals.dropped += 1;
+            self.core.record(Some(m), Detail::Dropped { reason, class });
             self.canary_settled(m, false);
             return;
         }
-        debug_assert_ne!(self.messages.state(m), State::Quarantined, "entered twice");
-        self.set_state(m, State::Quarantined);
+        debug_assert_ne!(
+            self.core.messages.state(m),
+            State::Quarantined,
+            "entered twice"
+        );
+        self.core.set_state(m, State::Quarantined);
         self.alarms.entered(self.core.clock.now);
-        self.messages.enter_quarantine(m, self.core.clock.now);
-        if let Some(after) = self.scenario.archive_after {
+        self.core.messages.enter_quarantine(m, self.core.clock.now);
+        if let Some(after) = self.core.scenario.archive_after {
             let now = self.core.clock.now;
             (self.operator.archives).push_back((now.saturating_add(after), m, now));
         }
@@ -734,17 +741,17 @@ impl Engine<'_> {
             None => self.quarantine.push(m),
             Some(&at) => {
                 let at = match at {
-                    Millis::MAX => self.source.draws.arrival(self.scenario, m),
+                    Millis::MAX => self.source.draws.arrival(self.core.scenario, m),
                     at => at,
                 };
                 self.quarantine.push_enqueued(m, at);
             }
         }
-        self.measures.totals.quarantine_entries += 1;
+        self.core.measures.totals.quarantine_entries += 1;
         let depth = self.quarantine.len();
-        let max = &mut self.measures.totals.max_dlq_depth;
+        let max = &mut self.core.measures.totals.max_dlq_depth;
         *max = (*max).max(depth);
-        self.record(
+        self.core.record(
             Some(m),
             Detail::Quarantined {
                 reason,

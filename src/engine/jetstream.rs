@@ -28,7 +28,7 @@ impl Engine<'_> {
             Finish::AckLost => (crate::model::REASON_ACK_LOST, Class::Transient),
             Finish::Acked => return,
         };
-        let permanent = &self.scenario.delivery.permanent;
+        let permanent = &self.core.scenario.delivery.permanent;
         if class == Class::Permanent && *permanent == Permanent::Quarantine {
             // `term`: the server stops delivering it at once.
             self.quarantine(m, reason, class);
@@ -38,6 +38,7 @@ impl Engine<'_> {
         let exhausted = !self.retries(m, class);
         let nak = matches!(finish, Finish::Failed(..))
             && self
+                .core
                 .scenario
                 .guarantees
                 .jetstream
@@ -45,10 +46,10 @@ impl Engine<'_> {
                 .map(|js| js.on_failure)
                 == Some(OnFailure::Nak);
         if nak {
-            let n = self.messages.cycle_receives(m);
+            let n = self.core.messages.cycle_receives(m);
             let previous = self.consumer.prev_delays.get_mut(m as usize);
             let delay = retry_delay(
-                self.scenario.delivery.retry,
+                self.core.scenario.delivery.retry,
                 n,
                 previous,
                 &mut self.core.rng,
@@ -63,18 +64,18 @@ impl Engine<'_> {
             }
             // A timer, not the queue: an ack of an earlier delivery may
             // still come first (`superseded_jetstream`).
-            self.set_state(m, State::Waiting);
+            self.core.set_state(m, State::Waiting);
             self.nak_timer(m, start, due, finish);
             return;
         }
         // Unacknowledged: the delivery's timer, due at start + its ack
         // wait, redelivers the message or gives it up (`visible`). A
         // delivery that outlived its wait left the message visible already.
-        let n = self.messages.cycle_receives(m);
-        let wait = self.scenario.ack_wait(n).unwrap_or(Millis::MAX);
+        let n = self.core.messages.cycle_receives(m);
+        let wait = self.core.scenario.ack_wait(n).unwrap_or(Millis::MAX);
         let due = start.saturating_add(wait);
         if due >= now {
-            self.set_state(m, State::Waiting);
+            self.core.set_state(m, State::Waiting);
         }
         if !exhausted {
             self.retry_at(m, due.max(now) - now, due.max(now));
@@ -85,11 +86,11 @@ impl Engine<'_> {
     /// reaches a JetStream server: an ack, a nak or a term of a message
     /// still pending there (not one left unacknowledged).
     pub(super) fn reaches_jetstream(&self, m: MessageIndex, finish: Finish) -> bool {
-        let Some(js) = &self.scenario.guarantees.jetstream else {
+        let Some(js) = &self.core.scenario.guarantees.jetstream else {
             return false;
         };
         let pending = matches!(
-            self.messages.state(m),
+            self.core.messages.state(m),
             State::InFlight | State::Waiting | State::Ready
         );
         pending
@@ -101,7 +102,7 @@ impl Engine<'_> {
     }
 
     fn routed(&self, class: Class) -> bool {
-        class == Class::Permanent && self.scenario.delivery.permanent == Permanent::Quarantine
+        class == Class::Permanent && self.core.scenario.delivery.permanent == Permanent::Quarantine
     }
 
     /// A superseded delivery of `m` (started at `start`) ended now with an
@@ -110,7 +111,7 @@ impl Engine<'_> {
     /// redelivers it after the nak's delay (while the current delivery
     /// may still run) or gives it up.
     pub(super) fn superseded_jetstream(&mut self, m: MessageIndex, finish: Finish, start: Millis) {
-        let state = self.messages.state(m);
+        let state = self.core.messages.state(m);
         let leaves = match finish {
             Finish::Failed(_, class) if !self.routed(class) => !self.retries(m, class),
             _ => true,
@@ -123,16 +124,16 @@ impl Engine<'_> {
             return;
         };
         self.core.clock.last_delivery = Some(self.core.clock.now);
-        self.messages.set_failure(m, reason, class);
-        self.record(Some(m), Detail::Failed { reason, class });
+        self.core.messages.set_failure(m, reason, class);
+        self.core.record(Some(m), Detail::Failed { reason, class });
         if self.routed(class) {
             self.quarantine(m, reason, class);
         } else {
             let now = self.core.clock.now;
-            let n = self.messages.cycle_receives(m);
+            let n = self.core.messages.cycle_receives(m);
             let previous = self.consumer.prev_delays.get_mut(m as usize);
             let delay = retry_delay(
-                self.scenario.delivery.retry,
+                self.core.scenario.delivery.retry,
                 n,
                 previous,
                 &mut self.core.rng,
@@ -147,14 +148,14 @@ impl Engine<'_> {
                 self.nak_timer(m, start, due, finish);
             }
         }
-        self.state_changed(m);
+        self.core.state_changed(m);
     }
 
     /// A retry of `m` is scheduled `delay` from now, at `due`.
     fn retry_at(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
-        self.measures.retries += 1;
-        let paid = &mut self.measures.totals.retry_delay_paid;
+        self.core.measures.retries += 1;
+        let paid = &mut self.core.measures.totals.retry_delay_paid;
         *paid = paid.saturating_add(delay);
-        self.record_retry(m, delay, due);
+        self.core.record_retry(m, delay, due);
     }
 }

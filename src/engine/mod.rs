@@ -135,13 +135,12 @@ impl Measures {
     }
 }
 
-/// The queue world: a core that owns time, order and randomness, and the
-/// parts that own their state (docs/architecture.md, "The queue world").
+/// The queue world: a core that owns time, order, randomness and what
+/// every part reads, and the parts that own their state
+/// (docs/architecture.md, "The queue world").
 #[derive(Clone)]
 struct Engine<'s> {
-    scenario: &'s Scenario,
-    core: Core,
-    messages: Messages,
+    core: Core<'s>,
     /// Where messages come from: the queue's traffic, or the log.
     source: Source,
     consumer: Consumer,
@@ -152,14 +151,16 @@ struct Engine<'s> {
     downstream: Downstream,
     operator: Operator,
     alarms: alarms::Alarms,
-    measures: Measures,
-    observers: Observers,
 }
 
-/// What every part shares: modeled time, the schedule of what is due,
-/// the one seeded generator, and why the run stopped.
+/// What every part shares: the scenario, modeled time, the schedule of
+/// what is due, the one seeded generator, why the run stopped, each
+/// message's state, the measures and the observers. A part's own rules
+/// take it by `&mut` beside their own state (explicit borrows, no
+/// `Engine`).
 #[derive(Clone)]
-struct Core {
+struct Core<'s> {
+    scenario: &'s Scenario,
     clock: Clock,
     /// Arrivals, retries, ends of deliveries and visibility timeouts.
     schedule: Schedule,
@@ -167,6 +168,9 @@ struct Core {
     /// event order.
     rng: ChaCha8Rng,
     stopped_by: StoppedBy,
+    messages: Messages,
+    measures: Measures,
+    observers: Observers,
 }
 
 /// What a delivery's handler reaches.
@@ -198,19 +202,82 @@ fn reads_envelopes(scenario: &Scenario) -> bool {
         || scenario.questions.iter().any(|q| envelope(&q.answer))
 }
 
+impl Core<'_> {
+    /// A message changes state: keeps the census's counts current.
+    #[inline]
+    fn set_state(&mut self, m: MessageIndex, to: State) {
+        if let Some(census) = &mut self.measures.census {
+            let (from, was) = (self.messages.state(m), self.messages.has_arrived(m));
+            self.messages.set_state(m, to);
+            census.moved(m, from, was, to, self.messages.has_arrived(m));
+            return;
+        }
+        self.messages.set_state(m, to);
+    }
+
+    /// A retry of `m` is scheduled `delay` from now, at `due`: recorded,
+    /// and told to the census (its source pane shows when a message
+    /// waiting for a retry is due).
+    fn record_retry(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
+        self.record(Some(m), Detail::RetryScheduled { delay, due });
+        if let Some(census) = &mut self.measures.census {
+            census.retry_due(m, due, self.messages.get(m).total_receives);
+        }
+    }
+
+    /// Records a transition now.
+    #[inline]
+    fn record(&mut self, message: Option<MessageIndex>, detail: Detail) {
+        self.observers
+            .recording
+            .transition(self.clock.now, message, detail, &self.messages);
+    }
+
+    /// Records message `m`'s state after an event changed it.
+    #[inline]
+    fn state_changed(&mut self, m: MessageIndex) {
+        self.observers
+            .recording
+            .state_change(self.clock.now, m, &self.messages);
+    }
+}
+
 impl<'s> Engine<'s> {
     fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
         let count = scenario.message_count();
         let draws = traffic::draw(scenario);
+        let keeps_left = recorder != Recorder::Off || reads_envelopes(scenario);
         let mut engine = Engine {
-            scenario,
             core: Core {
+                scenario,
                 clock: Clock::default(),
                 schedule: Schedule::new(scenario, draws.offsets.clone()),
                 rng: ChaCha8Rng::seed_from_u64(scenario.seed),
                 stopped_by: StoppedBy::Drained,
+                messages: Messages::new(count as usize),
+                measures: Measures {
+                    totals: Totals {
+                        messages: count,
+                        // No checkpoint until one completes (section 28.7).
+                        last_checkpoint_at: crate::model::NO_TIME,
+                        ..Totals::default()
+                    },
+                    intents_with_effects: IntentSet::new(scenario.intent_count()),
+                    census: None,
+                    retries: 0,
+                },
+                observers: Observers {
+                    recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
+                    question_times: {
+                        let mut times: Vec<Millis> =
+                            scenario.questions.iter().filter_map(|q| q.at).collect();
+                        times.sort_unstable_by(|a, b| b.cmp(a));
+                        times.dedup();
+                        times
+                    },
+                    answers: vec![None; scenario.questions.len()],
+                },
             },
-            messages: Messages::new(count as usize),
             consumer: Consumer::new(scenario),
             quarantine: Quarantine::default(),
             store: DedupStore::new(scenario),
@@ -222,38 +289,16 @@ impl<'s> Engine<'s> {
             },
             source: Source::new(scenario, draws),
             operator: Operator {
-                keeps_left: recorder != Recorder::Off || reads_envelopes(scenario),
+                keeps_left,
                 enqueued: match scenario.guarantees.profile.retention_from_enqueue() {
                     true => vec![Millis::MAX; count as usize],
                     false => Vec::new(),
                 },
                 ..Operator::default()
             },
-            measures: Measures {
-                totals: Totals {
-                    messages: count,
-                    // No checkpoint until one completes (section 28.7).
-                    last_checkpoint_at: crate::model::NO_TIME,
-                    ..Totals::default()
-                },
-                intents_with_effects: IntentSet::new(scenario.intent_count()),
-                census: None,
-                retries: 0,
-            },
-            observers: Observers {
-                recording: Recording::new(recorder, count, watch::Watches::new(scenario)),
-                question_times: {
-                    let mut times: Vec<Millis> =
-                        scenario.questions.iter().filter_map(|q| q.at).collect();
-                    times.sort_unstable_by(|a, b| b.cmp(a));
-                    times.dedup();
-                    times
-                },
-                answers: vec![None; scenario.questions.len()],
-            },
             alarms: alarms::Alarms::new(scenario),
         };
-        let telling = !engine.observers.recording.quiet();
+        let telling = !engine.core.observers.recording.quiet();
         if let (Some(writes), Some(write)) = (&mut engine.downstream.writes, &scenario.write) {
             writes.tell_transitions(telling, write);
             writes.watch_dead_letters = engine.alarms.wants_dead_letters;
@@ -275,7 +320,7 @@ impl<'s> Engine<'s> {
 
     /// Takes the census from now on (which reads every state change).
     fn take_census(&mut self, census: CensusTaker) {
-        self.measures.census = Some(census);
+        self.core.measures.census = Some(census);
         self.settle_from_now(false);
     }
 
@@ -298,17 +343,17 @@ impl<'s> Engine<'s> {
     /// Message `m` becomes ready now, step by step.
     #[inline(always)]
     fn becomes_ready_in_full(&mut self, m: MessageIndex, sequence: u64) {
-        self.set_state(m, State::Ready);
+        self.core.set_state(m, State::Ready);
         if self.consumer.direct {
             self.start_delivery(m);
         } else {
-            if self.consumer.ready.requeues_in_place() && self.messages.cycle_receives(m) > 0 {
+            if self.consumer.ready.requeues_in_place() && self.core.messages.cycle_receives(m) > 0 {
                 // A delayed retry returns to its original position.
                 self.consumer.ready.add_original(m, self.core.clock.now);
             } else {
                 self.consumer.ready.add(m, self.core.clock.now, sequence);
             }
-            self.state_changed(m);
+            self.core.state_changed(m);
         }
     }
 
@@ -316,9 +361,9 @@ impl<'s> Engine<'s> {
     /// MaxAckPending allows are pending. It counts in the queue depth.
     #[cold]
     fn held(&mut self, m: MessageIndex) {
-        self.set_state(m, State::Ready);
+        self.core.set_state(m, State::Ready);
         self.consumer.ready.depth += 1;
-        self.state_changed(m);
+        self.core.state_changed(m);
     }
 
     /// Under MaxAckPending, `m` left its slot: the held messages that take
@@ -348,7 +393,7 @@ impl<'s> Engine<'s> {
             // Nothing ever waits in the ready set.
             return;
         }
-        let limit = self.scenario.flow.workers.map(|w| w.count);
+        let limit = self.core.scenario.flow.workers.map(|w| w.count);
         while limit.is_none_or(|count| self.consumer.busy_workers < count) {
             let Some((m, ready_at)) = self.consumer.ready.take() else {
                 break;
@@ -362,44 +407,6 @@ impl<'s> Engine<'s> {
             }
             self.start_delivery(m);
         }
-    }
-
-    /// A message changes state: keeps the census's counts current.
-    #[inline]
-    fn set_state(&mut self, m: MessageIndex, to: State) {
-        if let Some(census) = &mut self.measures.census {
-            let (from, was) = (self.messages.state(m), self.messages.has_arrived(m));
-            self.messages.set_state(m, to);
-            census.moved(m, from, was, to, self.messages.has_arrived(m));
-            return;
-        }
-        self.messages.set_state(m, to);
-    }
-
-    /// A retry of `m` is scheduled `delay` from now, at `due`: recorded,
-    /// and told to the census (its source pane shows when a message
-    /// waiting for a retry is due).
-    fn record_retry(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
-        self.record(Some(m), Detail::RetryScheduled { delay, due });
-        if let Some(census) = &mut self.measures.census {
-            census.retry_due(m, due, self.messages.get(m).total_receives);
-        }
-    }
-
-    /// Records a transition now.
-    #[inline]
-    fn record(&mut self, message: Option<MessageIndex>, detail: Detail) {
-        self.observers
-            .recording
-            .transition(self.core.clock.now, message, detail, &self.messages);
-    }
-
-    /// Records message `m`'s state after an event changed it.
-    #[inline]
-    fn state_changed(&mut self, m: MessageIndex) {
-        self.observers
-            .recording
-            .state_change(self.core.clock.now, m, &self.messages);
     }
 
     /// The run's last instant is over: its measures, and the alarms up to
@@ -429,9 +436,10 @@ impl<'s> Engine<'s> {
             return;
         };
         while let Some((at, m, detail)) = writes.told_until(t) {
-            self.observers
+            self.core
+                .observers
                 .recording
-                .transition(at, m, detail, &self.messages);
+                .transition(at, m, detail, &self.core.messages);
         }
     }
 
@@ -448,7 +456,7 @@ impl<'s> Engine<'s> {
 
     fn finish(mut self, as_of: Option<Millis>) -> Outcome {
         let end = self.close();
-        let mut totals = self.measures.totals;
+        let mut totals = self.core.measures.totals;
         if !self.consumer.with_receipts && totals.deliveries > 0 {
             // Without a visibility timeout a message has one delivery in
             // flight at a time.
@@ -458,21 +466,21 @@ impl<'s> Engine<'s> {
         totals.final_dlq_depth = self.quarantine.len();
         totals.drain_time = self.operator.drains.first().copied().unwrap_or(end);
         totals.end_time = end;
-        let log = self.source_outcome();
+        let log = self.source.outcome(self.core.clock.last_delivery);
         if let Some(log) = &log {
             totals.drain_time = log.drain_time;
         }
-        debug_assert_eq!(self.core.schedule.arrived(), self.messages.arrived());
+        debug_assert_eq!(self.core.schedule.arrived(), self.core.messages.arrived());
         debug_assert_eq!(
             totals.acked,
-            (0..self.messages.len() as MessageIndex)
-                .filter(|&m| self.messages.state(m) == State::Acked)
+            (0..self.core.messages.len() as MessageIndex)
+                .filter(|&m| self.core.messages.state(m) == State::Acked)
                 .count() as u64
         );
         debug_assert_eq!(
             (totals.quarantined, totals.dropped),
-            (0..self.messages.len() as MessageIndex).fold((0, 0), |(q, d), m| {
-                match self.messages.state(m) {
+            (0..self.core.messages.len() as MessageIndex).fold((0, 0), |(q, d), m| {
+                match self.core.messages.state(m) {
                     State::Quarantined => (q + 1, d),
                     State::Dropped => (q, d + 1),
                     _ => (q, d),
@@ -480,30 +488,35 @@ impl<'s> Engine<'s> {
             })
         );
         debug_assert_eq!(
-            self.skipped_messages(),
-            (0..self.messages.len() as MessageIndex)
-                .filter(|&m| self.messages.state(m) == State::Skipped)
+            self.source.skipped_messages(),
+            (0..self.core.messages.len() as MessageIndex)
+                .filter(|&m| self.core.messages.state(m) == State::Skipped)
                 .count() as u64
         );
         outcome::flow_measures(
-            self.scenario,
+            self.core.scenario,
             &mut totals,
-            &self.messages,
+            &self.core.messages,
             &self.source.draws,
-            self.skipped_messages(),
+            self.source.skipped_messages(),
         );
         totals.max_queue_wait = self.consumer.queue_waits.iter().copied().max().unwrap_or(0);
         totals.stopped_by = self.core.stopped_by as u64;
-        let kind_counts = outcome::kind_counts(self.scenario, &self.messages, &self.source.draws);
+        let kind_counts =
+            outcome::kind_counts(self.core.scenario, &self.core.messages, &self.source.draws);
         let calls = self.downstream.calls.finish(&mut totals);
         let (sinks, sink_lags, sink_given_up) = match &mut self.downstream.writes {
-            Some(writes) => writes.finish(self.scenario, &self.messages, end, &mut totals),
+            Some(writes) => {
+                writes.finish(self.core.scenario, &self.core.messages, end, &mut totals)
+            }
             None => {
                 let visible = self.source.log.as_deref().and_then(|l| l.visible());
-                let sinks =
-                    self.downstream
-                        .sinks
-                        .finish(self.scenario, &totals, &self.messages, visible);
+                let sinks = self.downstream.sinks.finish(
+                    self.core.scenario,
+                    &totals,
+                    &self.core.messages,
+                    visible,
+                );
                 let signed = |v: [u64; 4]| v.map(|n| n.min(i64::MAX as u64) as i64);
                 let sinks = sinks.into_iter().map(signed).collect();
                 (sinks, Vec::new(), Vec::new())
@@ -512,7 +525,7 @@ impl<'s> Engine<'s> {
         let sink_becomes =
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.becomes_at_end(end));
         let sink_rows = (self.downstream.writes.as_ref())
-            .map_or(Vec::new(), |w| w.versioned_at_end(self.scenario));
+            .map_or(Vec::new(), |w| w.versioned_at_end(self.core.scenario));
         let sink_compensations =
             (self.downstream.writes.as_ref()).map_or(Vec::new(), |w| w.compensations_per_sink());
         let write_notes = self
@@ -525,30 +538,30 @@ impl<'s> Engine<'s> {
             .writes
             .as_mut()
             .map_or((Vec::new(), Vec::new()), |w| w.take_traces());
-        let census = self.measures.census.map(|c| {
+        let census = self.core.measures.census.map(|c| {
             c.finish(
                 self.core.clock.now.max(end),
                 census::Progress::of(&totals),
-                &self.messages,
+                &self.core.messages,
             )
         });
         Outcome {
             totals,
-            messages: self.messages,
-            transitions: self.observers.recording.transitions,
-            ledger: self.observers.recording.ledger,
-            state_changes: self.observers.recording.state_changes,
-            transitions_dropped: self.observers.recording.dropped,
-            history_complete: self.observers.recording.history_complete,
-            events_seen: self.observers.recording.watches.finish(),
-            recorder: self.observers.recording.recorder,
+            messages: self.core.messages,
+            transitions: self.core.observers.recording.transitions,
+            ledger: self.core.observers.recording.ledger,
+            state_changes: self.core.observers.recording.state_changes,
+            transitions_dropped: self.core.observers.recording.dropped,
+            history_complete: self.core.observers.recording.history_complete,
+            events_seen: self.core.observers.recording.watches.finish(),
+            recorder: self.core.observers.recording.recorder,
             drains: self.operator.drains,
             as_of: as_of.unwrap_or(end),
             finished: as_of.is_none(),
             census,
             draws: self.source.draws,
             queue_waits: self.consumer.queue_waits,
-            retries: self.measures.retries,
+            retries: self.core.measures.retries,
             arrived: self.core.schedule.arrived(),
             alarms: self.alarms.records,
             calls,
@@ -568,7 +581,7 @@ impl<'s> Engine<'s> {
             lock_spans,
             canaries: self.operator.canary_records,
             log,
-            answers: self.observers.answers,
+            answers: self.core.observers.answers,
         }
     }
 }

@@ -83,11 +83,9 @@ impl Engine<'_> {
         }
         let drained = self.core.clock.quiet_since();
         operator.drains.push(drained);
-        if self.source.log.is_some() {
-            self.log_drained();
-        }
+        self.source.drained(self.core.clock.last_delivery);
         let operator = &mut self.operator;
-        if let Some(step) = self.scenario.operators.get(operator.next_step) {
+        if let Some(step) = self.core.scenario.operators.get(operator.next_step) {
             operator.inspection_due = Some(drained.saturating_add(step.wait));
         }
     }
@@ -99,11 +97,11 @@ impl Engine<'_> {
         self.operator.next_step += 1;
         self.operator.inspection_due = None;
         self.core.clock.last_inspection = Some(now);
-        let step = &self.scenario.operators[step_index];
-        if let Some(census) = &mut self.measures.census {
+        let step = &self.core.scenario.operators[step_index];
+        if let Some(census) = &mut self.core.measures.census {
             census.mark(now, &format!("operator step {} inspects", step_index + 1));
         }
-        self.record(
+        self.core.record(
             None,
             Detail::Inspected {
                 step: step_index as u32 + 1,
@@ -117,7 +115,7 @@ impl Engine<'_> {
         // 2. Repair: until = "repair" faults stop applying from now on.
         if step.repair {
             self.operator.repaired = true;
-            self.record(None, Detail::Repaired);
+            self.core.record(None, Detail::Repaired);
         }
 
         // 3. The action.
@@ -125,10 +123,10 @@ impl Engine<'_> {
             Action::Hold => return,
             Action::Purge => {
                 for m in self.quarantine.take_all() {
-                    self.set_state(m, State::Purged);
-                    self.measures.totals.purged += 1;
-                    self.record(Some(m), Detail::Purged);
-                    self.state_changed(m);
+                    self.core.set_state(m, State::Purged);
+                    self.core.measures.totals.purged += 1;
+                    self.core.record(Some(m), Detail::Purged);
+                    self.core.state_changed(m);
                 }
                 return;
             }
@@ -180,8 +178,8 @@ impl Engine<'_> {
             let targets: BTreeSet<MessageIndex> = targets.iter().copied().collect();
             for &m in only {
                 if !targets.contains(&m) {
-                    let state = self.messages.state(m);
-                    self.record(Some(m), Detail::RedriveSkipped { state });
+                    let state = self.core.messages.state(m);
+                    self.core.record(Some(m), Detail::RedriveSkipped { state });
                 }
             }
         }
@@ -189,7 +187,7 @@ impl Engine<'_> {
 
     /// Under sqs-standard, messages moved per second (section 21.3).
     fn redrive_rate(&self, rate: Option<u64>) -> Option<u64> {
-        (self.scenario.guarantees.profile == Profile::SqsStandard)
+        (self.core.scenario.guarantees.profile == Profile::SqsStandard)
             .then(|| rate.unwrap_or(SQS_REDRIVE_RATE))
     }
 
@@ -238,7 +236,7 @@ impl Engine<'_> {
             return;
         };
         let listed = (c.members.iter())
-            .map(|&m| (m, self.messages.state(m)))
+            .map(|&m| (m, self.core.messages.state(m)))
             .collect();
         self.operator.canary_records.push(CanaryRecord {
             inspected_at: c.inspected_at,
@@ -250,11 +248,12 @@ impl Engine<'_> {
         });
         if c.acked < c.canaries {
             let (acked, canaries) = (c.acked, c.canaries);
-            self.record(None, Detail::CanaryFailed { acked, canaries });
+            self.core
+                .record(None, Detail::CanaryFailed { acked, canaries });
             return;
         }
         let count = c.rest.len() as u64;
-        self.record(None, Detail::CanaryPassed { rest: count });
+        self.core.record(None, Detail::CanaryPassed { rest: count });
         self.redrive_all(&c.rest, c.identity, c.rate);
     }
 
@@ -263,13 +262,13 @@ impl Engine<'_> {
     /// only they are touched; under sqs-standard (from the latest enqueue)
     /// the quarantine's index by enqueue gives them, in entry order.
     fn expire(&mut self) {
-        let Some(retention) = self.scenario.quarantine_retention else {
+        let Some(retention) = self.core.scenario.quarantine_retention else {
             return;
         };
         let now = self.core.clock.now;
         if self.operator.enqueued.is_empty() {
             while let Some(m) = self.quarantine.first() {
-                let age = self.messages.get(m).quarantine_age(now).unwrap_or(0);
+                let age = self.core.messages.get(m).quarantine_age(now).unwrap_or(0);
                 if age < retention {
                     break;
                 }
@@ -290,14 +289,14 @@ impl Engine<'_> {
     /// quarantined message's age reaches the retention (under
     /// sqs-standard counted from its latest enqueue, and not before now).
     pub(super) fn next_expiry(&self) -> Option<Millis> {
-        if !self.scenario.continuous_expiry {
+        if !self.core.scenario.continuous_expiry {
             return None;
         }
-        let retention = self.scenario.quarantine_retention?;
+        let retention = self.core.scenario.quarantine_retention?;
         let from = match self.operator.enqueued.is_empty() {
             true => {
                 let m = self.quarantine.first()?;
-                self.messages.get(m).last_quarantined_at()?
+                self.core.messages.get(m).last_quarantined_at()?
             }
             false => self.quarantine.first_enqueued()?,
         };
@@ -323,17 +322,17 @@ impl Engine<'_> {
                 return;
             }
             self.operator.archives.pop_front();
-            let state = self.messages.get(m);
+            let state = self.core.messages.get(m);
             if state.state != State::Quarantined || state.last_quarantined_at() != Some(entered) {
                 continue;
             }
-            self.measures.totals.archived += 1;
+            self.core.measures.totals.archived += 1;
             self.operator.dead_letters.archived.insert(m);
-            self.observers.recording.transition(
+            self.core.observers.recording.transition(
                 at,
                 Some(m),
                 Detail::Archived { entered },
-                &self.messages,
+                &self.core.messages,
             );
         }
     }
@@ -344,14 +343,15 @@ impl Engine<'_> {
     pub(super) fn restart_store(&mut self) {
         let now = self.core.clock.now;
         self.core.clock.last_part_event = Some(now);
-        let lost = self.scenario.store_loses_state;
+        let lost = self.core.scenario.store_loses_state;
         let live = self.store.restart(now, lost);
-        let totals = &mut self.measures.totals;
+        let totals = &mut self.core.measures.totals;
         totals.store_restarts += 1;
         if lost {
             totals.entries_lost += live;
         }
-        self.record(None, Detail::StoreRestarted { live, lost });
+        self.core
+            .record(None, Detail::StoreRestarted { live, lost });
     }
 
     /// `m` leaves quarantine to be delivered again: its envelope stays the
@@ -360,25 +360,25 @@ impl Engine<'_> {
         if !self.operator.keeps_left {
             return;
         }
-        let state = self.messages.get(m);
+        let state = self.core.messages.get(m);
         self.operator.dead_letters.left.insert(m, state);
     }
 
     fn expire_one(&mut self, m: MessageIndex, age: Millis) {
         self.quarantine.remove(m);
-        self.set_state(m, State::Expired);
-        self.measures.totals.expired += 1;
-        self.record(Some(m), Detail::Expired { age });
-        self.state_changed(m);
+        self.core.set_state(m, State::Expired);
+        self.core.measures.totals.expired += 1;
+        self.core.record(Some(m), Detail::Expired { age });
+        self.core.state_changed(m);
     }
 
     /// A new cycle for a quarantined message, ready again at `at` (now,
     /// or later under a redrive rate).
     fn redrive(&mut self, m: MessageIndex, identity: Identity, at: Millis) {
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         self.leaves_quarantine(m);
-        self.set_state(m, State::Waiting);
-        let (cycle, key) = self.messages.update(m, |message| {
+        self.core.set_state(m, State::Waiting);
+        let (cycle, key) = self.core.messages.update(m, |message| {
             message.cycle += 1;
             message.cycle_receives = 0;
             if identity == Identity::New {
@@ -387,16 +387,17 @@ impl Engine<'_> {
             }
             (message.cycle, message.key(scenario.intent(m)))
         });
-        let record = self.record_appended(m);
-        self.record(Some(m), Detail::Redriven { cycle, key, record });
-        self.state_changed(m);
+        let record = self.source.record_appended(&self.core, m);
+        self.core
+            .record(Some(m), Detail::Redriven { cycle, key, record });
+        self.core.state_changed(m);
         if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {
             *enqueued = at;
         }
         let now = self.core.clock.now;
         if self.source.log.is_some() {
             // Appended again at the inspection (decision 26.12).
-            self.set_state(m, State::Ready);
+            self.core.set_state(m, State::Ready);
             self.append(m);
             return;
         }

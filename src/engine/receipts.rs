@@ -197,9 +197,9 @@ impl Engine<'_> {
     /// visibility timeout can overtake it, its timer.
     pub(super) fn start_with_receipt(&mut self, m: MessageIndex, receive: u32) {
         let now = self.core.clock.now;
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let concurrent = 1 + self.consumer.receipts.of(m) as u64;
-        let most = &mut self.measures.totals.concurrent_deliveries;
+        let most = &mut self.core.measures.totals.concurrent_deliveries;
         *most = (*most).max(concurrent);
         let faults = self.source.draws.faults(scenario, m);
         let decision = self.decide_with_receipt(m, faults, receive);
@@ -211,9 +211,9 @@ impl Engine<'_> {
             None => decision.takes.unwrap_or(self.consumer.service_time),
         }
         .saturating_add(decision.calls);
-        let busy = &mut self.measures.totals.worker_busy;
+        let busy = &mut self.core.measures.totals.worker_busy;
         *busy = busy.saturating_add(service);
-        let n = self.messages.cycle_receives(m);
+        let n = self.core.messages.cycle_receives(m);
         let visible = scenario.visible_again_at(now, now.saturating_add(service), n);
         // nats-jetstream: a delivery that ends unacknowledged is redelivered
         // (or its message given up) when its ack wait ends.
@@ -247,9 +247,9 @@ impl Engine<'_> {
         if atomic {
             self.end_of_receipt(slot);
         } else {
-            self.set_state(m, State::InFlight);
+            self.core.set_state(m, State::InFlight);
             self.consumer.in_flight += 1;
-            self.state_changed(m);
+            self.core.state_changed(m);
             self.core
                 .schedule
                 .schedule_end_of(now, now.saturating_add(service), slot);
@@ -272,12 +272,12 @@ impl Engine<'_> {
         writing: Writing,
     ) {
         let now = self.core.clock.now;
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let heartbeats = scenario
             .guarantees
             .sqs
             .is_some_and(|s| s.heartbeat.is_some());
-        let n = self.messages.cycle_receives(m);
+        let n = self.core.messages.cycle_receives(m);
         let visible = scenario.visible_again_at(now, now, n);
         let timer = visible.filter(|_| !heartbeats);
         let slot = self.consumer.receipts.open(Record {
@@ -294,9 +294,9 @@ impl Engine<'_> {
             timer_void: false,
             refs: 1 + timer.is_some() as u8,
         });
-        self.set_state(m, State::InFlight);
+        self.core.set_state(m, State::InFlight);
         self.consumer.in_flight += 1;
-        self.state_changed(m);
+        self.core.state_changed(m);
         if let Some(writes) = self.downstream.writes.as_mut() {
             writes.set_owner(writing.flight, slot);
         }
@@ -316,7 +316,7 @@ impl Engine<'_> {
             self.consumer.receipts.abandon(slot);
             return;
         }
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let wrote = done.wrote;
         let heard = done.commit.saturating_add(wrote.took);
         let record = &mut self.consumer.receipts.slots[slot as usize];
@@ -339,7 +339,7 @@ impl Engine<'_> {
         }
         let record = self.consumer.receipts.slots[slot as usize];
         let end = heard.saturating_add(self.consumer.service_time);
-        let busy = &mut self.measures.totals.worker_busy;
+        let busy = &mut self.core.measures.totals.worker_busy;
         *busy = busy.saturating_add(end - record.start);
         let unacked = match record.finish {
             Finish::Acked => false,
@@ -353,7 +353,7 @@ impl Engine<'_> {
                 .sqs
                 .is_some_and(|s| s.heartbeat.is_some());
             if heartbeats {
-                let n = self.messages.cycle_receives(record.message);
+                let n = self.core.messages.cycle_receives(record.message);
                 let visible = scenario.visible_again_at(record.start, end, n);
                 if let Some(at) = visible.filter(|&at| wanted(at)) {
                     self.consumer.receipts.slots[slot as usize].refs += 1;
@@ -398,17 +398,18 @@ impl Engine<'_> {
         self.core.clock.last_delivery = Some(now);
         if let Some(key) = d.done_key {
             let expires_at = self.store.done(key, now);
-            self.record(Some(m), Detail::DoneRecorded { key, expires_at });
+            self.core
+                .record(Some(m), Detail::DoneRecorded { key, expires_at });
         }
-        let message = self.messages.get(m);
+        let message = self.core.messages.get(m);
         let current = d.receive == message.total_receives
             && !matches!(
                 message.state,
                 State::Quarantined | State::Dropped | State::Acked
             );
         if let Some(at) = d.crash {
-            self.measures.totals.crashes += 1;
-            self.record(
+            self.core.measures.totals.crashes += 1;
+            self.core.record(
                 Some(m),
                 Detail::Crashed {
                     at,
@@ -425,7 +426,7 @@ impl Engine<'_> {
             }
             // Superseded: the outcome never reaches the broker.
             if d.crash.is_none() {
-                self.measures.totals.expired_receipts += 1;
+                self.core.measures.totals.expired_receipts += 1;
                 let latest = self
                     .consumer
                     .receipts
@@ -438,7 +439,7 @@ impl Engine<'_> {
                     latest: latest & !QUARANTINED_BIT,
                     quarantined: latest & QUARANTINED_BIT != 0,
                 };
-                self.record(Some(m), detail);
+                self.core.record(Some(m), detail);
             }
             return;
         }
@@ -448,16 +449,16 @@ impl Engine<'_> {
                 // until its timeout (unless it is visible already).
                 Millis::MAX => {
                     let (reason, class) = (REASON_CONSUMER_CRASHED, Class::Transient);
-                    self.messages.set_failure(m, reason, class);
+                    self.core.messages.set_failure(m, reason, class);
                     self.after_failure(m, reason, class, d.start);
                 }
-                vt if now < d.start.saturating_add(vt) => self.set_state(m, State::Waiting),
+                vt if now < d.start.saturating_add(vt) => self.core.set_state(m, State::Waiting),
                 _ => {}
             }
-            self.state_changed(m);
+            self.core.state_changed(m);
             return;
         }
-        let visible = d.in_flight && self.messages.state(m) == State::Ready;
+        let visible = d.in_flight && self.core.messages.state(m) == State::Ready;
         if visible && !self.stays_visible(m, d.finish) {
             // Visible again after its timeout and not taken since: it
             // leaves the ready set (the current delivery decides).
@@ -473,10 +474,13 @@ impl Engine<'_> {
     fn stays_visible(&self, m: MessageIndex, finish: Finish) -> bool {
         let (class, waits) = match finish {
             Finish::Acked => return false,
-            Finish::AckLost => (Class::Transient, self.scenario.waits_for_ack_wait(true)),
-            Finish::Failed(_, class) => (class, self.scenario.waits_for_ack_wait(false)),
+            Finish::AckLost => (
+                Class::Transient,
+                self.core.scenario.waits_for_ack_wait(true),
+            ),
+            Finish::Failed(_, class) => (class, self.core.scenario.waits_for_ack_wait(false)),
         };
-        let sqs = self.scenario.guarantees.sqs;
+        let sqs = self.core.scenario.guarantees.sqs;
         (sqs.is_some_and(|s| !s.change_visibility) || waits) && self.retries(m, class)
     }
 
@@ -494,7 +498,7 @@ impl Engine<'_> {
     ) {
         let slot = self.consumer.receipts.open_timer(Record {
             message: m,
-            receive: self.messages.get(m).total_receives,
+            receive: self.core.messages.get(m).total_receives,
             start,
             wait: Millis::MAX,
             finish,
@@ -518,21 +522,22 @@ impl Engine<'_> {
             return;
         }
         let m = d.message;
-        let message = self.messages.get(m);
+        let message = self.core.messages.get(m);
         let current = d.receive == message.total_receives
             && matches!(message.state, State::InFlight | State::Waiting);
         if !current {
             return;
         }
-        let exhausted = message.cycle_receives >= self.scenario.budget()
+        let exhausted = message.cycle_receives >= self.core.scenario.budget()
             // Ready again now, within its cycle: past max_elapsed (28.3)?
             || self.over_elapsed(m, self.core.clock.now);
         // nats-jetstream: a delivery that already ended unacknowledged
         // keeps its own reason when its message is given up.
         let ended = d.nak
-            || message.state == State::Waiting && self.scenario.guarantees.jetstream.is_some();
+            || message.state == State::Waiting && self.core.scenario.guarantees.jetstream.is_some();
         if !d.nak {
-            self.record(Some(m), Detail::VisibleAgain { started: d.start });
+            self.core
+                .record(Some(m), Detail::VisibleAgain { started: d.start });
         }
         if exhausted {
             // Decision 22.8: the budget is checked when it becomes visible.
@@ -542,13 +547,13 @@ impl Engine<'_> {
                 (None, Finish::AckLost) if ended => (REASON_ACK_LOST, Class::Transient),
                 _ => (REASON_VISIBILITY_TIMEOUT, Class::Transient),
             };
-            self.messages.set_failure(m, reason, class);
+            self.core.messages.set_failure(m, reason, class);
             self.core.clock.last_delivery = Some(self.core.clock.now);
             if let Some(latest) = self.consumer.receipts.latest.get_mut(m as usize) {
                 *latest = self.core.clock.now | QUARANTINED_BIT;
             }
             self.quarantine(m, reason, class);
-            self.state_changed(m);
+            self.core.state_changed(m);
             return;
         }
         self.becomes_ready(m, sequence);

@@ -27,7 +27,7 @@ pub struct Replay<'s> {
 impl<'s> Replay<'s> {
     pub fn new(scenario: &'s Scenario) -> Self {
         let mut engine = Engine::new(scenario, Recorder::All);
-        engine.observers.recording.for_replay();
+        engine.core.observers.recording.for_replay();
         Replay {
             engine,
             read: 0,
@@ -42,15 +42,22 @@ impl Iterator for Replay<'_> {
     /// The next transition, stepping the run until there is one.
     fn next(&mut self) -> Option<Transition> {
         loop {
-            if let Some(&t) = self.engine.observers.recording.transitions.get(self.read) {
+            if let Some(&t) = self
+                .engine
+                .core
+                .observers
+                .recording
+                .transitions
+                .get(self.read)
+            {
                 self.read += 1;
                 return Some(t);
             }
             // Past the cap no transition is kept: nothing more to read.
-            if self.ended || self.engine.observers.recording.full() {
+            if self.ended || self.engine.core.observers.recording.full() {
                 return None;
             }
-            self.engine.observers.recording.transitions.clear();
+            self.engine.core.observers.recording.transitions.clear();
             self.read = 0;
             // A run that reached a limit under `on_limit = "fail"` has no
             // transcript to write; one that stops there ends as its run did.

@@ -81,7 +81,7 @@ impl<'s> Engine<'s> {
     /// Whether a question asks about a time before the end: the run then
     /// answers it as it passes that time.
     fn asks_questions(&self) -> bool {
-        !self.observers.question_times.is_empty()
+        !self.core.observers.question_times.is_empty()
     }
 
     /// Runs to the end, answering each question as the run passes its
@@ -114,23 +114,28 @@ impl<'s> Engine<'s> {
         let Some(next) = next else {
             return;
         };
-        while let Some(&t) = self.observers.question_times.last() {
+        while let Some(&t) = self.core.observers.question_times.last() {
             if next <= t {
                 return;
             }
-            self.observers.question_times.pop();
+            self.core.observers.question_times.pop();
             // The copy takes the watches, not the transcript.
             let quiet = self
+                .core
                 .observers
                 .recording
-                .for_answers(self.scenario.message_count());
-            let kept = std::mem::replace(&mut self.observers.recording, quiet);
+                .for_answers(self.core.scenario.message_count());
+            let kept = std::mem::replace(&mut self.core.observers.recording, quiet);
             let mut copy = self.clone();
-            self.observers.recording = kept;
+            self.core.observers.recording = kept;
             let done = copy.next_time().is_none();
             let then = copy.finish(if done { None } else { Some(t) });
-            let scenario = self.scenario;
-            for (q, answer) in scenario.questions.iter().zip(&mut self.observers.answers) {
+            let scenario = self.core.scenario;
+            for (q, answer) in scenario
+                .questions
+                .iter()
+                .zip(&mut self.core.observers.answers)
+            {
                 if q.at == Some(t) {
                     *answer = Some(then.value(scenario, &q.answer));
                 }
@@ -301,8 +306,8 @@ impl Engine<'_> {
             (_, next) => next,
         };
         // The store's restarts taken so far are those counted.
-        let taken = self.measures.totals.store_restarts as usize;
-        let restart = self.scenario.store_restarts.get(taken);
+        let taken = self.core.measures.totals.store_restarts as usize;
+        let restart = self.core.scenario.store_restarts.get(taken);
         match (restart, next) {
             (Some(&s), Some((t, _))) if s < t => Some((s, Next::StoreRestart)),
             (Some(&s), None) => Some((s, Next::StoreRestart)),
@@ -317,25 +322,31 @@ impl Engine<'_> {
             return Ok(false);
         };
         let is_event = next != Next::Inspection;
-        let recording = &self.observers.recording;
+        let recording = &self.core.observers.recording;
         let gap = (recording.transitions.len(), recording.state_changes.len());
         if t > self.core.clock.now {
             self.observe_instant();
-            self.observe_alarms(t.min(self.scenario.limits.max_time));
-            self.source_instants_before(t.min(self.scenario.limits.max_time.saturating_add(1)));
+            self.observe_alarms(t.min(self.core.scenario.limits.max_time));
+            self.source_instants_before(
+                t.min(self.core.scenario.limits.max_time.saturating_add(1)),
+            );
         }
-        if let Err(limit) = self.core.clock.advance(t, &self.scenario.limits, is_event) {
-            if self.scenario.flow.on_limit == OnLimit::Fail {
+        if let Err(limit) = self
+            .core
+            .clock
+            .advance(t, &self.core.scenario.limits, is_event)
+        {
+            if self.core.scenario.flow.on_limit == OnLimit::Fail {
                 return Err(self.limit_reached(limit));
             }
             self.stop(limit);
             return Ok(false);
         }
-        if let Some(census) = &mut self.measures.census {
+        if let Some(census) = &mut self.core.measures.census {
             census.advance(
                 t,
-                super::census::Progress::of(&self.measures.totals),
-                &self.messages,
+                super::census::Progress::of(&self.core.measures.totals),
+                &self.core.messages,
             );
         }
         // The writes' transitions up to this instant come before its events,
@@ -344,7 +355,7 @@ impl Engine<'_> {
         self.archive_until(t);
         // A log's checkpoints are recorded at their own instants, which
         // may fall among the gap's alarms and writes.
-        self.observers.recording.order_gap(gap.0, gap.1);
+        self.core.observers.recording.order_gap(gap.0, gap.1);
         self.alarms.instant_has_events = true;
         if next == Next::Expiry {
             self.expire_continuously();
@@ -354,7 +365,7 @@ impl Engine<'_> {
             self.restart_store();
             return Ok(true);
         }
-        if self.scenario.continuous_expiry {
+        if self.core.scenario.continuous_expiry {
             self.expire_continuously();
         }
         let last_event = self.core.clock.last_event;
@@ -398,7 +409,7 @@ impl Engine<'_> {
 
     /// After each instant: the queue depth and the deliveries in flight.
     pub(super) fn observe_instant(&mut self) {
-        let totals = &mut self.measures.totals;
+        let totals = &mut self.core.measures.totals;
         totals.max_queue_depth = totals.max_queue_depth.max(self.consumer.ready.depth);
         let settled = self
             .consumer
@@ -412,7 +423,7 @@ impl Engine<'_> {
     /// the time-driven instants before `next` (exclusive).
     #[inline]
     pub(super) fn observe_alarms(&mut self, next: Millis) {
-        if self.scenario.alarms.is_empty() {
+        if self.core.scenario.alarms.is_empty() {
             return;
         }
         let readings = alarms::Readings {
@@ -421,19 +432,19 @@ impl Engine<'_> {
             oldest_entry: self
                 .quarantine
                 .first()
-                .and_then(|m| self.messages.get(m).last_quarantined_at()),
+                .and_then(|m| self.core.messages.get(m).last_quarantined_at()),
             consumer_lag: self.source.lag(),
             source: &self.source,
             outbox_dead_letters: (self.downstream.writes.as_ref())
                 .map_or(&[], |w| w.dead_letters()),
         };
         let out = alarms::Written {
-            recording: &mut self.observers.recording,
-            messages: &self.messages,
+            recording: &mut self.core.observers.recording,
+            messages: &self.core.messages,
         };
         let now = self.core.clock.now;
         self.alarms
-            .observe(self.scenario, now, next, &readings, out);
+            .observe(self.core.scenario, now, next, &readings, out);
     }
 
     /// `on_limit = "stop"`: the run ends at the limit. A time limit ends
@@ -456,16 +467,16 @@ impl Engine<'_> {
     /// schedule's entries, which also count retries' timers, ends of
     /// deliveries and visibility timeouts.
     fn pending_messages(&self) -> u64 {
-        let t = &self.measures.totals;
+        let t = &self.core.measures.totals;
         let done = t.acked + self.quarantine.len() + t.expired + t.purged + t.dropped;
-        self.scenario.message_count().saturating_sub(done)
+        self.core.scenario.message_count().saturating_sub(done)
     }
 
     pub(super) fn limit_reached(&self, limit: Limit) -> LimitReached {
         LimitReached {
             limit,
             at: self.core.clock.now,
-            deliveries: self.measures.totals.deliveries,
+            deliveries: self.core.measures.totals.deliveries,
             pending: self.pending_messages(),
         }
     }

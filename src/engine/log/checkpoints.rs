@@ -3,31 +3,38 @@
 //! instant between them), the failed ones committing nothing, and their
 //! transitions at their own instants (28.13).
 
-use super::super::{Detail, Engine};
+use super::super::sinks::Sinks;
+use super::super::{Core, Detail};
+use super::LogState;
 use crate::model::{EventKind, Millis};
 
-impl Engine<'_> {
+impl LogState {
     /// Every checkpoint instant and kept position before `t`: the
     /// positions now are those of every instant up to `t`.
     #[inline]
-    pub(in crate::engine) fn log_instants_before(&mut self, t: Millis) {
-        let log = self.source.log.as_deref().expect("a log run");
+    pub(in crate::engine) fn instants_before(
+        &mut self,
+        core: &mut Core,
+        sinks: &mut Sinks,
+        t: Millis,
+    ) {
+        let log = &*self;
         let checkpoint_due = log.interval.is_some() && log.next_checkpoint < t;
         let position_wanted = log
             .wanted
             .get(log.next_wanted)
             .is_some_and(|&(at, _)| at < t);
         if checkpoint_due || position_wanted {
-            self.log_instants_taken(t);
+            self.instants_taken(core, sinks, t);
         }
     }
 
-    /// [`log_instants_before`](Self::log_instants_before) when a
+    /// [`instants_before`](Self::instants_before) when a
     /// checkpoint or a position for a stale resume is due before `t`.
     #[inline(never)]
-    fn log_instants_taken(&mut self, t: Millis) {
-        let spec = self.scenario.log.as_ref().expect("a log run");
-        let log = self.source.log.as_deref_mut().expect("a log run");
+    fn instants_taken(&mut self, core: &mut Core, sinks: &mut Sinks, t: Millis) {
+        let spec = core.scenario.log.as_ref().expect("a log run");
+        let log = &mut *self;
         if let Some(interval) = log.interval
             && log.next_checkpoint < t
         {
@@ -52,13 +59,13 @@ impl Engine<'_> {
                     part.committed = part.position;
                     part.dirty = false;
                 }
-                self.commit_writes(false);
+                self.commit_writes(sinks, false);
             }
             if spec.checkpoint_events {
-                self.checkpoint_transitions(first, last, interval);
+                self.checkpoint_transitions(core, first, last, interval);
             }
         }
-        let log = self.source.log.as_deref_mut().expect("a log run");
+        let log = &mut *self;
         while let Some(&(instant, r)) = log.wanted.get(log.next_wanted) {
             if instant >= t {
                 break;
@@ -73,9 +80,9 @@ impl Engine<'_> {
     /// that writes them). Past what the transcript keeps, they are counted
     /// and told to the event expectations in one step.
     #[cold]
-    fn checkpoint_transitions(&mut self, first: u64, last: u64, interval: Millis) {
-        let spec = self.scenario.log.as_ref().expect("a log run");
-        let log = self.source.log.as_deref().expect("a log run");
+    fn checkpoint_transitions(&self, core: &mut Core, first: u64, last: u64, interval: Millis) {
+        let spec = core.scenario.log.as_ref().expect("a log run");
+        let log = self;
         let (partitions, position) = (log.parts.len() as u32, log.parts[0].committed);
         let mut k = first;
         let failed = spec.checkpoint_failures.failed_between(first, last);
@@ -96,7 +103,7 @@ impl Engine<'_> {
                 Some(_) => EventKind::CheckpointFailed,
             };
             let mut number = a;
-            while number <= b && self.observers.recording.keeps_one_by_one() {
+            while number <= b && core.observers.recording.keeps_one_by_one() {
                 let detail = match status {
                     None => Detail::CheckpointCompleted {
                         number,
@@ -106,13 +113,13 @@ impl Engine<'_> {
                     Some(status) => Detail::CheckpointFailed { number, status },
                 };
                 let at = number.saturating_mul(interval);
-                let recording = &mut self.observers.recording;
-                recording.transition(at, None, detail, &self.messages);
+                let recording = &mut core.observers.recording;
+                recording.transition(at, None, detail, &core.messages);
                 number += 1;
             }
             // The rest in one step: a 1ms interval over a day is no loop.
-            (self.observers.recording).passed_unkept(kind, number, b, interval);
+            (core.observers.recording).passed_unkept(kind, number, b, interval);
         }
-        self.observers.recording.gap_out_of_order = true;
+        core.observers.recording.gap_out_of_order = true;
     }
 }

@@ -18,17 +18,22 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use super::Engine;
+use super::Core;
+use super::receipts::Receipts;
+use super::sinks::Sinks;
+use super::write::Writes;
 mod checkpoints;
 mod producer;
 mod restart;
 mod samples;
 
 use super::Record;
-use super::schedule::Due;
+use super::schedule::Due as ScheduleDue;
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
+pub(in crate::engine) use producer::schedule_append_retry;
+pub(in crate::engine) use restart::Reach;
 use restart::Replay;
 pub use restart::RestartRecord;
 use samples::Samples;
@@ -369,57 +374,81 @@ impl LogState {
     }
 }
 
-impl Engine<'_> {
-    fn log_mut(&mut self) -> &mut LogState {
-        self.source.log.as_deref_mut().expect("a log run")
-    }
+/// What partition `p` does as it starts the record at its position
+/// ([`LogState::start_record`]): the message whose delivery starts, the
+/// outcome it had if it is processed again, and whether its attempt is a
+/// fresh one (a record done before, or not carried by a restart).
+pub(in crate::engine) struct Begin {
+    pub(in crate::engine) message: MessageIndex,
+    pub(in crate::engine) reopened: Option<State>,
+    pub(in crate::engine) fresh: bool,
+}
 
+/// What the log does with an entry that became due
+/// ([`LogState::ready`]).
+pub(in crate::engine) enum RecordDue {
+    /// An arrival: the message is appended (its state ready).
+    Arrived,
+    /// A retry of the record in progress: its delivery starts.
+    Retry(MessageIndex),
+    /// Partition `p` starts the record at its position.
+    Start(usize),
+    /// Nothing (the partition is down, or moved on).
+    Nothing,
+}
+
+impl LogState {
     /// Drops the scheduled entries at the front that a restart cancelled:
-    /// they are not events (decision 27.26).
-    pub(super) fn drop_log_entries_cancelled(&mut self) {
+    /// they are not events (decision 27.26). A cancelled delivery's end
+    /// frees its receipt; a cancelled write's later calls are never made.
+    pub(in crate::engine) fn drop_cancelled(
+        &self,
+        core: &mut Core,
+        receipts: &mut Receipts,
+        mut writes: Option<&mut Writes>,
+    ) {
         loop {
-            let Some((at, sequence, due)) = self.core.schedule.peek_scheduled() else {
+            let Some((at, sequence, due)) = core.schedule.peek_scheduled() else {
                 return;
             };
-            if self.core.schedule.arrival_due().is_some_and(|a| a <= at) {
+            if core.schedule.arrival_due().is_some_and(|a| a <= at) {
                 return;
             }
             let m = match due {
-                Due::Ready { message, .. } | Due::End { message, .. } => message,
-                Due::EndOf { slot } => self.consumer.receipts.message_of(slot),
+                ScheduleDue::Ready { message, .. } | ScheduleDue::End { message, .. } => message,
+                ScheduleDue::EndOf { slot } => receipts.message_of(slot),
                 // A direct or saga write's next call is the consumer's; a
                 // relay's or a coordinator's is not cancelled.
-                Due::Call { flight, .. } => {
-                    let writes = self.downstream.writes.as_ref();
-                    match writes.and_then(|w| w.consumer_call_of(flight)) {
+                ScheduleDue::Call { flight, .. } => {
+                    match writes.as_deref().and_then(|w| w.consumer_call_of(flight)) {
                         Some(m) => m,
                         None => return,
                     }
                 }
                 // The producer's: no restart of the consumer cancels it.
-                Due::Visible { .. } | Due::Source { resume: false } | Due::Append { .. } => return,
+                ScheduleDue::Visible { .. }
+                | ScheduleDue::Source { resume: false }
+                | ScheduleDue::Append { .. } => return,
                 // A resume whose partitions all restarted again since.
-                Due::Source { resume: true } => {
-                    let log = self.source.log.as_deref().expect("a log run");
-                    if log.resumes.contains_key(&at) {
+                ScheduleDue::Source { resume: true } => {
+                    if self.resumes.contains_key(&at) {
                         return;
                     }
-                    self.core.schedule.pop_scheduled();
+                    core.schedule.pop_scheduled();
                     continue;
                 }
             };
-            let log = self.source.log.as_deref().expect("a log run");
-            if !log.cancelled(m, sequence) {
+            if !self.cancelled(m, sequence) {
                 return;
             }
-            self.core.schedule.pop_scheduled();
+            core.schedule.pop_scheduled();
             match due {
-                Due::EndOf { slot } => self.consumer.receipts.abandon(slot),
-                Due::Call { flight, .. } => {
+                ScheduleDue::EndOf { slot } => receipts.abandon(slot),
+                ScheduleDue::Call { flight, .. } => {
                     // Its later calls are never made (decision 27.35).
-                    let writes = self.downstream.writes.as_mut().expect("a write");
+                    let writes = writes.as_deref_mut().expect("a write");
                     if let Some(slot) = writes.cancel(flight) {
-                        self.consumer.receipts.abandon(slot);
+                        receipts.abandon(slot);
                     }
                 }
                 _ => {}
@@ -427,41 +456,39 @@ impl Engine<'_> {
         }
     }
 
-    /// The record `m` is appended as now, in a log run (its partition's
-    /// end): a redrive says where it goes.
-    pub(super) fn record_appended(&mut self, m: MessageIndex) -> Option<Record> {
-        self.source.log.as_ref()?;
-        let partition = self.partition_for(m);
-        let offset = self.log_mut().parts[partition as usize].end();
-        Some(Record { partition, offset })
+    /// The record `m` is appended as now (its partition's end): a redrive
+    /// says where it goes.
+    pub(in crate::engine) fn record_appended(&self, core: &Core, m: MessageIndex) -> Record {
+        let partition = self.partition_for(core, m);
+        let offset = self.parts[partition as usize].end();
+        Record { partition, offset }
     }
 
     /// The partition of `m`'s current key (or the one its file names).
     #[inline]
-    fn partition_for(&mut self, m: MessageIndex) -> u32 {
-        let log = self.source.log.as_deref().expect("a log run");
-        if log.parts.len() == 1 {
+    fn partition_for(&self, core: &Core, m: MessageIndex) -> u32 {
+        if self.parts.len() == 1 {
             return 0;
         }
-        if !self.messages.has_side_state(m) {
+        if !core.messages.has_side_state(m) {
             // Its own key, placed before the run (`model::own_partitions`).
-            return u32::from(log.partition_of[m as usize]);
+            return u32::from(self.partition_of[m as usize]);
         }
-        self.partition_of_key(m)
+        self.partition_of_key(core, m)
     }
 
     /// [`partition_for`](Self::partition_for) of a message that may have
     /// a key other than its own (a redrive gave it one).
     #[cold]
     #[inline(never)]
-    fn partition_of_key(&mut self, m: MessageIndex) -> u32 {
-        let scenario = self.scenario;
+    fn partition_of_key(&self, core: &Core, m: MessageIndex) -> u32 {
+        let scenario = core.scenario;
         let own = scenario.intent(m);
-        let key = self.messages.key(m, own);
+        let key = core.messages.key(m, own);
         if key.generation == 0 {
             if key.intent == own {
                 // Placed before the run (`model::own_partitions`).
-                return u32::from(self.log_mut().partition_of[m as usize]);
+                return u32::from(self.partition_of[m as usize]);
             }
             let named = match scenario.messages.get(m as usize) {
                 Some(spec) => spec.partition,
@@ -473,113 +500,105 @@ impl Engine<'_> {
         }
         // A key of its own since a redrive: hashed in place.
         let hash = scenario.name_of_key(key).murmur2();
-        self.log_mut().partitioner.of_hash(hash)
+        self.partitioner.of_hash(hash)
     }
 
-    /// A log entry is due: an arrival appends a record; a retry or a
-    /// record made due continues its partition.
-    pub(super) fn log_ready(&mut self, m: MessageIndex, sequence: u64) {
-        if sequence < self.scenario.message_count() {
-            self.set_state(m, State::Ready);
-            self.state_changed(m);
-            self.append(m);
-            self.append_ack_lost(m);
-            return;
+    /// A log entry of `m` is due: an arrival (its `sequence` below the
+    /// message count) is appended; a retry or a record made due continues
+    /// its partition.
+    pub(in crate::engine) fn ready(
+        &mut self,
+        m: MessageIndex,
+        sequence: u64,
+        count: u64,
+    ) -> RecordDue {
+        if sequence < count {
+            return RecordDue::Arrived;
         }
-        let p = self.log_mut().partition_of[m as usize] as usize;
-        let part = &mut self.log_mut().parts[p];
+        let p = self.partition_of[m as usize] as usize;
+        let part = &mut self.parts[p];
         part.kicked = false;
         if part.down || part.message(part.position) != Some(m) {
-            return;
+            return RecordDue::Nothing;
         }
-        if part.busy {
+        match part.busy {
             // A retry: the attempt goes on.
-            self.start_delivery(m);
-        } else {
-            self.start_record(p);
+            true => RecordDue::Retry(m),
+            false => RecordDue::Start(p),
         }
     }
 
-    /// The arrival of `m` in a run that allows settling at once
-    /// ([`super::Settling::at_once`]): when its partition is idle with nothing
-    /// pending, and its first delivery acks at once (no fault, no outage,
-    /// no live result), what appending, starting, delivering and moving
-    /// on would do, in one write of its record and one of the partition.
-    /// False when it is not such a one (nothing is changed then): the
-    /// full path takes it.
+    /// The partition the arrival of `m` would be settled at once in
+    /// ([`super::Settling::at_once`]): one idle with nothing pending.
     #[inline(always)]
-    pub(super) fn settle_record_at_once(&mut self, m: MessageIndex) -> bool {
-        if !self.source.draws.faults(self.scenario, m).is_empty()
-            || self.downstream.outages.contains(self.core.clock.now)
-        {
-            return false;
-        }
-        let p = self.partition_for(m) as usize;
-        let part = &self.log_mut().parts[p];
-        if part.down || part.busy || part.kicked || part.position != part.end() {
-            return false;
-        }
-        if !self.ack_at_once(m) {
-            return false;
-        }
-        let log = self.log_mut();
-        log.partition_of[m as usize] = p as u16;
-        log.records += 1;
-        let at_most_once = log.guarantee == Guarantee::AtMostOnce;
-        let part = &mut log.parts[p];
+    pub(in crate::engine) fn idle_for(&self, core: &Core, m: MessageIndex) -> Option<usize> {
+        let p = self.partition_for(core, m) as usize;
+        let part = &self.parts[p];
+        let idle = !(part.down || part.busy || part.kicked || part.position != part.end());
+        idle.then_some(p)
+    }
+
+    /// The arrival of `m`, settled at once in idle partition `p` (its
+    /// first delivery acked): what appending, starting, delivering and
+    /// moving on would do, in one write of its record and one of the
+    /// partition.
+    #[inline(always)]
+    pub(in crate::engine) fn settled_at_once(&mut self, m: MessageIndex, p: usize) {
+        self.partition_of[m as usize] = p as u16;
+        self.records += 1;
+        let at_most_once = self.guarantee == Guarantee::AtMostOnce;
+        let part = &mut self.parts[p];
         part.push(m, DONE);
         let position = part.position;
         if at_most_once {
             // Committed when the delivery started, past the record.
             part.committed = position + 1;
         }
-        log.set_position(p, position + 1);
-        true
+        self.set_position(p, position + 1);
     }
 
     /// `m` is appended to its partition now (its arrival, or a redrive:
-    /// decision 26.12); an idle partition starts it at once.
-    pub(super) fn append(&mut self, m: MessageIndex) {
-        let p = self.partition_for(m);
-        self.append_to(m, p);
+    /// decision 26.12). Returns the partition if it was idle and starts
+    /// the record at once.
+    pub(in crate::engine) fn append(&mut self, core: &Core, m: MessageIndex) -> Option<usize> {
+        let p = self.partition_for(core, m);
+        self.append_to(m, p)
     }
 
-    /// `m` is appended to partition `p` now.
-    fn append_to(&mut self, m: MessageIndex, p: u32) {
-        let log = self.log_mut();
-        log.partition_of[m as usize] = p as u16;
-        log.records += 1;
-        let part = &mut log.parts[p as usize];
+    /// `m` is appended to partition `p` now; returns `p` if it starts the
+    /// record at once (it was idle).
+    fn append_to(&mut self, m: MessageIndex, p: u32) -> Option<usize> {
+        self.partition_of[m as usize] = p as u16;
+        self.records += 1;
+        let part = &mut self.parts[p as usize];
         part.push(m, PENDING);
         let idle = !part.down && !part.busy && !part.kicked;
-        if idle && part.position + 1 == part.end() {
-            self.start_record(p as usize);
-        }
+        (idle && part.position + 1 == part.end()).then_some(p as usize)
     }
 
     /// The partition's record at its position is due later in this
     /// instant, as an event of its own (partitions interleave by event
     /// order).
-    fn kick(&mut self, p: usize) {
-        let now = self.core.clock.now;
-        let part = &mut self.log_mut().parts[p];
+    fn kick(&mut self, core: &mut Core, p: usize) {
+        let now = core.clock.now;
+        let part = &mut self.parts[p];
         if part.down || part.busy || part.kicked || part.position >= part.end() {
             return;
         }
         part.kicked = true;
         let m = part.message_at(part.position);
-        self.core.schedule.put_back(now, now, m);
+        core.schedule.put_back(now, now, m);
     }
 
     /// Partition `p` starts the record at its position: a fresh attempt
-    /// (a record done before is processed again, decision 27.14).
-    fn start_record(&mut self, p: usize) {
-        let log = self.log_mut();
-        let part = &mut log.parts[p];
+    /// (a record done before is processed again, decision 27.14). None
+    /// when the record is passed over.
+    pub(in crate::engine) fn start_record(&mut self, core: &mut Core, p: usize) -> Option<Begin> {
+        let part = &mut self.parts[p];
         let offset = part.position;
         let m = part.message_at(offset);
         let status = part.status(offset);
-        let state = self.messages.state(m);
+        let state = core.messages.state(m);
         let final_state = matches!(
             state,
             State::Acked | State::Quarantined | State::Expired | State::Purged | State::Dropped
@@ -587,134 +606,113 @@ impl Engine<'_> {
         if status == DONE && !final_state {
             // An older record of a message redriven to a later offset and
             // pending there: passed over (the message is processed there).
-            self.move_on(p);
-            return;
+            self.move_on(core, p);
+            return None;
         }
         // A skipped record is made pending again by the restart that
         // resumes below it (27.30), never reached while skipped.
         debug_assert_ne!(status, SKIPPED, "a partition reached a skipped record");
-        let log = self.log_mut();
-        log.partition_of[m as usize] = p as u16;
-        let part = &mut log.parts[p];
+        self.partition_of[m as usize] = p as u16;
+        let part = &mut self.parts[p];
         part.busy = true;
         if status == DONE {
             part.set_status(offset, AGAIN);
+            self.reopened.insert(m, state);
         }
-        if status == DONE {
-            self.log_mut().reopened.insert(m, state);
-            self.reopen(m, state);
-        }
-        if status == PENDING && final_state {
-            // A producer's duplicate of a message whose earlier record is
-            // done (section 28.6): the message is processed again, its
-            // state that of this record once done.
-            self.reopen(m, state);
-        }
+        // A producer's duplicate of a message whose earlier record is
+        // done (section 28.6) is processed again too, its state that of
+        // this record once done.
+        let reopened = (status == DONE || (status == PENDING && final_state)).then_some(state);
         if status == PENDING && state == State::Skipped {
             // A duplicate of a message whose earlier record was skipped:
             // processed here, the message is skipped no more.
-            self.log_mut().skipped_messages -= 1;
+            self.skipped_messages -= 1;
         }
         // A record not done keeps the count a restart carried (28.4); a
         // done one, or a duplicate after a done one, starts a fresh attempt.
-        let carried = self.log_mut().carry_attempts && status != DONE && !final_state;
-        if !carried && self.messages.cycle_receives(m) > 0 {
-            self.messages.update(m, |s| s.cycle_receives = 0);
-            if let Some(previous) = self.consumer.prev_delays.get_mut(m as usize) {
-                *previous = 0;
-            }
-        }
-        self.start_delivery(m);
-    }
-
-    /// A final message whose record is processed again is pending again.
-    fn reopen(&mut self, m: MessageIndex, state: State) {
-        if matches!(state, State::Quarantined | State::Expired | State::Purged) {
-            self.leaves_quarantine(m);
-        }
-        let totals = &mut self.measures.totals;
-        match state {
-            State::Acked => totals.acked -= 1,
-            State::Quarantined => {
-                self.quarantine.remove(m);
-            }
-            State::Expired => totals.expired -= 1,
-            State::Purged => totals.purged -= 1,
-            State::Dropped => totals.dropped -= 1,
-            _ => {}
-        }
-        self.set_state(m, State::Ready);
+        let carried = self.carry_attempts && status != DONE && !final_state;
+        Some(Begin {
+            message: m,
+            reopened,
+            fresh: !carried,
+        })
     }
 
     /// A delivery of a log record starts: counted as reprocessing for a
     /// record done before; under at-most-once the first delivery of the
     /// attempt commits the position past it.
-    pub(super) fn log_delivery_starts(&mut self, m: MessageIndex, cycle_receives: u32) {
-        let log = self.log_mut();
-        let p = log.partition_of[m as usize] as usize;
-        let part = &mut log.parts[p];
+    pub(in crate::engine) fn delivery_starts(
+        &mut self,
+        totals: &mut crate::model::Totals,
+        m: MessageIndex,
+        cycle_receives: u32,
+    ) {
+        let p = self.partition_of[m as usize] as usize;
+        let part = &mut self.parts[p];
         if part.message(part.position).is_some() && part.status(part.position) == AGAIN {
-            self.measures.totals.reprocessed += 1;
+            totals.reprocessed += 1;
         }
-        let log = self.log_mut();
-        if log.guarantee == Guarantee::AtMostOnce && cycle_receives == 1 {
-            let part = &mut log.parts[p];
+        if self.guarantee == Guarantee::AtMostOnce && cycle_receives == 1 {
+            let part = &mut self.parts[p];
             part.committed = part.position + 1;
         }
     }
 
     /// The record of `m` at its partition's position is done (acked,
     /// quarantined or dropped): the partition moves past it.
-    pub(super) fn record_done(&mut self, m: MessageIndex) {
-        let log = self.log_mut();
-        let p = log.partition_of[m as usize] as usize;
-        let part = &log.parts[p];
+    pub(in crate::engine) fn record_done(&mut self, core: &mut Core, m: MessageIndex) {
+        let p = self.partition_of[m as usize] as usize;
+        let part = &self.parts[p];
         if part.busy && part.message(part.position) == Some(m) {
-            self.move_on(p);
+            self.move_on(core, p);
         }
     }
 
     /// Partition `p` moves past the record at its position, and its next
     /// record is due.
-    fn move_on(&mut self, p: usize) {
-        let log = self.log_mut();
-        let position = log.parts[p].position;
-        if log.parts[p].status(position) == AGAIN && !log.reopened.is_empty() {
-            let m = log.parts[p].message_at(position);
-            log.reopened.remove(&m);
+    fn move_on(&mut self, core: &mut Core, p: usize) {
+        let position = self.parts[p].position;
+        if self.parts[p].status(position) == AGAIN && !self.reopened.is_empty() {
+            let m = self.parts[p].message_at(position);
+            self.reopened.remove(&m);
         }
-        log.parts[p].set_status(position, DONE);
-        log.parts[p].busy = false;
-        log.set_position(p, position + 1);
-        if log.parts[p].replay.is_some_and(|r| position + 1 >= r.until) {
-            self.replay_ends(p);
+        self.parts[p].set_status(position, DONE);
+        self.parts[p].busy = false;
+        self.set_position(p, position + 1);
+        if self.parts[p]
+            .replay
+            .is_some_and(|r| position + 1 >= r.until)
+        {
+            self.replay_ends(core, p);
         }
-        let log = self.log_mut();
-        if let Some(t) = &mut log.transaction {
+        if let Some(t) = &mut self.transaction {
             let writes = std::mem::take(&mut t.current[p]);
             t.done.extend(writes);
         }
-        self.kick(p);
+        self.kick(core, p);
     }
 
-    /// An effect commits: its sink writes, visible at once, or (exactly
-    /// once) part of the open transaction.
-    pub(super) fn log_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> bool {
-        let Some(log) = self.source.log.as_deref_mut() else {
+    /// An effect commits: under exactly-once it is part of the open
+    /// transaction (true); otherwise its sink writes are visible at once
+    /// (false).
+    pub(in crate::engine) fn write(
+        &mut self,
+        m: MessageIndex,
+        key: KeyRef,
+        intent: IntentIndex,
+    ) -> bool {
+        let Some(t) = &mut self.transaction else {
             return false;
         };
-        let Some(t) = &mut log.transaction else {
-            return false;
-        };
-        let p = log.partition_of[m as usize] as usize;
+        let p = self.partition_of[m as usize] as usize;
         t.current[p].push((key, intent));
         true
     }
 
-    /// Exactly-once: the writes of done records become visible.
-    fn commit_writes(&mut self, all: bool) {
-        let log = self.source.log.as_deref_mut().expect("a log run");
-        let Some(t) = &mut log.transaction else {
+    /// Exactly-once: the writes of done records (`all`: and those in
+    /// progress, at the end) become visible in the sinks.
+    fn commit_writes(&mut self, sinks: &mut Sinks, all: bool) {
+        let Some(t) = &mut self.transaction else {
             return;
         };
         let mut writes = std::mem::take(&mut t.done);
@@ -724,57 +722,47 @@ impl Engine<'_> {
             }
         }
         for &(key, intent) in &writes {
-            log.visible += 1;
-            let n = &mut log.visible_per_intent[intent as usize];
+            self.visible += 1;
+            let n = &mut self.visible_per_intent[intent as usize];
             *n = n.saturating_add(1);
-            self.downstream.sinks.effect(key, intent);
+            sinks.effect(key, intent);
         }
     }
 
     /// The source cycle drained: its drain time is its last delivery's
     /// end (decision 27.26).
-    pub(super) fn log_drained(&mut self) {
-        let last = self.core.clock.last_delivery.unwrap_or(0);
-        let log = self.log_mut();
-        log.drain_time.get_or_insert(last);
+    pub(in crate::engine) fn drained(&mut self, last_delivery: Option<Millis>) {
+        self.drain_time.get_or_insert(last_delivery.unwrap_or(0));
     }
 
     /// The end of the run: checkpoints up to and including it, and the
     /// open transaction commits.
-    pub(super) fn log_close(&mut self, end: Millis) {
-        self.log_instants_before(end.saturating_add(1));
-        self.commit_writes(true);
-        self.measures.totals.attempts_carried = self.log_mut().carried.len() as u64;
-        let log = self.log_mut();
-        let (completed, failed, last) =
-            (log.checkpoints, log.checkpoints_failed, log.last_checkpoint);
-        let totals = &mut self.measures.totals;
-        totals.checkpoints_completed = completed;
-        totals.checkpoints_failed = failed;
-        totals.last_checkpoint_at = last.unwrap_or(crate::model::NO_TIME);
-        self.log_mut().sample(end, true);
+    pub(in crate::engine) fn close(&mut self, core: &mut Core, sinks: &mut Sinks, end: Millis) {
+        self.instants_before(core, sinks, end.saturating_add(1));
+        self.commit_writes(sinks, true);
+        let totals = &mut core.measures.totals;
+        totals.attempts_carried = self.carried.len() as u64;
+        totals.checkpoints_completed = self.checkpoints;
+        totals.checkpoints_failed = self.checkpoints_failed;
+        totals.last_checkpoint_at = self.last_checkpoint.unwrap_or(crate::model::NO_TIME);
+        self.sample(end, true);
     }
 
     /// Messages in state `skipped`, which are not pending.
-    pub(super) fn skipped_messages(&self) -> u64 {
-        self.source
-            .log
-            .as_deref()
-            .map_or(0, |log| log.skipped_messages)
+    pub(in crate::engine) fn skipped_messages(&self) -> u64 {
+        self.skipped_messages
     }
 
-    pub(super) fn log_outcome(&mut self) -> Option<LogOutcome> {
-        let last_delivery = self.core.clock.last_delivery.unwrap_or(0);
-        let log = self.source.log.as_deref_mut()?;
-        Some(LogOutcome {
-            partitions: log.parts.iter().map(|p| (p.end(), p.committed)).collect(),
-            restarts: std::mem::take(&mut log.restart_records),
-            checkpoints: log.checkpoints,
-            last_checkpoint: log.last_checkpoint,
-            checkpoints_failed: log.checkpoints_failed,
-            partition_of: std::mem::take(&mut log.partition_of),
-            drain_time: log.drain_time.unwrap_or(last_delivery),
-            samples: std::mem::take(&mut log.samples.taken),
-        })
+    pub(in crate::engine) fn outcome(&mut self, last_delivery: Option<Millis>) -> LogOutcome {
+        LogOutcome {
+            partitions: self.parts.iter().map(|p| (p.end(), p.committed)).collect(),
+            restarts: std::mem::take(&mut self.restart_records),
+            checkpoints: self.checkpoints,
+            last_checkpoint: self.last_checkpoint,
+            checkpoints_failed: self.checkpoints_failed,
+            partition_of: std::mem::take(&mut self.partition_of),
+            drain_time: self.drain_time.unwrap_or(last_delivery.unwrap_or(0)),
+            samples: std::mem::take(&mut self.samples.taken),
+        }
     }
 }

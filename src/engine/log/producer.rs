@@ -14,7 +14,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::super::{Detail, Engine, Record};
+use super::super::{Core, Detail, Record};
+use super::LogState;
 use crate::model::{MessageIndex, Millis};
 
 #[derive(Debug, Clone, Default)]
@@ -26,76 +27,80 @@ pub(super) struct Retries {
     appended_at: FxHashMap<Record, Millis>,
 }
 
-impl Engine<'_> {
+impl LogState {
     /// Message `m` was appended at its arrival: if its append's
     /// acknowledgement is lost, the producer appends again later.
-    pub(super) fn append_ack_lost(&mut self, m: MessageIndex) {
-        let producer = &self.scenario.log.as_ref().expect("a log run").producer;
+    pub(in crate::engine) fn append_ack_lost(&mut self, core: &mut Core, m: MessageIndex) {
+        let producer = &core.scenario.log.as_ref().expect("a log run").producer;
         if !producer.retries {
             return;
         }
-        let lost = self.scenario.lost_append_acks(m);
+        let lost = core.scenario.lost_append_acks(m);
         if lost == 0 {
             return;
         }
-        let log = self.log_mut();
-        let p = u32::from(log.partition_of[m as usize]);
-        log.producer.left.insert(m, (lost, p));
-        self.schedule_append_retry(m);
-    }
-
-    fn schedule_append_retry(&mut self, m: MessageIndex) {
-        let producer = &self.scenario.log.as_ref().expect("a log run").producer;
-        let now = self.core.clock.now;
-        let at = now.saturating_add(producer.retry_backoff);
-        self.core.schedule.schedule_append(now, at, m);
+        let p = u32::from(self.partition_of[m as usize]);
+        self.producer.left.insert(m, (lost, p));
+        schedule_append_retry(core, m);
     }
 
     /// The producer's retry of `m`'s append is due: a duplicate record at
     /// the end of its first record's partition, or (idempotence) nothing.
-    pub(in crate::engine) fn append_again(&mut self, m: MessageIndex) {
-        let now = self.core.clock.now;
-        self.core.clock.last_event = Some(now);
-        let idempotence = (self.scenario.log.as_ref())
+    /// Returns the partition if it was idle and starts the duplicate
+    /// (before anything else is scheduled), and whether a retry is left
+    /// ([`schedule_append_retry`] then, after the start).
+    pub(in crate::engine) fn append_again(
+        &mut self,
+        core: &mut Core,
+        m: MessageIndex,
+    ) -> (Option<usize>, bool) {
+        let now = core.clock.now;
+        core.clock.last_event = Some(now);
+        let idempotence = (core.scenario.log.as_ref())
             .expect("a log run")
             .producer
             .idempotence;
-        let log = self.log_mut();
-        let Some(&(left, p)) = log.producer.left.get(&m) else {
-            return;
+        let Some(&(left, p)) = self.producer.left.get(&m) else {
+            return (None, false);
         };
         if left > 1 {
-            log.producer.left.insert(m, (left - 1, p));
+            self.producer.left.insert(m, (left - 1, p));
         } else {
-            log.producer.left.remove(&m);
+            self.producer.left.remove(&m);
         }
-        self.measures.totals.producer_retries += 1;
+        core.measures.totals.producer_retries += 1;
         let record = match idempotence {
             true => None,
             false => {
-                let offset = self.log_mut().parts[p as usize].end();
+                let offset = self.parts[p as usize].end();
                 let record = Record {
                     partition: p,
                     offset,
                 };
-                self.log_mut().producer.appended_at.insert(record, now);
-                self.measures.totals.appended_duplicates += 1;
+                self.producer.appended_at.insert(record, now);
+                core.measures.totals.appended_duplicates += 1;
                 Some(record)
             }
         };
-        self.record(Some(m), Detail::AppendRetried { record });
-        if record.is_some() {
-            self.append_to(m, p);
-        }
-        if left > 1 {
-            self.schedule_append_retry(m);
-        }
+        core.record(Some(m), Detail::AppendRetried { record });
+        let starts = match record {
+            Some(_) => self.append_to(m, p),
+            None => None,
+        };
+        (starts, left > 1)
     }
 
     /// When the record `record` was appended, if a producer retry appended
     /// it (a duplicate: its own event time).
     pub(in crate::engine) fn duplicate_appended_at(&self, record: Record) -> Option<Millis> {
-        let log = self.source.log.as_deref()?;
-        log.producer.appended_at.get(&record).copied()
+        self.producer.appended_at.get(&record).copied()
     }
+}
+
+/// The producer appends `m` again `retry_backoff` from now.
+pub(in crate::engine) fn schedule_append_retry(core: &mut Core, m: MessageIndex) {
+    let producer = &core.scenario.log.as_ref().expect("a log run").producer;
+    let now = core.clock.now;
+    let at = now.saturating_add(producer.retry_backoff);
+    core.schedule.schedule_append(now, at, m);
 }

@@ -5,7 +5,10 @@
 //! of done records it passes over, its resume, and a replay of an
 //! explicit gap that ends by going back to where the partition was.
 
-use super::super::{Detail, Engine, Record};
+use super::super::quarantine::Quarantine;
+use super::super::sinks::Sinks;
+use super::super::{Core, Detail, Record};
+use super::LogState;
 use super::{AGAIN, DONE, PENDING, SKIPPED};
 use crate::model::{Guarantee, MessageIndex, Millis, Resume, State};
 
@@ -39,12 +42,22 @@ pub struct RestartRecord {
     pub replayed_until: Vec<Option<u64>>,
 }
 
-impl Engine<'_> {
+/// What a restart reaches beyond the log: a checkpoint due at its
+/// instant makes writes visible (`sinks`), a done record passed over
+/// returns to the `quarantine`, and a delivery abandoned is no longer in
+/// flight (the consumer's `in_flight`).
+pub(in crate::engine) struct Reach<'a> {
+    pub(in crate::engine) sinks: &'a mut Sinks,
+    pub(in crate::engine) quarantine: &'a mut Quarantine,
+    pub(in crate::engine) in_flight: &'a mut u64,
+}
+
+impl LogState {
     /// Partition `p` reached its replay's end (section 28.10): it goes on
     /// where it was before the restart, the records between keeping their
     /// outcomes (skipped ones stay skipped).
-    pub(super) fn replay_ends(&mut self, p: usize) {
-        let log = self.log_mut();
+    pub(super) fn replay_ends(&mut self, core: &mut Core, p: usize) {
+        let log = &mut *self;
         let Some(replay) = log.parts[p].replay.take() else {
             return;
         };
@@ -61,17 +74,17 @@ impl Engine<'_> {
             from,
             to: replay.back_to,
         };
-        self.record(None, detail);
+        core.record(None, detail);
     }
 
     /// The next restart or resume, due now (after the instant's other
     /// events).
-    pub(in crate::engine) fn log_event(&mut self, resume: bool) {
-        let now = self.core.clock.now;
-        self.core.clock.last_event = Some(now);
-        let scenario = self.scenario;
+    pub(in crate::engine) fn event(&mut self, core: &mut Core, reach: Reach, resume: bool) {
+        let now = core.clock.now;
+        core.clock.last_event = Some(now);
+        let scenario = core.scenario;
         let log_spec = scenario.log.as_ref().expect("a log run");
-        let log = self.log_mut();
+        let log = &mut *self;
         let restart = log_spec
             .restarts
             .get(log.next_restart)
@@ -79,7 +92,7 @@ impl Engine<'_> {
         if let Some(restart) = restart {
             let r = log.next_restart;
             log.next_restart += 1;
-            self.restart(r, restart);
+            self.restart(core, reach, r, restart);
             return;
         }
         let Some((&at, _)) = log.resumes.iter().next() else {
@@ -87,49 +100,55 @@ impl Engine<'_> {
         };
         let partitions = log.resumes.remove(&at).unwrap_or_default();
         for p in partitions {
-            let part = &mut self.log_mut().parts[p as usize];
+            let part = &mut self.parts[p as usize];
             if part.resume_at == Some(at) {
                 part.resume_at = None;
                 part.down = false;
                 let position = part.position;
-                self.record(
+                core.record(
                     None,
                     Detail::Resumed {
                         partition: p,
                         position,
                     },
                 );
-                self.kick(p as usize);
+                self.kick(core, p as usize);
             }
         }
     }
 
     /// Restart `r` now (section 23's steps 1 and 2, decisions 26.1-26.3
     /// and 27.9-27.11).
-    fn restart(&mut self, r: usize, restart: &crate::model::Restart) {
-        let now = self.core.clock.now;
+    fn restart(
+        &mut self,
+        core: &mut Core,
+        reach: Reach,
+        r: usize,
+        restart: &crate::model::Restart,
+    ) {
+        let now = core.clock.now;
         // A checkpoint at this instant comes first (decision 26.2).
-        self.log_instants_before(now.saturating_add(1));
-        let valid_from = self.core.schedule.next_sequence();
-        let log = self.log_mut();
+        self.instants_before(core, &mut *reach.sinks, now.saturating_add(1));
+        let valid_from = core.schedule.next_sequence();
+        let log = &mut *self;
         let mut aborted = 0;
         if let Some(t) = &mut log.transaction {
             aborted = t.done.len() as u64 + t.current.iter().map(|c| c.len() as u64).sum::<u64>();
             t.done.clear();
             t.current.iter_mut().for_each(Vec::clear);
         }
-        self.measures.totals.aborted_effects += aborted;
+        core.measures.totals.aborted_effects += aborted;
         let partitions: Vec<u32> = match restart.partition {
             Some(p) => vec![p],
-            None => (0..self.log_mut().parts.len() as u32).collect(),
+            None => (0..self.parts.len() as u32).collect(),
         };
-        let checkpoint_time = match (restart.resume, self.log_mut().guarantee) {
+        let checkpoint_time = match (restart.resume, self.guarantee) {
             (_, Guarantee::AtMostOnce) => None,
-            (Resume::Committed, _) => self.log_mut().last_checkpoint,
+            (Resume::Committed, _) => self.last_checkpoint,
             (Resume::Stale(age), _) => {
                 // The latest completed checkpoint at or before `at - age`.
-                let interval = self.log_mut().interval.unwrap_or(1);
-                let failures = &self
+                let interval = self.interval.unwrap_or(1);
+                let failures = &core
                     .scenario
                     .log
                     .as_ref()
@@ -151,10 +170,10 @@ impl Engine<'_> {
             aborted_effects: aborted,
             replayed_until: Vec::new(),
         };
-        let restart_index = self.log_mut().restart_records.len();
+        let restart_index = self.restart_records.len();
         // Each restarted partition's resume position (a delivery's
         // abandonment moves no position).
-        let log = self.log_mut();
+        let log = &*self;
         let resumes: Vec<u64> = (partitions.iter().enumerate())
             .map(|(k, &p)| {
                 let part = &log.parts[p as usize];
@@ -169,7 +188,7 @@ impl Engine<'_> {
                 resume.saturating_add(restart.skip).min(part.end())
             })
             .collect();
-        self.record(
+        core.record(
             None,
             Detail::Restarted {
                 restart: r as u32,
@@ -183,8 +202,8 @@ impl Engine<'_> {
         );
         for (k, (p, resume)) in partitions.into_iter().zip(resumes).enumerate() {
             let p = p as usize;
-            self.abandon(p, valid_from);
-            let log = self.log_mut();
+            self.abandon(core, &mut *reach.in_flight, p, valid_from);
+            let log = &mut *self;
             let before = log.parts[p].position;
             // A restart during a replay replaces it; this one's replay, if
             // it asks for one, goes back to where the partition is now.
@@ -203,41 +222,41 @@ impl Engine<'_> {
             let mut passed_over = Vec::new();
             let mut skipped = 0;
             for offset in before..resume {
-                let part = &mut self.log_mut().parts[p];
+                let part = &mut self.parts[p];
                 match part.status(offset) {
                     PENDING => {
                         part.set_status(offset, SKIPPED);
                         let m = part.message_at(offset);
                         skipped += 1;
-                        self.skip_record(m, p, offset);
+                        self.skip_record(core, m, p, offset);
                     }
                     AGAIN if reopened => passed_over.push(offset),
                     _ => {}
                 }
             }
             for offset in passed_over {
-                self.keep_outcome(p, offset);
+                self.keep_outcome(core, &mut *reach.quarantine, p, offset);
             }
             // Records skipped by an earlier restart at or above the new
             // resume position are pending again (decision 27.30), but for
             // those a replay jumps over: they stay skipped (28.10).
-            let replayed = (self.log_mut().parts[p].replay).map_or(before, |r| r.until.min(before));
+            let replayed = (self.parts[p].replay).map_or(before, |r| r.until.min(before));
             for offset in resume..replayed {
-                let part = &mut self.log_mut().parts[p];
+                let part = &mut self.parts[p];
                 if part.status(offset) == SKIPPED {
                     part.set_status(offset, PENDING);
                     let m = part.message_at(offset);
-                    self.measures.totals.skipped -= 1;
-                    if self.messages.state(m) == State::Skipped {
-                        self.log_mut().skipped_messages -= 1;
-                        self.set_state(m, State::Ready);
-                        self.state_changed(m);
+                    core.measures.totals.skipped -= 1;
+                    if core.messages.state(m) == State::Skipped {
+                        self.skipped_messages -= 1;
+                        core.set_state(m, State::Ready);
+                        core.state_changed(m);
                     }
                 }
             }
             record.skipped += skipped;
-            self.measures.totals.skipped += skipped;
-            let log = self.log_mut();
+            core.measures.totals.skipped += skipped;
+            let log = &mut *self;
             log.set_position(p, resume);
             if let Some(replay) = log.parts[p].replay
                 && resume >= replay.until
@@ -268,50 +287,50 @@ impl Engine<'_> {
                 resumes.push(p as u32);
                 if first {
                     // Before the restarts of its instant (decision 27.32).
-                    self.core.schedule.schedule_source_event(at, true, 0);
+                    core.schedule.schedule_source_event(at, true, 0);
                 }
             } else {
                 part.down = false;
-                self.record(
+                core.record(
                     None,
                     Detail::Resumed {
                         partition: p as u32,
                         position: resume,
                     },
                 );
-                self.kick(p);
+                self.kick(core, p);
             }
         }
-        self.log_mut().restart_records.push(record);
+        self.restart_records.push(record);
     }
 
     /// The record of `m` at `offset` of partition `p` lies below a resume
     /// position and was never done: its message is skipped (decision
     /// 27.30), final unless a later restart resumes below it.
-    fn skip_record(&mut self, m: MessageIndex, p: usize, offset: u64) {
+    fn skip_record(&mut self, core: &mut Core, m: MessageIndex, p: usize, offset: u64) {
         // A message done through another of its records (a producer's
         // duplicate, 28.6) keeps the state of the record processed last.
-        let state = self.messages.state(m);
+        let state = core.messages.state(m);
         let done = matches!(
             state,
             State::Acked | State::Quarantined | State::Expired | State::Purged | State::Dropped
         );
         if !done && state != State::Skipped {
-            self.set_state(m, State::Skipped);
-            self.log_mut().skipped_messages += 1;
+            core.set_state(m, State::Skipped);
+            self.skipped_messages += 1;
         }
         let record = Record {
             partition: p as u32,
             offset,
         };
-        self.record(Some(m), Detail::RecordSkipped { record });
-        self.state_changed(m);
+        core.record(Some(m), Detail::RecordSkipped { record });
+        core.state_changed(m);
     }
 
     /// Partition `p`'s record in progress is abandoned: its delivery's end
     /// or its retry is cancelled, its effect stays (decision 27.10).
-    fn abandon(&mut self, p: usize, valid_from: u64) {
-        let log = self.log_mut();
+    fn abandon(&mut self, core: &mut Core, in_flight: &mut u64, p: usize, valid_from: u64) {
+        let log = &mut *self;
         let part = &mut log.parts[p];
         let Some(m) = part.message(part.position) else {
             return;
@@ -332,44 +351,50 @@ impl Engine<'_> {
         };
         let (due, aborted) = (part.retry_due, log.transaction.is_some());
         let carry = log.carry_attempts;
-        let detail = if self.messages.state(m) == State::InFlight {
-            self.consumer.in_flight -= 1;
+        let detail = if core.messages.state(m) == State::InFlight {
+            *in_flight -= 1;
             Detail::DeliveryAbandoned { record, aborted }
         } else {
             Detail::RetryCancelled { record, due }
         };
         if busy && !carry {
-            self.messages.update(m, |s| s.cycle_receives = 0);
-        } else if busy && self.messages.cycle_receives(m) > 0 {
+            core.messages.update(m, |s| s.cycle_receives = 0);
+        } else if busy && core.messages.cycle_receives(m) > 0 {
             // Carried on the record itself (28.4).
-            self.log_mut().carried.insert(m);
+            self.carried.insert(m);
         }
-        self.set_state(m, State::Ready);
-        self.record(Some(m), detail);
-        self.state_changed(m);
+        core.set_state(m, State::Ready);
+        core.record(Some(m), detail);
+        core.state_changed(m);
     }
 
     /// A done record at `offset` of partition `p`, processed again but not
     /// done again, lies below the new resume position: its message keeps
     /// the outcome it had (decision 27.31), counted so. A quarantined one
     /// goes back to quarantine, behind the messages there.
-    fn keep_outcome(&mut self, p: usize, offset: u64) {
-        let log = self.log_mut();
+    fn keep_outcome(
+        &mut self,
+        core: &mut Core,
+        quarantine: &mut Quarantine,
+        p: usize,
+        offset: u64,
+    ) {
+        let log = &mut *self;
         let m = log.parts[p].message_at(offset);
         let Some(state) = log.reopened.remove(&m) else {
             return;
         };
         log.parts[p].set_status(offset, DONE);
-        let totals = &mut self.measures.totals;
+        let totals = &mut core.measures.totals;
         match state {
             State::Acked => totals.acked += 1,
-            State::Quarantined => self.quarantine.push(m),
+            State::Quarantined => quarantine.push(m),
             State::Expired => totals.expired += 1,
             State::Purged => totals.purged += 1,
             State::Dropped => totals.dropped += 1,
             _ => {}
         }
-        self.set_state(m, state);
-        self.state_changed(m);
+        core.set_state(m, state);
+        core.state_changed(m);
     }
 }

@@ -27,7 +27,7 @@ impl Engine<'_> {
     /// full path takes it.
     #[inline(always)]
     pub(in crate::engine) fn settle_at_once(&mut self, m: MessageIndex) -> Option<Settled> {
-        if !self.source.draws.faults(self.scenario, m).is_empty() {
+        if !self.source.draws.faults(self.core.scenario, m).is_empty() {
             return None;
         }
         if self.downstream.outages.contains(self.core.clock.now) {
@@ -53,7 +53,7 @@ impl Engine<'_> {
     pub(in crate::engine) fn ack_at_once(&mut self, m: MessageIndex) -> bool {
         let now = self.core.clock.now;
         let (intent, key) = self.first_delivery_key(m);
-        if self.store.live(key, now).is_some() || !self.messages.ack_first_delivery(m, now) {
+        if self.store.live(key, now).is_some() || !self.core.messages.ack_first_delivery(m, now) {
             return false;
         }
         self.store.store(key, now);
@@ -61,8 +61,8 @@ impl Engine<'_> {
         {
             self.consumer.settled += 1;
         }
-        self.measures.count_effect(intent);
-        let totals = &mut self.measures.totals;
+        self.core.measures.count_effect(intent);
+        let totals = &mut self.core.measures.totals;
         totals.deliveries += 1;
         self.downstream.calls.offer(now, false, totals);
         totals.acked += 1;
@@ -74,7 +74,7 @@ impl Engine<'_> {
     /// intent's (only a redrive gives another).
     #[inline(always)]
     pub(in crate::engine) fn first_delivery_key(&self, m: MessageIndex) -> (IntentIndex, KeyRef) {
-        let intent = self.scenario.intent(m);
+        let intent = self.core.scenario.intent(m);
         let key = KeyRef {
             intent,
             generation: 0,
@@ -99,16 +99,16 @@ impl Engine<'_> {
         let now = self.core.clock.now;
         // Ready, then in flight for no time: `after_failure` sets the state
         // that follows (waiting, quarantined or dropped).
-        self.measures.totals.deliveries += 1;
-        let (_, cycle_receives, _) = self.messages.receive(m);
+        self.core.measures.totals.deliveries += 1;
+        let (_, cycle_receives, _) = self.core.messages.receive(m);
         self.cycle_starts(m, cycle_receives);
         let retry = cycle_receives > 1;
         self.downstream
             .calls
-            .offer_during_outage(now, retry, &mut self.measures.totals);
+            .offer_during_outage(now, retry, &mut self.core.measures.totals);
         self.core.clock.last_delivery = Some(now);
         let (reason, class) = (REASON_DOWNSTREAM_UNAVAILABLE, Class::Transient);
-        self.messages.set_failure(m, reason, class);
+        self.core.messages.set_failure(m, reason, class);
         self.after_failure(m, reason, class, now);
     }
 
@@ -130,7 +130,7 @@ impl Engine<'_> {
         if !self.takes_runs_of_arrivals() {
             return;
         }
-        let limits = &self.scenario.limits;
+        let limits = &self.core.scenario.limits;
         let mut until = self
             .core
             .schedule
@@ -138,7 +138,7 @@ impl Engine<'_> {
             .map_or(limits.max_time, |at| at.min(limits.max_time));
         // A question's time is answered between its instant and the next
         // (`Engine::answer_passed_questions`): a run of arrivals ends there.
-        if let Some(&at) = self.observers.question_times.last() {
+        if let Some(&at) = self.core.observers.question_times.last() {
             until = until.min(at);
         }
         // Read at each arrival: a write's calls and a settled end count as
@@ -215,13 +215,13 @@ mod tests {
         engine.take_run_of_arrivals();
         assert_eq!(engine.core.schedule.arrived(), 2);
         assert_eq!(engine.core.clock.now, 1_000);
-        assert_eq!(engine.measures.retries, 1);
+        assert_eq!(engine.core.measures.retries, 1);
         // g at 1s, then b and c at 2s, before the retry due at 2s.
         assert_eq!(engine.step(), Ok(true));
         engine.take_run_of_arrivals();
         assert_eq!(engine.core.schedule.arrived(), 5);
         assert_eq!(engine.core.clock.now, 2_000);
-        assert_eq!(engine.measures.totals.acked, 4);
+        assert_eq!(engine.core.measures.totals.acked, 4);
         let f = scenario.find_message("f").unwrap();
         assert!(matches!(
             engine.core.schedule.take(2_000),
@@ -249,7 +249,7 @@ mod tests {
         // b failed at 5ms; c waits for b's retry at 10ms.
         assert_eq!(engine.core.schedule.arrived(), 2);
         assert_eq!(engine.core.clock.now, 5);
-        assert_eq!(engine.measures.retries, 1);
+        assert_eq!(engine.core.measures.retries, 1);
         let b = scenario.find_message("b").unwrap();
         assert!(matches!(
             engine.core.schedule.take(10),

@@ -101,13 +101,21 @@ impl Engine<'_> {
     /// the reason) before this compiles.
     fn parts(&self) -> [&dyn Part; 9] {
         let Engine {
-            // Read by every part's answer.
-            scenario: _,
-            // Time, the schedule and the generator: settling moves none
-            // of them but by the rules each shortcut follows.
-            core: _,
-            // The records a settled delivery writes in one go.
-            messages: _,
+            core:
+                super::Core {
+                    // Read by every part's answer.
+                    scenario: _,
+                    // Time, the schedule and the generator: settling moves
+                    // none of them but by the rules each shortcut follows.
+                    clock: _,
+                    schedule: _,
+                    rng: _,
+                    stopped_by: _,
+                    // The records a settled delivery writes in one go.
+                    messages: _,
+                    measures,
+                    observers,
+                },
             source,
             consumer,
             quarantine,
@@ -115,8 +123,6 @@ impl Engine<'_> {
             downstream,
             operator,
             alarms,
-            measures,
-            observers,
         } = self;
         [
             source, consumer, quarantine, store, downstream, operator, alarms, measures, observers,
@@ -130,7 +136,7 @@ impl Engine<'_> {
     pub(super) fn settle_from_now(&mut self, to_end: bool) {
         let [a, b, c, d, e, f, g, h, i] = self.parts();
         let parts: [&dyn Part; 10] = [a, b, c, d, e, f, g, h, i, &RunMode { to_end }];
-        self.consumer.settling = Settling::agreed(self.scenario, &parts);
+        self.consumer.settling = Settling::agreed(self.core.scenario, &parts);
     }
 }
 

@@ -78,8 +78,8 @@ impl Engine<'_> {
         {
             return false;
         }
-        self.set_state(m, State::Acked);
-        self.messages.set_acked_at(m, end);
+        self.core.set_state(m, State::Acked);
+        self.core.messages.set_acked_at(m, end);
         self.settled_at(m, end);
         true
     }
@@ -97,7 +97,7 @@ impl Engine<'_> {
         self.core.clock.add_events(1);
         self.consumer.ends_ahead.push(self.core.clock.now, end);
         self.core.clock.settled_end(end);
-        self.measures.totals.acked += 1;
+        self.core.measures.totals.acked += 1;
         self.leaves(m);
     }
 
@@ -115,7 +115,7 @@ impl Engine<'_> {
     /// [`Writes::plain_took`]: crate::engine::write::Writes::plain_took
     #[inline(always)]
     pub(in crate::engine) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let now = self.core.clock.now;
         let (intent, key) = self.first_delivery_key(m);
         if self.operator.canary.is_some()
@@ -147,20 +147,20 @@ impl Engine<'_> {
         let end = now.saturating_add(service);
         // A delivery that takes no time ends at once (decision 16.3), and
         // only a fresh record is written in one go.
-        if service == 0 || !self.messages.ack_first_delivery(m, end) {
+        if service == 0 || !self.core.messages.ack_first_delivery(m, end) {
             return false;
         }
         writes.write_plain(write, key, intent, now);
         let calls = writes.take_calls_made();
         self.core.clock.add_events(calls);
-        let totals = &mut self.measures.totals;
+        let totals = &mut self.core.measures.totals;
         totals.deliveries += 1;
         totals.concurrent_deliveries = totals.concurrent_deliveries.max(1);
         totals.worker_busy = totals.worker_busy.saturating_add(service);
         // Unlimited (the run settles writes): always accepted.
         self.downstream.calls.offer(now, false, totals);
-        self.measures.count_effect(intent);
-        self.observers.recording.effect(Effect {
+        self.core.measures.count_effect(intent);
+        self.core.observers.recording.effect(Effect {
             time: now,
             message: m,
             key,
@@ -179,7 +179,7 @@ impl Engine<'_> {
     /// `max_events`: the ends were counted when they settled). A limit
     /// may fall between a settled delivery's start and its end.
     pub(in crate::engine) fn must_step_instead(&self, ended: &Result<(), LimitReached>) -> bool {
-        let limits = &self.scenario.limits;
+        let limits = &self.core.scenario.limits;
         self.core.clock.last_settled_end.is_some_and(|end| {
             ended.is_err()
                 || self.core.stopped_by != StoppedBy::Drained

@@ -616,7 +616,7 @@ impl Engine<'_> {
     /// write goes to the sinks by the file's strategy, its first calls
     /// made now.
     pub(super) fn fan_out(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Written {
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let write = scenario.write.as_ref().expect("a file with [write]");
         let writes = self
             .downstream
@@ -641,7 +641,7 @@ impl Engine<'_> {
             now,
             begun,
             repaired,
-            &mut self.measures.totals,
+            &mut self.core.measures.totals,
         );
         self.after_writes();
         written
@@ -650,7 +650,7 @@ impl Engine<'_> {
     /// Write `id`'s call to `sink` (or its decision) is due now. True when
     /// it was an outbox relay's call.
     pub(super) fn write_call_due(&mut self, id: FlightId, sink: u32) -> bool {
-        let scenario = self.scenario;
+        let scenario = self.core.scenario;
         let write = scenario.write.as_ref().expect("a file with [write]");
         let writes = self
             .downstream
@@ -669,7 +669,7 @@ impl Engine<'_> {
         }
         let log = self.source.log.as_deref();
         let cancelled = |m, begun| log.is_some_and(|log| log.cancelled(m, begun));
-        let totals = &mut self.measures.totals;
+        let totals = &mut self.core.measures.totals;
         writes.resume(write, id, sink, now, repaired, totals, &cancelled);
         // This entry was the event of its first call.
         let calls = writes.take_calls_made();
@@ -694,12 +694,13 @@ impl Engine<'_> {
         self.core.clock.add_events(writes.take_calls_made());
         let finished = std::mem::take(&mut writes.finished);
         for (t, sink) in writes.dead_lettered.drain(..) {
-            self.alarms.dead_lettered(self.scenario, t, sink);
+            self.alarms.dead_lettered(self.core.scenario, t, sink);
         }
         while let Some((at, m, detail)) = writes.told_until(now) {
-            self.observers
+            self.core
+                .observers
                 .recording
-                .transition(at, m, detail, &self.messages);
+                .transition(at, m, detail, &self.core.messages);
         }
         for done in &finished {
             if let Some(slot) = done.owner {
