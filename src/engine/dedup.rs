@@ -120,6 +120,22 @@ impl DedupStore {
         }
     }
 
+    /// The store restarts now (section 28.5), after every other event of
+    /// the instant: without persistence every entry live now is lost, as
+    /// if every result and lease had expired at once.
+    pub(super) fn restart_now(&mut self, core: &mut super::Core) {
+        let now = core.clock.now;
+        core.clock.last_part_event = Some(now);
+        let lost = core.scenario.store_loses_state;
+        let live = self.restart(now, lost);
+        let totals = &mut core.measures.totals;
+        totals.store_restarts += 1;
+        if lost {
+            totals.entries_lost += live;
+        }
+        core.record(None, super::Detail::StoreRestarted { live, lost });
+    }
+
     /// The store restarts at `t` (section 28.5): the entries live then
     /// (results and DONE before their expiry, INTENTs before their
     /// lease's), which it loses when `loses_state`. A result whose write's

@@ -318,6 +318,50 @@ impl<'s> Engine<'s> {
         engine
     }
 
+    /// Every part of the queue world that holds state, read off the
+    /// engine's fields: a new field must be listed (or left out here with
+    /// the reason) before this compiles.
+    fn parts(&self) -> [&dyn settling::Part; 9] {
+        let Engine {
+            core:
+                Core {
+                    // Read by every part's answer.
+                    scenario: _,
+                    // Time, the schedule and the generator: settling moves
+                    // none of them but by the rules each shortcut follows.
+                    clock: _,
+                    schedule: _,
+                    rng: _,
+                    stopped_by: _,
+                    // The records a settled delivery writes in one go.
+                    messages: _,
+                    measures,
+                    observers,
+                },
+            source,
+            consumer,
+            quarantine,
+            store,
+            downstream,
+            operator,
+            alarms,
+        } = self;
+        [
+            source, consumer, quarantine, store, downstream, operator, alarms, measures, observers,
+        ]
+    }
+
+    /// What this run may settle from now on. `to_end`: the run goes on to
+    /// its end (only [`super::run`]); a run that may stop at a time or be
+    /// copied part-way (`run_until`, the stepper, a census) never settles
+    /// writes, whose ends lie ahead of the settling instant.
+    pub(super) fn settle_from_now(&mut self, to_end: bool) {
+        let [a, b, c, d, e, f, g, h, i] = self.parts();
+        let run = settling::RunMode { to_end };
+        let parts: [&dyn settling::Part; 10] = [a, b, c, d, e, f, g, h, i, &run];
+        self.consumer.settling = settling::Settling::agreed(self.core.scenario, &parts);
+    }
+
     /// Takes the census from now on (which reads every state change).
     fn take_census(&mut self, census: CensusTaker) {
         self.core.measures.census = Some(census);
@@ -424,7 +468,7 @@ impl<'s> Engine<'s> {
         self.observe_alarms(end);
         self.source_close(end);
         self.record_told(end);
-        self.archive_until(end);
+        self.operator.archive_until(&mut self.core, end);
         end
     }
 

@@ -3,9 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use super::Engine;
+use super::quarantine::Quarantine;
+use super::source::Source;
 use super::transition::Detail;
-use crate::model::{Action, Identity, MessageIndex, Millis, Profile, SQS_REDRIVE_RATE, State};
+use super::{Core, Messages};
+use crate::model::{
+    Action, Identity, MessageIndex, Millis, Profile, SQS_REDRIVE_RATE, Scenario, State,
+};
 
 /// At most this many canaries of one redrive are listed in its record.
 pub const CANARIES_LISTED: usize = 100;
@@ -72,73 +76,99 @@ pub(super) struct Operator {
     pub(super) keeps_left: bool,
 }
 
-impl Engine<'_> {
+/// The redrives an inspection or a canary's decision asks for, in order:
+/// the messages (already out of quarantine), with the identity and the
+/// rate of the step. The engine redrives them (a log appends each, which
+/// may start its delivery at once).
+pub(super) struct Redrives {
+    pub(super) messages: Vec<MessageIndex>,
+    pub(super) identity: Identity,
+    pub(super) rate: Option<u64>,
+    /// A canary step with no canary decides right after.
+    pub(super) canary_decides: bool,
+    /// The ids of a step's `only` that it does not redrive, in the order
+    /// of `only`: reported after the redrives
+    /// ([`Operator::redrives_skipped`]).
+    pub(super) skipped: Vec<MessageIndex>,
+}
+
+impl Operator {
     /// Nothing is pending: records the cycle's drain (the later of the last
     /// delivery and the last inspection, decision 10.9) and plans the next
     /// step's inspection.
-    pub(super) fn settle_drain(&mut self) {
-        let operator = &mut self.operator;
-        if operator.inspection_due.is_some() || operator.drains.len() > operator.next_step {
+    pub(super) fn settle_drain(&mut self, core: &Core, source: &mut Source) {
+        if self.inspection_due.is_some() || self.drains.len() > self.next_step {
             return;
         }
-        let drained = self.core.clock.quiet_since();
-        operator.drains.push(drained);
-        self.source.drained(self.core.clock.last_delivery);
-        let operator = &mut self.operator;
-        if let Some(step) = self.core.scenario.operators.get(operator.next_step) {
-            operator.inspection_due = Some(drained.saturating_add(step.wait));
+        let drained = core.clock.quiet_since();
+        self.drains.push(drained);
+        source.drained(core.clock.last_delivery);
+        if let Some(step) = core.scenario.operators.get(self.next_step) {
+            self.inspection_due = Some(drained.saturating_add(step.wait));
         }
     }
 
-    /// An operator inspection.
-    pub(super) fn inspect(&mut self) {
-        let now = self.core.clock.now;
-        let step_index = self.operator.next_step;
-        self.operator.next_step += 1;
-        self.operator.inspection_due = None;
-        self.core.clock.last_inspection = Some(now);
-        let step = &self.core.scenario.operators[step_index];
-        if let Some(census) = &mut self.core.measures.census {
+    /// An operator inspection: expiry, then repair, then the action. A
+    /// purge is done here; the redrives it asks for are returned (those
+    /// messages out of quarantine already), then
+    /// [`redrives_skipped`](Self::redrives_skipped).
+    pub(super) fn inspect(
+        &mut self,
+        core: &mut Core,
+        quarantine: &mut Quarantine,
+    ) -> Option<Redrives> {
+        let now = core.clock.now;
+        let step_index = self.next_step;
+        self.next_step += 1;
+        self.inspection_due = None;
+        core.clock.last_inspection = Some(now);
+        let step = &core.scenario.operators[step_index];
+        if let Some(census) = &mut core.measures.census {
             census.mark(now, &format!("operator step {} inspects", step_index + 1));
         }
-        self.core.record(
+        core.record(
             None,
             Detail::Inspected {
                 step: step_index as u32 + 1,
-                depth: self.quarantine.len(),
+                depth: quarantine.len(),
             },
         );
 
         // 1. Expiry, measured from entering quarantine.
-        self.expire();
+        self.expire(core, quarantine);
 
         // 2. Repair: until = "repair" faults stop applying from now on.
         if step.repair {
-            self.operator.repaired = true;
-            self.core.record(None, Detail::Repaired);
+            self.repaired = true;
+            core.record(None, Detail::Repaired);
         }
 
         // 3. The action.
+        let rate = redrive_rate(core.scenario, step.redrive_rate);
         let targets = match &step.action {
-            Action::Hold => return,
+            Action::Hold => return None,
             Action::Purge => {
-                for m in self.quarantine.take_all() {
-                    self.core.set_state(m, State::Purged);
-                    self.core.measures.totals.purged += 1;
-                    self.core.record(Some(m), Detail::Purged);
-                    self.core.state_changed(m);
+                for m in quarantine.take_all() {
+                    core.set_state(m, State::Purged);
+                    core.measures.totals.purged += 1;
+                    core.record(Some(m), Detail::Purged);
+                    core.state_changed(m);
                 }
-                return;
+                return None;
             }
             Action::RedriveAll if step.canary.is_none() => {
                 // Everything leaves at once, without a lookup per message.
-                let all = self.quarantine.take_all();
-                let rate = self.redrive_rate(step.redrive_rate);
-                return self.redrive_in_order(&all, step.identity, rate);
+                let all = quarantine.take_all();
+                return Some(Redrives {
+                    messages: all,
+                    identity: step.identity,
+                    rate,
+                    canary_decides: false,
+                    skipped: Vec::new(),
+                });
             }
-            Action::RedriveAll => self.quarantine.in_order(),
+            Action::RedriveAll => quarantine.in_order(),
             Action::Redrive(only) => {
-                let quarantine = &mut self.quarantine;
                 let mut targets: Vec<MessageIndex> = only
                     .iter()
                     .copied()
@@ -148,16 +178,25 @@ impl Engine<'_> {
                 targets
             }
         };
-        let rate = self.redrive_rate(step.redrive_rate);
-        match step.canary {
-            None => self.redrive_all(&targets, step.identity, rate),
+        let skipped = match &step.action {
+            Action::Redrive(only) => {
+                let targets: BTreeSet<MessageIndex> = targets.iter().copied().collect();
+                only.iter()
+                    .copied()
+                    .filter(|m| !targets.contains(m))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let (messages, canary_decides) = match step.canary {
+            None => (targets, false),
             Some(n) => {
                 let n = (n as usize).min(targets.len());
                 // The rest stay in quarantine, in their places, until the
                 // canaries decide.
                 let (canaries, rest) = targets.split_at(n);
-                self.operator.canary = Some(Canary {
-                    inspected_at: self.core.clock.now,
+                self.canary = Some(Canary {
+                    inspected_at: now,
                     members: canaries.iter().copied().take(CANARIES_LISTED).collect(),
                     waiting: canaries.iter().copied().collect(),
                     canaries: n as u64,
@@ -166,81 +205,59 @@ impl Engine<'_> {
                     identity: step.identity,
                     rate,
                 });
-                self.redrive_all(canaries, step.identity, rate);
-                if n == 0 {
-                    self.canary_decides();
-                }
+                (canaries.to_vec(), n == 0)
             }
+        };
+        for &m in &messages {
+            quarantine.remove(m);
         }
-        if let Action::Redrive(only) = &step.action {
-            // Ids not redriven are reported after the redrives, in the
-            // order of `only`.
-            let targets: BTreeSet<MessageIndex> = targets.iter().copied().collect();
-            for &m in only {
-                if !targets.contains(&m) {
-                    let state = self.core.messages.state(m);
-                    self.core.record(Some(m), Detail::RedriveSkipped { state });
-                }
-            }
-        }
+        Some(Redrives {
+            messages,
+            identity: step.identity,
+            rate,
+            canary_decides,
+            skipped,
+        })
     }
 
-    /// Under sqs-standard, messages moved per second (section 21.3).
-    fn redrive_rate(&self, rate: Option<u64>) -> Option<u64> {
-        (self.core.scenario.guarantees.profile == Profile::SqsStandard)
-            .then(|| rate.unwrap_or(SQS_REDRIVE_RATE))
-    }
-
-    /// `ms` leave quarantine and are redriven now, in order
-    /// ([`redrive_in_order`](Self::redrive_in_order)).
-    fn redrive_all(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
-        for &m in ms {
-            self.quarantine.remove(m);
-        }
-        self.redrive_in_order(ms, identity, rate);
-    }
-
-    /// Redrives `ms` (which have left quarantine) now, in order; with a
-    /// rate the k-th becomes ready at now + floor(k * 1000 / rate).
-    fn redrive_in_order(&mut self, ms: &[MessageIndex], identity: Identity, rate: Option<u64>) {
-        let now = self.core.clock.now;
-        for (k, &m) in ms.iter().enumerate() {
-            let at = match rate {
-                Some(r) => now.saturating_add((k as u64).saturating_mul(1000) / r),
-                None => now,
-            };
-            self.redrive(m, identity, at);
+    /// After an inspection's redrives, the ids of its `only` it did not
+    /// redrive are reported, with their state now.
+    pub(super) fn redrives_skipped(core: &mut Core, skipped: &[MessageIndex]) {
+        for &m in skipped {
+            let state = core.messages.state(m);
+            core.record(Some(m), Detail::RedriveSkipped { state });
         }
     }
 
     /// A message became final or returned to quarantine (`acked`: it was
-    /// acked): if it is a canary and the last one, the canary decides.
-    pub(super) fn canary_settled(&mut self, m: MessageIndex, acked: bool) {
-        let Some(c) = &mut self.operator.canary else {
-            return;
+    /// acked): true if it is a canary and the last one (the canary
+    /// decides, [`canary_decides`](Self::canary_decides)).
+    pub(super) fn canary_settled(&mut self, m: MessageIndex, acked: bool) -> bool {
+        let Some(c) = &mut self.canary else {
+            return false;
         };
         if !c.waiting.remove(&m) {
-            return;
+            return false;
         }
         c.acked += acked as u64;
-        if c.waiting.is_empty() {
-            self.canary_decides();
-        }
+        c.waiting.is_empty()
     }
 
     /// Every canary is final or back in quarantine: all acked, the rest
-    /// are redriven now, behind this instant's other events; otherwise
-    /// they stay in quarantine.
-    fn canary_decides(&mut self) {
-        let Some(c) = self.operator.canary.take() else {
-            return;
-        };
+    /// are redriven now, behind this instant's other events (returned, out
+    /// of quarantine); otherwise they stay in quarantine.
+    pub(super) fn canary_decides(
+        &mut self,
+        core: &mut Core,
+        quarantine: &mut Quarantine,
+    ) -> Option<Redrives> {
+        let c = self.canary.take()?;
         let listed = (c.members.iter())
-            .map(|&m| (m, self.core.messages.state(m)))
+            .map(|&m| (m, core.messages.state(m)))
             .collect();
-        self.operator.canary_records.push(CanaryRecord {
+        self.canary_records.push(CanaryRecord {
             inspected_at: c.inspected_at,
-            decided_at: self.core.clock.now,
+            decided_at: core.clock.now,
             passed: c.acked == c.canaries,
             canaries: c.canaries,
             listed,
@@ -248,31 +265,39 @@ impl Engine<'_> {
         });
         if c.acked < c.canaries {
             let (acked, canaries) = (c.acked, c.canaries);
-            self.core
-                .record(None, Detail::CanaryFailed { acked, canaries });
-            return;
+            core.record(None, Detail::CanaryFailed { acked, canaries });
+            return None;
         }
         let count = c.rest.len() as u64;
-        self.core.record(None, Detail::CanaryPassed { rest: count });
-        self.redrive_all(&c.rest, c.identity, c.rate);
+        core.record(None, Detail::CanaryPassed { rest: count });
+        for &m in &c.rest {
+            quarantine.remove(m);
+        }
+        Some(Redrives {
+            messages: c.rest,
+            identity: c.identity,
+            rate: c.rate,
+            canary_decides: false,
+            skipped: Vec::new(),
+        })
     }
 
     /// Applies quarantine retention at an inspection. Measured from
     /// entering quarantine the expired messages are the oldest entries, so
     /// only they are touched; under sqs-standard (from the latest enqueue)
     /// the quarantine's index by enqueue gives them, in entry order.
-    fn expire(&mut self) {
-        let Some(retention) = self.core.scenario.quarantine_retention else {
+    fn expire(&mut self, core: &mut Core, quarantine: &mut Quarantine) {
+        let Some(retention) = core.scenario.quarantine_retention else {
             return;
         };
-        let now = self.core.clock.now;
-        if self.operator.enqueued.is_empty() {
-            while let Some(m) = self.quarantine.first() {
-                let age = self.core.messages.get(m).quarantine_age(now).unwrap_or(0);
+        let now = core.clock.now;
+        if self.enqueued.is_empty() {
+            while let Some(m) = quarantine.first() {
+                let age = core.messages.get(m).quarantine_age(now).unwrap_or(0);
                 if age < retention {
                     break;
                 }
-                self.expire_one(m, age);
+                expire_one(core, quarantine, m, age);
             }
             return;
         }
@@ -280,127 +305,91 @@ impl Engine<'_> {
         let Some(cutoff) = now.checked_sub(retention) else {
             return;
         };
-        for (m, enqueued) in self.quarantine.enqueued_by(cutoff) {
-            self.expire_one(m, now - enqueued);
+        for (m, enqueued) in quarantine.enqueued_by(cutoff) {
+            expire_one(core, quarantine, m, now - enqueued);
         }
     }
 
     /// Under `expiry = "continuous"` (section 28.11): when the next
     /// quarantined message's age reaches the retention (under
     /// sqs-standard counted from its latest enqueue, and not before now).
-    pub(super) fn next_expiry(&self) -> Option<Millis> {
-        if !self.core.scenario.continuous_expiry {
+    pub(super) fn next_expiry(&self, core: &Core, quarantine: &Quarantine) -> Option<Millis> {
+        if !core.scenario.continuous_expiry {
             return None;
         }
-        let retention = self.core.scenario.quarantine_retention?;
-        let from = match self.operator.enqueued.is_empty() {
+        let retention = core.scenario.quarantine_retention?;
+        let from = match self.enqueued.is_empty() {
             true => {
-                let m = self.quarantine.first()?;
-                self.core.messages.get(m).last_quarantined_at()?
+                let m = quarantine.first()?;
+                core.messages.get(m).last_quarantined_at()?
             }
-            false => self.quarantine.first_enqueued()?,
+            false => quarantine.first_enqueued()?,
         };
-        Some(from.saturating_add(retention).max(self.core.clock.now))
+        Some(from.saturating_add(retention).max(core.clock.now))
     }
 
     /// Every quarantined message whose age has reached the retention
     /// expires now (section 28.11), as at an inspection.
-    pub(super) fn expire_continuously(&mut self) {
-        let now = self.core.clock.now;
-        if self.next_expiry().is_some_and(|e| e <= now) {
-            self.core.clock.last_part_event = Some(now);
-            self.expire();
+    pub(super) fn expire_continuously(&mut self, core: &mut Core, quarantine: &mut Quarantine) {
+        let now = core.clock.now;
+        if self.next_expiry(core, quarantine).is_some_and(|e| e <= now) {
+            core.clock.last_part_event = Some(now);
+            self.expire(core, quarantine);
         }
     }
 
     /// Every archive due at or before `t` (section 28.11): a message still
     /// in quarantine from the same entry is copied to the archive, at its
     /// own instant; it stays in quarantine.
-    pub(super) fn archive_until(&mut self, t: Millis) {
-        while let Some(&(at, m, entered)) = self.operator.archives.front() {
+    pub(super) fn archive_until(&mut self, core: &mut Core, t: Millis) {
+        while let Some(&(at, m, entered)) = self.archives.front() {
             if at > t {
                 return;
             }
-            self.operator.archives.pop_front();
-            let state = self.core.messages.get(m);
+            self.archives.pop_front();
+            let state = core.messages.get(m);
             if state.state != State::Quarantined || state.last_quarantined_at() != Some(entered) {
                 continue;
             }
-            self.core.measures.totals.archived += 1;
-            self.operator.dead_letters.archived.insert(m);
-            self.core.observers.recording.transition(
+            core.measures.totals.archived += 1;
+            self.dead_letters.archived.insert(m);
+            (core.observers.recording).transition(
                 at,
                 Some(m),
                 Detail::Archived { entered },
-                &self.core.messages,
+                &core.messages,
             );
         }
     }
 
-    /// The deduplication store restarts now (section 28.5), after every
-    /// other event of the instant: without persistence every entry live
-    /// now is lost, as if every result and lease had expired at once.
-    pub(super) fn restart_store(&mut self) {
-        let now = self.core.clock.now;
-        self.core.clock.last_part_event = Some(now);
-        let lost = self.core.scenario.store_loses_state;
-        let live = self.store.restart(now, lost);
-        let totals = &mut self.core.measures.totals;
-        totals.store_restarts += 1;
-        if lost {
-            totals.entries_lost += live;
-        }
-        self.core
-            .record(None, Detail::StoreRestarted { live, lost });
-    }
-
     /// `m` leaves quarantine to be delivered again: its envelope stays the
     /// one it had (decision 10.12).
-    pub(super) fn leaves_quarantine(&mut self, m: MessageIndex) {
-        if !self.operator.keeps_left {
+    pub(super) fn leaves_quarantine(&mut self, messages: &Messages, m: MessageIndex) {
+        if !self.keeps_left {
             return;
         }
-        let state = self.core.messages.get(m);
-        self.operator.dead_letters.left.insert(m, state);
+        self.dead_letters.left.insert(m, messages.get(m));
     }
 
-    fn expire_one(&mut self, m: MessageIndex, age: Millis) {
-        self.quarantine.remove(m);
-        self.core.set_state(m, State::Expired);
-        self.core.measures.totals.expired += 1;
-        self.core.record(Some(m), Detail::Expired { age });
-        self.core.state_changed(m);
-    }
-
-    /// A new cycle for a quarantined message, ready again at `at` (now,
-    /// or later under a redrive rate).
-    fn redrive(&mut self, m: MessageIndex, identity: Identity, at: Millis) {
-        let scenario = self.core.scenario;
-        self.leaves_quarantine(m);
-        self.core.set_state(m, State::Waiting);
-        let (cycle, key) = self.core.messages.update(m, |message| {
-            message.cycle += 1;
-            message.cycle_receives = 0;
-            if identity == Identity::New {
-                let intent = scenario.intent(m);
-                message.set_key(scenario.fresh_key(intent, message.cycle - 1));
-            }
-            (message.cycle, message.key(scenario.intent(m)))
-        });
-        let record = self.source.record_appended(&self.core, m);
-        self.core
-            .record(Some(m), Detail::Redriven { cycle, key, record });
-        self.core.state_changed(m);
-        if let Some(enqueued) = self.operator.enqueued.get_mut(m as usize) {
+    /// A redriven `m` is enqueued again at `at` (sqs-standard counts its
+    /// retention from then).
+    pub(super) fn enqueued_again(&mut self, m: MessageIndex, at: Millis) {
+        if let Some(enqueued) = self.enqueued.get_mut(m as usize) {
             *enqueued = at;
         }
-        let now = self.core.clock.now;
-        if self.source.log.is_some() {
-            // Appended again at the inspection (decision 26.12).
-            self.core.set_state(m, State::Ready);
-            self.append(m);
-            return;
-        }
-        self.core.schedule.put_back(now, at, m);
     }
+}
+
+/// Under sqs-standard, messages moved per second (section 21.3).
+fn redrive_rate(scenario: &Scenario, rate: Option<u64>) -> Option<u64> {
+    (scenario.guarantees.profile == Profile::SqsStandard).then(|| rate.unwrap_or(SQS_REDRIVE_RATE))
+}
+
+/// `m` expires from quarantine at age `age`.
+fn expire_one(core: &mut Core, quarantine: &mut Quarantine, m: MessageIndex, age: Millis) {
+    quarantine.remove(m);
+    core.set_state(m, State::Expired);
+    core.measures.totals.expired += 1;
+    core.record(Some(m), Detail::Expired { age });
+    core.state_changed(m);
 }

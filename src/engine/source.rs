@@ -240,7 +240,7 @@ impl Engine<'_> {
     /// A final message whose record is processed again is pending again.
     fn reopen(&mut self, m: MessageIndex, state: State) {
         if matches!(state, State::Quarantined | State::Expired | State::Purged) {
-            self.leaves_quarantine(m);
+            self.operator.leaves_quarantine(&self.core.messages, m);
         }
         let totals = &mut self.core.measures.totals;
         match state {

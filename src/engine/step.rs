@@ -5,9 +5,11 @@
 
 use super::alarms;
 use super::census::CensusTaker;
+use super::operator::{Operator, Redrives};
 use super::schedule::Due;
+use super::transition::Detail;
 use super::{Engine, Limit, LimitReached, Outcome, Recorder};
-use crate::model::{Millis, OnLimit, Scenario, StoppedBy};
+use crate::model::{Identity, MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
 
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
@@ -288,7 +290,7 @@ impl Engine<'_> {
         let next = match self.core.schedule.next_due() {
             Some(t) if !relay_only => Some((t, Next::Event)),
             due => {
-                self.settle_drain();
+                self.operator.settle_drain(&self.core, &mut self.source);
                 match (self.operator.inspection_due, due) {
                     // A relay call and an inspection at one instant: the
                     // call first.
@@ -300,7 +302,10 @@ impl Engine<'_> {
         };
         // An expiry comes before the other events of its instant, a store
         // restart after them.
-        let next = match (self.next_expiry(), next) {
+        let next = match (
+            self.operator.next_expiry(&self.core, &self.quarantine),
+            next,
+        ) {
             (Some(e), Some((t, _))) if e <= t => Some((e, Next::Expiry)),
             (Some(e), None) => Some((e, Next::Expiry)),
             (_, next) => next,
@@ -352,21 +357,21 @@ impl Engine<'_> {
         // The writes' transitions up to this instant come before its events,
         // and so do the quarantine's archives and expiries.
         self.record_told(t);
-        self.archive_until(t);
+        self.operator.archive_until(&mut self.core, t);
         // A log's checkpoints are recorded at their own instants, which
         // may fall among the gap's alarms and writes.
         self.core.observers.recording.order_gap(gap.0, gap.1);
         self.alarms.instant_has_events = true;
         if next == Next::Expiry {
-            self.expire_continuously();
+            (self.operator).expire_continuously(&mut self.core, &mut self.quarantine);
             return Ok(true);
         }
         if next == Next::StoreRestart {
-            self.restart_store();
+            self.store.restart_now(&mut self.core);
             return Ok(true);
         }
         if self.core.scenario.continuous_expiry {
-            self.expire_continuously();
+            (self.operator).expire_continuously(&mut self.core, &mut self.quarantine);
         }
         let last_event = self.core.clock.last_event;
         if is_event {
@@ -405,6 +410,80 @@ impl Engine<'_> {
             return Err(self.limit_reached(Limit::InFlight(self.consumer.in_flight_cap)));
         }
         Ok(true)
+    }
+
+    /// An operator inspection (the operator's part), then the redrives
+    /// it asks for, then the ids of its `only` it did not redrive.
+    fn inspect(&mut self) {
+        let Some(redrives) = self.operator.inspect(&mut self.core, &mut self.quarantine) else {
+            return;
+        };
+        self.redrive(&redrives);
+        if redrives.canary_decides {
+            self.canary_decides();
+        }
+        Operator::redrives_skipped(&mut self.core, &redrives.skipped);
+    }
+
+    /// A message became final or returned to quarantine (`acked`: it was
+    /// acked): the last canary of a canary redrive decides.
+    pub(super) fn canary_settled(&mut self, m: MessageIndex, acked: bool) {
+        if self.operator.canary_settled(m, acked) {
+            self.canary_decides();
+        }
+    }
+
+    /// The canaries decided: if all acked, the rest are redriven now.
+    fn canary_decides(&mut self) {
+        if let Some(redrives) = self
+            .operator
+            .canary_decides(&mut self.core, &mut self.quarantine)
+        {
+            self.redrive(&redrives);
+        }
+    }
+
+    /// Redrives messages out of quarantine now, in order; with a rate the
+    /// k-th becomes ready at now + floor(k * 1000 / rate).
+    fn redrive(&mut self, redrives: &Redrives) {
+        let now = self.core.clock.now;
+        for (k, &m) in redrives.messages.iter().enumerate() {
+            let at = match redrives.rate {
+                Some(r) => now.saturating_add((k as u64).saturating_mul(1000) / r),
+                None => now,
+            };
+            self.redrive_one(m, redrives.identity, at);
+        }
+    }
+
+    /// A new cycle for a message out of quarantine, ready again at `at`
+    /// (now, or later under a redrive rate): a queue takes it then, a log
+    /// appends it now (decision 26.12).
+    fn redrive_one(&mut self, m: MessageIndex, identity: Identity, at: Millis) {
+        let scenario = self.core.scenario;
+        self.operator.leaves_quarantine(&self.core.messages, m);
+        self.core.set_state(m, State::Waiting);
+        let (cycle, key) = self.core.messages.update(m, |message| {
+            message.cycle += 1;
+            message.cycle_receives = 0;
+            if identity == Identity::New {
+                let intent = scenario.intent(m);
+                message.set_key(scenario.fresh_key(intent, message.cycle - 1));
+            }
+            (message.cycle, message.key(scenario.intent(m)))
+        });
+        let record = self.source.record_appended(&self.core, m);
+        self.core
+            .record(Some(m), Detail::Redriven { cycle, key, record });
+        self.core.state_changed(m);
+        self.operator.enqueued_again(m, at);
+        let now = self.core.clock.now;
+        if self.source.log.is_some() {
+            self.core.set_state(m, State::Ready);
+            self.append(m);
+            return;
+        }
+        self.core.schedule.put_back(now, at, m);
     }
 
     /// After each instant: the queue depth and the deliveries in flight.

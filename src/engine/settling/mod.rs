@@ -19,7 +19,7 @@
 //! settles only what every part allows. A part that does not answer
 //! allows nothing, so the stepped path is what a new part gets until it
 //! says otherwise; and the list of parts is read off the engine's fields
-//! (`Engine::parts`), so that a new field does not compile until it is
+//! (`Engine::parts`, beside the struct), so that a new field does not compile until it is
 //! asked.
 
 mod at_once;
@@ -27,7 +27,7 @@ mod writes;
 
 pub(super) use writes::EndsAhead;
 
-use super::{Consumer, Downstream, Engine, Measures, Observers, Operator, Quarantine, Source};
+use super::{Consumer, Downstream, Measures, Observers, Operator, Quarantine, Source};
 use crate::model::{DedupMode, Guarantee, Profile, Scenario};
 
 /// What the run may settle at a delivery's start instead of stepping
@@ -95,56 +95,11 @@ pub(super) trait Part {
     }
 }
 
-impl Engine<'_> {
-    /// Every part of the queue world that holds state, read off the
-    /// engine's fields: a new field must be listed (or left out here with
-    /// the reason) before this compiles.
-    fn parts(&self) -> [&dyn Part; 9] {
-        let Engine {
-            core:
-                super::Core {
-                    // Read by every part's answer.
-                    scenario: _,
-                    // Time, the schedule and the generator: settling moves
-                    // none of them but by the rules each shortcut follows.
-                    clock: _,
-                    schedule: _,
-                    rng: _,
-                    stopped_by: _,
-                    // The records a settled delivery writes in one go.
-                    messages: _,
-                    measures,
-                    observers,
-                },
-            source,
-            consumer,
-            quarantine,
-            store,
-            downstream,
-            operator,
-            alarms,
-        } = self;
-        [
-            source, consumer, quarantine, store, downstream, operator, alarms, measures, observers,
-        ]
-    }
-
-    /// What this run may settle from now on. `to_end`: the run goes on to
-    /// its end (only [`super::run`]); a run that may stop at a time or be
-    /// copied part-way (`run_until`, the stepper, a census) never settles
-    /// writes, whose ends lie ahead of the settling instant.
-    pub(super) fn settle_from_now(&mut self, to_end: bool) {
-        let [a, b, c, d, e, f, g, h, i] = self.parts();
-        let parts: [&dyn Part; 10] = [a, b, c, d, e, f, g, h, i, &RunMode { to_end }];
-        self.consumer.settling = Settling::agreed(self.core.scenario, &parts);
-    }
-}
-
 /// How far the run goes: asked as a part is.
-struct RunMode {
+pub(super) struct RunMode {
     /// To its end ([`super::run`]); otherwise it may stop at a time or be
     /// copied part-way (`run_until`, the stepper, a census).
-    to_end: bool,
+    pub(super) to_end: bool,
 }
 
 impl Part for RunMode {
@@ -290,7 +245,7 @@ impl Part for Observers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Recorder, Stepper, run};
+    use crate::engine::{Engine, Recorder, Stepper, run};
     use crate::scenario::load_str;
 
     /// A part that has not said what it allows.
