@@ -20,7 +20,7 @@ use super::transition::{Detail, Effect, Lapsed};
 use super::write::{Written, Wrote};
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
-    Permanent, Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
+    Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
     REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, Requeue, Scenario, State,
 };
 
@@ -551,14 +551,6 @@ impl Engine<'_> {
         self.core.record(Some(m), Detail::Committed { key, effect });
     }
 
-    /// Whether a failure of `class` is retried: not a permanent failure
-    /// routed to quarantine, and within the cycle's budget.
-    pub(super) fn retries(&self, m: MessageIndex, class: Class) -> bool {
-        let routed = class == Class::Permanent
-            && self.core.scenario.delivery.permanent == Permanent::Quarantine;
-        !routed && self.core.messages.cycle_receives(m) < self.core.scenario.budget()
-    }
-
     /// Step 5 after the delivery that started at `start` failed (its
     /// reason and class already set): route permanent failures, retry
     /// within budget, or quarantine.
@@ -569,7 +561,7 @@ impl Engine<'_> {
         class: Class,
         start: Millis,
     ) {
-        if !self.retries(m, class) {
+        if !self.core.retries(m, class) {
             self.quarantine(m, reason, class);
             return;
         }
@@ -644,6 +636,17 @@ impl Engine<'_> {
             self.core.measures.retries += 1;
             self.core.record_retry(m, delay, due);
             self.source.retry_scheduled(m, due);
+        }
+    }
+
+    /// nats-jetstream's step 5 (`jetstream.rs`): a message it gives up is
+    /// quarantined.
+    fn after_jetstream_failure(&mut self, m: MessageIndex, finish: Finish, start: Millis) {
+        let core = &mut self.core;
+        if let Some((reason, class)) =
+            (self.consumer).after_jetstream_failure(core, m, finish, start)
+        {
+            self.quarantine(m, reason, class);
         }
     }
 

@@ -8,101 +8,82 @@
 //! advisory. There is no dead-letter queue: quarantine stands for "left in
 //! the stream with an advisory".
 
-use super::Engine;
+use super::Core;
 use super::backoff::retry_delay;
+use super::consumer::Consumer;
 use super::schedule::Finish;
 use super::transition::Detail;
-use crate::model::{Class, MessageIndex, Millis, OnFailure, Permanent, State};
+use crate::model::{
+    Class, MessageIndex, Millis, OnFailure, Permanent, ReasonIndex, Scenario, State,
+};
 
-impl Engine<'_> {
+/// What follows a superseded delivery's ack, nak or term
+/// ([`Consumer::superseded_jetstream`]).
+pub(super) enum Superseded {
+    /// An ack: the delivery ends as if it were current.
+    Ends,
+    /// A term, or a nak of a message that used its last delivery with no
+    /// delay: it is given up (quarantine stands for that here).
+    GivenUp(ReasonIndex, Class),
+    /// Nothing more (a nak's redelivery is scheduled).
+    Done,
+}
+
+impl Consumer {
     /// The delivery of `m` that started at `start` ended now with
-    /// `finish` (a failure or a lost ack; its reason already set).
+    /// `finish` (a failure or a lost ack; its reason already set). Some
+    /// reason and class: the message is given up now (quarantined).
     pub(super) fn after_jetstream_failure(
         &mut self,
+        core: &mut Core,
         m: MessageIndex,
         finish: Finish,
         start: Millis,
-    ) {
+    ) -> Option<(ReasonIndex, Class)> {
         let (reason, class) = match finish {
             Finish::Failed(reason, class) => (reason, class),
             Finish::AckLost => (crate::model::REASON_ACK_LOST, Class::Transient),
-            Finish::Acked => return,
+            Finish::Acked => return None,
         };
-        let permanent = &self.core.scenario.delivery.permanent;
-        if class == Class::Permanent && *permanent == Permanent::Quarantine {
+        if routed(core.scenario, class) {
             // `term`: the server stops delivering it at once.
-            self.quarantine(m, reason, class);
-            return;
+            return Some((reason, class));
         }
-        let now = self.core.clock.now;
-        let exhausted = !self.retries(m, class);
+        let now = core.clock.now;
+        let exhausted = !core.retries(m, class);
         let nak = matches!(finish, Finish::Failed(..))
-            && self
-                .core
-                .scenario
-                .guarantees
-                .jetstream
-                .as_ref()
-                .map(|js| js.on_failure)
+            && (core.scenario.guarantees.jetstream.as_ref()).map(|js| js.on_failure)
                 == Some(OnFailure::Nak);
         if nak {
-            let n = self.core.messages.cycle_receives(m);
-            let previous = self.consumer.prev_delays.get_mut(m as usize);
-            let delay = retry_delay(
-                self.core.scenario.delivery.retry,
-                n,
-                previous,
-                &mut self.core.rng,
-            );
+            let n = core.messages.cycle_receives(m);
+            let previous = self.prev_delays.get_mut(m as usize);
+            let delay = retry_delay(core.scenario.delivery.retry, n, previous, &mut core.rng);
             let due = now.saturating_add(delay);
             if exhausted && delay == 0 {
-                self.quarantine(m, reason, class);
-                return;
+                return Some((reason, class));
             }
             if !exhausted {
-                self.retry_at(m, delay, due);
+                retry_at(core, m, delay, due);
             }
             // A timer, not the queue: an ack of an earlier delivery may
             // still come first (`superseded_jetstream`).
-            self.core.set_state(m, State::Waiting);
-            self.nak_timer(m, start, due, finish);
-            return;
+            core.set_state(m, State::Waiting);
+            self.receipts.nak_timer(core, m, start, due, finish);
+            return None;
         }
         // Unacknowledged: the delivery's timer, due at start + its ack
         // wait, redelivers the message or gives it up (`visible`). A
         // delivery that outlived its wait left the message visible already.
-        let n = self.core.messages.cycle_receives(m);
-        let wait = self.core.scenario.ack_wait(n).unwrap_or(Millis::MAX);
+        let n = core.messages.cycle_receives(m);
+        let wait = core.scenario.ack_wait(n).unwrap_or(Millis::MAX);
         let due = start.saturating_add(wait);
         if due >= now {
-            self.core.set_state(m, State::Waiting);
+            core.set_state(m, State::Waiting);
         }
         if !exhausted {
-            self.retry_at(m, due.max(now) - now, due.max(now));
+            retry_at(core, m, due.max(now) - now, due.max(now));
         }
-    }
-
-    /// Whether the end of a superseded delivery of `m` with `finish`
-    /// reaches a JetStream server: an ack, a nak or a term of a message
-    /// still pending there (not one left unacknowledged).
-    pub(super) fn reaches_jetstream(&self, m: MessageIndex, finish: Finish) -> bool {
-        let Some(js) = &self.core.scenario.guarantees.jetstream else {
-            return false;
-        };
-        let pending = matches!(
-            self.core.messages.state(m),
-            State::InFlight | State::Waiting | State::Ready
-        );
-        pending
-            && match finish {
-                Finish::Acked => true,
-                Finish::AckLost => false,
-                Finish::Failed(_, class) => js.on_failure == OnFailure::Nak || self.routed(class),
-            }
-    }
-
-    fn routed(&self, class: Class) -> bool {
-        class == Class::Permanent && self.core.scenario.delivery.permanent == Permanent::Quarantine
+        None
     }
 
     /// A superseded delivery of `m` (started at `start`) ended now with an
@@ -110,52 +91,78 @@ impl Engine<'_> {
     /// whatever delivery is current: an ack acks it, a term ends it, a nak
     /// redelivers it after the nak's delay (while the current delivery
     /// may still run) or gives it up.
-    pub(super) fn superseded_jetstream(&mut self, m: MessageIndex, finish: Finish, start: Millis) {
-        let state = self.core.messages.state(m);
+    pub(super) fn superseded_jetstream(
+        &mut self,
+        core: &mut Core,
+        m: MessageIndex,
+        finish: Finish,
+        start: Millis,
+    ) -> Superseded {
+        let state = core.messages.state(m);
         let leaves = match finish {
-            Finish::Failed(_, class) if !self.routed(class) => !self.retries(m, class),
+            Finish::Failed(_, class) if !routed(core.scenario, class) => !core.retries(m, class),
             _ => true,
         };
         if state == State::Ready && leaves {
-            self.consumer.ready.withdraw(m);
+            self.ready.withdraw(m);
         }
         let Finish::Failed(reason, class) = finish else {
-            self.end_delivery(m, finish, false, start);
-            return;
+            return Superseded::Ends;
         };
-        self.core.clock.last_delivery = Some(self.core.clock.now);
-        self.core.messages.set_failure(m, reason, class);
-        self.core.record(Some(m), Detail::Failed { reason, class });
-        if self.routed(class) {
-            self.quarantine(m, reason, class);
-        } else {
-            let now = self.core.clock.now;
-            let n = self.core.messages.cycle_receives(m);
-            let previous = self.consumer.prev_delays.get_mut(m as usize);
-            let delay = retry_delay(
-                self.core.scenario.delivery.retry,
-                n,
-                previous,
-                &mut self.core.rng,
-            );
-            let due = now.saturating_add(delay);
-            if leaves && delay == 0 {
-                self.quarantine(m, reason, class);
-            } else if state != State::Ready || leaves {
-                if !leaves {
-                    self.retry_at(m, delay, due);
-                }
-                self.nak_timer(m, start, due, finish);
+        core.clock.last_delivery = Some(core.clock.now);
+        core.messages.set_failure(m, reason, class);
+        core.record(Some(m), Detail::Failed { reason, class });
+        if routed(core.scenario, class) {
+            return Superseded::GivenUp(reason, class);
+        }
+        let now = core.clock.now;
+        let n = core.messages.cycle_receives(m);
+        let previous = self.prev_delays.get_mut(m as usize);
+        let delay = retry_delay(core.scenario.delivery.retry, n, previous, &mut core.rng);
+        let due = now.saturating_add(delay);
+        if leaves && delay == 0 {
+            return Superseded::GivenUp(reason, class);
+        } else if state != State::Ready || leaves {
+            if !leaves {
+                retry_at(core, m, delay, due);
+            }
+            self.receipts.nak_timer(core, m, start, due, finish);
+        }
+        core.state_changed(m);
+        Superseded::Done
+    }
+}
+
+/// Whether the end of a superseded delivery of `m` with `finish`
+/// reaches a JetStream server: an ack, a nak or a term of a message
+/// still pending there (not one left unacknowledged).
+pub(super) fn reaches_server(core: &Core, m: MessageIndex, finish: Finish) -> bool {
+    let Some(js) = &core.scenario.guarantees.jetstream else {
+        return false;
+    };
+    let pending = matches!(
+        core.messages.state(m),
+        State::InFlight | State::Waiting | State::Ready
+    );
+    pending
+        && match finish {
+            Finish::Acked => true,
+            Finish::AckLost => false,
+            Finish::Failed(_, class) => {
+                js.on_failure == OnFailure::Nak || routed(core.scenario, class)
             }
         }
-        self.core.state_changed(m);
-    }
+}
 
-    /// A retry of `m` is scheduled `delay` from now, at `due`.
-    fn retry_at(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
-        self.core.measures.retries += 1;
-        let paid = &mut self.core.measures.totals.retry_delay_paid;
-        *paid = paid.saturating_add(delay);
-        self.core.record_retry(m, delay, due);
-    }
+/// A permanent failure routed to quarantine: a `term`.
+fn routed(scenario: &Scenario, class: Class) -> bool {
+    class == Class::Permanent && scenario.delivery.permanent == Permanent::Quarantine
+}
+
+/// A retry of `m` is scheduled `delay` from now, at `due`.
+fn retry_at(core: &mut Core, m: MessageIndex, delay: Millis, due: Millis) {
+    core.measures.retries += 1;
+    let paid = &mut core.measures.totals.retry_delay_paid;
+    *paid = paid.saturating_add(delay);
+    core.record_retry(m, delay, due);
 }

@@ -233,6 +233,15 @@ impl Core<'_> {
             .transition(self.clock.now, message, detail, &self.messages);
     }
 
+    /// Whether a failure of `class` is retried: not a permanent failure
+    /// routed to quarantine, and within the cycle's budget.
+    fn retries(&self, m: MessageIndex, class: crate::model::Class) -> bool {
+        let scenario = self.scenario;
+        let routed = class == crate::model::Class::Permanent
+            && scenario.delivery.permanent == crate::model::Permanent::Quarantine;
+        !routed && self.messages.cycle_receives(m) < scenario.budget()
+    }
+
     /// Records message `m`'s state after an event changed it.
     #[inline]
     fn state_changed(&mut self, m: MessageIndex) {

@@ -9,9 +9,10 @@
 //! Files without sections 17-22 never come here: their deliveries keep
 //! the compact path of `consumer.rs`.
 
-use super::Engine;
+use super::jetstream::Superseded;
 use super::schedule::{Due, Finish};
 use super::transition::Detail;
+use super::{Core, Engine};
 use crate::model::{
     Class, CrashAt, KeyRef, MessageIndex, Millis, REASON_ACK_LOST, REASON_CONSUMER_CRASHED,
     REASON_VISIBILITY_TIMEOUT, State,
@@ -153,6 +154,37 @@ impl Receipts {
     pub(super) fn abandon(&mut self, slot: u32) {
         let record = self.release(slot);
         self.ended(record.message);
+    }
+
+    /// nats-jetstream: the server acts on the nak of the delivery of `m`
+    /// that started at `start` and ended now with `finish` at `due`: it
+    /// redelivers the message, or gives it up when it used its last
+    /// delivery (the engine's `visible` decides, unless a later
+    /// delivery or an ack came first).
+    pub(super) fn nak_timer(
+        &mut self,
+        core: &mut Core,
+        m: MessageIndex,
+        start: Millis,
+        due: Millis,
+        finish: Finish,
+    ) {
+        let slot = self.open_timer(Record {
+            message: m,
+            receive: core.messages.get(m).total_receives,
+            start,
+            wait: Millis::MAX,
+            finish,
+            crash: None,
+            done_key: None,
+            in_flight: false,
+            nak: true,
+            writing: None,
+            timer_void: false,
+            refs: 1,
+        });
+        let now = core.clock.now;
+        core.schedule.schedule_visible(now, due, slot);
     }
 
     /// A record for a nak's timer alone (nats-jetstream): not a delivery
@@ -418,10 +450,18 @@ impl Engine<'_> {
             );
         }
         if !current {
-            if d.crash.is_none() && self.reaches_jetstream(m, d.finish) {
+            if d.crash.is_none() && super::jetstream::reaches_server(&self.core, m, d.finish) {
                 // JetStream takes an ack, a nak or a term per message,
                 // whichever delivery sends it.
-                self.superseded_jetstream(m, d.finish, d.start);
+                let core = &mut self.core;
+                match (self.consumer).superseded_jetstream(core, m, d.finish, d.start) {
+                    Superseded::Ends => self.end_delivery(m, d.finish, false, d.start),
+                    Superseded::GivenUp(reason, class) => {
+                        self.quarantine(m, reason, class);
+                        self.core.state_changed(m);
+                    }
+                    Superseded::Done => {}
+                }
                 return;
             }
             // Superseded: the outcome never reaches the broker.
@@ -481,37 +521,7 @@ impl Engine<'_> {
             Finish::Failed(_, class) => (class, self.core.scenario.waits_for_ack_wait(false)),
         };
         let sqs = self.core.scenario.guarantees.sqs;
-        (sqs.is_some_and(|s| !s.change_visibility) || waits) && self.retries(m, class)
-    }
-
-    /// nats-jetstream: the server acts on the nak of the delivery of `m`
-    /// that started at `start` and ended now with `finish` at `due`: it
-    /// redelivers the message, or gives it up when it used its last
-    /// delivery ([`visible`](Self::visible) decides, unless a later
-    /// delivery or an ack came first).
-    pub(super) fn nak_timer(
-        &mut self,
-        m: MessageIndex,
-        start: Millis,
-        due: Millis,
-        finish: Finish,
-    ) {
-        let slot = self.consumer.receipts.open_timer(Record {
-            message: m,
-            receive: self.core.messages.get(m).total_receives,
-            start,
-            wait: Millis::MAX,
-            finish,
-            crash: None,
-            done_key: None,
-            in_flight: false,
-            nak: true,
-            writing: None,
-            timer_void: false,
-            refs: 1,
-        });
-        let now = self.core.clock.now;
-        self.core.schedule.schedule_visible(now, due, slot);
+        (sqs.is_some_and(|s| !s.change_visibility) || waits) && self.core.retries(m, class)
     }
 
     /// The visibility timer of a delivery with a receipt fires now.
