@@ -8,11 +8,13 @@ use super::ack_pending::AckPending;
 use super::backoff::retry_delay;
 use super::calls::Call;
 use super::dedup::{Claim, Holder};
+use super::jetstream::Superseded;
 use super::pages;
 use super::ready::ReadySet;
 use super::receipts::Decision;
 use super::receipts::Receipts;
 use super::receipts::Writing;
+use super::receipts::{QUARANTINED_BIT, Record};
 use super::schedule::Finish;
 use super::settling::EndsAhead;
 use super::settling::Settling;
@@ -21,7 +23,8 @@ use super::write::{Written, Wrote};
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
     Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
-    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, ReasonIndex, Requeue, Scenario, State,
+    REASON_IN_FLIGHT_ELSEWHERE, REASON_THROTTLED, REASON_VISIBILITY_TIMEOUT, ReasonIndex, Requeue,
+    Scenario, State,
 };
 
 /// The consumer: its workers, the ready set they take from, the
@@ -169,6 +172,75 @@ impl Engine<'_> {
             self.core.state_changed(m);
             let end = now.saturating_add(service);
             self.core.schedule.schedule_end(now, end, m, finish);
+        }
+    }
+
+    /// A worker takes message `m` now (its receive counts are updated and
+    /// recorded): decide the delivery, then schedule its end and, when the
+    /// visibility timeout can overtake it, its timer.
+    pub(super) fn start_with_receipt(&mut self, m: MessageIndex, receive: u32) {
+        let now = self.core.clock.now;
+        let scenario = self.core.scenario;
+        let concurrent = 1 + self.consumer.receipts.of(m) as u64;
+        let most = &mut self.core.measures.totals.concurrent_deliveries;
+        *most = (*most).max(concurrent);
+        let faults = self.source.draws.faults(scenario, m);
+        let decision = self.decide_with_receipt(m, faults, receive);
+        if let Some(writing) = decision.writing {
+            let writes = self.downstream.writes.as_mut();
+            let core = &mut self.core;
+            return (self.consumer).start_writing(core, writes, m, receive, decision, writing);
+        }
+        let service = match decision.crash {
+            Some(_) => self.consumer.service_time,
+            None => decision.takes.unwrap_or(self.consumer.service_time),
+        }
+        .saturating_add(decision.calls);
+        let busy = &mut self.core.measures.totals.worker_busy;
+        *busy = busy.saturating_add(service);
+        let n = self.core.messages.cycle_receives(m);
+        let visible = scenario.visible_again_at(now, now.saturating_add(service), n);
+        // nats-jetstream: a delivery that ends unacknowledged is redelivered
+        // (or its message given up) when its ack wait ends.
+        let unacked = match decision.finish {
+            Finish::Acked => false,
+            Finish::AckLost => scenario.waits_for_ack_wait(true),
+            Finish::Failed(..) => scenario.waits_for_ack_wait(false),
+        };
+        let end = now.saturating_add(service);
+        let timer = visible.filter(|&at| decision.crash.is_some() || end > at || unacked);
+        let atomic = service == 0 && scenario.flow.workers.is_none();
+        let quiet_until_end =
+            visible.is_none() && decision.crash.is_none() && decision.done_key.is_none();
+        if !atomic && self.settle_write(m, decision.finish, end, quiet_until_end) {
+            return;
+        }
+        let slot = self.consumer.receipts.open(Record {
+            message: m,
+            receive,
+            start: now,
+            wait: visible.map_or(Millis::MAX, |at| at - now),
+            finish: decision.finish,
+            crash: decision.crash,
+            done_key: decision.done_key,
+            in_flight: !atomic,
+            nak: false,
+            writing: None,
+            timer_void: false,
+            refs: 1 + timer.is_some() as u8,
+        });
+        if atomic {
+            self.end_of_receipt(slot);
+        } else {
+            self.core.set_state(m, State::InFlight);
+            self.consumer.in_flight += 1;
+            self.core.state_changed(m);
+            self.core
+                .schedule
+                .schedule_end_of(now, now.saturating_add(service), slot);
+        }
+        if let Some(at) = timer {
+            self.core.schedule.schedule_visible(now, at, slot);
         }
     }
 
@@ -530,6 +602,140 @@ impl Engine<'_> {
             }
         }
         self.core.state_changed(m);
+    }
+
+    /// A delivery with a receipt ends now.
+    pub(super) fn end_of_receipt(&mut self, slot: u32) {
+        let now = self.core.clock.now;
+        let d = self.consumer.receipts.release(slot);
+        let m = d.message;
+        if d.in_flight {
+            self.consumer.in_flight -= 1;
+        }
+        self.consumer.receipts.ended(m);
+        self.core.clock.last_delivery = Some(now);
+        if let Some(key) = d.done_key {
+            let expires_at = self.store.done(key, now);
+            self.core
+                .record(Some(m), Detail::DoneRecorded { key, expires_at });
+        }
+        let message = self.core.messages.get(m);
+        let current = d.receive == message.total_receives
+            && !matches!(
+                message.state,
+                State::Quarantined | State::Dropped | State::Acked
+            );
+        if let Some(at) = d.crash {
+            self.core.measures.totals.crashes += 1;
+            self.core.record(
+                Some(m),
+                Detail::Crashed {
+                    at,
+                    started: d.start,
+                },
+            );
+        }
+        if !current {
+            if d.crash.is_none() && super::jetstream::reaches_server(&self.core, m, d.finish) {
+                // JetStream takes an ack, a nak or a term per message,
+                // whichever delivery sends it.
+                let core = &mut self.core;
+                match (self.consumer).superseded_jetstream(core, m, d.finish, d.start) {
+                    Superseded::Ends => self.end_delivery(m, d.finish, false, d.start),
+                    Superseded::GivenUp(reason, class) => {
+                        self.quarantine(m, reason, class);
+                        self.core.state_changed(m);
+                    }
+                    Superseded::Done => {}
+                }
+                return;
+            }
+            // Superseded: the outcome never reaches the broker.
+            if d.crash.is_none() {
+                self.core.measures.totals.expired_receipts += 1;
+                let latest = self
+                    .consumer
+                    .receipts
+                    .latest
+                    .get(m as usize)
+                    .copied()
+                    .unwrap_or(now);
+                let detail = Detail::ReceiptExpired {
+                    started: d.start,
+                    latest: latest & !QUARANTINED_BIT,
+                    quarantined: latest & QUARANTINED_BIT != 0,
+                };
+                self.core.record(Some(m), detail);
+            }
+            return;
+        }
+        if d.crash.is_some() {
+            match d.wait {
+                // The broker learns nothing: the message stays invisible
+                // until its timeout (unless it is visible already).
+                Millis::MAX => {
+                    let (reason, class) = (REASON_CONSUMER_CRASHED, Class::Transient);
+                    self.core.messages.set_failure(m, reason, class);
+                    self.after_failure(m, reason, class, d.start);
+                }
+                vt if now < d.start.saturating_add(vt) => self.core.set_state(m, State::Waiting),
+                _ => {}
+            }
+            self.core.state_changed(m);
+            return;
+        }
+        let visible = d.in_flight && self.core.messages.state(m) == State::Ready;
+        if visible && !super::receipts::stays_visible(&self.core, m, d.finish) {
+            // Visible again after its timeout and not taken since: it
+            // leaves the ready set (the current delivery decides).
+            self.consumer.ready.withdraw(m);
+        }
+        self.end_delivery(m, d.finish, false, d.start);
+    }
+
+    /// The visibility timer of a delivery with a receipt fires now.
+    pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
+        let d = self.consumer.receipts.release(slot);
+        if d.timer_void {
+            self.consumer.receipts.void_timers -= 1;
+            return;
+        }
+        let m = d.message;
+        let message = self.core.messages.get(m);
+        let current = d.receive == message.total_receives
+            && matches!(message.state, State::InFlight | State::Waiting);
+        if !current {
+            return;
+        }
+        let exhausted = message.cycle_receives >= self.core.scenario.budget()
+            // Ready again now, within its cycle: past max_elapsed (28.3)?
+            || self.over_elapsed(m, self.core.clock.now);
+        // nats-jetstream: a delivery that already ended unacknowledged
+        // keeps its own reason when its message is given up.
+        let ended = d.nak
+            || message.state == State::Waiting && self.core.scenario.guarantees.jetstream.is_some();
+        if !d.nak {
+            self.core
+                .record(Some(m), Detail::VisibleAgain { started: d.start });
+        }
+        if exhausted {
+            // Decision 22.8: the budget is checked when it becomes visible.
+            let (reason, class) = match (d.crash, d.finish) {
+                (Some(_), _) => (REASON_CONSUMER_CRASHED, Class::Transient),
+                (None, Finish::Failed(reason, class)) if ended => (reason, class),
+                (None, Finish::AckLost) if ended => (REASON_ACK_LOST, Class::Transient),
+                _ => (REASON_VISIBILITY_TIMEOUT, Class::Transient),
+            };
+            self.core.messages.set_failure(m, reason, class);
+            self.core.clock.last_delivery = Some(self.core.clock.now);
+            if let Some(latest) = self.consumer.receipts.latest.get_mut(m as usize) {
+                *latest = self.core.clock.now | QUARANTINED_BIT;
+            }
+            self.quarantine(m, reason, class);
+            self.core.state_changed(m);
+            return;
+        }
+        self.becomes_ready(m, sequence);
     }
 
     /// The effect of `m` (of its own `intent`) commits under `key`: the

@@ -9,14 +9,13 @@
 //! Files without sections 17-22 never come here: their deliveries keep
 //! the compact path of `consumer.rs`.
 
-use super::jetstream::Superseded;
+use super::Core;
+use super::consumer::Consumer;
+use super::dedup::DedupStore;
+use super::log::LogState;
 use super::schedule::{Due, Finish};
-use super::transition::Detail;
-use super::{Core, Engine};
-use crate::model::{
-    Class, CrashAt, KeyRef, MessageIndex, Millis, REASON_ACK_LOST, REASON_CONSUMER_CRASHED,
-    REASON_VISIBILITY_TIMEOUT, State,
-};
+use super::write::Writes;
+use crate::model::{Class, CrashAt, KeyRef, MessageIndex, Millis, REASON_CONSUMER_CRASHED, State};
 
 /// One delivery, from its start until its end and its visibility timer
 /// have fired.
@@ -43,9 +42,9 @@ pub(super) struct Record {
     pub(super) writing: Option<Writing>,
     /// Its visibility timer, scheduled before its end was known, turned
     /// out not to be wanted: it does nothing when it fires.
-    timer_void: bool,
+    pub(super) timer_void: bool,
     /// Scheduled events still to fire (its end, its visibility timer).
-    refs: u8,
+    pub(super) refs: u8,
 }
 
 /// What a delivery whose write is in flight decided at its start, for
@@ -77,8 +76,8 @@ pub(super) struct Decision {
 #[derive(Default, Clone)]
 pub(super) struct Receipts {
     /// Visibility timers scheduled and found not wanted (`timer_void`).
-    void_timers: usize,
-    slots: Vec<Record>,
+    pub(super) void_timers: usize,
+    pub(super) slots: Vec<Record>,
     free: Vec<u32>,
     /// With a visibility timeout: deliveries in flight per message
     /// (without one a message has at most one).
@@ -86,10 +85,10 @@ pub(super) struct Receipts {
     /// With a visibility timeout: per message, when its latest delivery
     /// started or (high bit set) when it was quarantined as it became
     /// visible again, for the story of an expired receipt.
-    latest: Vec<Millis>,
+    pub(super) latest: Vec<Millis>,
 }
 
-const QUARANTINED_BIT: Millis = 1 << 63;
+pub(super) const QUARANTINED_BIT: Millis = 1 << 63;
 
 /// Deliveries in flight at once beyond one per message: each visibility
 /// timeout that passes while a long delivery runs starts another, so a
@@ -123,7 +122,7 @@ impl Receipts {
         }
     }
 
-    fn open(&mut self, record: Record) -> u32 {
+    pub(super) fn open(&mut self, record: Record) -> u32 {
         if let Some(n) = self.per_message.get_mut(record.message as usize) {
             *n += 1;
         }
@@ -134,11 +133,11 @@ impl Receipts {
     }
 
     /// Deliveries of `m` in flight now.
-    fn of(&self, m: MessageIndex) -> u32 {
+    pub(super) fn of(&self, m: MessageIndex) -> u32 {
         self.per_message.get(m as usize).copied().unwrap_or(0)
     }
 
-    fn ended(&mut self, m: MessageIndex) {
+    pub(super) fn ended(&mut self, m: MessageIndex) {
         if let Some(n) = self.per_message.get_mut(m as usize) {
             *n -= 1;
         }
@@ -212,7 +211,7 @@ impl Receipts {
     }
 
     /// One of the slot's events fired; the slot is reused after the last.
-    fn release(&mut self, slot: u32) -> Record {
+    pub(super) fn release(&mut self, slot: u32) -> Record {
         let record = &mut self.slots[slot as usize];
         record.refs -= 1;
         let copy = *record;
@@ -223,96 +222,31 @@ impl Receipts {
     }
 }
 
-impl Engine<'_> {
-    /// A worker takes message `m` now (its receive counts are updated and
-    /// recorded): decide the delivery, then schedule its end and, when the
-    /// visibility timeout can overtake it, its timer.
-    pub(super) fn start_with_receipt(&mut self, m: MessageIndex, receive: u32) {
-        let now = self.core.clock.now;
-        let scenario = self.core.scenario;
-        let concurrent = 1 + self.consumer.receipts.of(m) as u64;
-        let most = &mut self.core.measures.totals.concurrent_deliveries;
-        *most = (*most).max(concurrent);
-        let faults = self.source.draws.faults(scenario, m);
-        let decision = self.decide_with_receipt(m, faults, receive);
-        if let Some(writing) = decision.writing {
-            return self.start_writing(m, receive, decision, writing);
-        }
-        let service = match decision.crash {
-            Some(_) => self.consumer.service_time,
-            None => decision.takes.unwrap_or(self.consumer.service_time),
-        }
-        .saturating_add(decision.calls);
-        let busy = &mut self.core.measures.totals.worker_busy;
-        *busy = busy.saturating_add(service);
-        let n = self.core.messages.cycle_receives(m);
-        let visible = scenario.visible_again_at(now, now.saturating_add(service), n);
-        // nats-jetstream: a delivery that ends unacknowledged is redelivered
-        // (or its message given up) when its ack wait ends.
-        let unacked = match decision.finish {
-            Finish::Acked => false,
-            Finish::AckLost => scenario.waits_for_ack_wait(true),
-            Finish::Failed(..) => scenario.waits_for_ack_wait(false),
-        };
-        let end = now.saturating_add(service);
-        let timer = visible.filter(|&at| decision.crash.is_some() || end > at || unacked);
-        let atomic = service == 0 && scenario.flow.workers.is_none();
-        let quiet_until_end =
-            visible.is_none() && decision.crash.is_none() && decision.done_key.is_none();
-        if !atomic && self.settle_write(m, decision.finish, end, quiet_until_end) {
-            return;
-        }
-        let slot = self.consumer.receipts.open(Record {
-            message: m,
-            receive,
-            start: now,
-            wait: visible.map_or(Millis::MAX, |at| at - now),
-            finish: decision.finish,
-            crash: decision.crash,
-            done_key: decision.done_key,
-            in_flight: !atomic,
-            nak: false,
-            writing: None,
-            timer_void: false,
-            refs: 1 + timer.is_some() as u8,
-        });
-        if atomic {
-            self.end_of_receipt(slot);
-        } else {
-            self.core.set_state(m, State::InFlight);
-            self.consumer.in_flight += 1;
-            self.core.state_changed(m);
-            self.core
-                .schedule
-                .schedule_end_of(now, now.saturating_add(service), slot);
-        }
-        if let Some(at) = timer {
-            self.core.schedule.schedule_visible(now, at, slot);
-        }
-    }
-
+impl Consumer {
     /// A delivery of `m` whose write is in flight starts now: it holds its
     /// worker until the write's last reply and its service time after it
-    /// (`write_heard`). Its visibility timer is scheduled now when it does
+    /// ([`write_heard`](Self::write_heard)). Its visibility timer is scheduled now when it does
     /// not move with heartbeats (whether it is wanted is known at the
     /// write's last reply), else then.
-    fn start_writing(
+    pub(super) fn start_writing(
         &mut self,
+        core: &mut Core,
+        writes: Option<&mut Writes>,
         m: MessageIndex,
         receive: u32,
         decision: Decision,
         writing: Writing,
     ) {
-        let now = self.core.clock.now;
-        let scenario = self.core.scenario;
+        let now = core.clock.now;
+        let scenario = core.scenario;
         let heartbeats = scenario
             .guarantees
             .sqs
             .is_some_and(|s| s.heartbeat.is_some());
-        let n = self.core.messages.cycle_receives(m);
+        let n = core.messages.cycle_receives(m);
         let visible = scenario.visible_again_at(now, now, n);
         let timer = visible.filter(|_| !heartbeats);
-        let slot = self.consumer.receipts.open(Record {
+        let slot = self.receipts.open(Record {
             message: m,
             receive,
             start: now,
@@ -326,32 +260,38 @@ impl Engine<'_> {
             timer_void: false,
             refs: 1 + timer.is_some() as u8,
         });
-        self.core.set_state(m, State::InFlight);
-        self.consumer.in_flight += 1;
-        self.core.state_changed(m);
-        if let Some(writes) = self.downstream.writes.as_mut() {
+        core.set_state(m, State::InFlight);
+        self.in_flight += 1;
+        core.state_changed(m);
+        if let Some(writes) = writes {
             writes.set_owner(writing.flight, slot);
         }
         if let Some(at) = timer {
-            self.core.schedule.schedule_visible(now, at, slot);
+            core.schedule.schedule_visible(now, at, slot);
         }
     }
 
     /// The write of the delivery in `slot` is done (`done`): how the
     /// delivery ends follows, and its end is scheduled after its service
     /// time. A delivery that a restart abandoned meanwhile is let go.
-    pub(super) fn write_heard(&mut self, slot: u32, done: &super::write::Finished) {
-        let now = self.core.clock.now;
-        let abandoned =
-            (self.source.log.as_deref()).is_some_and(|log| log.cancelled(done.message, done.begun));
+    pub(super) fn write_heard(
+        &mut self,
+        core: &mut Core,
+        log: Option<&LogState>,
+        store: &mut DedupStore,
+        slot: u32,
+        done: &super::write::Finished,
+    ) {
+        let now = core.clock.now;
+        let abandoned = log.is_some_and(|log| log.cancelled(done.message, done.begun));
         if abandoned {
-            self.consumer.receipts.abandon(slot);
+            self.receipts.abandon(slot);
             return;
         }
-        let scenario = self.core.scenario;
+        let scenario = core.scenario;
         let wrote = done.wrote;
         let heard = done.commit.saturating_add(wrote.took);
-        let record = &mut self.consumer.receipts.slots[slot as usize];
+        let record = &mut self.receipts.slots[slot as usize];
         let Some(writing) = record.writing.take() else {
             return;
         };
@@ -367,11 +307,11 @@ impl Engine<'_> {
                 record.done_key = Some(done.key);
             }
         } else if stores {
-            self.store.store_seen_from(done.key, done.commit, heard);
+            store.store_seen_from(done.key, done.commit, heard);
         }
-        let record = self.consumer.receipts.slots[slot as usize];
-        let end = heard.saturating_add(self.consumer.service_time);
-        let busy = &mut self.core.measures.totals.worker_busy;
+        let record = self.receipts.slots[slot as usize];
+        let end = heard.saturating_add(self.service_time);
+        let busy = &mut core.measures.totals.worker_busy;
         *busy = busy.saturating_add(end - record.start);
         let unacked = match record.finish {
             Finish::Acked => false,
@@ -385,187 +325,51 @@ impl Engine<'_> {
                 .sqs
                 .is_some_and(|s| s.heartbeat.is_some());
             if heartbeats {
-                let n = self.core.messages.cycle_receives(record.message);
+                let n = core.messages.cycle_receives(record.message);
                 let visible = scenario.visible_again_at(record.start, end, n);
                 if let Some(at) = visible.filter(|&at| wanted(at)) {
-                    self.consumer.receipts.slots[slot as usize].refs += 1;
-                    self.core.schedule.schedule_visible(now, at.max(now), slot);
+                    self.receipts.slots[slot as usize].refs += 1;
+                    core.schedule.schedule_visible(now, at.max(now), slot);
                 }
             } else if !wanted(record.start.saturating_add(record.wait)) {
-                self.consumer.receipts.slots[slot as usize].timer_void = true;
-                self.consumer.receipts.void_timers += 1;
+                self.receipts.slots[slot as usize].timer_void = true;
+                self.receipts.void_timers += 1;
             }
         }
-        self.core.schedule.schedule_end_of(now, end, slot);
+        core.schedule.schedule_end_of(now, end, slot);
     }
 
     /// Drops the visibility timer at the front of the schedule if it
     /// turned out not to be wanted (`write_heard`): it is no event. True
     /// when one was dropped.
-    pub(super) fn drop_void_timer(&mut self) -> bool {
-        if self.consumer.receipts.void_timers == 0 {
+    pub(super) fn drop_void_timer(&mut self, core: &mut Core) -> bool {
+        if self.receipts.void_timers == 0 {
             return false;
         }
-        let Some((_, _, Due::Visible { slot, sequence })) = self.core.schedule.peek_scheduled()
-        else {
+        let Some((_, _, Due::Visible { slot, .. })) = core.schedule.peek_scheduled() else {
             return false;
         };
-        if !self.consumer.receipts.slots[slot as usize].timer_void {
+        if !self.receipts.slots[slot as usize].timer_void {
             return false;
         }
-        self.core.schedule.pop_scheduled();
-        self.visible(slot, sequence);
+        core.schedule.pop_scheduled();
+        // What its firing would do: nothing but free its record.
+        self.receipts.release(slot);
+        self.receipts.void_timers -= 1;
         true
     }
+}
 
-    /// A delivery with a receipt ends now.
-    pub(super) fn end_of_receipt(&mut self, slot: u32) {
-        let now = self.core.clock.now;
-        let d = self.consumer.receipts.release(slot);
-        let m = d.message;
-        if d.in_flight {
-            self.consumer.in_flight -= 1;
-        }
-        self.consumer.receipts.ended(m);
-        self.core.clock.last_delivery = Some(now);
-        if let Some(key) = d.done_key {
-            let expires_at = self.store.done(key, now);
-            self.core
-                .record(Some(m), Detail::DoneRecorded { key, expires_at });
-        }
-        let message = self.core.messages.get(m);
-        let current = d.receive == message.total_receives
-            && !matches!(
-                message.state,
-                State::Quarantined | State::Dropped | State::Acked
-            );
-        if let Some(at) = d.crash {
-            self.core.measures.totals.crashes += 1;
-            self.core.record(
-                Some(m),
-                Detail::Crashed {
-                    at,
-                    started: d.start,
-                },
-            );
-        }
-        if !current {
-            if d.crash.is_none() && super::jetstream::reaches_server(&self.core, m, d.finish) {
-                // JetStream takes an ack, a nak or a term per message,
-                // whichever delivery sends it.
-                let core = &mut self.core;
-                match (self.consumer).superseded_jetstream(core, m, d.finish, d.start) {
-                    Superseded::Ends => self.end_delivery(m, d.finish, false, d.start),
-                    Superseded::GivenUp(reason, class) => {
-                        self.quarantine(m, reason, class);
-                        self.core.state_changed(m);
-                    }
-                    Superseded::Done => {}
-                }
-                return;
-            }
-            // Superseded: the outcome never reaches the broker.
-            if d.crash.is_none() {
-                self.core.measures.totals.expired_receipts += 1;
-                let latest = self
-                    .consumer
-                    .receipts
-                    .latest
-                    .get(m as usize)
-                    .copied()
-                    .unwrap_or(now);
-                let detail = Detail::ReceiptExpired {
-                    started: d.start,
-                    latest: latest & !QUARANTINED_BIT,
-                    quarantined: latest & QUARANTINED_BIT != 0,
-                };
-                self.core.record(Some(m), detail);
-            }
-            return;
-        }
-        if d.crash.is_some() {
-            match d.wait {
-                // The broker learns nothing: the message stays invisible
-                // until its timeout (unless it is visible already).
-                Millis::MAX => {
-                    let (reason, class) = (REASON_CONSUMER_CRASHED, Class::Transient);
-                    self.core.messages.set_failure(m, reason, class);
-                    self.after_failure(m, reason, class, d.start);
-                }
-                vt if now < d.start.saturating_add(vt) => self.core.set_state(m, State::Waiting),
-                _ => {}
-            }
-            self.core.state_changed(m);
-            return;
-        }
-        let visible = d.in_flight && self.core.messages.state(m) == State::Ready;
-        if visible && !self.stays_visible(m, d.finish) {
-            // Visible again after its timeout and not taken since: it
-            // leaves the ready set (the current delivery decides).
-            self.consumer.ready.withdraw(m);
-        }
-        self.end_delivery(m, d.finish, false, d.start);
-    }
-
-    /// Under sqs-standard (and for a nats-jetstream delivery left
-    /// unacknowledged) a failed delivery whose message is already visible
-    /// again and within its budget stays visible (its retry is due at its
-    /// start plus the timeout, which has passed).
-    fn stays_visible(&self, m: MessageIndex, finish: Finish) -> bool {
-        let (class, waits) = match finish {
-            Finish::Acked => return false,
-            Finish::AckLost => (
-                Class::Transient,
-                self.core.scenario.waits_for_ack_wait(true),
-            ),
-            Finish::Failed(_, class) => (class, self.core.scenario.waits_for_ack_wait(false)),
-        };
-        let sqs = self.core.scenario.guarantees.sqs;
-        (sqs.is_some_and(|s| !s.change_visibility) || waits) && self.core.retries(m, class)
-    }
-
-    /// The visibility timer of a delivery with a receipt fires now.
-    pub(super) fn visible(&mut self, slot: u32, sequence: u64) {
-        let d = self.consumer.receipts.release(slot);
-        if d.timer_void {
-            self.consumer.receipts.void_timers -= 1;
-            return;
-        }
-        let m = d.message;
-        let message = self.core.messages.get(m);
-        let current = d.receive == message.total_receives
-            && matches!(message.state, State::InFlight | State::Waiting);
-        if !current {
-            return;
-        }
-        let exhausted = message.cycle_receives >= self.core.scenario.budget()
-            // Ready again now, within its cycle: past max_elapsed (28.3)?
-            || self.over_elapsed(m, self.core.clock.now);
-        // nats-jetstream: a delivery that already ended unacknowledged
-        // keeps its own reason when its message is given up.
-        let ended = d.nak
-            || message.state == State::Waiting && self.core.scenario.guarantees.jetstream.is_some();
-        if !d.nak {
-            self.core
-                .record(Some(m), Detail::VisibleAgain { started: d.start });
-        }
-        if exhausted {
-            // Decision 22.8: the budget is checked when it becomes visible.
-            let (reason, class) = match (d.crash, d.finish) {
-                (Some(_), _) => (REASON_CONSUMER_CRASHED, Class::Transient),
-                (None, Finish::Failed(reason, class)) if ended => (reason, class),
-                (None, Finish::AckLost) if ended => (REASON_ACK_LOST, Class::Transient),
-                _ => (REASON_VISIBILITY_TIMEOUT, Class::Transient),
-            };
-            self.core.messages.set_failure(m, reason, class);
-            self.core.clock.last_delivery = Some(self.core.clock.now);
-            if let Some(latest) = self.consumer.receipts.latest.get_mut(m as usize) {
-                *latest = self.core.clock.now | QUARANTINED_BIT;
-            }
-            self.quarantine(m, reason, class);
-            self.core.state_changed(m);
-            return;
-        }
-        self.becomes_ready(m, sequence);
-    }
+/// Under sqs-standard (and for a nats-jetstream delivery left
+/// unacknowledged) a failed delivery whose message is already visible
+/// again and within its budget stays visible (its retry is due at its
+/// start plus the timeout, which has passed).
+pub(super) fn stays_visible(core: &Core, m: MessageIndex, finish: Finish) -> bool {
+    let (class, waits) = match finish {
+        Finish::Acked => return false,
+        Finish::AckLost => (Class::Transient, core.scenario.waits_for_ack_wait(true)),
+        Finish::Failed(_, class) => (class, core.scenario.waits_for_ack_wait(false)),
+    };
+    let sqs = core.scenario.guarantees.sqs;
+    (sqs.is_some_and(|s| !s.change_visibility) || waits) && core.retries(m, class)
 }

@@ -283,7 +283,7 @@ impl Engine<'_> {
                 let writes = self.downstream.writes.as_mut();
                 log.drop_cancelled(&mut self.core, &mut self.consumer.receipts, writes);
             }
-            if !self.drop_void_timer() {
+            if !self.consumer.drop_void_timer(&mut self.core) {
                 return;
             }
         }

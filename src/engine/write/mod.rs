@@ -704,7 +704,8 @@ impl Engine<'_> {
         }
         for done in &finished {
             if let Some(slot) = done.owner {
-                self.write_heard(slot, done);
+                let log = self.source.log.as_deref();
+                (self.consumer).write_heard(&mut self.core, log, &mut self.store, slot, done);
             }
         }
         if let Some(writes) = self.downstream.writes.as_mut() {
