@@ -3,11 +3,10 @@
 //! when it starts, and what follows when it ends (step 5). Without workers
 //! and service time the start and the end are one atomic step.
 
-use super::Engine;
 use super::ack_pending::AckPending;
 use super::backoff::retry_delay;
 use super::calls::Call;
-use super::dedup::{Claim, Holder};
+use super::dedup::Claim;
 use super::jetstream::Superseded;
 use super::pages;
 use super::ready::ReadySet;
@@ -18,8 +17,9 @@ use super::receipts::{QUARANTINED_BIT, Record};
 use super::schedule::Finish;
 use super::settling::EndsAhead;
 use super::settling::Settling;
-use super::transition::{Detail, Effect, Lapsed};
-use super::write::{Written, Wrote};
+use super::transition::{Detail, Effect};
+use super::write::{FlightId, Written, Wrote};
+use super::{Core, Draws, Engine};
 use crate::model::{
     Asked, Class, CrashAt, DedupMode, FaultKind, Faults, IntentIndex, KeyRef, MessageIndex, Millis,
     Profile, REASON_ACK_LOST, REASON_CONSUMER_CRASHED, REASON_DOWNSTREAM_UNAVAILABLE,
@@ -125,6 +125,49 @@ impl Consumer {
             in_flight_cap: count.saturating_add(super::receipts::EXTRA_DELIVERIES_IN_FLIGHT),
         }
     }
+
+    /// `m`'s first delivery ever starts now: kept when it waited.
+    #[cold]
+    fn first_delivery_waited(&mut self, core: &Core, draws: &Draws, m: MessageIndex) {
+        let now = core.clock.now;
+        if now > draws.arrival(core.scenario, m) {
+            match &mut self.first_deliveries {
+                super::FirstDeliveries::Dense(all) => all[m as usize] = now,
+                super::FirstDeliveries::Sparse(some) => {
+                    some.insert(m, now);
+                }
+                super::FirstDeliveries::AtArrival => {}
+            }
+        }
+    }
+
+    /// `m`'s cycle began now when this is its first delivery (`max_elapsed`
+    /// budgets count from there).
+    #[inline(always)]
+    pub(super) fn cycle_starts(&mut self, core: &Core, m: MessageIndex, cycle_receives: u32) {
+        if cycle_receives == 1
+            && let Some(start) = self.cycle_starts.get_mut(m as usize)
+        {
+            *start = core.clock.now;
+        }
+    }
+
+    /// Whether a retry of `m` due at `due` is past its cycle's
+    /// `max_elapsed` budget (section 28.3: due exactly at the budget's end
+    /// is within it); if so, the quarantine that follows is told so and
+    /// counted.
+    pub(super) fn over_elapsed(&mut self, core: &mut Core, m: MessageIndex, due: Millis) -> bool {
+        let Some(budget) = core.scenario.delivery.max_elapsed else {
+            return false;
+        };
+        let began = self.cycle_starts[m as usize];
+        if due.saturating_sub(began) <= budget {
+            return false;
+        }
+        self.over_elapsed = Some((due, began));
+        core.measures.totals.elapsed_exhausted += 1;
+        true
+    }
 }
 
 impl Engine<'_> {
@@ -135,11 +178,11 @@ impl Engine<'_> {
         self.core.measures.totals.deliveries += 1;
         // 1. Receive counts.
         let (cycle, cycle_receives, total_receives) = self.core.messages.receive(m);
-        self.cycle_starts(m, cycle_receives);
+        self.consumer.cycle_starts(&self.core, m, cycle_receives);
         if total_receives == 1
             && self.consumer.first_deliveries != super::FirstDeliveries::AtArrival
         {
-            self.first_delivery_waited(m);
+            (self.consumer).first_delivery_waited(&self.core, &self.source.draws, m);
         }
         let record = self.source.record_of(m);
         self.core.record(
@@ -359,12 +402,13 @@ impl Engine<'_> {
         if crash == Some(CrashAt::BeforeEffect) {
             match lease {
                 Some((lease, _)) => {
-                    if let Claim::Free(lapsed) = self.consult(m, key) {
-                        self.claim(m, key, now.saturating_add(lease), true, lapsed);
+                    if let Claim::Free(lapsed) = self.store.consult(&mut self.core, m, key) {
+                        let expires = now.saturating_add(lease);
+                        (self.store).claim_for(&mut self.core, m, key, expires, true, lapsed);
                     }
                 }
                 None => {
-                    self.hit_if_live(m, key);
+                    self.store.hit_if_live(&mut self.core, m, key);
                 }
             }
             return crashed(None, 0);
@@ -380,7 +424,7 @@ impl Engine<'_> {
         let mut writing = None;
         match lease {
             None => {
-                if !self.hit_if_live(m, key) {
+                if !self.store.hit_if_live(&mut self.core, m, key) {
                     if self
                         .downstream
                         .calls
@@ -401,7 +445,7 @@ impl Engine<'_> {
                     }
                 }
             }
-            Some((lease, renew)) => match self.consult(m, key) {
+            Some((lease, renew)) => match self.store.consult(&mut self.core, m, key) {
                 Claim::Done(_) => {}
                 Claim::Intent(..) => {
                     return failed(REASON_IN_FLIGHT_ELSEWHERE, Class::Transient, None);
@@ -414,7 +458,8 @@ impl Engine<'_> {
                         _ => 0,
                     };
                     let lease_expires = now.saturating_add(renewed).saturating_add(lease);
-                    self.claim(m, key, lease_expires, crash.is_some(), lapsed);
+                    let core = &mut self.core;
+                    (self.store).claim_for(core, m, key, lease_expires, crash.is_some(), lapsed);
                     if self
                         .downstream
                         .calls
@@ -476,8 +521,11 @@ impl Engine<'_> {
     /// sinks (section 24); without, every sink has it at once.
     fn commit_write(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Written {
         self.commit(m, key, intent);
-        if self.downstream.writes.is_some() {
-            self.fan_out(m, key, intent)
+        if let Some(writes) = &mut self.downstream.writes {
+            let (core, draws) = (&mut self.core, &self.source.draws);
+            let written = writes.fan_out(core, draws, self.operator.repaired, (m, key, intent));
+            self.after_writes();
+            written
         } else {
             Written::Done(Wrote {
                 stores_result: true,
@@ -486,76 +534,33 @@ impl Engine<'_> {
         }
     }
 
-    /// Result mode: a live result for `key` is a deduplication hit.
-    fn hit_if_live(&mut self, m: MessageIndex, key: KeyRef) -> bool {
-        let Some(expires_at) = self.store.live(key, self.core.clock.now) else {
-            return false;
+    /// What the writes did in an event: their calls scheduled, their
+    /// transitions of this instant recorded, the deliveries whose writes
+    /// are done ended (after their service time).
+    pub(super) fn after_writes(&mut self) {
+        let Some(writes) = self.downstream.writes.as_mut() else {
+            return;
         };
-        self.core.messages.add_dedup_hit(m);
-        self.core.measures.totals.dedup_hits += 1;
-        self.core
-            .record(Some(m), Detail::DedupHit { key, expires_at });
-        true
-    }
-
-    /// Write-intent mode: what the store holds for `key` now, with a hit
-    /// (DONE) or contention (a live INTENT) counted and recorded.
-    fn consult(&mut self, m: MessageIndex, key: KeyRef) -> Claim {
-        let claim = self.store.claim_at(key, self.core.clock.now);
-        match claim {
-            Claim::Done(expires_at) => {
-                self.core.messages.add_dedup_hit(m);
-                self.core.measures.totals.dedup_hits += 1;
-                self.core
-                    .record(Some(m), Detail::DedupHit { key, expires_at });
+        let finished = writes.after_event(&mut self.core, &mut self.alarms);
+        for done in &finished {
+            if let Some(slot) = done.owner {
+                let log = self.source.log.as_deref();
+                (self.consumer).write_heard(&mut self.core, log, &mut self.store, slot, done);
             }
-            Claim::Intent(lease_expires, holder) => {
-                self.core.measures.totals.contentions += 1;
-                let detail = Detail::Contention {
-                    key,
-                    lease_expires,
-                    holder: holder.message,
-                    claimed_at: holder.claimed_at,
-                };
-                self.core.record(Some(m), detail);
-            }
-            Claim::Free(_) => {}
         }
-        claim
+        if let Some(writes) = self.downstream.writes.as_mut() {
+            writes.finished_heard(finished);
+        }
     }
 
-    /// Write-intent mode: `m`'s delivery now claims `key` until
-    /// `lease_expires` (`crashed`: its consumer will crash); `lapsed`: the
-    /// key's previous claim, expired without DONE.
-    fn claim(
-        &mut self,
-        m: MessageIndex,
-        key: KeyRef,
-        lease_expires: Millis,
-        crashed: bool,
-        lapsed: Option<(Millis, Holder)>,
-    ) {
-        let claimed_at = self.core.clock.now;
-        let holder = Holder {
-            message: m,
-            claimed_at,
-            crashed,
-        };
-        self.store.claim(key, lease_expires, holder);
-        let lapsed = lapsed.map(|(expired_at, h)| Lapsed {
-            holder: h.message,
-            claimed_at: h.claimed_at,
-            crashed: h.crashed,
-            expired_at,
-        });
-        self.core.record(
-            Some(m),
-            Detail::Claimed {
-                key,
-                lease_expires,
-                lapsed,
-            },
-        );
+    /// Write `id`'s call to `sink` (or its decision) is due now. True when
+    /// it was an outbox relay's call.
+    pub(super) fn write_call_due(&mut self, id: FlightId, sink: u32) -> bool {
+        let writes = (self.downstream.writes.as_mut()).expect("a file with [write]");
+        let log = self.source.log.as_deref();
+        let relay = writes.call_due(&mut self.core, log, self.operator.repaired, (id, sink));
+        self.after_writes();
+        relay
     }
 
     /// The delivery of `m` that started at `start` ends now (`in_flight`:
@@ -707,9 +712,10 @@ impl Engine<'_> {
         if !current {
             return;
         }
+        let now = self.core.clock.now;
         let exhausted = message.cycle_receives >= self.core.scenario.budget()
             // Ready again now, within its cycle: past max_elapsed (28.3)?
-            || self.over_elapsed(m, self.core.clock.now);
+            || self.consumer.over_elapsed(&mut self.core, m, now);
         // nats-jetstream: a delivery that already ended unacknowledged
         // keeps its own reason when its message is given up.
         let ended = d.nak
@@ -787,7 +793,7 @@ impl Engine<'_> {
                 .visible_again_at(start, now, 1)
                 .unwrap_or(start.saturating_add(vt));
             let due = visible.max(now);
-            if self.over_elapsed(m, due) {
+            if self.consumer.over_elapsed(&mut self.core, m, due) {
                 self.quarantine(m, reason, class);
                 return;
             }
@@ -810,7 +816,7 @@ impl Engine<'_> {
             let n = self.core.messages.cycle_receives(m);
             let delay = retry_delay(delivery.retry, n, previous, &mut self.core.rng);
             let due = self.core.clock.now.saturating_add(delay);
-            if self.over_elapsed(m, due) {
+            if self.consumer.over_elapsed(&mut self.core, m, due) {
                 // The delay was drawn (the random stream goes on as
                 // without the budget) and is not paid.
                 self.quarantine(m, reason, class);
@@ -854,49 +860,6 @@ impl Engine<'_> {
         {
             self.quarantine(m, reason, class);
         }
-    }
-
-    /// `m`'s first delivery ever starts now: kept when it waited.
-    #[cold]
-    fn first_delivery_waited(&mut self, m: MessageIndex) {
-        let now = self.core.clock.now;
-        if now > self.source.draws.arrival(self.core.scenario, m) {
-            match &mut self.consumer.first_deliveries {
-                super::FirstDeliveries::Dense(all) => all[m as usize] = now,
-                super::FirstDeliveries::Sparse(some) => {
-                    some.insert(m, now);
-                }
-                super::FirstDeliveries::AtArrival => {}
-            }
-        }
-    }
-
-    /// `m`'s cycle began now when this is its first delivery (`max_elapsed`
-    /// budgets count from there).
-    #[inline(always)]
-    pub(super) fn cycle_starts(&mut self, m: MessageIndex, cycle_receives: u32) {
-        if cycle_receives == 1
-            && let Some(start) = self.consumer.cycle_starts.get_mut(m as usize)
-        {
-            *start = self.core.clock.now;
-        }
-    }
-
-    /// Whether a retry of `m` due at `due` is past its cycle's
-    /// `max_elapsed` budget (section 28.3: due exactly at the budget's end
-    /// is within it); if so, the quarantine that follows is told so and
-    /// counted.
-    pub(super) fn over_elapsed(&mut self, m: MessageIndex, due: Millis) -> bool {
-        let Some(budget) = self.core.scenario.delivery.max_elapsed else {
-            return false;
-        };
-        let began = self.consumer.cycle_starts[m as usize];
-        if due.saturating_sub(began) <= budget {
-            return false;
-        }
-        self.consumer.over_elapsed = Some((due, began));
-        self.core.measures.totals.elapsed_exhausted += 1;
-        true
     }
 
     /// The message enters quarantine with its diagnostic envelope

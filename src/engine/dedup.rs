@@ -5,6 +5,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::Core;
+use super::transition::{Detail, Lapsed};
 use crate::model::{IntentIndex, KeyRef, MessageIndex, Millis, Scenario};
 
 /// In [`DedupStore::results`]: the commit time is in `late`.
@@ -358,6 +360,77 @@ impl DedupStore {
             self.results[i] = LATE;
             self.late.insert(key.intent, t);
         }
+    }
+
+    /// Result mode: a live result for `key` is a deduplication hit.
+    pub(super) fn hit_if_live(&self, core: &mut Core, m: MessageIndex, key: KeyRef) -> bool {
+        let Some(expires_at) = self.live(key, core.clock.now) else {
+            return false;
+        };
+        core.messages.add_dedup_hit(m);
+        core.measures.totals.dedup_hits += 1;
+        core.record(Some(m), Detail::DedupHit { key, expires_at });
+        true
+    }
+
+    /// Write-intent mode: what the store holds for `key` now, with a hit
+    /// (DONE) or contention (a live INTENT) counted and recorded.
+    pub(super) fn consult(&self, core: &mut Core, m: MessageIndex, key: KeyRef) -> Claim {
+        let claim = self.claim_at(key, core.clock.now);
+        match claim {
+            Claim::Done(expires_at) => {
+                core.messages.add_dedup_hit(m);
+                core.measures.totals.dedup_hits += 1;
+                core.record(Some(m), Detail::DedupHit { key, expires_at });
+            }
+            Claim::Intent(lease_expires, holder) => {
+                core.measures.totals.contentions += 1;
+                let detail = Detail::Contention {
+                    key,
+                    lease_expires,
+                    holder: holder.message,
+                    claimed_at: holder.claimed_at,
+                };
+                core.record(Some(m), detail);
+            }
+            Claim::Free(_) => {}
+        }
+        claim
+    }
+
+    /// Write-intent mode: `m`'s delivery now claims `key` until
+    /// `lease_expires` (`crashed`: its consumer will crash); `lapsed`: the
+    /// key's previous claim, expired without DONE.
+    pub(super) fn claim_for(
+        &mut self,
+        core: &mut Core,
+        m: MessageIndex,
+        key: KeyRef,
+        lease_expires: Millis,
+        crashed: bool,
+        lapsed: Option<(Millis, Holder)>,
+    ) {
+        let claimed_at = core.clock.now;
+        let holder = Holder {
+            message: m,
+            claimed_at,
+            crashed,
+        };
+        self.claim(key, lease_expires, holder);
+        let lapsed = lapsed.map(|(expired_at, h)| Lapsed {
+            holder: h.message,
+            claimed_at: h.claimed_at,
+            crashed: h.crashed,
+            expired_at,
+        });
+        core.record(
+            Some(m),
+            Detail::Claimed {
+                key,
+                lease_expires,
+                lapsed,
+            },
+        );
     }
 }
 

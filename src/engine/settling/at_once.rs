@@ -101,7 +101,7 @@ impl Engine<'_> {
         // that follows (waiting, quarantined or dropped).
         self.core.measures.totals.deliveries += 1;
         let (_, cycle_receives, _) = self.core.messages.receive(m);
-        self.cycle_starts(m, cycle_receives);
+        self.consumer.cycle_starts(&self.core, m, cycle_receives);
         let retry = cycle_receives > 1;
         self.downstream
             .calls

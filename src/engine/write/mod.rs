@@ -30,9 +30,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use super::alarms::Alarms;
 use super::intents::IntentSet;
+use super::log::LogState;
 use super::messages::Messages;
-use super::{Detail, Engine};
+use super::{Core, Detail, Draws};
 use crate::model::{
     CallSelector, Class, IntentIndex, KeyRef, MessageIndex, Millis, ReasonIndex, Scenario,
     Strategy, Totals, Write,
@@ -611,23 +613,23 @@ impl Writes {
     }
 }
 
-impl Engine<'_> {
+impl Writes {
     /// The effect of `m` (its `intent`, under `key`) committed now: its
     /// write goes to the sinks by the file's strategy, its first calls
-    /// made now.
-    pub(super) fn fan_out(&mut self, m: MessageIndex, key: KeyRef, intent: IntentIndex) -> Written {
-        let scenario = self.core.scenario;
+    /// made now (what follows is the engine's `after_writes`).
+    pub(super) fn fan_out(
+        &mut self,
+        core: &mut Core,
+        draws: &Draws,
+        repaired: bool,
+        (m, key, intent): (MessageIndex, KeyRef, IntentIndex),
+    ) -> Written {
+        let scenario = core.scenario;
         let write = scenario.write.as_ref().expect("a file with [write]");
-        let writes = self
-            .downstream
-            .writes
-            .as_mut()
-            .expect("a file with [write]");
-        let now = self.core.clock.now;
-        let repaired = self.operator.repaired;
-        let begun = self.core.schedule.take_sequence();
-        let row = writes.row_names.as_mut().map(|names| {
-            let arrival = self.source.draws.arrival(scenario, m);
+        let now = core.clock.now;
+        let begun = core.schedule.take_sequence();
+        let row = self.row_names.as_mut().map(|names| {
+            let arrival = draws.arrival(scenario, m);
             let (version, value) = scenario.row_version(m, arrival);
             RowWrite {
                 row: names.id(&scenario.row_name(m, key)),
@@ -635,83 +637,74 @@ impl Engine<'_> {
                 value,
             }
         });
-        let written = writes.begin(
+        self.begin(
             write,
             (m, key, intent, row),
             now,
             begun,
             repaired,
-            &mut self.core.measures.totals,
-        );
-        self.after_writes();
-        written
+            &mut core.measures.totals,
+        )
     }
 
-    /// Write `id`'s call to `sink` (or its decision) is due now. True when
-    /// it was an outbox relay's call.
-    pub(super) fn write_call_due(&mut self, id: FlightId, sink: u32) -> bool {
-        let scenario = self.core.scenario;
-        let write = scenario.write.as_ref().expect("a file with [write]");
-        let writes = self
-            .downstream
-            .writes
-            .as_mut()
-            .expect("a file with [write]");
-        let now = self.core.clock.now;
-        let repaired = self.operator.repaired;
+    /// Write `id`'s call to `sink` (or its decision) is due now (a call a
+    /// log's restart cancelled is not made). True when it was an outbox
+    /// relay's call.
+    pub(super) fn call_due(
+        &mut self,
+        core: &mut Core,
+        log: Option<&LogState>,
+        repaired: bool,
+        (id, sink): (FlightId, u32),
+    ) -> bool {
+        let write = core.scenario.write.as_ref().expect("a file with [write]");
+        let now = core.clock.now;
         // The relay's entries: an outbox row's calls, and a mixed write's
         // once its row is written (its calls and late compensations).
-        let relay = writes.flights[id as usize]
+        let relay = self.flights[id as usize]
             .as_ref()
             .is_some_and(|f| f.relayed);
         if relay {
-            writes.relay_scheduled -= 1;
+            self.relay_scheduled -= 1;
         }
-        let log = self.source.log.as_deref();
         let cancelled = |m, begun| log.is_some_and(|log| log.cancelled(m, begun));
-        let totals = &mut self.core.measures.totals;
-        writes.resume(write, id, sink, now, repaired, totals, &cancelled);
+        let totals = &mut core.measures.totals;
+        self.resume(write, id, sink, now, repaired, totals, &cancelled);
         // This entry was the event of its first call.
-        let calls = writes.take_calls_made();
-        self.core.clock.add_events(calls.saturating_sub(1));
-        self.after_writes();
+        let calls = self.take_calls_made();
+        core.clock.add_events(calls.saturating_sub(1));
         relay
     }
 
-    /// What the writes did in an event: their calls scheduled, their
-    /// transitions of this instant recorded, the deliveries whose writes
-    /// are done ended (after their service time).
-    fn after_writes(&mut self) {
-        let Some(writes) = self.downstream.writes.as_mut() else {
-            return;
-        };
-        let now = self.core.clock.now;
-        for (at, id, sink) in writes.due.drain(..) {
-            self.core.schedule.schedule_call(now, at, id, sink);
+    /// What the writes did in an event, for the engine's `after_writes`:
+    /// their calls scheduled, the events they made counted, their
+    /// transitions of this instant recorded, and the dead letters told to
+    /// the alarms. Returns the writes done (the deliveries waiting for
+    /// them end next); give the list back with
+    /// [`finished_heard`](Self::finished_heard).
+    pub(super) fn after_event(&mut self, core: &mut Core, alarms: &mut Alarms) -> Vec<Finished> {
+        let now = core.clock.now;
+        for (at, id, sink) in self.due.drain(..) {
+            core.schedule.schedule_call(now, at, id, sink);
         }
         // Every sink call counts against `max_events`: retries and
         // compensations cannot make a run's work unbounded.
-        self.core.clock.add_events(writes.take_calls_made());
-        let finished = std::mem::take(&mut writes.finished);
-        for (t, sink) in writes.dead_lettered.drain(..) {
-            self.alarms.dead_lettered(self.core.scenario, t, sink);
+        core.clock.add_events(self.take_calls_made());
+        let finished = std::mem::take(&mut self.finished);
+        for (t, sink) in self.dead_lettered.drain(..) {
+            alarms.dead_lettered(core.scenario, t, sink);
         }
-        while let Some((at, m, detail)) = writes.told_until(now) {
-            self.core
-                .observers
-                .recording
-                .transition(at, m, detail, &self.core.messages);
+        while let Some((at, m, detail)) = self.told_until(now) {
+            (core.observers.recording).transition(at, m, detail, &core.messages);
         }
-        for done in &finished {
-            if let Some(slot) = done.owner {
-                let log = self.source.log.as_deref();
-                (self.consumer).write_heard(&mut self.core, log, &mut self.store, slot, done);
-            }
-        }
-        if let Some(writes) = self.downstream.writes.as_mut() {
-            writes.finished = finished;
-            writes.finished.clear();
-        }
+        finished
+    }
+
+    /// The list [`after_event`](Self::after_event) returned, read: kept
+    /// for the next event (its allocation reused).
+    pub(super) fn finished_heard(&mut self, mut finished: Vec<Finished>) {
+        finished.clear();
+        self.finished = finished;
     }
 }
 
