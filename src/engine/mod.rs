@@ -40,6 +40,7 @@ mod census;
 mod clock;
 mod consumer;
 mod dedup;
+mod delivery;
 mod intents;
 mod jetstream;
 mod log;

@@ -5,8 +5,10 @@
 
 use super::alarms;
 use super::census::CensusTaker;
+use super::log::{Reach, RecordDue};
 use super::operator::{Operator, Redrives};
 use super::schedule::Due;
+use super::settling::Settled;
 use super::transition::Detail;
 use super::{Engine, Limit, LimitReached, Outcome, Recorder};
 use crate::model::{Identity, MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
@@ -16,7 +18,7 @@ pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReac
     let mut engine = Engine::new(scenario, recorder.clone());
     engine.settle_from_now(true);
     let ended = engine.run_to_end();
-    if engine.must_step_instead(&ended) {
+    if engine.core.must_step_instead(&ended) {
         engine = Engine::new(scenario, recorder);
         engine.run_to_end()?;
     } else {
@@ -484,6 +486,245 @@ impl Engine<'_> {
             return;
         }
         self.core.schedule.put_back(now, at, m);
+    }
+
+    // The source's events: an arrival, a retry or a redrive due, a log's
+    // records, restarts and resumes, and the producer's retries.
+
+    /// Message `m` is due from the source (its arrival, a retry, a
+    /// redrive): it becomes ready in a queue; a log appends or continues
+    /// its record.
+    #[inline(always)]
+    pub(super) fn message_due(&mut self, m: MessageIndex, sequence: u64) {
+        if self.source.log.is_none() {
+            return self.becomes_ready(m, sequence);
+        }
+        if self.consumer.settling.at_once
+            && sequence < self.core.scenario.message_count()
+            && self.settle_record_at_once(m)
+        {
+            return;
+        }
+        self.log_ready(m, sequence);
+    }
+
+    /// A log entry is due: an arrival appends a record; a retry or a
+    /// record made due continues its partition.
+    pub(super) fn log_ready(&mut self, m: MessageIndex, sequence: u64) {
+        let count = self.core.scenario.message_count();
+        match self.source.log_mut().ready(m, sequence, count) {
+            RecordDue::Arrived => {
+                self.core.set_state(m, State::Ready);
+                self.core.state_changed(m);
+                self.append(m);
+                self.source.log_mut().append_ack_lost(&mut self.core, m);
+            }
+            RecordDue::Retry(m) => self.start_delivery(m),
+            RecordDue::Start(p) => self.start_record(p),
+            RecordDue::Nothing => {}
+        }
+    }
+
+    /// The arrival of `m` in a run that allows settling at once
+    /// ([`super::Settling::at_once`]): when its partition is idle with
+    /// nothing pending, and its first delivery acks at once (no fault, no
+    /// outage, no live result), what appending, starting, delivering and
+    /// moving on would do. False when it is not such a one (nothing is
+    /// changed then): the full path takes it.
+    #[inline(always)]
+    pub(super) fn settle_record_at_once(&mut self, m: MessageIndex) -> bool {
+        if !self.source.draws.faults(self.core.scenario, m).is_empty()
+            || self.downstream.outages.contains(self.core.clock.now)
+        {
+            return false;
+        }
+        let log = self.source.log.as_deref().expect("a log run");
+        let Some(p) = log.idle_for(&self.core, m) else {
+            return false;
+        };
+        if !self.ack_at_once(m) {
+            return false;
+        }
+        self.source.log_mut().settled_at_once(m, p);
+        true
+    }
+
+    /// `m` is appended to its partition now (its arrival, or a redrive:
+    /// decision 26.12); an idle partition starts it at once.
+    pub(super) fn append(&mut self, m: MessageIndex) {
+        if let Some(p) = self.source.log_mut().append(&self.core, m) {
+            self.start_record(p);
+        }
+    }
+
+    /// The producer's retry of `m`'s append is due (section 28.6).
+    pub(super) fn append_again(&mut self, m: MessageIndex) {
+        let (starts, again) = self.source.log_mut().append_again(&mut self.core, m);
+        if let Some(p) = starts {
+            self.start_record(p);
+        }
+        if again {
+            super::log::schedule_append_retry(&mut self.core, m);
+        }
+    }
+
+    /// Partition `p` starts the record at its position: a message
+    /// processed again leaves its outcome, and a fresh attempt counts its
+    /// receives from zero.
+    fn start_record(&mut self, p: usize) {
+        let Some(begin) = self.source.log_mut().start_record(&mut self.core, p) else {
+            return;
+        };
+        let m = begin.message;
+        if let Some(state) = begin.reopened {
+            self.reopen(m, state);
+        }
+        if begin.fresh && self.core.messages.cycle_receives(m) > 0 {
+            self.core.messages.update(m, |s| s.cycle_receives = 0);
+            if let Some(previous) = self.consumer.prev_delays.get_mut(m as usize) {
+                *previous = 0;
+            }
+        }
+        self.start_delivery(m);
+    }
+
+    /// A final message whose record is processed again is pending again.
+    fn reopen(&mut self, m: MessageIndex, state: State) {
+        if matches!(state, State::Quarantined | State::Expired | State::Purged) {
+            self.operator.leaves_quarantine(&self.core.messages, m);
+        }
+        let totals = &mut self.core.measures.totals;
+        match state {
+            State::Acked => totals.acked -= 1,
+            State::Quarantined => {
+                self.quarantine.remove(m);
+            }
+            State::Expired => totals.expired -= 1,
+            State::Purged => totals.purged -= 1,
+            State::Dropped => totals.dropped -= 1,
+            _ => {}
+        }
+        self.core.set_state(m, State::Ready);
+    }
+
+    /// `m` is acked, quarantined or dropped: a log's partition moves past
+    /// its record.
+    #[inline(always)]
+    pub(super) fn source_moves_past(&mut self, m: MessageIndex) {
+        if let Some(log) = self.source.log.as_deref_mut() {
+            log.record_done(&mut self.core, m);
+        }
+    }
+
+    /// The instants before `t` that the source keeps: a log's checkpoints
+    /// and the positions its stale resumes will read.
+    #[inline(always)]
+    pub(super) fn source_instants_before(&mut self, t: Millis) {
+        if let Some(log) = self.source.log.as_deref_mut() {
+            log.instants_before(&mut self.core, &mut self.downstream.sinks, t);
+        }
+    }
+
+    /// Drops the scheduled entries at the front that a log's restart
+    /// cancelled: they are not events.
+    #[inline(always)]
+    pub(super) fn drop_cancelled_entries(&mut self) {
+        loop {
+            if let Some(log) = self.source.log.as_deref() {
+                let writes = self.downstream.writes.as_mut();
+                log.drop_cancelled(&mut self.core, &mut self.consumer.receipts, writes);
+            }
+            if !self.consumer.drop_void_timer(&mut self.core) {
+                return;
+            }
+        }
+    }
+
+    /// The source's own event, due now: a log's restart, or its resume.
+    pub(super) fn source_event(&mut self, resume: bool) {
+        let reach = Reach {
+            sinks: &mut self.downstream.sinks,
+            quarantine: &mut self.quarantine,
+            in_flight: &mut self.consumer.in_flight,
+        };
+        let log = self.source.log.as_deref_mut().expect("a log run");
+        log.event(&mut self.core, reach, resume);
+    }
+
+    /// The run ends at `end`.
+    pub(super) fn source_close(&mut self, end: Millis) {
+        if let Some(log) = self.source.log.as_deref_mut() {
+            log.close(&mut self.core, &mut self.downstream.sinks, end);
+        }
+    }
+
+    /// After an event, in a run that allows settling at once or settles
+    /// writes at their start (`settling/writes.rs`) and has no alarms: the
+    /// arrivals that come next, at or before the earliest scheduled entry
+    /// (arrivals win ties, decision 10.1) and within `max_time` and
+    /// `max_events`, each taken as [`Engine::step`] would take it. A
+    /// delivery in one write, or a settled one, schedules nothing, so that
+    /// bound is read once for the whole run of arrivals (the events left
+    /// at each arrival: a write's calls count too). The first arrival the
+    /// one-write path cannot settle goes the full way (or fails in an
+    /// outage) and ends the run of arrivals, since it may schedule
+    /// something; with settled writes every arrival goes the full way, and
+    /// the first that schedules something ends it. So does the next
+    /// question's time. Alarms look at every instant, so a run with alarms
+    /// steps through each arrival.
+    pub(in crate::engine) fn take_run_of_arrivals(&mut self) {
+        if !self.takes_runs_of_arrivals() {
+            return;
+        }
+        let limits = &self.core.scenario.limits;
+        let mut until = self
+            .core
+            .schedule
+            .scheduled_at()
+            .map_or(limits.max_time, |at| at.min(limits.max_time));
+        // A question's time is answered between its instant and the next
+        // (`Engine::answer_passed_questions`): a run of arrivals ends there.
+        if let Some(&at) = self.core.observers.question_times.last() {
+            until = until.min(at);
+        }
+        // Read at each arrival: a write's calls and a settled end count as
+        // events too.
+        while self.core.clock.events_left(limits) > 0
+            && let Some((t, m, sequence)) = self.core.schedule.take_arrival_until(until)
+        {
+            if t > self.core.clock.now {
+                self.observe_instant();
+                self.source_instants_before(t.min(limits.max_time.saturating_add(1)));
+            }
+            self.core.clock.advance_within(t);
+            self.alarms.instant_has_events = true;
+            if self.consumer.settling.writes {
+                if self.settle_plain_write(m) {
+                    continue;
+                }
+                // The full path; a delivery it did not settle may have
+                // scheduled something, which ends the run of arrivals.
+                let scheduled = self.core.schedule.next_sequence();
+                self.becomes_ready(m, sequence);
+                if self.core.schedule.next_sequence() != scheduled {
+                    return;
+                }
+                continue;
+            }
+            if self.source.log.is_some() {
+                // A log's arrival: an event of the queue's schedule.
+                self.core.clock.last_event = Some(t);
+                if !self.settle_record_at_once(m) {
+                    return self.log_ready(m, sequence);
+                }
+                continue;
+            }
+            match self.settle_at_once(m) {
+                Some(Settled::Acked) => {}
+                Some(Settled::Failed) => return,
+                None => return self.becomes_ready_in_full(m, sequence),
+            }
+        }
     }
 
     /// After each instant: the queue depth and the deliveries in flight.

@@ -25,6 +25,7 @@
 mod at_once;
 mod writes;
 
+pub(super) use at_once::Settled;
 pub(super) use writes::EndsAhead;
 
 use super::{Consumer, Downstream, Measures, Observers, Operator, Quarantine, Source};

@@ -14,10 +14,8 @@
 //! the one thing that could stop the run between a settled delivery's
 //! start and its end.
 
-use crate::engine::schedule::Finish;
-use crate::engine::transition::Effect;
-use crate::engine::{Engine, LimitReached};
-use crate::model::{MessageIndex, Millis, State, StoppedBy};
+use crate::engine::LimitReached;
+use crate::model::{Millis, StoppedBy};
 use crate::sim::Agenda;
 
 /// At most this many delivery durations get a first-in, first-out queue
@@ -52,139 +50,24 @@ impl EndsAhead {
 
     /// A delivery that started at `start` ends at `end`.
     #[inline(always)]
-    fn push(&mut self, start: Millis, end: Millis) {
+    pub(in crate::engine) fn push(&mut self, start: Millis, end: Millis) {
         self.ends.add(start, end, true);
     }
 }
 
-impl Engine<'_> {
-    /// A delivery with a receipt of `m` that started now and ends at `end`,
-    /// decided as `finish`: settled now if the run allows it and the
-    /// delivery acks with nothing left to happen before its end (no
-    /// crash, no DONE to write, no visibility timer, a canary waiting for
-    /// no one). True when it was settled.
-    #[inline(always)]
-    pub(in crate::engine) fn settle_write(
-        &mut self,
-        m: MessageIndex,
-        finish: Finish,
-        end: Millis,
-        quiet_until_end: bool,
-    ) -> bool {
-        if !self.consumer.settling.writes
-            || finish != Finish::Acked
-            || !quiet_until_end
-            || self.operator.canary.is_some()
-        {
-            return false;
-        }
-        self.core.set_state(m, State::Acked);
-        self.core.messages.set_acked_at(m, end);
-        self.settled_at(m, end);
-        true
-    }
-
-    /// `m`'s delivery, acked in its record as of `end`, is settled: its
-    /// end is counted now as the event it would have been (a run that
-    /// then goes over `max_events` is run again step by step) and kept
-    /// until it has happened.
-    #[inline(always)]
-    fn settled_at(&mut self, m: MessageIndex, end: Millis) {
-        #[cfg(test)]
-        {
-            self.consumer.settled += 1;
-        }
-        self.core.clock.add_events(1);
-        self.consumer.ends_ahead.push(self.core.clock.now, end);
-        self.core.clock.settled_end(end);
-        self.core.measures.totals.acked += 1;
-        self.leaves(m);
-    }
-
-    /// The first delivery of `m`, now, in a run that settles writes, when
-    /// its write is plain ([`Writes::plain_took`]): the message has no
-    /// faults, no outage is on, the store holds no live result for its
-    /// key, no canary waits, and the delivery takes some time. What
-    /// [`start_delivery`](Self::start_delivery) and then
-    /// [`settle_write`](Self::settle_write) would do for it, without the
-    /// steps between: its record is written once (received, one effect,
-    /// acked as of its end), the write is made and the delivery settled.
-    /// False when it is not such a one (nothing is changed then): the
-    /// full path takes it.
-    ///
-    /// [`Writes::plain_took`]: crate::engine::write::Writes::plain_took
-    #[inline(always)]
-    pub(in crate::engine) fn settle_plain_write(&mut self, m: MessageIndex) -> bool {
-        let scenario = self.core.scenario;
-        let now = self.core.clock.now;
-        let (intent, key) = self.first_delivery_key(m);
-        if self.operator.canary.is_some()
-            || !self.source.draws.faults(scenario, m).is_empty()
-            || self.downstream.outages.contains(now)
-            || self.store.live(key, now).is_some()
-        {
-            return false;
-        }
-        let (Some(write), Some(writes)) = (&scenario.write, &mut self.downstream.writes) else {
-            return false;
-        };
-        // A delivery that takes no time is never settled (below): not
-        // looked at.
-        if self.consumer.service_time == 0 && writes.least_took() == 0 {
-            return false;
-        }
-        // Its result stored in its last call's event, ahead of which an
-        // event of that instant (a retry, an arrival) may look the key up
-        // and miss: a pending result seen from that instant would answer
-        // it (decision 27.37 and section 1). The full path takes it.
-        if writes.result_seen_at_a_call() && self.store.keeps_results() {
-            return false;
-        }
-        let Some(took) = writes.plain_took(write, intent, key, now, self.operator.repaired) else {
-            return false;
-        };
-        let service = self.consumer.service_time.saturating_add(took);
-        let end = now.saturating_add(service);
-        // A delivery that takes no time ends at once (decision 16.3), and
-        // only a fresh record is written in one go.
-        if service == 0 || !self.core.messages.ack_first_delivery(m, end) {
-            return false;
-        }
-        writes.write_plain(write, key, intent, now);
-        let calls = writes.take_calls_made();
-        self.core.clock.add_events(calls);
-        let totals = &mut self.core.measures.totals;
-        totals.deliveries += 1;
-        totals.concurrent_deliveries = totals.concurrent_deliveries.max(1);
-        totals.worker_busy = totals.worker_busy.saturating_add(service);
-        // Unlimited (the run settles writes): always accepted.
-        self.downstream.calls.offer(now, false, totals);
-        self.core.measures.count_effect(intent);
-        self.core.observers.recording.effect(Effect {
-            time: now,
-            message: m,
-            key,
-            intent,
-            cycle: 1,
-        });
-        self.store
-            .store_seen_from(key, now, now.saturating_add(took));
-        self.settled_at(m, end);
-        true
-    }
-
+impl crate::engine::Core<'_> {
     /// Whether a run that `ended` so must go again step by step: it
     /// settled a delivery, and a limit stopped it or would have refused a
     /// settled end (one after `max_time`, or one event more than
     /// `max_events`: the ends were counted when they settled). A limit
     /// may fall between a settled delivery's start and its end.
     pub(in crate::engine) fn must_step_instead(&self, ended: &Result<(), LimitReached>) -> bool {
-        let limits = &self.core.scenario.limits;
-        self.core.clock.last_settled_end.is_some_and(|end| {
+        let limits = &self.scenario.limits;
+        self.clock.last_settled_end.is_some_and(|end| {
             ended.is_err()
-                || self.core.stopped_by != StoppedBy::Drained
+                || self.stopped_by != StoppedBy::Drained
                 || end > limits.max_time
-                || self.core.clock.events() > limits.max_events
+                || self.clock.events() > limits.max_events
         })
     }
 }
@@ -217,7 +100,7 @@ mod tests {
             engine.core.clock.last_settled_end.is_some(),
             "nothing settled"
         );
-        let step_instead = engine.must_step_instead(&ended);
+        let step_instead = engine.core.must_step_instead(&ended);
         (engine, step_instead)
     }
 
