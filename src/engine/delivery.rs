@@ -814,7 +814,7 @@ impl Engine<'_> {
     }
 
     /// The first delivery of a message without faults, outside an outage,
-    /// in a run that allows it ([`super::Settling::at_once`]):
+    /// in a run that allows it ([`crate::engine::settling::Settling::at_once`]):
     /// what becoming ready and [`start_delivery`](Self::start_delivery)
     /// would do for it, in one write of its record. It receives, commits
     /// its effect (the call is accepted; the store, if it keeps results,

@@ -3,9 +3,16 @@
 //! knows nothing of files or terminals; it turns a [`Scenario`] into an
 //! [`Outcome`].
 //!
-//! `Engine` is a small core that owns time, the schedule and the one
-//! seeded generator, and the parts that own their state (docs/
-//! architecture.md, "The engine", has the table and the glossary):
+//! `Engine` is a small core and the parts that own their state (docs/
+//! architecture.md, "The engine", has the table and the glossary). The
+//! core (`Core`) owns the scenario, time, the schedule, the one seeded
+//! generator, and what every part reads: each message's record
+//! (`messages`, `state`), the measures ([`Totals`], defined in
+//! `model::measure`, and the `census`) and the observers (the `recorder`:
+//! transitions, the ledger and the state after every change, kept only
+//! when something will read them, a [`Replay`] playing a run again to read
+//! its transcript without keeping it; and the questions asked of a time).
+//! The parts:
 //! - the source (`source`): a queue's traffic (`arrivals`, `traffic`), or
 //!   a partitioned log (`log`);
 //! - the consumer (`consumer`): workers, the ready set (`ready`),
@@ -18,18 +25,16 @@
 //!   (`sinks`, section 19) and one write to several sinks (`write`,
 //!   section 24);
 //! - the `operator`: drains, inspections, expiry, repair, redrive, purge;
-//! - the `alarms`;
-//! - the measures: [`Totals`] (defined in `model::measure`) and the
-//!   `census`;
-//! - the observers: the `recorder` (transitions, the ledger and the state
-//!   after every change, kept only when something will read them; a
-//!   [`Replay`] plays a run again to read its transcript without keeping
-//!   it) and the questions asked of a time.
+//! - the `alarms`.
 //!
-//! One event is one call of `Engine::step` (`step`, with the loops that
-//! run a scenario): the clock moves to the next due time, the schedule
-//! gives what is due then (or the operator inspects), and the part it
-//! belongs to takes it.
+//! A part's rules are its own methods, taking the core and any other part
+//! they touch as explicit borrows; what it cannot do alone it returns.
+//! `Engine`'s own methods, the order in which parts are asked, are in
+//! three files: this one (the world's start and end), `step` (one event
+//! is one call of `Engine::step`, with the loops that run a scenario: the
+//! clock moves to the next due time, the schedule gives what is due then,
+//! or the operator inspects, and the part it belongs to takes it) and
+//! `delivery` (a delivery across the parts).
 
 mod ack_pending;
 mod alarms;
@@ -362,7 +367,7 @@ impl<'s> Engine<'s> {
     }
 
     /// What this run may settle from now on. `to_end`: the run goes on to
-    /// its end (only [`super::run`]); a run that may stop at a time or be
+    /// its end (only [`crate::engine::run`]); a run that may stop at a time or be
     /// copied part-way (`run_until`, the stepper, a census) never settles
     /// writes, whose ends lie ahead of the settling instant.
     pub(super) fn settle_from_now(&mut self, to_end: bool) {

@@ -1,7 +1,11 @@
 //! The run's loop: one event is one call of [`Engine::step`]. The clock
 //! moves to the next due time (or the operator's next inspection), the
-//! limits are checked, and the queue gives what is due then; the loops
-//! here run the steps to the end, to a modeled time, or with a census.
+//! limits are checked, and the schedule gives what is due then, which the
+//! step hands to its part: a message due from the source (a queue's, or a
+//! log's appends, restarts and resumes), the operator's inspection and
+//! the redrives it asks for, the store's restart, an expiry, the end of a
+//! delivery or its timer (`delivery.rs`), a write's call. The loops here
+//! run the steps to the end, to a modeled time, or with a census.
 
 use super::alarms;
 use super::census::CensusTaker;
@@ -526,7 +530,7 @@ impl Engine<'_> {
     }
 
     /// The arrival of `m` in a run that allows settling at once
-    /// ([`super::Settling::at_once`]): when its partition is idle with
+    /// ([`crate::engine::settling::Settling::at_once`]): when its partition is idle with
     /// nothing pending, and its first delivery acks at once (no fault, no
     /// outage, no live result), what appending, starting, delivering and
     /// moving on would do. False when it is not such a one (nothing is

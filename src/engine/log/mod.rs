@@ -529,7 +529,7 @@ impl LogState {
     }
 
     /// The partition the arrival of `m` would be settled at once in
-    /// ([`super::Settling::at_once`]): one idle with nothing pending.
+    /// ([`crate::engine::settling::Settling::at_once`]): one idle with nothing pending.
     #[inline(always)]
     pub(in crate::engine) fn idle_for(&self, core: &Core, m: MessageIndex) -> Option<usize> {
         let p = self.partition_for(core, m) as usize;

@@ -1,10 +1,15 @@
 //! Settling at once: in a run where nothing reads the steps of a
 //! delivery one by one, a first delivery that acks at once is settled in
-//! one write of the message's record, and the arrivals that come before
-//! anything scheduled are taken one after another without going through
-//! [`Engine::step`] for each; a delivery of a message without faults
-//! during an outage fails without the full path's tests for what such a
-//! run cannot have. The outcome is the one stepping gives.
+//! one write of the message's record (`Engine::ack_at_once` in
+//! `delivery.rs`; a log's record at its append in `step.rs`), and the
+//! arrivals that come before anything scheduled are taken one after
+//! another without going through [`Engine::step`] for each
+//! (`Engine::take_run_of_arrivals`, `step.rs`); a delivery of a message
+//! without faults during an outage fails without the full path's tests
+//! for what such a run cannot have. The outcome is the one stepping gives.
+//! Here: how such a delivery ended, and the tests.
+//!
+//! [`Engine::step`]: crate::engine::Engine
 
 /// How a delivery settling at once settled ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,11 +8,13 @@
 //! instant (`max_in_flight`) and when the run falls quiet.
 //!
 //! Which runs may settle writes is what every part allows
-//! (`settling.rs`, [`crate::engine::settling::Settling::writes`]). A settled end that a limit would
-//! have refused makes the whole run go again step by step
-//! ([`Engine::must_step_instead`], read by [`crate::engine::run`]): a limit is
-//! the one thing that could stop the run between a settled delivery's
-//! start and its end.
+//! (`settling/mod.rs`, [`crate::engine::settling::Settling::writes`]);
+//! the settling itself is the delivery's (`Engine::settle_write` and
+//! `settle_plain_write` in `delivery.rs`). Here: the ends ahead, and the
+//! rule that a settled end a limit would have refused makes the whole run
+//! go again step by step (`Core::must_step_instead`, read by
+//! [`crate::engine::run`]): a limit is the one thing that could stop the
+//! run between a settled delivery's start and its end.
 
 use crate::engine::LimitReached;
 use crate::model::{Millis, StoppedBy};
