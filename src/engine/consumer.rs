@@ -4,13 +4,18 @@
 //! and service time the start and the end are one atomic step.
 
 use super::ack_pending::AckPending;
+use super::dedup::DedupStore;
 use super::pages;
 use super::ready::ReadySet;
-use super::receipts::Receipts;
+use super::receipts::{Decision, Receipts, Record, Writing};
+use super::schedule::{Due, Finish};
 use super::settling::EndsAhead;
 use super::settling::Settling;
+use super::write::Writes;
 use super::{Core, Draws};
-use crate::model::{MessageIndex, Millis, Scenario};
+use crate::model::{
+    Class, CrashAt, MessageIndex, Millis, REASON_CONSUMER_CRASHED, Scenario, State,
+};
 
 /// The consumer: its workers, the ready set they take from, the
 /// deliveries in flight and their ends.
@@ -151,6 +156,144 @@ impl Consumer {
         }
         self.over_elapsed = Some((due, began));
         core.measures.totals.elapsed_exhausted += 1;
+        true
+    }
+}
+
+impl Consumer {
+    /// A delivery of `m` whose write is in flight starts now: it holds its
+    /// worker until the write's last reply and its service time after it
+    /// ([`write_heard`](Self::write_heard)). Its visibility timer is scheduled now when it does
+    /// not move with heartbeats (whether it is wanted is known at the
+    /// write's last reply), else then.
+    pub(super) fn start_writing(
+        &mut self,
+        core: &mut Core,
+        writes: Option<&mut Writes>,
+        m: MessageIndex,
+        receive: u32,
+        decision: Decision,
+        writing: Writing,
+    ) {
+        let now = core.clock.now;
+        let scenario = core.scenario;
+        let heartbeats = scenario
+            .guarantees
+            .sqs
+            .is_some_and(|s| s.heartbeat.is_some());
+        let n = core.messages.cycle_receives(m);
+        let visible = scenario.visible_again_at(now, now, n);
+        let timer = visible.filter(|_| !heartbeats);
+        let slot = self.receipts.open(Record {
+            message: m,
+            receive,
+            start: now,
+            wait: visible.map_or(Millis::MAX, |at| at - now),
+            finish: decision.finish,
+            crash: decision.crash,
+            done_key: None,
+            in_flight: true,
+            nak: false,
+            writing: Some(writing),
+            timer_void: false,
+            refs: 1 + timer.is_some() as u8,
+        });
+        core.set_state(m, State::InFlight);
+        self.in_flight += 1;
+        core.state_changed(m);
+        if let Some(writes) = writes {
+            writes.set_owner(writing.flight, slot);
+        }
+        if let Some(at) = timer {
+            core.schedule.schedule_visible(now, at, slot);
+        }
+    }
+
+    /// The write of the delivery in `slot` is done (`done`): how the
+    /// delivery ends follows, and its end is scheduled after its service
+    /// time. A delivery that a restart abandoned meanwhile (`abandoned`)
+    /// is let go.
+    pub(super) fn write_heard(
+        &mut self,
+        core: &mut Core,
+        abandoned: bool,
+        store: &mut DedupStore,
+        slot: u32,
+        done: &super::write::Finished,
+    ) {
+        let now = core.clock.now;
+        if abandoned {
+            self.receipts.abandon(slot);
+            return;
+        }
+        let scenario = core.scenario;
+        let wrote = done.wrote;
+        let heard = done.commit.saturating_add(wrote.took);
+        let record = &mut self.receipts.slots[slot as usize];
+        let Some(writing) = record.writing.take() else {
+            return;
+        };
+        record.finish = match (record.crash, wrote.failed) {
+            (Some(_), _) => Finish::Failed(REASON_CONSUMER_CRASHED, Class::Transient),
+            (None, Some((reason, class))) => Finish::Failed(reason, class),
+            (None, None) if writing.ack_lost => Finish::AckLost,
+            (None, None) => Finish::Acked,
+        };
+        let stores = wrote.stores_result;
+        if writing.lease {
+            if matches!(record.crash, None | Some(CrashAt::AfterDone)) && stores {
+                record.done_key = Some(done.key);
+            }
+        } else if stores {
+            store.store_seen_from(done.key, done.commit, heard);
+        }
+        let record = self.receipts.slots[slot as usize];
+        let end = heard.saturating_add(self.service_time);
+        let busy = &mut core.measures.totals.worker_busy;
+        *busy = busy.saturating_add(end - record.start);
+        let unacked = match record.finish {
+            Finish::Acked => false,
+            Finish::AckLost => scenario.waits_for_ack_wait(true),
+            Finish::Failed(..) => scenario.waits_for_ack_wait(false),
+        };
+        let wanted = |at: Millis| record.crash.is_some() || end > at || unacked;
+        if record.wait != Millis::MAX {
+            let heartbeats = scenario
+                .guarantees
+                .sqs
+                .is_some_and(|s| s.heartbeat.is_some());
+            if heartbeats {
+                let n = core.messages.cycle_receives(record.message);
+                let visible = scenario.visible_again_at(record.start, end, n);
+                if let Some(at) = visible.filter(|&at| wanted(at)) {
+                    self.receipts.slots[slot as usize].refs += 1;
+                    core.schedule.schedule_visible(now, at.max(now), slot);
+                }
+            } else if !wanted(record.start.saturating_add(record.wait)) {
+                self.receipts.slots[slot as usize].timer_void = true;
+                self.receipts.void_timers += 1;
+            }
+        }
+        core.schedule.schedule_end_of(now, end, slot);
+    }
+
+    /// Drops the visibility timer at the front of the schedule if it
+    /// turned out not to be wanted (`write_heard`): it is no event. True
+    /// when one was dropped.
+    pub(super) fn drop_void_timer(&mut self, core: &mut Core) -> bool {
+        if self.receipts.void_timers == 0 {
+            return false;
+        }
+        let Some((_, _, Due::Visible { slot, .. })) = core.schedule.peek_scheduled() else {
+            return false;
+        };
+        if !self.receipts.slots[slot as usize].timer_void {
+            return false;
+        }
+        core.schedule.pop_scheduled();
+        // What its firing would do: nothing but free its record.
+        self.receipts.release(slot);
+        self.receipts.void_timers -= 1;
         true
     }
 }

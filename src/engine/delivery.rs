@@ -401,11 +401,15 @@ impl Engine<'_> {
         let Some(writes) = self.downstream.writes.as_mut() else {
             return;
         };
-        let finished = writes.after_event(&mut self.core, &mut self.alarms);
+        let (alarms, scenario) = (&mut self.alarms, self.core.scenario);
+        let told = |t, sink| alarms.dead_lettered(scenario, t, sink);
+        let finished = writes.after_event(&mut self.core, told);
         for done in &finished {
             if let Some(slot) = done.owner {
                 let log = self.source.log.as_deref();
-                (self.consumer).write_heard(&mut self.core, log, &mut self.store, slot, done);
+                let abandoned = log.is_some_and(|log| log.cancelled(done.message, done.begun));
+                let (core, store) = (&mut self.core, &mut self.store);
+                (self.consumer).write_heard(core, abandoned, store, slot, done);
             }
         }
         if let Some(writes) = self.downstream.writes.as_mut() {
@@ -418,7 +422,13 @@ impl Engine<'_> {
     pub(super) fn write_call_due(&mut self, id: FlightId, sink: u32) -> bool {
         let writes = (self.downstream.writes.as_mut()).expect("a file with [write]");
         let log = self.source.log.as_deref();
-        let relay = writes.call_due(&mut self.core, log, self.operator.repaired, (id, sink));
+        let cancelled = |m, begun| log.is_some_and(|log| log.cancelled(m, begun));
+        let relay = writes.call_due(
+            &mut self.core,
+            &cancelled,
+            self.operator.repaired,
+            (id, sink),
+        );
         self.after_writes();
         relay
     }

@@ -1,7 +1,7 @@
 //! Step 5 under the nats-jetstream profile (docs/model.md section 21): a
 //! failed delivery is nakked (redelivered at its end plus the nak delay)
 //! or left unacknowledged (redelivered when its ack wait ends, which the
-//! delivery's timer in `receipts.rs` brings about); a permanent failure
+//! delivery's timer (`delivery.rs`, `visible`) brings about); a permanent failure
 //! routed to quarantine is a `term`; and a message that used its last
 //! delivery (MaxDeliver) is given up only at the instant its next delivery
 //! would have been due, where the server publishes its max-deliveries

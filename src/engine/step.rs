@@ -630,16 +630,68 @@ impl Engine<'_> {
     }
 
     /// Drops the scheduled entries at the front that a log's restart
-    /// cancelled: they are not events.
+    /// cancelled: they are not events (decision 27.26). A cancelled
+    /// delivery's end frees its receipt; a cancelled write's later calls
+    /// are never made. Then a visibility timer found void.
     #[inline(always)]
     pub(super) fn drop_cancelled_entries(&mut self) {
         loop {
-            if let Some(log) = self.source.log.as_deref() {
-                let writes = self.downstream.writes.as_mut();
-                log.drop_cancelled(&mut self.core, &mut self.consumer.receipts, writes);
+            if self.source.log.is_some() {
+                self.drop_log_entries_cancelled();
             }
             if !self.consumer.drop_void_timer(&mut self.core) {
                 return;
+            }
+        }
+    }
+
+    fn drop_log_entries_cancelled(&mut self) {
+        let log = self.source.log.as_deref().expect("a log run");
+        let schedule = &mut self.core.schedule;
+        loop {
+            let Some((at, sequence, due)) = schedule.peek_scheduled() else {
+                return;
+            };
+            if schedule.arrival_due().is_some_and(|a| a <= at) {
+                return;
+            }
+            let m = match due {
+                Due::Ready { message, .. } | Due::End { message, .. } => message,
+                Due::EndOf { slot } => self.consumer.receipts.message_of(slot),
+                // A direct or saga write's next call is the consumer's; a
+                // relay's or a coordinator's is not cancelled.
+                Due::Call { flight, .. } => {
+                    let writes = self.downstream.writes.as_ref();
+                    match writes.and_then(|w| w.consumer_call_of(flight)) {
+                        Some(m) => m,
+                        None => return,
+                    }
+                }
+                // The producer's: no restart of the consumer cancels it.
+                Due::Visible { .. } | Due::Source { resume: false } | Due::Append { .. } => return,
+                // A resume whose partitions all restarted again since.
+                Due::Source { resume: true } => {
+                    if log.resumes_at(at) {
+                        return;
+                    }
+                    schedule.pop_scheduled();
+                    continue;
+                }
+            };
+            if !log.cancelled(m, sequence) {
+                return;
+            }
+            schedule.pop_scheduled();
+            match due {
+                Due::EndOf { slot } => self.consumer.receipts.abandon(slot),
+                Due::Call { flight, .. } => {
+                    // Its later calls are never made (decision 27.35).
+                    let writes = self.downstream.writes.as_mut().expect("a write");
+                    if let Some(slot) = writes.cancel(flight) {
+                        self.consumer.receipts.abandon(slot);
+                    }
+                }
+                _ => {}
             }
         }
     }

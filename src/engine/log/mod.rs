@@ -6,7 +6,7 @@
 //! partition from a position and reprocess from there (`restart.rs`), and
 //! the exactly-once transaction of sink writes.
 //!
-//! A record's processing is a delivery of `consumer.rs`; the log decides
+//! A record's processing is a delivery (`delivery.rs`); the log decides
 //! which record a partition delivers next and when. What it keeps is four
 //! bytes per record (its message and its status), the positions per
 //! partition, and positions per restart: O(records + partitions x
@@ -19,16 +19,13 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::Core;
-use super::receipts::Receipts;
 use super::sinks::Sinks;
-use super::write::Writes;
 mod checkpoints;
 mod producer;
 mod restart;
 mod samples;
 
 use super::Record;
-use super::schedule::Due as ScheduleDue;
 use crate::model::{
     Guarantee, IntentIndex, KeyRef, Log, MessageIndex, Millis, Partitioner, Resume, Scenario, State,
 };
@@ -398,62 +395,10 @@ pub(in crate::engine) enum RecordDue {
 }
 
 impl LogState {
-    /// Drops the scheduled entries at the front that a restart cancelled:
-    /// they are not events (decision 27.26). A cancelled delivery's end
-    /// frees its receipt; a cancelled write's later calls are never made.
-    pub(in crate::engine) fn drop_cancelled(
-        &self,
-        core: &mut Core,
-        receipts: &mut Receipts,
-        mut writes: Option<&mut Writes>,
-    ) {
-        loop {
-            let Some((at, sequence, due)) = core.schedule.peek_scheduled() else {
-                return;
-            };
-            if core.schedule.arrival_due().is_some_and(|a| a <= at) {
-                return;
-            }
-            let m = match due {
-                ScheduleDue::Ready { message, .. } | ScheduleDue::End { message, .. } => message,
-                ScheduleDue::EndOf { slot } => receipts.message_of(slot),
-                // A direct or saga write's next call is the consumer's; a
-                // relay's or a coordinator's is not cancelled.
-                ScheduleDue::Call { flight, .. } => {
-                    match writes.as_deref().and_then(|w| w.consumer_call_of(flight)) {
-                        Some(m) => m,
-                        None => return,
-                    }
-                }
-                // The producer's: no restart of the consumer cancels it.
-                ScheduleDue::Visible { .. }
-                | ScheduleDue::Source { resume: false }
-                | ScheduleDue::Append { .. } => return,
-                // A resume whose partitions all restarted again since.
-                ScheduleDue::Source { resume: true } => {
-                    if self.resumes.contains_key(&at) {
-                        return;
-                    }
-                    core.schedule.pop_scheduled();
-                    continue;
-                }
-            };
-            if !self.cancelled(m, sequence) {
-                return;
-            }
-            core.schedule.pop_scheduled();
-            match due {
-                ScheduleDue::EndOf { slot } => receipts.abandon(slot),
-                ScheduleDue::Call { flight, .. } => {
-                    // Its later calls are never made (decision 27.35).
-                    let writes = writes.as_deref_mut().expect("a write");
-                    if let Some(slot) = writes.cancel(flight) {
-                        receipts.abandon(slot);
-                    }
-                }
-                _ => {}
-            }
-        }
+    /// Whether a resume is still to come at `at` (a resume whose
+    /// partitions all restarted again since is not).
+    pub(in crate::engine) fn resumes_at(&self, at: Millis) -> bool {
+        self.resumes.contains_key(&at)
     }
 
     /// The record `m` is appended as now (its partition's end): a redrive

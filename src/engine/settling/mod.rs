@@ -8,12 +8,15 @@
 //! and reach the same outcome with less work (docs/benchmarks.md gives the
 //! figures each way buys):
 //! - [`Settling::at_once`]: a first delivery without faults that acks at
-//!   once is one write of its message's record (`settling/at_once.rs`; for a
-//!   log's record, `log.rs`);
+//!   once is one write of its message's record (`ack_at_once` in
+//!   `delivery.rs`; for a log's record, `settle_record_at_once` in
+//!   `step.rs`; `settling/at_once.rs` holds their tests);
 //! - [`Settling::writes`]: a write delivery that acks once its sinks reply
-//!   is settled at its start, only its end kept (`settling/writes.rs`);
+//!   is settled at its start, only its end kept (`settle_write` in
+//!   `delivery.rs`; the ends ahead in `settling/writes.rs`);
 //! - [`Settling::runs_of_arrivals`]: the arrivals before anything else
-//!   scheduled are taken one after another without a step each.
+//!   scheduled are taken one after another without a step each
+//!   (`take_run_of_arrivals` in `step.rs`).
 //!
 //! Every part answers for itself through [`Part::allows`], and the run
 //! settles only what every part allows. A part that does not answer

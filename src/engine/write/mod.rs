@@ -30,9 +30,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::alarms::Alarms;
 use super::intents::IntentSet;
-use super::log::LogState;
 use super::messages::Messages;
 use super::{Core, Detail, Draws};
 use crate::model::{
@@ -647,13 +645,13 @@ impl Writes {
         )
     }
 
-    /// Write `id`'s call to `sink` (or its decision) is due now (a call a
-    /// log's restart cancelled is not made). True when it was an outbox
-    /// relay's call.
+    /// Write `id`'s call to `sink` (or its decision) is due now (a call of
+    /// a write begun at a sequence a log's restart `cancelled` is not
+    /// made). True when it was an outbox relay's call.
     pub(super) fn call_due(
         &mut self,
         core: &mut Core,
-        log: Option<&LogState>,
+        cancelled: &dyn Fn(MessageIndex, u64) -> bool,
         repaired: bool,
         (id, sink): (FlightId, u32),
     ) -> bool {
@@ -667,9 +665,8 @@ impl Writes {
         if relay {
             self.relay_scheduled -= 1;
         }
-        let cancelled = |m, begun| log.is_some_and(|log| log.cancelled(m, begun));
         let totals = &mut core.measures.totals;
-        self.resume(write, id, sink, now, repaired, totals, &cancelled);
+        self.resume(write, id, sink, now, repaired, totals, cancelled);
         // This entry was the event of its first call.
         let calls = self.take_calls_made();
         core.clock.add_events(calls.saturating_sub(1));
@@ -678,11 +675,15 @@ impl Writes {
 
     /// What the writes did in an event, for the engine's `after_writes`:
     /// their calls scheduled, the events they made counted, their
-    /// transitions of this instant recorded, and the dead letters told to
-    /// the alarms. Returns the writes done (the deliveries waiting for
-    /// them end next); give the list back with
-    /// [`finished_heard`](Self::finished_heard).
-    pub(super) fn after_event(&mut self, core: &mut Core, alarms: &mut Alarms) -> Vec<Finished> {
+    /// transitions of this instant recorded, and each outbox dead letter
+    /// (its time and sink) told to `dead_lettered` (the alarms). Returns
+    /// the writes done (the deliveries waiting for them end next); give
+    /// the list back with [`finished_heard`](Self::finished_heard).
+    pub(super) fn after_event(
+        &mut self,
+        core: &mut Core,
+        mut dead_lettered: impl FnMut(Millis, u32),
+    ) -> Vec<Finished> {
         let now = core.clock.now;
         for (at, id, sink) in self.due.drain(..) {
             core.schedule.schedule_call(now, at, id, sink);
@@ -692,7 +693,7 @@ impl Writes {
         core.clock.add_events(self.take_calls_made());
         let finished = std::mem::take(&mut self.finished);
         for (t, sink) in self.dead_lettered.drain(..) {
-            alarms.dead_lettered(core.scenario, t, sink);
+            dead_lettered(t, sink);
         }
         while let Some((at, m, detail)) = self.told_until(now) {
             (core.observers.recording).transition(at, m, detail, &core.messages);
