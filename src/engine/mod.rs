@@ -189,6 +189,23 @@ struct Downstream {
     writes: Option<write::Writes>,
 }
 
+impl Downstream {
+    /// Whether only an outbox relay's calls are scheduled (beside `void`
+    /// visibility timers that will do nothing): they are not the
+    /// consumer's, so a queue with nothing else to do has drained
+    /// (decision 26.14).
+    fn relay_only(&self, schedule: &mut Schedule, void: usize) -> bool {
+        schedule.arrival_due().is_none()
+            && (self.writes.as_ref())
+                .is_some_and(|w| w.relay_calls_scheduled() + void == schedule.scheduled_len())
+    }
+
+    /// The outbox's dead letters so far, each its time (for the alarms).
+    fn outbox_dead_letters(&self) -> &[u64] {
+        self.writes.as_ref().map_or(&[], |w| w.dead_letters())
+    }
+}
+
 /// What reads the run as it goes: the recording, and the questions asked
 /// of a time before the end.
 #[derive(Clone)]

@@ -286,13 +286,8 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(Millis, Next)> {
         self.drop_cancelled_entries();
-        // An outbox relay's calls are not the consumer's: a queue whose
-        // schedule holds nothing else has drained (decision 26.14).
-        let relay_only = self.core.schedule.arrival_due().is_none()
-            && (self.downstream.writes.as_ref()).is_some_and(|w| {
-                w.relay_calls_scheduled() + self.consumer.receipts.void_timers()
-                    == self.core.schedule.scheduled_len()
-            });
+        let void_timers = self.consumer.receipts.void_timers();
+        let relay_only = (self.downstream).relay_only(&mut self.core.schedule, void_timers);
         let next = match self.core.schedule.next_due() {
             Some(t) if !relay_only => Some((t, Next::Event)),
             due => {
@@ -811,8 +806,7 @@ impl Engine<'_> {
                 .and_then(|m| self.core.messages.get(m).last_quarantined_at()),
             consumer_lag: self.source.lag(),
             source: &self.source,
-            outbox_dead_letters: (self.downstream.writes.as_ref())
-                .map_or(&[], |w| w.dead_letters()),
+            outbox_dead_letters: self.downstream.outbox_dead_letters(),
         };
         let out = alarms::Written {
             recording: &mut self.core.observers.recording,
