@@ -285,15 +285,10 @@ impl Engine<'_> {
         match lease {
             None => {
                 if !self.store.hit_if_live(&mut self.core, m, key) {
-                    if self
-                        .downstream
-                        .calls
-                        .offer(now, retry, &mut self.core.measures.totals)
-                        == Call::Throttled
-                    {
+                    let Some(written) = self.call_and_commit(m, key, intent, retry) else {
                         return failed(REASON_THROTTLED, Class::Transient, None);
-                    }
-                    match self.commit_write(m, key, intent) {
+                    };
+                    match written {
                         Written::Done(w) => {
                             wrote = w;
                             if wrote.stores_result {
@@ -320,15 +315,10 @@ impl Engine<'_> {
                     let lease_expires = now.saturating_add(renewed).saturating_add(lease);
                     let core = &mut self.core;
                     (self.store).claim_for(core, m, key, lease_expires, crash.is_some(), lapsed);
-                    if self
-                        .downstream
-                        .calls
-                        .offer(now, retry, &mut self.core.measures.totals)
-                        == Call::Throttled
-                    {
+                    let Some(written) = self.call_and_commit(m, key, intent, retry) else {
                         return failed(REASON_THROTTLED, Class::Transient, None);
-                    }
-                    match self.commit_write(m, key, intent) {
+                    };
+                    match written {
                         Written::Done(w) => {
                             wrote = w;
                             let done = matches!(crash, None | Some(CrashAt::AfterDone));
@@ -375,6 +365,23 @@ impl Engine<'_> {
             calls: wrote.took,
             writing: None,
         }
+    }
+
+    /// The downstream is called now (`retry`: by a retry): unless the
+    /// call is throttled (None), the effect commits and its write goes out
+    /// ([`commit_write`](Self::commit_write)).
+    fn call_and_commit(
+        &mut self,
+        m: MessageIndex,
+        key: KeyRef,
+        intent: IntentIndex,
+        retry: bool,
+    ) -> Option<Written> {
+        let (now, totals) = (self.core.clock.now, &mut self.core.measures.totals);
+        if self.downstream.calls.offer(now, retry, totals) == Call::Throttled {
+            return None;
+        }
+        Some(self.commit_write(m, key, intent))
     }
 
     /// The effect commits, and with `[write]` its write goes to the
