@@ -185,18 +185,10 @@ impl Consumer {
         let visible = scenario.visible_again_at(now, now, n);
         let timer = visible.filter(|_| !heartbeats);
         let slot = self.receipts.open(Record {
-            message: m,
-            receive,
-            start: now,
-            wait: visible.map_or(Millis::MAX, |at| at - now),
-            finish: decision.finish,
-            crash: decision.crash,
+            // Known at the write's last reply.
             done_key: None,
-            in_flight: true,
-            nak: false,
             writing: Some(writing),
-            timer_void: false,
-            refs: 1 + timer.is_some() as u8,
+            ..Record::delivery(m, receive, now, visible, &decision, timer.is_some())
         });
         core.set_state(m, State::InFlight);
         self.in_flight += 1;

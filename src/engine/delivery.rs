@@ -119,18 +119,8 @@ impl Engine<'_> {
             return;
         }
         let slot = self.consumer.receipts.open(Record {
-            message: m,
-            receive,
-            start: now,
-            wait: visible.map_or(Millis::MAX, |at| at - now),
-            finish: decision.finish,
-            crash: decision.crash,
-            done_key: decision.done_key,
             in_flight: !atomic,
-            nak: false,
-            writing: None,
-            timer_void: false,
-            refs: 1 + timer.is_some() as u8,
+            ..Record::delivery(m, receive, now, visible, &decision, timer.is_some())
         });
         if atomic {
             self.end_of_receipt(slot);

@@ -43,6 +43,36 @@ pub(super) struct Record {
     pub(super) refs: u8,
 }
 
+impl Record {
+    /// The receipt of a delivery of `m` (its `receive`-th receive) that
+    /// starts at `start`, as `decision` decided it, in flight; its
+    /// visibility timeout ends at `visible` (if it has one), and its timer
+    /// is scheduled when `timer`.
+    pub(super) fn delivery(
+        m: MessageIndex,
+        receive: u32,
+        start: Millis,
+        visible: Option<Millis>,
+        decision: &Decision,
+        timer: bool,
+    ) -> Record {
+        Record {
+            message: m,
+            receive,
+            start,
+            wait: visible.map_or(Millis::MAX, |at| at - start),
+            finish: decision.finish,
+            crash: decision.crash,
+            done_key: decision.done_key,
+            in_flight: true,
+            nak: false,
+            writing: None,
+            timer_void: false,
+            refs: 1 + timer as u8,
+        }
+    }
+}
+
 /// What a delivery whose write is in flight decided at its start, for
 /// its end (`write_heard`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The measures of a run, defined once. Each entry of [`for_each_measure!`]
+//! The measures of a run, defined once. Each entry of `for_each_measure!`
 //! names a measure's field, its unit, how a failed expectation on it is
 //! explained and what it means. From that one list follow the [`Totals`]
 //! the engine fills, the [`Total`] an expectation targets, the `[expect]`
