@@ -31,10 +31,11 @@
 //! they touch as explicit borrows; what it cannot do alone it returns.
 //! `Engine`'s own methods, the order in which parts are asked, are in
 //! three files: this one (the world's start and end), `step` (one event
-//! is one call of `Engine::step`, with the loops that run a scenario: the
-//! clock moves to the next due time, the schedule gives what is due then,
-//! or the operator inspects, and the part it belongs to takes it) and
-//! `delivery` (a delivery across the parts).
+//! is one call of `Engine::step`: the clock moves to the next due time,
+//! the schedule gives what is due then, or the operator inspects, and the
+//! part it belongs to takes it) and `delivery` (a delivery across the
+//! parts). The loops that run a scenario, and the public step by step,
+//! are in `run`.
 
 mod ack_pending;
 mod alarms;
@@ -59,6 +60,7 @@ mod ready;
 mod receipts;
 mod recorder;
 mod replay;
+mod run;
 mod schedule;
 mod settling;
 mod sinks;
@@ -90,10 +92,10 @@ pub use recorder::{
     FULL_TRANSCRIPT_MESSAGES, HISTORY_MESSAGES, Recorder, StateChange, TRANSITIONS_KEPT,
 };
 pub use replay::Replay;
-pub use state::MessageState;
 #[cfg(test)]
-pub(crate) use step::Stops;
-pub use step::{Stepper, run, run_stepped, run_until, run_with_census};
+pub(crate) use run::Stops;
+pub use run::{Stepper, run, run_stepped, run_until, run_with_census};
+pub use state::MessageState;
 pub use traffic::{Draws, Offsets};
 pub use transition::{Detail, Effect, Lapsed, Record, Transition};
 pub use watch::{EVENT_TIMES_KEPT, EventSeen};

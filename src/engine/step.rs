@@ -4,71 +4,18 @@
 //! step hands to its part: a message due from the source (a queue's, or a
 //! log's appends, restarts and resumes), the operator's inspection and
 //! the redrives it asks for, the store's restart, an expiry, the end of a
-//! delivery or its timer (`delivery.rs`), a write's call. The loops here
-//! run the steps to the end, to a modeled time, or with a census.
+//! delivery or its timer (`delivery.rs`), a write's call. The loops that
+//! run the steps (to the end, to a modeled time, with a census) and the
+//! public step by step are in `run.rs`.
 
 use super::alarms;
-use super::census::CensusTaker;
 use super::log::{Reach, RecordDue};
 use super::operator::{Operator, Redrives};
 use super::schedule::Due;
 use super::settling::Settled;
 use super::transition::Detail;
-use super::{Engine, Limit, LimitReached, Outcome, Recorder};
-use crate::model::{Identity, MessageIndex, Millis, OnLimit, Scenario, State, StoppedBy};
-
-/// Runs a scenario to its end.
-pub fn run(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder.clone());
-    engine.settle_from_now(true);
-    let ended = engine.run_to_end();
-    if engine.core.must_step_instead(&ended) {
-        engine = Engine::new(scenario, recorder);
-        engine.run_to_end()?;
-    } else {
-        ended?;
-    }
-    Ok(engine.finish(None))
-}
-
-/// Runs a scenario to its end stepping through every delivery: nothing is
-/// settled at its start (`settling.rs`). The outcome is [`run`]'s; the
-/// property tests hold every shortcut to it.
-pub fn run_stepped(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    engine.consumer.settling = super::settling::Settling::NOTHING;
-    engine.run_to_end()?;
-    Ok(engine.finish(None))
-}
-
-/// Runs a scenario to its end and also takes its `Census`: how many
-/// messages are in each state over modeled time, at any scale.
-pub fn run_with_census(scenario: &Scenario, recorder: Recorder) -> Result<Outcome, LimitReached> {
-    let mut engine = Engine::new(scenario, recorder);
-    let mut census = CensusTaker::new(scenario.message_count());
-    for outage in &scenario.outages {
-        census.mark(outage.from, "outage starts");
-        census.mark(outage.from.saturating_add(outage.duration), "outage ends");
-    }
-    engine.take_census(census);
-    if engine.asks_questions() {
-        engine.run_answering()?;
-    } else {
-        while engine.step()? {}
-    }
-    Ok(engine.finish(None))
-}
-
-/// Runs a scenario up to and including modeled time `t`.
-pub fn run_until(
-    scenario: &Scenario,
-    recorder: Recorder,
-    t: Millis,
-) -> Result<Outcome, LimitReached> {
-    let mut stepper = Stepper::new(scenario, recorder);
-    crate::sim::run_until(&mut stepper, Some(t))?;
-    Ok(stepper.finish(t))
-}
+use super::{Engine, Limit, LimitReached};
+use crate::model::{Identity, MessageIndex, Millis, OnLimit, State, StoppedBy};
 
 impl<'s> Engine<'s> {
     /// Runs to the end: answering questions in passing, taking arrivals in
@@ -88,7 +35,7 @@ impl<'s> Engine<'s> {
 
     /// Whether a question asks about a time before the end: the run then
     /// answers it as it passes that time.
-    fn asks_questions(&self) -> bool {
+    pub(super) fn asks_questions(&self) -> bool {
         !self.core.observers.question_times.is_empty()
     }
 
@@ -97,7 +44,7 @@ impl<'s> Engine<'s> {
     /// is what `run_until(at)` would finish. Arrivals are taken in runs
     /// ([`Engine::take_run_of_arrivals`]) where the run allows it, never past
     /// the next question's time.
-    fn run_answering(&mut self) -> Result<(), LimitReached> {
+    pub(super) fn run_answering(&mut self) -> Result<(), LimitReached> {
         let in_runs = self.takes_runs_of_arrivals();
         loop {
             let next = self.next_time();
@@ -116,7 +63,7 @@ impl<'s> Engine<'s> {
     /// there, as `run_until` would finish it. A copy records nothing and
     /// lives only while its answers are read: one at a time, as large as
     /// the run's state (never its transcript).
-    fn answer_passed_questions(&mut self, next: Option<Millis>) {
+    pub(super) fn answer_passed_questions(&mut self, next: Option<Millis>) {
         // A run with nothing left to do ends here: its questions are asked
         // of the end (`report::questions`).
         let Some(next) = next else {
@@ -149,115 +96,6 @@ impl<'s> Engine<'s> {
                 }
             }
         }
-    }
-}
-
-/// A run of the queue world taken one event at a time, for a caller that
-/// watches or stops it between events: [`run`] and [`run_until`] are
-/// loops over what it does. It gives exactly their outcomes (the
-/// questions answered in passing included).
-#[derive(Clone)]
-pub struct Stepper<'s> {
-    pub(super) engine: Engine<'s>,
-    /// A step said the run has ended.
-    ended: bool,
-}
-
-impl<'s> Stepper<'s> {
-    pub fn new(scenario: &'s Scenario, recorder: Recorder) -> Self {
-        Stepper {
-            engine: Engine::new(scenario, recorder),
-            ended: false,
-        }
-    }
-
-    /// The modeled time of the next event (or inspection); `None` when
-    /// the run has nothing left to do, or stopped at a limit.
-    pub fn next_time(&mut self) -> Option<Millis> {
-        if self.ended {
-            return None;
-        }
-        let next = self.engine.next_time();
-        self.engine.answer_passed_questions(next);
-        next
-    }
-
-    /// Processes one event: false when the run has ended (drained, or
-    /// stopped at a limit under `on_limit = "stop"`); an error when a limit
-    /// fails it.
-    pub fn step(&mut self) -> Result<bool, LimitReached> {
-        if self.next_time().is_none() {
-            // Ended, or nothing left: what `Engine::step` says then.
-            return Ok(false);
-        }
-        let more = self.engine.step()?;
-        self.ended = !more;
-        Ok(more)
-    }
-
-    /// The outcome: of the whole run when it has ended, else as of
-    /// `as_of` (not before now; the states' ages and the measures taken
-    /// then), as [`run_until`] of that time gives it.
-    pub fn finish(mut self, as_of: Millis) -> Outcome {
-        let as_of = as_of.max(self.engine.core.clock.now);
-        let done = self.ended || self.next_time().is_none();
-        self.engine.finish(if done { None } else { Some(as_of) })
-    }
-}
-
-/// The outcomes of one run stopped at times asked for in order, each
-/// exactly as [`run_until`] of that time gives it: the run is stepped
-/// forward and copied at each time, so that a test comparing a reading
-/// with the run at every instant costs one run, not one per instant.
-/// Every 64th time is also checked against [`run_until`] from the start.
-#[cfg(test)]
-pub(crate) struct Stops<'s> {
-    scenario: &'s Scenario,
-    stepper: Stepper<'s>,
-    last: Millis,
-    asked: usize,
-}
-
-#[cfg(test)]
-impl<'s> Stops<'s> {
-    pub(crate) fn new(scenario: &'s Scenario) -> Self {
-        Stops {
-            scenario,
-            stepper: Stepper::new(scenario, Recorder::Off),
-            last: 0,
-            asked: 0,
-        }
-    }
-
-    /// The run stopped at `t`, no earlier than the time asked before.
-    pub(crate) fn at(&mut self, t: Millis) -> Outcome {
-        assert!(t >= self.last, "times are asked for in order");
-        self.last = t;
-        crate::sim::run_until(&mut self.stepper, Some(t)).expect("the run finishes");
-        let at = self.stepper.clone().finish(t);
-        if self.asked.is_multiple_of(64) {
-            let fresh = run_until(self.scenario, Recorder::Off, t).expect("the run finishes");
-            assert_eq!(
-                format!("{:?}", fresh.messages),
-                format!("{:?}", at.messages),
-                "the run stepped to {t} differs from a run to {t}"
-            );
-        }
-        self.asked += 1;
-        at
-    }
-}
-
-/// The queue world on the scheduling core.
-impl crate::sim::World for Stepper<'_> {
-    type Stop = LimitReached;
-
-    fn next_time(&mut self) -> Option<Millis> {
-        Stepper::next_time(self)
-    }
-
-    fn step(&mut self) -> Result<bool, LimitReached> {
-        Stepper::step(self)
     }
 }
 
