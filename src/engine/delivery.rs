@@ -664,11 +664,7 @@ impl Engine<'_> {
                 self.quarantine(m, reason, class);
                 return;
             }
-            self.core.measures.retries += 1;
-            let delay = due - now;
-            let paid = &mut self.core.measures.totals.retry_delay_paid;
-            *paid = paid.saturating_add(delay);
-            self.core.record_retry(m, delay, due);
+            self.core.retry_scheduled(m, due - now, due);
             // A delivery that outlived its timeout left the message
             // visible (ready) already; otherwise it waits until then.
             if visible >= now {
@@ -689,14 +685,11 @@ impl Engine<'_> {
                 self.quarantine(m, reason, class);
                 return;
             }
-            let paid = &mut self.core.measures.totals.retry_delay_paid;
-            *paid = paid.saturating_add(delay);
             let requeue = self.core.scenario.requeue();
             let at_once = delivery.retry == crate::model::Retry::Fixed(0);
             if at_once && requeue != Requeue::Back && !self.consumer.direct {
                 // rabbitmq-quorum by broker_version: ahead of the queue.
-                self.core.measures.retries += 1;
-                self.core.record_retry(m, delay, due);
+                self.core.retry_scheduled(m, delay, due);
                 self.core.set_state(m, State::Ready);
                 match requeue {
                     Requeue::Original => self.consumer.ready.add_original(m, self.core.clock.now),
@@ -712,8 +705,7 @@ impl Engine<'_> {
             } else {
                 self.core.schedule.put_back(self.core.clock.now, due, m);
             }
-            self.core.measures.retries += 1;
-            self.core.record_retry(m, delay, due);
+            self.core.retry_scheduled(m, delay, due);
             self.source.retry_scheduled(m, due);
         }
     }

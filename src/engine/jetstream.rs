@@ -63,7 +63,7 @@ impl Consumer {
                 return Some((reason, class));
             }
             if !exhausted {
-                retry_at(core, m, delay, due);
+                core.retry_scheduled(m, delay, due);
             }
             // A timer, not the queue: an ack of an earlier delivery may
             // still come first (`superseded_jetstream`).
@@ -81,7 +81,7 @@ impl Consumer {
             core.set_state(m, State::Waiting);
         }
         if !exhausted {
-            retry_at(core, m, due.max(now) - now, due.max(now));
+            core.retry_scheduled(m, due.max(now) - now, due.max(now));
         }
         None
     }
@@ -124,7 +124,7 @@ impl Consumer {
             return Superseded::GivenUp(reason, class);
         } else if state != State::Ready || leaves {
             if !leaves {
-                retry_at(core, m, delay, due);
+                core.retry_scheduled(m, delay, due);
             }
             self.receipts.nak_timer(core, m, start, due, finish);
         }
@@ -157,12 +157,4 @@ pub(super) fn reaches_server(core: &Core, m: MessageIndex, finish: Finish) -> bo
 /// A permanent failure routed to quarantine: a `term`.
 fn routed(scenario: &Scenario, class: Class) -> bool {
     class == Class::Permanent && scenario.delivery.permanent == Permanent::Quarantine
-}
-
-/// A retry of `m` is scheduled `delay` from now, at `due`.
-fn retry_at(core: &mut Core, m: MessageIndex, delay: Millis, due: Millis) {
-    core.measures.retries += 1;
-    let paid = &mut core.measures.totals.retry_delay_paid;
-    *paid = paid.saturating_add(delay);
-    core.record_retry(m, delay, due);
 }

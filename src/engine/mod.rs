@@ -240,10 +240,13 @@ impl Core<'_> {
         self.messages.set_state(m, to);
     }
 
-    /// A retry of `m` is scheduled `delay` from now, at `due`: recorded,
-    /// and told to the census (its source pane shows when a message
-    /// waiting for a retry is due).
-    fn record_retry(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
+    /// A retry of `m` is scheduled `delay` from now, at `due`: counted,
+    /// its delay paid, recorded, and told to the census (its source pane
+    /// shows when a message waiting for a retry is due).
+    fn retry_scheduled(&mut self, m: MessageIndex, delay: Millis, due: Millis) {
+        self.measures.retries += 1;
+        let paid = &mut self.measures.totals.retry_delay_paid;
+        *paid = paid.saturating_add(delay);
         self.record(Some(m), Detail::RetryScheduled { delay, due });
         if let Some(census) = &mut self.measures.census {
             census.retry_due(m, due, self.messages.get(m).total_receives);

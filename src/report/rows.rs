@@ -108,9 +108,7 @@ impl<'a> XDeath<'a> {
             time: quarantined_at - quarantined_at % 1_000,
         })
     }
-}
 
-impl<'a> XDeath<'a> {
     /// The entry of the latest dead-lettering of a message whose state is
     /// `state`; `None` if it was never quarantined or the profile writes
     /// none.
