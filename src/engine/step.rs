@@ -356,7 +356,7 @@ impl Engine<'_> {
                 self.append(m);
                 self.source.log_mut().append_ack_lost(&mut self.core, m);
             }
-            RecordDue::Retry(m) => self.start_delivery(m),
+            RecordDue::Retry => self.start_delivery(m),
             RecordDue::Start(p) => self.start_record(p),
             RecordDue::Nothing => {}
         }

@@ -387,7 +387,7 @@ pub(in crate::engine) enum RecordDue {
     /// An arrival: the message is appended (its state ready).
     Arrived,
     /// A retry of the record in progress: its delivery starts.
-    Retry(MessageIndex),
+    Retry,
     /// Partition `p` starts the record at its position.
     Start(usize),
     /// Nothing (the partition is down, or moved on).
@@ -468,7 +468,7 @@ impl LogState {
         }
         match part.busy {
             // A retry: the attempt goes on.
-            true => RecordDue::Retry(m),
+            true => RecordDue::Retry,
             false => RecordDue::Start(p),
         }
     }
